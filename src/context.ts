@@ -1,0 +1,156 @@
+import type { Readable, Writable } from 'node:stream';
+import type { AnyRoute, ParamsOf, BodyOf, ResponseOf } from './contract/route.js';
+
+/**
+ * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
+ * undici themselves: tests hand them a test context (buffer streams, scripted prompter, stub browser,
+ * fixed clock, memory config) and production hands them createContext(). Only main.ts sets the exit code.
+ */
+
+export interface InputStream extends Readable {
+  isTTY?: boolean;
+}
+export interface OutputStream extends Writable {
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface IO {
+  readonly stdin: InputStream;
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
+  readonly stdinIsTTY: boolean;
+  readonly stdoutIsTTY: boolean;
+  readonly stderrIsTTY: boolean;
+  /** Colour on stderr/stdout (NO_COLOR, FORCE_COLOR, TERM=dumb, CI and the TTY decide). */
+  readonly color: boolean;
+  /** True only when stdin and stdout are terminals and neither --no-input nor CI is set. */
+  canPrompt(): boolean;
+}
+
+/** Global flags, accepted before or after the subcommand. */
+export interface GlobalOptions {
+  baseUrl?: string;
+  profile?: string;
+  json: boolean;
+  noInput: boolean;
+  debug: boolean;
+  insecureHttp: boolean;
+}
+
+/** A column of a table view: which field, under which heading. */
+export interface Column<T> {
+  header: string;
+  value: (row: T) => unknown;
+}
+
+export interface Spinner {
+  update(text: string): void;
+  stop(finalText?: string): void;
+}
+
+export interface ProgressBar {
+  update(completed: number, total: number, text?: string): void;
+  stop(): void;
+}
+
+/**
+ * How results reach people and scripts. Data goes to stdout: one JSON document under --json, a table
+ * on a terminal, tab-separated rows when piped. Messages for people go to stderr.
+ */
+export interface Output {
+  readonly json: boolean;
+  /** One record: JSON under --json, else `field<TAB>value` lines / a two-column table. */
+  record<T extends object>(value: T, fields?: Column<T>[]): void;
+  /** A list: JSON array under --json, else a table on a terminal or tab-separated rows. */
+  list<T extends object>(rows: T[], columns: Column<T>[]): void;
+  /** One NDJSON line (batch commands under --json). */
+  line(value: unknown): void;
+  /** Raw text to stdout (e.g. a completion script, an OpenAPI document). */
+  text(text: string): void;
+  /** People's messages, on stderr. success() prints only on a terminal, like gh. */
+  success(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  spinner(text: string): Spinner;
+  progress(label: string): ProgressBar;
+}
+
+export interface Prompter {
+  input(options: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
+  password(options: { message: string }): Promise<string>;
+  confirm(options: { message: string; default?: boolean }): Promise<boolean>;
+  select<T extends string>(options: { message: string; choices: { name: string; value: T }[]; default?: T }): Promise<T>;
+}
+
+/** Where a key came from, as `auth status` reports it. */
+export type KeySource = 'stdin' | 'env' | 'profile';
+
+export interface Credentials {
+  readonly baseUrl: string;
+  readonly baseUrlSource: 'flag' | 'env' | 'profile' | 'default';
+  readonly profile: string;
+  /** The key, or undefined when none is configured anywhere. */
+  apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
+}
+
+export interface ProfileSettings {
+  api_key?: string;
+  base_url?: string;
+  [setting: string]: unknown;
+}
+
+export interface ConfigStore {
+  /** The file behind the store, for messages. */
+  readonly path: string;
+  getProfile(name: string): ProfileSettings;
+  setProfileValue(profile: string, key: string, value: unknown): void;
+  deleteProfileValue(profile: string, key: string): void;
+  listProfiles(): string[];
+  readonly defaultProfile: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Set to reuse a key across a resumed batch (journal). */
+  idempotencyKey?: string;
+  /** Request body already serialised (streamed documents); validated by the caller. */
+  rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string;
+}
+
+export interface ApiClient {
+  readonly baseUrl: string;
+  call<R extends AnyRoute>(
+    route: R,
+    input: { params?: ParamsOf<R>; body?: BodyOf<R> },
+    options?: CallOptions,
+  ): Promise<ResponseOf<R>>;
+  close(): Promise<void>;
+}
+
+export interface Browser {
+  /** Opens the URL; resolves false when no browser could be opened (SSH, CI, no display). */
+  open(url: string): Promise<boolean>;
+}
+
+export interface Clock {
+  now(): Date;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface Context {
+  readonly io: IO;
+  readonly out: Output;
+  readonly prompter: Prompter;
+  readonly globals: GlobalOptions;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly clock: Clock;
+  readonly browser: Browser;
+  /** Aborted on Ctrl-C. */
+  readonly signal: AbortSignal;
+  /** The config store; built on first use (conf is costly to import). */
+  config(): Promise<ConfigStore>;
+  credentials(): Promise<Credentials>;
+  /** The API client; built on first use, with the resolved base URL and key. */
+  api(): Promise<ApiClient>;
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+/**
+ * Building blocks shared by the route definitions. Response schemas are lenient where the spec is
+ * silent (unknown fields pass through, optional and nullable fields stay optional and nullable) and
+ * strict where it speaks (required fields, enums). Request schemas are strict: an unknown field is a
+ * typo the user should hear about before anything is sent.
+ */
+
+export const dateTime = z.iso.datetime({ offset: true });
+
+/** The two values the spec allows for perspective. */
+export const PERSPECTIVES = ['first-person', 'third-person'] as const;
+export const perspective = z.enum(PERSPECTIVES);
+
+/** The billing sources of compile interviews, in the spec's priority order. */
+export const BILLING_SOURCES = ['oauth', 'compile', 'credits'] as const;
+export const billingSource = z.enum(BILLING_SOURCES);
+
+/**
+ * Import types. The spec names only `document` and calls the rest a gap; the local service also
+ * accepts `transcript` (interview transcripts). See README, "Choices the spec leaves open".
+ */
+export const IMPORT_TYPES = ['document', 'transcript'] as const;
+export const importType = z.enum(IMPORT_TYPES);
+
+/** Face alias: a slug. The pattern and length are the local service's choice (local-service.md). */
+export const ALIAS_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const ALIAS_RULE = 'lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)';
+export const alias = z
+  .string()
+  .min(3, { error: `must be a slug: ${ALIAS_RULE}` })
+  .max(64, { error: `must be a slug: ${ALIAS_RULE}` })
+  .regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` });
+
+/** Scope areas and actions (local-service.md). `v1:*` grants everything. */
+export const SCOPE_AREAS = ['keys', 'faces', 'compile', 'oauth'] as const;
+export const SCOPE_ACTIONS = ['read', 'write'] as const;
+export const SCOPE_PATTERN = /^v1:(?:\*|(?:keys|faces|compile|oauth)(?::(?:read|write))?)$/;
+export const SCOPE_RULE = 'v1:*, v1:<area> or v1:<area>:<read|write>, with area keys, faces, compile or oauth';
+export const scope = z.string().regex(SCOPE_PATTERN, { error: `must be ${SCOPE_RULE}` });
+export type Scope = `v1:${string}`;
+
+/** Error bodies of the service: `{detail, code}`; validation errors carry a list of field errors. */
+export const fieldError = z.looseObject({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
+export type FieldError = z.infer<typeof fieldError>;
+export const errorBody = z.looseObject({
+  detail: z.union([z.string(), z.array(fieldError)]),
+  code: z.string().optional(),
+});
+export type ErrorBody = z.infer<typeof errorBody>;
+
+/** The body of a successful DELETE: a detail message. */
+export const detailMessage = z.looseObject({ detail: z.string() });
+
+export const noParams = z.object({});

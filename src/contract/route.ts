@@ -1,0 +1,87 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * One endpoint of the interface. The CLI's client validates requests and responses against it, the
+ * local service dispatches on it, and `facectl openapi` is generated from it.
+ */
+export interface Route<
+  Name extends string = string,
+  Params extends z.ZodType = z.ZodType,
+  Body extends z.ZodType | undefined = z.ZodType | undefined,
+  Response extends z.ZodType = z.ZodType,
+> {
+  readonly name: Name;
+  readonly method: HttpMethod;
+  /** Path template relative to the base URL, with `{param}` placeholders. */
+  readonly path: string;
+  readonly summary: string;
+  readonly params: Params;
+  readonly body: Body;
+  readonly response: Response;
+  /** True for endpoints the published interface does not show (local-service.md, "Extensions"). */
+  readonly extension: boolean;
+  /**
+   * True for POSTs that create or charge something. The client sends an Idempotency-Key with them,
+   * which is also what makes retrying them safe.
+   */
+  readonly idempotent: boolean;
+  /** The scope a key needs (local-service.md): `<area>:<action>`; null for the browser callback. */
+  readonly scope: `${'keys' | 'faces' | 'compile' | 'oauth'}:${'read' | 'write'}` | null;
+  /** `html` for the browser-facing callback; everything else answers JSON. */
+  readonly responseKind: 'json' | 'html';
+}
+
+export type AnyRoute = Route<string, z.ZodType, z.ZodType | undefined, z.ZodType>;
+export type ParamsOf<R extends AnyRoute> = z.input<R['params']>;
+export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodType ? z.input<R['body']> : undefined;
+export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
+
+export function defineRoute<
+  const Name extends string,
+  Params extends z.ZodType,
+  Body extends z.ZodType | undefined,
+  Response extends z.ZodType,
+>(
+  def: Omit<Route<Name, Params, Body, Response>, 'extension' | 'idempotent' | 'responseKind'> &
+    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind'>>,
+): Route<Name, Params, Body, Response> {
+  return { extension: false, idempotent: false, responseKind: 'json', ...def };
+}
+
+/** The names of a path template's placeholders, in order. */
+export function pathParamNames(template: string): string[] {
+  return [...template.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as string);
+}
+
+/** Fills a path template; every value is percent-encoded so an id can never change the path. */
+export function buildPath(template: string, params: Record<string, unknown>): string {
+  return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new TypeError(`missing path parameter ${name}`);
+    }
+    return encodeURIComponent(value);
+  });
+}
+
+/**
+ * Matches a concrete path against a template. Returns the decoded parameters, or null when the path
+ * does not fit. Used by the local service's router.
+ */
+export function matchPath(template: string, path: string): Record<string, string> | null {
+  const names = pathParamNames(template);
+  const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '([^/]+)')}$`);
+  const match = pattern.exec(path);
+  if (!match) return null;
+  const params: Record<string, string> = {};
+  try {
+    names.forEach((name, i) => {
+      params[name] = decodeURIComponent(match[i + 1] as string);
+    });
+  } catch {
+    return null;
+  }
+  return params;
+}

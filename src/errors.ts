@@ -1,0 +1,105 @@
+/**
+ * The error kinds of the CLI. Commands throw them; main.ts alone turns them into exit codes and
+ * messages. Each carries what failed, why, and the fix (the last line a person reads).
+ */
+
+export const ExitCode = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  conflict: 5,
+  refused: 6,
+  rateLimited: 7,
+  network: 8,
+  interrupted: 130,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface ErrorDetails {
+  /** A stable machine code, printed in `--json` error objects. */
+  code?: string;
+  /** The fix, printed as the last line. */
+  hint?: string;
+  cause?: unknown;
+}
+
+export class CliError extends Error {
+  readonly exitCode: ExitCodeValue;
+  readonly code: string;
+  readonly hint: string | undefined;
+
+  constructor(message: string, exitCode: ExitCodeValue, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.code = details.code ?? 'error';
+    this.hint = details.hint;
+  }
+}
+
+/** Bad flags, files or input: nothing was sent. */
+export class UsageError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.usage, { code: 'usage', ...details });
+  }
+}
+
+/** No key, or the service refused the key (401). */
+export class AuthError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.auth, {
+      code: 'not_authenticated',
+      hint: 'run `facectl auth login`, or set FACECTL_API_KEY',
+      ...details,
+    });
+  }
+}
+
+/** The service answered with an error status. */
+export class ApiError extends CliError {
+  readonly status: number;
+  readonly detail: unknown;
+
+  constructor(message: string, status: number, details: ErrorDetails & { detail?: unknown } = {}) {
+    super(message, exitCodeForStatus(status), details);
+    this.status = status;
+    this.detail = details.detail;
+  }
+}
+
+/** The service answered something the contract does not allow (exit 1). */
+export class ResponseError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.error, { code: 'unexpected_response', ...details });
+  }
+}
+
+/** The service could not be reached, or did not answer in time. */
+export class NetworkError extends CliError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, ExitCode.network, { code: 'network_error', ...details });
+  }
+}
+
+/** Ctrl-C, or a prompt the user cancelled. */
+export class CancelError extends CliError {
+  constructor(message = 'interrupted', details: ErrorDetails = {}) {
+    super(message, ExitCode.interrupted, { code: 'interrupted', ...details });
+  }
+}
+
+export function exitCodeForStatus(status: number): ExitCodeValue {
+  if (status === 401) return ExitCode.auth;
+  if (status === 402 || status === 403) return ExitCode.refused;
+  if (status === 404) return ExitCode.notFound;
+  if (status === 409) return ExitCode.conflict;
+  if (status === 400 || status === 413 || status === 422) return ExitCode.usage;
+  if (status === 429) return ExitCode.rateLimited;
+  return ExitCode.error;
+}
+
+export function exitCodeFor(error: unknown): ExitCodeValue {
+  return error instanceof CliError ? error.exitCode : ExitCode.error;
+}
