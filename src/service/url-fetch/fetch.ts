@@ -1,0 +1,219 @@
+/**
+ * Fetches the text document behind an import URL. Every hop (the URL and each redirect target) is
+ * checked from scratch: scheme, credentials, every resolved address, then the address the socket
+ * really connected to. Redirects are followed here, by hand, never by the HTTP client, so no hop
+ * escapes the checks. One deadline covers the whole fetch, and the body is counted while it streams.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { checkAddress, sameAddress } from './address-policy.js';
+import { type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
+import { fetchFailed, notAllowed, UrlFetchError } from './errors.js';
+import { type LookupFunction, parseImportUrl, type ResolvedAddress, redact, resolveAllowed } from './url-policy.js';
+
+export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_REDIRECTS = 3;
+
+export interface FetchImportOptions {
+  /** Admit loopback addresses (127.0.0.0/8, ::1, ::ffff:127.x); every other non-public one stays refused. */
+  allowPrivate: boolean;
+  maxBytes?: number;
+  /** One deadline for everything: DNS, connecting, redirects and the body. */
+  timeoutMs?: number;
+  maxRedirects?: number;
+  lookup?: LookupFunction;
+  connect?: ConnectStep;
+  /** Aborts the fetch early (for example when the service shuts down). */
+  signal?: AbortSignal;
+}
+
+export interface FetchImportResult {
+  text: string;
+  /** The URL the text came from, after redirects. */
+  finalUrl: string;
+  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
+  contentType: string;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/xhtml+xml', 'application/markdown']);
+const REQUEST_HEADERS = {
+  accept: 'text/*, application/json, application/xml, application/xhtml+xml, application/markdown',
+  // Compressed bodies are refused below: asking for identity keeps the size cap about real bytes.
+  'accept-encoding': 'identity',
+  'user-agent': 'facectl-serve-import',
+  connection: 'close',
+};
+
+const defaultLookup: LookupFunction = (hostname, options) => dnsLookup(hostname, options);
+
+export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchImportResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
+  if (options.signal?.aborted) onOuterAbort();
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const signal = controller.signal;
+  try {
+    let current = parseImportUrl(url);
+    let what = 'URL';
+    for (let redirects = 0; ; redirects++) {
+      const addresses = await raceAbort(resolveAllowed(current, options.allowPrivate, lookupOf(options), what), signal);
+      const response = await connectChecked(current, addresses, options, signal);
+      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, options, signal);
+      response.close();
+      if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
+      current = nextHop(current, response);
+      what = 'redirect target';
+    }
+  } catch (error) {
+    if (error instanceof UrlFetchError) throw error;
+    if (signal.aborted && signal.reason instanceof UrlFetchError) throw signal.reason;
+    throw fetchFailed(`fetch failed: ${(error as Error).message}`, error);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+function lookupOf(options: FetchImportOptions): LookupFunction {
+  return options.lookup ?? defaultLookup;
+}
+
+function nextHop(current: URL, response: ConnectResponse): URL {
+  const location = header(response, 'location');
+  if (location === undefined) throw fetchFailed(`${redact(current)} answered ${response.status} without a Location`);
+  let target: URL;
+  try {
+    target = new URL(location, current);
+  } catch {
+    throw fetchFailed(`${redact(current)} redirected to an invalid URL`);
+  }
+  return parseImportUrl(target.href, 'redirect target');
+}
+
+/**
+ * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
+ * address may be served on one of them only), then checks the socket's real peer address.
+ */
+async function connectChecked(
+  url: URL,
+  addresses: ResolvedAddress[],
+  options: FetchImportOptions,
+  signal: AbortSignal,
+): Promise<ConnectResponse> {
+  const connect = options.connect ?? connectPinned;
+  let lastError: unknown;
+  for (const { address, family } of addresses) {
+    let response: ConnectResponse;
+    const pending = connect({ url, address, family, headers: { ...REQUEST_HEADERS }, signal });
+    // A connect step that ignores the signal may still answer after the deadline: drop that answer.
+    pending.then(
+      (late) => signal.aborted && late.close(),
+      () => {},
+    );
+    try {
+      response = await raceAbort(pending, signal);
+    } catch (error) {
+      if (error instanceof UrlFetchError || signal.aborted) throw error;
+      lastError = error;
+      continue;
+    }
+    const peer = response.remoteAddress;
+    if (peer === undefined || !sameAddress(peer, address)) {
+      response.close();
+      throw notAllowed(`${redact(url)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
+    }
+    const verdict = checkAddress(peer, options.allowPrivate);
+    if (!verdict.allowed) {
+      response.close();
+      throw notAllowed(`${redact(url)} is refused: ${verdict.reason}`);
+    }
+    return response;
+  }
+  const reason = (lastError as NodeJS.ErrnoException)?.code ?? (lastError as Error)?.message ?? 'no address';
+  throw fetchFailed(`cannot connect to ${url.host}: ${reason}`, lastError);
+}
+
+async function readText(
+  url: URL,
+  response: ConnectResponse,
+  options: FetchImportOptions,
+  signal: AbortSignal,
+): Promise<FetchImportResult> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  try {
+    if (response.status < 200 || response.status > 299) {
+      throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
+    }
+    const contentType = mediaType(header(response, 'content-type'));
+    if (contentType === undefined) throw fetchFailed(`${redact(url)} sent no Content-Type; only text can be imported`);
+    if (!isTextType(contentType)) {
+      throw fetchFailed(`${redact(url)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`);
+    }
+    const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      throw fetchFailed(`${redact(url)} sent a ${encoding}-encoded body, which is not supported`);
+    }
+    const declared = Number(header(response, 'content-length'));
+    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(url, maxBytes);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const iterator = response.body[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await raceAbort(iterator.next(), signal);
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > maxBytes) throw tooLarge(url, maxBytes);
+      chunks.push(next.value);
+    }
+    // Bodies are read as UTF-8 whatever charset they declare: the service stores UTF-8 text, and a
+    // stray byte becomes U+FFFD rather than failing the import. A leading BOM is dropped.
+    const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks, total));
+    return { text, finalUrl: url.href, contentType };
+  } finally {
+    response.close();
+  }
+}
+
+function tooLarge(url: URL, maxBytes: number): UrlFetchError {
+  return fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
+}
+
+function header(response: ConnectResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function mediaType(value: string | undefined): string | undefined {
+  const essence = value?.split(';')[0]?.trim().toLowerCase();
+  return essence ? essence : undefined;
+}
+
+function isTextType(type: string): boolean {
+  return /^text\/[a-z0-9.+-]+$/.test(type) || TEXT_TYPES.has(type);
+}
+
+/** Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
