@@ -1,0 +1,157 @@
+import { resolve } from 'node:path';
+import type { Context } from '../context.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
+import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+
+/**
+ * `facectl serve`: runs the local Face Compilation Service until Ctrl-C or SIGTERM, then finishes the
+ * requests in flight, saves and returns (exit 0). `--json` prints one JSON object on the first stdout
+ * line, `{"base_url": ..., "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
+ */
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataFile: string | undefined;
+  json: boolean;
+  allowPrivateUrls: boolean;
+  oauthProvider: string;
+  rateLimit: number | undefined;
+}
+
+/** Raw commander options -> typed options; a bad value is a UsageError naming the flag. */
+export function parseServeOptions(ctx: Context, opts: Record<string, unknown>): ServeOptions {
+  const host = String(opts.host ?? '127.0.0.1');
+  if (host.length === 0 || /\s/.test(host)) throw new UsageError(`--host: not a host name or address: "${host}"`);
+  const portText = String(opts.port ?? '8787');
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535))
+    throw new UsageError(`--port: must be a whole number from 0 to 65535, got "${portText}"`);
+  let rateLimit: number | undefined;
+  if (opts.rateLimit !== undefined) {
+    const text = String(opts.rateLimit);
+    rateLimit = /^\d{1,9}$/.test(text) ? Number(text) : 0;
+    if (rateLimit < 1)
+      throw new UsageError(`--rate-limit: must be a whole number of requests per second, 1 or more, got "${text}"`);
+  }
+  const oauthProvider = String(opts.oauthProvider ?? 'example');
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(oauthProvider)) {
+    throw new UsageError(
+      `--oauth-provider: must be lower-case letters, digits, - or _ (at most 64), got "${oauthProvider}"`,
+    );
+  }
+  const data = opts.data;
+  if (data !== undefined && (typeof data !== 'string' || data.length === 0))
+    throw new UsageError('--data: needs a file path');
+  return {
+    host,
+    port,
+    dataFile: typeof data === 'string' ? resolve(data) : undefined,
+    json: opts.json === true || ctx.globals.json,
+    allowPrivateUrls: opts.allowPrivateUrls === true,
+    oauthProvider,
+    rateLimit,
+  };
+}
+
+/**
+ * How serve learns it should stop besides ctx.signal: by default SIGINT and SIGTERM on the process.
+ * The context aborts its signal on Ctrl-C only; SIGTERM (what service managers and test harnesses
+ * send) would otherwise kill the process without saving, so serve listens for both itself. Tests
+ * inject their own hook. Returns a function that removes the listeners.
+ */
+export type StopHook = (stop: () => void) => () => void;
+
+const processSignals: StopHook = (stop) => {
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
+};
+
+export async function runServe(
+  ctx: Context,
+  opts: Record<string, unknown>,
+  hooks: { onStop?: StopHook; service?: Partial<ServiceOptions> } = {},
+): Promise<void> {
+  const options = parseServeOptions(ctx, opts);
+  const { startService } = await import('../service/index.js');
+  let service: RunningService;
+  try {
+    service = await startService({
+      host: options.host,
+      port: options.port,
+      dataFile: options.dataFile,
+      allowPrivateUrls: options.allowPrivateUrls,
+      oauthProvider: options.oauthProvider,
+      rateLimit: options.rateLimit,
+      log: (line) => ctx.io.stderr.write(`facectl serve: ${line}\n`),
+      accessLog: ctx.globals.debug,
+      ...hooks.service,
+    });
+  } catch (error) {
+    throw startFailure(error, options);
+  }
+
+  if (options.json) {
+    ctx.out.line({ base_url: service.baseUrl, users: service.users });
+  } else {
+    ctx.out.text(summary(service.baseUrl, service.users, options));
+  }
+
+  let removeListeners = () => {};
+  await new Promise<void>((resolveStop) => {
+    if (ctx.signal.aborted) return resolveStop();
+    ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
+    removeListeners = (hooks.onStop ?? processSignals)(() => resolveStop());
+  });
+  removeListeners();
+  await service.close();
+  ctx.out.info(
+    options.dataFile ? `facectl serve stopped; state saved to ${options.dataFile}` : 'facectl serve stopped',
+  );
+}
+
+function startFailure(error: unknown, options: ServeOptions): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new CliError(`port ${options.port} on ${options.host} is already in use`, ExitCode.error, {
+      code: 'address_in_use',
+      hint: 'pick another with --port, or --port 0 for a free one',
+      cause: error,
+    });
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`--host: cannot listen on ${options.host}`, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
+    code: 'serve_failed',
+    cause: error,
+  });
+}
+
+const usd = (amount: number) => `$${amount.toFixed(2)}`;
+
+function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions): string {
+  const rows = users.map((u) => {
+    const quota =
+      u.compile_quota_tokens > 0 ? `${u.compile_quota_tokens.toLocaleString('en-US')} tokens/month` : 'none';
+    return `  ${u.plan.padEnd(9)} ${u.key}  credits ${usd(u.credits_usd).padEnd(7)} compile quota ${quota}`;
+  });
+  return [
+    `Local Face Compilation Service at ${baseUrl}`,
+    '',
+    'Bootstrap API keys (one per plan; new ones at every start):',
+    ...rows,
+    '',
+    `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
+    options.dataFile ? `State: ${options.dataFile}` : 'State: in memory only (use --data FILE to keep it)',
+    '',
+    `Try: FACECTL_BASE_URL=${baseUrl} FACECTL_API_KEY=<key> facectl ...`,
+    'Press Ctrl-C to stop.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,59 @@
+import type { AuthInfo } from './auth.js';
+import { forbidden, notFound } from './errors.js';
+import type { DocumentRecord, FaceRecord, ThreadRecord } from './records.js';
+import type { Store } from './store.js';
+
+/**
+ * The key's allow-lists and the user's ownership. A face is named by its uid or its alias; an entry
+ * of allowed_face_ids matches either. The allow-list is checked before existence, so a restricted
+ * key cannot probe for faces outside its list.
+ */
+
+export function faceAllowed(auth: AuthInfo, name: string, face: FaceRecord | undefined): boolean {
+  const list = auth.key.allowed_face_ids;
+  if (list === null) return true;
+  return list.includes(name) || (face !== undefined && (list.includes(face.id) || list.includes(face.alias)));
+}
+
+function refuseFace(name: string): Error {
+  return forbidden('face_not_allowed', `this key may not use face ${name} (not in its allowed_face_ids)`);
+}
+
+/** The user's face named by uid or alias; 403 outside the key's allow-list, 404 when there is none. */
+export function resolveFace(store: Store, auth: AuthInfo, name: string): FaceRecord {
+  const byId = store.get('faces', name);
+  const face = byId && byId.user_id === auth.user.id ? byId : store.faceByAlias(auth.user.id, name);
+  if (!faceAllowed(auth, name, face)) throw refuseFace(name);
+  if (!face) throw notFound('face_not_found', `no face ${name}`);
+  return face;
+}
+
+/** For a request about an existing document or thread: its face must be in the allow-list. */
+export function requireFaceAllowed(auth: AuthInfo, face: FaceRecord): void {
+  if (!faceAllowed(auth, face.alias, face)) throw refuseFace(face.alias);
+}
+
+/** A face whose default model is outside allowed_llm_models may not be created or synced with this key. */
+export function requireModelAllowed(auth: AuthInfo, model: string | null | undefined): void {
+  const list = auth.key.allowed_llm_models;
+  if (list === null || model === null || model === undefined) return;
+  if (!list.includes(model)) {
+    throw forbidden('model_not_allowed', `this key may not use model ${model} (allowed: ${list.join(', ') || 'none'})`);
+  }
+}
+
+export function ownDocument(store: Store, auth: AuthInfo, id: string): { doc: DocumentRecord; face: FaceRecord } {
+  const doc = store.get('documents', id);
+  const face = doc ? store.get('faces', doc.face_id) : undefined;
+  if (!doc || !face || doc.user_id !== auth.user.id) throw notFound('document_not_found', `no document ${id}`);
+  requireFaceAllowed(auth, face);
+  return { doc, face };
+}
+
+export function ownThread(store: Store, auth: AuthInfo, id: string): { thread: ThreadRecord; face: FaceRecord } {
+  const thread = store.get('threads', id);
+  const face = thread ? store.get('faces', thread.face_id) : undefined;
+  if (!thread || !face || thread.user_id !== auth.user.id) throw notFound('thread_not_found', `no thread ${id}`);
+  requireFaceAllowed(auth, face);
+  return { thread, face };
+}

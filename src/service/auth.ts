@@ -1,0 +1,81 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Route } from '../contract/route.js';
+import { forbidden, unauthorized } from './errors.js';
+import { randomBase62 } from './ids.js';
+import type { KeyRecord, UserRecord } from './records.js';
+import type { Store } from './store.js';
+
+/**
+ * API keys: `fcs_<8-char id>_<32 random base62 chars>`. Only the SHA-256 of the whole secret is
+ * stored; a request's key is found by its embedded id and compared digest to digest in constant time.
+ */
+
+const KEY_PATTERN = /^fcs_([A-Za-z0-9]{8})_([A-Za-z0-9]{32})$/;
+
+export interface MintedKey {
+  secret: string;
+  id: string;
+  keyPrefix: string;
+  hash: string;
+}
+
+export function mintKey(store: Store): MintedKey {
+  for (;;) {
+    const short = randomBase62(8);
+    if (store.get('keys', `key_${short}`)) continue;
+    const secret = `fcs_${short}_${randomBase62(32)}`;
+    return { secret, id: `key_${short}`, keyPrefix: `fcs_${short}`, hash: digest(secret).toString('hex') };
+  }
+}
+
+function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+export interface AuthInfo {
+  key: KeyRecord;
+  user: UserRecord;
+}
+
+/** Resolves `Authorization: Bearer <key>`; anything missing, malformed, unknown or expired is a 401. */
+export function authenticate(store: Store, header: string | undefined, now: Date): AuthInfo {
+  if (!header) throw unauthorized('missing Authorization header; send Authorization: Bearer <API key>');
+  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
+  if (!match) throw unauthorized('the Authorization header must be Bearer <API key>');
+  const secret = match[1] as string;
+  const parts = KEY_PATTERN.exec(secret);
+  const key = parts ? store.get('keys', `key_${parts[1]}`) : undefined;
+  // Compare digests, so the time taken tells nothing about how much of the key was right.
+  const presented = digest(secret);
+  const expected = key ? Buffer.from(key.hash, 'hex') : presented;
+  if (!key || !timingSafeEqual(presented, expected)) throw unauthorized('invalid API key');
+  if (key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()) {
+    throw unauthorized(`API key ${key.key_prefix} expired at ${key.expires_at}`);
+  }
+  const user = store.get('users', key.user_id);
+  if (!user) throw unauthorized('invalid API key');
+  return { key, user };
+}
+
+/** Does `granted` (v1:*, v1:<area>, v1:<area>:<action>) include `wanted` (same forms)? */
+export function scopeCovers(granted: string, wanted: string): boolean {
+  if (granted === 'v1:*') return true;
+  if (wanted === 'v1:*') return false;
+  return wanted === granted || wanted.startsWith(`${granted}:`);
+}
+
+export function hasScope(scopes: readonly string[], wanted: string): boolean {
+  return scopes.some((granted) => scopeCovers(granted, wanted));
+}
+
+/** 403 `insufficient_scope` unless the key holds the route's scope. */
+export function requireScope(auth: AuthInfo, route: Pick<Route, 'scope'>): void {
+  if (route.scope === null) return;
+  const wanted = `v1:${route.scope}`;
+  if (!hasScope(auth.key.scopes, wanted)) {
+    throw forbidden(
+      'insufficient_scope',
+      `this key lacks the scope ${wanted} (or v1:${route.scope.split(':')[0]}, or v1:*); it has ${auth.key.scopes.join(', ')}`,
+    );
+  }
+}

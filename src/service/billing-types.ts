@@ -1,0 +1,3 @@
+import type { BILLING_SOURCES } from '../contract/common.js';
+
+export type BillingSource = (typeof BILLING_SOURCES)[number];

@@ -1,0 +1,142 @@
+import type { BillingSource } from './billing-types.js';
+import { conflict, paymentRequired } from './errors.js';
+import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
+import type { KeyRecord, UserRecord } from './records.js';
+import type { Store } from './store.js';
+
+/**
+ * Billing at sync, in the spec's order: oauth (Connect plan with an active connection), then the
+ * monthly compile quota (Standard, Pro) when it covers the whole token count, then credits, else 402.
+ * Everything here is synchronous: check and charge happen in one turn of the event loop, so parallel
+ * syncs can never both pass a check that only one of them can afford.
+ */
+
+export function monthOf(date: Date): string {
+  return date.toISOString().slice(0, 7);
+}
+
+export function quotaUsed(user: UserRecord, now: Date): number {
+  return user.quota_month === monthOf(now) ? user.quota_used : 0;
+}
+
+/** tokens_used / tokens_limit as documents and threads report them. */
+export function quotaView(user: UserRecord, now: Date): { tokens_used: number; tokens_limit: number } {
+  return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
+}
+
+export function isConnected(store: Store, user: UserRecord, provider: string): boolean {
+  return PLANS[user.plan].oauth && store.get('connections', `${user.id}:${provider}`) !== undefined;
+}
+
+export interface BillingEnv {
+  store: Store;
+  now: Date;
+  provider: string;
+}
+
+/**
+ * Refuses an interviewer_billing_source that can never apply to this user (409), at thread creation
+ * and again at sync: oauth without an active connection, compile on a plan without a quota.
+ */
+export function checkOverrideAvailable(env: BillingEnv, user: UserRecord, override: BillingSource): void {
+  if (override === 'oauth' && !isConnected(env.store, user, env.provider)) {
+    throw conflict(
+      'billing_source_unavailable',
+      PLANS[user.plan].oauth
+        ? `interviewer_billing_source oauth needs an active ${env.provider} connection; connect it first`
+        : `interviewer_billing_source oauth needs the Connect plan; this user is on the ${user.plan} plan`,
+    );
+  }
+  if (override === 'compile' && PLANS[user.plan].monthly_quota === 0) {
+    throw conflict(
+      'billing_source_unavailable',
+      `interviewer_billing_source compile needs a plan with a compile quota (standard, pro); this user is on the ${user.plan} plan`,
+    );
+  }
+}
+
+/** The source that would pay for `tokens` now, or the error that refuses it. Charges nothing. */
+export function chooseSource(
+  env: BillingEnv,
+  user: UserRecord,
+  tokens: number,
+  override: BillingSource | null,
+): BillingSource {
+  const cost = tokens * MICRO_USD_PER_TOKEN;
+  const quota = PLANS[user.plan].monthly_quota;
+  const quotaLeft = quota - quotaUsed(user, env.now);
+  if (override) {
+    checkOverrideAvailable(env, user, override);
+    if (override === 'compile' && quotaLeft < tokens) {
+      throw paymentRequired(
+        'insufficient_quota',
+        `this sync needs ${tokens} tokens of compile quota; ${quotaLeft} of ${quota} are left this month`,
+      );
+    }
+    if (override === 'credits' && user.credits_micro < cost) throw insufficientCredits(user, cost);
+    return override;
+  }
+  if (isConnected(env.store, user, env.provider)) return 'oauth';
+  if (quota > 0 && quotaLeft >= tokens) return 'compile';
+  if (user.credits_micro >= cost) return 'credits';
+  throw insufficientCredits(user, cost);
+}
+
+function insufficientCredits(user: UserRecord, cost: number): Error {
+  return paymentRequired(
+    'insufficient_credits',
+    `this sync costs ${formatUsd(cost)}; the credit balance is ${formatUsd(user.credits_micro)}`,
+  );
+}
+
+/** The key and every key it descends from: a child key spends out of its parents' budgets too. */
+export function keyChain(store: Store, key: KeyRecord): KeyRecord[] {
+  const chain: KeyRecord[] = [];
+  for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? store.get('keys', k.parent_id) : undefined) {
+    chain.push(k);
+  }
+  return chain;
+}
+
+/**
+ * Charges a sync of `tokens`: picks the source, checks every budget on the key's chain, then
+ * takes the tokens from the quota or the cost from the credits and adds the cost to spent_usd.
+ * Throws (and charges nothing) when any of it cannot be paid.
+ */
+export function charge(
+  env: BillingEnv,
+  user: UserRecord,
+  key: KeyRecord,
+  tokens: number,
+  override: BillingSource | null,
+): BillingSource {
+  const source = chooseSource(env, user, tokens, override);
+  const cost = tokens * MICRO_USD_PER_TOKEN;
+  const chain = keyChain(env.store, key);
+  for (const k of chain) {
+    if (k.budget_usd === null) continue;
+    const budget = usdToMicroFloor(k.budget_usd);
+    if (k.spent_micro + cost > budget) {
+      throw paymentRequired(
+        'budget_exceeded',
+        `this sync costs ${formatUsd(cost)}; key ${k.key_prefix} has spent ${formatUsd(k.spent_micro)} of its ${formatUsd(budget)} budget`,
+      );
+    }
+  }
+  if (source === 'compile') {
+    const month = monthOf(env.now);
+    if (user.quota_month !== month) {
+      user.quota_month = month;
+      user.quota_used = 0;
+    }
+    user.quota_used += tokens;
+  } else if (source === 'credits') {
+    user.credits_micro -= cost;
+  }
+  env.store.put('users', user);
+  for (const k of chain) {
+    k.spent_micro += cost;
+    env.store.put('keys', k);
+  }
+  return source;
+}

@@ -1,0 +1,30 @@
+import type { FieldError } from '../contract/common.js';
+
+/**
+ * An error answer of the local service. Handlers throw it; the server turns it into the `{detail, code}`
+ * body (or an HTML page for the browser-facing routes) with its status and headers.
+ */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly detail: string | FieldError[];
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, detail: string | FieldError[], headers: Record<string, string> = {}) {
+    super(typeof detail === 'string' ? detail : code);
+    this.name = 'HttpError';
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.headers = headers;
+  }
+}
+
+export const notFound = (code: string, detail: string) => new HttpError(404, code, detail);
+export const forbidden = (code: string, detail: string) => new HttpError(403, code, detail);
+export const conflict = (code: string, detail: string) => new HttpError(409, code, detail);
+export const paymentRequired = (code: string, detail: string) => new HttpError(402, code, detail);
+
+/** 401 always carries the challenge, so clients know a bearer key is what is missing. */
+export const unauthorized = (detail: string) =>
+  new HttpError(401, 'not_authenticated', detail, { 'WWW-Authenticate': 'Bearer realm="facectl"' });

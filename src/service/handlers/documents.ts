@@ -1,0 +1,96 @@
+import type { Document } from '../../contract/index.js';
+import { ownDocument, requireModelAllowed, resolveFace } from '../access.js';
+import type { AuthInfo } from '../auth.js';
+import { charge } from '../billing.js';
+import { newId } from '../ids.js';
+import type { DocumentRecord, FaceRecord } from '../records.js';
+import { billingEnv, type ServiceCore } from '../service-core.js';
+import { countTokens } from '../tokens.js';
+import { documentView } from '../views.js';
+import type { Handler } from './types.js';
+
+type NewDocument = Pick<
+  DocumentRecord,
+  'label' | 'source' | 'type' | 'perspective' | 'face_speaker' | 'content' | 'token_count'
+>;
+
+/** Stores a new document of `face` (submit and import share this). */
+export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecord, fields: NewDocument): Document {
+  const now = svc.clock.now().toISOString();
+  const doc: DocumentRecord = {
+    id: newId('doc'),
+    user_id: auth.user.id,
+    face_id: face.id,
+    alias: face.alias,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    synced: false,
+    sync_started_ms: null,
+    synced_token_count: null,
+    billing_source: null,
+    ...fields,
+  };
+  svc.store.put('documents', doc);
+  return documentView(svc, doc, auth.user);
+}
+
+/** POST /v1/compile/documents: token_count is a BPE count of the content, a preview; nothing is charged. */
+export const createDocument: Handler<'createDocument'> = async ({ body, auth, svc }) => {
+  const face = resolveFace(svc.store, auth, body.alias);
+  const tokenCount = await countTokens(body.content);
+  const doc = insertDocument(svc, auth, face, {
+    label: body.label,
+    source: 'submit',
+    type: 'document',
+    perspective: body.perspective,
+    face_speaker: null,
+    content: body.content,
+    token_count: tokenCount,
+  });
+  return { status: 201, body: doc };
+};
+
+export const getDocument: Handler<'getDocument'> = ({ params, auth, svc }) => {
+  const { doc } = ownDocument(svc.store, auth, params.document_id);
+  return { status: 200, body: documentView(svc, doc, auth.user) };
+};
+
+/** PATCH /v1/compile/documents/{id}: a new version, to be synced again. */
+export const editDocument: Handler<'editDocument'> = async ({ params, body, auth, svc }) => {
+  ownDocument(svc.store, auth, params.document_id);
+  const tokenCount = body.content === undefined ? undefined : await countTokens(body.content);
+  // Looked up again after counting: another request may have changed the document meanwhile.
+  const { doc } = ownDocument(svc.store, auth, params.document_id);
+  if (body.content !== undefined && tokenCount !== undefined) {
+    doc.content = body.content;
+    doc.token_count = tokenCount;
+  }
+  if (body.label !== undefined) doc.label = body.label;
+  doc.version += 1;
+  doc.synced = false;
+  doc.sync_started_ms = null;
+  doc.synced_token_count = null;
+  doc.updated_at = svc.clock.now().toISOString();
+  svc.store.put('documents', doc);
+  return { status: 200, body: documentView(svc, doc, auth.user) };
+};
+
+/**
+ * POST /v1/compile/documents/{id}/sync: charges token_count (billing order, budgets) and starts the
+ * preparation. A document already synced and not edited since is returned as it is, free.
+ */
+export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
+  const { doc, face } = ownDocument(svc.store, auth, params.document_id);
+  if (!doc.synced) {
+    requireModelAllowed(auth, face.default_model);
+    const env = billingEnv(svc);
+    doc.billing_source = charge(env, auth.user, auth.key, doc.token_count, null);
+    doc.synced = true;
+    doc.sync_started_ms = env.now.getTime();
+    doc.synced_token_count = doc.token_count;
+    doc.updated_at = env.now.toISOString();
+    svc.store.put('documents', doc);
+  }
+  return { status: 200, body: documentView(svc, doc, auth.user) };
+};

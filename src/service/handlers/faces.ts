@@ -1,0 +1,73 @@
+import { faceAllowed, requireModelAllowed, resolveFace } from '../access.js';
+import { conflict, forbidden, HttpError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { FaceRecord } from '../records.js';
+import type { FetchedDocument, ServiceCore } from '../service-core.js';
+import { countTokens } from '../tokens.js';
+import { faceView } from '../views.js';
+import { insertDocument } from './documents.js';
+import type { Handler } from './types.js';
+
+/** POST /v1/faces: alias unique per user (409), inside the key's allow-lists (403). */
+export const createFace: Handler<'createFace'> = ({ body, auth, svc }) => {
+  if (!faceAllowed(auth, body.alias, undefined)) {
+    throw forbidden('face_not_allowed', `this key may not create face ${body.alias} (not in its allowed_face_ids)`);
+  }
+  requireModelAllowed(auth, body.default_model);
+  if (svc.store.faceByAlias(auth.user.id, body.alias)) {
+    throw conflict('alias_taken', `a face with alias ${body.alias} already exists`);
+  }
+  const face: FaceRecord = {
+    id: newId('face'),
+    user_id: auth.user.id,
+    alias: body.alias,
+    name: body.name,
+    basic_facts: body.basic_facts ?? {},
+    default_tools: body.default_tools ?? null,
+    default_model: body.default_model ?? null,
+    formula: body.formula ?? null,
+    created: Math.floor(svc.clock.now().getTime() / 1000),
+  };
+  svc.store.put('faces', face);
+  return { status: 201, body: faceView(face) };
+};
+
+/** GET /v1/faces/{face_id}: by uid or alias. */
+export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
+  status: 200,
+  body: faceView(resolveFace(svc.store, auth, params.face_id)),
+});
+
+/**
+ * POST /v1/faces/{face_id}/import: the service fetches the URL (SSRF defences in url-fetch) and stores
+ * the text as a document of the face. Label and source are the URL; nothing is charged until sync.
+ */
+export const importIntoFace: Handler<'importIntoFace'> = async ({ params, body, auth, svc }) => {
+  const face = resolveFace(svc.store, auth, params.face_id);
+  const fetched = await fetchForImport(svc, body.url);
+  const tokenCount = await countTokens(fetched.text);
+  const doc = insertDocument(svc, auth, face, {
+    label: body.url,
+    source: body.url,
+    type: body.type,
+    perspective: body.perspective,
+    face_speaker: body.face_speaker ?? null,
+    content: fetched.text,
+    token_count: tokenCount,
+  });
+  return { status: 201, body: doc };
+};
+
+async function fetchForImport(svc: ServiceCore, url: string): Promise<FetchedDocument> {
+  svc.stats.fetches++;
+  try {
+    return await svc.fetchUrl(url, { allowPrivate: svc.allowPrivateUrls, signal: svc.signal });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === 'url_not_allowed') throw new HttpError(422, 'url_not_allowed', message);
+    if (code === 'fetch_failed') throw new HttpError(422, 'fetch_failed', message);
+    svc.log(`import of a URL failed unexpectedly: ${message}`);
+    throw new HttpError(422, 'fetch_failed', 'the URL could not be fetched');
+  }
+}

@@ -1,0 +1,81 @@
+import { faceAllowed } from '../access.js';
+import { hasScope, mintKey } from '../auth.js';
+import { forbidden } from '../errors.js';
+import type { KeyRecord } from '../records.js';
+import { apiKeyView, currentKeyView } from '../views.js';
+import type { Handler } from './types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const escalation = (detail: string) => forbidden('key_escalation', detail);
+
+/**
+ * POST /v1/auth/api-keys. Omitted (or null) fields inherit the creating key's scopes, expiry, budget
+ * and allow-lists; anything wider than the creating key's is refused with 403 `key_escalation`.
+ */
+export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
+  const parent = auth.key;
+  const now = svc.clock.now();
+
+  const scopes = [...new Set(body.scopes ?? parent.scopes)];
+  const wider = scopes.filter((s) => !hasScope(parent.scopes, s));
+  if (wider.length > 0) {
+    throw escalation(`scopes ${wider.join(', ')} are wider than this key's (${parent.scopes.join(', ')})`);
+  }
+
+  let expiresAt = parent.expires_at;
+  if (body.expires_in_days != null) {
+    const wanted = new Date(now.getTime() + body.expires_in_days * DAY_MS).toISOString();
+    if (parent.expires_at !== null && Date.parse(wanted) > Date.parse(parent.expires_at)) {
+      throw escalation(`expiry ${wanted} is later than this key's (${parent.expires_at})`);
+    }
+    expiresAt = wanted;
+  }
+
+  if (body.budget_usd != null && parent.budget_usd !== null && body.budget_usd > parent.budget_usd) {
+    throw escalation(`budget_usd ${body.budget_usd} is larger than this key's (${parent.budget_usd})`);
+  }
+
+  const faces = body.allowed_face_ids ?? parent.allowed_face_ids;
+  if (body.allowed_face_ids != null && parent.allowed_face_ids !== null) {
+    const outside = body.allowed_face_ids.filter((name) => {
+      const byId = svc.store.get('faces', name);
+      const face = byId?.user_id === auth.user.id ? byId : svc.store.faceByAlias(auth.user.id, name);
+      return !faceAllowed(auth, name, face);
+    });
+    if (outside.length > 0) throw escalation(`allowed_face_ids ${outside.join(', ')} are outside this key's list`);
+  }
+
+  const models = body.allowed_llm_models ?? parent.allowed_llm_models;
+  if (body.allowed_llm_models != null && parent.allowed_llm_models !== null) {
+    const parentModels = parent.allowed_llm_models;
+    const outside = body.allowed_llm_models.filter((m) => !parentModels.includes(m));
+    if (outside.length > 0) throw escalation(`allowed_llm_models ${outside.join(', ')} are outside this key's list`);
+  }
+
+  const minted = mintKey(svc.store);
+  const record: KeyRecord = {
+    id: minted.id,
+    user_id: auth.user.id,
+    parent_id: parent.id,
+    bootstrap: false,
+    name: body.name ?? null,
+    hash: minted.hash,
+    key_prefix: minted.keyPrefix,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+    scopes,
+    budget_usd: body.budget_usd ?? parent.budget_usd,
+    spent_micro: 0,
+    allowed_face_ids: faces === null ? null : [...faces],
+    allowed_llm_models: models === null ? null : [...models],
+  };
+  svc.store.put('keys', record);
+  return { status: 201, body: apiKeyView(record, minted.secret), holdsSecret: true };
+};
+
+/** GET /v1/auth/api-keys/current: the calling key without its secret, plus scopes and plan. */
+export const getCurrentApiKey: Handler<'getCurrentApiKey'> = ({ auth }) => ({
+  status: 200,
+  body: currentKeyView(auth.key, auth.user),
+});

@@ -1,0 +1,97 @@
+import type { AuthInfo } from '../auth.js';
+import { forbidden, HttpError, notFound } from '../errors.js';
+import { CLIENT_ID, OAuthFlows } from '../oauth-flow.js';
+import { resultPage } from '../oauth-pages.js';
+import { PLANS } from '../plans.js';
+import type { ConnectionRecord } from '../records.js';
+import type { ServiceCore } from '../service-core.js';
+import type { Handler } from './types.js';
+
+/** Every /v1/oauth endpoint: the Connect plan first (403 plan_required), then a known provider (404). */
+function requireConnect(auth: AuthInfo): void {
+  if (!PLANS[auth.user.plan].oauth) {
+    throw forbidden(
+      'plan_required',
+      `OAuth connections are only for the Connect plan; this user is on the ${auth.user.plan} plan`,
+    );
+  }
+}
+
+function requireProvider(svc: ServiceCore, provider: string): void {
+  if (provider !== svc.provider) {
+    throw notFound('unknown_provider', `unknown OAuth provider ${provider}; this service offers ${svc.provider}`);
+  }
+}
+
+const connectionId = (userId: string, provider: string) => `${userId}:${provider}`;
+
+export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, svc }) => {
+  requireConnect(auth);
+  const connection = svc.store.get('connections', connectionId(auth.user.id, svc.provider));
+  return {
+    status: 200,
+    body: [
+      { provider: svc.provider, connected: connection !== undefined, connected_at: connection?.connected_at ?? null },
+    ],
+  };
+};
+
+export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
+  requireConnect(auth);
+  requireProvider(svc, params.provider);
+  const url = svc.oauth.start(svc.baseUrl, params.provider, { id: auth.user.id, account: auth.user.account });
+  return { status: 200, body: { authorize_url: url } };
+};
+
+export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc }) => {
+  requireConnect(auth);
+  requireProvider(svc, params.provider);
+  const id = connectionId(auth.user.id, params.provider);
+  if (!svc.store.get('connections', id)) {
+    throw notFound('not_connected', `${params.provider} is not connected`);
+  }
+  svc.store.del('connections', id);
+  return { status: 200, body: { detail: `Disconnected from ${params.provider}` } };
+};
+
+/**
+ * GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. The state is
+ * consumed on first sight; the code is exchanged with the provider's token endpoint using the PKCE
+ * verifier that never left the service; the connection is stored with connected_at.
+ */
+export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) => {
+  const provider = params.provider;
+  requireProvider(svc, provider);
+  const pending = svc.oauth.consume(provider, query.get('state'));
+  const error = query.get('error');
+  if (error !== null) {
+    const why = error === 'access_denied' ? 'access was denied on the consent page' : `the provider said ${error}`;
+    return { status: 200, body: resultPage(`Not connected to ${provider}`, `Nothing was connected: ${why}.`) };
+  }
+  const code = query.get('code');
+  if (!code) throw new HttpError(400, 'invalid_request', 'The callback carries no authorization code.');
+  const token = svc.oauth.exchange({
+    code,
+    codeVerifier: pending.codeVerifier,
+    redirectUri: pending.redirectUri,
+    clientId: CLIENT_ID,
+  });
+  const user = svc.store.get('users', pending.userId);
+  if (!user || !PLANS[user.plan].oauth)
+    throw forbidden('plan_required', 'OAuth connections are only for the Connect plan.');
+  const connection: ConnectionRecord = {
+    id: connectionId(user.id, provider),
+    user_id: user.id,
+    provider,
+    connected_at: svc.clock.now().toISOString(),
+    token_sha256: OAuthFlows.tokenDigest(token),
+  };
+  svc.store.put('connections', connection);
+  return {
+    status: 200,
+    body: resultPage(
+      `Connected to ${provider}`,
+      `Your ${provider} account ${user.account} is connected. You can close this window.`,
+    ),
+  };
+};

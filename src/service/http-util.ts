@@ -1,0 +1,103 @@
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import type { FieldError } from '../contract/common.js';
+import { HttpError } from './errors.js';
+
+/** A response ready to send. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export const JSON_HEADERS: Record<string, string> = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+};
+
+export function jsonReply(status: number, body: string, headers: Record<string, string> = {}): Reply {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body };
+}
+
+/** The client went away before its request was complete: there is no one to answer. */
+export class ClientGone extends Error {}
+
+/**
+ * Reads the whole request body, refusing (413) as soon as it passes `limit` bytes, before buffering
+ * more: a Content-Length above the limit is refused without reading anything.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = () => {
+      cleanup();
+      reject(new ClientGone('request stream failed'));
+    };
+    const onClose = () => {
+      if (req.complete) return;
+      cleanup();
+      reject(new ClientGone('client closed the connection mid-request'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError(413, 'payload_too_large', `the request body is larger than the limit of ${limit} bytes`);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** An empty body counts as `{}` (all defaults); anything else must be JSON in UTF-8 (400 `invalid_json`). */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) return {};
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new HttpError(400, 'invalid_json', 'the request body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Validates with a contract schema; 422 `validation_error` with one `{loc, msg, type}` per problem. */
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const detail: FieldError[] = result.error.issues.map((issue) => ({
+    loc: [where, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
+    msg: issue.message,
+    type: issue.code,
+  }));
+  throw new HttpError(422, 'validation_error', detail);
+}

@@ -1,0 +1,35 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+// Random bytes are drawn 4 KiB at a time: one call per id would cost a system call per request.
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+function randomByte(): number {
+  if (offset >= pool.length) {
+    pool = randomBytes(4096);
+    offset = 0;
+  }
+  return pool[offset++] as number;
+}
+
+/** Random base62 text. Bytes of 248 and above are dropped so every character is equally likely. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const byte = randomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
+  }
+  return out;
+}
+
+export type IdPrefix = 'usr' | 'key' | 'face' | 'doc' | 'thr';
+
+export function newId(prefix: IdPrefix, length = 16): string {
+  return `${prefix}_${randomBase62(length)}`;
+}
+
+export function sha256Hex(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,203 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Idempotency } from './idempotency.js';
+import { OAuthFlows } from './oauth-flow.js';
+import { RateLimiter } from './rate-limit.js';
+import { type BootstrapUser, seedUsers } from './seed.js';
+import { createRequestHandler } from './server.js';
+import type { ImportFetcher, ServiceClock, ServiceCore, ServiceStats } from './service-core.js';
+import { Store } from './store.js';
+import { loadTokenizer } from './tokens.js';
+
+/**
+ * The local Face Compilation Service (`facectl serve`): a stateful node:http server implementing every
+ * route of src/contract with the rules of docs local-service.md. Tests start it in-process on port 0.
+ */
+
+export type { BootstrapUser } from './seed.js';
+export type { ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
+
+export interface ServiceOptions {
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Load state from this file at start and journal every change to it (see persistence.ts). */
+  dataFile?: string;
+  /** Let import fetch loopback URLs (local testing only). */
+  allowPrivateUrls?: boolean;
+  /** The local OAuth provider's id. */
+  oauthProvider?: string;
+  /** Requests per second per key (token bucket); off when undefined. */
+  rateLimit?: number;
+  clock?: ServiceClock;
+  /** The import fetcher; defaults to src/service/url-fetch with its SSRF defences. */
+  fetchUrl?: ImportFetcher;
+  /** Time to receive a whole request (default 120 s). */
+  requestTimeoutMs?: number;
+  /** Time to receive the request headers (default 20 s). */
+  headersTimeoutMs?: number;
+  /** Largest request body (default 64 MiB); larger ones get 413. */
+  maxBodyBytes?: number;
+  /** How long close() lets requests in flight finish before cutting them (default 10 s). */
+  closeGraceMs?: number;
+  /** Where the service's own messages go (errors, and the access log when enabled). */
+  log?: (line: string) => void;
+  /** One log line per request: method, path (no query), status, time. */
+  accessLog?: boolean;
+}
+
+export interface RunningService {
+  /** `http://<host>:<port>`, no trailing slash. */
+  readonly baseUrl: string;
+  /** One bootstrap key per plan: free, standard, pro, connect. */
+  readonly users: BootstrapUser[];
+  /** The live state, for tests: records by collection. */
+  readonly store: Store;
+  readonly stats: ServiceStats;
+  /** Stops accepting, lets requests in flight finish, saves a final snapshot. */
+  close(): Promise<void>;
+  /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */
+  abort(): Promise<void>;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
+  const clock = options.clock ?? { now: () => new Date() };
+  const host = options.host ?? '127.0.0.1';
+  const log = options.log ?? (() => {});
+  const store = Store.open(options.dataFile);
+  const shutdown = new AbortController();
+  const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
+  const oauth = new OAuthFlows(clock);
+  oauth.onExchange = () => {
+    stats.tokenExchanges++;
+  };
+  const svc: ServiceCore = {
+    store,
+    clock,
+    provider: options.oauthProvider ?? 'example',
+    baseUrl: '',
+    allowPrivateUrls: options.allowPrivateUrls === true,
+    fetchUrl: options.fetchUrl ?? defaultFetcher,
+    oauth,
+    stats,
+    log,
+    signal: shutdown.signal,
+  };
+  const idempotency = new Idempotency(store, clock);
+  let users: BootstrapUser[];
+  try {
+    idempotency.purgeExpired();
+    users = seedUsers(store, clock.now());
+    // Start from a fresh snapshot: it folds in any journal a crash left and the new bootstrap keys.
+    store.compact(clock.now());
+  } catch (error) {
+    store.abandon();
+    throw error;
+  }
+  // Load the tokenizer now, so the first document does not wait for it.
+  loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
+
+  let closing = false;
+  let inflight = 0;
+  let drained: (() => void) | null = null;
+  const handle = createRequestHandler({
+    svc,
+    idempotency,
+    rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit, clock) : null,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    accessLog: options.accessLog === true,
+    closing: () => closing,
+  });
+  const requestTimeout = options.requestTimeoutMs ?? 120_000;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? 20_000, requestTimeout);
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout,
+      // Node checks both timeouts on this interval (30 s by default), too coarse for short limits.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => {
+      inflight++;
+      handle(req, res)
+        .catch((error: Error) => log(`request failed: ${error.stack ?? error.message}`))
+        .finally(() => {
+          inflight--;
+          if (inflight === 0) drained?.();
+        });
+    },
+  );
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    store.abandon();
+    throw error;
+  }
+  svc.baseUrl = formatBaseUrl(host, (server.address() as AddressInfo).port);
+
+  const serverClosed = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  let closed: Promise<void> | null = null;
+
+  return {
+    baseUrl: svc.baseUrl,
+    users,
+    store,
+    stats,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        const done = serverClosed();
+        server.closeIdleConnections();
+        if (inflight > 0) {
+          const grace = options.closeGraceMs ?? 10_000;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, grace);
+            drained = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+        shutdown.abort();
+        server.closeAllConnections();
+        await done;
+        store.close(clock.now());
+      })();
+      return closed;
+    },
+    abort() {
+      closed ??= (async () => {
+        closing = true;
+        shutdown.abort();
+        const done = serverClosed();
+        server.closeAllConnections();
+        await done;
+        store.abandon();
+      })();
+      return closed;
+    },
+  };
+}
+
+const defaultFetcher: ImportFetcher = async (url, options) => {
+  const { fetchImportUrl } = await import('./url-fetch/index.js');
+  return fetchImportUrl(url, options);
+};
+
+/** The URL clients use: a wildcard address is reached on loopback; IPv6 literals need brackets. */
+function formatBaseUrl(host: string, port: number): string {
+  if (host === '0.0.0.0' || host === '') return `http://127.0.0.1:${port}`;
+  if (host === '::' || host === '[::]') return `http://[::1]:${port}`;
+  if (host.includes(':') && !host.startsWith('[')) return `http://[${host}]:${port}`;
+  return `http://${host}:${port}`;
+}

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { HttpError } from './errors.js';
+import { randomBase62, sha256Hex } from './ids.js';
+import type { ServiceClock } from './service-core.js';
+
+/**
+ * Both ends of the local OAuth flow. The service is the OAuth client: `authorize` creates a single-use
+ * `state` tied to the user (10 minutes) and a PKCE verifier (S256) that never leaves the service. The
+ * local provider shows a consent page, issues a single-use code bound to the client, redirect URI and
+ * code challenge, and exchanges it once for a token. All of this lives in memory only: a restart
+ * drops pending authorizations (the user starts `oauth connect` again), never a finished connection.
+ */
+
+export const STATE_TTL_MS = 10 * 60 * 1000;
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const CLIENT_ID = 'facectl-local';
+
+export interface PendingAuthorization {
+  state: string;
+  userId: string;
+  account: string;
+  provider: string;
+  codeVerifier: string;
+  codeChallenge: string;
+  redirectUri: string;
+  expiresMs: number;
+  /** Set by the consent page's Approve or Deny; a state can be decided once. */
+  decided: boolean;
+}
+
+interface IssuedCode {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  expiresMs: number;
+}
+
+export interface ProviderToken {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+
+export class OAuthFlows {
+  private readonly states = new Map<string, PendingAuthorization>();
+  private readonly codes = new Map<string, IssuedCode>();
+  private readonly clock: ServiceClock;
+  /** Called after each successful token exchange (counted in the service's stats). */
+  onExchange: () => void = () => {};
+
+  constructor(clock: ServiceClock) {
+    this.clock = clock;
+  }
+
+  /** Client side: a new authorization for this user; returns the consent page URL. */
+  start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
+    this.sweep();
+    const state = randomBase62(32);
+    const codeVerifier = randomBase62(64);
+    const redirectUri = `${baseUrl}/v1/oauth/${encodeURIComponent(provider)}/callback`;
+    const pending: PendingAuthorization = {
+      state,
+      userId: user.id,
+      account: user.account,
+      provider,
+      codeVerifier,
+      codeChallenge: s256(codeVerifier),
+      redirectUri,
+      expiresMs: this.nowMs() + STATE_TTL_MS,
+      decided: false,
+    };
+    this.states.set(state, pending);
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: CLIENT_ID,
+      redirect_uri: redirectUri,
+      state,
+      code_challenge: pending.codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    return `${baseUrl}/provider/${encodeURIComponent(provider)}/authorize?${query}`;
+  }
+
+  /** Provider side: the authorization the consent page is about, if it can still be decided. */
+  undecided(provider: string, query: URLSearchParams): PendingAuthorization {
+    const pending = this.live(query.get('state'));
+    if (!pending || pending.decided || pending.provider !== provider) {
+      throw new HttpError(400, 'invalid_state', 'This authorization request is unknown, expired or already decided.');
+    }
+    if (
+      query.get('client_id') !== CLIENT_ID ||
+      query.get('redirect_uri') !== pending.redirectUri ||
+      query.get('code_challenge') !== pending.codeChallenge ||
+      query.get('code_challenge_method') !== 'S256' ||
+      (query.has('response_type') && query.get('response_type') !== 'code')
+    ) {
+      throw new HttpError(400, 'invalid_request', 'The authorization request does not match the registered client.');
+    }
+    return pending;
+  }
+
+  /** Provider side: Approve issues a code, Deny an error; both redirect to the client's callback. */
+  decide(pending: PendingAuthorization, approve: boolean): string {
+    pending.decided = true;
+    const target = new URL(pending.redirectUri);
+    if (approve) {
+      const code = randomBase62(32);
+      this.codes.set(code, {
+        clientId: CLIENT_ID,
+        redirectUri: pending.redirectUri,
+        codeChallenge: pending.codeChallenge,
+        expiresMs: this.nowMs() + CODE_TTL_MS,
+      });
+      target.searchParams.set('code', code);
+    } else {
+      target.searchParams.set('error', 'access_denied');
+    }
+    target.searchParams.set('state', pending.state);
+    return target.toString();
+  }
+
+  /** Client side: the callback's state, consumed (a second use, like an unknown or expired one, is a 400). */
+  consume(provider: string, state: string | null): PendingAuthorization {
+    const pending = this.live(state);
+    if (state) this.states.delete(state);
+    if (!pending || pending.provider !== provider) {
+      throw new HttpError(400, 'invalid_state', 'This sign-in link is unknown, expired or was already used.');
+    }
+    return pending;
+  }
+
+  /** Provider side: the token endpoint. A code is exchanged at most once, and only with its PKCE verifier. */
+  exchange(input: { code: string; codeVerifier: string; redirectUri: string; clientId: string }): ProviderToken {
+    // Deleted on the first attempt, whatever its outcome: a code is never tried twice.
+    const issued = this.codes.get(input.code);
+    this.codes.delete(input.code);
+    if (
+      !issued ||
+      issued.expiresMs <= this.nowMs() ||
+      issued.clientId !== input.clientId ||
+      issued.redirectUri !== input.redirectUri ||
+      issued.codeChallenge !== s256(input.codeVerifier)
+    ) {
+      throw new HttpError(400, 'invalid_grant', 'The authorization code is invalid, expired or was already used.');
+    }
+    this.onExchange();
+    return { access_token: randomBase62(40), token_type: 'Bearer', expires_in: 3600 };
+  }
+
+  static tokenDigest(token: ProviderToken): string {
+    return sha256Hex(token.access_token);
+  }
+
+  private live(state: string | null): PendingAuthorization | undefined {
+    if (!state) return undefined;
+    const pending = this.states.get(state);
+    if (!pending) return undefined;
+    if (pending.expiresMs <= this.nowMs()) {
+      this.states.delete(state);
+      return undefined;
+    }
+    return pending;
+  }
+
+  private sweep(): void {
+    const now = this.nowMs();
+    for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
+    for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
+  }
+
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
+}

@@ -1,0 +1,211 @@
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { dirname } from 'node:path';
+import { randomBase62 } from './ids.js';
+import type { CollectionName } from './records.js';
+
+/**
+ * `--data FILE`: a snapshot (FILE) plus an append-only journal (FILE.journal).
+ *
+ * Each mutating request appends one line to the journal, synchronously, before its response is sent,
+ * so everything answered 2xx survives kill -9 (the write has reached the kernel). A line holds full
+ * records (upserts) and deletes, which are idempotent: replaying a line that the snapshot already holds
+ * changes nothing, so a crash between writing a snapshot and truncating the journal is harmless. The
+ * journal is compacted into a new snapshot when it outgrows the snapshot, and on start and clean close,
+ * so the cost of saving stays proportional to the change, not to the state. The journal is not fsynced
+ * per request (that would cost milliseconds per write); an OS crash may lose the last writes, a process
+ * crash does not. Every file is created with mode 0600.
+ */
+
+export type JournalOp = ['put', CollectionName, { id: string }] | ['del', CollectionName, string];
+export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
+
+interface SnapshotFile {
+  format: 'facectl-serve-state';
+  version: 1;
+  saved_at: string;
+  collections: SnapshotCollections;
+}
+
+const MIN_COMPACT_BYTES = 8 * 1024 * 1024;
+
+export class DataFile {
+  readonly path: string;
+  readonly journalPath: string;
+  private readonly lockPath: string;
+  private journalFd: number | null = null;
+  private journalBytes = 0;
+  private snapshotBytes = 0;
+
+  constructor(path: string) {
+    this.path = path;
+    this.journalPath = `${path}.journal`;
+    this.lockPath = `${path}.lock`;
+  }
+
+  /** Takes the lock, reads the snapshot and the journal. Throws, naming the file, on a corrupt one. */
+  load(): { collections: SnapshotCollections; ops: JournalOp[] } {
+    this.lock();
+    let collections: SnapshotCollections = {};
+    if (existsSync(this.path)) {
+      const text = readFileSync(this.path, 'utf8');
+      let parsed: SnapshotFile;
+      try {
+        parsed = JSON.parse(text) as SnapshotFile;
+      } catch (error) {
+        throw new Error(`${this.path} is not a valid state file (${(error as Error).message}); it was left untouched`);
+      }
+      if (parsed?.format !== 'facectl-serve-state' || typeof parsed.collections !== 'object') {
+        throw new Error(`${this.path} is not a facectl serve state file; it was left untouched`);
+      }
+      collections = parsed.collections;
+    }
+    const ops: JournalOp[] = [];
+    if (existsSync(this.journalPath)) {
+      const text = readFileSync(this.journalPath, 'utf8');
+      const lines = text.split('\n');
+      // The part after the last newline is a write that a crash cut short: it was never acknowledged.
+      lines.pop();
+      lines.forEach((line, index) => {
+        if (line.length === 0) return;
+        try {
+          ops.push(...(JSON.parse(line) as { ops: JournalOp[] }).ops);
+        } catch {
+          throw new Error(`${this.journalPath} line ${index + 1} is corrupt; the files were left untouched`);
+        }
+      });
+    }
+    return { collections, ops };
+  }
+
+  /** Appends one request's changes as one line. */
+  append(ops: JournalOp[]): void {
+    if (ops.length === 0) return;
+    if (this.journalFd === null) {
+      this.journalFd = openSync(this.journalPath, 'a', 0o600);
+      fchmodSync(this.journalFd, 0o600);
+      this.journalBytes = statSync(this.journalPath).size;
+    }
+    const line = Buffer.from(`${JSON.stringify({ ops })}\n`, 'utf8');
+    let offset = 0;
+    while (offset < line.length) offset += writeSync(this.journalFd, line, offset);
+    this.journalBytes += line.length;
+  }
+
+  /** True when the journal is worth folding into a new snapshot. */
+  wantsCompaction(): boolean {
+    return this.journalBytes > Math.max(MIN_COMPACT_BYTES, this.snapshotBytes);
+  }
+
+  /** Writes a new snapshot atomically (temp file, fsync, rename, fsync of the directory), then empties the journal. */
+  compact(collections: SnapshotCollections, now: Date): void {
+    const snapshot: SnapshotFile = {
+      format: 'facectl-serve-state',
+      version: 1,
+      saved_at: now.toISOString(),
+      collections,
+    };
+    const data = Buffer.from(JSON.stringify(snapshot), 'utf8');
+    const tmp = `${this.path}.tmp-${process.pid}-${randomBase62(6)}`;
+    try {
+      const fd = openSync(tmp, 'wx', 0o600);
+      try {
+        let offset = 0;
+        while (offset < data.length) offset += writeSync(fd, data, offset);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.path);
+    } catch (error) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // nothing to clean up
+      }
+      throw error;
+    }
+    syncDirectory(dirname(this.path));
+    this.snapshotBytes = data.length;
+    if (this.journalFd === null) {
+      // Truncate (or create) the journal; a stale one would otherwise be replayed again next start.
+      writeFileSync(this.journalPath, '', { mode: 0o600 });
+      this.journalFd = openSync(this.journalPath, 'a', 0o600);
+    } else {
+      ftruncateSync(this.journalFd, 0);
+    }
+    fchmodSync(this.journalFd, 0o600);
+    this.journalBytes = 0;
+  }
+
+  close(): void {
+    if (this.journalFd !== null) {
+      closeSync(this.journalFd);
+      this.journalFd = null;
+    }
+    this.unlock();
+  }
+
+  /**
+   * One `serve` per data file: two writers would interleave their journals. A lock left by a killed
+   * process (its pid no longer runs) is taken over.
+   */
+  private lock(): void {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(this.lockPath, String(process.pid), { flag: 'wx', mode: 0o600 });
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const pid = Number.parseInt(readFileSync(this.lockPath, 'utf8'), 10);
+        if (Number.isInteger(pid) && pid !== process.pid && processRuns(pid)) {
+          throw new Error(`${this.path} is in use by another facectl serve (pid ${pid})`);
+        }
+        unlinkSync(this.lockPath);
+      }
+    }
+    throw new Error(`could not lock ${this.path}`);
+  }
+
+  private unlock(): void {
+    try {
+      unlinkSync(this.lockPath);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still atomic there.
+  }
+}

@@ -1,0 +1,33 @@
+import type { PlanName } from './records.js';
+
+/** The seeded plans (team decision): starting credits and the monthly compile quota in tokens. */
+export interface Plan {
+  credits_micro: number;
+  monthly_quota: number;
+  oauth: boolean;
+}
+
+export const PLANS: Record<PlanName, Plan> = {
+  free: { credits_micro: 1_000_000, monthly_quota: 0, oauth: false },
+  standard: { credits_micro: 5_000_000, monthly_quota: 100_000, oauth: false },
+  pro: { credits_micro: 20_000_000, monthly_quota: 1_000_000, oauth: false },
+  connect: { credits_micro: 5_000_000, monthly_quota: 0, oauth: true },
+};
+
+export const PLAN_NAMES: PlanName[] = ['free', 'standard', 'pro', 'connect'];
+
+/** $2.00 per 1,000,000 tokens, whatever the billing source. */
+export const MICRO_USD_PER_TOKEN = 2;
+
+export const microToUsd = (micro: number): number => micro / 1_000_000;
+
+/** The largest whole number of micro-dollars that does not exceed `usd` (a budget is never rounded up). */
+export function usdToMicroFloor(usd: number): number {
+  let micro = Math.round(usd * 1_000_000);
+  if (micro / 1_000_000 > usd) micro -= 1;
+  return micro;
+}
+
+export function formatUsd(micro: number): string {
+  return `$${microToUsd(micro).toFixed(micro % 10_000 === 0 ? 2 : 6)}`;
+}

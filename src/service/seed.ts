@@ -1,0 +1,63 @@
+import { mintKey } from './auth.js';
+import { newId } from './ids.js';
+import { microToUsd, PLAN_NAMES, PLANS } from './plans.js';
+import type { PlanName, UserRecord } from './records.js';
+import type { Store } from './store.js';
+
+export interface BootstrapUser {
+  plan: PlanName;
+  /** The bootstrap key's secret: printed by `serve` at start, never stored. */
+  key: string;
+  user_id: string;
+  credits_usd: number;
+  compile_quota_tokens: number;
+}
+
+/**
+ * One user per plan (created on the first start) and a fresh bootstrap key for each on every start:
+ * only key hashes are stored, so earlier bootstrap secrets cannot be printed again. Earlier bootstrap
+ * keys stay valid, so scripts holding one keep working across restarts.
+ */
+export function seedUsers(store: Store, now: Date): BootstrapUser[] {
+  return PLAN_NAMES.map((plan) => {
+    const user = [...store.values('users')].find((u) => u.plan === plan) ?? createUser(store, plan, now);
+    const minted = mintKey(store);
+    store.put('keys', {
+      id: minted.id,
+      user_id: user.id,
+      parent_id: null,
+      bootstrap: true,
+      name: `bootstrap (${plan})`,
+      hash: minted.hash,
+      key_prefix: minted.keyPrefix,
+      created_at: now.toISOString(),
+      expires_at: null,
+      scopes: ['v1:*'],
+      budget_usd: null,
+      spent_micro: 0,
+      allowed_face_ids: null,
+      allowed_llm_models: null,
+    });
+    return {
+      plan,
+      key: minted.secret,
+      user_id: user.id,
+      credits_usd: microToUsd(user.credits_micro),
+      compile_quota_tokens: PLANS[plan].monthly_quota,
+    };
+  });
+}
+
+function createUser(store: Store, plan: PlanName, now: Date): UserRecord {
+  const user: UserRecord = {
+    id: newId('usr'),
+    plan,
+    account: `${plan}@facectl.local`,
+    credits_micro: PLANS[plan].credits_micro,
+    quota_month: now.toISOString().slice(0, 7),
+    quota_used: 0,
+    created_at: now.toISOString(),
+  };
+  store.put('users', user);
+  return user;
+}

@@ -1,0 +1,51 @@
+import type { BillingEnv } from './billing.js';
+import type { OAuthFlows } from './oauth-flow.js';
+import type { Store } from './store.js';
+
+export interface ServiceClock {
+  now(): Date;
+}
+
+export interface FetchedDocument {
+  text: string;
+  finalUrl: string;
+  contentType: string;
+}
+
+/** Fetches an import URL. The default is src/service/url-fetch (SSRF defences); tests inject their own. */
+export type ImportFetcher = (
+  url: string,
+  options: { allowPrivate: boolean; signal?: AbortSignal },
+) => Promise<FetchedDocument>;
+
+/** Counters for tests and logs. */
+export interface ServiceStats {
+  requests: number;
+  /** Requests per route name (and `page` for the consent page, `unmatched` for 404s). */
+  byRoute: Record<string, number>;
+  /** Calls of the import fetcher. */
+  fetches: number;
+  /** Authorization codes the local provider exchanged for a token. */
+  tokenExchanges: number;
+}
+
+/** What every handler reaches: the state, the clock and the service's settings. */
+export interface ServiceCore {
+  readonly store: Store;
+  readonly clock: ServiceClock;
+  /** The local OAuth provider's id (`example` unless --oauth-provider). */
+  readonly provider: string;
+  /** http://host:port, known once the server listens. */
+  baseUrl: string;
+  readonly allowPrivateUrls: boolean;
+  readonly fetchUrl: ImportFetcher;
+  readonly oauth: OAuthFlows;
+  readonly stats: ServiceStats;
+  readonly log: (line: string) => void;
+  /** Aborted when the service closes (cancels import fetches in flight). */
+  readonly signal: AbortSignal;
+}
+
+export function billingEnv(svc: ServiceCore): BillingEnv {
+  return { store: svc.store, now: svc.clock.now(), provider: svc.provider };
+}

@@ -1,0 +1,126 @@
+import { DataFile, type JournalOp, type SnapshotCollections } from './persistence.js';
+import { COLLECTION_NAMES, type CollectionName, type Collections, type FaceRecord } from './records.js';
+
+type Maps = { [C in CollectionName]: Map<string, Collections[C]> };
+
+/**
+ * The service's state: one map per collection, kept in memory. Handlers change records through put()
+ * and del(); the server calls commit() once per request, before answering, which appends that
+ * request's changes to the journal when a data file is in use.
+ */
+export class Store {
+  readonly maps: Maps;
+  private readonly aliasIndex = new Map<string, string>();
+  private pending = new Map<string, JournalOp>();
+  private readonly dataFile: DataFile | null;
+
+  private constructor(dataFile: DataFile | null) {
+    this.dataFile = dataFile;
+    this.maps = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, new Map()])) as unknown as Maps;
+  }
+
+  /** An empty store in memory, or the state of `path` (snapshot + journal) when given. */
+  static open(path?: string): Store {
+    if (!path) return new Store(null);
+    const dataFile = new DataFile(path);
+    const store = new Store(dataFile);
+    try {
+      const { collections, ops } = dataFile.load();
+      for (const name of COLLECTION_NAMES) {
+        for (const record of collections[name] ?? []) store.apply(['put', name, record]);
+      }
+      for (const op of ops) store.apply(op);
+    } catch (error) {
+      dataFile.close();
+      throw error;
+    }
+    return store;
+  }
+
+  get persistent(): boolean {
+    return this.dataFile !== null;
+  }
+
+  get<C extends CollectionName>(collection: C, id: string): Collections[C] | undefined {
+    return this.maps[collection].get(id);
+  }
+
+  values<C extends CollectionName>(collection: C): IterableIterator<Collections[C]> {
+    return this.maps[collection].values();
+  }
+
+  /** Inserts or replaces a record; recorded for the next commit. */
+  put<C extends CollectionName>(collection: C, record: Collections[C]): void {
+    this.apply(['put', collection, record]);
+    this.pending.set(`${collection}\u0000${record.id}`, ['put', collection, record]);
+  }
+
+  del(collection: CollectionName, id: string): void {
+    this.apply(['del', collection, id]);
+    this.pending.set(`${collection}\u0000${id}`, ['del', collection, id]);
+  }
+
+  faceByAlias(userId: string, alias: string): FaceRecord | undefined {
+    const id = this.aliasIndex.get(`${userId}\u0000${alias}`);
+    return id === undefined ? undefined : this.maps.faces.get(id);
+  }
+
+  /**
+   * Makes the changes since the last commit durable (one journal line). Called by the server before
+   * it answers a request; compacts the journal into a new snapshot when it has grown large.
+   */
+  commit(now: Date): void {
+    if (this.pending.size === 0) return;
+    const ops = [...this.pending.values()];
+    this.pending = new Map();
+    if (!this.dataFile) return;
+    this.dataFile.append(ops);
+    if (this.dataFile.wantsCompaction()) this.compact(now);
+  }
+
+  /** Writes a full snapshot and empties the journal. */
+  compact(now: Date): void {
+    this.pending = new Map();
+    this.dataFile?.compact(this.toJSON(), now);
+  }
+
+  /** Saves a final snapshot and releases the data file. */
+  close(now: Date): void {
+    if (!this.dataFile) return;
+    try {
+      this.compact(now);
+    } finally {
+      this.dataFile.close();
+    }
+  }
+
+  /** Releases the data file without saving anything more (what a crash leaves behind). */
+  abandon(): void {
+    this.dataFile?.close();
+  }
+
+  toJSON(): SnapshotCollections {
+    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, [...this.maps[name].values()]]));
+  }
+
+  private apply(op: JournalOp): void {
+    const [kind, collection] = op;
+    const map = this.maps[collection] as Map<string, { id: string }>;
+    if (kind === 'put') {
+      const record = op[2];
+      map.set(record.id, record);
+      if (collection === 'faces') {
+        const face = record as FaceRecord;
+        this.aliasIndex.set(`${face.user_id}\u0000${face.alias}`, face.id);
+      }
+    } else {
+      const id = op[2];
+      const old = map.get(id);
+      map.delete(id);
+      if (collection === 'faces' && old) {
+        const face = old as FaceRecord;
+        this.aliasIndex.delete(`${face.user_id}\u0000${face.alias}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/index.js';
+import { chooseSource, quotaView } from './billing.js';
+import type { BillingSource } from './billing-types.js';
+import { microToUsd } from './plans.js';
+import { preparation } from './prepare.js';
+import type { DocumentRecord, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
+import type { ServiceCore } from './service-core.js';
+
+/** Records as the contract's response shapes. */
+
+function keyFields(key: KeyRecord) {
+  return {
+    id: key.id,
+    name: key.name,
+    created_at: key.created_at,
+    expires_at: key.expires_at,
+    key_prefix: key.key_prefix,
+    budget_usd: key.budget_usd,
+    spent_usd: microToUsd(key.spent_micro),
+    allowed_face_ids: key.allowed_face_ids,
+    allowed_llm_models: key.allowed_llm_models,
+  };
+}
+
+/** The creation response: the only body that ever holds the secret. */
+export function apiKeyView(key: KeyRecord, secret: string): ApiKey {
+  return { key: secret, ...keyFields(key), scopes: key.scopes };
+}
+
+export function currentKeyView(key: KeyRecord, user: UserRecord): CurrentApiKey {
+  return { ...keyFields(key), scopes: key.scopes, plan: user.plan, user_id: user.id };
+}
+
+export function faceView(face: FaceRecord): Face {
+  return {
+    alias: face.alias,
+    created: face.created,
+    owned_by: face.user_id,
+    uid: face.id,
+    object: 'face',
+    name: face.name,
+    basic_facts: face.basic_facts,
+    default_tools: face.default_tools,
+    default_model: face.default_model,
+    formula: face.formula,
+    profile_token_count: 0,
+    total_tokens_saved: 0,
+    component_counts: { alpha: 0, beta: 0, delta: 0, epsilon: 0 },
+    warnings: [],
+  };
+}
+
+export function documentView(svc: ServiceCore, doc: DocumentRecord, user: UserRecord): Document {
+  const now = svc.clock.now();
+  return {
+    document_id: doc.id,
+    alias: doc.alias,
+    label: doc.label,
+    source: doc.source,
+    version: doc.version,
+    content: doc.content,
+    token_count: doc.token_count,
+    ...quotaView(user, now),
+    synced: doc.synced,
+    created_at: doc.created_at,
+    updated_at: doc.updated_at,
+    ...preparation(doc, now.getTime()),
+    type: doc.type,
+    perspective: doc.perspective,
+    face_speaker: doc.face_speaker,
+    billing_source: doc.billing_source,
+  };
+}
+
+export function threadView(svc: ServiceCore, thread: ThreadRecord, user: UserRecord): Thread {
+  const now = svc.clock.now();
+  return {
+    thread_id: thread.id,
+    label: thread.label,
+    alias: thread.alias,
+    source: thread.source,
+    messages: thread.messages.map((m) => ({ role: m.role, content: m.content, name: m.from })),
+    message_count: thread.messages.length,
+    messages_archived: thread.messages_archived,
+    synced: thread.synced,
+    token_count: thread.token_count,
+    ...quotaView(user, now),
+    created_at: thread.created_at,
+    updated_at: thread.updated_at,
+    interviewer_billing_source: threadSource(svc, thread, user, now),
+    ...preparation(thread, now.getTime()),
+  };
+}
+
+/**
+ * interviewer_billing_source of a thread: the override when one was given; else the source its last
+ * sync used; else the source the automatic choice would pick now (credits when nothing could pay).
+ */
+function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date): BillingSource {
+  if (thread.override) return thread.override;
+  if (thread.billing_source) return thread.billing_source;
+  try {
+    return chooseSource({ store: svc.store, now, provider: svc.provider }, user, thread.token_count, null);
+  } catch {
+    return 'credits';
+  }
+}

@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { call, createDocument, createFace, expectContract, expectError, manualClock, startTestService, } from '../helpers/service.js';
+const clock = manualClock('2026-03-15T12:00:00.000Z');
+const fetched = [];
+const fetcher = async (url) => {
+    fetched.push(url);
+    if (url.includes('refused'))
+        throw Object.assign(new Error('refused: 127.0.0.1 is not a public address'), { code: 'url_not_allowed' });
+    if (url.includes('broken'))
+        throw Object.assign(new Error('the server answered 500'), { code: 'fetch_failed' });
+    return {
+        text: 'Ada Lovelace (1815-1852) wrote notes on the Analytical Engine.',
+        finalUrl: url,
+        contentType: 'text/plain',
+    };
+};
+let svc;
+let key;
+beforeAll(async () => {
+    svc = await startTestService({ clock, fetchUrl: fetcher });
+    key = svc.key('pro');
+});
+afterAll(() => svc.close());
+describe('faces', () => {
+    test('created is Unix seconds, owned_by the user, object face, counts zero, uid or alias both find it', async () => {
+        const face = await createFace(svc, key, 'ada-lovelace', { basic_facts: { born: 1815 }, default_tools: ['search'] });
+        expect(face).toMatchObject({
+            alias: 'ada-lovelace',
+            created: Date.parse('2026-03-15T12:00:00Z') / 1000,
+            owned_by: svc.userId('pro'),
+            object: 'face',
+            name: 'Face ada-lovelace',
+            basic_facts: { born: 1815 },
+            default_tools: ['search'],
+            default_model: null,
+            component_counts: { alpha: 0, beta: 0, delta: 0, epsilon: 0 },
+        });
+        expect(face.uid).toMatch(/^face_[A-Za-z0-9]+$/);
+        const byUid = expectContract('getFace', await call(svc, 'getFace', { key, params: { face_id: face.uid } }), 200);
+        const byAlias = expectContract('getFace', await call(svc, 'getFace', { key, params: { face_id: 'ada-lovelace' } }), 200);
+        expect(byUid).toEqual(face);
+        expect(byAlias).toEqual(face);
+    });
+    test('a duplicate alias is 409 alias_taken; another user may use the alias', async () => {
+        await createFace(svc, key, 'dup-alias');
+        expectError('createFace', await call(svc, 'createFace', { key, body: { name: 'Again', alias: 'dup-alias' } }), 409, 'alias_taken');
+        await createFace(svc, svc.key('free'), 'dup-alias');
+    });
+    test('another user cannot read a face (404)', async () => {
+        const face = await createFace(svc, key, 'private-face');
+        expectError('getFace', await call(svc, 'getFace', { key: svc.key('standard'), params: { face_id: face.uid } }), 404, 'face_not_found');
+    });
+    test.each([
+        ['upper case', 'Ada'],
+        ['spaces', 'ada lovelace'],
+        ['unicode', 'adä'],
+        ['too short', 'ad'],
+        ['too long', 'a'.repeat(65)],
+        ['double hyphen', 'ada--l'],
+    ])('an alias with %s is a 422 listing the field', async (_, alias) => {
+        const body = expectError('createFace', await call(svc, 'createFace', { key, body: { name: 'X', alias } }), 422, 'validation_error');
+        expect(body.detail).toEqual([expect.objectContaining({ loc: ['body', 'alias'], type: expect.any(String) })]);
+    });
+});
+describe('documents', () => {
+    test('submit: a real BPE token count, version 1, source submit, perspective third-person by default, not synced', async () => {
+        await createFace(svc, key, 'doc-face');
+        const doc = await createDocument(svc, key, 'doc-face', 'Hello, world! Ada wrote notes.');
+        expect(doc).toMatchObject({
+            alias: 'doc-face',
+            label: 'notes',
+            source: 'submit',
+            version: 1,
+            token_count: 8,
+            synced: false,
+            perspective: 'third-person',
+            type: 'document',
+            prepare_status: null,
+        });
+        expect(doc.document_id).toMatch(/^doc_/);
+        const first = await call(svc, 'createDocument', {
+            key,
+            body: { alias: 'doc-face', content: 'I was born in London.', label: 'me', perspective: 'first-person' },
+        });
+        expect(expectContract('createDocument', first, 201).perspective).toBe('first-person');
+    });
+    test('a document for a face the user does not have is 404 face_not_found', async () => {
+        const res = await call(svc, 'createDocument', { key, body: { alias: 'no-such-face', content: 'x', label: 'y' } });
+        expectError('createDocument', res, 404, 'face_not_found');
+    });
+    test('edit: version + 1, synced false, token count recounted; label-only edits also make a version', async () => {
+        await createFace(svc, key, 'edit-face');
+        const doc = await createDocument(svc, key, 'edit-face', 'One two three.');
+        await call(svc, 'syncDocument', { key, params: { document_id: doc.document_id } });
+        clock.advance(1000);
+        const edited = expectContract('editDocument', await call(svc, 'editDocument', {
+            key,
+            params: { document_id: doc.document_id },
+            body: { content: 'One two three four five.' },
+        }), 200);
+        expect(edited).toMatchObject({ version: 2, synced: false, token_count: 6, created_at: doc.created_at });
+        expect(edited.updated_at).not.toBe(doc.updated_at);
+        const relabeled = await call(svc, 'editDocument', {
+            key,
+            params: { document_id: doc.document_id },
+            body: { label: 'new' },
+        });
+        expect(expectContract('editDocument', relabeled, 200)).toMatchObject({ version: 3, label: 'new' });
+        const empty = await call(svc, 'editDocument', { key, params: { document_id: doc.document_id }, body: {} });
+        expectError('editDocument', empty, 422, 'validation_error');
+    });
+    test("another user's document is 404", async () => {
+        await createFace(svc, key, 'mine-face');
+        const doc = await createDocument(svc, key, 'mine-face', 'mine');
+        const other = svc.key('standard');
+        expectError('getDocument', await call(svc, 'getDocument', { key: other, params: { document_id: doc.document_id } }), 404, 'document_not_found');
+        expectError('syncDocument', await call(svc, 'syncDocument', { key: other, params: { document_id: doc.document_id } }), 404, 'document_not_found');
+    });
+});
+describe('import', () => {
+    test('fetches through the fetcher; label and source are the URL; type and perspective as asked', async () => {
+        await createFace(svc, key, 'import-face');
+        const res = await call(svc, 'importIntoFace', {
+            key,
+            params: { face_id: 'import-face' },
+            body: {
+                url: 'https://example.org/ada.txt',
+                type: 'transcript',
+                perspective: 'first-person',
+                face_speaker: 'Ada',
+            },
+        });
+        const doc = expectContract('importIntoFace', res, 201);
+        expect(doc).toMatchObject({
+            alias: 'import-face',
+            label: 'https://example.org/ada.txt',
+            source: 'https://example.org/ada.txt',
+            type: 'transcript',
+            perspective: 'first-person',
+            face_speaker: 'Ada',
+            version: 1,
+            synced: false,
+        });
+        expect(doc.token_count).toBeGreaterThan(5);
+        expect(fetched).toContain('https://example.org/ada.txt');
+    });
+    test('url_not_allowed and fetch_failed from the fetcher are 422 with their code; nothing is stored', async () => {
+        await createFace(svc, key, 'import-fail');
+        const before = svc.store.maps.documents.size;
+        const refused = await call(svc, 'importIntoFace', {
+            key,
+            params: { face_id: 'import-fail' },
+            body: { url: 'http://refused.test/' },
+        });
+        expect(expectError('importIntoFace', refused, 422, 'url_not_allowed').detail).toContain('not a public address');
+        const broken = await call(svc, 'importIntoFace', {
+            key,
+            params: { face_id: 'import-fail' },
+            body: { url: 'http://broken.test/' },
+        });
+        expect(expectError('importIntoFace', broken, 422, 'fetch_failed').detail).toContain('500');
+        expect(svc.store.maps.documents.size).toBe(before);
+    });
+    test('an import type outside document/transcript is a 422 and nothing is fetched', async () => {
+        const count = fetched.length;
+        const res = await call(svc, 'importIntoFace', {
+            key,
+            params: { face_id: 'import-face' },
+            body: { url: 'https://x.test/', type: 'video' },
+        });
+        expectError('importIntoFace', res, 422, 'validation_error');
+        expect(fetched.length).toBe(count);
+    });
+});
+describe('threads', () => {
+    test('create, replace messages (from -> name, counts, archive, recount, synced false)', async () => {
+        await createFace(svc, key, 'thread-face');
+        const created = expectContract('createThread', await call(svc, 'createThread', { key, body: { alias: 'thread-face', label: 'Interview 1' } }), 201);
+        expect(created).toMatchObject({
+            label: 'Interview 1',
+            alias: 'thread-face',
+            messages: [],
+            message_count: 0,
+            messages_archived: 0,
+            synced: false,
+            token_count: 0,
+        });
+        expect(created.thread_id).toMatch(/^thr_/);
+        const tid = { thread_id: created.thread_id };
+        const first = [
+            { role: 'assistant', content: 'Where were you born?', from: 'Interviewer' },
+            { role: 'user', content: 'In London.', from: 'Ada' },
+        ];
+        const one = expectContract('replaceThreadMessages', await call(svc, 'replaceThreadMessages', { key, params: tid, body: { messages: first } }), 200);
+        expect(one).toMatchObject({ message_count: 2, messages_archived: 0, token_count: 8, synced: false });
+        expect(one.messages).toEqual([
+            { role: 'assistant', content: 'Where were you born?', name: 'Interviewer' },
+            { role: 'user', content: 'In London.', name: 'Ada' },
+        ]);
+        await call(svc, 'syncThread', { key, params: tid });
+        const second = [{ role: 'user', content: 'Hello', from: 'Ada' }];
+        const two = expectContract('replaceThreadMessages', await call(svc, 'replaceThreadMessages', { key, params: tid, body: { messages: second } }), 200);
+        expect(two).toMatchObject({ message_count: 1, messages_archived: 2, token_count: 1, synced: false });
+        const three = expectContract('replaceThreadMessages', await call(svc, 'replaceThreadMessages', { key, params: tid, body: { messages: [] } }), 200);
+        expect(three).toMatchObject({ message_count: 0, messages_archived: 3, token_count: 0 });
+        expect(expectContract('getThread', await call(svc, 'getThread', { key, params: tid }), 200)).toMatchObject({
+            messages_archived: 3,
+        });
+    });
+    test('a message without from is a 422 naming its index', async () => {
+        await createFace(svc, key, 'thread-bad');
+        const { body } = await call(svc, 'createThread', { key, body: { alias: 'thread-bad', label: 'x' } });
+        const res = await call(svc, 'replaceThreadMessages', {
+            key,
+            params: { thread_id: body.thread_id },
+            body: {
+                messages: [
+                    { role: 'user', content: 'x', from: 'a' },
+                    { role: 'user', content: 'y' },
+                ],
+            },
+        });
+        expect(expectError('replaceThreadMessages', res, 422, 'validation_error').detail[0].loc).toEqual([
+            'body',
+            'messages',
+            1,
+            'from',
+        ]);
+    });
+});

@@ -1,0 +1,214 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { parseServeOptions, runServe } from '../../src/commands/serve.js';
+import { UsageError } from '../../src/errors.js';
+import { startService } from '../../src/service/index.js';
+import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
+/** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'facectl.js');
+function newestMtime(dir) {
+    let newest = 0;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+    }
+    return newest;
+}
+beforeAll(() => {
+    const cli = join(ROOT, 'dist', 'cli.js');
+    if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
+        execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
+    }
+}, 120_000);
+/** The smallest Context runServe needs: captured stdout/stderr, a signal, globals. */
+function fakeContext(json = false) {
+    const out = [];
+    const err = [];
+    const sink = (into) => new Writable({
+        write(chunk, _enc, done) {
+            into.push(String(chunk));
+            done();
+        },
+    });
+    const controller = new AbortController();
+    const ctx = {
+        io: { stdout: sink(out), stderr: sink(err) },
+        globals: { json, noInput: true, debug: false, insecureHttp: false },
+        signal: controller.signal,
+        out: {
+            json,
+            line: (value) => out.push(`${JSON.stringify(value)}\n`),
+            text: (text) => out.push(text),
+            info: (message) => err.push(`${message}\n`),
+        },
+    };
+    return { ctx, stop: () => controller.abort(), stdout: () => out.join(''), stderr: () => err.join('') };
+}
+describe('flags', () => {
+    const ctx = fakeContext().ctx;
+    test.each([
+        [{ port: '-1' }, '--port'],
+        [{ port: '65536' }, '--port'],
+        [{ port: 'abc' }, '--port'],
+        [{ port: '1.5' }, '--port'],
+        [{ rateLimit: '0' }, '--rate-limit'],
+        [{ rateLimit: '-2' }, '--rate-limit'],
+        [{ rateLimit: 'fast' }, '--rate-limit'],
+        [{ rateLimit: '2.5' }, '--rate-limit'],
+        [{ oauthProvider: 'Bad Name' }, '--oauth-provider'],
+        [{ host: '' }, '--host'],
+    ])('%o is a usage error naming %s', (opts, flag) => {
+        expect(() => parseServeOptions(ctx, opts)).toThrow(UsageError);
+        expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
+    });
+    test('valid flags', () => {
+        expect(parseServeOptions(ctx, { port: '0', rateLimit: '5', data: 'x.json', oauthProvider: 'acme' })).toMatchObject({
+            port: 0,
+            rateLimit: 5,
+            oauthProvider: 'acme',
+            dataFile: join(process.cwd(), 'x.json'),
+        });
+    });
+});
+describe('runServe in-process', () => {
+    test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly', async () => {
+        const t = fakeContext(true);
+        const done = runServe(t.ctx, { port: '0', json: true }, { onStop: () => () => { } });
+        await expect.poll(() => t.stdout()).toContain('\n');
+        const first = JSON.parse(t.stdout().split('\n')[0]);
+        expect(first.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect(first.users.map((u) => u.plan)).toEqual(['free', 'standard', 'pro', 'connect']);
+        const res = await call({ baseUrl: first.base_url }, 'getCurrentApiKey', { key: first.users[3].key });
+        expect(expectContract('getCurrentApiKey', res, 200).plan).toBe('connect');
+        t.stop();
+        await done;
+        expect(t.stderr()).toContain('stopped');
+        await expect(fetch(first.base_url)).rejects.toThrow();
+    });
+    test('without --json: base URL, and per plan its key, credits and compile quota', async () => {
+        const t = fakeContext();
+        let stop = () => { };
+        const onStop = (s) => {
+            stop = s;
+            return () => { };
+        };
+        const done = runServe(t.ctx, { port: '0' }, { onStop });
+        await expect.poll(() => t.stdout()).toContain('Ctrl-C');
+        const text = t.stdout();
+        expect(text).toMatch(/at http:\/\/127\.0\.0\.1:\d+/);
+        expect(text).toMatch(/free\s+fcs_\S+\s+credits \$1\.00\s+compile quota none/);
+        expect(text).toMatch(/standard\s+fcs_\S+\s+credits \$5\.00\s+compile quota 100,000 tokens\/month/);
+        expect(text).toMatch(/pro\s+fcs_\S+\s+credits \$20\.00\s+compile quota 1,000,000 tokens\/month/);
+        expect(text).toMatch(/connect\s+fcs_\S+\s+credits \$5\.00\s+compile quota none/);
+        stop();
+        await done;
+    });
+});
+describe('the built bin', () => {
+    const children = [];
+    afterEach(() => {
+        for (const child of children.splice(0))
+            if (child.exitCode === null)
+                child.kill('SIGKILL');
+    });
+    function serve(args) {
+        const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...args], { cwd: ROOT });
+        children.push(child);
+        let stderr = '';
+        child.stderr.on('data', (c) => {
+            stderr += c;
+        });
+        const exit = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+        const firstLine = new Promise((resolve, reject) => {
+            let out = '';
+            child.stdout.on('data', (c) => {
+                out += c;
+                const nl = out.indexOf('\n');
+                if (nl >= 0)
+                    resolve(JSON.parse(out.slice(0, nl)));
+            });
+            child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+        });
+        return { child, exit, firstLine, stderr: () => stderr };
+    }
+    test('serve --port 0 --json prints the base URL and four keys first, and exits 0 on SIGTERM after saving', async () => {
+        const tmp = tempDir();
+        const file = join(tmp.dir, 'state.json');
+        const s = serve(['--data', file]);
+        const info = await s.firstLine;
+        expect(Object.keys(info)).toEqual(['base_url', 'users']);
+        expect(info.users.map((u) => u.plan)).toEqual(['free', 'standard', 'pro', 'connect']);
+        for (const user of info.users) {
+            expect(user.key).toMatch(/^fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/);
+            expectContract('getCurrentApiKey', await call({ baseUrl: info.base_url }, 'getCurrentApiKey', { key: user.key }), 200);
+        }
+        const pro = info.users[2]?.key;
+        const created = await call({ baseUrl: info.base_url }, 'createFace', {
+            key: pro,
+            body: { name: 'T', alias: 'term-face' },
+        });
+        expectContract('createFace', created, 201);
+        s.child.kill('SIGTERM');
+        expect(await s.exit).toBe(0);
+        expect(s.stderr()).toContain(`state saved to ${file}`);
+        expect(readFileSync(file, 'utf8')).toContain('term-face');
+        expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+        tmp.cleanup();
+    });
+    test('case 41: kill -9 under load, then restart: every request answered 2xx before the kill is there', async () => {
+        const tmp = tempDir();
+        const file = join(tmp.dir, 'state.json');
+        try {
+            const s = serve(['--data', file]);
+            const info = await s.firstLine;
+            const key = info.users[2]?.key;
+            const svc = { baseUrl: info.base_url };
+            expectContract('createFace', await call(svc, 'createFace', { key, body: { name: 'Load', alias: 'load-face' } }), 201);
+            // A second service on the same data file is refused while the first runs.
+            await expect(startService({ dataFile: file })).rejects.toThrow(/in use/);
+            const acknowledged = [];
+            let killed = false;
+            const worker = async (w) => {
+                for (let i = 0; !killed; i++) {
+                    try {
+                        const res = await call(svc, 'createDocument', {
+                            key,
+                            body: { alias: 'load-face', content: `worker ${w} document ${i}`, label: `w${w}-${i}` },
+                        });
+                        if (res.status === 201)
+                            acknowledged.push(res.body.document_id);
+                    }
+                    catch {
+                        return; // the connection died with the process
+                    }
+                }
+            };
+            const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+            await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(300);
+            s.child.kill('SIGKILL');
+            killed = true;
+            await s.exit;
+            await Promise.all(workers);
+            const again = await startTestService({ dataFile: file });
+            try {
+                const pro = again.key('pro');
+                const stored = new Set(again.store.maps.documents.keys());
+                const missing = acknowledged.filter((id) => !stored.has(id));
+                expect(missing).toEqual([]);
+                const sample = acknowledged.at(-1);
+                expectContract('getDocument', await call(again, 'getDocument', { key: pro, params: { document_id: sample } }), 200);
+            }
+            finally {
+                await again.close();
+            }
+        }
+        finally {
+            tmp.cleanup();
+        }
+    });
+});

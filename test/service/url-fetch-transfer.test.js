@@ -1,0 +1,229 @@
+// What the import fetcher does with an allowed URL: against a real loopback server (allowPrivate), it
+// returns the text, pins the checked address, re-checks each redirect hop, and fails with fetch_failed
+// on bad statuses, non-text types, too many redirects, too large bodies and slow servers. The connect
+// step is a spy that opens sockets to loopback only.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectPinned, fetchImportUrl, UrlFetchError, } from '../../src/service/url-fetch/index.js';
+function spyConnect() {
+    const addresses = [];
+    const connect = async (request) => {
+        addresses.push(request.address);
+        if (!/^(127\.|::1$|::ffff:7f)/.test(request.address))
+            throw new Error(`test spy: refusing ${request.address}`);
+        return connectPinned(request);
+    };
+    return { connect, addresses };
+}
+let server;
+let base = '';
+let port = 0;
+beforeAll(async () => {
+    server = http.createServer((req, res) => {
+        const path = new URL(req.url ?? '/', 'http://x').pathname;
+        const chain = /^\/chain\/(\d+)$/.exec(path);
+        if (chain) {
+            const left = Number(chain[1]);
+            if (left === 0)
+                res.writeHead(200, { 'content-type': 'text/plain' }).end('end of chain');
+            else
+                res.writeHead(302, { location: `/chain/${left - 1}` }).end();
+            return;
+        }
+        switch (path) {
+            case '/text':
+                res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('héllo ✓');
+                return;
+            case '/markdown':
+                res.writeHead(200, { 'content-type': 'text/markdown' }).end('# Title\n');
+                return;
+            case '/json':
+                res.writeHead(200, { 'content-type': 'Application/JSON' }).end('{"a":1}');
+                return;
+            case '/latin1':
+                // Declared Latin-1 but sent as UTF-8: the fetcher reads every body as UTF-8.
+                res.writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' }).end('café');
+                return;
+            case '/host':
+                res.writeHead(200, { 'content-type': 'text/plain' }).end(req.headers.host);
+                return;
+            case '/binary':
+                res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from([0, 1, 2]));
+                return;
+            case '/image':
+                res.writeHead(200, { 'content-type': 'image/png' }).end('png');
+                return;
+            case '/untyped':
+                res.writeHead(200).end('no type');
+                return;
+            case '/gzip':
+                res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end('x');
+                return;
+            case '/missing':
+                res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
+                return;
+            case '/exactly-1000':
+                res.writeHead(200, { 'content-type': 'text/plain' }).end('a'.repeat(1000));
+                return;
+            case '/big':
+                res.writeHead(200, { 'content-type': 'text/plain' }).end('a'.repeat(2000));
+                return;
+            case '/big-chunked': {
+                // No Content-Length: the cap has to be enforced while the body streams.
+                res.writeHead(200, { 'content-type': 'text/plain' });
+                for (let i = 0; i < 10; i++)
+                    res.write('b'.repeat(200));
+                res.end();
+                return;
+            }
+            case '/slow-headers':
+                return; // never answers
+            case '/slow-body':
+                res.writeHead(200, { 'content-type': 'text/plain' });
+                res.write('first part'); // and never ends
+                return;
+            default:
+                res.writeHead(500).end();
+        }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = server.address().port;
+    base = `http://127.0.0.1:${port}`;
+});
+afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+});
+async function failure(promise) {
+    const error = await promise.then(() => undefined, (caught) => caught);
+    expect(error).toBeInstanceOf(UrlFetchError);
+    return error;
+}
+function options(extra = {}) {
+    const spy = spyConnect();
+    return { allowPrivate: true, timeoutMs: 5000, connect: spy.connect, addresses: spy.addresses, ...extra };
+}
+describe('fetching an allowed URL', () => {
+    it('returns the text of a loopback server with allowPrivate', async () => {
+        const opts = options();
+        const result = await fetchImportUrl(`${base}/text`, opts);
+        expect(result).toEqual({ text: 'héllo ✓', finalUrl: `${base}/text`, contentType: 'text/plain' });
+        expect(opts.addresses).toEqual(['127.0.0.1']);
+    });
+    it('accepts the IPv4-mapped loopback form with allowPrivate', async () => {
+        const result = await fetchImportUrl(`http://[::ffff:127.0.0.1]:${port}/text`, options());
+        expect(result.text).toBe('héllo ✓');
+    });
+    it.each([
+        ['/markdown', 'text/markdown', '# Title\n'],
+        ['/json', 'application/json', '{"a":1}'],
+        ['/latin1', 'text/plain', 'café'],
+    ])('accepts %s as %s', async (path, contentType, text) => {
+        expect(await fetchImportUrl(`${base}${path}`, options())).toMatchObject({ contentType, text });
+    });
+    it('connects to the checked address, not to what DNS says later (rebinding)', async () => {
+        const lookups = [];
+        // The first answer is loopback; any later one would be private. A `.test` name has no real DNS,
+        // so the fetch can only succeed if the connection used the checked address.
+        const lookup = async (hostname) => {
+            lookups.push(hostname);
+            return [{ address: lookups.length === 1 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
+        };
+        const opts = options({ lookup });
+        const result = await fetchImportUrl(`http://rebind.test:${port}/host`, opts);
+        expect(result.text).toBe(`rebind.test:${port}`);
+        expect(lookups).toEqual(['rebind.test']);
+        expect(opts.addresses).toEqual(['127.0.0.1']);
+    });
+    it('looks the host up again for each redirect hop, and refuses a hop that now resolves privately', async () => {
+        let calls = 0;
+        const lookup = async () => {
+            calls++;
+            return [{ address: calls === 1 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
+        };
+        const opts = options({ lookup });
+        const error = await failure(fetchImportUrl(`http://rebind.test:${port}/chain/1`, opts));
+        expect(error.code).toBe('url_not_allowed');
+        expect(error.message).toMatch(/redirect target .*rebind\.test resolves to 10\.0\.0\.1/);
+        expect(opts.addresses).toEqual(['127.0.0.1']);
+    });
+    it('tries the next checked address when one refuses the connection', async () => {
+        const lookup = async () => [
+            { address: '127.0.0.2', family: 4 }, // nothing listens there on this port
+            { address: '127.0.0.1', family: 4 },
+        ];
+        const opts = options({ lookup });
+        expect((await fetchImportUrl(`http://two.test:${port}/text`, opts)).text).toBe('héllo ✓');
+        expect(opts.addresses).toEqual(['127.0.0.2', '127.0.0.1']);
+    });
+    it('refuses a connection whose socket reports another address than the checked one', async () => {
+        const lying = async (request) => ({ ...(await connectPinned(request)), remoteAddress: '10.0.0.9' });
+        const error = await failure(fetchImportUrl(`${base}/text`, options({ connect: lying })));
+        expect(error.code).toBe('url_not_allowed');
+        expect(error.message).toMatch(/connected to 10\.0\.0\.9, not the checked 127\.0\.0\.1/);
+    });
+});
+describe('redirects', () => {
+    it('follows up to 3 redirects and reports the final URL', async () => {
+        const result = await fetchImportUrl(`${base}/chain/3`, options());
+        expect(result).toMatchObject({ text: 'end of chain', finalUrl: `${base}/chain/0` });
+    });
+    it('fails on the 4th redirect', async () => {
+        const error = await failure(fetchImportUrl(`${base}/chain/4`, options()));
+        expect(error.code).toBe('fetch_failed');
+        expect(error.message).toMatch(/too many redirects \(more than 3\)/);
+    });
+    it('honours a lower maxRedirects', async () => {
+        const error = await failure(fetchImportUrl(`${base}/chain/1`, options({ maxRedirects: 0 })));
+        expect(error.message).toMatch(/too many redirects/);
+    });
+});
+describe('responses that cannot be imported', () => {
+    it.each([
+        ['/binary', /application\/octet-stream; only text/],
+        ['/image', /image\/png; only text/],
+        ['/untyped', /no Content-Type/],
+        ['/gzip', /gzip-encoded/],
+        ['/missing', /answered HTTP 404/],
+    ])('%s', async (path, message) => {
+        const error = await failure(fetchImportUrl(`${base}${path}`, options()));
+        expect(error.code).toBe('fetch_failed');
+        expect(error.message).toMatch(message);
+    });
+    it('accepts a body of exactly maxBytes', async () => {
+        expect((await fetchImportUrl(`${base}/exactly-1000`, options({ maxBytes: 1000 }))).text).toHaveLength(1000);
+    });
+    it.each(['/big', '/big-chunked'])('refuses %s past maxBytes', async (path) => {
+        const error = await failure(fetchImportUrl(`${base}${path}`, options({ maxBytes: 1000 })));
+        expect(error.code).toBe('fetch_failed');
+        expect(error.message).toMatch(/larger than the import limit of 1000 bytes/);
+    });
+    it.each(['/slow-headers', '/slow-body'])('gives up on %s at the timeout', async (path) => {
+        const error = await failure(fetchImportUrl(`${base}${path}`, options({ timeoutMs: 300 })));
+        expect(error.code).toBe('fetch_failed');
+        expect(error.message).toBe('timed out after 300 ms');
+    });
+    it('stops when the caller cancels', async () => {
+        const controller = new AbortController();
+        const pending = fetchImportUrl(`${base}/slow-headers`, options({ signal: controller.signal }));
+        setTimeout(() => controller.abort(), 50);
+        const error = await failure(pending);
+        expect(error.message).toMatch(/cancelled/);
+    });
+    it('reports a host that does not resolve', async () => {
+        const lookup = async () => {
+            throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
+        };
+        const error = await failure(fetchImportUrl('http://nowhere.test/', options({ lookup })));
+        expect(error).toMatchObject({ code: 'fetch_failed', message: 'cannot resolve nowhere.test: ENOTFOUND' });
+    });
+    it('reports a refused connection', async () => {
+        const closed = http.createServer();
+        await new Promise((resolve) => closed.listen(0, '127.0.0.1', resolve));
+        const freePort = closed.address().port;
+        await new Promise((resolve) => closed.close(resolve));
+        const error = await failure(fetchImportUrl(`http://127.0.0.1:${freePort}/`, options()));
+        expect(error.code).toBe('fetch_failed');
+        expect(error.message).toMatch(/cannot connect to 127\.0\.0\.1:\d+: ECONNREFUSED/);
+    });
+});
