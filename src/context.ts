@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { AnyRoute, ParamsOf, BodyOf, ResponseOf } from './contract/route.js';
+import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
 
 /**
  * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
@@ -22,8 +22,10 @@ export interface IO {
   readonly stdinIsTTY: boolean;
   readonly stdoutIsTTY: boolean;
   readonly stderrIsTTY: boolean;
-  /** Colour on stderr/stdout (NO_COLOR, FORCE_COLOR, TERM=dumb, CI and the TTY decide). */
+  /** Colour on stdout (NO_COLOR, FORCE_COLOR, TERM=dumb, CI and the TTY decide). */
   readonly color: boolean;
+  /** Colour on stderr, by the same rules applied to stderr. */
+  readonly stderrColor?: boolean;
   /** True only when stdin and stdout are terminals and neither --no-input nor CI is set. */
   canPrompt(): boolean;
 }
@@ -36,6 +38,8 @@ export interface GlobalOptions {
   noInput: boolean;
   debug: boolean;
   insecureHttp: boolean;
+  /** `--api-key-stdin`: the key is the first line of standard input (the rest stays readable). */
+  apiKeyStdin?: boolean;
 }
 
 /** A column of a table view: which field, under which heading. */
@@ -74,13 +78,22 @@ export interface Output {
   warn(message: string): void;
   spinner(text: string): Spinner;
   progress(label: string): ProgressBar;
+  /**
+   * Loads what rendering needs for this invocation (cli-table3 on a terminal, chalk when coloured, ora
+   * for spinners). lazyAction calls it before a verb runs; without it the renderer falls back to plain text.
+   */
+  prepare?(): Promise<void>;
 }
 
 export interface Prompter {
   input(options: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
   password(options: { message: string }): Promise<string>;
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
-  select<T extends string>(options: { message: string; choices: { name: string; value: T }[]; default?: T }): Promise<T>;
+  select<T extends string>(options: {
+    message: string;
+    choices: { name: string; value: T }[];
+    default?: T;
+  }): Promise<T>;
 }
 
 /** Where a key came from, as `auth status` reports it. */
@@ -108,14 +121,37 @@ export interface ConfigStore {
   deleteProfileValue(profile: string, key: string): void;
   listProfiles(): string[];
   readonly defaultProfile: string;
+  /** Sets (or, with undefined, clears) `default_profile`. */
+  setDefaultProfile?(name: string | undefined): void;
+  /** A top-level (not per-profile) setting as stored, e.g. `default_profile`; undefined when absent. */
+  getGlobal?(key: string): unknown;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
   /** Set to reuse a key across a resumed batch (journal). */
   idempotencyKey?: string;
-  /** Request body already serialised (streamed documents); validated by the caller. */
-  rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string;
+  /**
+   * Request body already serialised (streamed documents); validated by the caller. A function returning
+   * a fresh stream can be re-sent, so such a request may be retried; a bare iterable is never retried.
+   */
+  rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
+}
+
+/** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */
+export interface RawRequest {
+  method: string;
+  /** Path (and query) relative to the base URL. */
+  path: string;
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON when the body is JSON, else the text. */
+  body: unknown;
 }
 
 export interface ApiClient {
@@ -125,6 +161,8 @@ export interface ApiClient {
     input: { params?: ParamsOf<R>; body?: BodyOf<R> },
     options?: CallOptions,
   ): Promise<ResponseOf<R>>;
+  /** Sends a request that no route describes; errors are mapped like call()'s. */
+  request?(request: RawRequest): Promise<RawResponse>;
   close(): Promise<void>;
 }
 
@@ -135,6 +173,7 @@ export interface Browser {
 
 export interface Clock {
   now(): Date;
+  /** Waits; rejects with CancelError when the signal (or Ctrl-C) aborts the wait. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 

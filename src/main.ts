@@ -1,31 +1,87 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { CliError, ExitCode, exitCodeFor } from './errors.js';
+import { ApiError, CliError, ExitCode, exitCodeFor } from './errors.js';
 import { buildProgram } from './program.js';
 
 /**
  * Runs one invocation and returns its exit code. This is the only place where errors become exit
  * codes and messages: commands throw, main renders.
+ *
+ * An error reads, on stderr: `error: <what failed>`, then details (status, code, the service's
+ * detail or its list of field errors), then the fix as the last line. With --json the same follows
+ * as one JSON object on the last stderr line: {"error": {code, message, status?, detail?, hint?}}.
+ * No stack trace unless --debug.
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
-  const program = buildProgram(ctx);
+  let program: ReturnType<typeof buildProgram> | undefined;
   try {
+    program = buildProgram(ctx);
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (error) {
+    // stdout was closed by its reader (`facectl ... | head`): stop quietly.
+    if (outputClosed(ctx)) return ExitCode.ok;
     if (error instanceof CommanderError) {
-      // Help and version are "errors" to commander's exitOverride; their exit code is 0.
-      return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+      // Help and version are "errors" to exitOverride; so is a group called without a subcommand.
+      if (error.exitCode === 0 || error.code === 'commander.help') return ExitCode.ok;
+      // Commander has written `error: ...` and the usage line; a bad command line is a usage error.
+      // The action never ran, so ctx.globals was not updated from the parse: look at the line itself.
+      const json = ctx.globals.json || program?.opts().json === true || argv.includes('--json');
+      if (json) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
+      return ExitCode.usage;
     }
     reportError(ctx, error);
     return exitCodeFor(error);
   }
 }
 
-function reportError(ctx: Context, error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
-  const hint = error instanceof CliError ? error.hint : undefined;
-  ctx.io.stderr.write(`error: ${message}\n`);
-  if (hint) ctx.io.stderr.write(`${hint}\n`);
-  if (ctx.globals.debug && error instanceof Error && error.stack) ctx.io.stderr.write(`${error.stack}\n`);
+function outputClosed(ctx: Context): boolean {
+  const reason = ctx.signal.reason as CliError | undefined;
+  return ctx.signal.aborted && reason?.code === 'output_closed';
+}
+
+export function reportError(ctx: Context, error: unknown): void {
+  const write = (line: string) => void ctx.io.stderr.write(`${line}\n`);
+  if (!(error instanceof CliError)) {
+    // A bug or an unforeseen failure: say so plainly; the stack is there with --debug.
+    const message = error instanceof Error ? error.message : String(error);
+    write(`error: unexpected failure: ${message}`);
+    if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
+    write('run again with --debug for details; if it persists, please report it');
+    if (ctx.globals.json) writeJson(ctx, { code: 'internal_error', message });
+    return;
+  }
+  write(`error: ${error.message}`);
+  if (error instanceof ApiError) {
+    write(`  status: ${error.status} ${error.code}`);
+    for (const line of detailLines(error.detail, error.message)) write(`  ${line}`);
+  }
+  if (ctx.globals.debug && error.stack) write(error.stack);
+  if (error.hint) write(error.hint);
+  if (ctx.globals.json) {
+    writeJson(ctx, {
+      code: error.code,
+      message: error.message,
+      ...(error instanceof ApiError ? { status: error.status, detail: error.detail } : {}),
+      ...(error.hint ? { hint: error.hint } : {}),
+    });
+  }
+}
+
+/** The service's detail: each field error of a 422 on its own line; a string only if not already said. */
+function detailLines(detail: unknown, message: string): string[] {
+  if (Array.isArray(detail)) {
+    return detail.map((item) => {
+      const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
+      const path = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
+      return `- ${path ? `${path}: ` : ''}${typeof msg === 'string' ? msg : JSON.stringify(item)}`;
+    });
+  }
+  if (typeof detail === 'string' && detail !== '' && !message.includes(detail)) return [`detail: ${detail}`];
+  if (detail !== undefined && typeof detail !== 'string') return [`detail: ${JSON.stringify(detail)}`];
+  return [];
+}
+
+function writeJson(ctx: Context, error: Record<string, unknown>): void {
+  ctx.io.stderr.write(`${JSON.stringify({ error })}\n`);
 }

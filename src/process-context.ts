@@ -1,58 +1,186 @@
-import type { Context, Output } from './context.js';
+import type {
+  ApiClient,
+  Browser,
+  Clock,
+  ConfigStore,
+  Context,
+  Credentials,
+  GlobalOptions,
+  Prompter,
+} from './context.js';
+import { CancelError, CliError, ExitCode } from './errors.js';
+import { createOutput, type RenderModules } from './io/output.js';
+import { createPrompter } from './io/prompter.js';
+import { createIO, envFlag, type IOStreams } from './io/terminal.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * The production context. Everything costly (conf, undici, prompts, open) is built on first use, so
- * creating the context costs nothing for `--version`.
+ * The production context, and the assembly shared with the test context. Creating it costs nothing:
+ * conf, undici, @inquirer/prompts, ora, chalk, cli-table3, open and zod are imported on first use, so
+ * `facectl --version` loads only this file, main.ts and commander.
  */
-export function createProcessContext(argv: string[]): Context {
-  const controller = new AbortController();
-  const json = argv.includes('--json');
-  const write = (stream: NodeJS.WriteStream) => (text: string) => stream.write(text);
-  const out: Output = {
-    json,
-    record: (value) => write(process.stdout)(`${JSON.stringify(value, null, 2)}\n`),
-    list: (rows) => write(process.stdout)(`${JSON.stringify(rows, null, 2)}\n`),
-    line: (value) => write(process.stdout)(`${JSON.stringify(value)}\n`),
-    text: write(process.stdout),
-    success: (m) => write(process.stderr)(`${m}\n`),
-    info: (m) => write(process.stderr)(`${m}\n`),
-    warn: (m) => write(process.stderr)(`warning: ${m}\n`),
-    spinner: () => ({ update() {}, stop() {} }),
-    progress: () => ({ update() {}, stop() {} }),
+
+export interface ContextParts {
+  streams: IOStreams;
+  env: Env;
+  globals: GlobalOptions;
+  clock: Clock;
+  browser: Browser;
+  signal: AbortSignal;
+  /** Defaults to @inquirer/prompts bound to the streams. */
+  prompter?: Prompter;
+  /** Defaults to the conf-backed file store. */
+  config?: () => Promise<ConfigStore>;
+  renderModules?: RenderModules;
+  /** Extra options for the API client (tests shorten timeouts). */
+  apiOptions?: Record<string, unknown>;
+  /** Runs once before the API client is built (process tuning). */
+  beforeApi?: () => Promise<void>;
+}
+
+export type ClosableContext = Context & {
+  credentials(): Promise<Credentials & { describe(): string }>;
+  /** Closes the API client's connections so the process can exit at once. */
+  close(): Promise<void>;
+};
+
+export function assembleContext(parts: ContextParts): ClosableContext {
+  const { env, globals, signal } = parts;
+  const io = createIO(parts.streams, env, globals);
+  const out = createOutput(io, env, globals, parts.renderModules);
+  const once = <T>(make: () => Promise<T>) => {
+    let made: Promise<T> | undefined;
+    return () => {
+      made ??= make();
+      return made;
+    };
   };
-  const unavailable = async (): Promise<never> => {
-    throw new Error('not available yet');
-  };
-  return {
-    io: {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      stdinIsTTY: Boolean(process.stdin.isTTY),
-      stdoutIsTTY: Boolean(process.stdout.isTTY),
-      stderrIsTTY: Boolean(process.stderr.isTTY),
-      color: false,
-      canPrompt: () => false,
-    },
+
+  const config = parts.config
+    ? once(parts.config)
+    : once(async () => {
+        const { openConfigStore } = await import('./config/conf-store.js');
+        return openConfigStore(env, (message) => out.warn(message));
+      });
+
+  const credentials = once(async () => {
+    const { resolveCredentials } = await import('./config/credentials.js');
+    return resolveCredentials({ env, globals, stdin: io.stdin, stdinIsTTY: io.stdinIsTTY, config });
+  });
+
+  let client: ApiClient | undefined;
+  let ctx: ClosableContext;
+  const api = once(async () => {
+    await parts.beforeApi?.();
+    const creds = await credentials();
+    const { clientForContext } = await import('./api/context-client.js');
+    client = clientForContext(
+      ctx,
+      {
+        baseUrl: creds.baseUrl,
+        apiKey: async () => (await creds.apiKey())?.key,
+        noKeyMessage: `not logged in: ${creds.describe()}`,
+      },
+      parts.apiOptions,
+    );
+    return client;
+  });
+
+  ctx = {
+    io,
     out,
-    prompter: { input: unavailable, password: unavailable, confirm: unavailable, select: unavailable },
-    globals: { json, noInput: true, debug: argv.includes('--debug'), insecureHttp: false },
-    env: process.env,
-    clock: {
-      now: () => new Date(),
-      sleep: (ms, signal) =>
-        new Promise((resolve) => {
-          const timer = setTimeout(resolve, ms);
-          signal?.addEventListener('abort', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        }),
+    prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
+    globals,
+    env,
+    clock: parts.clock,
+    browser: parts.browser,
+    signal,
+    config,
+    credentials,
+    api,
+    close: async () => {
+      await client?.close();
     },
-    browser: { open: async () => false },
-    signal: controller.signal,
-    config: unavailable,
-    credentials: unavailable,
-    api: unavailable,
   };
+  return ctx;
+}
+
+/** Wall-clock time; sleep() rejects with CancelError when the signal aborts (Ctrl-C). */
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new CancelError());
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new CancelError());
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/**
+ * Opens URLs with `open`, except where no browser can appear: over SSH, in CI, or on Linux without a
+ * display. Then, and when launching fails, it returns false and the caller prints the URL instead.
+ */
+export function createSystemBrowser(env: Env, platform: NodeJS.Platform = process.platform): Browser {
+  return {
+    async open(url) {
+      if (env.SSH_CONNECTION || env.SSH_TTY || envFlag(env, 'CI')) return false;
+      if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return false;
+      try {
+        const { default: open } = await import('open');
+        await open(url);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** The reason the invocation is aborted when stdout is closed by its reader (`facectl ... | head`). */
+export const OUTPUT_CLOSED = 'output_closed';
+
+/**
+ * Builds the context from process.*. Global flags are guessed from argv here only so that errors before
+ * parsing (none today) render right; program.ts's preAction hook sets them from commander's parse.
+ * Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
+ * Ctrl-C exits at once. EPIPE on stdout aborts quietly.
+ */
+export function createProcessContext(argv: string[]): ClosableContext {
+  // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the
+  // background, and Node waits for that work before exiting: ~100 ms on every API command. The flag
+  // must be set before undici compiles the parser, i.e. before the first request.
+  const fastExit = async () => (await import('node:v8')).setFlagsFromString('--liftoff-only');
+  const controller = new AbortController();
+  const globals: GlobalOptions = {
+    json: argv.includes('--json'),
+    noInput: argv.includes('--no-input'),
+    debug: argv.includes('--debug'),
+    insecureHttp: argv.includes('--insecure-http'),
+  };
+  process.on('SIGINT', () => {
+    if (controller.signal.aborted) process.exit(ExitCode.interrupted);
+    controller.abort(new CancelError());
+  });
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (!controller.signal.aborted)
+      controller.abort(new CliError('output closed', ExitCode.ok, { code: OUTPUT_CLOSED }));
+  });
+  return assembleContext({
+    streams: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    env: process.env,
+    globals,
+    clock: systemClock,
+    browser: createSystemBrowser(process.env),
+    signal: controller.signal,
+    beforeApi: fastExit,
+  });
 }

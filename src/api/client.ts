@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
+import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
+import { AuthError, CancelError, ResponseError, UsageError } from '../errors.js';
+import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
+import { type ExchangeResult, Transport, type TransportOptions } from './transport.js';
+
+/**
+ * The only path to the network. Every call names a contract route: the request is validated before
+ * anything is sent (a UsageError naming the field), the key goes only to the configured base URL, and
+ * the answer is validated on arrival (a ResponseError naming the route and the field).
+ */
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  /** The key, or a function resolving it on the first call that needs one (stdin is read only then). */
+  apiKey?: string | (() => Promise<string | undefined>);
+  /** Allow plain http to hosts other than loopback (the key would cross the network unencrypted). */
+  insecureHttp?: boolean;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Aborts every request (Ctrl-C). */
+  signal?: AbortSignal;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  debug?: (line: string) => void;
+  /** Said when a call needs a key and there is none (names where keys are looked for). */
+  noKeyMessage?: string;
+  connectTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  maxRetries?: number;
+  maxResponseBytes?: number;
+  maxRetryAfterMs?: number;
+  userAgent?: string;
+}
+
+/** A request the contract refuses; `issues` lets a command re-word them with its own flag names. */
+export class RequestValidationError extends UsageError {
+  constructor(
+    message: string,
+    readonly issues: { field: string; message: string }[],
+  ) {
+    super(message, { code: 'invalid_request' });
+  }
+}
+
+/** Routes that authenticate without a key (the browser's OAuth callback carries a single-use state). */
+const UNAUTHENTICATED = new Set(['oauthCallback']);
+
+export function createApiClient(
+  options: ApiClientOptions,
+): ApiClient & { request(r: RawRequest): Promise<RawResponse> } {
+  const base = parseBaseUrl(options.baseUrl, options.insecureHttp ?? false);
+  const baseUrl = base.href.replace(/\/$/, '');
+  const basePath = base.pathname.replace(/\/$/, '');
+  let resolvedKey: string | undefined;
+  const transport = new Transport({
+    baseUrl: base,
+    env: options.env ?? {},
+    sleep: options.sleep ?? defaultSleep,
+    secrets: () => (resolvedKey ? [resolvedKey] : []),
+    ...pick(options, ['debug', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxRetries']),
+    ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs']),
+  } as TransportOptions);
+  const userAgent = options.userAgent ?? `facectl node/${process.versions.node}`;
+
+  const keyFor = async (info: ExchangeInfo): Promise<string> => {
+    const key = typeof options.apiKey === 'function' ? await options.apiKey() : options.apiKey;
+    if (!key) {
+      throw new AuthError(options.noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
+    }
+    resolvedKey = key;
+    return key;
+  };
+  const signalFor = (signal?: AbortSignal) => {
+    const signals = [options.signal, signal].filter((s): s is AbortSignal => s !== undefined);
+    return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
+  };
+
+  return {
+    baseUrl,
+    async call<R extends AnyRoute>(
+      route: R,
+      input: { params?: ParamsOf<R>; body?: BodyOf<R> },
+      callOptions: CallOptions = {},
+    ): Promise<ResponseOf<R>> {
+      const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
+      const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
+      let body: string | CallOptions['rawBody'] | undefined;
+      if (callOptions.rawBody !== undefined) body = callOptions.rawBody;
+      else if (route.body) body = JSON.stringify(validateRequest(route, 'body', route.body, input.body));
+      const headers: Record<string, string> = {
+        accept: route.responseKind === 'html' ? 'text/html' : 'application/json',
+        'user-agent': userAgent,
+      };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      if (!UNAUTHENTICATED.has(route.name)) headers.authorization = `Bearer ${await keyFor(info)}`;
+      const idempotencyKey = route.idempotent ? (callOptions.idempotencyKey ?? randomUUID()) : undefined;
+      if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+      const result = await transport.send({
+        method: route.method,
+        path: `${basePath}${buildPath(route.path, params)}`,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        repeatable: route.method === 'GET' || route.method === 'DELETE' || idempotencyKey !== undefined,
+        signal: signalFor(callOptions.signal),
+        info,
+      });
+      return interpret(route, result, info) as ResponseOf<R>;
+    },
+    async request(raw: RawRequest): Promise<RawResponse> {
+      const method = raw.method.toUpperCase();
+      if (!raw.path.startsWith('/')) throw new UsageError(`the path must start with /: ${raw.path}`);
+      const info: ExchangeInfo = { method, path: raw.path.replace(/\?.*$/, ''), baseUrl };
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'user-agent': userAgent,
+        authorization: `Bearer ${await keyFor(info)}`,
+      };
+      if (raw.body !== undefined) headers['content-type'] = 'application/json';
+      const result = await transport.send({
+        method,
+        path: `${basePath}${raw.path}`,
+        headers,
+        ...(raw.body === undefined ? {} : { body: JSON.stringify(raw.body) }),
+        repeatable: method === 'GET' || method === 'DELETE' || method === 'HEAD',
+        signal: signalFor(raw.signal),
+        info,
+      });
+      const text = result.body.toString('utf8');
+      const parsed = parseJsonLoosely(text, result.headers);
+      if (result.status >= 400) throw errorFromResponse(result.status, parsed, info, result.retryAfterSeconds);
+      return { status: result.status, headers: result.headers, body: parsed };
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** Validates a base URL and the rule that a key never crosses a network over plain http. */
+export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`not a valid base URL: ${value}`, { hint: 'use e.g. https://api.example.com' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`the base URL must use http or https: ${value}`);
+  }
+  if (url.username || url.password) throw new UsageError('the base URL must not carry a user name or password');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !insecureHttp) {
+    throw new UsageError(`refusing to send the API key over plain http to ${url.host}`, {
+      code: 'insecure_http',
+      hint: 'use an https:// base URL, or pass --insecure-http if you accept the risk',
+    });
+  }
+  return url;
+}
+
+function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRoute['params'], value: unknown) {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.map(String).join('.') : part,
+    message: issue.message,
+  }));
+  const list = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+  throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${list}`, issues);
+}
+
+function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo): unknown {
+  const where = `${route.method} ${route.path}`;
+  const text = result.body.toString('utf8');
+  const contentType = String(result.headers['content-type'] ?? '(none)');
+  if (result.status >= 400) {
+    throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);
+  }
+  if (result.status < 200 || result.status >= 300) {
+    throw new ResponseError(`unexpected response from ${where}: status ${result.status}`, {
+      hint: 'check --base-url: it should point at the service itself, not a redirect',
+    });
+  }
+  if (route.responseKind === 'html') {
+    if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
+    return text;
+  }
+  if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw unexpected(where, contentType, text, 'valid JSON');
+  }
+  const parsed = route.response.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';
+  throw new ResponseError(
+    `unexpected response from ${where} (${route.name}): field ${field}: ${issue?.message ?? 'invalid'}`,
+    { hint: 'the service does not answer as the interface says; run with --debug to see the exchange' },
+  );
+}
+
+function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {
+  const snippet = text.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return new ResponseError(
+    `unexpected response from ${where}: expected ${expected}, got content type ${contentType}: ${snippet || '(empty body)'}`,
+    {
+      hint: 'check --base-url: it should point at the Face Compilation Service (run with --debug to see the exchange)',
+    },
+  );
+}
+
+function parseJsonLoosely(text: string, headers: ExchangeResult['headers']): unknown {
+  if (!/\bjson\b/i.test(String(headers['content-type'] ?? ''))) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CancelError());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new CancelError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
+}

@@ -1,0 +1,23 @@
+import type { ApiClient, Context, RawRequest, RawResponse } from '../context.js';
+import { type ApiClientOptions, createApiClient } from './client.js';
+
+/**
+ * A client built from a context's pieces (abort signal, clock, --debug, --insecure-http, proxies) for a
+ * given base URL and key. ctx.api() uses it with the resolved credentials; `auth login` uses it to
+ * check a key before storing it.
+ */
+export function clientForContext(
+  ctx: Context,
+  target: Pick<ApiClientOptions, 'baseUrl' | 'apiKey' | 'noKeyMessage'>,
+  extra: Partial<ApiClientOptions> = {},
+): ApiClient & { request(request: RawRequest): Promise<RawResponse> } {
+  return createApiClient({
+    ...target,
+    insecureHttp: ctx.globals.insecureHttp,
+    env: ctx.env,
+    signal: ctx.signal,
+    sleep: ctx.clock.sleep,
+    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${line}\n`) } : {}),
+    ...extra,
+  });
+}

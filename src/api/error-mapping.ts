@@ -1,0 +1,200 @@
+import { ApiError, NetworkError } from '../errors.js';
+
+/**
+ * Turns an error answer of the service into an ApiError carrying its status, machine code, the service's
+ * detail and the fix for a person to try. This is the one place that knows what each code means.
+ */
+
+export interface ExchangeInfo {
+  method: string;
+  /** The path template (or the concrete path for requests outside the contract). */
+  path: string;
+  baseUrl: string;
+}
+
+interface ServiceError {
+  detail?: unknown;
+  code?: string;
+}
+
+export function errorFromResponse(
+  status: number,
+  body: unknown,
+  info: ExchangeInfo,
+  retryAfterSeconds?: number,
+): ApiError {
+  const parsed: ServiceError = typeof body === 'object' && body !== null ? (body as ServiceError) : {};
+  const code = typeof parsed.code === 'string' ? parsed.code : codeForStatus(status);
+  const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
+  const detailText = typeof detail === 'string' ? detail : undefined;
+  const where = `${info.method} ${info.path}`;
+  const make = (message: string, hint?: string) =>
+    new ApiError(message, status, { code, detail, ...(hint ? { hint } : {}) });
+
+  switch (status) {
+    case 401:
+      return make(
+        `the service refused the API key (401${detailText ? `: ${detailText}` : ''})`,
+        'run `facectl auth login` with a valid key, or check FACECTL_API_KEY',
+      );
+    case 402:
+      return make(detailText ?? `payment required by ${where}`, hintForRefusal(code, detailText));
+    case 403:
+      return make(detailText ?? `forbidden: ${where}`, hintForRefusal(code, detailText));
+    case 404:
+      return make(
+        detailText ?? `not found: ${where}`,
+        code === 'unknown_provider'
+          ? 'check the provider name (`facectl oauth list` shows the known ones)'
+          : 'check the id; faces are found by uid or alias',
+      );
+    case 409:
+      return make(detailText ?? `conflict: ${where}`, hintForConflict(code));
+    case 413:
+      return make(
+        detailText ?? 'the request body is larger than the service accepts',
+        'send less content per request (split the document)',
+      );
+    case 400:
+    case 422:
+      return make(
+        Array.isArray(detail)
+          ? `the service refused the request as invalid (${status} ${code})`
+          : (detailText ?? `the service refused the request as invalid (${status})`),
+        'fix the values listed above and run the command again',
+      );
+    case 429:
+      return make(
+        `rate limited by the service (429)${detailText ? `: ${detailText}` : ''}`,
+        retryAfterSeconds !== undefined
+          ? `retry after ${formatWait(retryAfterSeconds)}`
+          : 'wait a little and run the command again',
+      );
+    default:
+      return make(
+        `${where} failed with ${status}${detailText ? `: ${detailText}` : ''}`,
+        status >= 500 ? 'the service had a problem; try again later (run with --debug for the exchange)' : undefined,
+      );
+  }
+}
+
+function codeForStatus(status: number): string {
+  const names: Record<number, string> = {
+    400: 'bad_request',
+    401: 'not_authenticated',
+    402: 'payment_required',
+    403: 'forbidden',
+    404: 'not_found',
+    409: 'conflict',
+    413: 'payload_too_large',
+    422: 'validation_error',
+    429: 'rate_limited',
+  };
+  return names[status] ?? `http_${status}`;
+}
+
+function hintForRefusal(code: string, detail: string | undefined): string {
+  switch (code) {
+    case 'plan_required':
+      return 'Connect plan required — see `facectl oauth --help`';
+    case 'insufficient_scope':
+      return `use a key with the scope named above (create one with \`facectl keys create --scopes ...\`)`;
+    case 'face_not_allowed':
+      return "this key's allowed_face_ids does not include that face; use a key allowed to use it";
+    case 'model_not_allowed':
+      return "this key's allowed_llm_models does not include that model; use a key allowed to use it";
+    case 'key_escalation':
+      return 'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own';
+    case 'budget_exceeded':
+      return "this key's budget_usd is spent; use a key with budget left, or create one with a larger --budget-usd";
+    case 'insufficient_credits':
+      return 'add credits to the account, or connect an OAuth provider on the Connect plan';
+    case 'insufficient_quota':
+      return 'the monthly compile quota is used up; choose another --interviewer-billing-source or wait for next month';
+    default:
+      return detail ? 'the key or the plan does not allow this request' : 'check the key, its scopes and the plan';
+  }
+}
+
+function hintForConflict(code: string): string {
+  if (code === 'billing_source_unavailable') {
+    return 'choose another --interviewer-billing-source, or leave it out for the automatic choice';
+  }
+  if (code.includes('alias')) return 'choose another --alias';
+  return 'the resource already exists or is in another state; check it and try again';
+}
+
+export function formatWait(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
+  return `${Math.round(seconds / 360) / 10} h`;
+}
+
+/** True for hosts where a plain-http key is not exposed to a network: localhost and loopback addresses. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
+}
+
+/** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */
+export function networkErrorFrom(
+  error: unknown,
+  info: ExchangeInfo,
+  limits: { connectMs: number; headersMs: number; bodyMs: number },
+) {
+  const code = errorCode(error);
+  const host = new URL(info.baseUrl).hostname;
+  const loopbackHint = isLoopbackHost(host)
+    ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+    : 'check --base-url / FACECTL_BASE_URL and your network';
+  const timeoutHint = 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer';
+  const reason = (error as Error | undefined)?.message;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, { hint: loopbackHint, cause: error });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new NetworkError(`cannot reach ${info.baseUrl}: host ${host} not found`, {
+        hint: loopbackHint,
+        cause: error,
+      });
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new NetworkError(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
+        code: 'timeout',
+        hint: loopbackHint,
+        cause: error,
+      });
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return new NetworkError(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`, {
+        code: 'timeout',
+        hint: timeoutHint,
+        cause: error,
+      });
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new NetworkError(
+        `${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`,
+        { code: 'timeout', hint: timeoutHint, cause: error },
+      );
+    default:
+      return new NetworkError(
+        `${info.method} ${info.path}: the connection to ${info.baseUrl} dropped${reason ? ` (${reason})` : ''}`,
+        { hint: 'try again; run with --debug to see the exchange', cause: error },
+      );
+  }
+}
+
+/** The code of a socket/undici error, looking through AggregateError (happy eyeballs) and causes. */
+export function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
+  if (!e) return undefined;
+  if (typeof e.code === 'string') return e.code;
+  if (Array.isArray(e.errors) && e.errors.length > 0) return errorCode(e.errors[0]);
+  if (e.cause) return errorCode(e.cause);
+  return undefined;
+}
+
+/** Resets and drops before a complete answer: safe to retry for requests that may be repeated. */
+export function isRetryableNetworkError(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE' || code === 'UND_ERR_CLOSED';
+}

@@ -1,0 +1,85 @@
+import { clientForContext } from '../../api/context-client.js';
+import { activeProfile, checkApiKey, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
+import type { Context } from '../../context.js';
+import { getCurrentApiKey } from '../../contract/keys.js';
+import { ApiError, AuthError, UsageError } from '../../errors.js';
+
+/** `facectl auth login`: check a key with the service, then store it (and --base-url) in the profile. */
+
+export interface LoginResult {
+  profile: string;
+  base_url: string;
+  key_prefix: string;
+  plan: string | null;
+  scopes: string[] | null;
+  expires_at: string | null;
+  config_file: string;
+}
+
+export async function loginAction(ctx: Context): Promise<void> {
+  await runLogin(ctx);
+}
+
+export async function runLogin(ctx: Context): Promise<LoginResult> {
+  const creds = await ctx.credentials();
+  const key = await obtainKey(ctx);
+
+  // Check the key before storing it: a typo should fail now, not at the next command.
+  const client = clientForContext(ctx, { baseUrl: creds.baseUrl, apiKey: key });
+  let current: Awaited<ReturnType<typeof client.call<typeof getCurrentApiKey>>>;
+  const spinner = ctx.out.spinner(`Checking the key with ${creds.baseUrl}`);
+  try {
+    current = await client.call(getCurrentApiKey, {});
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      throw new AuthError(`${creds.baseUrl} refused this API key; nothing was stored`, {
+        hint: 'check that the key was copied whole, and that --base-url points at the service that issued it',
+      });
+    }
+    throw error;
+  } finally {
+    spinner.stop();
+    await client.close();
+  }
+
+  const store = await ctx.config();
+  const profile = await activeProfile(ctx);
+  store.setProfileValue(profile, 'api_key', key);
+  if (creds.baseUrlSource === 'flag') store.setProfileValue(profile, 'base_url', creds.baseUrl);
+
+  const result: LoginResult = {
+    profile: profile,
+    base_url: creds.baseUrl,
+    key_prefix: keyPrefix(key),
+    plan: current.plan ?? null,
+    scopes: current.scopes ?? null,
+    expires_at: current.expires_at,
+    config_file: store.path,
+  };
+  if (ctx.out.json) ctx.out.record(result);
+  else {
+    ctx.out.success(
+      `Logged in to ${creds.baseUrl} with key ${result.key_prefix}… (profile ${profile}${result.plan ? `, ${result.plan} plan` : ''})`,
+    );
+    if (!ctx.io.stderrIsTTY) ctx.out.info(`stored key ${result.key_prefix}… in profile ${profile}`);
+  }
+  if (ctx.env.FACECTL_API_KEY && !ctx.globals.apiKeyStdin) {
+    ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
+  }
+  return result;
+}
+
+async function obtainKey(ctx: Context): Promise<string> {
+  if (ctx.globals.apiKeyStdin) {
+    const found = await (await ctx.credentials()).apiKey();
+    if (!found) throw new UsageError('--api-key-stdin: standard input held no key');
+    return found.key;
+  }
+  if (!ctx.io.canPrompt()) {
+    throw new UsageError('no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin', {
+      hint: 'pipe the key in: `printenv MY_KEY | facectl auth login --api-key-stdin`',
+    });
+  }
+  const answer = await ctx.prompter.password({ message: 'Paste your API key:' });
+  return checkApiKey(answer, 'prompt');
+}

@@ -1,0 +1,27 @@
+import { activeProfile } from '../../config/credentials.js';
+import type { Context } from '../../context.js';
+
+/** `facectl auth logout`: forget the active profile's key; its base URL and other settings stay. */
+
+export interface LogoutResult {
+  profile: string;
+  removed: boolean;
+  config_file: string;
+}
+
+export async function logoutAction(ctx: Context): Promise<void> {
+  await runLogout(ctx);
+}
+
+export async function runLogout(ctx: Context): Promise<LogoutResult> {
+  const store = await ctx.config();
+  const profile = await activeProfile(ctx);
+  const removed = typeof store.getProfile(profile).api_key === 'string';
+  if (removed) store.deleteProfileValue(profile, 'api_key');
+  const result: LogoutResult = { profile: profile, removed, config_file: store.path };
+  if (ctx.out.json) ctx.out.record(result);
+  else if (removed) ctx.out.success(`Removed the API key of profile ${profile}`);
+  else ctx.out.info(`profile ${profile} has no stored API key; nothing to remove`);
+  if (ctx.env.FACECTL_API_KEY) ctx.out.warn('FACECTL_API_KEY is still set in the environment and will be used');
+  return result;
+}

@@ -1,0 +1,114 @@
+import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
+import type { Column, Context } from '../../context.js';
+import { getCurrentApiKey } from '../../contract/keys.js';
+import { AuthError, CliError } from '../../errors.js';
+
+/**
+ * `facectl auth status`: which service, which profile, which key and where each came from, then what
+ * the service says about the key. The local part is printed even when the service cannot be reached,
+ * and the exit code still tells (3 not logged in, 8 unreachable ...).
+ */
+
+export interface AuthStatus {
+  profile: string;
+  base_url: string;
+  base_url_source: string;
+  logged_in: boolean;
+  key_prefix: string | null;
+  key_source: string | null;
+  key_id?: string;
+  key_name?: string | null;
+  plan?: string | null;
+  scopes?: string[] | null;
+  expires_at?: string | null;
+  budget_usd?: number | null;
+  spent_usd?: number;
+  budget_left_usd?: number | null;
+  error?: string;
+}
+
+const FIELDS: Column<AuthStatus>[] = [
+  { header: 'base url', value: (s) => `${s.base_url} (from ${s.base_url_source})` },
+  { header: 'profile', value: (s) => s.profile },
+  { header: 'key', value: (s) => (s.key_prefix ? `${s.key_prefix}… (from ${s.key_source})` : 'none') },
+  { header: 'key name', value: (s) => s.key_name },
+  { header: 'plan', value: (s) => s.plan },
+  { header: 'scopes', value: (s) => s.scopes },
+  { header: 'expires', value: (s) => (s.key_id ? (s.expires_at ?? 'never') : undefined) },
+  { header: 'budget left', value: (s) => budgetText(s) },
+  { header: 'error', value: (s) => s.error },
+];
+
+export async function statusAction(ctx: Context): Promise<void> {
+  await runStatus(ctx);
+}
+
+export async function runStatus(ctx: Context): Promise<AuthStatus> {
+  const creds = await ctx.credentials();
+  const found = await creds.apiKey();
+  const status: AuthStatus = {
+    profile: await activeProfile(ctx),
+    base_url: creds.baseUrl,
+    base_url_source:
+      creds.baseUrlSource === 'flag'
+        ? '--base-url'
+        : creds.baseUrlSource === 'env'
+          ? 'FACECTL_BASE_URL'
+          : creds.baseUrlSource,
+    logged_in: found !== undefined,
+    key_prefix: found ? keyPrefix(found.key) : null,
+    key_source: found ? KEY_SOURCE_LABELS[found.source] : null,
+  };
+  if (!found) {
+    render(ctx, status);
+    throw new AuthError(`not logged in: ${describeMissing(status.profile)}`);
+  }
+  const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
+  try {
+    const current = await (await ctx.api()).call(getCurrentApiKey, {});
+    spinner.stop();
+    Object.assign(status, {
+      key_id: current.id,
+      key_name: current.name,
+      plan: current.plan ?? null,
+      scopes: current.scopes ?? null,
+      expires_at: current.expires_at,
+      budget_usd: current.budget_usd,
+      spent_usd: current.spent_usd,
+      budget_left_usd:
+        current.budget_usd === null ? null : roundUsd(Math.max(0, current.budget_usd - current.spent_usd)),
+    });
+  } catch (error) {
+    spinner.stop();
+    if (error instanceof CliError) {
+      status.error = error.message;
+      render(ctx, status);
+    }
+    throw error;
+  }
+  render(ctx, status);
+  return status;
+}
+
+function render(ctx: Context, status: AuthStatus): void {
+  if (ctx.out.json) ctx.out.record(status);
+  else
+    ctx.out.record(
+      status,
+      FIELDS.filter((f) => f.value(status) !== undefined && f.value(status) !== null),
+    );
+}
+
+function budgetText(s: AuthStatus): string | undefined {
+  if (s.key_id === undefined) return undefined;
+  if (s.budget_usd === null || s.budget_usd === undefined) return 'unlimited';
+  return `$${(s.budget_left_usd ?? 0).toFixed(2)} of $${s.budget_usd.toFixed(2)}`;
+}
+
+function roundUsd(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}
+
+function describeMissing(profile: string): string {
+  return `no API key (not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${profile}" has none)`;
+}

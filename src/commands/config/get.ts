@@ -1,0 +1,40 @@
+import { activeProfile } from '../../config/credentials.js';
+import { findSetting } from '../../config/settings.js';
+import type { Context } from '../../context.js';
+import { CliError, ExitCode } from '../../errors.js';
+
+/** `facectl config get <key>`: the stored value (not the effective one: `auth status` shows that). */
+
+export interface SettingValue {
+  key: string;
+  value: string | null;
+  profile: string | null;
+}
+
+export async function getAction(ctx: Context, _raw: Record<string, unknown>, key: string): Promise<void> {
+  await runConfigGet(ctx, key);
+}
+
+export async function runConfigGet(ctx: Context, key: string): Promise<SettingValue> {
+  const setting = findSetting(key);
+  const store = await ctx.config();
+  let stored: unknown;
+  let profile: string | null = null;
+  if (setting.scope === 'global') stored = store.getGlobal?.(key);
+  else {
+    profile = await activeProfile(ctx);
+    stored = store.getProfile(profile)[key];
+  }
+  const value = stored === undefined || stored === null || stored === '' ? null : setting.show(stored);
+  const result: SettingValue = { key, value, profile };
+  if (ctx.out.json) ctx.out.record(result);
+  else if (value !== null) ctx.out.text(`${value}\n`);
+  // Like `git config`: an unset value is exit 1, so scripts can test for it.
+  if (value === null) {
+    throw new CliError(`${key} is not set${profile ? ` in profile "${profile}"` : ''}`, ExitCode.error, {
+      code: 'not_set',
+      hint: key === 'api_key' ? 'run `facectl auth login`' : `set it with \`facectl config set ${key} <value>\``,
+    });
+  }
+  return result;
+}

@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { addExamples, lazyAction } from '../kit.js';
+
+const EXTENSION_NOTE =
+  'Uses an endpoint the published interface does not show (an extension that `facectl serve` implements).';
+const withNote = (text: string) => `${text}\n\n${EXTENSION_NOTE}`;
+
+/** `facectl docs ...`: declared with commander only; the verb modules load when a command runs. */
+export function registerDocsCommands(program: Command, ctx: Context): void {
+  const docs = program.command('docs').description('Submit, read and sync compile documents.');
+
+  const submit = docs
+    .command('submit')
+    .summary('Submit a document, or a batch of them (NDJSON)')
+    .description(
+      [
+        'Submit a document, or a batch of them.',
+        '',
+        'The input is --content TEXT, --file PATH, or - (standard input). A file or standard input is read as:',
+        '',
+        '  json    one JSON document {"alias", "content", "label", "perspective"}',
+        '  ndjson  one such document per line: a batch',
+        '  text    anything else: the content, with --alias and --label',
+        '',
+        'For JSON and NDJSON, --alias, --label and --perspective fill the fields a document leaves out. The kind is detected (a first line that is a whole JSON object, followed by more lines, is NDJSON); --format names it.',
+        '',
+        'A batch is sent --concurrency documents at a time, with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero.',
+        '',
+        'token_count in the answer is a preview: nothing is charged until the document is synced.',
+      ].join('\n'),
+    )
+    .argument('[input]', '- to read the document(s) from standard input')
+    .option('--alias <alias>', 'alias of the face the document belongs to (for JSON input: the default)')
+    .option('--label <label>', 'label of the document (for JSON input: the default)')
+    .option('--perspective <perspective>', 'first-person or third-person (the service defaults to third-person)')
+    .option('--content <text>', 'the document text')
+    .option('--file <path>', 'read the document(s) from a file (- for standard input)')
+    .option('--format <format>', 'text, json or ndjson (default: detected)')
+    .option('--concurrency <n>', 'requests in flight for a batch, 1 to 64', '4')
+    .option('--continue-on-error', 'in a batch, report bad or refused lines and keep sending the others')
+    .action(lazyAction<[string | undefined]>(ctx, async () => (await import('./submit.js')).submitAction));
+  addExamples(submit, [
+    'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
+    'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
+    `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
+  ]);
+
+  const get = docs
+    .command('get')
+    .description(withNote('Show a document.'))
+    .argument('<document_id>', 'the document id (doc_...)')
+    .action(lazyAction<[string]>(ctx, async () => (await import('./get.js')).getDocumentAction));
+  addExamples(get, ['facectl docs get doc_7Hc2Lq', 'facectl docs get doc_7Hc2Lq --json | jq .prepare_status']);
+
+  const sync = docs
+    .command('sync')
+    .description(withNote('Sync a document: its token_count is charged to the billing source and preparation starts.'))
+    .argument('<document_id>', 'the document id (doc_...)')
+    .option('--wait', 'wait until preparation is ready, with a progress bar')
+    .option('--timeout <seconds>', 'with --wait: give up after this many seconds (default 300)')
+    .action(lazyAction<[string]>(ctx, async () => (await import('./sync.js')).syncDocumentAction));
+  addExamples(sync, [
+    'facectl docs sync doc_7Hc2Lq',
+    'facectl docs sync doc_7Hc2Lq --wait --timeout 60',
+    'facectl docs sync doc_7Hc2Lq --wait --json --no-input | jq .prepare_status',
+  ]);
+}

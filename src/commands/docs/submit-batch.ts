@@ -1,0 +1,259 @@
+import type { Context, ProgressBar, Spinner } from '../../context.js';
+import { createDocument } from '../../contract/documents.js';
+import { CancelError, CliError, ExitCode, type ExitCodeValue, UsageError } from '../../errors.js';
+import { type DocumentDefaults, type NdjsonLine, readNdjsonDocuments } from '../../input/documents.js';
+import type { InputSource } from '../../input/source.js';
+
+/**
+ * `docs submit` of NDJSON: one document per line, sent with --concurrency requests in flight.
+ *
+ * A file is read twice, streaming both times so memory stays flat whatever its size: the first pass
+ * checks every line (and counts them for the progress bar), so a bad line means nothing is sent; the
+ * second pass sends. Standard input cannot be read twice, so its lines are checked as they are sent and
+ * the first bad line stops the batch (lines before it were already submitted). With
+ * --continue-on-error, bad lines and refused documents are reported and the rest is still sent.
+ *
+ * Results are reported as lines finish (in completion order; `line` says which input line): NDJSON
+ * under --json, tab-separated `line document_id token_count` when piped, a table at the end on a
+ * terminal. A summary goes to stderr, and any failure makes the exit code non-zero.
+ */
+
+export interface BatchInput {
+  source: InputSource;
+  /** The bytes of the first read (they may replay what kind detection peeked at). */
+  chunks: AsyncIterable<Buffer>;
+  defaults: DocumentDefaults;
+  concurrency: number;
+  continueOnError: boolean;
+}
+
+export type LineResult =
+  | { line: number; ok: true; document_id: string; token_count: number }
+  | { line: number; ok: false; error: { code: string; message: string } };
+
+type FailedLine = LineResult & { ok: false };
+
+interface Failures {
+  listed: FailedLine[];
+  firstByExitCode: Map<ExitCodeValue, FailedLine>;
+}
+
+export interface BatchSummary {
+  total: number | undefined;
+  submitted: number;
+  failed: number;
+  tokens: number;
+  notSent: boolean;
+}
+
+/** The most pressing failure decides the exit code: credentials and refusals before the rest. */
+const EXIT_PRIORITY: ExitCodeValue[] = [
+  ExitCode.interrupted,
+  ExitCode.auth,
+  ExitCode.refused,
+  ExitCode.network,
+  ExitCode.rateLimited,
+  ExitCode.usage,
+  ExitCode.conflict,
+  ExitCode.notFound,
+  ExitCode.error,
+];
+const MAX_LISTED = 10;
+
+export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
+  const { source, defaults } = input;
+  let total: number | undefined;
+  let lines: AsyncIterable<NdjsonLine>;
+  if (source.reopenable) {
+    total = await checkEveryLine(input);
+    lines = readNdjsonDocuments(source.open(), source.name, defaults, !input.continueOnError);
+  } else {
+    lines = readNdjsonDocuments(input.chunks, source.name, defaults);
+  }
+  return sendLines(ctx, input, lines, total);
+}
+
+/** First pass over a file: every line checked, nothing sent. Returns the number of documents. */
+async function checkEveryLine(input: BatchInput): Promise<number> {
+  const { source } = input;
+  let count = 0;
+  const problems: string[] = [];
+  let bad = 0;
+  for await (const line of readNdjsonDocuments(input.chunks, source.name, input.defaults)) {
+    count++;
+    if (line.error === undefined) continue;
+    bad++;
+    if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
+  }
+  if (count === 0) throw new UsageError(`${source.name} holds no documents (only blank lines)`);
+  if (bad > 0 && !input.continueOnError) {
+    const more = bad > problems.length ? [`... and ${bad - problems.length} more`] : [];
+    const message =
+      bad === 1
+        ? `${source.name}: ${problems[0]}`
+        : `${source.name}: ${bad} of ${count} lines are invalid:\n${[...problems, ...more].map((p) => `  ${p}`).join('\n')}`;
+    throw new UsageError(message, {
+      code: 'invalid_input',
+      hint: 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
+    });
+  }
+  return count;
+}
+
+async function sendLines(
+  ctx: Context,
+  input: BatchInput,
+  lines: AsyncIterable<NdjsonLine>,
+  total: number | undefined,
+): Promise<BatchSummary> {
+  const api = await ctx.api();
+  const { source } = input;
+  const summary: BatchSummary = { total, submitted: 0, failed: 0, tokens: 0, notSent: false };
+  // Bounded whatever the batch size: the first few failures to list, and the first of each exit code.
+  const failures: Failures = { listed: [], firstByExitCode: new Map() };
+  const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
+  const forTable: (LineResult & { ok: true })[] = [];
+  let stopReason: UsageError | undefined;
+  let fatal: unknown;
+  const progress = startProgress(ctx, total);
+
+  const report = (result: LineResult, exitCode?: ExitCodeValue) => {
+    if (result.ok) {
+      summary.submitted++;
+      summary.tokens += result.token_count;
+      if (ctx.out.json) ctx.out.line(result);
+      else if (onTerminal) forTable.push(result);
+      else ctx.out.text(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
+    } else {
+      summary.failed++;
+      const code = exitCode ?? ExitCode.error;
+      if (failures.listed.length < MAX_LISTED) failures.listed.push(result);
+      if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
+      if (ctx.out.json) ctx.out.line(result);
+      else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+    }
+    progress.update(summary.submitted + summary.failed, summary.failed);
+  };
+
+  const iterator = lines[Symbol.asyncIterator]();
+  // Ctrl-C must not wait for the next line of a slow pipe: a pending read ends as "no more lines".
+  const interrupted = new Promise<IteratorResult<NdjsonLine>>((resolve) => {
+    if (ctx.signal.aborted) resolve({ done: true, value: undefined });
+    ctx.signal.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true });
+  });
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped && !ctx.signal.aborted) {
+      let next: IteratorResult<NdjsonLine>;
+      try {
+        next = await Promise.race([iterator.next(), interrupted]);
+      } catch (error) {
+        // A read error (e.g. a line over the size limit) ends the batch; in-flight requests finish.
+        fatal ??= error;
+        stopped = true;
+        return;
+      }
+      if (next.done) return;
+      const line = next.value;
+      if (line.document === undefined) {
+        const message = line.error ?? 'invalid line';
+        if (!input.continueOnError) {
+          stopReason = new UsageError(`${source.name}: line ${line.line}: ${message}`, { code: 'invalid_input' });
+          stopped = true;
+          return;
+        }
+        report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
+        continue;
+      }
+      try {
+        const document = await api.call(createDocument, { body: line.document }, { signal: ctx.signal });
+        report({ line: line.line, ok: true, document_id: document.document_id, token_count: document.token_count });
+      } catch (error) {
+        if (ctx.signal.aborted) return;
+        const cli = error instanceof CliError ? error : undefined;
+        const message = error instanceof Error ? error.message : String(error);
+        report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
+        if (!input.continueOnError) stopped = true;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: input.concurrency }, worker));
+  } finally {
+    progress.stop();
+  }
+
+  if (onTerminal && forTable.length > 0) {
+    ctx.out.list(forTable, [
+      { header: 'line', value: (r) => r.line },
+      { header: 'document_id', value: (r) => r.document_id },
+      { header: 'token_count', value: (r) => r.token_count },
+    ]);
+  }
+  if (onTerminal) for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+  summary.notSent = stopped || ctx.signal.aborted;
+  printSummary(ctx, summary, onTerminal ? summary.failed - failures.listed.length : 0);
+
+  if (ctx.signal.aborted) {
+    const of = total === undefined ? '' : ` of ${total}`;
+    const what = (total ?? summary.submitted) === 1 ? 'document was' : 'documents were';
+    throw new CancelError(`interrupted: ${summary.submitted}${of} ${what} submitted`);
+  }
+  if (fatal !== undefined) throw fatal;
+  if (stopReason) {
+    throw new UsageError(stopReason.message, {
+      code: 'invalid_input',
+      hint:
+        `${summary.submitted} document(s) before it were already submitted: standard input is read once, so its ` +
+        'lines are checked as they are sent. Save the input to a file and use --file to check every line before ' +
+        'anything is sent, or pass --continue-on-error.',
+    });
+  }
+  if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError);
+  return summary;
+}
+
+function startProgress(
+  ctx: Context,
+  total: number | undefined,
+): { update(done: number, failed: number): void; stop(): void } {
+  if (total !== undefined) {
+    const bar: ProgressBar = ctx.out.progress('Submitting');
+    return {
+      update: (done, failed) => bar.update(done, total, failed > 0 ? `(${failed} failed)` : undefined),
+      stop: () => bar.stop(),
+    };
+  }
+  const spinner: Spinner = ctx.out.spinner('Submitting documents');
+  return {
+    update: (done, failed) =>
+      spinner.update(`Submitting documents: ${done} done${failed > 0 ? `, ${failed} failed` : ''}`),
+    stop: () => spinner.stop(),
+  };
+}
+
+function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
+  if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
+  const of = summary.total !== undefined ? ` of ${summary.total}` : '';
+  const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';
+  const left = summary.total !== undefined ? summary.total - summary.submitted - summary.failed : 0;
+  const notSent = left > 0 ? `, ${left} not sent` : '';
+  ctx.out.info(
+    `Submitted ${summary.submitted}${of} ${(summary.total ?? summary.submitted) === 1 ? 'document' : 'documents'}` +
+      `${failed}${notSent}. token_count total ${summary.tokens} ` +
+      '(a preview: nothing is charged until each document is synced).',
+  );
+}
+
+function batchError(failures: Failures, summary: BatchSummary, continued: boolean): CliError {
+  const exitCode = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code)) ?? ExitCode.error;
+  const first = failures.firstByExitCode.get(exitCode) ?? failures.listed[0];
+  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
+  const stopped = continued ? '' : '; the batch stopped at the first failure';
+  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
+    code: 'batch_failed',
+    hint: continued
+      ? 'fix the failed lines and submit them again'
+      : 'fix the cause and submit the remaining lines again, or pass --continue-on-error to send every valid line',
+  });
+}

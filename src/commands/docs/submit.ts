@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import type { Context } from '../../context.js';
+import { createDocument, type Document } from '../../contract/documents.js';
+import { UsageError } from '../../errors.js';
+import {
+  type DocumentBody,
+  type DocumentDefaults,
+  type DocumentFormat,
+  detectDocumentFormat,
+  readJsonDocument,
+  textDocument,
+} from '../../input/documents.js';
+import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
+import { readChunksText, resolveSource } from '../../input/source.js';
+import { parseOptions, requireValue } from '../kit.js';
+import { DOCUMENT_FIELDS, notePreview } from './fields.js';
+import { submitBatch } from './submit-batch.js';
+
+/**
+ * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
+ * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
+ * --format names it.
+ */
+
+export interface SubmitOptions extends DocumentDefaults {
+  content?: string | undefined;
+  /** A path, or `-` for standard input (from `--file -` or the `-` argument). */
+  file?: string | undefined;
+  format?: DocumentFormat | undefined;
+  concurrency: number;
+  continueOnError: boolean;
+}
+
+export const STDIN_HINT =
+  'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
+
+const optionsSchema = z.object({
+  alias: aliasOption.optional(),
+  label: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(500, { error: 'must be at most 500 characters' })
+    .optional(),
+  perspective: perspectiveOption.optional(),
+  content: z.string().optional(),
+  file: z.string().optional(),
+  format: choiceOption(['text', 'json', 'ndjson']).optional(),
+  concurrency: integerOption(1, 64, 'requests').default(4),
+  continueOnError: z.boolean().default(false),
+});
+
+export function parseSubmitOptions(raw: Record<string, unknown>, input?: string): SubmitOptions {
+  const options = parseOptions(optionsSchema, { ...raw, concurrency: raw.concurrency ?? '4' });
+  if (input !== undefined && input !== '-') {
+    throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
+      hint: `to submit a file, use --file ${input}; for text, --content "..."`,
+    });
+  }
+  const given = [options.content !== undefined, options.file !== undefined, input === '-'].filter(Boolean).length;
+  if (given > 1) throw new UsageError('give only one of --content, --file and - (standard input)');
+  if (given === 0) {
+    throw new UsageError('no document given', {
+      hint: 'give --content TEXT, --file PATH, or - to read standard input',
+    });
+  }
+  if (options.content === '') throw new UsageError('--content: must not be empty');
+  if (options.content !== undefined && options.format !== undefined && options.format !== 'text') {
+    throw new UsageError(`--format ${options.format} needs --file PATH or - (--content is always text)`);
+  }
+  return { ...options, file: input === '-' ? '-' : options.file };
+}
+
+export async function submitAction(ctx: Context, raw: Record<string, unknown>, input?: string): Promise<void> {
+  await runSubmit(ctx, parseSubmitOptions(raw, input));
+}
+
+export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void> {
+  if (opts.content !== undefined) {
+    await submitOne(ctx, textBody(opts.content, await textFlags(ctx, opts)));
+    return;
+  }
+  const source = await resolveSource(ctx, opts.file as string, STDIN_HINT);
+  const detected = opts.format
+    ? { format: opts.format, chunks: source.open() }
+    : await detectDocumentFormat(source.open(), source.name);
+  switch (detected.format) {
+    case 'text': {
+      // The flags first: a missing --alias is reported before a large input is read.
+      const flags = await textFlags(ctx, opts);
+      await submitOne(ctx, textBody(await readChunksText(detected.chunks, source.name), flags));
+      return;
+    }
+    case 'json':
+      await submitOne(ctx, await readJsonDocument(detected.chunks, source.name, opts));
+      return;
+    case 'ndjson':
+      await submitBatch(ctx, { source, chunks: detected.chunks, defaults: opts, ...opts });
+      return;
+  }
+}
+
+/** Plain text needs --alias and --label; on a terminal they are asked for. */
+async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
+  const alias = await requireValue(ctx, {
+    flag: '--alias',
+    value: opts.alias,
+    message: 'Alias of the face the document belongs to',
+    validate: checkAlias,
+  });
+  const label = await requireValue(ctx, { flag: '--label', value: opts.label, message: 'Label of the document' });
+  return { alias, label, perspective: opts.perspective };
+}
+
+function textBody(content: string, flags: DocumentDefaults): DocumentBody {
+  const result = textDocument(content, flags);
+  if (typeof result === 'string') throw new UsageError(result);
+  return result;
+}
+
+export async function submitOne(ctx: Context, body: DocumentBody): Promise<Document> {
+  const api = await ctx.api();
+  const document = await api.call(createDocument, { body }, { signal: ctx.signal });
+  ctx.out.record(document, DOCUMENT_FIELDS);
+  ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
+  notePreview(ctx, document);
+  return document;
+}

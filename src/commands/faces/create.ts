@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { Context } from '../../context.js';
+import { createFace, type Face, type FaceCreateRequest } from '../../contract/faces.js';
+import { readJsonObjectFlag } from '../../input/json-flag.js';
+import { aliasOption, checkAlias, nonEmptyOption } from '../../input/options.js';
+import { parseOptions, requireValue, splitList } from '../kit.js';
+import { FACE_FIELDS } from './fields.js';
+
+/** `facectl faces create`: a new face; name and alias are asked for on a terminal when not given. */
+
+export interface CreateFaceOptions {
+  name: string;
+  alias: string;
+  basicFacts?: Record<string, unknown> | undefined;
+  defaultTools?: string[] | undefined;
+  defaultModel?: string | undefined;
+  formula?: string | undefined;
+}
+
+const optionsSchema = z.object({
+  name: nonEmptyOption.optional(),
+  alias: aliasOption.optional(),
+  basicFacts: z.string().optional(),
+  defaultTools: z
+    .string()
+    .optional()
+    .transform((value) => splitList(value)),
+  defaultModel: nonEmptyOption.optional(),
+  formula: z.string().optional(),
+});
+
+/**
+ * Flags first (a bad value is refused before anything else happens), then the --basic-facts input,
+ * then prompts for what is still missing.
+ */
+export async function resolveCreateFaceOptions(ctx: Context, raw: Record<string, unknown>): Promise<CreateFaceOptions> {
+  const flags = parseOptions(optionsSchema, raw);
+  const basicFacts =
+    flags.basicFacts === undefined ? undefined : await readJsonObjectFlag(ctx, '--basic-facts', flags.basicFacts);
+  const name = await requireValue(ctx, { flag: '--name', value: flags.name, message: 'Display name of the face' });
+  const alias = await requireValue(ctx, {
+    flag: '--alias',
+    value: flags.alias,
+    message: 'Alias (a slug such as ada-lovelace)',
+    validate: checkAlias,
+  });
+  return {
+    name,
+    alias,
+    basicFacts,
+    defaultTools: flags.defaultTools,
+    defaultModel: flags.defaultModel,
+    formula: flags.formula,
+  };
+}
+
+export async function createFaceAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
+  await runCreateFace(ctx, await resolveCreateFaceOptions(ctx, raw));
+}
+
+export async function runCreateFace(ctx: Context, opts: CreateFaceOptions): Promise<Face> {
+  const body: FaceCreateRequest = { name: opts.name, alias: opts.alias };
+  if (opts.basicFacts !== undefined) body.basic_facts = opts.basicFacts;
+  if (opts.defaultTools !== undefined) body.default_tools = opts.defaultTools;
+  if (opts.defaultModel !== undefined) body.default_model = opts.defaultModel;
+  if (opts.formula !== undefined) body.formula = opts.formula;
+
+  const api = await ctx.api();
+  const face = await api.call(createFace, { body }, { signal: ctx.signal });
+  ctx.out.record(face, FACE_FIELDS);
+  ctx.out.success(`Created face ${face.alias}${face.uid ? ` (${face.uid})` : ''}`);
+  return face;
+}

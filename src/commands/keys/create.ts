@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import type { Column, Context } from '../../context.js';
+import { SCOPE_PATTERN, SCOPE_RULE } from '../../contract/common.js';
+import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
+import { CliError } from '../../errors.js';
+import { daysOption, usdOption } from '../../input/options.js';
+import { parseOptions, splitList } from '../kit.js';
+
+/** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
+
+export interface CreateKeyOptions {
+  name?: string | undefined;
+  expiresInDays?: number | undefined;
+  scopes?: string[] | undefined;
+  budgetUsd?: number | undefined;
+  allowedFaceIds?: string[] | undefined;
+  allowedLlmModels?: string[] | undefined;
+  save: boolean;
+}
+
+const list = (flag: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value) => splitList(value))
+    .refine((items) => items === undefined || items.length > 0, { error: `give at least one value (${flag} a,b)` });
+
+const optionsSchema = z.object({
+  name: z.string().optional(),
+  expiresInDays: daysOption.optional(),
+  scopes: list('--scopes').superRefine((items, check) => {
+    const bad = items?.find((item) => !SCOPE_PATTERN.test(item));
+    if (bad !== undefined)
+      check.addIssue({ code: 'custom', message: `${JSON.stringify(bad)} is not a scope: use ${SCOPE_RULE}` });
+  }),
+  budgetUsd: usdOption.optional(),
+  allowedFaceIds: list('--allowed-face-ids'),
+  allowedLlmModels: list('--allowed-llm-models'),
+  save: z.boolean().default(false),
+});
+
+export function parseCreateKeyOptions(raw: Record<string, unknown>): CreateKeyOptions {
+  return parseOptions(optionsSchema, raw);
+}
+
+export async function createKeyAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
+  await runCreateKey(ctx, parseCreateKeyOptions(raw));
+}
+
+const KEY_FIELDS: Column<ApiKey>[] = [
+  { header: 'key', value: (k) => k.key },
+  { header: 'id', value: (k) => k.id },
+  { header: 'name', value: (k) => k.name },
+  { header: 'key_prefix', value: (k) => k.key_prefix },
+  { header: 'expires_at', value: (k) => k.expires_at ?? 'never' },
+  { header: 'scopes', value: (k) => (k as { scopes?: unknown }).scopes },
+  { header: 'budget_usd', value: (k) => k.budget_usd ?? 'none' },
+  { header: 'allowed_face_ids', value: (k) => k.allowed_face_ids ?? 'any' },
+  { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
+];
+
+export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promise<ApiKey> {
+  const body: ApiKeyCreateRequest = {};
+  if (opts.name !== undefined) body.name = opts.name;
+  if (opts.expiresInDays !== undefined) body.expires_in_days = opts.expiresInDays;
+  if (opts.scopes !== undefined) body.scopes = opts.scopes;
+  if (opts.budgetUsd !== undefined) body.budget_usd = opts.budgetUsd;
+  if (opts.allowedFaceIds !== undefined) body.allowed_face_ids = opts.allowedFaceIds;
+  if (opts.allowedLlmModels !== undefined) body.allowed_llm_models = opts.allowedLlmModels;
+
+  const api = await ctx.api();
+  const key = await api.call(createApiKey, { body }, { signal: ctx.signal });
+
+  // Print before saving: if the config cannot be written, the secret is still in front of the user.
+  ctx.out.record(
+    key,
+    KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
+  );
+  if (ctx.io.stderrIsTTY) {
+    ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
+  }
+  if (opts.save) await saveKey(ctx, key);
+  return key;
+}
+
+async function saveKey(ctx: Context, key: ApiKey): Promise<void> {
+  try {
+    const credentials = await ctx.credentials();
+    const config = await ctx.config();
+    config.setProfileValue(credentials.profile, 'api_key', key.key);
+    // The key only works at the service that made it: keep the base URL with it when it came from
+    // a flag or the environment rather than from the profile itself.
+    if (credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env') {
+      config.setProfileValue(credentials.profile, 'base_url', credentials.baseUrl);
+    }
+    ctx.out.info(`Saved key ${key.key_prefix} in profile "${credentials.profile}" (${config.path}).`);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const exitCode = error instanceof CliError ? error.exitCode : 1;
+    throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, exitCode, {
+      code: 'save_failed',
+      hint: 'copy the key from above and run `facectl auth login`',
+      cause: error,
+    });
+  }
+}

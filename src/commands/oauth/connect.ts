@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { ApiClient, Context } from '../../context.js';
+import { authorizeOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
+import { NetworkError } from '../../errors.js';
+import { integerOption, requireArgument } from '../../input/options.js';
+import { parseOptions } from '../kit.js';
+import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
+
+/**
+ * `facectl oauth connect <provider>`: asks the service for the provider's authorize URL, prints it on
+ * stderr (always: the browser may open on another machine, or not at all), opens it unless
+ * --no-browser, then polls the connection list until the provider shows as newly connected, the wait
+ * times out (exit 8) or Ctrl-C ends it (exit 130).
+ */
+
+export interface ConnectOptions {
+  provider: string;
+  openBrowser: boolean;
+  timeoutSeconds: number;
+  /** Pause between two polls of GET /v1/oauth. */
+  intervalMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_SECONDS = 300;
+
+const optionsSchema = z.object({
+  // commander turns --no-browser into browser: false.
+  browser: z.boolean().default(true),
+  timeout: integerOption(1, 86_400, 'seconds').optional(),
+});
+
+export function parseConnectOptions(raw: Record<string, unknown>, provider: string): ConnectOptions {
+  const flags = parseOptions(optionsSchema, raw);
+  return {
+    provider: requireArgument('provider', provider),
+    openBrowser: flags.browser,
+    timeoutSeconds: flags.timeout ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
+  };
+}
+
+export async function connectAction(ctx: Context, raw: Record<string, unknown>, provider: string): Promise<void> {
+  await runConnect(ctx, parseConnectOptions(raw, provider));
+}
+
+export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<OAuthConnection> {
+  const api = await ctx.api();
+  const { provider } = opts;
+  let url: string;
+  let before: OAuthConnection | undefined;
+  try {
+    // Authorize first: a non-Connect plan is refused here, before any browser opens.
+    url = (await api.call(authorizeOAuth, { params: { provider } }, { signal: ctx.signal })).authorize_url;
+    before = await findConnection(ctx, api, provider);
+  } catch (error) {
+    throw explainPlanRequired(error);
+  }
+
+  if (before?.connected) ctx.out.info(`${provider} is already connected; approving again renews the connection.`);
+  ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
+  if (opts.openBrowser && !(await ctx.browser.open(url))) {
+    ctx.out.info('No browser could be opened here; open the URL above on any device.');
+  }
+
+  const connection = await waitForConnection(ctx, api, opts, before);
+  ctx.out.success(`Connected ${provider}`);
+  ctx.out.record(connection, CONNECTION_COLUMNS);
+  return connection;
+}
+
+async function waitForConnection(
+  ctx: Context,
+  api: ApiClient,
+  opts: ConnectOptions,
+  before: OAuthConnection | undefined,
+): Promise<OAuthConnection> {
+  const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
+  const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
+  try {
+    for (;;) {
+      // sleep() rejects with CancelError on Ctrl-C, which ends the wait with exit 130.
+      await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
+      const current = await findConnection(ctx, api, opts.provider);
+      if (current?.connected && (!before?.connected || current.connected_at !== before.connected_at)) return current;
+      if (ctx.clock.now().getTime() >= deadline) {
+        throw new NetworkError(
+          `${opts.provider} was not connected within ${opts.timeoutSeconds} s (the browser approval did not arrive)`,
+          {
+            code: 'timeout',
+            hint: `run \`facectl oauth connect ${opts.provider}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
+          },
+        );
+      }
+    }
+  } finally {
+    spinner.stop();
+  }
+}
+
+async function findConnection(ctx: Context, api: ApiClient, provider: string): Promise<OAuthConnection | undefined> {
+  const connections = await api.call(listOAuthConnections, {}, { signal: ctx.signal });
+  return connections.find((c) => c.provider === provider);
+}

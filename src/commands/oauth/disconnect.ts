@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { Context } from '../../context.js';
+import { disconnectOAuth } from '../../contract/oauth.js';
+import { CancelError, UsageError } from '../../errors.js';
+import { requireArgument } from '../../input/options.js';
+import { parseOptions } from '../kit.js';
+import { explainPlanRequired } from './fields.js';
+
+/** `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes. */
+
+export interface DisconnectOptions {
+  provider: string;
+  yes: boolean;
+}
+
+const optionsSchema = z.object({ yes: z.boolean().default(false) });
+
+export function parseDisconnectOptions(raw: Record<string, unknown>, provider: string): DisconnectOptions {
+  return { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) };
+}
+
+export async function disconnectAction(ctx: Context, raw: Record<string, unknown>, provider: string): Promise<void> {
+  await runDisconnect(ctx, parseDisconnectOptions(raw, provider));
+}
+
+export async function runDisconnect(ctx: Context, opts: DisconnectOptions): Promise<{ detail: string }> {
+  if (!opts.yes) {
+    if (!ctx.io.canPrompt()) {
+      throw new UsageError('--yes is required to disconnect when not running interactively', {
+        hint: `run \`facectl oauth disconnect ${opts.provider} --yes\``,
+      });
+    }
+    const confirmed = await ctx.prompter.confirm({
+      message: `Disconnect ${opts.provider}? Compile interviews will no longer be billed to that account.`,
+      default: false,
+    });
+    if (!confirmed) throw new CancelError(`cancelled: ${opts.provider} is still connected`);
+  }
+  const api = await ctx.api();
+  let result: { detail: string };
+  try {
+    result = await api.call(disconnectOAuth, { params: { provider: opts.provider } }, { signal: ctx.signal });
+  } catch (error) {
+    throw explainPlanRequired(error);
+  }
+  ctx.out.record(result, [{ header: 'detail', value: (r) => r.detail }]);
+  ctx.out.success(result.detail);
+  return result;
+}

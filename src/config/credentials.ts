@@ -1,0 +1,129 @@
+import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
+import { UsageError } from '../errors.js';
+import { readFirstLine } from '../io/stdin.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+
+export interface CredentialSources {
+  env: Env;
+  globals: GlobalOptions;
+  stdin: InputStream;
+  stdinIsTTY: boolean;
+  /** Opened only when a flag or variable does not already decide (conf costs ~60 ms to import). */
+  config: () => Promise<ConfigStore>;
+}
+
+/**
+ * Resolves where the service is and which key to use. Key: `--api-key-stdin`, then FACECTL_API_KEY,
+ * then the active profile's stored key. Base URL: `--base-url`, FACECTL_BASE_URL, the profile, the
+ * default. Profile: `--profile`, FACECTL_PROFILE, `default_profile`, "default". The config file is not
+ * read when flags and variables settle everything, so scripts with FACECTL_API_KEY start fast.
+ */
+export async function resolveCredentials(sources: CredentialSources): Promise<Credentials & { describe(): string }> {
+  const { env, globals } = sources;
+  const explicitProfile = globals.profile ?? nonEmpty(env.FACECTL_PROFILE);
+  const keyOutsideConfig = globals.apiKeyStdin || nonEmpty(env.FACECTL_API_KEY) !== undefined;
+  const urlOutsideConfig = nonEmpty(globals.baseUrl ?? env.FACECTL_BASE_URL) !== undefined;
+
+  let store: ConfigStore | undefined;
+  if (!(keyOutsideConfig && urlOutsideConfig)) store = await sources.config();
+  const profile = explicitProfile ?? store?.defaultProfile ?? 'default';
+  const settings = store?.getProfile(profile) ?? {};
+
+  let baseUrl: string;
+  let baseUrlSource: Credentials['baseUrlSource'];
+  if (nonEmpty(globals.baseUrl)) [baseUrl, baseUrlSource] = [globals.baseUrl as string, 'flag'];
+  else if (nonEmpty(env.FACECTL_BASE_URL)) [baseUrl, baseUrlSource] = [env.FACECTL_BASE_URL as string, 'env'];
+  else if (typeof settings.base_url === 'string' && settings.base_url)
+    [baseUrl, baseUrlSource] = [settings.base_url, 'profile'];
+  else [baseUrl, baseUrlSource] = [DEFAULT_BASE_URL, 'default'];
+
+  let cached: Promise<{ key: string; source: KeySource } | undefined> | undefined;
+  const apiKey = () => {
+    cached ??= (async () => {
+      if (globals.apiKeyStdin)
+        return { key: checkApiKey(await readKeyFromStdin(sources), 'stdin'), source: 'stdin' as const };
+      const fromEnv = nonEmpty(env.FACECTL_API_KEY);
+      if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
+      if (typeof settings.api_key === 'string' && settings.api_key) {
+        return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
+      }
+      return undefined;
+    })();
+    return cached;
+  };
+
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    baseUrlSource,
+    profile,
+    apiKey,
+    describe: () =>
+      `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
+  };
+}
+
+const SOURCE_NAMES: Record<KeySource, string> = {
+  stdin: 'standard input',
+  env: 'FACECTL_API_KEY',
+  profile: 'the stored profile',
+};
+
+/**
+ * Refuses a key that could inject headers or is plainly mangled: surrounding whitespace is trimmed (a
+ * trailing newline from `echo`), but whitespace inside, control or non-ASCII characters are an error,
+ * raised before anything is sent. The message never repeats the key.
+ */
+export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
+  const key = raw.trim();
+  const from = source === 'prompt' ? 'the prompt' : SOURCE_NAMES[source];
+  if (key === '') throw new UsageError(`the API key from ${from} is empty`);
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw new UsageError(
+      `the API key from ${from} contains whitespace, control or non-ASCII characters; refusing to send it`,
+      { code: 'invalid_api_key', hint: 'check the key was copied whole and alone (one line, nothing else)' },
+    );
+  }
+  return key;
+}
+
+async function readKeyFromStdin(sources: CredentialSources): Promise<string> {
+  if (sources.stdinIsTTY) {
+    throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
+      hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
+    });
+  }
+  return readFirstLine(sources.stdin);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * How a key is shown anywhere but its creation: its public prefix (`fcs_<id>`, the first 12 characters),
+ * never more than half of it, so a short or foreign key is not revealed either.
+ */
+export function keyPrefix(key: string): string {
+  return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
+}
+
+export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
+  stdin: '--api-key-stdin',
+  env: 'FACECTL_API_KEY',
+  profile: 'profile',
+};
+
+/**
+ * The active profile: `--profile`, FACECTL_PROFILE, the file's default_profile, "default". Commands that
+ * read or write the profile use this (credentials skip the file when flags and variables settle them).
+ */
+export async function activeProfile(ctx: {
+  globals: GlobalOptions;
+  env: Env;
+  config(): Promise<ConfigStore>;
+}): Promise<string> {
+  return ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE) ?? (await ctx.config()).defaultProfile;
+}

@@ -1,0 +1,75 @@
+import { UsageError } from '../errors.js';
+import { keyPrefix } from './credentials.js';
+import { checkProfileName } from './profile-store.js';
+
+/**
+ * The settings `facectl config` knows. Profile settings live under `profiles.<name>`; global ones at the
+ * top of the file. The key is a setting too, but it is only ever written by `auth login` (or
+ * `keys create --save`): a value on the command line would land in shell history and process lists.
+ */
+
+export interface Setting {
+  name: string;
+  scope: 'profile' | 'global';
+  description: string;
+  /** Checks and normalises a value given to `config set`. */
+  parse(value: string): string;
+  /** How the stored value is shown (the key as its prefix only). */
+  show(value: unknown): string;
+  /** Why `config set` refuses it, when it does. */
+  refuseSet?: { message: string; hint: string };
+}
+
+const asText = (value: unknown) => (value === undefined || value === null ? '' : String(value));
+
+export const SETTINGS: Record<string, Setting> = {
+  base_url: {
+    name: 'base_url',
+    scope: 'profile',
+    description: 'the service URL for this profile (e.g. https://api.example.com)',
+    parse(value) {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        throw new UsageError(`base_url: not a valid URL: ${value}`, { hint: 'use e.g. https://api.example.com' });
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new UsageError(`base_url: must use http or https: ${value}`);
+      }
+      if (url.username || url.password) throw new UsageError('base_url: must not carry a user name or password');
+      return url.href.replace(/\/+$/, '');
+    },
+    show: asText,
+  },
+  api_key: {
+    name: 'api_key',
+    scope: 'profile',
+    description: 'the API key for this profile (shown as its prefix; set with `facectl auth login`)',
+    parse(value) {
+      return value;
+    },
+    show: (value) => (typeof value === 'string' && value ? `${keyPrefix(value)}…` : ''),
+    refuseSet: {
+      message: 'api_key cannot be set with `config set`: the key would be left in shell history and process lists',
+      hint: 'run `facectl auth login` (it asks for the key, or reads it with --api-key-stdin)',
+    },
+  },
+  default_profile: {
+    name: 'default_profile',
+    scope: 'global',
+    description: 'the profile used when neither --profile nor FACECTL_PROFILE is given',
+    parse: (value) => checkProfileName(value),
+    show: asText,
+  },
+};
+
+export function findSetting(name: string): Setting {
+  const setting = SETTINGS[name];
+  if (!setting) {
+    throw new UsageError(`unknown setting ${JSON.stringify(name)}`, {
+      hint: `known settings: ${Object.keys(SETTINGS).join(', ')}`,
+    });
+  }
+  return setting;
+}

@@ -1,0 +1,202 @@
+import { type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
+import { UsageError } from '../errors.js';
+import { formatIssue } from './issues.js';
+import { describeJsonValue, isPlainObject, parseJsonObject, tryParseJson } from './json.js';
+import { readLines } from './lines.js';
+import { readChunksText } from './source.js';
+import { decodeUtf8 } from './utf8.js';
+
+/**
+ * The three kinds of `docs submit` input: plain text (flags give the rest), one JSON document
+ * `{alias, content, label, perspective}`, or NDJSON with one such document per line. Flags fill the
+ * fields a JSON document leaves out.
+ */
+
+export type DocumentFormat = 'text' | 'json' | 'ndjson';
+export type DocumentBody = DocumentCreateRequest;
+
+export interface DocumentDefaults {
+  alias?: string | undefined;
+  label?: string | undefined;
+  perspective?: DocumentCreateRequest['perspective'] | undefined;
+}
+
+const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
+
+/**
+ * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
+ * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows; else
+ * one JSON document (possibly pretty-printed, parsed whole later). Returns the chunks to read from,
+ * which replay what was peeked.
+ */
+export async function detectDocumentFormat(
+  chunks: AsyncIterable<Buffer>,
+  sourceName: string,
+): Promise<{ format: DocumentFormat; chunks: AsyncIterable<Buffer> }> {
+  const peek = new PeekedChunks(chunks);
+  const first = await peek.find(0, isNonSpace);
+  if (first === -1 || peek.byteAt(first) !== 0x7b) return { format: 'text', chunks: peek.replay() };
+  const lineEnd = await peek.find(first, (b) => b === 0x0a);
+  if (lineEnd === -1) return { format: 'json', chunks: peek.replay() };
+  const firstLine = decodeUtf8(peek.slice(first, lineEnd), sourceName);
+  if (!isJsonObject(firstLine)) return { format: 'json', chunks: peek.replay() };
+  const next = await peek.find(lineEnd + 1, isNonSpace);
+  return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
+}
+
+/** Reads one whole JSON document and completes it from the flags. */
+export async function readJsonDocument(
+  chunks: AsyncIterable<Buffer>,
+  sourceName: string,
+  defaults: DocumentDefaults,
+): Promise<DocumentBody> {
+  const text = await readChunksText(chunks, sourceName);
+  const object = parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
+  const result = validateDocument(object, defaults);
+  if (typeof result === 'string') {
+    throw new UsageError(`${sourceName}: ${result}`, { code: 'invalid_input', hint: FIELDS_NOTE });
+  }
+  return result;
+}
+
+/** A plain-text document: the content as given, the rest from the flags. */
+export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody | string {
+  return validateDocument({ content }, defaults);
+}
+
+export interface NdjsonLine {
+  line: number;
+  /** The document to send, or why the line cannot be sent. */
+  document?: DocumentBody;
+  error?: string;
+}
+
+/**
+ * Streams the documents of an NDJSON source; blank lines are skipped, bad lines carry their error.
+ * `checked` skips the contract check for a second pass over lines a first pass already checked.
+ */
+export async function* readNdjsonDocuments(
+  chunks: AsyncIterable<Buffer>,
+  sourceName: string,
+  defaults: DocumentDefaults,
+  checked = false,
+): AsyncGenerator<NdjsonLine> {
+  for await (const { number, text, error } of readLines(chunks, sourceName)) {
+    if (error) {
+      yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };
+      continue;
+    }
+    if (text.trim() === '') continue;
+    const parsed = tryParseJson(text, number);
+    if (!parsed.ok) {
+      yield { line: number, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
+      continue;
+    }
+    if (!isPlainObject(parsed.value)) {
+      yield {
+        line: number,
+        error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}`,
+      };
+      continue;
+    }
+    const result = checked ? fillDefaults(parsed.value, defaults) : validateDocument(parsed.value, defaults);
+    yield typeof result === 'string' ? { line: number, error: result } : { line: number, document: result };
+  }
+}
+
+function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody {
+  const body = { ...object } as Record<string, unknown>;
+  for (const field of ['alias', 'label', 'perspective'] as const) {
+    if ((body[field] === undefined || body[field] === null) && defaults[field] !== undefined)
+      body[field] = defaults[field];
+  }
+  if (body.perspective === null) delete body.perspective;
+  return body as DocumentBody;
+}
+
+/** Fills missing fields from the flags and checks the result against the request contract. */
+export function validateDocument(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody | string {
+  const merged = fillDefaults(object, defaults);
+  const parsed = documentCreateRequest.safeParse(merged);
+  if (parsed.success) {
+    const body: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
+    if (merged.perspective !== undefined) body.perspective = parsed.data.perspective;
+    return body;
+  }
+  return parsed.error.issues
+    .map((issue) => {
+      const text = formatIssue(issue);
+      const field = issue.path[0];
+      if (text.endsWith(': required') && (field === 'alias' || field === 'label')) {
+        return `${text} (give it in the JSON or with --${field})`;
+      }
+      if (issue.code === 'unrecognized_keys') return `${text} (${FIELDS_NOTE})`;
+      return text;
+    })
+    .join('; ');
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    return isPlainObject(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
+function isNonSpace(b: number): boolean {
+  return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
+}
+
+/**
+ * Chunks read ahead for detection, replayed in front of the rest of the stream. Searches scan each
+ * chunk once, so a long first line costs no repeated copying.
+ */
+class PeekedChunks {
+  private readonly iterator: AsyncIterator<Buffer>;
+  private readonly chunks: Buffer[] = [];
+  private length = 0;
+
+  constructor(source: AsyncIterable<Buffer>) {
+    this.iterator = source[Symbol.asyncIterator]();
+  }
+
+  /** Offset of the first byte at or after `from` that matches, reading more as needed; -1 at the end. */
+  async find(from: number, match: (byte: number) => boolean): Promise<number> {
+    let base = 0;
+    let index = 0;
+    for (;;) {
+      for (; index < this.chunks.length; index++) {
+        const chunk = this.chunks[index] as Buffer;
+        for (let i = Math.max(0, from - base); i < chunk.length; i++) if (match(chunk[i] as number)) return base + i;
+        base += chunk.length;
+      }
+      const next = await this.iterator.next();
+      if (next.done) return -1;
+      this.chunks.push(next.value);
+      this.length += next.value.length;
+    }
+  }
+
+  byteAt(offset: number): number | undefined {
+    let base = 0;
+    for (const chunk of this.chunks) {
+      if (offset < base + chunk.length) return chunk[offset - base];
+      base += chunk.length;
+    }
+    return undefined;
+  }
+
+  slice(start: number, end: number): Buffer {
+    return Buffer.concat(this.chunks, this.length).subarray(start, end);
+  }
+
+  async *replay(): AsyncGenerator<Buffer> {
+    while (this.chunks.length > 0) yield this.chunks.shift() as Buffer;
+    for (;;) {
+      const next = await this.iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+}

@@ -1,0 +1,180 @@
+import { UsageError } from '../errors.js';
+
+/**
+ * JSON parsing with errors people can act on: the file, the line and the column of the first problem.
+ * JSON.parse's own messages differ between Node versions and often carry no position, so on failure a
+ * small scanner walks the text again to find where and why it broke (only on the error path).
+ */
+
+export interface JsonLocation {
+  /** The path or "standard input", as the user wrote it. */
+  source: string;
+  /** Line number of the text's first character in the source (NDJSON passes each line's number). */
+  firstLine?: number;
+}
+
+export type JsonParseResult =
+  | { ok: true; value: unknown }
+  | { ok: false; line: number; column: number; reason: string };
+
+/** Parses JSON; on failure says where (line and column, counted from `firstLine`) and why. */
+export function tryParseJson(text: string, firstLine = 1): JsonParseResult {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    const problem = locateJsonError(text);
+    return { ok: false, ...lineAndColumn(text, problem.offset, firstLine), reason: problem.reason };
+  }
+}
+
+export function parseJson(text: string, where: JsonLocation): unknown {
+  const result = tryParseJson(text, where.firstLine ?? 1);
+  if (result.ok) return result.value;
+  throw new UsageError(
+    `${where.source}: line ${result.line}, column ${result.column}: invalid JSON: ${result.reason}`,
+    {
+      code: 'invalid_json',
+    },
+  );
+}
+
+/** Parses text that must hold one JSON object (not an array, string or number). */
+export function parseJsonObject(text: string, where: JsonLocation, what = 'a JSON object'): Record<string, unknown> {
+  const value = parseJson(text, where);
+  if (!isPlainObject(value)) {
+    const line = where.firstLine ?? 1;
+    throw new UsageError(`${where.source}: line ${line}: expected ${what}, found ${describeJsonValue(value)}`, {
+      code: 'invalid_input',
+    });
+  }
+  return value;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function describeJsonValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}
+
+function lineAndColumn(text: string, offset: number, firstLine: number): { line: number; column: number } {
+  let line = firstLine;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+interface JsonProblem {
+  offset: number;
+  reason: string;
+}
+
+/** Finds the first syntax error of a text that JSON.parse refused. */
+export function locateJsonError(text: string): JsonProblem {
+  let i = 0;
+  const fail = (reason: string, at = i): never => {
+    throw { offset: at, reason } satisfies JsonProblem;
+  };
+  const describe = (at: number) => (at >= text.length ? 'the text ends' : `unexpected ${JSON.stringify(text[at])}`);
+  const skipSpace = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
+  };
+  const literal = (word: string) => {
+    if (text.startsWith(word, i)) i += word.length;
+    else fail(`${describe(i)} where a value was expected`);
+  };
+  const string = () => {
+    const start = i;
+    i++;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return;
+      }
+      if (c < 0x20) fail('control character inside a string (escape it, e.g. \\n)');
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail('bad \\u escape in a string');
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else fail('bad escape in a string');
+      } else i++;
+    }
+    fail('a string is not closed (the text ends inside it)', start);
+  };
+  const number = () => {
+    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!match || match[0] === '-' || match[0] === '') fail(`${describe(i)} where a value was expected`);
+    i += (match as RegExpExecArray)[0].length;
+  };
+  const value = (depth: number): void => {
+    if (depth > 1000) fail('nested too deeply');
+    skipSpace();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      skipSpace();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        skipSpace();
+        if (text[i] !== '"') fail(`${describe(i)} where a property name in double quotes was expected`);
+        string();
+        skipSpace();
+        if (text[i] !== ':') fail(`${describe(i)} where ':' was expected`);
+        i++;
+        value(depth + 1);
+        skipSpace();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') {
+          i++;
+          return;
+        } else fail(`${describe(i)} where ',' or '}' was expected`);
+      }
+    } else if (c === '[') {
+      i++;
+      skipSpace();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value(depth + 1);
+        skipSpace();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') {
+          i++;
+          return;
+        } else fail(`${describe(i)} where ',' or ']' was expected`);
+      }
+    } else if (c === '"') string();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
+    else fail(`${describe(i)} where a value was expected`);
+  };
+  try {
+    value(0);
+    skipSpace();
+    if (i < text.length) fail('unexpected text after the JSON value');
+  } catch (problem) {
+    if (typeof problem === 'object' && problem !== null && 'reason' in problem) return problem as JsonProblem;
+    throw problem;
+  }
+  // JSON.parse refused what the scanner accepts (should not happen): point at the start.
+  return { offset: 0, reason: 'not valid JSON' };
+}

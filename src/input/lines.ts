@@ -1,0 +1,67 @@
+import { UsageError } from '../errors.js';
+import { formatBytes, MAX_BODY_BYTES } from './source.js';
+import { decodeUtf8 } from './utf8.js';
+
+/**
+ * A streaming line reader: memory is bounded by the longest line, not by the input, so a 1 GiB NDJSON
+ * file reads in flat memory. node:readline is not used because its decoder replaces invalid bytes
+ * silently; here each line is decoded as strict UTF-8 and a bad byte is reported with its line number.
+ */
+
+export interface SourceLine {
+  /** 1-based line number in the source. */
+  number: number;
+  /** The line without its terminator (`\n` or `\r\n`); empty when `error` is set. */
+  text: string;
+  /** Set when the line is not valid UTF-8: the line is reported, and the lines after it still read. */
+  error?: UsageError;
+}
+
+export async function* readLines(
+  chunks: AsyncIterable<Uint8Array>,
+  sourceName: string,
+  maxLineBytes = MAX_BODY_BYTES,
+): AsyncGenerator<SourceLine> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let number = 0;
+  const finish = (tail: Buffer): SourceLine => {
+    number++;
+    let bytes = pending.length === 0 ? tail : Buffer.concat([...pending, tail], pendingBytes + tail.length);
+    pending = [];
+    pendingBytes = 0;
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    if (bytes.length > maxLineBytes) throw lineTooLong(sourceName, number, maxLineBytes);
+    try {
+      return { number, text: decodeUtf8(bytes, sourceName, number) };
+    } catch (error) {
+      return { number, text: '', error: error as UsageError };
+    }
+  };
+  for await (const raw of chunks) {
+    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(0x0a, start);
+      if (newline === -1) {
+        if (start < chunk.length) {
+          pending.push(chunk.subarray(start));
+          pendingBytes += chunk.length - start;
+          // Refuse a runaway line as soon as it passes the cap, before it fills memory.
+          if (pendingBytes > maxLineBytes + 1) throw lineTooLong(sourceName, number + 1, maxLineBytes);
+        }
+        break;
+      }
+      yield finish(chunk.subarray(start, newline));
+      start = newline + 1;
+    }
+  }
+  if (pendingBytes > 0) yield finish(Buffer.alloc(0));
+}
+
+function lineTooLong(sourceName: string, line: number, maxLineBytes: number): UsageError {
+  return new UsageError(
+    `${sourceName}: line ${line}: longer than ${formatBytes(maxLineBytes)}, the service's request size limit`,
+    { code: 'too_large' },
+  );
+}

@@ -1,0 +1,82 @@
+import { UsageError } from '../errors.js';
+import { describeJsonValue, isPlainObject } from './json.js';
+
+/**
+ * The message list of `threads replace-messages`: `[{role, content, from}, ...]` or
+ * `{"messages": [...]}`. Every element is checked before anything is sent, and each problem names its
+ * index the way the request body spells it (`messages[3].from: required`).
+ */
+
+export interface ThreadMessage {
+  role: string;
+  content: string;
+  from: string;
+}
+
+const FIELDS = ['role', 'content', 'from'] as const;
+const MAX_LISTED = 10;
+
+export function validateMessageList(value: unknown, sourceName: string): ThreadMessage[] {
+  let list: unknown;
+  if (Array.isArray(value)) list = value;
+  else if (isPlainObject(value)) {
+    const extra = Object.keys(value).filter((key) => key !== 'messages');
+    if (!('messages' in value)) {
+      throw invalid(sourceName, [
+        'expected an array of messages or an object {"messages": [...]}, found an object without "messages"',
+      ]);
+    }
+    if (extra.length > 0) throw invalid(sourceName, [`unknown field ${JSON.stringify(extra[0])} beside "messages"`]);
+    list = value.messages;
+    if (!Array.isArray(list))
+      throw invalid(sourceName, [`messages: expected an array, found ${describeJsonValue(list)}`]);
+  } else {
+    throw invalid(sourceName, [
+      `expected an array of messages or an object {"messages": [...]}, found ${describeJsonValue(value)}`,
+    ]);
+  }
+
+  const problems: string[] = [];
+  const messages: ThreadMessage[] = [];
+  (list as unknown[]).forEach((element, index) => {
+    const at = `messages[${index}]`;
+    if (!isPlainObject(element)) {
+      problems.push(`${at}: expected an object {role, content, from}, found ${describeJsonValue(element)}`);
+      return;
+    }
+    for (const field of FIELDS) {
+      const fieldValue = element[field];
+      if (fieldValue === undefined) {
+        // A list copied from a thread response spells the speaker `name`; say how to send it.
+        const renamed =
+          field === 'from' && typeof element.name === 'string' ? ' (responses call it "name"; send it as "from")' : '';
+        problems.push(`${at}.${field}: required${renamed}`);
+      } else if (typeof fieldValue !== 'string') {
+        problems.push(`${at}.${field}: must be a string, found ${describeJsonValue(fieldValue)}`);
+      } else if (field === 'role' && fieldValue.length === 0) {
+        problems.push(`${at}.role: must not be empty`);
+      }
+    }
+    for (const key of Object.keys(element)) {
+      if (!(FIELDS as readonly string[]).includes(key) && !(key === 'name' && element.from === undefined)) {
+        problems.push(`${at}: unknown field ${JSON.stringify(key)} (a message has role, content and from)`);
+      }
+    }
+    messages.push({ role: element.role as string, content: element.content as string, from: element.from as string });
+  });
+  if (problems.length > 0) throw invalid(sourceName, problems);
+  return messages;
+}
+
+function invalid(sourceName: string, problems: string[]): UsageError {
+  const shown = problems.slice(0, MAX_LISTED);
+  const more = problems.length > MAX_LISTED ? [`... and ${problems.length - MAX_LISTED} more`] : [];
+  const message =
+    problems.length === 1
+      ? `${sourceName}: ${problems[0]}`
+      : `${sourceName}: ${problems.length} problems in the message list:\n${[...shown, ...more].map((p) => `  ${p}`).join('\n')}`;
+  return new UsageError(message, {
+    code: 'invalid_input',
+    hint: 'each message is {"role": ..., "content": ..., "from": ...}',
+  });
+}

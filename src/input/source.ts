@@ -1,0 +1,166 @@
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import type { Context } from '../context.js';
+import { CancelError, UsageError } from '../errors.js';
+import { decodeUtf8 } from './utf8.js';
+
+/**
+ * Where a command's input comes from: a file (`--file PATH`) or standard input (`-`, `--file -`).
+ * Every check that can be made before reading is made here, so a bad path is a usage error (exit 2)
+ * naming the path before anything is sent.
+ */
+export interface InputSource {
+  /** For messages: the path as the user wrote it, or "standard input". */
+  readonly name: string;
+  readonly kind: 'file' | 'stdin';
+  /** Size in bytes when known in advance (regular files). */
+  readonly size: number | undefined;
+  /** Files can be read twice (validate, then send); standard input only once. */
+  readonly reopenable: boolean;
+  /** The bytes from the start. Read errors become usage errors naming the source. */
+  open(): AsyncIterable<Buffer>;
+}
+
+export const STDIN_NAME = 'standard input';
+
+/** The size cap of one request body at the local service, the only limit the CLI knows of. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** A file given by path. `-` means standard input. */
+export async function resolveSource(ctx: Context, path: string, stdinHint: string): Promise<InputSource> {
+  return path === '-' ? stdinSource(ctx, stdinHint) : fileSource(path);
+}
+
+export async function fileSource(path: string): Promise<InputSource> {
+  if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw fileError(path, error);
+  }
+  if (info.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`, { code: 'invalid_input' });
+  // Opening now, not when reading, turns a permission problem into an error before anything is sent.
+  try {
+    const handle = await open(path, 'r');
+    await handle.close();
+  } catch (error) {
+    throw fileError(path, error);
+  }
+  const regular = info.isFile();
+  if (regular && info.size === 0) throw emptyError(path);
+  return {
+    name: path,
+    kind: 'file',
+    size: regular ? info.size : undefined,
+    reopenable: regular,
+    open: () => readFileStream(path),
+  };
+}
+
+/** Standard input, refused when it is a terminal: waiting for typed input would look like a hang. */
+export function stdinSource(ctx: Context, hint: string): InputSource {
+  if (ctx.io.stdinIsTTY) {
+    throw new UsageError('expected input on standard input, but standard input is a terminal', {
+      code: 'stdin_is_terminal',
+      hint,
+    });
+  }
+  let opened = false;
+  return {
+    name: STDIN_NAME,
+    kind: 'stdin',
+    size: undefined,
+    reopenable: false,
+    open: () => {
+      if (opened) throw new Error('standard input can only be read once');
+      opened = true;
+      return readStdin(ctx);
+    },
+  };
+}
+
+async function* readFileStream(path: string): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
+  } catch (error) {
+    throw fileError(path, error);
+  }
+}
+
+/**
+ * Standard input until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
+ * waiting (and alive) after an interruption, so the stream is destroyed when ctx.signal aborts.
+ */
+async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
+  const stdin = ctx.io.stdin;
+  const stop = () => stdin.destroy();
+  if (ctx.signal.aborted) throw new CancelError();
+  ctx.signal.addEventListener('abort', stop, { once: true });
+  try {
+    for await (const chunk of stdin) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+  } catch (error) {
+    if (ctx.signal.aborted) throw new CancelError();
+    throw error;
+  } finally {
+    ctx.signal.removeEventListener('abort', stop);
+  }
+  if (ctx.signal.aborted) throw new CancelError();
+}
+
+/** Reads a whole source as strict UTF-8 text; empty input and input over `maxBytes` are refused. */
+export async function readSourceText(source: InputSource, maxBytes = MAX_BODY_BYTES): Promise<string> {
+  if (source.size !== undefined && source.size > maxBytes) throw tooLargeError(source.name, maxBytes);
+  return readChunksText(source.open(), source.name, maxBytes);
+}
+
+/** Collects a byte stream as strict UTF-8 text, refusing empty input and input over `maxBytes`. */
+export async function readChunksText(
+  chunks: AsyncIterable<Buffer>,
+  name: string,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<string> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += chunk.length;
+    if (total > maxBytes) throw tooLargeError(name, maxBytes);
+    parts.push(chunk);
+  }
+  if (total === 0) throw emptyError(name);
+  return decodeUtf8(Buffer.concat(parts, total), name);
+}
+
+export function emptyError(name: string): UsageError {
+  return new UsageError(`${name} is empty`, { code: 'invalid_input' });
+}
+
+export function tooLargeError(name: string, maxBytes: number): UsageError {
+  return new UsageError(`${name} is larger than ${formatBytes(maxBytes)}, the service's request size limit`, {
+    code: 'too_large',
+    hint: 'split it into several documents',
+  });
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+  if (bytes >= 1024) return `${Math.round((bytes / 1024) * 10) / 10} KiB`;
+  return `${bytes} bytes`;
+}
+
+function fileError(path: string, error: unknown): UsageError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'ENOTDIR'
+            ? 'a part of the path is not a directory'
+            : code === 'ELOOP'
+              ? 'too many symbolic links'
+              : ((error as Error | undefined)?.message ?? 'unknown error');
+  return new UsageError(`cannot read ${path}: ${why}`, { code: 'invalid_input', cause: error });
+}

@@ -1,0 +1,67 @@
+import { UsageError } from '../errors.js';
+
+/**
+ * UTF-8 validation for everything users hand us. A replacement character silently sent to the service
+ * would change the document (and its token count), so invalid bytes are refused and located instead.
+ */
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * Decodes bytes as strict UTF-8. `sourceName` is the path (or "standard input") named in the error;
+ * `firstLine` is the line number of the first byte, for callers that decode one line at a time.
+ */
+export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw invalidUtf8Error(bytes, sourceName, firstLine);
+  }
+}
+
+/** The error for bytes that are not UTF-8, naming the source, the line and the first bad byte. */
+export function invalidUtf8Error(bytes: Uint8Array, sourceName: string, firstLine = 1): UsageError {
+  const offset = findInvalidUtf8(bytes);
+  let line = firstLine;
+  for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
+  const byte = bytes[offset] ?? 0;
+  return new UsageError(
+    `${sourceName}: line ${line}: not valid UTF-8 text (byte 0x${byte.toString(16).padStart(2, '0')})`,
+    { code: 'invalid_input', hint: 'save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`), then run again' },
+  );
+}
+
+/** Offset of the first byte that breaks UTF-8 (bytes.length when none does, for a truncated tail). */
+export function findInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] as number;
+    let need: number;
+    let min: number;
+    if (b < 0x80) {
+      i++;
+      continue;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else {
+      return i;
+    }
+    let cp = b & (0xff >> (need + 2));
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid too.
+    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return i;
+    i += need + 1;
+  }
+  return bytes.length;
+}

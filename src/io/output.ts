@@ -1,0 +1,209 @@
+import type { ChalkInstance } from 'chalk';
+import type CliTable3 from 'cli-table3';
+import type oraFactory from 'ora';
+import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import { animationsEnabled } from './terminal.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The rendering libraries, imported only when this invocation will use them (see prepare()). */
+export interface RenderModules {
+  Table?: typeof CliTable3;
+  chalk?: ChalkInstance;
+  ora?: typeof oraFactory;
+}
+
+const noopSpinner: Spinner = { update() {}, stop() {} };
+
+/**
+ * The output renderer. Data goes to stdout: exactly one JSON document under --json, a borderless table
+ * (cli-table3) on a terminal, tab-separated rows without a header when piped, so `cut -f1` works.
+ * People's messages go to stderr. Everything reads globals at call time: `--json` may come after the
+ * subcommand, and commander has parsed it only by the time a verb runs.
+ */
+export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
+  const loaded: RenderModules = { ...modules };
+  const toTable = () => io.stdoutIsTTY && !globals.json;
+  const animate = () => animationsEnabled(io, env, globals);
+  const paint = (color: boolean, style: 'bold' | 'green' | 'yellow' | 'dim', text: string) =>
+    color && loaded.chalk ? loaded.chalk[style](text) : text;
+  const out = (text: string) => void io.stdout.write(text);
+  const err = (text: string) => void io.stderr.write(text);
+
+  const table = (head: string[] | undefined, rows: string[][]) => {
+    if (!loaded.Table) {
+      // prepare() was not awaited (a direct run() call): aligned plain columns are still readable.
+      const all = head ? [head, ...rows] : rows;
+      const widths = all[0]?.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length))) ?? [];
+      for (const row of all)
+        out(
+          `${row
+            .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
+      return;
+    }
+    const t = new loaded.Table({
+      ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
+      chars: BORDERLESS,
+      style: { head: [], border: [], 'padding-left': 0, 'padding-right': 2 },
+    });
+    t.push(...rows);
+    out(`${t.toString().replace(/ +$/gm, '')}\n`);
+  };
+
+  return {
+    get json() {
+      return globals.json;
+    },
+    record(value, fields) {
+      if (globals.json) return out(`${JSON.stringify(value, null, 2)}\n`);
+      const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
+      const rows = columns.map((c) => [c.header, c.value(value)] as const);
+      if (toTable())
+        return table(
+          undefined,
+          rows.map(([header, v]) => [paint(io.color, 'dim', header), cell(v)]),
+        );
+      for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
+    },
+    list(rows, columns) {
+      if (globals.json) return out(`${JSON.stringify(rows, null, 2)}\n`);
+      if (toTable()) {
+        if (rows.length === 0) return err('no results\n');
+        return table(
+          columns.map((c) => c.header.toUpperCase()),
+          rows.map((row) => columns.map((c) => cell(c.value(row)))),
+        );
+      }
+      for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
+    },
+    line(value) {
+      out(`${JSON.stringify(value)}\n`);
+    },
+    text(text) {
+      out(text);
+    },
+    success(message) {
+      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${message}\n`);
+    },
+    info(message) {
+      err(`${message}\n`);
+    },
+    warn(message) {
+      err(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${message}\n`);
+    },
+    spinner(text) {
+      if (!animate() || !loaded.ora) return noopSpinner;
+      const spinner = loaded.ora({ text, stream: io.stderr, isEnabled: true, discardStdin: false }).start();
+      return {
+        update: (next) => {
+          spinner.text = next;
+        },
+        stop: (finalText) => {
+          spinner.stop();
+          if (finalText) err(`${finalText}\n`);
+        },
+      };
+    },
+    progress(label) {
+      if (animate()) return redrawnBar(label, err);
+      // Without a terminal: nothing under --json; otherwise a line at each quarter, for CI logs.
+      return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
+    },
+    async prepare() {
+      const jobs: Promise<void>[] = [];
+      if (!loaded.Table && toTable()) {
+        jobs.push(
+          import('cli-table3').then((m) => {
+            loaded.Table = m.default;
+          }),
+        );
+      }
+      if (!loaded.chalk && (io.color || io.stderrColor)) {
+        jobs.push(
+          import('chalk').then((m) => {
+            loaded.chalk = new m.Chalk({ level: 1 });
+          }),
+        );
+      }
+      if (!loaded.ora && animate()) {
+        jobs.push(
+          import('ora').then((m) => {
+            loaded.ora = m.default;
+          }),
+        );
+      }
+      await Promise.all(jobs);
+    },
+  };
+}
+
+const BORDERLESS = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '',
+};
+
+function fieldColumn(key: string): Column<object> {
+  return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
+}
+
+/** A value for a terminal cell: empty for null, lists joined, objects as compact JSON. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value))
+    return value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(', ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk. */
+export function tsvCell(value: unknown): string {
+  if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
+  return cell(value).replace(/[\t\r\n]+/g, ' ');
+}
+
+function redrawnBar(label: string, err: (text: string) => void): ProgressBar {
+  const width = 24;
+  let drawn = false;
+  return {
+    update(completed, total, text) {
+      const ratio = total > 0 ? Math.min(1, completed / total) : 0;
+      const filled = Math.round(ratio * width);
+      const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
+      err(`\r\x1b[2K${label} ${bar} ${completed}/${total}${text ? ` ${text}` : ''}`);
+      drawn = true;
+    },
+    stop() {
+      if (drawn) err('\n');
+      drawn = false;
+    },
+  };
+}
+
+function sparseLines(label: string, err: (text: string) => void): ProgressBar {
+  let lastQuarter = -1;
+  return {
+    update(completed, total, text) {
+      const quarter = total > 0 ? Math.floor((Math.min(completed, total) / total) * 4) : 0;
+      if (quarter === lastQuarter) return;
+      lastQuarter = quarter;
+      err(`${label}: ${completed}/${total}${text ? ` ${text}` : ''}\n`);
+    },
+    stop() {},
+  };
+}

@@ -1,0 +1,54 @@
+import type { InputStream, OutputStream, Prompter } from '../context.js';
+import { CancelError } from '../errors.js';
+
+/**
+ * The prompter over @inquirer/prompts, bound to the injected streams: questions read stdin and are drawn
+ * on stderr, so stdout carries only data even while asking. @inquirer/prompts is imported on the first
+ * question (it costs ~50 ms). Ctrl-C inside a prompt, or the invocation's abort signal, is a CancelError
+ * (exit 130).
+ */
+export function createPrompter(stdin: InputStream, stderr: OutputStream, signal: AbortSignal): Prompter {
+  const context = { input: stdin, output: stderr, signal, clearPromptOnDone: false };
+  const ask = async <T>(question: (prompts: typeof import('@inquirer/prompts')) => Promise<T>): Promise<T> => {
+    const prompts = await import('@inquirer/prompts');
+    try {
+      return await question(prompts);
+    } catch (error) {
+      const name = (error as Error | undefined)?.name;
+      if (name === 'ExitPromptError' || name === 'AbortPromptError' || signal.aborted) throw new CancelError();
+      throw error;
+    }
+  };
+  return {
+    input: (options) =>
+      ask((p) =>
+        p.input(
+          {
+            message: options.message,
+            ...(options.default === undefined ? {} : { default: options.default }),
+            ...(options.validate ? { validate: options.validate } : {}),
+          },
+          context,
+        ),
+      ),
+    password: (options) => ask((p) => p.password({ message: options.message, mask: '*' }, context)),
+    confirm: (options) =>
+      ask((p) =>
+        p.confirm(
+          { message: options.message, ...(options.default === undefined ? {} : { default: options.default }) },
+          context,
+        ),
+      ),
+    select: <T extends string>(options: { message: string; choices: { name: string; value: T }[]; default?: T }) =>
+      ask((p) =>
+        p.select<T>(
+          {
+            message: options.message,
+            choices: options.choices,
+            ...(options.default === undefined ? {} : { default: options.default }),
+          },
+          context,
+        ),
+      ),
+  };
+}

@@ -1,0 +1,58 @@
+import type { Readable } from 'node:stream';
+import { UsageError } from '../errors.js';
+
+/**
+ * Reads the first line of a stream and puts the rest back, so `--api-key-stdin` can share standard
+ * input with a document that follows the key (`{ echo "$KEY"; cat doc.json; } | facectl docs submit -`).
+ */
+export function readFirstLine(stream: Readable, maxBytes = 8192): Promise<string> {
+  if (stream.readableEnded) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    let buffered = Buffer.alloc(0);
+    const finish = (error: Error | undefined, line?: string, rest?: Buffer) => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.pause();
+      if (rest && rest.length > 0) stream.unshift(rest);
+      if (error) reject(error);
+      else resolve(line ?? '');
+    };
+    const onData = (chunk: Buffer | string) => {
+      buffered = Buffer.concat([buffered, typeof chunk === 'string' ? Buffer.from(chunk) : chunk]);
+      const newline = buffered.indexOf(0x0a);
+      if (newline >= 0) {
+        finish(
+          undefined,
+          buffered.subarray(0, newline).toString('utf8').replace(/\r$/, ''),
+          buffered.subarray(newline + 1),
+        );
+      } else if (buffered.length > maxBytes) {
+        finish(
+          new UsageError(`the first line of standard input is longer than ${maxBytes} bytes; expected an API key`),
+        );
+      }
+    };
+    const onEnd = () => finish(undefined, buffered.toString('utf8'));
+    const onError = (error: Error) => finish(error);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.resume();
+  });
+}
+
+/** Reads a whole stream into a buffer, refusing more than maxBytes (the stream is left unread past it). */
+export async function readAll(stream: Readable, maxBytes = 64 * 1024 * 1024, what = 'standard input'): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
+    if (size > maxBytes) {
+      throw new UsageError(`${what} is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size);
+}

@@ -1,0 +1,63 @@
+import type { GlobalOptions, InputStream, IO, OutputStream } from '../context.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** True when the variable is set to anything but empty, `0` or `false` (how CI systems set CI). */
+export function envFlag(env: Env, name: string): boolean {
+  const value = env[name];
+  return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+}
+
+/**
+ * Whether to colour a stream. NO_COLOR (any non-empty value) wins, then FORCE_COLOR (0/false turn colour
+ * off, anything else on), then TERM=dumb and CI turn it off, then the stream must be a terminal.
+ */
+export function colorEnabled(env: Env, isTTY: boolean): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
+  if (env.TERM === 'dumb') return false;
+  if (envFlag(env, 'CI')) return false;
+  return isTTY;
+}
+
+export interface IOStreams {
+  stdin: InputStream;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Overrides of the streams' own isTTY (tests flag buffer streams as terminals). */
+  stdinIsTTY?: boolean;
+  stdoutIsTTY?: boolean;
+  stderrIsTTY?: boolean;
+}
+
+/**
+ * Builds the IO seam. canPrompt() reads globals at call time, because `--no-input` may be written after
+ * the subcommand and is only known once commander has parsed the line.
+ */
+export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): IO {
+  const stdinIsTTY = streams.stdinIsTTY ?? Boolean(streams.stdin.isTTY);
+  const stdoutIsTTY = streams.stdoutIsTTY ?? Boolean(streams.stdout.isTTY);
+  const stderrIsTTY = streams.stderrIsTTY ?? Boolean(streams.stderr.isTTY);
+  return {
+    stdin: streams.stdin,
+    stdout: streams.stdout,
+    stderr: streams.stderr,
+    stdinIsTTY,
+    stdoutIsTTY,
+    stderrIsTTY,
+    color: colorEnabled(env, stdoutIsTTY),
+    stderrColor: colorEnabled(env, stderrIsTTY),
+    canPrompt: () => stdinIsTTY && stdoutIsTTY && !globals.noInput && !envFlag(env, 'CI'),
+  };
+}
+
+/**
+ * Spinners and redrawn progress bars only on an interactive stderr, never under --json or in CI. A
+ * terminal that reports 0 columns (a pseudo-terminal with no size, e.g. under `script`) gets none
+ * either: redrawing needs the width, and ora would divide by it.
+ */
+export function animationsEnabled(io: IO, env: Env, globals: GlobalOptions): boolean {
+  const sized = io.stderr.columns === undefined || io.stderr.columns > 0;
+  return io.stderrIsTTY && sized && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';
+}

@@ -1,0 +1,235 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { call, expectContract } from '../helpers/service.js';
+
+/** docs submit / get / sync, run as the built bin against `facectl serve`, in script and pipe forms. */
+
+let service: ServeProcess;
+const dir = mkdtempSync(join(tmpdir(), 'facectl-docs-e2e-'));
+const file = (name: string, content: string | Buffer) => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+const env = () => ({ FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl });
+const stored = async (id: string) =>
+  expectContract(
+    'getDocument',
+    await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } }),
+    200,
+  );
+
+beforeAll(async () => {
+  ensureBuilt();
+  service = await startServeProcess();
+  const face = await runCli(['faces', 'create', '--name', 'Ada', '--alias', 'ada-lovelace', '--json'], { env: env() });
+  expect(face.code, face.stderr).toBe(0);
+}, 120_000);
+afterAll(async () => {
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('docs submit (built bin)', () => {
+  it('pipe form: text on stdin', async () => {
+    const result = await runCli(
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'piped text', '-', '--json', '--no-input'],
+      {
+        env: env(),
+        stdin: 'Notes on "the engine" — ünïcödé ✓\n',
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const doc = JSON.parse(result.stdout);
+    expect(await stored(doc.document_id)).toMatchObject({
+      content: 'Notes on "the engine" — ünïcödé ✓\n',
+      label: 'piped text',
+    });
+    expect(result.stderr).toContain('is a preview: nothing is charged until sync');
+  });
+
+  it('pipe form: one JSON document on stdin', async () => {
+    const result = await runCli(['docs', 'submit', '-', '--json'], {
+      env: env(),
+      stdin: JSON.stringify({
+        alias: 'ada-lovelace',
+        label: 'json doc',
+        content: 'From JSON',
+        perspective: 'first-person',
+      }),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(await stored(JSON.parse(result.stdout).document_id)).toMatchObject({
+      content: 'From JSON',
+      label: 'json doc',
+    });
+  });
+
+  it('pipe form: NDJSON on stdin, one result line each', async () => {
+    const lines = ['one', 'two', 'three'].map((c) => JSON.stringify({ label: `nd-${c}`, content: `content ${c}` }));
+    const result = await runCli(
+      ['docs', 'submit', '--alias', 'ada-lovelace', '-', '--concurrency', '2', '--json', '--no-input'],
+      {
+        env: env(),
+        stdin: `${lines.join('\n')}\n`,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const results = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .sort((a, b) => a.line - b.line);
+    expect(results.map((r) => r.line)).toEqual([1, 2, 3]);
+    for (const [i, r] of results.entries()) {
+      expect(r.ok).toBe(true);
+      expect((await stored(r.document_id)).content).toBe(`content ${['one', 'two', 'three'][i]}`);
+    }
+    expect(result.stderr).toContain('Submitted 3 documents.');
+  });
+
+  it('script form: an NDJSON file; a bad line in the middle means nothing of it is sent', async () => {
+    const good = file(
+      'good.ndjson',
+      `${JSON.stringify({ alias: 'ada-lovelace', label: 'f1', content: 'file one' })}\n`.repeat(3),
+    );
+    const ok = await runCli(['docs', 'submit', '--file', good, '--json', '--no-input'], { env: env() });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout.trimEnd().split('\n')).toHaveLength(3);
+
+    const bad = file(
+      'bad.ndjson',
+      `${JSON.stringify({ alias: 'ada-lovelace', label: 'b1', content: 'x' })}\n{"alias": "ada-lovelace", "label": "b2", "content": }\n${JSON.stringify({ alias: 'ada-lovelace', label: 'b3', content: 'y' })}\n`,
+    );
+    const before = await service.settledRequests();
+    const refused = await runCli(['docs', 'submit', '--file', bad, '--json', '--no-input'], { env: env() });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(`error: ${bad}: line 2: column 53: invalid JSON`);
+    expect(refused.stderr).toContain('nothing was sent');
+    expect(JSON.parse(refused.stderr.trimEnd().split('\n').at(-1) as string).error.code).toBe('invalid_input');
+    expect(await service.settledRequests()).toBe(before);
+  });
+
+  it('errors of input files are exit 2 naming the path; a terminal-less empty stdin is refused', async () => {
+    const missing = join(dir, 'nope.txt');
+    const result = await runCli(['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'l', '--file', missing], {
+      env: env(),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: cannot read ${missing}: no such file`);
+    const empty = await runCli(['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'l', '-'], {
+      env: env(),
+      stdin: '',
+    });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('error: standard input is empty');
+  });
+
+  it('an unreadable file (mode 000, run as an unprivileged user) is exit 2 naming the path', async () => {
+    const secret = file('secret.txt', 'hidden');
+    chmodSync(secret, 0o000);
+    chmodSync(dir, 0o755);
+    // As root every file is readable, so the bin runs as "nobody" there; otherwise as the current user.
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(
+      process.execPath,
+      [BIN, 'docs', 'submit', '--alias', 'ada-lovelace', '--label', 'l', '--file', secret],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOME: '/tmp',
+          NO_COLOR: '1',
+          ...env(),
+          FACECTL_CONFIG_DIR: '/tmp/facectl-nobody-cfg',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...asNobody,
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toContain(`error: cannot read ${secret}: permission denied`);
+    expect(code).toBe(2);
+  });
+});
+
+describe('docs submit: Ctrl-C (built bin)', () => {
+  it('SIGINT while the stdin pipe is idle: exit 130 at once, with how far it got', async () => {
+    const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--alias', 'ada-lovelace', '-', '--json'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: '/tmp', NO_COLOR: '1', ...env(), FACECTL_CONFIG_DIR: join(dir, 'cfg') },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Two lines, then the writer goes quiet with the pipe still open.
+    child.stdin.write(
+      `${JSON.stringify({ label: 'sigint-1', content: 'one' })}\n${JSON.stringify({ label: 'sigint-2', content: 'two' })}\n`,
+    );
+    const deadline = Date.now() + 15_000;
+    while (stdout.split('\n').length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGINT');
+    const code = await exited;
+    child.stdin.destroy();
+    expect(code).toBe(130);
+    expect(
+      stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).ok),
+    ).toEqual([true, true]);
+    expect(stderr).toContain('error: interrupted: 2 documents were submitted');
+  });
+});
+
+describe('docs get and sync (built bin)', () => {
+  it('sync --wait follows preparation to ready; get shows the synced document', async () => {
+    const submitted = await runCli(
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'to sync', '--content', 'word '.repeat(2100), '--json'],
+      { env: env() },
+    );
+    const id = JSON.parse(submitted.stdout).document_id as string;
+    const synced = await runCli(['docs', 'sync', id, '--wait', '--timeout', '30', '--json', '--no-input'], {
+      env: env(),
+    });
+    expect(synced.code, synced.stderr).toBe(0);
+    const doc = JSON.parse(synced.stdout);
+    expect(doc).toMatchObject({
+      document_id: id,
+      synced: true,
+      prepare_status: 'ready',
+      chunks_total: 3,
+      chunks_completed: 3,
+    });
+    // Not a terminal and --json: no progress drawing on stderr.
+    expect(synced.stderr).not.toContain('Preparing');
+    const got = await runCli(['docs', 'get', id], { env: env() });
+    expect(got.code).toBe(0);
+    expect(got.stdout).toContain('synced\ttrue\n');
+    expect(got.stdout).toContain('prepare_status\tready\n');
+    expect((await stored(id)).synced).toBe(true);
+  });
+
+  it('an unknown document is exit 4', async () => {
+    const result = await runCli(['docs', 'get', 'doc_nothing', '--json'], { env: env() });
+    expect(result.code).toBe(4);
+    expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1) as string).error.status).toBe(404);
+  });
+});

@@ -1,0 +1,162 @@
+import { readFileSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { call, expectContract } from '../helpers/service.js';
+
+/** keys create, faces create/get and import, run as the built bin against `facectl serve`. */
+
+let service: ServeProcess;
+let pages: Server;
+let pagesUrl: string;
+beforeAll(async () => {
+  ensureBuilt();
+  service = await startServeProcess(['--allow-private-urls']);
+  pages = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('An essay on the Analytical Engine.\n');
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  pagesUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+}, 120_000);
+afterAll(async () => {
+  await service?.stop();
+  await new Promise((resolve) => pages?.close(resolve));
+});
+
+const env = (plan: 'pro' | 'connect' | 'free' = 'pro') => ({
+  FACECTL_API_KEY: service.key(plan),
+  FACECTL_BASE_URL: service.baseUrl,
+});
+
+describe('keys create (built bin)', () => {
+  it('script form: --json --no-input prints the key object once; the key works', async () => {
+    const result = await runCli(
+      ['keys', 'create', '--name', 'ci', '--scopes', 'v1:faces:read', '--expires-in-days', '7', '--json', '--no-input'],
+      { env: env() },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    const key = JSON.parse(result.stdout);
+    expect(key.key).toMatch(/^fcs_/);
+    const current = expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: key.key }), 200);
+    expect(current).toMatchObject({ name: 'ci', scopes: ['v1:faces:read'], key_prefix: key.key_prefix });
+  });
+
+  it('--save stores the key in the config file (mode 0600) and later commands use it', async () => {
+    const saved = await runCli(['keys', 'create', '--name', 'saved', '--save', '--base-url', service.baseUrl], {
+      env: { FACECTL_API_KEY: service.key('pro') },
+    });
+    expect(saved.code, saved.stderr).toBe(0);
+    const key = /^key\t(\S+)$/m.exec(saved.stdout)?.[1] as string;
+    const configFile = join(saved.configDir, 'config.json');
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).profiles.default).toMatchObject({
+      api_key: key,
+      base_url: service.baseUrl,
+    });
+    expect(statSync(configFile).mode & 0o777).toBe(0o600);
+    expect(saved.stderr).toContain('Saved key');
+    expect(saved.stderr).not.toContain(key);
+
+    // No FACECTL_API_KEY now: the stored key and base URL are used.
+    const face = await runCli(['faces', 'create', '--name', 'Saved', '--alias', 'saved-key-face', '--json'], {
+      env: { FACECTL_CONFIG_DIR: saved.configDir },
+    });
+    expect(face.code, face.stderr).toBe(0);
+  });
+
+  it('bad values are exit 2 naming the flag, nothing sent', async () => {
+    const before = await service.settledRequests();
+    for (const argv of [
+      ['--expires-in-days', '0'],
+      ['--scopes', 'admin'],
+      ['--budget-usd', '1e309'],
+    ]) {
+      const result = await runCli(['keys', 'create', ...argv, '--json', '--no-input'], { env: env() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`error: ${argv[0]}: `);
+      expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1) as string).error.code).toBe('usage');
+    }
+    expect(await service.settledRequests()).toBe(before);
+    // The count does move when a request is sent (so the assertion above can fail).
+    expect((await runCli(['keys', 'create', '--json'], { env: env() })).code).toBe(0);
+    expect(await service.settledRequests()).toBe(before + 1);
+  });
+});
+
+describe('faces (built bin)', () => {
+  it('create: script form with --basic-facts from stdin; get reads it back', async () => {
+    const created = await runCli(
+      [
+        'faces',
+        'create',
+        '--name',
+        'Ada Lovelace',
+        '--alias',
+        'ada-lovelace',
+        '--basic-facts',
+        '-',
+        '--default-tools',
+        'search,calc',
+        '--json',
+        '--no-input',
+      ],
+      { env: env(), stdin: '{"born": 1815}' },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const face = JSON.parse(created.stdout);
+    const stored = expectContract(
+      'getFace',
+      await call(service, 'getFace', { key: service.key('pro'), params: { face_id: 'ada-lovelace' } }),
+      200,
+    );
+    expect(face).toEqual(stored);
+    expect(stored).toMatchObject({ basic_facts: { born: 1815 }, default_tools: ['search', 'calc'] });
+
+    const got = await runCli(['faces', 'get', face.uid], { env: env() });
+    expect(got.code).toBe(0);
+    expect(got.stdout).toContain('alias\tada-lovelace\n');
+  });
+
+  it('a missing --alias without a terminal is exit 2 naming the flag; a bad one states the rule', async () => {
+    const before = await service.settledRequests();
+    const missing = await runCli(['faces', 'create', '--name', 'X'], { env: env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--alias is required when not running interactively');
+    const bad = await runCli(['faces', 'create', '--name', 'X', '--alias', 'Ada Lovelace'], { env: env() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('lower-case letters, digits and single hyphens, 3 to 64 characters');
+    expect(await service.settledRequests()).toBe(before);
+  });
+});
+
+describe('import (built bin)', () => {
+  it('imports a URL into the face; the document is stored with the URL as source', async () => {
+    const result = await runCli(
+      ['import', 'ada-lovelace', `${pagesUrl}/essay.txt`, '--type', 'document', '--json', '--no-input'],
+      { env: env() },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const doc = JSON.parse(result.stdout);
+    const stored = expectContract(
+      'getDocument',
+      await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: doc.document_id } }),
+      200,
+    );
+    expect(stored).toMatchObject({
+      source: `${pagesUrl}/essay.txt`,
+      content: 'An essay on the Analytical Engine.\n',
+      synced: false,
+    });
+    expect(result.stderr).toContain('is a preview: nothing is charged until sync');
+  });
+
+  it('--type outside its set is exit 2 listing the values', async () => {
+    const result = await runCli(['import', 'ada-lovelace', `${pagesUrl}/x`, '--type', 'video'], { env: env() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--type: must be one of document, transcript');
+  });
+});

@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { call, expectContract } from '../helpers/service.js';
+
+/** threads create / replace-messages / get / sync and oauth list / connect / disconnect, as the built bin. */
+
+let service: ServeProcess;
+const dir = mkdtempSync(join(tmpdir(), 'facectl-threads-e2e-'));
+const env = (plan: 'pro' | 'connect' | 'standard' = 'pro') => ({
+  FACECTL_API_KEY: service.key(plan),
+  FACECTL_BASE_URL: service.baseUrl,
+});
+const storedThread = async (id: string) =>
+  expectContract(
+    'getThread',
+    await call(service, 'getThread', { key: service.key('pro'), params: { thread_id: id } }),
+    200,
+  );
+
+beforeAll(async () => {
+  ensureBuilt();
+  service = await startServeProcess();
+  const face = await runCli(['faces', 'create', '--name', 'Ada', '--alias', 'ada-lovelace', '--json'], { env: env() });
+  expect(face.code, face.stderr).toBe(0);
+}, 120_000);
+afterAll(async () => {
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('threads (built bin)', () => {
+  it('create, replace-messages from a pipe and from a file, get, sync --wait', async () => {
+    const created = await runCli(
+      [
+        'threads',
+        'create',
+        '--alias',
+        'ada-lovelace',
+        '--label',
+        'Interview',
+        '--interviewer-billing-source',
+        'compile',
+        '--json',
+        '--no-input',
+      ],
+      { env: env() },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const id = JSON.parse(created.stdout).thread_id as string;
+    expect(await storedThread(id)).toMatchObject({ label: 'Interview', interviewer_billing_source: 'compile' });
+
+    const piped = await runCli(['threads', 'replace-messages', id, '-', '--json', '--no-input'], {
+      env: env(),
+      stdin: JSON.stringify([{ role: 'user', content: 'Hello', from: 'Charles' }]),
+    });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(JSON.parse(piped.stdout).message_count).toBe(1);
+
+    const path = join(dir, 'messages.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        messages: [
+          { role: 'assistant', content: 'What is the engine for?', from: 'Interviewer' },
+          { role: 'user', content: 'Numbers — and music.', from: 'Ada' },
+        ],
+      }),
+    );
+    const fromFile = await runCli(['threads', 'replace-messages', id, '--file', path, '--json'], { env: env() });
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    const stored = await storedThread(id);
+    expect(stored).toMatchObject({ message_count: 2, messages_archived: 1 });
+    expect(stored.messages[1]).toEqual({ role: 'user', content: 'Numbers — and music.', name: 'Ada' });
+
+    const got = await runCli(['threads', 'get', id], { env: env() });
+    expect(got.stdout).toContain('message_count\t2\n');
+
+    const synced = await runCli(['threads', 'sync', id, '--wait', '--json', '--no-input'], { env: env() });
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(JSON.parse(synced.stdout)).toMatchObject({ thread_id: id, synced: true, prepare_status: 'ready' });
+  });
+
+  it('a message list with a bad element is exit 2 naming the index; nothing sent', async () => {
+    const before = await service.settledRequests();
+    const result = await runCli(['threads', 'replace-messages', 'thr_any', '-'], {
+      env: env(),
+      stdin: JSON.stringify({
+        messages: [
+          { role: 'user', content: 'a', from: 'A' },
+          { role: 'user', from: 'B' },
+        ],
+      }),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: standard input: messages[1].content: required');
+    expect(await service.settledRequests()).toBe(before);
+  });
+});
+
+describe('oauth (built bin)', () => {
+  it('a Standard-plan key: 403 plan_required explained, exit 6', async () => {
+    const result = await runCli(['oauth', 'connect', 'example', '--no-browser'], { env: env('standard') });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('OAuth connections are only for the Connect plan');
+    expect(result.stderr).not.toContain('Open this URL');
+  });
+
+  it('connect: the URL on stderr is approved in headless Chromium while the CLI waits; list shows it connected', async () => {
+    const browser = await launchChromium();
+    try {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'oauth', 'connect', 'example', '--no-browser', '--timeout', '60', '--json'],
+        {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH,
+            HOME: '/tmp',
+            NO_COLOR: '1',
+            FACECTL_CONFIG_DIR: makeConfigDir(),
+            ...env('connect'),
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no URL on stderr: ${stderr}`)), 15_000);
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          const match = /^ {2}(http:\/\/\S+)$/m.exec(stderr);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1] as string);
+          }
+        });
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+
+      const page = await browser.context.newPage();
+      await page.goto(url);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL(/\/v1\/oauth\/example\/callback/);
+      expect(await page.textContent('h1')).toBe('Connected to example');
+
+      expect(await exited).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ provider: 'example', connected: true });
+    } finally {
+      await browser.close();
+    }
+    const list = await runCli(['oauth', 'list', '--json'], { env: env('connect') });
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ provider: 'example', connected: true })]);
+  }, 60_000);
+
+  it('disconnect: without --yes and without a terminal, exit 2; with --yes, disconnected', async () => {
+    const refused = await runCli(['oauth', 'disconnect', 'example'], { env: env('connect') });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--yes is required');
+    const done = await runCli(['oauth', 'disconnect', 'example', '--yes', '--json'], { env: env('connect') });
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.parse(done.stdout)).toEqual({ detail: 'Disconnected from example' });
+    const list = await runCli(['oauth', 'list'], { env: env('connect') });
+    expect(list.stdout).toBe('example\tfalse\t\n');
+  });
+});

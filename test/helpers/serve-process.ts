@@ -1,0 +1,99 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, ROOT } from './run-cli.js';
+import type { Plan } from './service.js';
+
+/**
+ * `node bin/facectl.js serve --port 0 --json --debug` as a separate process, for end-to-end tests of
+ * the built CLI. The first stdout line gives the base URL and the bootstrap keys; --debug makes the
+ * service log one line per request on stderr, which is how a test shows that nothing was sent.
+ */
+
+export interface ServeProcess {
+  baseUrl: string;
+  key(plan: Plan): string;
+  /** Requests answered so far (access-log lines); may lag behind by a line still in the pipe. */
+  requests(): number;
+  /**
+   * Requests answered before now, exactly: sends a probe request and counts the log lines before the
+   * probe's own (the log is in order, so every earlier request's line has arrived by then).
+   */
+  settledRequests(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ (without type declarations) when it is missing or older than src/. */
+export function ensureBuilt(): void {
+  const cli = join(ROOT, 'dist', 'cli.js');
+  if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
+    execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
+  }
+}
+
+// One access-log line per request; the probes of settledRequests() are not counted.
+const LOG_LINE = /^(?:facectl serve: )?(?:GET|POST|PATCH|DELETE|PUT|HEAD) (?!\/v1\/faces\/probe-)\/\S* \d{3} /gm;
+
+function countRequests(log: string): number {
+  return (log.match(LOG_LINE) ?? []).length;
+}
+
+export async function startServeProcess(extraArgs: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', '--debug', ...extraArgs], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const first = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 15_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const newline = stdout.indexOf('\n');
+      if (newline >= 0) {
+        clearTimeout(timer);
+        resolve(stdout.slice(0, newline));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  const started = JSON.parse(first) as { base_url: string; users: { plan: Plan; key: string }[] };
+  return {
+    baseUrl: started.base_url,
+    key: (plan) => {
+      const user = started.users.find((u) => u.plan === plan);
+      if (!user) throw new Error(`no ${plan} user`);
+      return user.key;
+    },
+    requests: () => countRequests(stderr),
+    settledRequests: async () => {
+      const probe = `/v1/faces/probe-${Math.random().toString(36).slice(2)}`;
+      await fetch(`${started.base_url}${probe}`, { headers: { Authorization: `Bearer ${started.users[0]?.key}` } });
+      const deadline = Date.now() + 5000;
+      while (!stderr.includes(` ${probe} `)) {
+        if (Date.now() > deadline) throw new Error('the probe request never reached the access log');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return countRequests(stderr.slice(0, stderr.indexOf(` ${probe} `)));
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

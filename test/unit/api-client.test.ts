@@ -1,0 +1,338 @@
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
+import { routes } from '../../src/contract/index.js';
+import { ApiError, AuthError, ExitCode, NetworkError, ResponseError, UsageError } from '../../src/errors.js';
+import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+
+const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
+
+const face = {
+  alias: 'ada-lovelace',
+  created: 1_700_000_000,
+  owned_by: 'usr_1',
+  uid: 'face_1',
+  object: 'face',
+  name: 'Ada',
+};
+
+let server: FaultServer;
+let waits: number[];
+const clients: { close(): Promise<void> }[] = [];
+
+function client(overrides: Partial<ApiClientOptions> = {}) {
+  const made = createApiClient({
+    baseUrl: server.baseUrl,
+    apiKey: KEY,
+    // Record the waits instead of sleeping them: the policy is what is tested, not the clock.
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+    ...overrides,
+  });
+  clients.push(made);
+  return made;
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+beforeEach(async () => {
+  waits = [];
+  server = await startFaultServer();
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await server.close();
+});
+
+describe('request side', () => {
+  it('sends the key, JSON body, and an Idempotency-Key on creating POSTs', async () => {
+    server.handle((_req, res) => json(res, 201, face));
+    const created = await client().call(routes.createFace, { body: { name: 'Ada', alias: 'ada-lovelace' } });
+    expect(created.alias).toBe('ada-lovelace');
+    const [req] = server.requests;
+    expect(req?.method).toBe('POST');
+    expect(req?.url).toBe('/v1/faces');
+    expect(req?.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(req?.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(req?.body ?? '')).toEqual({ name: 'Ada', alias: 'ada-lovelace' });
+  });
+
+  it('refuses an invalid body before sending, naming the field', async () => {
+    const error = await failure(client().call(routes.createFace, { body: { name: 'Ada', alias: 'Not A Slug' } }));
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).exitCode).toBe(ExitCode.usage);
+    expect(error.message).toContain('alias: must be a slug');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('percent-encodes path parameters so an id cannot change the path', async () => {
+    server.handle((_req, res) => json(res, 200, face));
+    await client().call(routes.getFace, { params: { face_id: '../keys?x=1' } });
+    expect(server.requests[0]?.url).toBe('/v1/faces/..%2Fkeys%3Fx%3D1');
+  });
+
+  it('without a key: exit 3, nothing sent', async () => {
+    const error = await failure(client({ apiKey: undefined }).call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as AuthError).exitCode).toBe(ExitCode.auth);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('refuses plain http to a non-loopback host unless insecureHttp', () => {
+    expect(() => createApiClient({ baseUrl: 'http://api.example.com', apiKey: KEY })).toThrow(/plain http/);
+    const allowed = createApiClient({ baseUrl: 'http://api.example.com', apiKey: KEY, insecureHttp: true });
+    expect(allowed.baseUrl).toBe('http://api.example.com');
+    clients.push(allowed);
+    const tls = createApiClient({ baseUrl: 'https://api.example.com/base/', apiKey: KEY });
+    expect(tls.baseUrl).toBe('https://api.example.com/base');
+    clients.push(tls);
+  });
+
+  it('keeps a base path in front of every route', async () => {
+    server.handle((_req, res) => json(res, 200, currentKeyBody()));
+    await client({ baseUrl: `${server.baseUrl}/api/` }).call(routes.getCurrentApiKey, {});
+    expect(server.requests[0]?.url).toBe('/api/v1/auth/api-keys/current');
+  });
+});
+
+describe('error answers', () => {
+  const cases: [number, Record<string, unknown>, number, RegExp][] = [
+    [401, { detail: 'invalid key', code: 'invalid_api_key' }, ExitCode.auth, /facectl auth login/],
+    [
+      403,
+      { detail: 'OAuth needs the Connect plan', code: 'plan_required' },
+      ExitCode.refused,
+      /Connect plan required — see `facectl oauth --help`/,
+    ],
+    [403, { detail: 'this key lacks scope compile:write', code: 'insufficient_scope' }, ExitCode.refused, /scope/],
+    [402, { detail: 'budget of $1.00 exceeded', code: 'budget_exceeded' }, ExitCode.refused, /budget/],
+    [404, { detail: 'face not found', code: 'not_found' }, ExitCode.notFound, /check the id/],
+    [409, { detail: 'alias ada-lovelace exists', code: 'alias_taken' }, ExitCode.conflict, /another --alias/],
+  ];
+  it.each(cases)('%i %o -> exit %i with a fix', async (status, body, exitCode, hint) => {
+    server.handle((_req, res) => json(res, status, body));
+    const error = await failure(client().call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(ApiError);
+    const apiError = error as ApiError;
+    expect(apiError.exitCode).toBe(exitCode);
+    expect(apiError.status).toBe(status);
+    expect(apiError.code).toBe(body.code);
+    expect(apiError.detail).toBe(body.detail);
+    expect(apiError.message).toContain(String(body.detail));
+    expect(apiError.hint).toMatch(hint);
+    // A refusal is final: no retry.
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('422 keeps the list of field errors', async () => {
+    const detail = [
+      { loc: ['body', 'alias'], msg: 'already used', type: 'value_error' },
+      { loc: ['body', 'name'], msg: 'too long', type: 'value_error' },
+    ];
+    server.handle((_req, res) => json(res, 422, { detail, code: 'validation_error' }));
+    const error = (await failure(
+      client().call(routes.createFace, { body: { name: 'Ada', alias: 'ada-lovelace' } }),
+    )) as ApiError;
+    expect(error.exitCode).toBe(ExitCode.usage);
+    expect(error.detail).toEqual(detail);
+  });
+});
+
+describe('retries', () => {
+  it('429 with Retry-After: 1 waits a second, then succeeds', async () => {
+    server.handle((_req, res, i) =>
+      i === 0
+        ? json(res, 429, { detail: 'slow down', code: 'rate_limited' }, { 'retry-after': '1' })
+        : json(res, 200, currentKeyBody()),
+    );
+    const key = await client().call(routes.getCurrentApiKey, {});
+    expect(key.id).toBe('key_abc123');
+    expect(server.requests).toHaveLength(2);
+    expect(waits).toEqual([1000]);
+  });
+
+  it('429 with Retry-After: 3600 gives up at once with exit 7 and says when', async () => {
+    server.handle((_req, res) =>
+      json(res, 429, { detail: 'slow down', code: 'rate_limited' }, { 'retry-after': '3600' }),
+    );
+    const error = (await failure(client().call(routes.getCurrentApiKey, {}))) as ApiError;
+    expect(error.exitCode).toBe(ExitCode.rateLimited);
+    expect(error.hint).toBe('retry after 60 min');
+    expect(server.requests).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('503 on GET is retried with growing backoff, then succeeds', async () => {
+    server.handle((_req, res, i) => (i < 2 ? json(res, 503, { detail: 'busy' }) : json(res, 200, currentKeyBody())));
+    await client().call(routes.getCurrentApiKey, {});
+    expect(server.requests).toHaveLength(3);
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(125);
+    expect(waits[0]).toBeLessThanOrEqual(250);
+    expect(waits[1]).toBeGreaterThanOrEqual(250);
+    expect(waits[1]).toBeLessThanOrEqual(500);
+  });
+
+  it('503 that persists: three retries, then exit 1', async () => {
+    server.handle((_req, res) => json(res, 503, { detail: 'busy' }));
+    const error = (await failure(client().call(routes.getCurrentApiKey, {}))) as ApiError;
+    expect(error.exitCode).toBe(ExitCode.error);
+    expect(error.status).toBe(503);
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('a creating POST is retried with the same Idempotency-Key', async () => {
+    server.handle((_req, res, i) => (i === 0 ? json(res, 502, { detail: 'bad gateway' }) : json(res, 201, face)));
+    await client().call(routes.createFace, { body: { name: 'Ada', alias: 'ada-lovelace' } });
+    expect(server.requests).toHaveLength(2);
+    const [first, second] = server.requests;
+    expect(first?.headers['idempotency-key']).toBeDefined();
+    expect(second?.headers['idempotency-key']).toBe(first?.headers['idempotency-key']);
+  });
+
+  it('a PATCH without an idempotency key is not retried on 503', async () => {
+    server.handle((_req, res) => json(res, 503, { detail: 'busy' }));
+    const error = (await failure(
+      client().call(routes.replaceThreadMessages, { params: { thread_id: 'thr_1' }, body: { messages: [] } }),
+    )) as ApiError;
+    expect(error.status).toBe(503);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a connection reset on GET is retried', async () => {
+    server.handle((req, res, i) => {
+      if (i === 0) {
+        res.socket?.destroy();
+        return;
+      }
+      json(res, 200, currentKeyBody());
+      void req;
+    });
+    const key = await client().call(routes.getCurrentApiKey, {});
+    expect(key.id).toBe('key_abc123');
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('response side', () => {
+  it('a 2xx HTML body is an unexpected response naming the content type, exit 1', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body>Welcome to nginx!</body></html>');
+    });
+    const error = await failure(client().call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(ResponseError);
+    expect((error as ResponseError).exitCode).toBe(ExitCode.error);
+    expect(error.message).toContain('unexpected response');
+    expect(error.message).toContain('text/html');
+    expect(error.message).toContain('Welcome to nginx!');
+  });
+
+  it('a missing required field: exit 1 naming the route and the field', async () => {
+    const { key_prefix: _dropped, ...withoutPrefix } = currentKeyBody();
+    server.handle((_req, res) => json(res, 200, withoutPrefix));
+    const error = await failure(client().call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(ResponseError);
+    expect(error.message).toContain('GET /v1/auth/api-keys/current');
+    expect(error.message).toContain('key_prefix');
+  });
+
+  it('unknown extra fields and null in nullable fields are accepted and kept', async () => {
+    server.handle((_req, res) =>
+      json(res, 200, { ...face, uid: null, name: null, default_model: null, future_field: { nested: true } }),
+    );
+    const got = await client().call(routes.getFace, { params: { face_id: 'ada-lovelace' } });
+    expect(got.uid).toBeNull();
+    expect((got as Record<string, unknown>).future_field).toEqual({ nested: true });
+    // Defaults the spec states are applied to what is missing.
+    expect(got.object).toBe('face');
+  });
+
+  it('aborts a body past the size cap', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"pad":"${'x'.repeat(64 * 1024)}"}`);
+    });
+    const error = await failure(client({ maxResponseBytes: 1024 }).call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(ResponseError);
+    expect(error.message).toMatch(/larger than/);
+  });
+
+  it('slow headers: a timeout naming the limit, exit 8', async () => {
+    server.handle(() => {
+      // never answers
+    });
+    const error = await failure(client({ headersTimeoutMs: 200, maxRetries: 0 }).call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).exitCode).toBe(ExitCode.network);
+    expect(error.message).toContain('no response within 0.2 s');
+  });
+
+  it('connection refused: "cannot reach" with the serve hint on loopback, exit 8', async () => {
+    const url = server.baseUrl;
+    await server.close();
+    const error = await failure(createApiClient({ baseUrl: url, apiKey: KEY }).call(routes.getCurrentApiKey, {}));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toBe(`cannot reach ${url}: connection refused`);
+    expect((error as NetworkError).hint).toContain('facectl serve');
+    server = await startFaultServer();
+  });
+});
+
+describe('--debug trace', () => {
+  it('logs each exchange with the Authorization header redacted and never the key', async () => {
+    server.handle((_req, res) => json(res, 200, currentKeyBody()));
+    const lines: string[] = [];
+    await client({ debug: (line) => lines.push(line) }).call(routes.getCurrentApiKey, {});
+    const trace = lines.join('\n');
+    expect(trace).toContain(`> GET ${server.baseUrl}/v1/auth/api-keys/current`);
+    expect(trace).toContain('> authorization: Bearer [redacted]');
+    expect(trace).toMatch(/< 200 \(\d+ ms\)/);
+    expect(trace).toContain('< content-type: application/json');
+    expect(trace).not.toContain(KEY);
+    expect(trace).not.toContain(KEY.slice(13));
+  });
+});
+
+describe('proxies', () => {
+  it('goes through HTTP_PROXY, and around it for NO_PROXY hosts', async () => {
+    server.handle((_req, res) => json(res, 200, currentKeyBody()));
+    const target = new URL(server.baseUrl);
+    const tunnels: string[] = [];
+    // A CONNECT proxy: undici tunnels through it, so the proxy sees only the target's host:port.
+    const proxy = createServer();
+    proxy.on('connect', (req, socket) => {
+      tunnels.push(req.url ?? '');
+      const upstream = connect(Number(target.port), target.hostname, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    try {
+      await client({ env: { HTTP_PROXY: proxyUrl } }).call(routes.getCurrentApiKey, {});
+      expect(tunnels).toEqual([`127.0.0.1:${target.port}`]);
+      await client({ env: { HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' } }).call(routes.getCurrentApiKey, {});
+      expect(tunnels).toHaveLength(1);
+      expect(server.requests).toHaveLength(2);
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLogin } from '../../src/commands/auth/login.js';
+import { runStatus } from '../../src/commands/auth/status.js';
+import { ExitCode } from '../../src/errors.js';
+import { run } from '../../src/main.js';
+import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.close();
+});
+
+/** Runs a whole command line in-process and returns what a user would see. */
+async function cli(argv: string[], options: TestContextOptions = {}) {
+  const tc = createTestContext(options);
+  try {
+    const code = await run(argv, tc.ctx);
+    return { code, stdout: tc.stdout(), stderr: tc.stderr(), tc };
+  } finally {
+    await tc.close();
+  }
+}
+
+const terminal = { stdinIsTTY: true, stdoutIsTTY: true, env: { NO_COLOR: '1' } };
+
+describe('auth login', () => {
+  it('asks for the key on a terminal, checks it, and stores it in the profile', async () => {
+    const key = service.key('pro');
+    const { code, stderr, tc } = await cli(['auth', 'login'], {
+      ...terminal,
+      answers: [key],
+      config: { profiles: { default: { base_url: service.baseUrl } } },
+    });
+    expect(code).toBe(0);
+    expect(tc.prompts).toEqual([{ kind: 'password', message: 'Paste your API key:' }]);
+    tc.assertNoLeftoverAnswers();
+    expect(tc.config.data.profiles?.default).toEqual({ base_url: service.baseUrl, api_key: key });
+    expect(stderr).toContain(
+      `✓ Logged in to ${service.baseUrl} with key ${key.slice(0, 12)}… (profile default, pro plan)`,
+    );
+    expect(stderr).not.toContain(key);
+  });
+
+  it('reads the key from stdin with --api-key-stdin and stores --base-url too', async () => {
+    const key = service.key('standard');
+    const { code, stdout, tc } = await cli(
+      ['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl, '--profile', 'ci', '--json'],
+      { stdin: `${key}\n` },
+    );
+    expect(code).toBe(0);
+    expect(tc.config.data.profiles?.ci).toEqual({ api_key: key, base_url: service.baseUrl });
+    const result = JSON.parse(stdout);
+    expect(result).toMatchObject({
+      profile: 'ci',
+      base_url: service.baseUrl,
+      key_prefix: key.slice(0, 12),
+      plan: 'standard',
+    });
+    expect(stdout).not.toContain(key);
+  });
+
+  it('a key the service refuses: exit 3, nothing stored', async () => {
+    const wrong = `${service.key('pro').slice(0, 13)}${'x'.repeat(32)}`;
+    const { code, stderr, tc } = await cli(['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl], {
+      stdin: `${wrong}\n`,
+    });
+    expect(code).toBe(ExitCode.auth);
+    expect(stderr).toContain(`error: ${service.baseUrl} refused this API key; nothing was stored`);
+    expect(tc.config.data.profiles).toBeUndefined();
+  });
+
+  it('without a terminal or --api-key-stdin: exit 2, nothing sent', async () => {
+    const before = service.stats.requests;
+    const { code, stderr } = await cli(['auth', 'login', '--base-url', service.baseUrl]);
+    expect(code).toBe(ExitCode.usage);
+    expect(stderr).toContain('no API key given');
+    expect(stderr.trimEnd().split('\n').at(-1)).toContain('--api-key-stdin');
+    expect(service.stats.requests).toBe(before);
+  });
+
+  it('a key with a newline inside is refused locally: exit 2, nothing sent', async () => {
+    const before = service.stats.requests;
+    const tc = createTestContext({ ...terminal, answers: ['fcs_abc\r\nX-Evil: 1'], baseUrl: service.baseUrl });
+    await expect(runLogin(tc.ctx)).rejects.toThrow(/whitespace, control or non-ASCII/);
+    expect(service.stats.requests).toBe(before);
+  });
+});
+
+describe('auth logout', () => {
+  it('removes the key and keeps the base URL', async () => {
+    const { code, stderr, tc } = await cli(['auth', 'logout'], {
+      ...terminal,
+      apiKey: service.key('pro'),
+      baseUrl: service.baseUrl,
+    });
+    expect(code).toBe(0);
+    expect(tc.config.data.profiles?.default).toEqual({ base_url: service.baseUrl });
+    expect(stderr).toContain('✓ Removed the API key of profile default');
+  });
+
+  it('with no key stored says so and exits 0', async () => {
+    const { code, stdout } = await cli(['auth', 'logout', '--json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ profile: 'default', removed: false });
+  });
+});
+
+describe('auth status', () => {
+  it('says the key came from the environment when it overrides the stored one', async () => {
+    const stored = service.key('free');
+    const fromEnv = service.key('pro');
+    const { code, stdout } = await cli(['auth', 'status', '--json'], {
+      apiKey: stored,
+      baseUrl: service.baseUrl,
+      env: { FACECTL_API_KEY: fromEnv },
+    });
+    expect(code).toBe(0);
+    const status = JSON.parse(stdout);
+    expect(status).toMatchObject({
+      profile: 'default',
+      base_url: service.baseUrl,
+      base_url_source: 'profile',
+      logged_in: true,
+      key_prefix: fromEnv.slice(0, 12),
+      key_source: 'FACECTL_API_KEY',
+      plan: 'pro',
+      scopes: ['v1:*'],
+      expires_at: null,
+      budget_left_usd: null,
+    });
+    expect(stdout).not.toContain(fromEnv);
+    expect(stdout).not.toContain(stored);
+  });
+
+  it('shows the budget left of a key with a budget, from the service', async () => {
+    const created = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'ci', budget_usd: 2.5 } }),
+    );
+    const tc = createTestContext({ env: { FACECTL_API_KEY: created.key, FACECTL_BASE_URL: service.baseUrl } });
+    const status = await runStatus(tc.ctx);
+    await tc.close();
+    expect(status).toMatchObject({
+      key_name: 'ci',
+      budget_usd: 2.5,
+      spent_usd: 0,
+      budget_left_usd: 2.5,
+      base_url_source: 'FACECTL_BASE_URL',
+    });
+    const lines = tc.stdout().trimEnd().split('\n');
+    expect(lines).toContain('budget left\t$2.50 of $2.50');
+    expect(lines).toContain(`key\t${created.key.slice(0, 12)}… (from FACECTL_API_KEY)`);
+  });
+
+  it('not logged in: the local facts on stdout, exit 3 with the fix last', async () => {
+    const { code, stdout, stderr } = await cli(['auth', 'status'], { baseUrl: service.baseUrl });
+    expect(code).toBe(ExitCode.auth);
+    expect(stdout).toContain(`base url\t${service.baseUrl} (from profile)`);
+    expect(stdout).toContain('key\tnone');
+    expect(stderr).toContain('error: not logged in');
+    expect(stderr.trimEnd().split('\n').at(-1)).toBe('run `facectl auth login`, or set FACECTL_API_KEY');
+  });
+
+  it('a service that is down: the local facts, then exit 8', async () => {
+    const { code, stdout, stderr } = await cli(['auth', 'status'], {
+      apiKey: service.key('pro'),
+      baseUrl: 'http://127.0.0.1:9',
+    });
+    expect(code).toBe(ExitCode.network);
+    expect(stdout).toContain('base url\thttp://127.0.0.1:9 (from profile)');
+    expect(stderr).toContain('cannot reach http://127.0.0.1:9');
+    expect(stderr).toContain('is `facectl serve` running?');
+  });
+});

@@ -1,0 +1,295 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { addExamples, lazyAction, parseOptions, requireValue, splitList } from '../../src/commands/kit.js';
+import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.js';
+import { colorEnabled } from '../../src/io/terminal.js';
+import { reportError, run } from '../../src/main.js';
+import { createTestContext } from '../helpers/test-context.js';
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('kit.requireValue', () => {
+  const terminal = { stdinIsTTY: true, stdoutIsTTY: true };
+
+  it('returns a given value without asking', async () => {
+    const tc = createTestContext(terminal);
+    expect(await requireValue(tc.ctx, { flag: '--alias', value: 'ada', message: 'Alias?' })).toBe('ada');
+    expect(tc.prompts).toEqual([]);
+  });
+
+  it('asks on a terminal', async () => {
+    const tc = createTestContext({ ...terminal, answers: ['ada-lovelace'] });
+    expect(await requireValue(tc.ctx, { flag: '--alias', value: undefined, message: 'Alias?' })).toBe('ada-lovelace');
+    expect(tc.prompts).toEqual([{ kind: 'input', message: 'Alias?' }]);
+    tc.assertNoLeftoverAnswers();
+  });
+
+  it.each([
+    ['piped', { stdinIsTTY: false, stdoutIsTTY: true }],
+    ['--no-input', { ...terminal, globals: { noInput: true } }],
+    ['CI', { ...terminal, env: { CI: 'true' } }],
+  ])('without a usable terminal (%s) is a usage error naming the flag', async (_name, options) => {
+    const tc = createTestContext(options);
+    const error = await failure(requireValue(tc.ctx, { flag: '--alias', value: undefined, message: 'Alias?' }));
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toBe('--alias is required when not running interactively');
+    expect(tc.prompts).toEqual([]);
+  });
+
+  it('validates a given value against the rule', async () => {
+    const tc = createTestContext();
+    const validate = (v: string) => (/^[a-z-]+$/.test(v) ? true : 'must be a slug');
+    const error = await failure(requireValue(tc.ctx, { flag: '--alias', value: 'Ada', message: 'Alias?', validate }));
+    expect(error.message).toBe('--alias: must be a slug');
+  });
+
+  it('the scripted prompter fails on answers left over', () => {
+    const tc = createTestContext({ answers: ['unused'] });
+    expect(() => tc.assertNoLeftoverAnswers()).toThrow(/never asked for/);
+  });
+});
+
+describe('kit.parseOptions and splitList', () => {
+  const schema = z.object({
+    expiresInDays: z.coerce
+      .number()
+      .int({ error: 'must be a whole number of days' })
+      .min(1, { error: 'must be between 1 and 365 days' })
+      .max(365, { error: 'must be between 1 and 365 days' })
+      .optional(),
+    name: z.string().optional(),
+  });
+
+  it('names the flag of a bad value', () => {
+    expect(() => parseOptions(schema, { expiresInDays: '0' })).toThrow(
+      '--expires-in-days: must be between 1 and 365 days',
+    );
+    expect(() => parseOptions(schema, { expiresInDays: '1.5' })).toThrow(
+      '--expires-in-days: must be a whole number of days',
+    );
+    expect(parseOptions(schema, { expiresInDays: '30', name: 'ci' })).toEqual({ expiresInDays: 30, name: 'ci' });
+  });
+
+  it('splits lists', () => {
+    expect(splitList('a, b,,c ')).toEqual(['a', 'b', 'c']);
+    expect(splitList(undefined)).toBeUndefined();
+  });
+});
+
+describe('kit.lazyAction and global flags', () => {
+  function program(ctx: ReturnType<typeof createTestContext>['ctx'], seen: unknown[]) {
+    const root = new Command('facectl').exitOverride().option('--json').option('--no-input').option('--profile <name>');
+    const sub = root
+      .command('thing')
+      .argument('<id>')
+      .option('--name <name>')
+      .action(
+        lazyAction(ctx, async () => async (_ctx, opts, id) => {
+          seen.push({ opts, id, json: ctx.globals.json, noInput: ctx.globals.noInput, profile: ctx.globals.profile });
+        }),
+      );
+    addExamples(sub, ['facectl thing 1 --name x']);
+    return root;
+  }
+
+  it.each([
+    [['--json', '--profile', 'work', 'thing', 'id1', '--name', 'n']],
+    [['thing', 'id1', '--name', 'n', '--json', '--profile', 'work']],
+    [['thing', '--json', 'id1', '--profile=work', '--name', 'n']],
+  ])('merges global flags written anywhere: %j', async (argv) => {
+    const tc = createTestContext();
+    const seen: unknown[] = [];
+    await program(tc.ctx, seen).parseAsync(argv, { from: 'user' });
+    expect(seen).toEqual([{ opts: { name: 'n' }, id: 'id1', json: true, noInput: false, profile: 'work' }]);
+  });
+
+  it('help ends with the examples', () => {
+    const tc = createTestContext();
+    const root = program(tc.ctx, []);
+    const help = root.commands[0]?.helpInformation() ?? '';
+    let full = '';
+    root.commands[0]?.configureOutput({ writeOut: (t) => (full += t) });
+    try {
+      root.commands[0]?.outputHelp();
+    } catch {}
+    expect(help).toContain('thing [options] <id>');
+    expect(full.trimEnd().endsWith('Examples:\n  $ facectl thing 1 --name x')).toBe(true);
+  });
+});
+
+describe('terminal rules', () => {
+  it('colour: NO_COLOR > FORCE_COLOR > TERM=dumb / CI > TTY', () => {
+    expect(colorEnabled({}, true)).toBe(true);
+    expect(colorEnabled({}, false)).toBe(false);
+    expect(colorEnabled({ NO_COLOR: '1', FORCE_COLOR: '1' }, true)).toBe(false);
+    expect(colorEnabled({ FORCE_COLOR: '1' }, false)).toBe(true);
+    expect(colorEnabled({ FORCE_COLOR: '0' }, true)).toBe(false);
+    expect(colorEnabled({ TERM: 'dumb' }, true)).toBe(false);
+    expect(colorEnabled({ CI: 'true' }, true)).toBe(false);
+  });
+
+  it('canPrompt only with stdin and stdout on a terminal, no --no-input, no CI', () => {
+    expect(createTestContext({ stdinIsTTY: true, stdoutIsTTY: true }).ctx.io.canPrompt()).toBe(true);
+    expect(createTestContext({ stdinIsTTY: true, stdoutIsTTY: false }).ctx.io.canPrompt()).toBe(false);
+    expect(createTestContext({ stdinIsTTY: false, stdoutIsTTY: true }).ctx.io.canPrompt()).toBe(false);
+    expect(createTestContext({ stdinIsTTY: true, stdoutIsTTY: true, env: { CI: '1' } }).ctx.io.canPrompt()).toBe(false);
+  });
+});
+
+describe('output', () => {
+  const rows = [
+    { id: 'a', tags: ['x', 'y'], note: 'tab\there' },
+    { id: 'b', tags: [], note: null },
+  ];
+  const columns = [
+    { header: 'id', value: (r: (typeof rows)[number]) => r.id },
+    { header: 'tags', value: (r: (typeof rows)[number]) => r.tags },
+    { header: 'note', value: (r: (typeof rows)[number]) => r.note },
+  ];
+
+  it('--json prints exactly one JSON document', () => {
+    const tc = createTestContext({ globals: { json: true } });
+    tc.ctx.out.list(rows, columns);
+    expect(JSON.parse(tc.stdout())).toEqual(rows);
+  });
+
+  it('piped: tab-separated rows, no header, one line per row', () => {
+    const tc = createTestContext();
+    tc.ctx.out.list(rows, columns);
+    tc.ctx.out.record({ key: 'v', list: [1, 2] });
+    expect(tc.stdout()).toBe('a\tx,y\ttab here\nb\t\t\nkey\tv\nlist\t1,2\n');
+  });
+
+  it('terminal: a table with headers', async () => {
+    const tc = createTestContext({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    await tc.ctx.out.prepare?.();
+    tc.ctx.out.list(rows, columns);
+    const lines = tc.stdout().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+TAGS\s+NOTE$/);
+    expect(lines[1]).toMatch(/^a\s+x, y\s+tab\there$/);
+    expect(lines).toHaveLength(3);
+  });
+
+  it('success only on a terminal; warnings always, on stderr', () => {
+    const piped = createTestContext();
+    piped.ctx.out.success('Created');
+    piped.ctx.out.warn('careful');
+    expect(piped.stderr()).toBe('warning: careful\n');
+    expect(piped.stdout()).toBe('');
+    const tty = createTestContext({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    tty.ctx.out.success('Created');
+    expect(tty.stderr()).toBe('✓ Created\n');
+  });
+
+  it('spinner and progress: silent under --json, sparse lines when piped, drawn on a terminal', () => {
+    const json = createTestContext({ globals: { json: true } });
+    json.ctx.out.spinner('Working').stop();
+    const bar = json.ctx.out.progress('Submitting');
+    bar.update(1, 4);
+    bar.stop();
+    expect(json.stderr()).toBe('');
+
+    const piped = createTestContext();
+    const sparse = piped.ctx.out.progress('Submitting');
+    for (let i = 0; i <= 8; i++) sparse.update(i, 8);
+    expect(piped.stderr().trimEnd().split('\n')).toEqual([
+      'Submitting: 0/8',
+      'Submitting: 2/8',
+      'Submitting: 4/8',
+      'Submitting: 6/8',
+      'Submitting: 8/8',
+    ]);
+
+    const tty = createTestContext({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    const drawn = tty.ctx.out.progress('Preparing');
+    drawn.update(1, 2, 'processing');
+    drawn.stop();
+    expect(tty.stderr()).toContain('Preparing ████████████░░░░░░░░░░░░ 1/2 processing');
+  });
+});
+
+describe('main: exit codes and error rendering', () => {
+  it('an unknown flag is a usage error with the usage line, exit 2', async () => {
+    const tc = createTestContext();
+    expect(await run(['config', 'list', '--bogus'], tc.ctx)).toBe(ExitCode.usage);
+    expect(tc.stderr()).toContain("error: unknown option '--bogus'");
+    expect(tc.stderr()).toContain('usage: facectl config list [options]');
+    expect(tc.stdout()).toBe('');
+  });
+
+  it('a missing argument is a usage error, exit 2, with a JSON line under --json', async () => {
+    const tc = createTestContext();
+    expect(await run(['api', 'GET', '--json'], tc.ctx)).toBe(ExitCode.usage);
+    expect(tc.stderr()).toContain("error: missing required argument 'path'");
+    const last = tc.stderr().trimEnd().split('\n').at(-1) ?? '';
+    expect(JSON.parse(last)).toEqual({ error: { code: 'usage', message: "missing required argument 'path'" } });
+  });
+
+  it('--version and --help exit 0 on stdout', async () => {
+    const version = createTestContext();
+    expect(await run(['--version'], version.ctx)).toBe(0);
+    expect(version.stdout()).toBe('0.1.0\n');
+    const help = createTestContext();
+    expect(await run(['auth', 'login', '--help'], help.ctx)).toBe(0);
+    expect(help.stdout()).toContain('Examples:\n  $ facectl auth login');
+  });
+
+  it('renders an API error: what failed, status and code, each field error, the fix last', () => {
+    const tc = createTestContext({ globals: { json: true } });
+    const detail = [
+      { loc: ['body', 'alias'], msg: 'already used', type: 'value_error' },
+      { loc: ['body', 'label'], msg: 'too long', type: 'value_error' },
+    ];
+    reportError(
+      tc.ctx,
+      new ApiError('the service refused the request as invalid (422 validation_error)', 422, {
+        code: 'validation_error',
+        detail,
+        hint: 'fix the values listed above and run the command again',
+      }),
+    );
+    const lines = tc.stderr().trimEnd().split('\n');
+    expect(lines.slice(0, 5)).toEqual([
+      'error: the service refused the request as invalid (422 validation_error)',
+      '  status: 422 validation_error',
+      '  - alias: already used',
+      '  - label: too long',
+      'fix the values listed above and run the command again',
+    ]);
+    expect(JSON.parse(lines[5] ?? '')).toEqual({
+      error: {
+        code: 'validation_error',
+        message: 'the service refused the request as invalid (422 validation_error)',
+        status: 422,
+        detail,
+        hint: 'fix the values listed above and run the command again',
+      },
+    });
+  });
+
+  it('an unexpected failure: no stack trace unless --debug', () => {
+    const plain = createTestContext();
+    reportError(plain.ctx, new TypeError('boom'));
+    expect(plain.stderr()).toContain('error: unexpected failure: boom');
+    expect(plain.stderr()).not.toContain('at ');
+    const debug = createTestContext({ globals: { debug: true } });
+    reportError(debug.ctx, new TypeError('boom'));
+    expect(debug.stderr()).toMatch(/\n\s+at /);
+  });
+
+  it('Ctrl-C during a wait is exit 130', async () => {
+    const tc = createTestContext();
+    const waiting = tc.ctx.clock.sleep(60_000, tc.ctx.signal);
+    tc.interrupt();
+    const error = (await failure(waiting)) as CliError;
+    expect(error.exitCode).toBe(ExitCode.interrupted);
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/errors.js';
+import { run } from '../../src/main.js';
+import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+
+async function cli(argv: string[], options: TestContextOptions = {}) {
+  const tc = createTestContext(options);
+  const code = await run(argv, tc.ctx);
+  return { code, stdout: tc.stdout(), stderr: tc.stderr(), tc };
+}
+
+const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
+
+describe('config set / get / unset', () => {
+  it('sets base_url in the active profile and reads it back', async () => {
+    const set = await cli(['config', 'set', 'base_url', 'https://api.example.com/', '--profile', 'work']);
+    expect(set.code).toBe(0);
+    expect(set.tc.config.data).toEqual({ profiles: { work: { base_url: 'https://api.example.com' } } });
+
+    const get = await cli(['config', 'get', 'base_url'], {
+      config: set.tc.config.data,
+      env: { FACECTL_PROFILE: 'work' },
+    });
+    expect(get.code).toBe(0);
+    expect(get.stdout).toBe('https://api.example.com\n');
+  });
+
+  it('refuses an invalid URL: exit 2, nothing stored', async () => {
+    const { code, stderr, tc } = await cli(['config', 'set', 'base_url', 'ftp://x']);
+    expect(code).toBe(ExitCode.usage);
+    expect(stderr).toContain('base_url: must use http or https');
+    expect(tc.config.data).toEqual({});
+  });
+
+  it('refuses `config set api_key` and points to auth login', async () => {
+    const { code, stderr, tc } = await cli(['config', 'set', 'api_key', KEY]);
+    expect(code).toBe(ExitCode.usage);
+    expect(stderr).toContain('api_key cannot be set with `config set`');
+    expect(stderr.trimEnd().split('\n').at(-1)).toContain('facectl auth login');
+    expect(stderr).not.toContain(KEY);
+    expect(tc.config.data).toEqual({});
+  });
+
+  it('an unknown key lists the known ones', async () => {
+    const { code, stderr } = await cli(['config', 'set', 'colour', 'blue']);
+    expect(code).toBe(ExitCode.usage);
+    expect(stderr).toContain('unknown setting "colour"');
+    expect(stderr).toContain('known settings: base_url, api_key, default_profile');
+  });
+
+  it('get api_key shows only the prefix; an unset value is exit 1', async () => {
+    const shown = await cli(['config', 'get', 'api_key'], { apiKey: KEY });
+    expect(shown.stdout).toBe('fcs_abcdefgh…\n');
+    const unset = await cli(['config', 'get', 'base_url', '--json'], { apiKey: KEY });
+    expect(unset.code).toBe(ExitCode.error);
+    expect(JSON.parse(unset.stdout)).toEqual({ key: 'base_url', value: null, profile: 'default' });
+    expect(unset.stderr).toContain('error: base_url is not set in profile "default"');
+  });
+
+  it('default_profile picks the profile later commands use', async () => {
+    const set = await cli(['config', 'set', 'default_profile', 'work']);
+    expect(set.tc.config.data).toEqual({ default_profile: 'work' });
+    const next = await cli(['config', 'set', 'base_url', 'http://127.0.0.1:9000'], { config: set.tc.config.data });
+    expect(next.tc.config.data.profiles).toEqual({ work: { base_url: 'http://127.0.0.1:9000' } });
+    const unset = await cli(['config', 'unset', 'default_profile'], { config: next.tc.config.data });
+    expect(unset.tc.config.data).toEqual({ profiles: { work: { base_url: 'http://127.0.0.1:9000' } } });
+  });
+});
+
+describe('config list', () => {
+  const config = {
+    default_profile: 'work',
+    profiles: {
+      work: { api_key: KEY, base_url: 'https://api.example.com' },
+      local: { base_url: 'http://127.0.0.1:8787' },
+    },
+  };
+
+  it('piped: tab-separated rows with the key as its prefix', async () => {
+    const { code, stdout } = await cli(['config', 'list'], { config });
+    expect(code).toBe(0);
+    expect(stdout).toBe(
+      [
+        '\tdefault_profile\twork',
+        'local\tbase_url\thttp://127.0.0.1:8787',
+        'work\tapi_key\tfcs_abcdefgh…',
+        'work\tbase_url\thttps://api.example.com',
+        '',
+      ].join('\n'),
+    );
+    expect(stdout).not.toContain(KEY);
+  });
+
+  it('--json: one document with the file, the active profile and every profile', async () => {
+    const { stdout } = await cli(['--json', 'config', 'list'], { config, env: { FACECTL_PROFILE: 'local' } });
+    expect(JSON.parse(stdout)).toEqual({
+      config_file: '/test/facectl/config.json',
+      default_profile: 'work',
+      active_profile: 'local',
+      profiles: {
+        local: { base_url: 'http://127.0.0.1:8787' },
+        work: { api_key: 'fcs_abcdefgh…', base_url: 'https://api.example.com' },
+      },
+    });
+  });
+
+  it('terminal: a table marking the active profile, and the file on stderr', async () => {
+    const { stdout, stderr } = await cli(['config', 'list'], { config, stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    expect(stdout.split('\n')[0]).toMatch(/^PROFILE\s+KEY\s+VALUE$/);
+    expect(stdout).toMatch(/work \*\s+api_key\s+fcs_abcdefgh…/);
+    expect(stderr).toContain('/test/facectl/config.json');
+  });
+});

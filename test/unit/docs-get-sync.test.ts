@@ -1,0 +1,118 @@
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGetDocument } from '../../src/commands/docs/get.js';
+import { runSyncDocument } from '../../src/commands/docs/sync.js';
+import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
+import {
+  call,
+  createDocument,
+  createFace,
+  expectContract,
+  startTestService,
+  type TestService,
+} from '../helpers/service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+  await createFace(service, service.key('pro'), 'ada-lovelace');
+});
+afterAll(async () => {
+  await service.close();
+});
+
+describe('docs get', () => {
+  it('prints the stored document; --json the service object', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'Some notes to read back.');
+    const tc = contextFor(service, { globals: { json: true } });
+    const read = await runGetDocument(tc.ctx, { documentId: doc.document_id });
+    await tc.close();
+    expect(read).toEqual(doc);
+    expect(JSON.parse(tc.stdout())).toEqual(doc);
+
+    const piped = await runCommand(service, ['docs', 'get', doc.document_id]);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toContain(`document_id\t${doc.document_id}\n`);
+    expect(piped.stdout).toContain('synced\tfalse\n');
+    expect(piped.stdout).not.toContain('Some notes');
+  });
+
+  it('an unknown id is exit 4', async () => {
+    const result = await runCommand(service, ['docs', 'get', 'doc_missing']);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('404');
+  });
+
+  it('the help of get and sync says they use endpoints the published interface does not show', async () => {
+    for (const verb of ['get', 'sync']) {
+      const result = await runCommand(service, ['docs', verb, '--help']);
+      expect(result.stdout).toContain('endpoint the published interface does not show');
+    }
+  });
+});
+
+describe('docs sync', () => {
+  it('charges the document (pro: compile quota) and, with --wait, follows preparation to ready', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'word '.repeat(1500));
+    const tc = contextFor(service, { globals: { json: true } });
+    const synced = await runSyncDocument(tc.ctx, { documentId: doc.document_id, wait: true, timeoutSeconds: 30 });
+    await tc.close();
+    expect(synced.prepare_status).toBe('ready');
+    expect(synced.chunks_completed).toBe(synced.chunks_total);
+    expect(synced.chunks_total).toBe(Math.ceil(doc.token_count / 1000));
+    expect(JSON.parse(tc.stdout())).toEqual(synced);
+    expect(synced.tokens_used).toBe(doc.tokens_used + doc.token_count);
+    expect(service.store.get('documents', doc.document_id)?.synced).toBe(true);
+  });
+
+  it('terminal form: a progress bar from chunks_completed/chunks_total', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(2500));
+    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
+    await runSyncDocument(tc.ctx, { documentId: doc.document_id, wait: true, timeoutSeconds: 30 });
+    await tc.close();
+    const stderr = stripVTControlCharacters(tc.stderr());
+    expect(stderr).toMatch(/Preparing .* 3\/3 ready/);
+    expect(stripVTControlCharacters(tc.stdout())).toMatch(/^prepare_status +ready$/m);
+  });
+
+  it('without --wait prints the document as the sync left it', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'short');
+    const result = await runCommand(service, ['docs', 'sync', doc.document_id]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('synced\ttrue\n');
+    expect(result.stdout).toMatch(/prepare_status\t(queued|processing|ready)\n/);
+  });
+
+  it('--wait gives up after --timeout: exit 8 saying how far it got', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
+    // A virtual clock: the CLI's waits pass at once, the service's preparation takes real time.
+    const result = await runCommand(service, ['docs', 'sync', doc.document_id, '--wait', '--timeout', '2'], {
+      now: '2026-03-15T12:00:00Z',
+    });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(/document doc_\w+ was not ready after 2 s \(prepare_status (queued|processing)/);
+    expect(result.stderr).toContain(`check later with \`facectl docs get ${doc.document_id}\``);
+  });
+
+  it('--timeout must be a whole number of seconds; nothing sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['docs', 'sync', 'doc_x', '--wait', '--timeout', '1.5']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--timeout: must be a whole number of seconds from 1 to 86400');
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('a key whose budget is spent is refused: exit 6 naming the budget, nothing charged', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'some words to sync');
+    const broke = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'broke', budget_usd: 0 } }),
+      201,
+    );
+    const result = await runCommand(service, ['docs', 'sync', doc.document_id], { apiKey: broke.key });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('budget_exceeded');
+    expect(result.stderr).toContain('budget');
+    expect(service.store.get('documents', doc.document_id)?.synced).toBe(false);
+  });
+});

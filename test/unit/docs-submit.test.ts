@@ -1,0 +1,418 @@
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSubmitOptions, runSubmit } from '../../src/commands/docs/submit.js';
+import { run } from '../../src/main.js';
+import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
+import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+const dir = mkdtempSync(join(tmpdir(), 'facectl-submit-'));
+const file = (name: string, content: string | Buffer) => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+beforeAll(async () => {
+  service = await startTestService();
+  await createFace(service, service.key('pro'), 'ada-lovelace');
+  await createFace(service, service.key('pro'), 'grace-hopper');
+});
+afterAll(async () => {
+  await service.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const stored = async (id: string) =>
+  expectContract(
+    'getDocument',
+    await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } }),
+    200,
+  );
+/** Documents of the pro user whose label starts with `prefix` (what a batch created). */
+const storedWithLabel = (prefix: string) =>
+  [...service.store.values('documents')]
+    .filter((d) => d.label.startsWith(prefix))
+    .sort((a, b) => a.label.localeCompare(b.label));
+const ndjson = (docs: object[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
+
+describe('docs submit: one document', () => {
+  it('run() with --content: stored as given; the output says token_count is a preview', async () => {
+    const tc = contextFor(service);
+    await runSubmit(
+      tc.ctx,
+      parseSubmitOptions({ alias: 'ada-lovelace', label: 'note', content: 'Hello, "Babbage" ✓' }),
+    );
+    await tc.close();
+    const id = /document_id\t(doc_\w+)/.exec(tc.stdout())?.[1] as string;
+    const doc = await stored(id);
+    expect(doc).toMatchObject({
+      alias: 'ada-lovelace',
+      label: 'note',
+      content: 'Hello, "Babbage" ✓',
+      source: 'submit',
+    });
+    expect(tc.stdout()).toContain(`token_count\t${doc.token_count}\n`);
+    expect(tc.stderr()).toContain(`token_count ${doc.token_count} is a preview: nothing is charged until sync`);
+  });
+
+  it('--file with text and --perspective; --json prints the service object', async () => {
+    const path = file('letter.txt', 'Dear Charles,\nthe engine…\n');
+    const result = await runCommand(service, [
+      'docs',
+      'submit',
+      '--alias',
+      'ada-lovelace',
+      '--label',
+      'letter',
+      '--perspective',
+      'first-person',
+      '--file',
+      path,
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed).toEqual(await stored(printed.document_id));
+    expect(printed.content).toBe('Dear Charles,\nthe engine…\n');
+    expect(service.store.get('documents', printed.document_id)?.perspective).toBe('first-person');
+  });
+
+  it('pipe form: a JSON document on standard input, completed by the flags', async () => {
+    const result = await runCommand(service, ['docs', 'submit', '--label', 'from flag', '-', '--json', '--no-input'], {
+      stdin: JSON.stringify({ alias: 'grace-hopper', content: 'COBOL notes', perspective: 'first-person' }, null, 2),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const doc = await stored(JSON.parse(result.stdout).document_id);
+    expect(doc).toMatchObject({ alias: 'grace-hopper', label: 'from flag', content: 'COBOL notes' });
+  });
+
+  it('pipe form: plain text on standard input', async () => {
+    const result = await runCommand(
+      service,
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'piped', '-', '--json'],
+      {
+        stdin: 'plain words {not json}\n',
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect((await stored(JSON.parse(result.stdout).document_id)).content).toBe('plain words {not json}\n');
+  });
+
+  it('--format text sends JSON-looking input as text', async () => {
+    const content = '{"alias": "x", "content": "y"}\n';
+    const result = await runCommand(service, [
+      'docs',
+      'submit',
+      '--alias',
+      'ada-lovelace',
+      '--label',
+      'raw',
+      '--format',
+      'text',
+      '--file',
+      file('raw.json', content),
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect((await stored(JSON.parse(result.stdout).document_id)).content).toBe(content);
+  });
+
+  it('terminal form: a missing --alias and --label are asked for', async () => {
+    const tc = contextFor(service, { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] });
+    const code = await run(['docs', 'submit', '--content', 'typed at a terminal'], tc.ctx);
+    await tc.close();
+    expect(code, tc.stderr()).toBe(0);
+    tc.assertNoLeftoverAnswers();
+    const id = /document_id +(doc_\w+)/.exec(stripVTControlCharacters(tc.stdout()))?.[1] as string;
+    expect(await stored(id)).toMatchObject({ alias: 'ada-lovelace', label: 'asked', content: 'typed at a terminal' });
+  });
+});
+
+describe('docs submit: bad input is exit 2 naming the flag, file or line; nothing sent', () => {
+  const refused = async (argv: string[], message: string | RegExp, options: Parameters<typeof runCommand>[2] = {}) => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['docs', 'submit', ...argv], options);
+    expect(result.code, result.stderr).toBe(2);
+    if (typeof message === 'string') expect(result.stderr).toContain(message);
+    else expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+    expect(requestCount(service)).toBe(before);
+    return result;
+  };
+
+  it('missing, directory, empty, invalid UTF-8 and too large files (cases 7, 12)', async () => {
+    const missing = join(dir, 'missing.txt');
+    await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '--file', missing],
+      `error: cannot read ${missing}: no such file`,
+    );
+    const folder = join(dir, 'folder');
+    mkdirSync(folder);
+    await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '--file', folder],
+      `error: cannot read ${folder}: it is a directory`,
+    );
+    const empty = file('empty.txt', '');
+    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--file', empty], `error: ${empty} is empty`);
+    const latin = file('latin.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+    await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '--file', latin],
+      `error: ${latin}: line 1: not valid UTF-8 text (byte 0xe9)`,
+    );
+    const huge = file('huge.txt', '');
+    truncateSync(huge, 65 * 1024 * 1024); // sparse: refused by its size, before it is read
+    await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '--file', huge],
+      `error: ${huge} is larger than 64 MiB, the service's request size limit`,
+    );
+    await refused(['--alias', 'ada-lovelace', '--label', 'l', '-'], 'error: standard input is empty');
+  });
+
+  it('standard input that is a terminal is refused at once (case 10)', async () => {
+    const result = await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '-'],
+      'expected input on standard input, but standard input is a terminal',
+      {
+        stdinIsTTY: true,
+      },
+    );
+    expect(result.stderr).toContain('or use --file PATH or --content TEXT');
+  });
+
+  it('malformed JSON (case 8): truncated, trailing garbage', async () => {
+    const truncated = file('truncated.json', '{\n  "alias": "ada-lovelace",\n  "content": "Hi');
+    await refused(
+      ['--file', truncated],
+      `error: ${truncated}: line 3, column 14: invalid JSON: a string is not closed`,
+    );
+    const trailing = file('trailing.json', '{"alias": "ada-lovelace", "label": "l", "content": "Hi"} extra');
+    await refused(
+      ['--file', trailing],
+      `error: ${trailing}: line 1, column 58: invalid JSON: unexpected text after the JSON value`,
+    );
+  });
+
+  it('NDJSON with a bad line in the middle: every bad line named, nothing of the file sent', async () => {
+    const lines = [
+      { content: 'one', label: 'x1' },
+      { content: 'two', label: 'x2', alias: 'Not A Slug' },
+      { content: 'three', label: 'x3' },
+    ].map((d) => JSON.stringify(d));
+    lines.splice(3, 0, '{"content": "four", "label": ');
+    const path = file('bad.ndjson', `${lines.join('\n')}\n`);
+    const result = await refused(
+      ['--alias', 'ada-lovelace', '--file', path],
+      `error: ${path}: 2 of 4 lines are invalid:`,
+    );
+    expect(result.stderr).toContain('  line 2: alias: must be a slug: lower-case letters, digits and single hyphens');
+    expect(result.stderr).toContain('  line 4: column 30: invalid JSON: the text ends where a value was expected');
+    expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
+  });
+
+  it.each([
+    [['--concurrency', '0'], '--concurrency: must be a whole number of requests from 1 to 64'],
+    [['--concurrency', '65'], '--concurrency: must be a whole number of requests from 1 to 64'],
+    [['--concurrency', 'many'], '--concurrency: must be a whole number of requests from 1 to 64'],
+    [['--format', 'xml'], '--format: must be one of text, json, ndjson'],
+    [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
+    [['--alias', 'Ada'], '--alias: "Ada" is not a valid alias'],
+  ])('%j', async (flags, message) => {
+    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', ...flags], `error: ${message}`);
+  });
+
+  it('one source only, and one at least', async () => {
+    await refused(['--content', 'x', '--file', 'y'], 'give only one of --content, --file and -');
+    await refused(['--alias', 'ada-lovelace', '--label', 'l'], 'error: no document given');
+    await refused(['notes.txt'], 'use --file notes.txt');
+    await refused(['--content', 'x', '--format', 'ndjson'], '--format ndjson needs --file PATH or -');
+    await refused(['--content', 'x'], '--alias is required when not running interactively');
+  });
+});
+
+describe('docs submit: NDJSON batches', () => {
+  it('--json prints one result line per document; every document stored byte-exact', async () => {
+    const docs = Array.from({ length: 12 }, (_, i) => ({
+      label: `batch-a-${String(i).padStart(2, '0')}`,
+      content: `Doc ${i}: "quoted" \\ back-slash, ünïcödé ✓ 🚀\n\ttabbed`,
+    }));
+    const path = file('good.ndjson', ndjson(docs));
+    const result = await runCommand(service, [
+      'docs',
+      'submit',
+      '--alias',
+      'ada-lovelace',
+      '--file',
+      path,
+      '--concurrency',
+      '3',
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const results = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(results).toHaveLength(12);
+    expect(results.map((r) => r.line).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    for (const r of results) {
+      expect(r).toEqual({
+        line: r.line,
+        ok: true,
+        document_id: expect.stringMatching(/^doc_/),
+        token_count: expect.any(Number),
+      });
+      const doc = await stored(r.document_id);
+      expect(doc.content).toBe(docs[r.line - 1]?.content);
+      expect(doc.label).toBe(docs[r.line - 1]?.label);
+    }
+    const total = results.reduce((sum, r) => sum + r.token_count, 0);
+    expect(result.stderr).toContain(
+      `Submitted 12 of 12 documents. token_count total ${total} (a preview: nothing is charged until each document is synced).`,
+    );
+  });
+
+  it('piped without --json: one tab-separated line per document', async () => {
+    const path = file(
+      'piped.ndjson',
+      ndjson([
+        { label: 'batch-b-1', content: 'b1' },
+        { label: 'batch-b-2', content: 'b2' },
+      ]),
+    );
+    const result = await runCommand(service, ['docs', 'submit', '--alias', 'grace-hopper', '--file', path]);
+    expect(result.code, result.stderr).toBe(0);
+    const rows = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
+    expect(rows.map((r) => r[0]).sort()).toEqual(['1', '2']);
+    for (const [line, id, tokens] of rows) {
+      const doc = await stored(id as string);
+      expect(doc.label).toBe(`batch-b-${line}`);
+      expect(String(doc.token_count)).toBe(tokens);
+    }
+  });
+
+  it('--continue-on-error sends the valid lines and reports the others; exit 2 for the invalid ones', async () => {
+    const path = file(
+      'mixed.ndjson',
+      `${JSON.stringify({ label: 'batch-c-1', content: 'c1' })}\nnot json\n${JSON.stringify({ label: 'batch-c-3', content: 'c3' })}\n`,
+    );
+    const result = await runCommand(service, [
+      'docs',
+      'submit',
+      '--alias',
+      'ada-lovelace',
+      '--file',
+      path,
+      '--continue-on-error',
+      '--json',
+    ]);
+    expect(result.code).toBe(2);
+    const results = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .sort((a, b) => a.line - b.line);
+    expect(results[1]).toEqual({
+      line: 2,
+      ok: false,
+      error: { code: 'invalid_input', message: expect.stringMatching(/^column 1: invalid JSON/) },
+    });
+    expect(results.filter((r) => r.ok)).toHaveLength(2);
+    expect(storedWithLabel('batch-c-').map((d) => d.content)).toEqual(['c1', 'c3']);
+    expect(result.stderr).toContain('Submitted 2 of 3 documents, 1 failed.');
+  });
+
+  it('a refused line stops the batch by default; the exit code is the most pressing failure', async () => {
+    // Line 2 names a face that does not exist (404); the batch stops there (concurrency 1).
+    const path = file(
+      'refused.ndjson',
+      ndjson([
+        { label: 'batch-d-1', content: 'd1', alias: 'ada-lovelace' },
+        { label: 'batch-d-2', content: 'd2', alias: 'no-such-face' },
+        { label: 'batch-d-3', content: 'd3', alias: 'ada-lovelace' },
+      ]),
+    );
+    const result = await runCommand(service, ['docs', 'submit', '--file', path, '--concurrency', '1', '--json']);
+    expect(result.code).toBe(4);
+    expect(storedWithLabel('batch-d-').map((d) => d.label)).toEqual(['batch-d-1']);
+    expect(result.stderr).toContain('Submitted 1 of 3 documents, 1 failed, 1 not sent.');
+    expect(result.stderr).toContain('the batch stopped at the first failure');
+    const failed = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .find((r) => !r.ok);
+    expect(failed).toMatchObject({ line: 2, ok: false, error: { code: expect.any(String) } });
+
+    // With a key limited to one face, a refusal (403, exit 6) outranks the 404.
+    const limitedKey = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { allowed_face_ids: ['grace-hopper'] } }),
+      201,
+    ).key;
+    const mixed = file(
+      'mixed-failures.ndjson',
+      ndjson([
+        { label: 'batch-e-1', content: 'e1', alias: 'no-such-face' },
+        { label: 'batch-e-2', content: 'e2', alias: 'ada-lovelace' },
+        { label: 'batch-e-3', content: 'e3', alias: 'grace-hopper' },
+      ]),
+    );
+    const second = await runCommand(service, ['docs', 'submit', '--file', mixed, '--continue-on-error', '--json'], {
+      apiKey: limitedKey,
+    });
+    expect(second.code).toBe(6);
+    expect(storedWithLabel('batch-e-').map((d) => d.label)).toEqual(['batch-e-3']);
+  });
+
+  it('from standard input, lines are checked as they are sent: the first bad line stops the batch', async () => {
+    const stdin = `${JSON.stringify({ label: 'batch-f-1', content: 'f1' })}\n${JSON.stringify({ label: 'batch-f-2', content: 'f2' })}\n{"label": "batch-f-3", "content": 3}\n${JSON.stringify({ label: 'batch-f-4', content: 'f4' })}\n`;
+    const result = await runCommand(service, ['docs', 'submit', '--alias', 'ada-lovelace', '-', '--concurrency', '1'], {
+      stdin,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: standard input: line 3: content: must be a string, found number');
+    expect(result.stderr).toContain('2 document(s) before it were already submitted');
+    expect(storedWithLabel('batch-f-').map((d) => d.label)).toEqual(['batch-f-1', 'batch-f-2']);
+  });
+
+  it('terminal form: a progress bar on stderr, a table of results on stdout', async () => {
+    const path = file(
+      'tty.ndjson',
+      ndjson([
+        { label: 'batch-g-1', content: 'g1' },
+        { label: 'batch-g-2', content: 'g2' },
+      ]),
+    );
+    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
+    const code = await run(['docs', 'submit', '--alias', 'ada-lovelace', '--file', path], tc.ctx);
+    await tc.close();
+    expect(code, tc.stderr()).toBe(0);
+    const stdout = stripVTControlCharacters(tc.stdout());
+    expect(stdout).toMatch(/LINE +DOCUMENT_ID +TOKEN_COUNT/);
+    for (const doc of storedWithLabel('batch-g-')) expect(stdout).toContain(doc.id);
+    expect(stripVTControlCharacters(tc.stderr())).toMatch(/Submitting .*2\/2/);
+  });
+
+  it('Ctrl-C stops new requests: exit 130, a summary, only part of the batch stored', async () => {
+    const docs = Array.from({ length: 400 }, (_, i) => ({ label: `batch-h-${i}`, content: `h${i}` }));
+    const path = file('long.ndjson', ndjson(docs));
+    const tc = contextFor(service, { globals: { json: true } });
+    const running = run(['docs', 'submit', '--alias', 'ada-lovelace', '--file', path, '--concurrency', '2'], tc.ctx);
+    await eventually(() => (tc.stdout().includes('\n') ? true : undefined));
+    tc.interrupt();
+    const code = await running;
+    await tc.close();
+    expect(code).toBe(130);
+    const done = tc.stdout().trimEnd().split('\n').length;
+    expect(tc.stderr()).toMatch(new RegExp(`interrupted: ${done} of 400 documents were submitted`));
+    expect(storedWithLabel('batch-h-').length).toBeLessThan(400);
+    expect(storedWithLabel('batch-h-').length).toBeGreaterThanOrEqual(done);
+  });
+});

@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCreateFace } from '../../src/commands/faces/create.js';
+import { runGetFace } from '../../src/commands/faces/get.js';
+import { run } from '../../src/main.js';
+import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
+import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+const dir = mkdtempSync(join(tmpdir(), 'facectl-faces-'));
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const storedFace = async (alias: string, plan: 'pro' | 'free' = 'pro') =>
+  expectContract(
+    'getFace',
+    await call(service, 'getFace', { key: service.key(plan), params: { face_id: alias } }),
+    200,
+  );
+
+describe('faces create', () => {
+  it('run() creates the face with every field; piped output is tab-separated', async () => {
+    const tc = contextFor(service);
+    const face = await runCreateFace(tc.ctx, {
+      name: 'Ada Lovelace',
+      alias: 'ada-lovelace',
+      basicFacts: { born: 1815, city: 'London' },
+      defaultTools: ['search', 'calc'],
+      defaultModel: 'gpt-x',
+      formula: 'a+b',
+    });
+    await tc.close();
+    expect(tc.stdout()).toContain('alias\tada-lovelace\n');
+    expect(tc.stdout()).toContain('default_tools\tsearch,calc\n');
+    expect(tc.stdout()).toContain(`uid\t${face.uid}\n`);
+    expect(tc.stderr()).toBe('');
+    expect(await storedFace('ada-lovelace')).toMatchObject({
+      name: 'Ada Lovelace',
+      basic_facts: { born: 1815, city: 'London' },
+      default_tools: ['search', 'calc'],
+      default_model: 'gpt-x',
+      formula: 'a+b',
+      component_counts: { alpha: 0, beta: 0, delta: 0, epsilon: 0 },
+    });
+  });
+
+  it('script form: --json --no-input with --basic-facts from a file prints the service object', async () => {
+    const facts = join(dir, 'facts.json');
+    writeFileSync(facts, '{"field": "mathematics"}');
+    const result = await runCommand(service, [
+      'faces',
+      'create',
+      '--name',
+      'Grace',
+      '--alias',
+      'grace-hopper',
+      '--basic-facts',
+      `@${facts}`,
+      '--json',
+      '--no-input',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed).toEqual(await storedFace('grace-hopper'));
+    expect(printed.basic_facts).toEqual({ field: 'mathematics' });
+  });
+
+  it('pipe form: --basic-facts - reads the JSON object from standard input', async () => {
+    const result = await runCommand(
+      service,
+      ['faces', 'create', '--name', 'Alan', '--alias', 'alan-turing', '--basic-facts', '-', '--json'],
+      { stdin: '{"born": 1912}\n' },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect((await storedFace('alan-turing')).basic_facts).toEqual({ born: 1912 });
+  });
+
+  it('terminal form: missing --name and --alias are asked for, and the answers are used', async () => {
+    const tc = contextFor(service, { stdinIsTTY: true, stdoutIsTTY: true, answers: ['Emmy Noether', 'emmy-noether'] });
+    const code = await run(['faces', 'create', '--default-model', 'gpt-x'], tc.ctx);
+    await tc.close();
+    expect(code, tc.stderr()).toBe(0);
+    tc.assertNoLeftoverAnswers();
+    expect(tc.prompts.map((p) => p.message)).toEqual([
+      'Display name of the face',
+      'Alias (a slug such as ada-lovelace)',
+    ]);
+    expect(stripVTControlCharacters(tc.stdout())).toMatch(/^alias +emmy-noether$/m);
+    expect(tc.stderr()).toContain('Created face emmy-noether');
+    expect(await storedFace('emmy-noether')).toMatchObject({ name: 'Emmy Noether', default_model: 'gpt-x' });
+  });
+
+  it('without a terminal a missing --alias is exit 2 naming the flag, nothing sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['faces', 'create', '--name', 'X']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: --alias is required when not running interactively');
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('--no-input on a terminal still never prompts', async () => {
+    const result = await runCommand(service, ['faces', 'create', '--alias', 'abc-def', '--no-input'], {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--name is required when not running interactively');
+    expect(result.tc.prompts).toEqual([]);
+  });
+
+  it.each(['Ada', 'ada lovelace', 'adé', 'ab', 'a'.repeat(65), 'ada--lovelace', '-ada'])(
+    'alias %j is refused with the slug rule (case 5), nothing sent',
+    async (alias) => {
+      const before = requestCount(service);
+      const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', alias]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        `--alias: ${JSON.stringify(alias)} is not a valid alias: use lower-case letters, digits and single hyphens, 3 to 64 characters`,
+      );
+      expect(requestCount(service)).toBe(before);
+    },
+  );
+
+  it('bad --basic-facts JSON is exit 2 naming the flag and column; nothing sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, [
+      'faces',
+      'create',
+      '--name',
+      'N',
+      '--alias',
+      'abc',
+      '--basic-facts',
+      '{"a": 1,}',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: --basic-facts: line 1, column 9: invalid JSON');
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('a duplicate alias is exit 5 (409) with the fix', async () => {
+    const result = await runCommand(service, ['faces', 'create', '--name', 'Again', '--alias', 'ada-lovelace']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/409/);
+  });
+});
+
+describe('faces get', () => {
+  it('reads a face by alias and by uid', async () => {
+    const stored = await storedFace('ada-lovelace');
+    const tc = contextFor(service, { globals: { json: true } });
+    const byUid = await runGetFace(tc.ctx, { faceId: stored.uid });
+    await tc.close();
+    expect(byUid).toEqual(stored);
+    expect(JSON.parse(tc.stdout())).toEqual(stored);
+    const byAlias = await runCommand(service, ['faces', 'get', 'ada-lovelace']);
+    expect(byAlias.code).toBe(0);
+    expect(byAlias.stdout).toContain(`uid\t${stored.uid}\n`);
+  });
+
+  it('an unknown face is exit 4; another user does not see it', async () => {
+    expect((await runCommand(service, ['faces', 'get', 'nobody-here'])).code).toBe(4);
+    expect((await runCommand(service, ['faces', 'get', 'ada-lovelace'], { plan: 'free' })).code).toBe(4);
+  });
+
+  it('its help says it uses an endpoint the published interface does not show', async () => {
+    const result = await runCommand(service, ['faces', 'get', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('endpoint the published interface does not show');
+    expect(result.stdout).toContain('Examples:');
+  });
+});

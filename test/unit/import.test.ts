@@ -1,0 +1,108 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runImport } from '../../src/commands/import.js';
+import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
+import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+let strict: TestService;
+let pages: Server;
+let pagesUrl: string;
+const TEXT =
+  'Ada: The Analytical Engine weaves algebraic patterns.\nCharles: Just as the Jacquard loom weaves flowers.\n';
+
+beforeAll(async () => {
+  pages = createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end(req.url === '/interview.txt' ? TEXT : 'other');
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  pagesUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  service = await startTestService({ allowPrivateUrls: true });
+  strict = await startTestService();
+  await createFace(service, service.key('pro'), 'ada-lovelace');
+  await createFace(strict, strict.key('pro'), 'ada-lovelace');
+});
+afterAll(async () => {
+  await service.close();
+  await strict.close();
+  await new Promise((resolve) => pages.close(resolve));
+});
+
+describe('import', () => {
+  it('run() imports a transcript; the service stored it with its source, type and speaker', async () => {
+    const tc = contextFor(service);
+    const document = await runImport(tc.ctx, {
+      faceId: 'ada-lovelace',
+      url: `${pagesUrl}/interview.txt`,
+      type: 'transcript',
+      perspective: 'first-person',
+      faceSpeaker: 'Ada',
+    });
+    await tc.close();
+    expect(tc.stdout()).toContain(`document_id\t${document.document_id}\n`);
+    expect(tc.stdout()).toContain(`source\t${pagesUrl}/interview.txt\n`);
+    expect(tc.stderr()).toContain(`token_count ${document.token_count} is a preview: nothing is charged until sync`);
+    const stored = expectContract(
+      'getDocument',
+      await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: document.document_id } }),
+      200,
+    );
+    expect(stored).toMatchObject({
+      content: TEXT,
+      type: 'transcript',
+      source: `${pagesUrl}/interview.txt`,
+      synced: false,
+    });
+    expect(stored.token_count).toBeGreaterThan(10);
+  });
+
+  it('script form prints the service object under --json', async () => {
+    const result = await runCommand(service, [
+      'import',
+      'ada-lovelace',
+      `${pagesUrl}/interview.txt`,
+      '--json',
+      '--no-input',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed.type).toBe('document');
+    expect(printed.content).toBe(TEXT);
+  });
+
+  it.each([
+    [['--type', 'pdf'], '--type: must be one of document, transcript'],
+    [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
+  ])('%j outside the allowed set is exit 2 listing the values (case 6), nothing sent', async (flags, message) => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['import', 'ada-lovelace', `${pagesUrl}/x`, ...flags]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: ${message}`);
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it.each([
+    ['not a url', '<url>: "not a url" is not a URL'],
+    ['file:///etc/passwd', '<url>: only http:// and https:// URLs can be imported, not file:'],
+  ])('url %j is refused locally', async (url, message) => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['import', 'ada-lovelace', url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: ${message}`);
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('a private address refused by the service (422 url_not_allowed) is exit 2 with its detail', async () => {
+    const result = await runCommand(strict, ['import', 'ada-lovelace', `${pagesUrl}/interview.txt`]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('url_not_allowed');
+    expect(result.stdout).toBe('');
+  });
+
+  it('an unknown face is exit 4', async () => {
+    const result = await runCommand(service, ['import', 'no-such-face', `${pagesUrl}/interview.txt`]);
+    expect(result.code).toBe(4);
+  });
+});

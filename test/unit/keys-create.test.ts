@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCreateKeyOptions, runCreateKey } from '../../src/commands/keys/create.js';
+import { UsageError } from '../../src/errors.js';
+import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
+import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.close();
+});
+
+describe('keys create: run()', () => {
+  it('creates a key with every field, prints the secret once and the service stores what was asked', async () => {
+    const tc = contextFor(service, { plan: 'pro' });
+    const key = await runCreateKey(tc.ctx, {
+      name: 'ci',
+      expiresInDays: 30,
+      scopes: ['v1:compile', 'v1:faces:read'],
+      budgetUsd: 2.5,
+      allowedFaceIds: ['face_a', 'face_b'],
+      allowedLlmModels: ['gpt-x'],
+      save: false,
+    });
+    await tc.close();
+    expect(key.key).toMatch(/^fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/);
+    // Piped: tab-separated field lines, the secret among them, no note for people.
+    const lines = tc.stdout().trimEnd().split('\n');
+    expect(lines).toContain(`key\t${key.key}`);
+    expect(lines).toContain('name\tci');
+    expect(lines).toContain('budget_usd\t2.5');
+    expect(lines).toContain('allowed_face_ids\tface_a,face_b');
+    expect(tc.stderr()).toBe('');
+
+    // What the service stored, read back with the new key itself.
+    const current = expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: key.key }), 200);
+    expect(current).toMatchObject({
+      name: 'ci',
+      budget_usd: 2.5,
+      allowed_face_ids: ['face_a', 'face_b'],
+      allowed_llm_models: ['gpt-x'],
+      scopes: ['v1:compile', 'v1:faces:read'],
+    });
+    expect(Date.parse(current.expires_at) - Date.parse(current.created_at)).toBe(30 * 86_400_000);
+    expect(JSON.stringify(current)).not.toContain(key.key);
+  });
+
+  it('prints exactly the service object under --json', async () => {
+    const tc = contextFor(service, { globals: { json: true } });
+    const key = await runCreateKey(tc.ctx, { name: 'json', save: false });
+    await tc.close();
+    expect(JSON.parse(tc.stdout())).toEqual(key);
+  });
+
+  it('on a terminal warns on stderr that the key will not be shown again', async () => {
+    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
+    const key = await runCreateKey(tc.ctx, { name: 'tty', save: false });
+    await tc.close();
+    expect(tc.stdout()).toContain(key.key);
+    expect(tc.stderr()).toMatch(/Save this key now: .*will not show it again/);
+    expect(tc.stderr()).not.toContain(key.key);
+  });
+
+  it('--save stores the new key in the active profile', async () => {
+    const tc = contextFor(service);
+    const key = await runCreateKey(tc.ctx, { name: 'saved', save: true });
+    await tc.close();
+    expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
+    expect(tc.stderr()).toContain(`Saved key ${key.key_prefix} in profile "default"`);
+    expect(tc.stderr()).not.toContain(key.key);
+  });
+
+  it('a wider key than the creating one is refused by the service: exit 6 with the fix', async () => {
+    const narrow = contextFor(service);
+    const child = await runCreateKey(narrow.ctx, { scopes: ['v1:keys'], budgetUsd: 1, save: false });
+    await narrow.close();
+    const result = await runCommand(service, ['keys', 'create', '--scopes', 'v1:*'], {
+      apiKey: child.key,
+    });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('key_escalation');
+    expect(result.stdout).toBe('');
+  });
+});
+
+describe('keys create: flags are checked before anything is sent', () => {
+  const refused = async (argv: string[], flag: string, rule: RegExp) => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['keys', 'create', ...argv]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`error: ${flag}: `);
+    expect(result.stderr).toMatch(rule);
+    expect(result.stdout).toBe('');
+    expect(requestCount(service)).toBe(before);
+  };
+
+  it.each(['0', '-1', '1.5', 'abc', '1000000', ''])('--expires-in-days %j -> exit 2', async (value) => {
+    await refused([`--expires-in-days=${value}`], '--expires-in-days', /whole number of days from 1 to 365/);
+  });
+
+  it.each(['admin', 'v2:*', 'v1:billing', 'v1:faces:delete', ','])('--scopes %j -> exit 2', async (value) => {
+    await refused(['--scopes', value], '--scopes', /v1:\*, v1:<area> or v1:<area>:<read\|write>|at least one/);
+  });
+
+  it.each([
+    ['-5', /0 or more/],
+    ['NaN', /amount of US dollars/],
+    ['1e309', /finite/],
+    ['five', /amount of US dollars/],
+  ])('--budget-usd %j -> exit 2', async (value, rule) => {
+    await refused([`--budget-usd=${value}`], '--budget-usd', rule);
+  });
+
+  it('an unknown flag is a usage error naming it', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['keys', 'create', '--expires', '3']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown option '--expires'");
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('parses good values into typed options', () => {
+    expect(
+      parseCreateKeyOptions({
+        name: 'x',
+        expiresInDays: '365',
+        scopes: 'v1:*, v1:oauth:write',
+        budgetUsd: '0',
+        allowedFaceIds: 'a,,b',
+        save: true,
+      }),
+    ).toEqual({
+      name: 'x',
+      expiresInDays: 365,
+      scopes: ['v1:*', 'v1:oauth:write'],
+      budgetUsd: 0,
+      allowedFaceIds: ['a', 'b'],
+      allowedLlmModels: undefined,
+      save: true,
+    });
+    expect(() => parseCreateKeyOptions({ budgetUsd: 'Infinity' })).toThrow(UsageError);
+  });
+});

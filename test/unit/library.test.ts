@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError, createClient, ExitCode, RequestValidationError, routes } from '../../src/index.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.close();
+});
+
+describe('createClient (the library face)', () => {
+  it('has one typed method per route, on the same contract and HTTP layer', async () => {
+    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: {} });
+    try {
+      expect(Object.keys(routes).every((name) => typeof (client as Record<string, unknown>)[name] === 'function')).toBe(
+        true,
+      );
+      const face = await client.createFace({ name: 'Ada Lovelace', alias: 'lib-ada' });
+      expect(face.alias).toBe('lib-ada');
+      const doc = await client.createDocument({
+        alias: 'lib-ada',
+        label: 'notes',
+        content: 'Ada wrote the first program.',
+      });
+      expect(doc.token_count).toBeGreaterThan(0);
+      const read = await client.getDocument({ document_id: doc.document_id });
+      expect(read.document_id).toBe(doc.document_id);
+      const synced = await client.syncDocument({ document_id: doc.document_id });
+      expect(synced.synced).toBe(true);
+      const fetched = await client.getFace({ face_id: 'lib-ada' });
+      expect(fetched.uid).toBe(face.uid);
+      const current = await client.getCurrentApiKey();
+      expect(current.plan).toBe('pro');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('throws the CLI error classes: validation before sending, API errors with status and code', async () => {
+    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.key('free'), env: {} });
+    try {
+      await expect(client.createFace({ name: 'x', alias: 'Bad Alias' })).rejects.toBeInstanceOf(RequestValidationError);
+      const error = await client.listOAuthConnections().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ status: 403, code: 'plan_required', exitCode: ExitCode.refused });
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runConnect } from '../../src/commands/oauth/connect.js';
+import { run } from '../../src/main.js';
+import { approveConsent, contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
+import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.close();
+});
+
+const connections = async () =>
+  expectContract(
+    'listOAuthConnections',
+    await call(service, 'listOAuthConnections', { key: service.key('connect') }),
+    200,
+  );
+
+describe('oauth on a plan other than Connect (case 21)', () => {
+  it.each(['connect', 'list', 'disconnect'])(
+    'oauth %s: 403 plan_required explained, exit 6, no browser',
+    async (verb) => {
+      const argv = {
+        list: ['oauth', 'list'],
+        connect: ['oauth', 'connect', 'example'],
+        disconnect: ['oauth', 'disconnect', 'example', '--yes'],
+      }[verb] as string[];
+      const result = await runCommand(service, argv, { plan: 'standard' });
+      expect(result.code).toBe(6);
+      expect(result.stderr).toContain('error: OAuth connections are only for the Connect plan');
+      expect(result.stderr).toContain('403 plan_required');
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^Connect plan required — see `facectl oauth --help`/);
+      expect(result.tc.browserOpened).toEqual([]);
+      expect(result.stdout).toBe('');
+    },
+  );
+});
+
+describe('oauth list', () => {
+  it('lists the provider, not connected yet; --json is the service array', async () => {
+    const piped = await runCommand(service, ['oauth', 'list'], { plan: 'connect' });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toBe('example\tfalse\t\n');
+    const json = await runCommand(service, ['oauth', 'list', '--json'], { plan: 'connect' });
+    expect(JSON.parse(json.stdout)).toEqual(await connections());
+  });
+});
+
+describe('oauth connect', () => {
+  it('unknown provider: exit 4 before any browser opens', async () => {
+    const result = await runCommand(service, ['oauth', 'connect', 'github'], { plan: 'connect' });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('unknown_provider');
+    expect(result.tc.browserOpened).toEqual([]);
+  });
+
+  it('--no-browser: prints the URL, opens nothing, and times out with exit 8 when no approval comes', async () => {
+    const result = await runCommand(service, ['oauth', 'connect', 'example', '--no-browser', '--timeout', '5'], {
+      plan: 'connect',
+      now: '2026-03-15T12:00:00Z', // virtual clock: the five seconds pass at once
+    });
+    expect(result.code).toBe(8);
+    expect(result.stderr).toMatch(
+      /Open this URL in a browser to connect example:\n {2}http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?/,
+    );
+    expect(result.stderr).toContain('error: example was not connected within 5 s');
+    expect(result.stderr).toContain('run `facectl oauth connect example` again');
+    expect(result.tc.browserOpened).toEqual([]);
+    expect((await connections())[0].connected).toBe(false);
+  });
+
+  it('Ctrl-C while waiting is exit 130', async () => {
+    const tc = contextFor(service, { plan: 'connect' });
+    const running = run(['oauth', 'connect', 'example'], tc.ctx);
+    await eventually(() => (tc.browserOpened.length > 0 ? true : undefined));
+    tc.interrupt();
+    expect(await running).toBe(130);
+    await tc.close();
+    expect((await connections())[0].connected).toBe(false);
+  });
+
+  it('opens the browser, waits with the URL on stderr, and succeeds once the consent page is approved', async () => {
+    const tc = contextFor(service, { plan: 'connect', globals: { json: true } });
+    const connecting = runConnect(tc.ctx, {
+      provider: 'example',
+      openBrowser: true,
+      timeoutSeconds: 30,
+      intervalMs: 50,
+    });
+    const url = await eventually(() => tc.browserOpened[0]);
+    expect(tc.stderr()).toContain(url);
+    expect(await approveConsent(url)).toContain('Connected to example');
+    const connection = await connecting;
+    await tc.close();
+    expect(connection).toMatchObject({ provider: 'example', connected: true });
+    expect(JSON.parse(tc.stdout())).toEqual(connection);
+    expect((await connections())[0]).toEqual(connection);
+  });
+
+  it('when the stub browser cannot open, says so and still waits for the approval', async () => {
+    const tc = contextFor(service, { plan: 'connect', browserOpens: false });
+    const connecting = runConnect(tc.ctx, {
+      provider: 'example',
+      openBrowser: true,
+      timeoutSeconds: 30,
+      intervalMs: 50,
+    });
+    const url = await eventually(() => tc.browserOpened[0]);
+    await eventually(() => (tc.stderr().includes('No browser could be opened') ? true : undefined));
+    // Already connected: a new approval renews the connection, and only that ends the wait.
+    expect(tc.stderr()).toContain('example is already connected');
+    await approveConsent(url);
+    const connection = await connecting;
+    await tc.close();
+    expect(connection.connected).toBe(true);
+  });
+});
+
+describe('oauth disconnect', () => {
+  it('without a terminal and without --yes: exit 2 naming --yes, nothing sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['oauth', 'disconnect', 'example'], { plan: 'connect' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: --yes is required to disconnect when not running interactively');
+    expect(requestCount(service)).toBe(before);
+    expect((await connections())[0].connected).toBe(true);
+  });
+
+  it('on a terminal asks first: "no" keeps the connection (exit 130), "yes" disconnects', async () => {
+    const declined = await runCommand(service, ['oauth', 'disconnect', 'example'], {
+      plan: 'connect',
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [false],
+    });
+    expect(declined.code).toBe(130);
+    expect(declined.stderr).toContain('cancelled: example is still connected');
+    expect((await connections())[0].connected).toBe(true);
+
+    const accepted = await runCommand(service, ['oauth', 'disconnect', 'example'], {
+      plan: 'connect',
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [true],
+    });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.tc.prompts[0]?.kind).toBe('confirm');
+    expect((await connections())[0].connected).toBe(false);
+  });
+
+  it('--yes in a script; disconnecting what is not connected is exit 4', async () => {
+    const result = await runCommand(service, ['oauth', 'disconnect', 'example', '--yes', '--json'], {
+      plan: 'connect',
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('not_connected');
+  });
+});
