@@ -27,13 +27,21 @@ await build({
   // data best loaded from its package as is: both stay external.
   external: ['open', 'gpt-tokenizer', 'gpt-tokenizer/*'],
   // Bundled CommonJS dependencies (cli-table3) need a require() in ESM output.
-  banner: { js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
 if (withTypes) {
   execFileSync(
     process.execPath,
-    [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.build.json`, '--outDir', `${root}/${staging}/types`],
+    [
+      `${root}/node_modules/typescript/bin/tsc`,
+      '-p',
+      `${root}/tsconfig.build.json`,
+      '--outDir',
+      `${root}/${staging}/types`,
+    ],
     { stdio: 'inherit' },
   );
 }

@@ -33,7 +33,9 @@ const connectKey = users.find((u) => u.plan === 'connect').key;
 // 2. A small page to import, served on loopback.
 const page = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-  res.end('Ada Lovelace wrote the first published algorithm intended for a machine, in her notes on the Analytical Engine (1843).\n');
+  res.end(
+    'Ada Lovelace wrote the first published algorithm intended for a machine, in her notes on the Analytical Engine (1843).\n',
+  );
 });
 await new Promise((resolve) => page.listen(0, '127.0.0.1', resolve));
 const pageUrl = `http://127.0.0.1:${page.address().port}/notes/analytical-engine.txt`;
@@ -93,10 +95,24 @@ async function shutdown(code) {
 
 console.log(`Local service: ${baseUrl} (facectl serve --port 0 --json). Config: a fresh directory.`);
 
-await facectl(['auth', 'login', '--api-key-stdin'], { stdin: `${connectKey}\n`, show: 'echo "$CONNECT_KEY" | facectl auth login --api-key-stdin' });
+await facectl(['auth', 'login', '--api-key-stdin'], {
+  stdin: `${connectKey}\n`,
+  show: 'echo "$CONNECT_KEY" | facectl auth login --api-key-stdin',
+});
 await facectl(['keys', 'create', '--name', 'ci', '--expires-in-days', '30', '--budget-usd', '5', '--save']);
 await facectl(['auth', 'status']);
-await facectl(['faces', 'create', '--name', 'Ada Lovelace', '--alias', 'ada-lovelace', '--basic-facts', '{"born": 1815, "field": "mathematics"}', '--default-model', 'gpt-4o']);
+await facectl([
+  'faces',
+  'create',
+  '--name',
+  'Ada Lovelace',
+  '--alias',
+  'ada-lovelace',
+  '--basic-facts',
+  '{"born": 1815, "field": "mathematics"}',
+  '--default-model',
+  'gpt-4o',
+]);
 await facectl(['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'letters', '-'], {
   stdin: 'Dear Babbage, I have been working on the notes to the translation of the memoir...\n',
   show: 'echo "Dear Babbage, ..." | facectl docs submit --alias ada-lovelace --label letters -',
@@ -104,14 +120,24 @@ await facectl(['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'letters'
 const batch = join(work, 'batch.ndjson');
 writeFileSync(
   batch,
-  ['On the Analytical Engine, part one.', 'On the Analytical Engine, part two — «notes» with "quotes".', 'Poetical science.']
+  [
+    'On the Analytical Engine, part one.',
+    'On the Analytical Engine, part two — «notes» with "quotes".',
+    'Poetical science.',
+  ]
     .map((content, i) => JSON.stringify({ alias: 'ada-lovelace', label: `essay-${i + 1}`, content }))
     .join('\n'),
 );
-await facectl(['docs', 'submit', '--file', batch, '--concurrency', '2'], { show: 'facectl docs submit --file batch.ndjson --concurrency 2' });
-const imported = JSON.parse(await facectl(['import', 'ada-lovelace', pageUrl, '--perspective', 'third-person', '--json']));
+await facectl(['docs', 'submit', '--file', batch, '--concurrency', '2'], {
+  show: 'facectl docs submit --file batch.ndjson --concurrency 2',
+});
+const imported = JSON.parse(
+  await facectl(['import', 'ada-lovelace', pageUrl, '--perspective', 'third-person', '--json']),
+);
 await facectl(['docs', 'sync', imported.document_id, '--wait']);
-const thread = JSON.parse(await facectl(['threads', 'create', '--alias', 'ada-lovelace', '--label', 'interview-1', '--json']));
+const thread = JSON.parse(
+  await facectl(['threads', 'create', '--alias', 'ada-lovelace', '--label', 'interview-1', '--json']),
+);
 const messages = join(work, 'messages.json');
 writeFileSync(
   messages,
@@ -120,7 +146,9 @@ writeFileSync(
     { role: 'assistant', content: 'Its promise to weave algebraic patterns, as the loom weaves flowers.', from: 'ada' },
   ]),
 );
-await facectl(['threads', 'replace-messages', thread.thread_id, '--file', messages], { show: `facectl threads replace-messages ${thread.thread_id} --file messages.json` });
+await facectl(['threads', 'replace-messages', thread.thread_id, '--file', messages], {
+  show: `facectl threads replace-messages ${thread.thread_id} --file messages.json`,
+});
 await facectl(['threads', 'sync', thread.thread_id, '--wait']);
 console.log(dim('\n(billing source above: credits — the Connect plan has no compile quota and no connection yet)'));
 
@@ -136,9 +164,13 @@ await facectl(['oauth', 'connect', 'example', '--no-browser', '--timeout', '30']
   },
 });
 await facectl(['oauth', 'list']);
-const second = JSON.parse(await facectl(['threads', 'create', '--alias', 'ada-lovelace', '--label', 'interview-2', '--json']));
+const second = JSON.parse(
+  await facectl(['threads', 'create', '--alias', 'ada-lovelace', '--label', 'interview-2', '--json']),
+);
 await facectl(['threads', 'replace-messages', second.thread_id, '-'], {
-  stdin: JSON.stringify({ messages: [{ role: 'user', content: 'And now, on your own account?', from: 'interviewer' }] }),
+  stdin: JSON.stringify({
+    messages: [{ role: 'user', content: 'And now, on your own account?', from: 'interviewer' }],
+  }),
   show: `echo '{"messages": [...]}' | facectl threads replace-messages ${second.thread_id} -`,
 });
 await facectl(['threads', 'sync', second.thread_id, '--json']);
