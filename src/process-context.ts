@@ -70,7 +70,6 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   });
 
   let client: ApiClient | undefined;
-  let ctx: ClosableContext;
   const api = once(async () => {
     await parts.beforeApi?.();
     const creds = await credentials();
@@ -87,7 +86,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     return client;
   });
 
-  ctx = {
+  const ctx: ClosableContext = {
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),

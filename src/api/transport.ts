@@ -1,3 +1,4 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types for the undici sub-paths this file imports
 /// <reference path="./undici-parts.d.ts" />
 import { randomInt } from 'node:crypto';
 import type { Dispatcher } from 'undici';

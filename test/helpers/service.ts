@@ -56,7 +56,7 @@ export function manualClock(start = '2026-03-15T12:00:00.000Z'): ManualClock {
 }
 
 /** A parsed JSON body; tests read it loosely (the contract schemas have checked its shape). */
-// biome-ignore lint/suspicious/noExplicitAny: test assertions walk response bodies freely
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk response bodies freely
 export type Json = any;
 
 export interface ApiResponse {
