@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentKeyBody, json } from '../helpers/fault-server.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type FaultServer, KEY, startFaultServer, tempFile } from './support.js';
+
+// Cases 13-18 of docs/reliability.md: the configuration store (conf, FACECTL_CONFIG_DIR).
+
+let server: FaultServer;
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startFaultServer((req, res) =>
+    req.url === '/v1/auth/api-keys/current'
+      ? json(res, 200, currentKeyBody())
+      : json(res, 404, { detail: 'no', code: 'not_found' }),
+  );
+});
+afterAll(() => server.close());
+
+/** A config dir holding one profile with the given base URL (and key), written by the bin itself. */
+async function storedConfig(baseUrl: string, key?: string): Promise<string> {
+  const dir = makeConfigDir();
+  const set = await runCli(['config', 'set', 'base_url', baseUrl], { env: { FACECTL_CONFIG_DIR: dir } });
+  expect(set.code, set.stderr).toBe(0);
+  if (key !== undefined) {
+    const login = await runCli(['auth', 'login', '--api-key-stdin', '--no-verify'], {
+      env: { FACECTL_CONFIG_DIR: dir },
+      stdin: `${key}\n`,
+    });
+    if (login.code !== 0) {
+      // No --no-verify: log in against the fault server, which accepts the key.
+      const verified = await runCli(['auth', 'login', '--api-key-stdin'], {
+        env: { FACECTL_CONFIG_DIR: dir, FACECTL_BASE_URL: server.baseUrl },
+        stdin: `${key}\n`,
+      });
+      expect(verified.code, verified.stderr).toBe(0);
+    }
+  }
+  return dir;
+}
+
+describe('configuration', () => {
+  it('case 13: no key anywhere -> "not logged in" with the fix, exit 3, nothing sent', async () => {
+    const before = server.requests.length;
+    const result = await runCli(['faces', 'get', 'face_1'], { env: { FACECTL_BASE_URL: server.baseUrl } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/not logged in/);
+    expect(result.stderr.trim().split('\n').at(-1)).toMatch(/facectl auth login/);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('case 14: corrupt config file -> error naming the file; the file is never cleared or overwritten', async () => {
+    const dir = makeConfigDir();
+    const path = join(dir, 'config.json');
+    writeFileSync(path, '{"profiles": {broken', { mode: 0o600 });
+    for (const args of [
+      ['config', 'set', 'base_url', 'http://127.0.0.1:5'],
+      ['auth', 'status'],
+      ['faces', 'get', 'x'],
+    ]) {
+      const result = await runCli(args, { env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: KEY } });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`configuration file ${path} is not valid JSON`);
+      expect(result.stderr).toMatch(/facectl never clears it/);
+      expect(readFileSync(path, 'utf8')).toBe('{"profiles": {broken');
+    }
+  });
+
+  it('case 15: config written with mode 0644 by another tool -> warning, and rewritten 0600', async () => {
+    const dir = await storedConfig('http://127.0.0.1:5');
+    const path = join(dir, 'config.json');
+    chmodSync(path, 0o644);
+    const result = await runCli(['config', 'get', 'base_url'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('http://127.0.0.1:5');
+    expect(result.stderr).toMatch(/had mode 0644; changed it to 0600/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('case 16: unwritable config (a file-size limit of 0 bytes via ulimit -f 0, since root ignores read-only modes) -> clear error, the old file intact', async () => {
+    const dir = await storedConfig('http://127.0.0.1:5');
+    const path = join(dir, 'config.json');
+    const old = readFileSync(path, 'utf8');
+    // Node resets SIGXFSZ to its default (kill) at start; the preload ignores it so the write fails with EFBIG.
+    const preload = tempFile('ignore-xfsz.cjs', "process.on('SIGXFSZ', () => {});\n");
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        'bash',
+        [
+          '-c',
+          'ulimit -f 0; exec "$0" -r "$1" "$2" config set base_url http://127.0.0.1:6',
+          process.execPath,
+          preload,
+          BIN,
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FACECTL_CONFIG_DIR: dir, NO_COLOR: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot write configuration file ${path} (EFBIG); it was left unchanged`);
+    expect(readFileSync(path, 'utf8')).toBe(old);
+  });
+
+  it('case 17: kill -9 during config writes (20 SIGKILLs of the bin mid-`config set`) -> config.json always parses, old or new', async () => {
+    const dir = makeConfigDir();
+    // A large file (many profiles) makes each write long enough for some kills to land inside it.
+    const profiles: Record<string, { base_url: string }> = {};
+    for (let i = 0; i < 20_000; i++) profiles[`p${i}`] = { base_url: `http://127.0.0.1:${1000 + (i % 5000)}` };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles }), { mode: 0o600 });
+    const written = new Set(['http://127.0.0.1:1000']);
+    for (let i = 0; i < 20; i++) {
+      const value = `http://127.0.0.1:${2000 + i}`;
+      written.add(value);
+      const child = spawn(process.execPath, [BIN, 'config', 'set', 'base_url', value, '--profile', 'p0'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FACECTL_CONFIG_DIR: dir },
+        stdio: 'ignore',
+      });
+      const exited = new Promise((resolve) => child.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 100 + ((i * 37) % 250)));
+      child.kill('SIGKILL');
+      await exited;
+      const data = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+      expect(Object.keys(data.profiles)).toHaveLength(20_000);
+      expect(written.has(data.profiles.p0.base_url)).toBe(true);
+    }
+  });
+
+  it('case 18: key from the environment overriding a stored one -> `auth status` says which source is used', async () => {
+    const dir = await storedConfig(server.baseUrl, 'fcs_storedk1_0123456789abcdefABCDEFGHIJ0123');
+    const stored = await runCli(['auth', 'status'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stdout).toMatch(/fcs_storedk1.*from (the )?profile/);
+    const before = server.requests.length;
+    const fromEnv = await runCli(['auth', 'status'], { env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: KEY } });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stdout).toMatch(/fcs_abcdefgh.*from FACECTL_API_KEY/);
+    expect(fromEnv.stdout).not.toContain('fcs_storedk1');
+    const sent = server.requests.slice(before).at(-1);
+    expect(sent?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+});

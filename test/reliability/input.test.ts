@@ -1,0 +1,169 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, tempDir, tempFile } from './support.js';
+
+// Cases 1-12 of docs/reliability.md: bad input is refused before anything is sent (exit 2).
+
+let server: FaultServer;
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startFaultServer();
+});
+afterAll(() => server.close());
+
+/** Runs the bin and asserts exit 2, a message matching `pattern`, and no request at the server. */
+async function refused(args: string[], pattern: RegExp, stdin?: string) {
+  const before = server.requests.length;
+  const result = await cliAt(server, args, stdin === undefined ? {} : { stdin });
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stderr).toMatch(pattern);
+  expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  expect(server.requests.length).toBe(before);
+  return result;
+}
+
+const DOC = ['docs', 'submit', '--alias', 'ada-x', '--label', 'notes'];
+
+describe('input', () => {
+  it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {
+    const unknown = await refused(['keys', 'create', '--bogus'], /unknown option '--bogus'/);
+    expect(unknown.stderr).toMatch(/usage: facectl keys create/);
+    await refused(['import', 'face_1'], /missing required argument 'url'/);
+    await refused(['faces', 'create', '--no-input'], /--name is required when not running interactively/);
+  });
+
+  it('case 2: --expires-in-days 0, -1, 1.5, abc, 1000000 -> exit 2 naming the flag', async () => {
+    for (const value of ['0', '-1', '1.5', 'abc', '1000000']) {
+      await refused(['keys', 'create', `--expires-in-days=${value}`], /--expires-in-days: must be a whole number/);
+    }
+  });
+
+  it('case 3: scopes not of the form v1:... -> exit 2', async () => {
+    for (const value of ['foo', 'v2:*', 'v1:', 'v1:faces:delete']) {
+      await refused(['keys', 'create', '--scopes', value], /--scopes: ".*" is not a scope: use v1:\*/);
+    }
+  });
+
+  it('case 4: --budget-usd -5, NaN, 1e309 -> exit 2 naming the flag', async () => {
+    for (const value of ['-5', 'NaN', '1e309']) {
+      await refused(['keys', 'create', `--budget-usd=${value}`], /--budget-usd: must be/);
+    }
+  });
+
+  it('case 5: invalid alias slug (upper case, spaces, unicode, too long) -> exit 2 with the rule', async () => {
+    for (const alias of ['Ada', 'ada lovelace', 'café', 'a'.repeat(65)]) {
+      await refused(
+        ['faces', 'create', '--name', 'Ada', '--alias', alias],
+        /--alias: .* is not a valid alias: use lower-case letters, digits and single hyphens, 3 to 64 characters/,
+      );
+    }
+  });
+
+  it('case 6: --perspective, --interviewer-billing-source, --type outside their sets -> exit 2 listing the allowed values', async () => {
+    await refused(
+      [...DOC, '--perspective', 'second', '--content', 'x'],
+      /--perspective: must be one of first-person, third-person/,
+    );
+    await refused(
+      ['threads', 'create', '--alias', 'ada-x', '--label', 'l', '--interviewer-billing-source', 'cash'],
+      /--interviewer-billing-source: must be one of oauth, compile, credits/,
+    );
+    await refused(
+      ['import', 'face_1', 'https://example.com/a', '--type', 'pdf'],
+      /--type: must be one of document, transcript/,
+    );
+  });
+
+  it('case 7: missing file, a directory, unreadable file (a path through a regular file: root reads any mode), invalid UTF-8, empty file -> exit 2 naming the path', async () => {
+    const dir = tempDir();
+    const missing = join(dir, 'none.txt');
+    await refused([...DOC, '--file', missing], new RegExp(`cannot read ${missing}: no such file`));
+    const sub = join(dir, 'sub');
+    mkdirSync(sub);
+    await refused([...DOC, '--file', sub], new RegExp(`cannot read ${sub}: it is a directory`));
+    const plain = tempFile('plain.txt', 'text');
+    await refused([...DOC, '--file', join(plain, 'child')], new RegExp(`cannot read ${plain}/child`));
+    const latin1 = tempFile('latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    await refused([...DOC, '--file', latin1], new RegExp(`${latin1}: line 1: not valid UTF-8`));
+    const empty = tempFile('empty.txt', '');
+    await refused([...DOC, '--file', empty], new RegExp(`${empty} is empty`));
+  });
+
+  it('case 8: malformed JSON / NDJSON -> exit 2 naming file and line; nothing of an NDJSON file sent unless --continue-on-error', async () => {
+    const doc = '{"alias":"ada-x","content":"c","label":"l"}';
+    const truncated = tempFile('t.json', doc.slice(0, -1));
+    await refused(
+      ['docs', 'submit', '--file', truncated],
+      new RegExp(`${truncated}: line 1, column \\d+: invalid JSON`),
+    );
+    const garbage = tempFile('g.json', `${doc} x`);
+    await refused(['docs', 'submit', '--file', garbage], /line 1, column \d+: invalid JSON: unexpected text after/);
+    const batch = tempFile('b.ndjson', `${doc}\n{"alias":"ada-x",\n${doc}\n`);
+    const result = await refused(['docs', 'submit', '--file', batch], new RegExp(`${batch}: line 2: .*invalid JSON`));
+    expect(result.stderr).toMatch(/nothing was sent.*--continue-on-error/);
+    // With --continue-on-error the two valid lines are sent, the bad one reported, exit non-zero.
+    const before = server.requests.length;
+    const partial = await cliAt(server, ['docs', 'submit', '--file', batch, '--continue-on-error']);
+    expect(partial.code).not.toBe(0);
+    expect(server.requests.slice(before).filter((r) => r.method === 'POST')).toHaveLength(2);
+  });
+
+  it('case 9: a message list that is not an array of {role, content, from} -> exit 2 naming the index', async () => {
+    const list = tempFile('m.json', '[{"role":"user","content":"hi","from":"a"},{"role":"user"}]');
+    const result = await refused(
+      ['threads', 'replace-messages', 'thr_1', '--file', list],
+      /messages\[1\]\.content: required/,
+    );
+    expect(result.stderr).toMatch(/messages\[1\]\.from: required/);
+    await refused(['threads', 'replace-messages', 'thr_1', '-'], /messages: expected an array/, '{"messages":5}');
+  });
+
+  it('case 10: stdin expected but it is a terminal -> clear error, never a hang', async () => {
+    const result = await runIn(server, ['docs', 'submit', '--alias', 'ada-x', '--label', 'l', '-'], {
+      stdinIsTTY: true,
+      env: {},
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/standard input is a terminal/i);
+  });
+
+  it('case 11: an API key containing a newline or non-printable characters -> refused locally', async () => {
+    for (const key of ['fcs_abcdefgh_x\nX-Injected: 1', 'fcs_abcdefgh_x\u0001']) {
+      const before = server.requests.length;
+      const result = await runCli(['faces', 'get', 'face_1'], {
+        env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: key },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/contains whitespace, control or non-ASCII characters; refusing to send it/);
+      expect(result.stderr).not.toContain('X-Injected');
+      expect(server.requests.length).toBe(before);
+    }
+  });
+
+  it('case 12: a document over the size limit is refused before sending; a 413 is explained', async () => {
+    const big = tempFile('big.txt', Buffer.alloc(64 * 1024 * 1024 + 1, 0x61));
+    await refused(
+      [...DOC, '--file', big],
+      new RegExp(`${big} is larger than 64 MiB, the service's request size limit`),
+    );
+    const before = server.requests.length;
+    server.handle((_req, res) => {
+      res.writeHead(413, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: 'request body too large', code: 'payload_too_large' }));
+    });
+    try {
+      const result = await cliAt(server, [...DOC, '--content', 'small']);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/request body too large/);
+      expect(result.stderr).toMatch(/send less content per request/);
+      expect(server.requests.length).toBe(before + 1);
+    } finally {
+      server.handle((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    }
+  });
+});
