@@ -3,7 +3,7 @@
 
 _facectl_subcommands() {
   case "$1" in
-    '') echo 'serve openapi keys faces import docs threads oauth auth config api completion' ;;
+    '') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion' ;;
     'serve') echo '' ;;
     'openapi') echo '' ;;
     'keys') echo 'create' ;;
@@ -34,6 +34,7 @@ _facectl_subcommands() {
     'config set') echo '' ;;
     'config unset') echo '' ;;
     'config list') echo '' ;;
+    'doctor') echo '' ;;
     'api') echo '' ;;
     'completion') echo 'bash zsh fish' ;;
   esac
@@ -72,6 +73,7 @@ _facectl_flags() {
     'config set') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'config unset') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'config list') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    'doctor') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'api') echo '--input --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'completion') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
   esac

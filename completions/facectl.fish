@@ -21,6 +21,7 @@ complete -c facectl -n '__fish_use_subcommand' -a threads -d 'Create compile thr
 complete -c facectl -n '__fish_use_subcommand' -a oauth -d 'Connect an external provider account so compile interviews are billed to it'
 complete -c facectl -n '__fish_use_subcommand' -a auth -d 'Log in with an API key, log out, show which key is used'
 complete -c facectl -n '__fish_use_subcommand' -a config -d 'Read and change settings: base_url and api_key per profile, default_profile'
+complete -c facectl -n '__fish_use_subcommand' -a doctor -d 'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration'
 complete -c facectl -n '__fish_use_subcommand' -a api -d 'Send a request to any endpoint; known paths are validated against the contract'
 complete -c facectl -n '__fish_use_subcommand' -a completion -d 'Print a shell completion script generated from the command tree'
 complete -c facectl -n '__fish_seen_subcommand_from serve' -l host -r -d 'address to listen on'

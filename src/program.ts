@@ -2,6 +2,7 @@ import { Argument, Command, Option } from 'commander';
 import { registerAuth } from './commands/auth/register.js';
 import { registerConfig } from './commands/config/register.js';
 import { registerDocsCommands } from './commands/docs/register.js';
+import { registerDoctor } from './commands/doctor/register.js';
 import { registerFacesCommands, registerImportCommand } from './commands/faces/register.js';
 import { registerKeysCommands } from './commands/keys/register.js';
 import { addExamples, applyGlobalOptions, lazyAction } from './commands/kit.js';
@@ -82,6 +83,7 @@ export function buildProgram(ctx: Context): Command {
   registerOAuthCommands(program, ctx);
   registerAuth(program, ctx);
   registerConfig(program, ctx);
+  registerDoctor(program, ctx);
   registerApi(program, ctx);
   registerCompletion(program, ctx);
 

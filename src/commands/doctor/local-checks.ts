@@ -1,0 +1,147 @@
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isLoopbackHost } from '../../api/error-mapping.js';
+import { checkConfigShape } from '../../config/profile-store.js';
+import type { Check } from './run.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The checks that need no network: the configuration file on disk and the proxy variables. The file is
+ * inspected directly (not through conf), before anything opens the store, because opening it tightens
+ * a loose mode and so would hide the very problem doctor is asked to report.
+ */
+
+/** Where the store keeps its file: FACECTL_CONFIG_DIR, else conf's per-user location (as env-paths). */
+export function configFilePath(env: Env, platform: NodeJS.Platform = process.platform): string {
+  if (env.FACECTL_CONFIG_DIR) return join(env.FACECTL_CONFIG_DIR, 'config.json');
+  const home = env.HOME || homedir();
+  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'facectl', 'config.json');
+  if (platform === 'win32') {
+    return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'facectl', 'Config', 'config.json');
+  }
+  return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'facectl', 'config.json');
+}
+
+export function checkConfigFile(path: string): Check[] {
+  const name = 'config file';
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`)];
+    }
+    return [
+      fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
+    ];
+  }
+  try {
+    checkConfigShape(JSON.parse(text), path);
+  } catch (error) {
+    return [
+      fail(name, `${path} is broken: ${(error as Error).message}`, `fix or remove ${path}; facectl never clears it`),
+    ];
+  }
+  return [ok(name, `${path} parses`), ...checkModes(path)];
+}
+
+function checkModes(path: string): Check[] {
+  const checks: Check[] = [];
+  if (process.platform === 'win32') return checks; // POSIX modes mean nothing there
+  const fileMode = statSync(path).mode & 0o777;
+  checks.push(
+    (fileMode & 0o077) === 0
+      ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
+      : warn(
+          'config file mode',
+          `${path} has mode ${octal(fileMode)}: others can read the stored key`,
+          `chmod 600 ${path}`,
+        ),
+  );
+  const dir = dirname(path);
+  const dirMode = statSync(dir).mode & 0o777;
+  checks.push(
+    (dirMode & 0o077) === 0
+      ? ok('config directory mode', `${octal(dirMode)}`)
+      : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
+  );
+  return checks;
+}
+
+/** Which proxy variable undici's EnvHttpProxyAgent will use for the base URL, and whether NO_PROXY bypasses it. */
+export function checkProxy(env: Env, base: URL): Check {
+  const name = 'proxy';
+  const https = base.protocol === 'https:';
+  const variable = https ? pickVar(env, 'HTTPS_PROXY') : pickVar(env, 'HTTP_PROXY');
+  const noProxyVar = pickVar(env, 'NO_PROXY');
+  if (!variable) {
+    const other = pickVar(env, https ? 'HTTP_PROXY' : 'HTTPS_PROXY');
+    return ok(
+      name,
+      other
+        ? `${other[0]} is set but does not apply to ${base.protocol} URLs; direct connection`
+        : 'no proxy variables set; direct connection',
+    );
+  }
+  const [varName, value] = variable;
+  let proxy: URL;
+  try {
+    proxy = new URL(value.includes('://') ? value : `http://${value}`);
+  } catch {
+    return fail(
+      name,
+      `${varName} is not a valid URL`,
+      `fix ${varName} (e.g. http://proxy.example.com:3128) or unset it`,
+    );
+  }
+  const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
+  const bypass = noProxyVar ? noProxyMatch(noProxyVar[1], base) : undefined;
+  if (bypass !== undefined) {
+    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyVar?.[0]} entry "${bypass}"`);
+  }
+  if (isLoopbackHost(base.hostname)) {
+    return warn(
+      name,
+      `requests to the loopback address ${base.host} go through ${varName}=${shown}`,
+      `add ${base.hostname} to NO_PROXY (e.g. NO_PROXY=localhost,127.0.0.1)`,
+    );
+  }
+  return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
+}
+
+/** Upper case first, then lower case, as the transport reads them. An empty value counts as unset. */
+function pickVar(env: Env, upper: string): [string, string] | undefined {
+  for (const key of [upper, upper.toLowerCase()]) {
+    const value = env[key];
+    if (value) return [key, value];
+  }
+  return undefined;
+}
+
+/** The NO_PROXY entry matching the URL (`*`, a host, `.domain` or `domain` suffix, optional :port). */
+export function noProxyMatch(noProxy: string, url: URL): string | undefined {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  for (const raw of noProxy.split(/[,\s]+/)) {
+    const entry = raw.trim().toLowerCase();
+    if (!entry) continue;
+    if (entry === '*') return raw;
+    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
+    const entryHost = (match?.[1] ?? entry).replace(/^\*?\./, '').replace(/^\[|\]$/g, '');
+    const entryPort = match?.[2];
+    if (entryPort && entryPort !== port) continue;
+    if (host === entryHost || host.endsWith(`.${entryHost}`)) return raw;
+  }
+  return undefined;
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}
+
+export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
+export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
+export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });

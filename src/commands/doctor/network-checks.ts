@@ -1,0 +1,203 @@
+import { connect, type PeerCertificate } from 'node:tls';
+import { errorFromResponse, networkErrorFrom } from '../../api/error-mapping.js';
+import { Transport } from '../../api/transport.js';
+import type { Context } from '../../context.js';
+import { getCurrentApiKey } from '../../contract/keys.js';
+import { CliError } from '../../errors.js';
+import { fail, ok, warn } from './local-checks.js';
+import type { Check } from './run.js';
+
+/**
+ * The checks that talk to the service: one GET /v1/auth/api-keys/current through the same transport the
+ * commands use (so proxies apply), which tells reachability, whether the key works, and the service's
+ * `Date` for the clock; plus, for https without a proxy, a direct TLS handshake that shows the certificate.
+ */
+
+const PATH = '/v1/auth/api-keys/current';
+const SKEW_LIMIT_S = 60;
+const SOON_DAYS = 7;
+
+export interface Probe {
+  reachability: Check;
+  /** Undefined when no key was sent or the service was not reached. */
+  key?: Check;
+  clock: Check;
+  /** The network failure, when there was one (TLS errors show up here through a proxy). */
+  error?: CliError;
+}
+
+export async function probeService(ctx: Context, base: URL, apiKey: string | undefined): Promise<Probe> {
+  const transport = new Transport({
+    baseUrl: base,
+    env: ctx.env,
+    sleep: ctx.clock.sleep,
+    maxRetries: 0,
+    connectTimeoutMs: 5_000,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 10_000,
+    maxResponseBytes: 1024 * 1024,
+    secrets: () => (apiKey ? [apiKey] : []),
+  });
+  const baseUrl = base.href.replace(/\/$/, '');
+  const info = { method: 'GET', path: PATH, baseUrl };
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'facectl doctor' };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const started = performance.now();
+  try {
+    const result = await transport.send({
+      method: 'GET',
+      path: `${base.pathname.replace(/\/$/, '')}${PATH}`,
+      headers,
+      repeatable: false,
+      signal: ctx.signal,
+      info,
+    });
+    const elapsed = Math.round(performance.now() - started);
+    const received = ctx.clock.now();
+    const probe: Probe = {
+      reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
+      clock: clockCheck(result.headers.date, received),
+    };
+    if (apiKey) probe.key = keyCheck(result.status, result.body, info, received);
+    return probe;
+  } catch (error) {
+    const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
+    return {
+      reachability: fail('reachable', cliError.message, cliError.hint ?? 'check the base URL and your network'),
+      clock: warn('clock skew', 'not checked: the service was not reached', 'see "reachable"'),
+      error: cliError,
+    };
+  } finally {
+    await transport.close().catch(() => {});
+  }
+}
+
+function clockCheck(date: string | string[] | undefined, now: Date): Check {
+  const value = Array.isArray(date) ? date[0] : date;
+  const serviceTime = value ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(serviceTime)) {
+    return warn(
+      'clock skew',
+      'not checked: the service sent no valid Date header',
+      'none needed unless expiry looks wrong',
+    );
+  }
+  const skew = Math.round((now.getTime() - serviceTime) / 1000);
+  const text = `this machine is ${Math.abs(skew)} s ${skew >= 0 ? 'ahead of' : 'behind'} the service`;
+  if (Math.abs(skew) > SKEW_LIMIT_S) {
+    return warn('clock skew', text, 'synchronise the system clock (e.g. `timedatectl set-ntp true`, or enable NTP)');
+  }
+  return ok('clock skew', text);
+}
+
+function keyCheck(
+  status: number,
+  body: Buffer,
+  info: { method: string; path: string; baseUrl: string },
+  now: Date,
+): Check {
+  const name = 'key works';
+  const text = body.toString('utf8');
+  let json: unknown = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not JSON: reported below by status or schema.
+  }
+  if (status >= 400) {
+    const error = errorFromResponse(status, json, info);
+    return fail(name, error.message, error.hint ?? 'run `facectl auth login` with a valid key');
+  }
+  const parsed = getCurrentApiKey.response.safeParse(json);
+  if (status < 200 || status >= 300 || !parsed.success) {
+    return fail(
+      name,
+      `unexpected answer from GET ${PATH} (HTTP ${status}): not the Face Compilation Service?`,
+      'check the base URL; run `facectl auth status --debug` to see the exchange',
+    );
+  }
+  const current = parsed.data;
+  const parts = [
+    `${current.key_prefix} (${current.name ?? 'unnamed'})`,
+    `plan ${current.plan ?? 'unknown'}`,
+    `scopes ${current.scopes?.join(',') ?? 'unknown'}`,
+  ];
+  const left = current.budget_usd === null ? null : Math.max(0, current.budget_usd - current.spent_usd);
+  parts.push(
+    left === null ? 'budget unlimited' : `budget left $${left.toFixed(2)} of $${current.budget_usd?.toFixed(2)}`,
+  );
+  const expires = current.expires_at === null ? null : Date.parse(current.expires_at);
+  parts.push(expires === null ? 'never expires' : `expires ${current.expires_at}`);
+  const detail = parts.join(', ');
+  const renew = 'create a new key (`facectl keys create --save`) or `facectl auth login` with another';
+  if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
+  if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
+    const days = Math.ceil((expires - now.getTime()) / 86_400_000);
+    return warn(name, `expires in ${days} day${days === 1 ? '' : 's'}: ${detail}`, renew);
+  }
+  if (left !== null && left <= 0) {
+    return warn(
+      name,
+      `budget used up: ${detail}`,
+      'create a key with a budget (`facectl keys create --budget-usd N --save`)',
+    );
+  }
+  if (current.scopes && current.scopes.length === 0) {
+    return warn(name, `no scopes: ${detail}`, 'create a key with the scopes you need (`--scopes v1:*`)');
+  }
+  return ok(name, detail);
+}
+
+/**
+ * Shows the certificate of an https base URL. A direct handshake when no proxy is in the way; through
+ * a proxy the tunnelled request has verified it already (undici rejects a bad certificate), so its
+ * outcome is the answer.
+ */
+export async function checkTls(ctx: Context, base: URL, proxied: boolean, probe: Probe): Promise<Check> {
+  if (proxied) {
+    if (!probe.error) return ok('tls', 'certificate accepted (checked through the proxy)');
+    return fail('tls', `not verified through the proxy: ${probe.error.message}`, 'see "reachable"');
+  }
+  const host = base.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(base.port || 443);
+  return new Promise<Check>((resolve) => {
+    const socket = connect({ host, port, servername: /^[\d.:]+$/.test(host) ? undefined : host, timeout: 5_000 });
+    const done = (check: Check) => {
+      socket.destroy();
+      resolve(check);
+    };
+    socket.once('secureConnect', () => {
+      const cert: PeerCertificate = socket.getPeerCertificate();
+      const validTo = Date.parse(cert.valid_to);
+      const who = `${cert.subject?.CN ?? host}, issued by ${cert.issuer?.O ?? cert.issuer?.CN ?? 'unknown'}`;
+      const daysLeft = Math.floor((validTo - ctx.clock.now().getTime()) / 86_400_000);
+      if (daysLeft < 14) {
+        done(
+          warn(
+            'tls',
+            `certificate (${who}) expires in ${daysLeft} days (${cert.valid_to})`,
+            'renew the server certificate',
+          ),
+        );
+      } else done(ok('tls', `certificate valid (${who}) until ${cert.valid_to}`));
+    });
+    socket.once('timeout', () =>
+      done(fail('tls', `no TLS handshake with ${base.host} within 5 s`, 'check the base URL and your network')),
+    );
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      const tlsProblem = /CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO/i.test(error.code ?? '');
+      done(
+        fail(
+          'tls',
+          `${tlsProblem ? 'certificate refused' : 'handshake failed'}: ${error.code ?? ''} ${error.message}`.replace(
+            /\s+/g,
+            ' ',
+          ),
+          tlsProblem
+            ? 'fix the server certificate, or point NODE_EXTRA_CA_CERTS at your CA bundle'
+            : 'check the base URL and your network',
+        ),
+      );
+    });
+  });
+}

@@ -1,0 +1,130 @@
+import { isLoopbackHost } from '../../api/error-mapping.js';
+import type { Column, Context, KeySource } from '../../context.js';
+import { CliError, ExitCode } from '../../errors.js';
+import { checkConfigFile, checkProxy, configFilePath, fail, ok, warn } from './local-checks.js';
+import { checkTls, probeService } from './network-checks.js';
+
+/**
+ * `facectl doctor`: every check runs (one failing does not hide the others), each ends as one line with
+ * its status and the fix; the exit code is 1 when any check failed. Nothing is written anywhere.
+ */
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do about it; null when there is nothing to do. */
+  fix: string | null;
+}
+
+const COLUMNS: Column<Check>[] = [
+  { header: 'status', value: (c) => c.status },
+  { header: 'check', value: (c) => c.name },
+  { header: 'detail', value: (c) => c.detail },
+  { header: 'fix', value: (c) => c.fix ?? '' },
+];
+
+const KEY_SOURCES: Record<KeySource, string> = {
+  stdin: '--api-key-stdin',
+  env: 'the FACECTL_API_KEY variable',
+  profile: 'the stored profile',
+};
+
+export async function doctorAction(ctx: Context): Promise<void> {
+  const checks = await runDoctor(ctx);
+  if (ctx.out.json) ctx.out.record({ checks });
+  else ctx.out.list(checks, COLUMNS);
+  const failed = checks.filter((c) => c.status === 'fail');
+  if (failed.length > 0) {
+    throw new CliError(
+      `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
+      ExitCode.error,
+      { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
+    );
+  }
+}
+
+export async function runDoctor(ctx: Context): Promise<Check[]> {
+  // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
+  const checks: Check[] = checkConfigFile(configFilePath(ctx.env));
+
+  let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
+  let key: { key: string; source: KeySource } | undefined;
+  try {
+    const creds = await ctx.credentials();
+    baseUrlText = creds.baseUrl;
+    key = await creds.apiKey();
+    checks.push(
+      key
+        ? ok('key source', `${key.key.slice(0, 12)}… from ${KEY_SOURCES[key.source]} (profile ${creds.profile})`)
+        : fail(
+            'key source',
+            `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${creds.profile}" has none`,
+            'run `facectl auth login` (or set FACECTL_API_KEY)',
+          ),
+    );
+  } catch (error) {
+    const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
+    checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
+  }
+
+  let base: URL;
+  try {
+    base = new URL(baseUrlText ?? 'http://127.0.0.1:8787');
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http or https');
+  } catch {
+    checks.push(
+      fail(
+        'base url',
+        `${baseUrlText} is not an http(s) URL`,
+        'set a valid one: `facectl config set base_url https://...`',
+      ),
+    );
+    return checks;
+  }
+  const loopback = isLoopbackHost(base.hostname);
+  const plainRemote = base.protocol === 'http:' && !loopback;
+  checks.push(
+    plainRemote
+      ? warn(
+          'base url',
+          `${base.href} is plain http to a non-loopback host: the key would cross the network unencrypted` +
+            (ctx.globals.insecureHttp ? '' : ' (facectl refuses to send it without --insecure-http)'),
+          'use an https:// base URL',
+        )
+      : ok('base url', base.href.replace(/\/$/, '')),
+  );
+  const proxy = checkProxy(ctx.env, base);
+  checks.push(proxy);
+  const proxied = proxy.detail.includes(' go through ');
+
+  const spinner = ctx.out.spinner(`Checking ${base.host}`);
+  try {
+    const sendKey = key !== undefined && !(plainRemote && !ctx.globals.insecureHttp);
+    const probe = await probeService(ctx, base, sendKey ? key?.key : undefined);
+    if (base.protocol === 'https:') checks.push(await checkTls(ctx, base, proxied, probe));
+    else
+      checks.push(
+        plainRemote
+          ? warn('tls', `not used: traffic to ${base.host} is unencrypted`, 'use an https:// base URL')
+          : ok('tls', 'not used (plain http to a loopback address)'),
+      );
+    checks.push(probe.reachability);
+    if (key === undefined) checks.push(warn('key works', 'not checked: no API key', 'run `facectl auth login`'));
+    else if (!sendKey)
+      checks.push(
+        fail(
+          'key works',
+          `not checked: facectl refuses to send the key over plain http to ${base.host}`,
+          'use an https:// base URL, or pass --insecure-http if you accept the risk',
+        ),
+      );
+    else checks.push(probe.key ?? warn('key works', 'not checked: the service was not reached', 'see "reachable"'));
+    checks.push(probe.clock);
+  } finally {
+    spinner.stop();
+  }
+  return checks;
+}

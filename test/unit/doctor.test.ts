@@ -1,0 +1,224 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { checkProxy } from '../../src/commands/doctor/local-checks.js';
+import type { Check } from '../../src/commands/doctor/run.js';
+import { run } from '../../src/main.js';
+import { currentKeyBody, json, startFaultServer } from '../helpers/fault-server.js';
+import { call, expectContract, manualClock, startTestService, type TestService } from '../helpers/service.js';
+import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+
+const clock = manualClock(new Date().toISOString());
+let service: TestService;
+const dirs: string[] = [];
+beforeAll(async () => {
+  service = await startTestService({ clock });
+});
+afterAll(async () => {
+  await service.close();
+});
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A FACECTL_CONFIG_DIR holding a config.json with the given text and modes. */
+function configDir(text: string | undefined, fileMode = 0o600, dirMode = 0o700): string {
+  const dir = mkdtempSync(join(tmpdir(), 'facectl-doctor-'));
+  dirs.push(dir);
+  if (text !== undefined) {
+    writeFileSync(join(dir, 'config.json'), text);
+    chmodSync(join(dir, 'config.json'), fileMode);
+  }
+  chmodSync(dir, dirMode);
+  return dir;
+}
+
+async function doctor(options: TestContextOptions, argv: string[] = ['doctor', '--json']) {
+  const tc = createTestContext({ env: { FACECTL_CONFIG_DIR: configDir('{}') }, ...options });
+  try {
+    const code = await run(argv, tc.ctx);
+    const stdout = tc.stdout();
+    const checks: Check[] = argv.includes('--json') ? JSON.parse(stdout).checks : [];
+    const byName = (name: string) => {
+      const check = checks.find((c) => c.name === name);
+      if (!check) throw new Error(`no check named ${name} in ${stdout}`);
+      return check;
+    };
+    return { code, stdout, stderr: tc.stderr(), checks, byName };
+  } finally {
+    await tc.close();
+  }
+}
+
+describe('facectl doctor', () => {
+  it('passes every check against the local service with a working key', async () => {
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.checks.map((c) => c.name)).toEqual([
+      'config file',
+      'config file mode',
+      'config directory mode',
+      'key source',
+      'base url',
+      'proxy',
+      'tls',
+      'reachable',
+      'key works',
+      'clock skew',
+    ]);
+    for (const check of r.checks) expect(check, JSON.stringify(check)).toMatchObject({ status: 'ok', fix: null });
+    expect(r.byName('key works').detail).toMatch(/plan pro, scopes v1:\*, budget unlimited, never expires/);
+    expect(r.byName('key source').detail).toContain('from the stored profile');
+    expect(r.stdout + r.stderr).not.toContain(service.key('pro'));
+  });
+
+  it('prints one line per check with its status when not --json', async () => {
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('free') }, ['doctor']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(10);
+    expect(lines.every((line) => line.startsWith('ok\t'))).toBe(true);
+    expect(r.stdout).toContain('plan free');
+  });
+
+  it('fails without a key, naming `facectl auth login`, and exits 1', async () => {
+    const r = await doctor({ baseUrl: service.baseUrl });
+    expect(r.code).toBe(1);
+    expect(r.byName('key source')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('facectl auth login'),
+    });
+    expect(r.byName('key works').status).toBe('warn');
+    expect(r.byName('reachable').status).toBe('ok');
+    expect(r.stderr).toContain('checks failed: key source');
+  });
+
+  it('says which variable supplied the key', async () => {
+    const r = await doctor({
+      baseUrl: service.baseUrl,
+      env: { FACECTL_API_KEY: service.key('standard'), FACECTL_CONFIG_DIR: configDir(undefined) },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.byName('key source').detail).toContain('FACECTL_API_KEY');
+    expect(r.byName('config file').detail).toContain('does not exist yet');
+  });
+
+  it('fails on a key the service refuses because it expired', async () => {
+    const created = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'short', expires_in_days: 1 } }),
+      201,
+    );
+    clock.advance(2 * 86_400_000);
+    try {
+      const r = await doctor({ baseUrl: service.baseUrl, apiKey: created.key });
+      expect(r.code).toBe(1);
+      expect(r.byName('key works')).toMatchObject({ status: 'fail', detail: expect.stringContaining('401') });
+      expect(r.byName('key works').fix).toContain('facectl auth login');
+      expect(r.stdout + r.stderr).not.toContain(created.key);
+    } finally {
+      clock.advance(-2 * 86_400_000);
+    }
+  });
+
+  it('warns about a key expiring soon, a spent budget and a skewed clock (fault server)', async () => {
+    const soon = new Date(Date.parse('2026-03-15T12:00:00Z') + 3 * 86_400_000).toISOString();
+    const fault = await startFaultServer((_req, res) =>
+      json(res, 200, currentKeyBody({ expires_at: soon, budget_usd: 1, spent_usd: 1 }), {
+        date: 'Sun, 15 Mar 2026 11:50:00 GMT',
+      }),
+    );
+    try {
+      const r = await doctor({
+        baseUrl: fault.baseUrl,
+        apiKey: 'fcs_abcdefgh_0123456789',
+        now: '2026-03-15T12:00:00Z',
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.byName('key works')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringMatching(/^expires in 3 days/),
+      });
+      expect(r.byName('key works').detail).toContain('budget left $0.00 of $1.00');
+      expect(r.byName('clock skew')).toMatchObject({
+        status: 'warn',
+        detail: 'this machine is 600 s ahead of the service',
+      });
+      expect(fault.requests[0]?.headers.authorization).toBe('Bearer fcs_abcdefgh_0123456789');
+    } finally {
+      await fault.close();
+    }
+  });
+
+  it('fails when the service answers 401 (fault server) and when it cannot be reached', async () => {
+    const fault = await startFaultServer((_req, res) => json(res, 401, { detail: 'key expired', code: 'key_expired' }));
+    const r = await doctor({ baseUrl: fault.baseUrl, apiKey: 'fcs_abcdefgh_0123456789' });
+    await fault.close();
+    expect(r.code).toBe(1);
+    expect(r.byName('key works')).toMatchObject({ status: 'fail', detail: expect.stringContaining('key expired') });
+
+    const down = await doctor({ baseUrl: fault.baseUrl, apiKey: 'fcs_abcdefgh_0123456789' });
+    expect(down.code).toBe(1);
+    expect(down.byName('reachable')).toMatchObject({ status: 'fail', detail: expect.stringContaining('refused') });
+    expect(down.byName('clock skew').status).toBe('warn');
+  });
+
+  it('warns about a configuration file readable by others and a shared directory, with the chmod fix', async () => {
+    const dir = configDir('{"profiles": {}}', 0o644, 0o755);
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: dir } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.byName('config file mode')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('mode 0644'),
+      fix: `chmod 600 ${join(dir, 'config.json')}`,
+    });
+    expect(r.byName('config directory mode')).toMatchObject({ status: 'warn', fix: `chmod 700 ${dir}` });
+  });
+
+  it('fails on a configuration file that is not JSON, naming the file', async () => {
+    const dir = configDir('{"profiles": ');
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: dir } });
+    expect(r.code).toBe(1);
+    expect(r.byName('config file')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(join(dir, 'config.json')),
+      fix: expect.stringContaining('fix or remove'),
+    });
+  });
+
+  it('warns when plain http goes to a non-loopback host', async () => {
+    const r = await doctor({
+      apiKey: service.key('pro'),
+      globals: { baseUrl: 'http://service.invalid' },
+    });
+    expect(r.code).toBe(1); // the key is not sent (and the host does not resolve)
+    expect(r.byName('base url')).toMatchObject({ status: 'warn', fix: 'use an https:// base URL' });
+    expect(r.byName('key works')).toMatchObject({ status: 'fail', detail: expect.stringContaining('refuses') });
+  });
+});
+
+describe('doctor proxy check', () => {
+  const base = new URL('http://127.0.0.1:8787');
+  it('reports no proxy, a proxy in effect, and a NO_PROXY bypass', () => {
+    expect(checkProxy({}, base)).toMatchObject({ status: 'ok', detail: expect.stringContaining('no proxy') });
+    expect(checkProxy({ HTTP_PROXY: 'http://u:secret@proxy:3128' }, base)).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('http://***@proxy:3128'),
+      fix: expect.stringContaining('NO_PROXY'),
+    });
+    expect(checkProxy({ http_proxy: 'http://proxy:3128', NO_PROXY: 'localhost,127.0.0.1' }, base)).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('bypassed'),
+    });
+    const remote = new URL('https://api.example.com');
+    expect(checkProxy({ HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.example.com' }, remote).detail).toContain(
+      'bypassed',
+    );
+    expect(checkProxy({ HTTPS_PROXY: 'http://proxy:3128' }, remote)).toMatchObject({
+      status: 'ok',
+      detail: 'requests to api.example.com go through HTTPS_PROXY=http://proxy:3128',
+    });
+    expect(checkProxy({ HTTPS_PROXY: 'http://[bad' }, remote).status).toBe('fail');
+  });
+});
