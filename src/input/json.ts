@@ -14,8 +14,7 @@ export interface JsonLocation {
 }
 
 export type JsonParseResult =
-  | { ok: true; value: unknown }
-  | { ok: false; line: number; column: number; reason: string };
+  { ok: true; value: unknown } | { ok: false; line: number; column: number; reason: string };
 
 /** Parses JSON; on failure says where (line and column, counted from `firstLine`) and why. */
 export function tryParseJson(text: string, firstLine = 1): JsonParseResult {
