@@ -1,0 +1,329 @@
+#!/usr/bin/env node
+// `npm run bench`: the budgets of docs/performance.md, each measured as a ratio against a baseline run
+// alternately in the same run (these machines are shared and noisy), medians of several runs.
+//
+// Options: --node PATH (or BENCH_NODE): the Node binary for the CLI, the service and every baseline.
+// Environment (defaults take a few minutes on 2 cores):
+//   BENCH_START_RUNS=15  runs of each start-up row (each side)
+//   BENCH_BULK_RUNS=3    runs of the bulk rows (each side, a fresh service per run)
+//   BENCH_BULK_DOCS=5000 documents of ~2 KB in the bulk rows
+//   BENCH_BIG_MIB=50     size of the large single document
+//   BENCH_BATCH_MIB=1024 size of the large NDJSON batch (compared with BENCH_BATCH_SMALL_MIB=256)
+//   BENCH_ONLY=startup,api,bulk,service,bigdoc,batch  a subset of the groups
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { api, findTime, machine, median, peakRss, run, startServer, writeNdjson, writeText } from './lib/util.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const nodeFlag = argv.indexOf('--node');
+const NODE = (nodeFlag >= 0 ? argv[nodeFlag + 1] : undefined) ?? process.env.BENCH_NODE ?? process.execPath;
+const num = (name, dflt) => Number(process.env[name] ?? dflt);
+const START_RUNS = num('BENCH_START_RUNS', 15);
+const BULK_RUNS = num('BENCH_BULK_RUNS', 3);
+const BULK_DOCS = num('BENCH_BULK_DOCS', 5000);
+const BIG_MIB = num('BENCH_BIG_MIB', 50);
+const BATCH_MIB = num('BENCH_BATCH_MIB', 1024);
+const BATCH_SMALL_MIB = num('BENCH_BATCH_SMALL_MIB', 256);
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
+const want = (group) => !ONLY || ONLY.has(group);
+
+const CLI = join(root, 'bin', 'facectl.js');
+const CLIENT = join(root, 'bench', 'lib', 'undici-client.mjs');
+const BARE = join(root, 'bench', 'lib', 'bare-server.mjs');
+const tmp = mkdtempSync(join(tmpdir(), 'facectl-bench-'));
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+
+// Both sides run without NODE_EXTRA_CA_CERTS (Node 20 parses that bundle at every start) and without
+// the user's configuration.
+const env = { ...process.env, FACECTL_CONFIG_DIR: join(tmp, 'config'), NO_COLOR: '1' };
+delete env.NODE_EXTRA_CA_CERTS;
+
+const rows = [];
+function row(group, name, fields) {
+  const r = { group, name, ...fields };
+  rows.push(r);
+  log(`${name}: ${r.value ?? r.note}  (${r.verdict})`);
+}
+const fmt = (x, digits = 1) => (x == null || Number.isNaN(x) ? '—' : x.toFixed(digits));
+const notAvailable = (group, name, budget, why) =>
+  row(group, name, { budget, verdict: 'not available', note: why.split('\n').find((l) => l.trim()) ?? why });
+
+/** Whether `facectl <words> --help` exists (the CLI is still being written). */
+async function hasCommand(words) {
+  const r = await run(NODE, [CLI, ...words, '--help'], { env, capture: true });
+  return r.code === 0 && !/unknown command/i.test(r.stderr);
+}
+
+/** Times two commands alternately; medians of `runs` each. A failing command ends the row. */
+async function alternate(runs, a, b) {
+  const ta = [];
+  const tb = [];
+  for (let i = 0; i < runs; i++) {
+    for (const [side, cmd] of i % 2 === 0
+      ? [
+          ['a', a],
+          ['b', b],
+        ]
+      : [
+          ['b', b],
+          ['a', a],
+        ]) {
+      const r = await cmd();
+      if (r.code !== 0) throw new Error(`${side === 'a' ? 'measured' : 'baseline'} side exited ${r.code}: ${r.stderr}`);
+      (side === 'a' ? ta : tb).push(r.ms);
+    }
+  }
+  return { a: median(ta), b: median(tb) };
+}
+
+async function freshService(extra = []) {
+  const svc = await startServer(NODE, [CLI, 'serve', '--port', '0', '--json', ...extra], env);
+  const key = svc.users.find((u) => u.plan === 'pro').key;
+  await api(svc.base_url, key, 'POST', '/v1/faces', { name: 'Bench Face', alias: 'bench-face' });
+  return { ...svc, key, cliEnv: { ...env, FACECTL_API_KEY: key, FACECTL_BASE_URL: svc.base_url } };
+}
+
+const nodeE0 = () => run(NODE, ['-e', '0'], { env });
+
+async function startupRows() {
+  for (const args of [['--version'], ['--help']]) {
+    const name = `facectl ${args[0]} vs node -e 0`;
+    try {
+      const m = await alternate(START_RUNS, () => run(NODE, [CLI, ...args], { env }), nodeE0);
+      const ratio = m.a / m.b;
+      row('startup', name, {
+        value: `${fmt(ratio, 2)}x (${fmt(m.a)} ms / ${fmt(m.b)} ms)`,
+        ratio,
+        budget: '<= 1.5x',
+        verdict: ratio <= 1.5 ? 'pass' : 'miss',
+      });
+    } catch (error) {
+      notAvailable('startup', name, '<= 1.5x', error.message);
+    }
+  }
+}
+
+async function apiRow() {
+  const name = 'facectl faces get <alias> --json vs node -e 0';
+  if (!(await hasCommand(['faces', 'get']))) return notAvailable('api', name, '<= 5x', 'faces get does not exist yet');
+  const svc = await freshService();
+  try {
+    const cmd = () => run(NODE, [CLI, 'faces', 'get', 'bench-face', '--json'], { env: svc.cliEnv });
+    const m = await alternate(START_RUNS, cmd, nodeE0);
+    const ratio = m.a / m.b;
+    row('api', name, {
+      value: `${fmt(ratio, 2)}x (${fmt(m.a)} ms / ${fmt(m.b)} ms)`,
+      ratio,
+      budget: '<= 5x',
+      verdict: ratio <= 5 ? 'pass' : 'miss',
+    });
+  } catch (error) {
+    notAvailable('api', name, '<= 5x', error.message);
+  } finally {
+    await svc.stop();
+  }
+}
+
+/**
+ * docs submit of BULK_DOCS documents against the raw undici client (same bodies, same fresh service),
+ * and the same client against facectl serve and against a bare node:http server (the service's cost).
+ */
+async function bulkRows() {
+  const file = join(tmp, 'bulk.ndjson');
+  await writeNdjson(file, BULK_DOCS, 2000, 'bench-face');
+  const cliOk = await hasCommand(['docs', 'submit']);
+  const cli = [];
+  const raw = [];
+  const rawMemory = [];
+  const rawData = [];
+  const bare = [];
+  for (let i = 0; i < BULK_RUNS; i++) {
+    const svc = await freshService();
+    try {
+      const sides = [
+        async () => {
+          const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
+          const out = JSON.parse(r.stdout);
+          if (r.code !== 0 || out.failed > 0) throw new Error(`undici client failed: ${r.stdout}${r.stderr}`);
+          raw.push(BULK_DOCS / (r.ms / 1000));
+        },
+      ];
+      if (cliOk && want('bulk')) {
+        sides.push(async () => {
+          const r = await run(NODE, [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'], {
+            env: svc.cliEnv,
+          });
+          cli.push(r.code === 0 ? BULK_DOCS / (r.ms / 1000) : Number.NaN);
+          if (r.code !== 0) log(`docs submit exited ${r.code}: ${r.stderr.slice(0, 300)}`);
+        });
+      }
+      for (const side of i % 2 === 0 ? sides : sides.reverse()) await side();
+    } finally {
+      await svc.stop();
+    }
+    if (want('service')) {
+      // The same client against a bare server, and against fresh services in memory and with --data,
+      // in a rotating order.
+      const serveSide = (series, withData) => async () => {
+        const dataDir = mkdtempSync(join(tmp, 'data-'));
+        const svc = await freshService(withData ? ['--data', join(dataDir, 'state.json')] : []);
+        try {
+          const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
+          series.push(BULK_DOCS / (JSON.parse(r.stdout).ms / 1000));
+        } finally {
+          await svc.stop();
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      };
+      const order = [
+        async () => {
+          const b = await startServer(NODE, [BARE], env);
+          try {
+            const r = await run(NODE, [CLIENT, file, b.base_url, 'none', '16'], { env, capture: true });
+            bare.push(BULK_DOCS / (JSON.parse(r.stdout).ms / 1000));
+          } finally {
+            await b.stop();
+          }
+        },
+        serveSide(rawMemory, false),
+        serveSide(rawData, true),
+      ];
+      for (let k = 0; k < order.length; k++) await order[(i + k) % order.length]();
+    }
+  }
+  const subName = `docs submit ${BULK_DOCS} x 2 KB NDJSON, concurrency 16, vs undici Pool`;
+  if (want('bulk')) {
+    if (!cliOk) notAvailable('bulk', subName, '>= 0.85x', 'docs submit does not exist yet');
+    else {
+      const ratio = median(cli) / median(raw);
+      row('bulk', subName, {
+        value: `${fmt(ratio, 2)}x (${fmt(median(cli), 0)} / ${fmt(median(raw), 0)} docs/s)`,
+        ratio,
+        budget: '>= 0.85x',
+        verdict: ratio >= 0.85 ? 'pass' : 'miss',
+      });
+    }
+  }
+  if (want('service')) {
+    // The service's own cost per document: the same client, the service against a server that only parses.
+    for (const [label, series] of [
+      ['in memory', rawMemory],
+      ['--data FILE', rawData],
+    ]) {
+      const ratio = median(series) / median(bare);
+      row('service', `facectl serve (${label}) docs/s vs bare node:http JSON server`, {
+        value: `${fmt(ratio, 2)}x (${fmt(median(series), 0)} / ${fmt(median(bare), 0)} docs/s)`,
+        ratio,
+        budget: '>= 0.5x',
+        verdict: ratio >= 0.5 ? 'pass' : 'miss',
+      });
+    }
+  }
+}
+
+async function bigDocRows(timeBin) {
+  const ok = await hasCommand(['docs', 'submit']);
+  const svc = ok ? await freshService() : null;
+  try {
+    for (const wide of [false, true]) {
+      const file = join(tmp, `big-${wide ? 'utf8' : 'ascii'}.txt`);
+      await writeText(file, BIG_MIB, wide);
+      for (const from of ['file', 'stdin']) {
+        const name = `peak RSS, ${BIG_MIB} MiB document, ${wide ? 'non-ASCII' : 'ASCII'}, from ${from}`;
+        if (!svc) {
+          notAvailable('bigdoc', name, '<= 160 MiB', 'docs submit does not exist yet');
+          continue;
+        }
+        const args = [CLI, 'docs', 'submit', '--alias', 'bench-face', '--label', 'big', '--format', 'text', '--json'];
+        const r = await peakRss(timeBin, tmp, NODE, from === 'file' ? [...args, '--file', file] : [...args, '-'], {
+          env: svc.cliEnv,
+          stdinFile: from === 'stdin' ? file : undefined,
+        });
+        if (r.code !== 0) {
+          notAvailable('bigdoc', name, '<= 160 MiB', `exit ${r.code}: ${r.stderr}`);
+          continue;
+        }
+        row('bigdoc', name, {
+          value: `${fmt(r.mib)} MiB`,
+          mib: r.mib,
+          budget: '<= 160 MiB',
+          verdict: r.mib <= 160 ? 'pass' : 'miss',
+        });
+      }
+      rmSync(file, { force: true });
+    }
+  } finally {
+    await svc?.stop();
+  }
+}
+
+async function batchRows(timeBin) {
+  const name = `peak RSS, ${BATCH_MIB} MiB NDJSON batch vs ${BATCH_SMALL_MIB} MiB (16 KB docs, concurrency 16)`;
+  const budget = '<= 1.2x the small batch and <= 160 MiB';
+  if (!(await hasCommand(['docs', 'submit'])))
+    return notAvailable('batch', name, budget, 'docs submit does not exist yet');
+  const peaks = [];
+  for (const mib of [BATCH_SMALL_MIB, BATCH_MIB]) {
+    const file = join(tmp, `batch-${mib}.ndjson`);
+    await writeNdjson(file, Math.round((mib * 1024 * 1024) / 16_400), 16_000, 'bench-face');
+    const svc = await freshService();
+    try {
+      const started = performance.now();
+      const args = [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'];
+      const r = await peakRss(timeBin, tmp, NODE, args, { env: svc.cliEnv });
+      if (r.code !== 0) return notAvailable('batch', name, budget, `exit ${r.code}: ${r.stderr}`);
+      log(`${mib} MiB batch: peak ${fmt(r.mib)} MiB in ${fmt((performance.now() - started) / 1000)} s`);
+      peaks.push(r.mib);
+    } finally {
+      await svc.stop();
+      rmSync(file, { force: true });
+    }
+  }
+  const [small, big] = peaks;
+  const ratio = big / small;
+  row('batch', name, {
+    value: `${fmt(big)} MiB vs ${fmt(small)} MiB (${fmt(ratio, 2)}x)`,
+    ratio,
+    mib: big,
+    budget,
+    verdict: ratio <= 1.2 && big <= 160 ? 'pass' : 'miss',
+  });
+}
+
+const nodeVersion = (await run(NODE, ['--version'], { env, capture: true })).stdout.trim();
+log(`node ${nodeVersion} (${NODE}); temp files in ${tmp}`);
+try {
+  if (want('startup')) await startupRows();
+  if (want('api')) await apiRow();
+  if (want('bulk') || want('service')) await bulkRows();
+  const timeBin = want('bigdoc') || want('batch') ? findTime(log) : null;
+  if (want('bigdoc')) await bigDocRows(timeBin);
+  if (want('batch')) await batchRows(timeBin);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+const info = {
+  date: new Date().toISOString(),
+  node: nodeVersion,
+  machine: machine(),
+  settings: { START_RUNS, BULK_RUNS, BULK_DOCS, BIG_MIB, BATCH_MIB, BATCH_SMALL_MIB },
+};
+const table = rows.map((r) => ({ row: r.name, result: r.value ?? r.note, budget: r.budget, verdict: r.verdict }));
+console.table(table);
+const md = [
+  `Bench of ${info.date.slice(0, 10)}: Node ${nodeVersion}, ${info.machine.nproc} cores, ${info.machine.memory_gib} GiB, ${info.machine.cpu}`,
+  '',
+  '| row | result (median) | budget | verdict |',
+  '|---|---|---|---|',
+  ...table.map((t) => `| ${t.row} | ${t.result} | ${t.budget} | ${t.verdict} |`),
+  '',
+].join('\n');
+const outDir = join(root, 'bench', 'results');
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify({ ...info, rows }, null, 2)}\n`);
+writeFileSync(join(outDir, 'latest.md'), md);
+log(`wrote bench/results/latest.json and latest.md`);
