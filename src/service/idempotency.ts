@@ -1,5 +1,6 @@
 import { HttpError } from './errors.js';
 import type { ServiceClock } from './service-core.js';
+import type { DocRef, DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -23,15 +24,57 @@ export interface StoredResponse {
   body: string;
 }
 
+/** What the request handler hands to run(): the response, and for a document, its content cut out. */
+export interface ExecutedResponse extends StoredResponse {
+  holdsSecret: boolean;
+  docRef?: DocRef;
+}
+
+const CONTENT_SLOT = '"content":null';
+
+/**
+ * Serializes a response body once; when it shows a document (document_id, version and a string
+ * content), also returns the text around the content. JSON.stringify with content set to null puts
+ * `"content":null` where the content goes (the same key order); that sequence cannot occur earlier,
+ * since quotes inside string values are escaped. prefix + JSON.stringify(content) + suffix is exactly
+ * JSON.stringify(body).
+ */
+export function serializeBody(body: unknown, withRef: boolean): { text: string; docRef?: DocRef } {
+  const doc = body as { document_id?: unknown; version?: unknown; content?: unknown } | null;
+  if (
+    !withRef ||
+    doc === null ||
+    typeof doc !== 'object' ||
+    typeof doc.document_id !== 'string' ||
+    typeof doc.version !== 'number' ||
+    typeof doc.content !== 'string'
+  ) {
+    return { text: JSON.stringify(body) };
+  }
+  const outline = JSON.stringify({ ...doc, content: null });
+  const at = outline.indexOf(CONTENT_SLOT);
+  if (at < 0) return { text: JSON.stringify(body) };
+  const prefix = outline.slice(0, at + CONTENT_SLOT.length - 4);
+  const suffix = outline.slice(at + CONTENT_SLOT.length);
+  return {
+    text: prefix + JSON.stringify(doc.content) + suffix,
+    docRef: { document_id: doc.document_id, version: doc.version, prefix, suffix },
+  };
+}
+
 export class Idempotency {
   private readonly secretBodies = new Map<string, string>();
   private readonly inflight = new Map<string, Promise<void>>();
+  /** document id -> ids of the records that refer to its content (built from the store, kept up to date). */
+  private readonly refs = new Map<string, Set<string>>();
   private readonly store: Store;
   private readonly clock: ServiceClock;
 
   constructor(store: Store, clock: ServiceClock) {
     this.store = store;
     this.clock = clock;
+    for (const record of store.values('idempotency'))
+      if (record.doc_ref) this.addRef(record.doc_ref.document_id, record.id);
   }
 
   static recordId(keyId: string, header: string): string {
@@ -52,7 +95,7 @@ export class Idempotency {
   async run(
     id: string,
     requestHash: string,
-    execute: () => Promise<StoredResponse & { holdsSecret: boolean }>,
+    execute: () => Promise<ExecutedResponse>,
   ): Promise<StoredResponse & { replayed: boolean }> {
     for (let running = this.inflight.get(id); running; running = this.inflight.get(id)) await running;
     const prior = this.lookup(id, requestHash);
@@ -67,13 +110,16 @@ export class Idempotency {
     try {
       const result = await execute();
       if (result.status >= 200 && result.status < 300) {
+        const ref = result.holdsSecret ? undefined : result.docRef;
         this.store.put('idempotency', {
           id,
           request_hash: requestHash,
           status: result.status,
-          body: result.holdsSecret ? null : result.body,
+          body: result.holdsSecret || ref ? null : result.body,
+          ...(ref ? { doc_ref: ref } : {}),
           created_ms: this.clock.now().getTime(),
         });
+        if (ref) this.addRef(ref.document_id, id);
         if (result.holdsSecret) this.secretBodies.set(id, result.body);
       }
       return { status: result.status, body: result.body, replayed: false };
@@ -105,7 +151,7 @@ export class Idempotency {
         'this Idempotency-Key was used with a different request; use a new key for a new request',
       );
     }
-    const body = record.body ?? this.secretBodies.get(id);
+    const body = record.body ?? this.fromRef(record.doc_ref) ?? this.secretBodies.get(id);
     if (body === undefined) {
       throw new HttpError(
         409,
@@ -116,7 +162,39 @@ export class Idempotency {
     return { status: record.status, body };
   }
 
+  /**
+   * Called before a document's content or version changes: the records that show it get their full
+   * body back (journaled with the edit), so their replays stay byte for byte the first response.
+   */
+  beforeDocumentEdit(doc: DocumentRecord): void {
+    const ids = this.refs.get(doc.id);
+    if (!ids) return;
+    this.refs.delete(doc.id);
+    for (const id of ids) {
+      const record = this.store.get('idempotency', id);
+      const body = this.fromRef(record?.doc_ref);
+      if (!record || body === undefined) continue;
+      const { doc_ref: _ref, ...rest } = record;
+      this.store.put('idempotency', { ...rest, body });
+    }
+  }
+
+  private fromRef(ref: DocRef | undefined): string | undefined {
+    if (!ref) return undefined;
+    const doc = this.store.get('documents', ref.document_id);
+    if (!doc || doc.version !== ref.version) return undefined;
+    return ref.prefix + JSON.stringify(doc.content) + ref.suffix;
+  }
+
+  private addRef(documentId: string, id: string): void {
+    let ids = this.refs.get(documentId);
+    if (!ids) this.refs.set(documentId, (ids = new Set()));
+    ids.add(id);
+  }
+
   private forget(id: string): void {
+    const ref = this.store.get('idempotency', id)?.doc_ref;
+    if (ref) this.refs.get(ref.document_id)?.delete(id);
     this.store.del('idempotency', id);
     this.secretBodies.delete(id);
   }

@@ -84,8 +84,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     stats,
     log,
     signal: shutdown.signal,
+    beforeDocumentEdit: () => {},
   };
   const idempotency = new Idempotency(store, clock);
+  svc.beforeDocumentEdit = (doc) => idempotency.beforeDocumentEdit(doc);
   let users: BootstrapUser[];
   try {
     idempotency.purgeExpired();

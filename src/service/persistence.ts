@@ -19,7 +19,8 @@ import type { CollectionName } from './records.js';
 /**
  * `--data FILE`: a snapshot (FILE) plus an append-only journal (FILE.journal).
  *
- * Each mutating request appends one line to the journal, synchronously, before its response is sent,
+ * Each mutating request appends one line to the journal, before its response is sent (the lines of one
+ * event-loop turn are written together, see Store.commit),
  * so everything answered 2xx survives kill -9 (the write has reached the kernel). A line holds full
  * records (upserts) and deletes, which are idempotent: replaying a line that the snapshot already holds
  * changes nothing, so a crash between writing a snapshot and truncating the journal is harmless. The
@@ -90,15 +91,16 @@ export class DataFile {
     return { collections, ops };
   }
 
-  /** Appends one request's changes as one line. */
-  append(ops: JournalOp[]): void {
-    if (ops.length === 0) return;
+  /** Appends each request's changes as one line, all lines with one write. */
+  append(batch: JournalOp[][]): void {
+    const lines = batch.filter((ops) => ops.length > 0).map((ops) => `${JSON.stringify({ ops })}\n`);
+    if (lines.length === 0) return;
     if (this.journalFd === null) {
       this.journalFd = openSync(this.journalPath, 'a', 0o600);
       fchmodSync(this.journalFd, 0o600);
       this.journalBytes = statSync(this.journalPath).size;
     }
-    const line = Buffer.from(`${JSON.stringify({ ops })}\n`, 'utf8');
+    const line = Buffer.from(lines.join(''), 'utf8');
     let offset = 0;
     while (offset < line.length) offset += writeSync(this.journalFd, line, offset);
     this.journalBytes += line.length;

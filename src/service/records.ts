@@ -111,6 +111,13 @@ export interface ConnectionRecord {
   token_sha256: string;
 }
 
+export interface DocRef {
+  document_id: string;
+  version: number;
+  prefix: string;
+  suffix: string;
+}
+
 export interface IdempotencyRecord {
   /** `<key id>:<Idempotency-Key>` */
   id: string;
@@ -118,6 +125,14 @@ export interface IdempotencyRecord {
   status: number;
   /** The first response's body; null when it held a key secret (kept in memory only, never on disk). */
   body: string | null;
+  /**
+   * Set instead of `body` for a response that shows a document's content, so that the content is kept
+   * once (in the document), not twice in memory and in the journal: the body around the content, and
+   * the document and version it showed. A replay is prefix + JSON of the content + suffix, which is
+   * byte for byte the first body because the content is unchanged at that version; an edit writes the
+   * full body back first (Idempotency.beforeDocumentEdit).
+   */
+  doc_ref?: DocRef;
   created_ms: number;
 }
 

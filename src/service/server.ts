@@ -7,7 +7,7 @@ import { HttpError } from './errors.js';
 import { handlers } from './handlers/index.js';
 import { PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
-import { Idempotency } from './idempotency.js';
+import { Idempotency, serializeBody } from './idempotency.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
 import { isProviderPath, providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -84,7 +84,8 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
       reply = errorReply(svc, error, html);
     }
     try {
-      svc.store.commit(svc.clock.now());
+      const written = svc.store.commit(svc.clock.now());
+      if (written) await written;
     } catch (error) {
       svc.log(`could not save state: ${(error as Error).message}`);
       reply = errorReply(svc, new HttpError(500, 'storage_error', 'the change could not be saved'), html);
@@ -131,14 +132,18 @@ async function handleApi(
   const params = validate(route.params, match.params, 'path');
   const body = route.body ? validate(route.body, parseJsonBody(raw), 'body') : undefined;
   const handler = handlers[name] as unknown as GenericHandler;
+  const idempotencyKey = req.headers['idempotency-key'];
+  const idempotent = method === 'POST' && auth !== null && typeof idempotencyKey === 'string';
   const execute = async () => {
     const result = await handler({ params, body, auth, query: url.searchParams, svc });
-    const text = route.responseKind === 'html' ? String(result.body) : JSON.stringify(result.body);
-    return { status: result.status, body: text, holdsSecret: result.holdsSecret === true };
+    const holdsSecret = result.holdsSecret === true;
+    if (route.responseKind === 'html') return { status: result.status, body: String(result.body), holdsSecret };
+    // Serialized once; under an Idempotency-Key a document's body also gives its parts around the content.
+    const { text, docRef } = serializeBody(result.body, idempotent);
+    return { status: result.status, body: text, holdsSecret, docRef };
   };
 
-  const idempotencyKey = req.headers['idempotency-key'];
-  if (method === 'POST' && auth && typeof idempotencyKey === 'string') {
+  if (idempotent && auth && typeof idempotencyKey === 'string') {
     const id = Idempotency.recordId(auth.key.id, idempotencyKey);
     const requestHash = createHash('sha256').update(`${method} ${url.pathname}\n`).update(raw).digest('hex');
     const result = await deps.idempotency.run(id, requestHash, execute);

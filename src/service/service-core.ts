@@ -1,5 +1,6 @@
 import type { BillingEnv } from './billing.js';
 import type { OAuthFlows } from './oauth-flow.js';
+import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 
 export interface ServiceClock {
@@ -44,6 +45,8 @@ export interface ServiceCore {
   readonly log: (line: string) => void;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
+  /** To call before a document's content or version changes (idempotency records may refer to it). */
+  beforeDocumentEdit: (doc: DocumentRecord) => void;
 }
 
 export function billingEnv(svc: ServiceCore): BillingEnv {

@@ -12,6 +12,10 @@ export class Store {
   readonly maps: Maps;
   private readonly aliasIndex = new Map<string, string>();
   private pending = new Map<string, JournalOp>();
+  /** Committed requests' ops not yet written: one line each, written together at the next flush. */
+  private batch: JournalOp[][] = [];
+  private flushing: Promise<void> | null = null;
+  private abandoned = false;
   private readonly dataFile: DataFile | null;
 
   private constructor(dataFile: DataFile | null) {
@@ -66,21 +70,48 @@ export class Store {
   }
 
   /**
-   * Makes the changes since the last commit durable (one journal line). Called by the server before
-   * it answers a request; compacts the journal into a new snapshot when it has grown large.
+   * Makes the changes since the last commit durable (one journal line per request). Called by the
+   * server before it answers a request; the answer waits for the returned promise (undefined: nothing
+   * to wait for). The lines of every request committed in the same event-loop turn are written with
+   * one write call (setImmediate runs after the turn's I/O callbacks), which under load replaces one
+   * syscall per request by one per turn; each request is still answered only after its line is written.
    */
-  commit(now: Date): void {
-    if (this.pending.size === 0) return;
+  commit(now: Date): Promise<void> | undefined {
+    // A request that changed nothing still waits for a flush under way: it may have read those changes.
+    if (this.pending.size === 0) return this.flushing ?? undefined;
     const ops = [...this.pending.values()];
     this.pending = new Map();
-    if (!this.dataFile) return;
-    this.dataFile.append(ops);
+    if (!this.dataFile) return undefined;
+    this.batch.push(ops);
+    this.flushing ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        try {
+          this.flush(now);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    return this.flushing;
+  }
+
+  private flush(now: Date): void {
+    const batch = this.batch;
+    this.batch = [];
+    this.flushing = null;
+    if (batch.length === 0 || !this.dataFile) return;
+    if (this.abandoned) throw new Error('the service stopped before this change was saved');
+    this.dataFile.append(batch);
     if (this.dataFile.wantsCompaction()) this.compact(now);
   }
 
   /** Writes a full snapshot and empties the journal. */
   compact(now: Date): void {
     this.pending = new Map();
+    // The snapshot holds every change, so lines still waiting for their flush are not needed: their
+    // requests are answered when the (now empty) flush runs.
+    this.batch = [];
     this.dataFile?.compact(this.toJSON(), now);
   }
 
@@ -96,6 +127,7 @@ export class Store {
 
   /** Releases the data file without saving anything more (what a crash leaves behind). */
   abandon(): void {
+    this.abandoned = true;
     this.dataFile?.close();
   }
 

@@ -62,6 +62,7 @@ export const editDocument: Handler<'editDocument'> = async ({ params, body, auth
   const tokenCount = body.content === undefined ? undefined : await countTokens(body.content);
   // Looked up again after counting: another request may have changed the document meanwhile.
   const { doc } = ownDocument(svc.store, auth, params.document_id);
+  svc.beforeDocumentEdit(doc);
   if (body.content !== undefined && tokenCount !== undefined) {
     doc.content = body.content;
     doc.token_count = tokenCount;

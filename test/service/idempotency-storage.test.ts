@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { afterAll, describe, expect, test } from 'vitest';
+import { call, createFace, expectContract, startTestService, type TestService, tempDir } from '../helpers/service.js';
+
+/**
+ * A replayed document response is rebuilt from the stored document instead of a second copy of the
+ * content: it must stay byte for byte the first response, after an edit of the document and after a
+ * restart, and the content must be stored once. Also: token counts of awkward and large texts.
+ */
+
+// Quotes, backslashes, non-ASCII, a line break, the text of a special token, and the very sequence the
+// service uses to find the content in a body.
+const TRICKY = 'He said "hi" \\ back\u2028slash, naïve 日本語 🎉 <|endoftext|> "content":null {"content":null}\n';
+const MARKER = 'zq-unique-marker-7731';
+
+const { dir, cleanup } = tempDir();
+const services: TestService[] = [];
+afterAll(async () => {
+  for (const svc of services) await svc.abort();
+  cleanup();
+});
+
+async function start(file?: string): Promise<TestService> {
+  const svc = await startTestService(file ? { dataFile: file } : {});
+  services.push(svc);
+  return svc;
+}
+
+const submit = (svc: TestService, key: string, content: string, idem: string) =>
+  call(svc, 'createDocument', {
+    key,
+    body: { alias: 'idem-face', label: 'L "quoted"', content },
+    headers: { 'Idempotency-Key': idem },
+  });
+
+describe('idempotent replays of documents', () => {
+  test('a replay is byte-identical, before and after the document is edited, and the content is kept once', async () => {
+    const svc = await start();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'idem-face');
+    const content = `${TRICKY}${MARKER}`;
+    const first = await submit(svc, key, content, 'r-1');
+    const doc = expectContract('createDocument', first, 201);
+    expect(doc.content).toBe(content);
+
+    const again = await submit(svc, key, content, 'r-1');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+
+    const record = [...svc.store.values('idempotency')].find((r) => r.id.endsWith(':r-1'));
+    expect(JSON.stringify(record)).not.toContain(MARKER);
+
+    const edited = await call(svc, 'editDocument', {
+      key,
+      params: { document_id: doc.document_id },
+      body: { content: 'replaced' },
+    });
+    expect(edited.status).toBe(200);
+    const afterEdit = await submit(svc, key, content, 'r-1');
+    expect(afterEdit.headers.get('idempotent-replayed')).toBe('true');
+    expect(afterEdit.text).toBe(first.text);
+    expect(svc.store.maps.documents.size).toBe(1);
+  });
+
+  test('replays survive a restart, also after an edit; the journal holds the content once', async () => {
+    const file = join(dir, 'state.json');
+    const svc = await start(file);
+    const key = svc.key('pro');
+    await createFace(svc, key, 'idem-face');
+    const content = `${TRICKY}${MARKER}`;
+    const first = await submit(svc, key, content, 'p-1');
+    expect(first.status).toBe(201);
+    const journal = readFileSync(`${file}.journal`, 'utf8');
+    expect(journal.split(MARKER).length - 1).toBe(1);
+    await svc.abort();
+
+    const second = await start(file);
+    const replay = await submit(second, key, content, 'p-1');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(first.text);
+    await call(second, 'editDocument', {
+      key,
+      params: { document_id: first.body.document_id },
+      body: { content: 'other words' },
+    });
+    await second.abort();
+
+    const third = await start(file);
+    const late = await submit(third, key, content, 'p-1');
+    expect(late.headers.get('idempotent-replayed')).toBe('true');
+    expect(late.text).toBe(first.text);
+    expect(third.store.maps.documents.size).toBe(1);
+  });
+});
+
+describe('token counts', () => {
+  test('text that spells a special token is counted as text, not refused', async () => {
+    const svc = await start();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'idem-face');
+    const res = await submit(svc, key, TRICKY, 't-1');
+    const doc = expectContract('createDocument', res, 201);
+    expect(doc.token_count).toBeGreaterThan(10);
+  });
+
+  test('a large document (counted off the event loop) has the same count as counting it whole', async () => {
+    const svc = await start();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'idem-face');
+    const content = 'Grüße aus Zürich, "quoted" words and 12345 numbers.\n'.repeat(8000);
+    expect(content.length).toBeGreaterThan(256 * 1024);
+    const [big, small] = await Promise.all([submit(svc, key, content, 'big'), submit(svc, key, 'small one', 'small')]);
+    expect(expectContract('createDocument', big, 201).token_count).toBe(countTokens(content));
+    expect(expectContract('createDocument', small, 201).token_count).toBe(countTokens('small one'));
+    expect(big.body.content).toBe(content);
+  });
+});
