@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type {
   ApiClient,
   Browser,
@@ -158,6 +159,8 @@ export function createProcessContext(argv: string[]): ClosableContext {
   // must be set before undici compiles the parser, i.e. before the first request.
   const fastExit = async () => (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const controller = new AbortController();
+  // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
+  setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = {
     json: argv.includes('--json'),
     noInput: argv.includes('--no-input'),

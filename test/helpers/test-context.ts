@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
@@ -89,6 +90,8 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const config = createMemoryConfigStore(initial, '/test/facectl/config.json');
 
   const controller = new AbortController();
+  // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
+  setMaxListeners(0, controller.signal);
   const answers = [...(options.answers ?? [])];
   const prompts: PromptRecord[] = [];
   const next = (kind: PromptRecord['kind'], message: string): Answer => {

@@ -136,17 +136,31 @@ async function sendLines(
   };
 
   const iterator = lines[Symbol.asyncIterator]();
-  // Ctrl-C must not wait for the next line of a slow pipe: a pending read ends as "no more lines".
-  const interrupted = new Promise<IteratorResult<NdjsonLine>>((resolve) => {
-    if (ctx.signal.aborted) resolve({ done: true, value: undefined });
-    ctx.signal.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true });
-  });
+  // The next line, or done at Ctrl-C. Not Promise.race with one long-lived "interrupted" promise: every
+  // race would leave a reaction on it holding that race's result (a whole document), so memory grew
+  // with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the abort listener goes with the line.
+  const nextLine = () =>
+    new Promise<IteratorResult<NdjsonLine>>((resolve, reject) => {
+      const onAbort = () => resolve({ done: true, value: undefined });
+      if (ctx.signal.aborted) return onAbort();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      iterator.next().then(
+        (result) => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          resolve(result);
+        },
+        (error: unknown) => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
   let stopped = false;
   const worker = async () => {
     while (!stopped && !ctx.signal.aborted) {
       let next: IteratorResult<NdjsonLine>;
       try {
-        next = await Promise.race([iterator.next(), interrupted]);
+        next = await nextLine();
       } catch (error) {
         // A read error (e.g. a line over the size limit) ends the batch; in-flight requests finish.
         fatal ??= error;

@@ -11,7 +11,8 @@ import {
   textDocument,
 } from '../../input/documents.js';
 import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
-import { readChunksText, resolveSource } from '../../input/source.js';
+import { MAX_BODY_BYTES, resolveSource, tooLargeError } from '../../input/source.js';
+import { checkUtf8, spoolText, streamTextBody } from '../../input/text-body.js';
 import { parseOptions, requireValue } from '../kit.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
@@ -87,7 +88,24 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     case 'text': {
       // The flags first: a missing --alias is reported before a large input is read.
       const flags = await textFlags(ctx, opts);
-      await submitOne(ctx, textBody(await readChunksText(detected.chunks, source.name), flags));
+      // The flags checked as a document with a stand-in content: the real one is streamed, not held.
+      const { content: _standIn, ...head } = textBody('-', flags);
+      if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
+      if (source.reopenable) {
+        // A file is checked whole first (nothing is sent if it is not UTF-8), then read again to send;
+        // the body is a function so that a retry reads it once more.
+        await checkUtf8(detected.chunks, source.name);
+        await submitOne(ctx, () => streamTextBody(head, source.open(), source.name, MAX_BODY_BYTES));
+      } else {
+        // Standard input is read to its end and checked before the request: bad bytes send nothing,
+        // and the kept copy (a temporary file beyond a few MiB) lets a retry send it again.
+        const spooled = await spoolText(detected.chunks, source.name, MAX_BODY_BYTES);
+        try {
+          await submitOne(ctx, () => streamTextBody(head, spooled.open(), source.name, MAX_BODY_BYTES));
+        } finally {
+          await spooled.dispose();
+        }
+      }
       return;
     }
     case 'json':
@@ -117,9 +135,15 @@ function textBody(content: string, flags: DocumentDefaults): DocumentBody {
   return result;
 }
 
-export async function submitOne(ctx: Context, body: DocumentBody): Promise<Document> {
+/** A document body, or its JSON bytes as a stream (see streamTextBody). */
+type SubmitBody = DocumentBody | AsyncIterable<Uint8Array> | (() => AsyncIterable<Uint8Array>);
+
+export async function submitOne(ctx: Context, body: SubmitBody): Promise<Document> {
   const api = await ctx.api();
-  const document = await api.call(createDocument, { body }, { signal: ctx.signal });
+  const document =
+    typeof body === 'function' || Symbol.asyncIterator in body
+      ? await api.call(createDocument, {}, { signal: ctx.signal, rawBody: body })
+      : await api.call(createDocument, { body }, { signal: ctx.signal });
   ctx.out.record(document, DOCUMENT_FIELDS);
   ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
   notePreview(ctx, document);
