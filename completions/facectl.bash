@@ -52,7 +52,7 @@ _facectl_flags() {
     'faces get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'import') echo '--type --perspective --face-speaker --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'docs') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --resume --restart --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'docs get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'docs sync') echo '--wait --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'threads') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;

@@ -60,6 +60,8 @@ complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcom
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l format -r -d 'text, json or ndjson (default: detected)'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l concurrency -r -d 'requests in flight for a batch, 1 to 64'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l continue-on-error -d 'in a batch, report bad or refused lines and keep sending the others'
+complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l resume -d 'continue a batch that stopped short: send only the lines not yet submitted'
+complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l restart -d 'send every line of a batch again, dropping the record of an unfinished earlier run'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from sync' -l wait -d 'wait until preparation is ready, with a progress bar'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from sync' -l timeout -r -d 'with --wait: give up after this many seconds (default 300)'
 complete -c facectl -n '__fish_seen_subcommand_from threads; and not __fish_seen_subcommand_from create replace-messages get sync' -a create -d 'Create a compile thread for a face. On a terminal, a missing --alias or --label is asked for'

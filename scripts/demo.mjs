@@ -44,6 +44,7 @@ const env = {
   PATH: process.env.PATH,
   HOME: work,
   FACECTL_CONFIG_DIR: join(work, 'config'),
+  FACECTL_STATE_DIR: join(work, 'state'),
   FACECTL_BASE_URL: baseUrl,
   NO_COLOR: '1',
 };

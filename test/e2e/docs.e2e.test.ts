@@ -167,7 +167,14 @@ describe('docs submit: Ctrl-C (built bin)', () => {
   it('SIGINT while the stdin pipe is idle: exit 130 at once, with how far it got', async () => {
     const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--alias', 'ada-lovelace', '-', '--json'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: '/tmp', NO_COLOR: '1', ...env(), FACECTL_CONFIG_DIR: join(dir, 'cfg') },
+      env: {
+        PATH: process.env.PATH,
+        HOME: '/tmp',
+        NO_COLOR: '1',
+        ...env(),
+        FACECTL_CONFIG_DIR: join(dir, 'cfg'),
+        FACECTL_STATE_DIR: join(dir, 'state'),
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

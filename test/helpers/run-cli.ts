@@ -44,6 +44,8 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Run
   };
   const configDir = options.env?.FACECTL_CONFIG_DIR ?? makeConfigDir();
   env.FACECTL_CONFIG_DIR = configDir;
+  // Batch journals go beside the configuration, so a test that reuses a config dir resumes from it.
+  env.FACECTL_STATE_DIR = options.env?.FACECTL_STATE_DIR ?? join(configDir, 'state');
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;

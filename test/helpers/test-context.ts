@@ -1,4 +1,7 @@
 import { setMaxListeners } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
@@ -15,6 +18,14 @@ import { assembleContext, type ClosableContext } from '../../src/process-context
  */
 
 export type Answer = string | boolean;
+
+let stateRootDir: string | undefined;
+let contexts = 0;
+/** One temporary directory per test process; each context gets a subdirectory of it (made on first use). */
+function stateRoot(): string {
+  stateRootDir ??= mkdtempSync(join(tmpdir(), 'facectl-state-'));
+  return stateRootDir;
+}
 
 export interface TestContextOptions {
   /** Standard input's content; absent means an empty, ended stream. */
@@ -123,7 +134,8 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false, ...options.globals };
   const ctx = assembleContext({
     streams: { stdin, stdout, stderr, stdinIsTTY: stdin.isTTY, stdoutIsTTY, stderrIsTTY },
-    env: { ...options.env },
+    // Batch journals in a directory of this context's own, unless the test names one.
+    env: { FACECTL_STATE_DIR: join(stateRoot(), String(++contexts)), ...options.env },
     globals,
     clock: options.now === undefined ? realClock() : virtualClock(new Date(options.now)),
     browser: {

@@ -1,82 +1,24 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
-import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { createFace, startTestService } from '../helpers/service.js';
+import { slowProxy } from '../helpers/slow-proxy.js';
 import { type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
-import { ensureBuilt, type FaultServer, KEY, startFaultServer, tempFile } from './support.js';
+import {
+  ensureBuilt,
+  type FaultServer,
+  journalFiles,
+  KEY,
+  start,
+  startFaultServer,
+  stored,
+  tempFile,
+} from './support.js';
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Cases 31-33 of docs/reliability.md: Ctrl-C (SIGINT to the bin) and a closed stdout.
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves when stderr matches. */
-  waitFor(pattern: RegExp): Promise<void>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? '/tmp',
-      NO_COLOR: '1',
-      FACECTL_CONFIG_DIR: makeConfigDir(),
-      ...env,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  child.stdin.end();
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    err += c.toString('utf8');
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(killer);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exit,
-    waitFor: async (pattern) => {
-      const deadline = Date.now() + 15_000;
-      while (!pattern.test(err)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`never saw ${pattern}: ${err}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
-  };
-}
-
-function documentBody(body: string, n: number) {
-  const doc = JSON.parse(body);
-  return {
-    document_id: `doc_${n}`,
-    alias: doc.alias,
-    label: doc.label,
-    source: 'submit',
-    version: 1,
-    content: doc.content,
-    token_count: 3,
-    tokens_used: 0,
-    tokens_limit: 0,
-    synced: false,
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    prepare_status: null,
-  };
-}
 
 let server: FaultServer;
 let serve: ServeProcess;
@@ -91,38 +33,98 @@ afterAll(async () => {
 });
 
 describe('signals', () => {
-  it('case 31: Ctrl-C during a batch submit to a slow server -> stops new requests, exit 130, says how many were done (journal/--resume not built)', async () => {
-    // Each document takes 400 ms; with --concurrency 1, Ctrl-C lands after the first two are answered.
-    let answered = 0;
-    server.handle(async (req, res, index) => {
+  it('case 31: Ctrl-C during a batch submit -> stops new requests, journal of what finished, "N of M"; --resume sends only the rest and creates nothing twice', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-resume');
+      // Each answer is held back 300 ms after the service acted: Ctrl-C lands with requests in flight
+      // that the service applied but the CLI never saw answered.
+      const proxy = slowProxy(server, service.baseUrl, 300);
+      const lines = Array.from({ length: 20 }, (_, i) =>
+        JSON.stringify({ alias: 'ada-resume', label: `case31-${i}`, content: `document ${i} "quoted" ✓` }),
+      );
+      const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
+      const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key };
+      const run = start(['docs', 'submit', '--file', batch, '--concurrency', '2', '--json'], {
+        ...env,
+        FACECTL_BASE_URL: server.baseUrl,
+      });
+      const deadline = Date.now() + 15_000;
+      // Four answered, and at least one more applied by the service whose answer is still held back.
+      const ready = () => proxy.answered() >= 4 && stored(service, 'case31-').length > proxy.answered();
+      while (!ready() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      run.child.kill('SIGINT');
+      const { code } = await run.exit;
+      expect(code, run.stderr()).toBe(130);
+      const done = Number(/interrupted: (\d+) of 20 documents were submitted/.exec(run.stderr())?.[1]);
+      expect(done).toBeGreaterThanOrEqual(4);
+      expect(done).toBeLessThan(20);
+      expect(run.stderr()).toContain(`facectl docs submit --file ${batch} --resume`);
+      // Results printed for the finished lines only, and no request started after the interrupt.
+      const printed = run
+        .stdout()
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(printed).toHaveLength(done);
+      const sentAtExit = server.requests.length;
       await new Promise((resolve) => setTimeout(resolve, 400));
-      answered++;
-      json(res, 201, documentBody(req.body, index));
-    });
-    server.requests.length = 0;
-    const lines = Array.from({ length: 20 }, (_, i) =>
-      JSON.stringify({ alias: 'ada-x', label: `l${i}`, content: `doc ${i}` }),
-    );
-    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], {
-      FACECTL_BASE_URL: server.baseUrl,
-      FACECTL_API_KEY: KEY,
-    });
-    const deadline = Date.now() + 15_000;
-    while (answered < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    run.child.kill('SIGINT');
-    const { code } = await run.exit;
-    const sentAtExit = server.requests.length;
-    expect(code, run.stderr()).toBe(130);
-    expect(run.stderr()).toMatch(/\b(\d+)\/20\b.*done|\b(\d+) of 20\b/);
-    const done = Number(/\b(\d+)(?:\/| of )20\b/.exec(run.stderr())?.[1]);
-    expect(done).toBeGreaterThanOrEqual(2);
-    expect(done).toBeLessThan(20);
-    // Results printed for the finished ones only, and no request started after the interrupt.
-    expect(run.stdout().trim().split('\n').filter(Boolean).length).toBeLessThanOrEqual(done);
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(server.requests.length).toBe(sentAtExit);
-    expect(sentAtExit).toBeLessThan(20);
+      expect(server.requests.length).toBe(sentAtExit);
+      // The journal: mode 0600, a header and one record per finished line.
+      const journals = journalFiles(env.FACECTL_CONFIG_DIR);
+      expect(journals).toHaveLength(1);
+      expect(statSync(journals[0] as string).mode & 0o777).toBe(0o600);
+      const records = readFileSync(journals[0] as string, 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l));
+      expect(records.map((r) => r.line).sort((x, y) => x - y)).toEqual(
+        printed.map((r) => r.line).sort((x, y) => x - y),
+      );
+      const storedAfterStop = stored(service, 'case31-');
+      // Applied but never answered: the lines that --resume must not create a second time.
+      expect(storedAfterStop.length).toBeGreaterThan(done);
+
+      // A plain rerun is refused, sending nothing: it would submit the finished lines a second time.
+      const before = service.stats.requests;
+      const plain = await runCli(['docs', 'submit', '--file', batch, '--json'], {
+        env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+      });
+      expect(plain.code, plain.stderr).toBe(2);
+      expect(plain.stderr).toMatch(
+        new RegExp(`an earlier batch of ${escape(batch)} stopped after ${done} of its documents`),
+      );
+      expect(plain.stderr).toMatch(/--resume.*--restart/s);
+      expect(service.stats.requests).toBe(before);
+
+      // --resume: sends only what is left; the lines in flight at Ctrl-C are answered by the service's
+      // idempotency record, not created again.
+      const resumed = await runCli(['docs', 'submit', '--file', batch, '--json', '--resume'], {
+        env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(service.stats.requests - before).toBe(20 - done);
+      const results = resumed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(results.map((r) => r.line).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(results.filter((r) => r.resumed === true)).toHaveLength(done);
+      expect(resumed.stderr).toContain(
+        `Submitted 20 of 20 documents (${done} of them by an earlier run, not sent again)`,
+      );
+      const final = stored(service, 'case31-');
+      expect(final.map((d) => d.label).sort()).toEqual(lines.map((l) => JSON.parse(l).label).sort());
+      expect(final.map((d) => d.content).sort()).toEqual(lines.map((l) => JSON.parse(l).content).sort());
+      // Every printed document id is the stored one of its line; the finished batch leaves no journal.
+      for (const r of results) expect(final.find((d) => d.id === r.document_id)?.label).toBe(`case31-${r.line - 1}`);
+      expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+    } finally {
+      await service.close();
+    }
   });
 
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {

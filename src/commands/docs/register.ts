@@ -27,6 +27,8 @@ export function registerDocsCommands(program: Command, ctx: Context): void {
         '',
         'A batch is sent --concurrency documents at a time, with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero.',
         '',
+        'A batch keeps a record of the lines the service acknowledged (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines not yet submitted, and a line that was in flight is not created twice. While such a record exists, a plain rerun is refused: choose --resume or --restart.',
+        '',
         'token_count in the answer is a preview: nothing is charged until the document is synced.',
       ].join('\n'),
     )
@@ -39,11 +41,14 @@ export function registerDocsCommands(program: Command, ctx: Context): void {
     .option('--format <format>', 'text, json or ndjson (default: detected)')
     .option('--concurrency <n>', 'requests in flight for a batch, 1 to 64', '4')
     .option('--continue-on-error', 'in a batch, report bad or refused lines and keep sending the others')
+    .option('--resume', 'continue a batch that stopped short: send only the lines not yet submitted')
+    .option('--restart', 'send every line of a batch again, dropping the record of an unfinished earlier run')
     .action(lazyAction<[string | undefined]>(ctx, async () => (await import('./submit.js')).submitAction));
   addExamples(submit, [
     'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
     'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
     `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
+    'facectl docs submit --file docs.ndjson --concurrency 16 --resume',
   ]);
 
   const get = docs

@@ -1,8 +1,12 @@
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { stateDir } from '../../config/state-dir.js';
 import type { Context, ProgressBar, Spinner } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CancelError, CliError, ExitCode, type ExitCodeValue, UsageError } from '../../errors.js';
 import { type DocumentDefaults, type NdjsonLine, readNdjsonDocuments } from '../../input/documents.js';
 import type { InputSource } from '../../input/source.js';
+import { type BatchJournal, bodyHash, type JournalMode, openBatchJournal } from './batch-journal.js';
 
 /**
  * `docs submit` of NDJSON: one document per line, sent with --concurrency requests in flight.
@@ -16,6 +20,11 @@ import type { InputSource } from '../../input/source.js';
  * Results are reported as lines finish (in completion order; `line` says which input line): NDJSON
  * under --json, tab-separated `line document_id token_count` when piped, a table at the end on a
  * terminal. A summary goes to stderr, and any failure makes the exit code non-zero.
+ *
+ * A journal (see batch-journal.ts) records every line the service acknowledged. When the batch stops
+ * short (Ctrl-C, a failure, a killed process), the message says how far it got and that --resume sends
+ * only the rest; the lines an earlier run submitted are reported again (`"resumed": true`) without being
+ * sent, so the output of a resumed run covers the whole batch.
  */
 
 export interface BatchInput {
@@ -25,10 +34,12 @@ export interface BatchInput {
   defaults: DocumentDefaults;
   concurrency: number;
   continueOnError: boolean;
+  /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
+  journal: JournalMode;
 }
 
 export type LineResult =
-  | { line: number; ok: true; document_id: string; token_count: number }
+  | { line: number; ok: true; document_id: string; token_count: number; resumed?: true }
   | { line: number; ok: false; error: { code: string; message: string } };
 
 type FailedLine = LineResult & { ok: false };
@@ -41,6 +52,8 @@ interface Failures {
 export interface BatchSummary {
   total: number | undefined;
   submitted: number;
+  /** Of `submitted`, the lines an earlier run had submitted (not sent again). */
+  earlier: number;
   failed: number;
   tokens: number;
   notSent: boolean;
@@ -70,7 +83,44 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   } else {
     lines = readNdjsonDocuments(input.chunks, source.name, defaults);
   }
-  return sendLines(ctx, input, lines, total);
+  const journal = await openBatchJournal({
+    dir: stateDir(ctx.env),
+    identity: await inputIdentity(source),
+    sourceName: source.name,
+    mode: input.journal,
+  });
+  if (input.journal === 'resume' && !journal.resumed) {
+    ctx.out.info(`Nothing to resume: no unfinished batch of ${source.name} was recorded; sending every line.`);
+  }
+  let complete = false;
+  try {
+    const summary = await sendLines(ctx, input, lines, total, journal);
+    complete = true;
+    return summary;
+  } finally {
+    if (complete) await journal.complete();
+    else await journal.close();
+  }
+}
+
+/** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
+async function inputIdentity(source: InputSource): Promise<string> {
+  if (source.kind === 'stdin') return `stdin:${process.cwd()}`;
+  try {
+    return `file:${await realpath(source.name)}`;
+  } catch {
+    return `file:${resolve(source.name)}`;
+  }
+}
+
+/** How to send the rest: the same command line with --resume, after `first` if given. */
+function resumeHint(source: InputSource, first = ''): string {
+  const again =
+    source.kind === 'stdin'
+      ? 'run the same command again, with the same standard input and --resume,'
+      : `run the same command again with --resume (\`facectl docs submit --file ${source.name} --resume ...\`)`;
+  const sentence = `${again} to send the rest; lines already submitted are not sent again`;
+  return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
 /** First pass over a file: every line checked, nothing sent. Returns the number of documents. */
@@ -105,10 +155,11 @@ async function sendLines(
   input: BatchInput,
   lines: AsyncIterable<NdjsonLine>,
   total: number | undefined,
+  journal: BatchJournal,
 ): Promise<BatchSummary> {
   const api = await ctx.api();
   const { source } = input;
-  const summary: BatchSummary = { total, submitted: 0, failed: 0, tokens: 0, notSent: false };
+  const summary: BatchSummary = { total, submitted: 0, earlier: 0, failed: 0, tokens: 0, notSent: false };
   // Bounded whatever the batch size: the first few failures to list, and the first of each exit code.
   const failures: Failures = { listed: [], firstByExitCode: new Map() };
   const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
@@ -120,6 +171,7 @@ async function sendLines(
   const report = (result: LineResult, exitCode?: ExitCodeValue) => {
     if (result.ok) {
       summary.submitted++;
+      if (result.resumed) summary.earlier++;
       summary.tokens += result.token_count;
       if (ctx.out.json) ctx.out.line(result);
       else if (onTerminal) forTable.push(result);
@@ -179,9 +231,22 @@ async function sendLines(
         report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
         continue;
       }
+      const hash = bodyHash(line.document);
+      const earlier = journal.earlier.get(line.line);
+      if (earlier !== undefined && earlier.hash === hash) {
+        const { document_id, token_count } = earlier;
+        report({ line: line.line, ok: true, document_id, token_count, resumed: true });
+        continue;
+      }
       try {
-        const document = await api.call(createDocument, { body: line.document }, { signal: ctx.signal });
-        report({ line: line.line, ok: true, document_id: document.document_id, token_count: document.token_count });
+        const document = await api.call(
+          createDocument,
+          { body: line.document },
+          { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash) },
+        );
+        const { document_id, token_count } = document;
+        journal.record({ line: line.line, hash, document_id, token_count });
+        report({ line: line.line, ok: true, document_id, token_count });
       } catch (error) {
         if (ctx.signal.aborted) return;
         const cli = error instanceof CliError ? error : undefined;
@@ -208,22 +273,30 @@ async function sendLines(
   summary.notSent = stopped || ctx.signal.aborted;
   printSummary(ctx, summary, onTerminal ? summary.failed - failures.listed.length : 0);
 
+  const of = total === undefined ? '' : ` of ${total}`;
+  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
   if (ctx.signal.aborted) {
-    const of = total === undefined ? '' : ` of ${total}`;
-    const what = (total ?? summary.submitted) === 1 ? 'document was' : 'documents were';
-    throw new CancelError(`interrupted: ${summary.submitted}${of} ${what} submitted`);
+    throw new CancelError(`interrupted: ${progressNote}`, { hint: resumeHint(source) });
   }
-  if (fatal !== undefined) throw fatal;
+  if (fatal !== undefined) {
+    if (fatal instanceof CliError && fatal.hint === undefined) {
+      throw new CliError(`${fatal.message} (${progressNote})`, fatal.exitCode, {
+        code: fatal.code,
+        hint: resumeHint(source, 'Fix it'),
+        cause: fatal,
+      });
+    }
+    throw fatal;
+  }
   if (stopReason) {
     throw new UsageError(stopReason.message, {
       code: 'invalid_input',
       hint:
-        `${summary.submitted} document(s) before it were already submitted: standard input is read once, so its ` +
-        'lines are checked as they are sent. Save the input to a file and use --file to check every line before ' +
-        'anything is sent, or pass --continue-on-error.',
+        `${summary.submitted} document(s) before it were already submitted (standard input is read once, so its ` +
+        `lines are checked as they are sent). ${resumeHint(source, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
-  if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError);
+  if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError, source);
   return summary;
 }
 
@@ -252,14 +325,15 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
   const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';
   const left = summary.total !== undefined ? summary.total - summary.submitted - summary.failed : 0;
   const notSent = left > 0 ? `, ${left} not sent` : '';
+  const earlier = summary.earlier > 0 ? ` (${summary.earlier} of them by an earlier run, not sent again)` : '';
   ctx.out.info(
     `Submitted ${summary.submitted}${of} ${(summary.total ?? summary.submitted) === 1 ? 'document' : 'documents'}` +
-      `${failed}${notSent}. token_count total ${summary.tokens} ` +
+      `${earlier}${failed}${notSent}. token_count total ${summary.tokens} ` +
       '(a preview: nothing is charged until each document is synced).',
   );
 }
 
-function batchError(failures: Failures, summary: BatchSummary, continued: boolean): CliError {
+function batchError(failures: Failures, summary: BatchSummary, continued: boolean, source: InputSource): CliError {
   const exitCode = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code)) ?? ExitCode.error;
   const first = failures.firstByExitCode.get(exitCode) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
@@ -267,7 +341,7 @@ function batchError(failures: Failures, summary: BatchSummary, continued: boolea
   return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
     code: 'batch_failed',
     hint: continued
-      ? 'fix the failed lines and submit them again'
-      : 'fix the cause and submit the remaining lines again, or pass --continue-on-error to send every valid line',
+      ? resumeHint(source, 'Fix the failed lines')
+      : `${resumeHint(source, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
   });
 }

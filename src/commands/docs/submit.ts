@@ -14,6 +14,7 @@ import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption
 import { MAX_BODY_BYTES, resolveSource, tooLargeError } from '../../input/source.js';
 import { checkUtf8, spoolText, streamTextBody } from '../../input/text-body.js';
 import { parseOptions, requireValue } from '../kit.js';
+import type { JournalMode } from './batch-journal.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
 
@@ -30,6 +31,8 @@ export interface SubmitOptions extends DocumentDefaults {
   format?: DocumentFormat | undefined;
   concurrency: number;
   continueOnError: boolean;
+  /** For a batch: `resume` sends only what an earlier run left, `restart` every line again. */
+  journal: JournalMode;
 }
 
 export const STDIN_HINT =
@@ -48,6 +51,8 @@ const optionsSchema = z.object({
   format: choiceOption(['text', 'json', 'ndjson']).optional(),
   concurrency: integerOption(1, 64, 'requests').default(4),
   continueOnError: z.boolean().default(false),
+  resume: z.boolean().default(false),
+  restart: z.boolean().default(false),
 });
 
 export function parseSubmitOptions(raw: Record<string, unknown>, input?: string): SubmitOptions {
@@ -68,7 +73,17 @@ export function parseSubmitOptions(raw: Record<string, unknown>, input?: string)
   if (options.content !== undefined && options.format !== undefined && options.format !== 'text') {
     throw new UsageError(`--format ${options.format} needs --file PATH or - (--content is always text)`);
   }
-  return { ...options, file: input === '-' ? '-' : options.file };
+  if (options.resume && options.restart) throw new UsageError('give only one of --resume and --restart');
+  const batchOnly = options.resume ? '--resume' : options.restart ? '--restart' : undefined;
+  if (batchOnly !== undefined && options.content !== undefined) {
+    throw new UsageError(`${batchOnly} applies to a batch (NDJSON from --file PATH or -), not to --content`);
+  }
+  if (batchOnly !== undefined && options.format !== undefined && options.format !== 'ndjson') {
+    throw new UsageError(`${batchOnly} applies to a batch (NDJSON), not to --format ${options.format}`);
+  }
+  const { resume, restart, ...rest } = options;
+  const journal: JournalMode = resume ? 'resume' : restart ? 'restart' : 'new';
+  return { ...rest, journal, file: input === '-' ? '-' : options.file };
 }
 
 export async function submitAction(ctx: Context, raw: Record<string, unknown>, input?: string): Promise<void> {
@@ -84,6 +99,12 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   const detected = opts.format
     ? { format: opts.format, chunks: source.open() }
     : await detectDocumentFormat(source.open(), source.name);
+  if (opts.journal !== 'new' && detected.format !== 'ndjson') {
+    throw new UsageError(
+      `--${opts.journal} applies to a batch (NDJSON), but ${source.name} was read as ${detected.format === 'json' ? 'one JSON document' : 'text'}`,
+      { hint: 'pass --format ndjson if it is a batch' },
+    );
+  }
   switch (detected.format) {
     case 'text': {
       // The flags first: a missing --alias is reported before a large input is read.

@@ -1,0 +1,279 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+
+/**
+ * The journal of an NDJSON batch, so that an interrupted or failed batch can be resumed without sending
+ * a document twice.
+ *
+ * One file per input (a file by its real path; standard input by the working directory), under the
+ * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
+ * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). Lines are
+ * appended as answers arrive, a write and an fdatasync per event-loop turn, so a kill -9 loses at most
+ * the last few records, and a torn last line is ignored when read.
+ *
+ * Every request of a batch carries an Idempotency-Key made of the batch id, the line number and the
+ * body's hash. A line whose answer was lost (interrupted mid-request, or its record not yet written) is
+ * sent again by --resume with the same key, and the service answers with the document it already made
+ * instead of creating a second one. A line edited since is a different body, so a different key.
+ *
+ * The journal is removed when every line of the batch was submitted. A lock file next to it keeps two
+ * invocations from sending the same input at once.
+ */
+
+export type JournalMode = 'new' | 'resume' | 'restart';
+
+export interface JournalEntry {
+  line: number;
+  hash: string;
+  document_id: string;
+  token_count: number;
+}
+
+export interface BatchJournal {
+  readonly path: string;
+  /** Documents the earlier run(s) of this batch submitted, by line; empty for a new batch. */
+  readonly earlier: ReadonlyMap<number, JournalEntry>;
+  /** Whether --resume found an earlier run to continue. */
+  readonly resumed: boolean;
+  idempotencyKey(line: number, hash: string): string;
+  record(entry: JournalEntry): void;
+  /** Resolves when every record so far is on disk. */
+  flush(): Promise<void>;
+  /** Every line was submitted: the journal is removed. */
+  complete(): Promise<void>;
+  /** The batch stopped short: the journal stays for --resume. */
+  close(): Promise<void>;
+}
+
+interface Header {
+  facectl_batch: 1;
+  batch_id: string;
+  source: string;
+  created_at: string;
+}
+
+export interface OpenJournalOptions {
+  /** The state directory (see stateDir). */
+  dir: string;
+  /** What identifies the input across runs: a file's real path, or standard input in a directory. */
+  identity: string;
+  /** For messages: the input as the user named it. */
+  sourceName: string;
+  mode: JournalMode;
+  now?: () => Date;
+}
+
+/** The hash of a document's body, as it is sent. */
+export function bodyHash(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 32);
+}
+
+export async function openBatchJournal(options: OpenJournalOptions): Promise<BatchJournal> {
+  const dir = join(options.dir, 'batches');
+  const id = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
+  const path = join(dir, `${id}.ndjson`);
+  const lockPath = join(dir, `${id}.lock`);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw stateError(dir, error);
+  }
+  await acquireLock(lockPath, options.sourceName);
+  try {
+    return await openLocked(options, path, lockPath);
+  } catch (error) {
+    await rm(lockPath, { force: true });
+    throw error;
+  }
+}
+
+async function openLocked(options: OpenJournalOptions, path: string, lockPath: string): Promise<BatchJournal> {
+  const existing = await readJournal(path);
+  const hasEarlier = existing !== undefined && existing.entries.size > 0;
+  if (options.mode === 'new' && hasEarlier) {
+    throw new UsageError(
+      `an earlier batch of ${options.sourceName} stopped after ${existing.entries.size} of its documents were submitted`,
+      {
+        code: 'unfinished_batch',
+        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${path})`,
+      },
+    );
+  }
+  const resume = options.mode === 'resume' && existing !== undefined;
+  let batchId: string;
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    if (resume) {
+      batchId = existing.header.batch_id;
+      handle = await open(path, 'a', 0o600);
+      await handle.chmod(0o600);
+      // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
+      if (existing.tornTail) await handle.write('\n');
+    } else {
+      batchId = randomBytes(12).toString('base64url');
+      const header: Header = {
+        facectl_batch: 1,
+        batch_id: batchId,
+        source: options.identity,
+        created_at: (options.now?.() ?? new Date()).toISOString(),
+      };
+      // Written whole to a temporary file and renamed: an earlier record is replaced, never half-written.
+      const temp = `${path}.${process.pid}.tmp`;
+      const fresh = await open(temp, 'w', 0o600);
+      try {
+        await fresh.write(`${JSON.stringify(header)}\n`);
+        await fresh.datasync();
+      } finally {
+        await fresh.close();
+      }
+      await rename(temp, path);
+      handle = await open(path, 'a', 0o600);
+    }
+  } catch (error) {
+    throw stateError(path, error);
+  }
+
+  let queued: string[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  const write = async (): Promise<void> => {
+    if (queued.length === 0) return;
+    const text = queued.join('');
+    queued = [];
+    try {
+      await handle.write(text);
+      await handle.datasync();
+    } catch (error) {
+      failure ??= stateError(path, error);
+    }
+  };
+  const flush = async (): Promise<void> => {
+    writing = writing.then(write);
+    await writing;
+    if (failure !== undefined) throw failure;
+  };
+  let scheduled = false;
+  const release = async () => {
+    await handle.close().catch(() => undefined);
+    await rm(lockPath, { force: true });
+  };
+
+  return {
+    path,
+    earlier: resume ? existing.entries : new Map(),
+    resumed: resume,
+    idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
+    record(entry) {
+      queued.push(`${JSON.stringify(entry)}\n`);
+      if (scheduled) return;
+      scheduled = true;
+      // One write for every answer that arrived in this turn of the event loop.
+      setImmediate(() => {
+        scheduled = false;
+        flush().catch(() => undefined);
+      });
+    },
+    flush,
+    async complete() {
+      try {
+        await flush();
+      } finally {
+        await release();
+        await rm(path, { force: true });
+      }
+    },
+    async close() {
+      try {
+        await flush();
+      } finally {
+        await release();
+      }
+    },
+  };
+}
+
+interface ReadJournal {
+  header: Header;
+  entries: Map<number, JournalEntry>;
+  tornTail: boolean;
+}
+
+/** The records of an earlier run; a record cut short or unreadable is skipped (that line is sent again). */
+async function readJournal(path: string): Promise<ReadJournal | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw stateError(path, error);
+  }
+  const lines = text.split('\n');
+  const header = parse(lines[0]) as Partial<Header> | undefined;
+  if (header?.facectl_batch !== 1 || typeof header.batch_id !== 'string') return undefined;
+  const entries = new Map<number, JournalEntry>();
+  for (const line of lines.slice(1)) {
+    const entry = parse(line) as Partial<JournalEntry> | undefined;
+    if (
+      entry !== undefined &&
+      Number.isSafeInteger(entry.line) &&
+      typeof entry.hash === 'string' &&
+      typeof entry.document_id === 'string' &&
+      typeof entry.token_count === 'number'
+    ) {
+      entries.set(entry.line as number, entry as JournalEntry);
+    }
+  }
+  return { header: header as Header, entries, tornTail: !text.endsWith('\n') };
+}
+
+function parse(line: string | undefined): unknown {
+  if (!line) return undefined;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Only one facectl sends a given input at a time; a lock left by a killed process is taken over. */
+async function acquireLock(lockPath: string, sourceName: string): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const handle = await open(lockPath, 'wx', 0o600);
+      await handle.write(String(process.pid));
+      await handle.close();
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw stateError(lockPath, error);
+    }
+    const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
+    if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+      throw new CliError(`another facectl (pid ${owner}) is submitting ${sourceName}`, ExitCode.conflict, {
+        code: 'batch_in_progress',
+        hint: `wait for it to finish or stop it; if no such process is running, remove ${lockPath}`,
+      });
+    }
+    await rm(lockPath, { force: true });
+  }
+  throw new CliError(`cannot take the lock ${lockPath}`, ExitCode.conflict, { code: 'batch_in_progress' });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function stateError(path: string, error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return new CliError(`cannot write the batch record ${path}: ${code ?? (error as Error).message}`, ExitCode.error, {
+    code: 'state_unwritable',
+    hint: 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
+    cause: error,
+  });
+}

@@ -1,0 +1,223 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { slowProxy } from '../helpers/slow-proxy.js';
+import { ensureBuilt, type FaultServer, journalFiles, start, startFaultServer, stored, tempFile } from './support.js';
+
+// Issue 5, item 3: resumable batches. A batch killed with kill -9 (twice), a stdin batch, a line
+// edited between runs, two invocations on the same file, --restart and --resume without a record.
+
+let server: FaultServer;
+let service: TestService;
+let key: string;
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startFaultServer();
+  service = await startTestService();
+  key = service.key('pro');
+  await createFace(service, key, 'ada-resume');
+});
+afterAll(async () => {
+  await server.close();
+  await service.close();
+});
+
+const batchLines = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ alias: 'ada-resume', label: `${prefix}-${i}`, content: `${prefix} ${i}: "naïve" 日本 🎉` }),
+  );
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Each stored document of the batch, by label: every label once, with its line's content. */
+function expectEachOnce(prefix: string, lines: string[]): void {
+  const docs = stored(service, `${prefix}-`);
+  const labels = docs.map((d) => d.label).sort();
+  expect(new Set(labels).size, 'a line was created twice').toBe(labels.length);
+  expect(labels).toEqual(lines.map((l) => JSON.parse(l).label).sort());
+  const contentOf = new Map(lines.map((l) => [JSON.parse(l).label, JSON.parse(l).content]));
+  for (const d of docs) expect(d.content).toBe(contentOf.get(d.label));
+}
+
+describe('resumable batches', () => {
+  it('kill -9 twice mid-batch, then --resume: every line created exactly once', async () => {
+    const lines = batchLines('kill9', 40);
+    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const proxy = slowProxy(server, service.baseUrl, 250);
+    let kills = 0;
+    for (const [extra, stopAt] of [
+      [[], 8],
+      [['--resume'], 20],
+    ] as const) {
+      const answeredBefore = proxy.answered();
+      const run = start(['docs', 'submit', '--file', batch, '--concurrency', '4', '--json', ...extra], env);
+      // Killed with answers received and requests applied by the service but not yet answered.
+      await until(
+        () => proxy.answered() - answeredBefore >= stopAt / 2 && stored(service, 'kill9-').length > proxy.answered(),
+        'a request in flight',
+      );
+      run.child.kill('SIGKILL');
+      const { signal } = await run.exit;
+      expect(signal).toBe('SIGKILL');
+      kills++;
+    }
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toHaveLength(1);
+    const journaled = readFileSync(journalFiles(env.FACECTL_CONFIG_DIR)[0] as string, 'utf8')
+      .split('\n')
+      .slice(1)
+      .filter((l) => l.endsWith('}')).length;
+    const createdBeforeResume = stored(service, 'kill9-').length;
+    expect(createdBeforeResume).toBeGreaterThan(journaled);
+
+    const before = service.stats.requests;
+    const final = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '4', '--json', '--resume'], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(final.code, final.stderr).toBe(0);
+    const sent = service.stats.requests - before;
+    expect(sent).toBeLessThanOrEqual(40 - journaled);
+    expectEachOnce('kill9', lines);
+    const results = final.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(results).toHaveLength(40);
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+    const duplicates = stored(service, 'kill9-').length - 40;
+    process.stdout.write(
+      `batch kill -9: lines=40 kills=${kills} journaled-before-resume=${journaled} applied-before-resume=${createdBeforeResume} sent-by-resume=${sent} created=${stored(service, 'kill9-').length} duplicates=${duplicates}\n`,
+    );
+    expect(duplicates).toBe(0);
+  });
+
+  it('standard input: interrupted, then the same input with --resume sends only the rest', async () => {
+    const lines = batchLines('stdin', 12);
+    const input = `${lines.join('\n')}\n`;
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const proxy = slowProxy(server, service.baseUrl, 250);
+    const run = start(['docs', 'submit', '--concurrency', '1', '--json', '-'], env, input);
+    await until(() => proxy.answered() >= 3, 'three answers');
+    run.child.kill('SIGINT');
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(130);
+    const done = Number(/interrupted: (\d+) documents? were submitted/.exec(run.stderr())?.[1]);
+    expect(done).toBeGreaterThanOrEqual(3);
+    expect(run.stderr()).toMatch(/with the same standard input and --resume/);
+
+    const before = service.stats.requests;
+    const again = await runCli(['docs', 'submit', '--json', '--resume', '-'], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+      stdin: input,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(service.stats.requests - before).toBe(12 - done);
+    expectEachOnce('stdin', lines);
+  });
+
+  it('a line edited between runs is sent again (as its new content); unchanged finished lines are not', async () => {
+    const lines = batchLines('edit', 10);
+    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const proxy = slowProxy(server, service.baseUrl, 200);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], env);
+    await until(() => proxy.answered() >= 4, 'four answers');
+    run.child.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    const done = Number(/interrupted: (\d+) of 10/.exec(run.stderr())?.[1]);
+    expect(done).toBeGreaterThanOrEqual(4);
+    // Line 1 was submitted; its content changes before the resume.
+    const edited = JSON.stringify({ alias: 'ada-resume', label: 'edit-0', content: 'edit 0, second version' });
+    writeFileSync(batch, `${[edited, ...lines.slice(1)].join('\n')}\n`);
+    const before = service.stats.requests;
+    const again = await runCli(['docs', 'submit', '--file', batch, '--json', '--resume'], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(service.stats.requests - before).toBe(10 - done + 1);
+    const contents = stored(service, 'edit-0').map((d) => d.content);
+    expect(contents.sort()).toEqual([JSON.parse(lines[0] as string).content, 'edit 0, second version'].sort());
+  });
+
+  it('a second invocation on the same file while one runs is refused (exit 5), sending nothing', async () => {
+    const lines = batchLines('lock', 8);
+    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const proxy = slowProxy(server, service.baseUrl, 200);
+    const first = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], env);
+    await until(() => proxy.answered() >= 1, 'a first answer');
+    const sentBefore = server.requests.length;
+    const second = await runCli(['docs', 'submit', '--file', batch, '--json', '--resume'], { env });
+    expect(second.code, second.stderr).toBe(5);
+    expect(second.stderr).toContain(`another facectl (pid ${first.child.pid}) is submitting ${batch}`);
+    first.child.kill('SIGINT');
+    expect((await first.exit).code).toBe(130);
+    // Only the first invocation's requests reached the server.
+    expect(server.requests.length - sentBefore).toBeLessThanOrEqual(2);
+  });
+
+  it('--restart sends every line again; --resume without a record sends every line and says so', async () => {
+    const lines = batchLines('restart', 4);
+    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
+    const env = {
+      FACECTL_CONFIG_DIR: makeConfigDir(),
+      FACECTL_API_KEY: key,
+      FACECTL_BASE_URL: service.baseUrl,
+    };
+    const nothing = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
+    expect(nothing.code, nothing.stderr).toBe(0);
+    expect(nothing.stderr).toContain(`Nothing to resume: no unfinished batch of ${batch} was recorded`);
+    expect(stored(service, 'restart-')).toHaveLength(4);
+    // A finished batch leaves no record: a plain rerun submits again, as any command would.
+    const again = await runCli(['docs', 'submit', '--file', batch], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(stored(service, 'restart-')).toHaveLength(8);
+
+    // An unfinished record, dropped by --restart: every line is sent (new keys: new documents).
+    const proxy = slowProxy(server, service.baseUrl, 200);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], {
+      ...env,
+      FACECTL_BASE_URL: server.baseUrl,
+    });
+    await until(() => proxy.answered() >= 1, 'an answer');
+    run.child.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    const afterStop = stored(service, 'restart-').length;
+    const before = service.stats.requests;
+    const restart = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
+    expect(restart.code, restart.stderr).toBe(0);
+    expect(service.stats.requests - before).toBe(4);
+    expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+  });
+
+  it('--resume and --restart are refused where they cannot apply (exit 2, nothing sent)', async () => {
+    const text = tempFile('note.txt', 'just text\n');
+    const before = service.stats.requests;
+    const env = { FACECTL_API_KEY: key, FACECTL_BASE_URL: service.baseUrl };
+    const cases: [string[], RegExp][] = [
+      [['--resume', '--restart', '--file', text], /give only one of --resume and --restart/],
+      [
+        ['--resume', '--content', 'x', '--alias', 'ada-resume', '--label', 'l'],
+        /--resume applies to a batch .* not to --content/,
+      ],
+      [
+        ['--restart', '--file', text, '--alias', 'ada-resume', '--label', 'l'],
+        /--restart applies to a batch \(NDJSON\), but .* was read as text/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const res = await runCli(['docs', 'submit', ...args], { env });
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(message);
+    }
+    expect(service.stats.requests).toBe(before);
+  });
+});

@@ -1,0 +1,110 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bodyHash, openBatchJournal } from '../../src/commands/docs/batch-journal.js';
+import { CliError, ExitCode, UsageError } from '../../src/errors.js';
+
+const fresh = () => mkdtempSync(join(tmpdir(), 'facectl-journal-'));
+const open = (dir: string, mode: 'new' | 'resume' | 'restart' = 'new', identity = 'file:/data/batch.ndjson') =>
+  openBatchJournal({ dir, identity, sourceName: 'batch.ndjson', mode });
+
+describe('batch journal', () => {
+  it('records acknowledged lines in a 0600 file that --resume reads back; complete() removes it', async () => {
+    const dir = fresh();
+    const first = await open(dir);
+    expect(first.resumed).toBe(false);
+    expect(first.earlier.size).toBe(0);
+    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
+    first.record({ line: 3, hash: 'b'.repeat(32), document_id: 'doc_3', token_count: 7 });
+    await first.close();
+    expect(statSync(first.path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'batches')).mode & 0o777).toBe(0o700);
+
+    const second = await open(dir, 'resume');
+    expect(second.resumed).toBe(true);
+    expect([...second.earlier.values()]).toEqual([
+      { line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 },
+      { line: 3, hash: 'b'.repeat(32), document_id: 'doc_3', token_count: 7 },
+    ]);
+    // The same batch, so the same Idempotency-Key for the same line and body.
+    expect(second.idempotencyKey(2, 'c'.repeat(32))).toBe(first.idempotencyKey(2, 'c'.repeat(32)));
+    await second.complete();
+    expect(readdirSync(join(dir, 'batches'))).toEqual([]);
+  });
+
+  it('a plain run over an unfinished record is refused (exit 2) and leaves the record as it was', async () => {
+    const dir = fresh();
+    const first = await open(dir);
+    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
+    await first.close();
+    const before = readFileSync(first.path, 'utf8');
+    const refused = await open(dir).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(UsageError);
+    expect((refused as UsageError).message).toBe(
+      'an earlier batch of batch.ndjson stopped after 1 of its documents were submitted',
+    );
+    expect((refused as UsageError).hint).toMatch(/--resume .* --restart/);
+    expect(readFileSync(first.path, 'utf8')).toBe(before);
+    // The refusal released the lock: --restart can run, with a new batch (new keys).
+    const restarted = await open(dir, 'restart');
+    expect(restarted.earlier.size).toBe(0);
+    expect(restarted.idempotencyKey(1, 'a'.repeat(32))).not.toBe(first.idempotencyKey(1, 'a'.repeat(32)));
+    await restarted.close();
+  });
+
+  it('a record torn by kill -9 and an unreadable line are skipped; the next record starts on its own line', async () => {
+    const dir = fresh();
+    const first = await open(dir);
+    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
+    await first.close();
+    appendFileSync(first.path, 'not json\n{"line":2,"hash":"bb","document_id":"doc_2","tok');
+    const second = await open(dir, 'resume');
+    expect([...second.earlier.keys()]).toEqual([1]);
+    second.record({ line: 4, hash: 'd'.repeat(32), document_id: 'doc_4', token_count: 1 });
+    await second.close();
+    const third = await open(dir, 'resume');
+    expect([...third.earlier.keys()].sort()).toEqual([1, 4]);
+    await third.close();
+  });
+
+  it('a lock left by a process that no longer runs is taken over; a live one is exit 5', async () => {
+    const dir = fresh();
+    const journal = await open(dir);
+    await journal.close();
+    const lock = journal.path.replace(/\.ndjson$/, '.lock');
+    writeFileSync(lock, '2147483646'); // no such process
+    const taken = await open(dir, 'restart');
+    await taken.close();
+    writeFileSync(lock, String(process.ppid)); // the test runner's parent: alive
+    const busy = await open(dir, 'restart').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(busy).toBeInstanceOf(CliError);
+    expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
+    expect((busy as CliError).message).toBe(`another facectl (pid ${process.ppid}) is submitting batch.ndjson`);
+  });
+
+  it('inputs are kept apart; an unwritable state directory is a clear error naming it', async () => {
+    const dir = fresh();
+    const a = await open(dir, 'new', 'file:/a.ndjson');
+    const b = await open(dir, 'new', 'file:/b.ndjson');
+    expect(a.path).not.toBe(b.path);
+    await Promise.all([a.close(), b.close()]);
+    // A state directory that is a file (fails for root too, unlike a permission).
+    const file = join(fresh(), 'state');
+    writeFileSync(file, '');
+    await expect(open(file)).rejects.toThrow(/cannot write the batch record .*state\/batches: ENOTDIR/);
+  });
+
+  it('the body hash is of the body as sent: any change to it is a new hash', () => {
+    const body = { alias: 'ada', label: 'l', content: 'x "y" ✓' };
+    expect(bodyHash(body)).toBe(bodyHash({ ...body }));
+    expect(bodyHash({ ...body, content: 'x "y" ✓ ' })).not.toBe(bodyHash(body));
+    expect(bodyHash(body)).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
