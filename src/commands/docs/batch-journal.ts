@@ -9,9 +9,11 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  *
  * One file per input (a file by its real path; standard input by the working directory), under the
  * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
- * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). Lines are
- * appended as answers arrive, a write and an fdatasync per event-loop turn, so a kill -9 loses at most
- * the last few records, and a torn last line is ignored when read.
+ * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). Records are
+ * appended as answers arrive, one write per event-loop turn, so a kill -9 of facectl loses at most the
+ * records of that turn; the file is synced to disk at most once a second and when the batch ends (a
+ * record lost to a machine crash only means that line is sent again, and answered by its idempotency
+ * record). A torn last line is ignored when read.
  *
  * Every request of a batch carries an Idempotency-Key made of the batch id, the line number and the
  * body's hash. A line whose answer was lost (interrupted mid-request, or its record not yet written) is
@@ -23,6 +25,8 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
+
+const SYNC_INTERVAL_MS = 1000;
 
 export interface JournalEntry {
   line: number;
@@ -39,7 +43,7 @@ export interface BatchJournal {
   readonly resumed: boolean;
   idempotencyKey(line: number, hash: string): string;
   record(entry: JournalEntry): void;
-  /** Resolves when every record so far is on disk. */
+  /** Resolves when every record so far is written and synced to disk. */
   flush(): Promise<void>;
   /** Every line was submitted: the journal is removed. */
   complete(): Promise<void>;
@@ -138,19 +142,27 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
   let queued: string[] = [];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
-  const write = async (): Promise<void> => {
-    if (queued.length === 0) return;
-    const text = queued.join('');
-    queued = [];
+  let unsynced = false;
+  let lastSync = Date.now();
+  const write = async (sync: boolean): Promise<void> => {
     try {
-      await handle.write(text);
-      await handle.datasync();
+      if (queued.length > 0) {
+        const text = queued.join('');
+        queued = [];
+        await handle.write(text);
+        unsynced = true;
+      }
+      if (unsynced && (sync || Date.now() - lastSync >= SYNC_INTERVAL_MS)) {
+        unsynced = false;
+        lastSync = Date.now();
+        await handle.datasync();
+      }
     } catch (error) {
       failure ??= stateError(path, error);
     }
   };
-  const flush = async (): Promise<void> => {
-    writing = writing.then(write);
+  const flush = async (sync = true): Promise<void> => {
+    writing = writing.then(() => write(sync));
     await writing;
     if (failure !== undefined) throw failure;
   };
@@ -172,7 +184,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
       // One write for every answer that arrived in this turn of the event loop.
       setImmediate(() => {
         scheduled = false;
-        flush().catch(() => undefined);
+        flush(false).catch(() => undefined);
       });
     },
     flush,
