@@ -21,6 +21,8 @@ export interface ServeProcess {
    */
   settledRequests(): Promise<number>;
   stop(): Promise<void>;
+  /** kill -9: the process ends at once, saving nothing more (resolves once it has exited). */
+  kill(): Promise<void>;
 }
 
 function newestMtime(dir: string): number {
@@ -94,6 +96,12 @@ export async function startServeProcess(extraArgs: string[] = []): Promise<Serve
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
+      }),
+    kill: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
       }),
   };
 }

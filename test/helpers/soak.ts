@@ -1,0 +1,228 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { type ServeProcess, startServeProcess } from './serve-process.js';
+
+/**
+ * Pieces of the service soak (test/service/soak.test.ts): a seeded PRNG, a plain node:http client that
+ * tells a connection lost (the request may or may not have been applied) from an answer, and a
+ * `facectl serve --data FILE` process that the soak kills with SIGKILL and starts again on the same file.
+ */
+
+/** mulberry32: a small seeded PRNG, so a failing soak can be replayed with the same choices. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body as received, byte for byte (UTF-8). */
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the soak walks response bodies freely
+  body: any;
+}
+
+/** The connection failed or died before a whole answer arrived: the request is unacknowledged. */
+export class ConnectionLost extends Error {}
+
+export interface HttpCall {
+  method: string;
+  path: string;
+  key: string;
+  /** Sent as is (JSON); the soak keeps the exact bytes to repeat a request with the same Idempotency-Key. */
+  bodyText?: string;
+  headers?: Record<string, string>;
+}
+
+/** One request over `agent`; resolves with any answer, rejects with ConnectionLost when none arrived. */
+export function httpCall(baseUrl: string, agent: Agent, call: HttpCall, timeoutMs = 20_000): Promise<HttpAnswer> {
+  const url = new URL(call.path, baseUrl);
+  const headers: Record<string, string | number> = { Authorization: `Bearer ${call.key}`, ...call.headers };
+  const payload = call.bodyText === undefined ? undefined : Buffer.from(call.bodyText, 'utf8');
+  if (payload) {
+    headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = payload.length;
+  }
+  return new Promise((resolve, reject) => {
+    const lost = (error: Error) => reject(new ConnectionLost(`${call.method} ${call.path}: ${error.message}`));
+    const req = httpRequest(url, { method: call.method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', lost);
+      res.on('aborted', () => lost(new Error('response aborted')));
+      res.on('end', () => {
+        if (!res.complete) return lost(new Error('response cut short'));
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = text.length > 0 ? JSON.parse(text) : undefined;
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', lost);
+    req.end(payload);
+  });
+}
+
+export interface ServiceTarget {
+  baseUrl: string;
+  agent: Agent;
+  /** Which start of the service this is: 1 for the first, +1 for each restart. */
+  generation: number;
+  process: ServeProcess;
+}
+
+/**
+ * `facectl serve --data FILE` (the built bin, via startServeProcess) that can be killed with SIGKILL
+ * and started again on the same file; each start listens on a new port. Clients ask current() for the
+ * running one, which waits while a restart is under way.
+ */
+export class RestartingService {
+  /** SIGKILLs of a running service. */
+  kills = 0;
+  /** SIGKILLs of a service still starting (crashWhileStarting). */
+  startKills = 0;
+  /** Starts after the first. */
+  restarts = 0;
+  private target: ServiceTarget | null = null;
+  private waiting: (() => void)[] = [];
+  private generation = 0;
+  private readonly dataFile: string;
+  private readonly lockPath: string;
+  private lastStartMs = 0;
+
+  constructor(dataFile: string) {
+    this.dataFile = dataFile;
+    this.lockPath = `${dataFile}.lock`;
+  }
+
+  /** Starts the service on the data file and waits until it is ready. */
+  async start(): Promise<ServiceTarget> {
+    const taken = this.lockTaken(readPid(this.lockPath));
+    taken.catch(() => {}); // a start that fails says why itself, below
+    const process = await startServeProcess(['--data', this.dataFile]);
+    // How long it took from taking the lock to being ready: loading, replaying, the first snapshot.
+    this.lastStartMs = Date.now() - (await taken).at;
+    if (this.generation > 0) this.restarts++;
+    this.generation++;
+    const target: ServiceTarget = {
+      baseUrl: process.baseUrl,
+      agent: new Agent({ keepAlive: true, maxSockets: 16 }),
+      generation: this.generation,
+      process,
+    };
+    this.target = target;
+    for (const wake of this.waiting.splice(0)) wake();
+    return target;
+  }
+
+  /** Resolves when FILE.lock names a process other than `stale`: the starting service took it. */
+  private async lockTaken(stale: number | null): Promise<{ pid: number; at: number }> {
+    for (const deadline = Date.now() + 15_000; ; await sleep(2)) {
+      const pid = readPid(this.lockPath);
+      if (pid !== null && pid !== stale) return { pid, at: Date.now() };
+      if (Date.now() > deadline) throw new Error(`no service took ${this.lockPath}`);
+    }
+  }
+
+  /** The running service; waits while it is down. */
+  async current(): Promise<ServiceTarget> {
+    while (this.target === null) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return this.target;
+  }
+
+  /** kill -9 of the running service (requests in flight die with it), then a start on the same file. */
+  async crashAndRestart(): Promise<ServiceTarget> {
+    await this.crash();
+    return this.start();
+  }
+
+  /**
+   * Starts the service on the data file and kills it with SIGKILL before it is ready: a crash while it
+   * loads the state and replays the journal, or while it writes its first snapshot. `moment` is either
+   * a fraction of the time its last start took from taking the file's lock (FILE.lock holds its pid) to
+   * being ready, counted from when it takes the lock; or 'snapshot': as soon as its snapshot's temp file
+   * appears (FILE.tmp-<pid>-*), i.e. in the middle of writing the snapshot that replaces the journal.
+   * Either may come too late and hit a ready service, which is a crash all the same. The service stays
+   * down. A start that fails by itself (say, on a state file it cannot read) throws.
+   */
+  async crashWhileStarting(moment: number | 'snapshot'): Promise<void> {
+    if (this.target) throw new Error('crashWhileStarting: the service is running');
+    const taken = this.lockTaken(readPid(this.lockPath));
+    taken.catch(() => {}); // when the start fails first, `starting` says why
+    let settled = false;
+    const starting = startServeProcess(['--data', this.dataFile])
+      .catch((error: Error) => error)
+      .finally(() => {
+        settled = true;
+      });
+    const first = await Promise.race([taken, starting]);
+    if (first instanceof Error) throw first; // it failed before taking the lock
+    if (!('pid' in first)) throw new Error('the service was ready before it took the lock');
+    const { pid } = first;
+    if (moment === 'snapshot') {
+      const dir = dirname(this.dataFile);
+      const temp = `${basename(this.dataFile)}.tmp-${pid}-`;
+      while (!settled && !readdirSync(dir).some((name) => name.startsWith(temp))) await sleep(1);
+    } else {
+      await sleep(Math.round(moment * this.lastStartMs));
+    }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // it has exited already; `starting` says why
+    }
+    const started = await starting;
+    if (started instanceof Error) {
+      // startServeProcess reports the exit code: null when a signal ended the process.
+      if (!started.message.startsWith('serve exited with null')) throw started;
+    } else {
+      await started.kill();
+    }
+    this.startKills++;
+  }
+
+  /** kill -9, leaving the service down. */
+  async crash(): Promise<void> {
+    const target = this.target;
+    if (!target) return;
+    this.target = null;
+    await target.process.kill();
+    target.agent.destroy();
+    this.kills++;
+  }
+
+  /** SIGTERM: the service finishes what is in flight and writes a final snapshot. */
+  async stop(): Promise<void> {
+    const target = this.target;
+    if (!target) return;
+    this.target = null;
+    await target.process.stop();
+    target.agent.destroy();
+  }
+}
+
+function readPid(path: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
