@@ -5,14 +5,16 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBase62 } from './ids.js';
 import type { CollectionName } from './records.js';
 
@@ -59,6 +61,7 @@ export class DataFile {
   /** Takes the lock, reads the snapshot and the journal. Throws, naming the file, on a corrupt one. */
   load(): { collections: SnapshotCollections; ops: JournalOp[] } {
     this.lock();
+    this.removeLeftovers();
     let collections: SnapshotCollections = {};
     if (existsSync(this.path)) {
       const text = readFileSync(this.path, 'utf8');
@@ -158,6 +161,17 @@ export class DataFile {
       this.journalFd = null;
     }
     this.unlock();
+  }
+
+  /**
+   * Snapshots a killed process was writing (`FILE.tmp-<pid>-<random>`) were never renamed into place, so
+   * nothing reads them; under the lock no other process is writing one, so they can go.
+   */
+  private removeLeftovers(): void {
+    const prefix = `${basename(this.path)}.tmp-`;
+    for (const name of readdirSync(dirname(this.path))) {
+      if (name.startsWith(prefix)) rmSync(join(dirname(this.path), name), { force: true });
+    }
   }
 
   /**

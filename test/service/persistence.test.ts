@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
@@ -155,6 +155,21 @@ describe('damaged files', () => {
       await call(third, 'getFace', { key: third.key('pro'), params: { face_id: 'after-torn' } }),
       200,
     );
+  });
+
+  test('a snapshot a killed process was writing is removed at the next start; the state is the renamed one', async () => {
+    const first = await start();
+    const face = await createFace(first, first.key('pro'), 'kept-through-tmp');
+    await first.abort();
+    // What kill -9 in the middle of a snapshot leaves: a temporary file that was never renamed into place.
+    const leftover = `${file}.tmp-99999-abcdef`;
+    writeFileSync(leftover, '{"format":"facectl-serve-state","collections":{"faces":{');
+    writeFileSync(join(tmp.dir, 'unrelated.tmp-1-x'), 'not ours');
+    const svc = await start();
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(join(tmp.dir, 'unrelated.tmp-1-x'))).toBe(true);
+    const got = await call(svc, 'getFace', { key: svc.key('pro'), params: { face_id: face.uid } });
+    expect(expectContract('getFace', got, 200).alias).toBe('kept-through-tmp');
   });
 
   test('a corrupt snapshot or journal line stops the start, naming the file; nothing is overwritten', async () => {
