@@ -1,28 +1,86 @@
-// Builds dist/ with esbuild: ESM, code splitting, so `facectl --version` loads only the small entry
-// chunk and every command pulls in just the modules it uses (see README, "Performance"). Type
-// declarations for the library entry points come from tsc.
+// Builds dist/ with esbuild: ESM, code splitting, so every command pulls in just the modules it uses
+// (see README, "Performance"). dist/cli.js, the process entry, is one file on its own: with the help
+// pages rendered here into dist/help.json, `facectl --version` and `facectl --help` load nothing else.
+// Type declarations for the library entry points come from tsc.
 import { execFileSync } from 'node:child_process';
-import { renameSync, rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * `import { z } from 'zod'` hands the bundler zod's whole namespace object, which esbuild cannot shake:
+ * every check, every locale and the JSON-schema tools land in the chunk (~750 KB, ~50 ms to load on
+ * every API command). `import * as z from 'zod'` names the same bindings but lets esbuild keep only
+ * what is used (~180 KB). Our sources keep the documented form; the bundle gets the shakeable one.
+ */
+const shakeableZod = {
+  name: 'shakeable-zod',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/, namespace: 'file' }, (args) => {
+      if (!args.path.startsWith(join(root, 'src') + sep)) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      const contents = source.replace(/^import \{ z \} from 'zod';$/gm, "import * as z from 'zod';");
+      return { contents, loader: 'ts' };
+    });
+  },
+};
+
+/**
+ * Two requires made at load time for features facectl never uses become lazy: the module is required
+ * the first time it is actually used, so each start saves what loading it costs.
+ * - undici's HTTP/1 client requires its HTTP/2 client, which loads node:http2 and node:tls (3 to 15 ms
+ *   at every API command); facectl never negotiates HTTP/2 (no allowH2).
+ * - commander requires node:child_process (~1 ms) for executable subcommands; facectl declares none.
+ * Should either package change the require, the filter stops matching and the bundle is as before.
+ */
+const LAZY_REQUIRES = [
+  { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/, request: './client-h2.js' },
+  { importer: /[\\/]commander[\\/]lib[\\/]command\.js$/, request: 'node:child_process' },
+];
+const lazyRequires = {
+  name: 'lazy-requires',
+  setup(b) {
+    for (const { importer, request } of LAZY_REQUIRES) {
+      const filter = new RegExp(`^${request.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+      b.onResolve({ filter }, (args) => {
+        if (!importer.test(args.importer)) return undefined;
+        // A file by its path from the root (resolveDir below), so no absolute path lands in dist/.
+        const file = () =>
+          relative(root, join(dirname(args.importer), request))
+            .split(sep)
+            .join('/');
+        return { path: request.startsWith('.') ? `./${file()}` : request, namespace: 'lazy-require' };
+      });
+    }
+    // A stand-in that requires the real module on first use: called (a function export) or read from.
+    b.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => ({
+      contents: `let loaded;
+const load = () => (loaded ??= require(${JSON.stringify(args.path)}));
+module.exports = new Proxy(function lazy() {}, {
+  apply: (_target, self, params) => Reflect.apply(load(), self, params),
+  get: (_target, key) => load()[key],
+  has: (_target, key) => key in load(),
+});
+`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
 const withTypes = !process.argv.includes('--no-types');
 
 // Build beside dist/ and swap it in, so a test that is running the old bin never sees a half-built tree.
 const staging = `dist.build-${process.pid}`;
 rmSync(`${root}/${staging}`, { recursive: true, force: true });
-await build({
+const common = {
   absWorkingDir: root,
-  entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts', contract: 'src/contract/index.ts' },
-  outdir: staging,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
-  sourcemap: 'linked',
-  chunkNames: 'chunks/[name]-[hash]',
   // `open` finds its xdg-open script next to its own module, and gpt-tokenizer's vocabulary is large
   // data best loaded from its package as is: both stay external.
   external: ['open', 'gpt-tokenizer', 'gpt-tokenizer/*'],
@@ -30,8 +88,36 @@ await build({
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
   },
+  plugins: [shakeableZod, lazyRequires],
   logLevel: 'warning',
+};
+await build({
+  ...common,
+  entryPoints: { run: 'src/run.ts', index: 'src/index.ts', contract: 'src/contract/index.ts' },
+  outdir: staging,
+  splitting: true,
+  sourcemap: 'linked',
+  chunkNames: 'chunks/[name]-[hash]',
 });
+// The process entry is one file apart from the split build: `--version` and `--help` then load
+// nothing else (each further module file costs a start-up ~1 ms). It reaches the rest through run.js.
+await build({
+  ...common,
+  entryPoints: { cli: 'src/cli.ts' },
+  outdir: staging,
+  sourcemap: 'linked',
+  external: [...common.external, './run.js'],
+  banner: {},
+});
+
+// Every `--help` page, rendered by commander from the command tree just built, for cli.ts to print
+// without loading commander (test/unit/help-pages.test.ts checks them against the live output).
+const generator = `${root}/${staging}/help-pages.mjs`;
+await build({ ...common, entryPoints: ['src/help-pages.ts'], outfile: generator });
+const { renderHelpPages } = await import(pathToFileURL(generator).href);
+writeFileSync(`${root}/${staging}/help.json`, `${JSON.stringify(await renderHelpPages())}\n`);
+rmSync(generator);
+
 if (withTypes) {
   execFileSync(
     process.execPath,

@@ -1,6 +1,7 @@
 /**
- * The process entry: builds the real context from process.* and runs one invocation. bin/facectl.js
- * imports this and sets process.exitCode from the result.
+ * The process entry: bin/facectl.js imports this and sets process.exitCode from the result. It answers
+ * `--version` and (from the pages made at build time) `--help` itself; everything else loads run.ts.
+ * The build makes this one self-contained file (dist/cli.js) that imports nothing: keep it so.
  */
 import { VERSION } from './version.js';
 
@@ -11,13 +12,52 @@ export async function runFromProcess(): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  const { createProcessContext } = await import('./process-context.js');
-  const ctx = createProcessContext(argv);
-  const { run } = await import('./main.js');
-  try {
-    return await run(argv, ctx);
-  } finally {
-    // Keep-alive sockets would hold the process open for seconds after the last request.
-    await ctx.close();
+  const help = prerenderedHelp(argv);
+  if (help !== undefined) {
+    // `facectl --help | head -1`: the reader went away, which is no failure.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+    process.stdout.write(help);
+    return 0;
   }
+  const { runProcess } = await import('./run.js');
+  return runProcess(argv);
+}
+
+/**
+ * `facectl [command...] --help` (or -h), when the build's help pages apply: the words name a command
+ * exactly and commander would wrap to its default 80 columns (standard output is not a terminal, or
+ * one 80 columns wide). The pages are commander's own output for that case, rendered from the command
+ * tree at build time (src/help-pages.ts); anything else goes through commander. Undefined when the
+ * line is not such a request or the pages are missing (running from the sources).
+ */
+export function prerenderedHelp(
+  argv: readonly string[],
+  stdout: { isTTY?: boolean; columns?: number } = process.stdout,
+  loadPages: () => unknown = readHelpPages,
+): string | undefined {
+  const last = argv.at(-1);
+  if (last !== '--help' && last !== '-h') return undefined;
+  const words = argv.slice(0, -1);
+  if (words.some((word) => word.startsWith('-'))) return undefined;
+  // As program.ts's helpWidth() decides for commander.
+  const width = stdout.isTTY && stdout.columns !== undefined ? stdout.columns : 80;
+  if (width !== 80) return undefined;
+  let pages: unknown;
+  try {
+    pages = loadPages();
+  } catch {
+    return undefined;
+  }
+  const path = words.join(' ');
+  if (typeof pages !== 'object' || pages === null || !Object.hasOwn(pages, path)) return undefined;
+  const page = (pages as Record<string, unknown>)[path];
+  return typeof page === 'string' ? page : undefined;
+}
+
+/** dist/help.json, written by scripts/build.mjs next to dist/cli.js (node:fs is not imported: see bin). */
+function readHelpPages(): unknown {
+  const { readFileSync } = process.getBuiltinModule('node:fs');
+  return JSON.parse(readFileSync(new URL('./help.json', import.meta.url), 'utf8'));
 }

@@ -15,7 +15,7 @@ import { buildProgram } from './program.js';
 export async function run(argv: string[], ctx: Context): Promise<number> {
   let program: ReturnType<typeof buildProgram> | undefined;
   try {
-    program = buildProgram(ctx);
+    program = buildProgram(ctx, argv);
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (error) {

@@ -73,8 +73,8 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   let client: ApiClient | undefined;
   const api = once(async () => {
     await parts.beforeApi?.();
-    const creds = await credentials();
-    const { clientForContext } = await import('./api/context-client.js');
+    // The client's modules (undici among them) load while the credentials are resolved.
+    const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
     client = clientForContext(
       ctx,
       {
@@ -157,7 +157,8 @@ export function createProcessContext(argv: string[]): ClosableContext {
   // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the
   // background, and Node waits for that work before exiting: ~100 ms on every API command. The flag
   // must be set before undici compiles the parser, i.e. before the first request.
-  const fastExit = async () => (await import('node:v8')).setFlagsFromString('--liftoff-only');
+  // process.getBuiltinModule: an import() of node:v8 would build a module namespace for it as well.
+  const fastExit = async () => process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);

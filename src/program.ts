@@ -12,17 +12,52 @@ import type { Context } from './context.js';
 import { VERSION } from './version.js';
 
 /**
- * The command tree. Only commander and the small register modules are imported here, so `--version`
- * and `--help` stay cheap: every action imports its verb module when it runs (kit.lazyAction).
+ * The command tree. Only commander and the small register modules are imported here, so a command
+ * line is parsed cheaply: every action imports its verb module when it runs (kit.lazyAction).
+ * `--version` and `--help` do not get here at all (cli.ts answers them; the help pages are rendered
+ * from this tree at build time, see help-pages.ts), except `--help` on a terminal not 80 columns wide.
  *
  * To add a command group: write `src/commands/<group>/register.ts` exporting
- * `register<Group>(program, ctx)` (commander + kit only, no other imports), import it below and call it
- * in the list of groups. Global flags are defined once, here; verbs must not redefine them.
+ * `register<Group>(program, ctx)` (commander + kit only, no other imports) that declares exactly one
+ * top-level command, import it below and add it to TOP_LEVEL. Global flags are defined once, here;
+ * verbs must not redefine them.
  */
 
 export { VERSION } from './version.js';
 
-export function buildProgram(ctx: Context): Command {
+/** A top-level command and the function that declares it (with its subcommands). */
+type TopLevel = readonly [name: string, register: (program: Command, ctx: Context) => void];
+
+/** The top-level commands, in the order `facectl --help` lists them. */
+const TOP_LEVEL: readonly TopLevel[] = [
+  ['serve', registerServe],
+  ['openapi', registerOpenApi],
+  ['keys', registerKeysCommands],
+  ['faces', registerFacesCommands],
+  ['import', registerImportCommand],
+  ['docs', registerDocsCommands],
+  ['threads', registerThreadsCommands],
+  ['oauth', registerOAuthCommands],
+  ['auth', registerAuth],
+  ['config', registerConfig],
+  ['doctor', registerDoctor],
+  ['api', registerApi],
+  ['completion', registerCompletion],
+];
+
+/** Commands that read the whole tree when they run. */
+const NEEDS_WHOLE_TREE = new Set(['completion']);
+
+/** The top-level names, for tests that check each entry of the table declares exactly its own command. */
+export const TOP_LEVEL_NAMES: readonly string[] = TOP_LEVEL.map(([name]) => name);
+
+/**
+ * The command tree. With `argv`, only the top-level command the line names is declared (with all its
+ * subcommands): an API command then does not build the other ~40 commands it cannot reach. Whenever
+ * the line does not plainly name one (help, a typo that deserves a suggestion, an unknown flag before
+ * the command), the whole tree is built, so commander answers exactly as it would with everything.
+ */
+export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const program = new Command('facectl')
     .description('Manage faces and compile material on the Face Compilation Service.')
     .version(VERSION, '-V, --version', 'print the version')
@@ -45,6 +80,40 @@ export function buildProgram(ctx: Context): Command {
     'cat notes.md | facectl docs submit --alias ada-lovelace --label notes -',
   ]);
 
+  const selected = argv ? namedCommand(argv) : undefined;
+  for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
+
+  configureTree(program, ctx);
+  return program;
+}
+
+/** Global flags that take a value (as a separate word unless written `--flag=value`). */
+const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile']);
+const GLOBAL_SWITCHES = new Set(['--json', '--no-input', '--debug', '--insecure-http', '--api-key-stdin']);
+
+/**
+ * The top-level command a command line names, when that is certain: the first word that is not a
+ * global flag (or its value) and names a command of the table that does not need the whole tree.
+ * Anything else on the way (another flag, `--help`, `--`) gives undefined: build everything.
+ */
+export function namedCommand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] as string;
+    if (GLOBAL_SWITCHES.has(word)) continue;
+    if (GLOBAL_VALUE_FLAGS.has(word)) {
+      i++;
+      continue;
+    }
+    const equals = word.indexOf('=');
+    if (word.startsWith('--') && equals > 0 && GLOBAL_VALUE_FLAGS.has(word.slice(0, equals))) continue;
+    if (word.startsWith('-')) return undefined;
+    const known = TOP_LEVEL.some(([name]) => name === word);
+    return known && !NEEDS_WHOLE_TREE.has(word) ? word : undefined;
+  }
+  return undefined;
+}
+
+function registerServe(program: Command, ctx: Context): void {
   const serve = program
     .command('serve')
     .description('Run the local Face Compilation Service (stateful, for offline use, scripts and CI).')
@@ -64,7 +133,9 @@ export function buildProgram(ctx: Context): Command {
     'facectl serve --port 0 --json',
     'facectl serve --data state.json --rate-limit 20',
   ]);
+}
 
+function registerOpenApi(program: Command, ctx: Context): void {
   const openapi = program
     .command('openapi')
     .description('Print the OpenAPI 3.1 document generated from the interface contract.')
@@ -73,22 +144,6 @@ export function buildProgram(ctx: Context): Command {
       await runOpenApi(ctx);
     });
   addExamples(openapi, ['facectl openapi > openapi.json', 'facectl openapi | jq ".paths | keys"']);
-
-  // Command groups, in the order `facectl --help` lists them.
-  registerKeysCommands(program, ctx);
-  registerFacesCommands(program, ctx);
-  registerImportCommand(program, ctx);
-  registerDocsCommands(program, ctx);
-  registerThreadsCommands(program, ctx);
-  registerOAuthCommands(program, ctx);
-  registerAuth(program, ctx);
-  registerConfig(program, ctx);
-  registerDoctor(program, ctx);
-  registerApi(program, ctx);
-  registerCompletion(program, ctx);
-
-  configureTree(program, ctx);
-  return program;
 }
 
 function registerApi(program: Command, ctx: Context): void {
@@ -134,11 +189,22 @@ function configureTree(command: Command, ctx: Context): void {
       writeOut: (text) => void ctx.io.stdout.write(text),
       writeErr: (text) => void ctx.io.stderr.write(text),
       outputError: (text, write) => write(text),
+      // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
+      getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
+      getErrHelpWidth: () => helpWidth(ctx.io.stderr, ctx.io.stderrIsTTY),
     })
     .showHelpAfterError(
       `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
     );
   for (const sub of command.commands) configureTree(sub, ctx);
+}
+
+/**
+ * The width help is wrapped to: a terminal's columns, else 80 (what commander does for process.stdout).
+ * cli.ts prints the help pages made at build time only when this is 80.
+ */
+export function helpWidth(stream: { columns?: number }, isTTY: boolean): number {
+  return isTTY && stream.columns !== undefined ? stream.columns : 80;
 }
 
 export function commandPath(command: Command): string {

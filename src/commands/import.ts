@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Context } from '../context.js';
-import type { Document } from '../contract/documents.js';
-import { type ImportRequest, importIntoFace } from '../contract/faces.js';
+import { type Document, type ImportRequest, importIntoFace } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { importTypeOption, perspectiveOption, requireArgument } from '../input/options.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { alias, dateTime, perspective } from './common.js';
+import { alias, dateTime, importType, perspective } from './common.js';
+import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
 /**
@@ -47,6 +48,27 @@ export const document = z.looseObject({
 export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: z.string().min(1) });
+
+/** Body of POST /v1/faces/{face_id}/import: the service fetches the URL and creates a document. */
+export const importRequest = z.strictObject({
+  url: z.string().min(1, { error: 'must not be empty' }),
+  type: importType.default('document'),
+  perspective: perspective.default('third-person'),
+  face_speaker: z.string().nullish(),
+});
+export type ImportRequest = z.input<typeof importRequest>;
+
+export const importIntoFace = defineRoute({
+  name: 'importIntoFace',
+  method: 'POST',
+  path: '/v1/faces/{face_id}/import',
+  summary: 'Import a document from a URL into a face; token_count is a preview until sync.',
+  params: faceIdParams,
+  body: importRequest,
+  response: document,
+  idempotent: true,
+  scope: 'compile:write',
+});
 
 export const createDocument = defineRoute({
   name: 'createDocument',

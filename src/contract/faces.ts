@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { alias, importType, perspective } from './common.js';
-import { document } from './documents.js';
+import { alias } from './common.js';
 import { defineRoute } from './route.js';
 
 export const faceCreateRequest = z.strictObject({
@@ -41,14 +40,6 @@ export type Face = z.output<typeof face>;
 
 export const faceIdParams = z.strictObject({ face_id: z.string().min(1) });
 
-export const importRequest = z.strictObject({
-  url: z.string().min(1, { error: 'must not be empty' }),
-  type: importType.default('document'),
-  perspective: perspective.default('third-person'),
-  face_speaker: z.string().nullish(),
-});
-export type ImportRequest = z.input<typeof importRequest>;
-
 export const createFace = defineRoute({
   name: 'createFace',
   method: 'POST',
@@ -59,18 +50,6 @@ export const createFace = defineRoute({
   response: face,
   idempotent: true,
   scope: 'faces:write',
-});
-
-export const importIntoFace = defineRoute({
-  name: 'importIntoFace',
-  method: 'POST',
-  path: '/v1/faces/{face_id}/import',
-  summary: 'Import a document from a URL into a face; token_count is a preview until sync.',
-  params: faceIdParams,
-  body: importRequest,
-  response: document,
-  idempotent: true,
-  scope: 'compile:write',
 });
 
 export const getFace = defineRoute({

@@ -2,8 +2,8 @@
  * The interface contract: one definition per endpoint of the Face Compilation Service, shared by the
  * CLI's client, the local service and the OpenAPI document. Published as `facectl/contract`.
  */
-import { createDocument, editDocument, getDocument, syncDocument } from './documents.js';
-import { createFace, getFace, importIntoFace } from './faces.js';
+import { createDocument, editDocument, getDocument, importIntoFace, syncDocument } from './documents.js';
+import { createFace, getFace } from './faces.js';
 import { createApiKey, getCurrentApiKey } from './keys.js';
 import { authorizeOAuth, disconnectOAuth, listOAuthConnections, oauthCallback } from './oauth.js';
 import { createThread, getThread, replaceThreadMessages, syncThread } from './threads.js';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ALIAS_PATTERN, ALIAS_RULE, BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES } from '../contract/common.js';
-import { UsageError } from '../errors.js';
 
 /**
  * Schemas for flag values, which commander hands over as strings. Each refuses what the service would
@@ -58,8 +57,5 @@ export const aliasOption = z.string().superRefine((value, check) => {
 /** A text flag that, when given, must not be empty or only spaces. */
 export const nonEmptyOption = z.string().refine((value) => value.trim() !== '', { error: 'must not be empty' });
 
-/** A positional argument that must not be empty (commander accepts `''`). */
-export function requireArgument(name: string, value: string | undefined): string {
-  if (value === undefined || value.trim() === '') throw new UsageError(`<${name}> must not be empty`);
-  return value;
-}
+/** A positional argument that must not be empty (commander accepts `''`); see arguments.ts. */
+export { requireArgument } from './arguments.js';

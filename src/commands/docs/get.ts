@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { type Document, getDocument } from '../../contract/documents.js';
-import { requireArgument } from '../../input/options.js';
+import { requireArgument } from '../../input/arguments.js';
 import { DOCUMENT_FIELDS } from './fields.js';
 
 /** `facectl docs get <document_id>` (an extension endpoint of the local service). */

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { type Face, getFace } from '../../contract/faces.js';
-import { requireArgument } from '../../input/options.js';
+import { requireArgument } from '../../input/arguments.js';
 import { FACE_FIELDS } from './fields.js';
 
 /** `facectl faces get <face_id>` (an extension endpoint of the local service). */

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { getThread, type Thread } from '../../contract/threads.js';
-import { requireArgument } from '../../input/options.js';
+import { requireArgument } from '../../input/arguments.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads get <thread_id>` (an extension endpoint of the local service). */

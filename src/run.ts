@@ -1,0 +1,17 @@
+import { run } from './main.js';
+import { createProcessContext } from './process-context.js';
+
+/**
+ * One invocation with the real context built from process.*: what cli.ts loads for everything but the
+ * answers it gives itself (--version, prerendered --help). A separate entry of the build, so cli.js
+ * stays one small file that imports nothing until it needs this.
+ */
+export async function runProcess(argv: string[]): Promise<number> {
+  const ctx = createProcessContext(argv);
+  try {
+    return await run(argv, ctx);
+  } finally {
+    // Keep-alive sockets would hold the process open for seconds after the last request.
+    await ctx.close();
+  }
+}

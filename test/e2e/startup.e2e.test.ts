@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import module from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderHelpPage } from '../../src/help-pages.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+
+/**
+ * What the built bin loads at start: `--help` answered from the pages made at build time (and the same
+ * text commander prints), an API command with FACECTL_API_KEY without the renderers, the prompts, the
+ * config store or node:http2, and a compile cache (Node 22+) that can never get in the way.
+ */
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  ensureBuilt();
+  serve = await startServeProcess();
+}, 120_000);
+afterAll(async () => {
+  await serve?.stop();
+});
+
+/** NODE_OPTIONS that report, on stderr, every module file loaded and, at exit, the built-in modules. */
+function tracing(): { NODE_OPTIONS: string } {
+  const dir = makeConfigDir();
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    `import { writeSync } from 'node:fs';
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\n');
+  return next(url, context);
+}
+`,
+  );
+  writeFileSync(
+    join(dir, 'trace.mjs'),
+    `import { register } from 'node:module';
+import { writeSync } from 'node:fs';
+register('./hooks.mjs', import.meta.url);
+process.on('exit', () => writeSync(2, 'BUILTINS ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));
+`,
+  );
+  return { NODE_OPTIONS: `--import ${join(dir, 'trace.mjs')}` };
+}
+
+function traced(stderr: string) {
+  const files = [...stderr.matchAll(/^LOADED file:\/\/(.+)$/gm)].map((m) => m[1] as string);
+  const builtins = (/^BUILTINS (.*)$/m.exec(stderr)?.[1] ?? '').split(' ');
+  const rest = stderr.replace(/^(LOADED|BUILTINS) .*\n/gm, '');
+  return { files: files.filter((f) => f.startsWith(ROOT)), builtins, rest };
+}
+
+describe('--help', () => {
+  it.each([[['--help']], [['-h']], [['faces', '--help']], [['faces', 'get', '--help']], [['docs', 'submit', '-h']]])(
+    '%j prints commander’s page and loads nothing but dist/cli.js',
+    async (argv) => {
+      const result = await runCli(argv, { env: tracing() });
+      const { files, builtins, rest } = traced(result.stderr);
+      expect(rest).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(await renderHelpPage(argv.slice(0, -1).join(' ')));
+      expect(files).toEqual([BIN, join(ROOT, 'dist', 'cli.js')]);
+      expect(builtins).not.toContain('child_process');
+    },
+  );
+
+  it('a line commander must answer still gets its page from commander', async () => {
+    const result = await runCli(['faces', 'get', 'ada', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(await renderHelpPage('faces get'));
+  });
+
+  it('| head: the reader leaving early is a quiet exit', async () => {
+    const child = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+});
+
+describe('an API command with the key in FACECTL_API_KEY', () => {
+  it('faces get --json loads the client and the contract, not the renderers, prompts, config store or http2', async () => {
+    const env = { FACECTL_API_KEY: serve.key('pro'), FACECTL_BASE_URL: serve.baseUrl };
+    const created = await runCli(['faces', 'create', '--name', 'Start Up', '--alias', 'start-up', '--json'], { env });
+    expect(created.code).toBe(0);
+
+    const configDir = makeConfigDir();
+    const result = await runCli(['faces', 'get', 'start-up', '--json'], {
+      env: { ...env, ...tracing(), FACECTL_CONFIG_DIR: configDir },
+    });
+    const { files, builtins, rest } = traced(result.stderr);
+    expect(rest).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ alias: 'start-up', name: 'Start Up' });
+
+    const bundled = files.map((file) => readFileSync(file, 'utf8')).join('\n');
+    expect(bundled).toContain('// node_modules/zod/');
+    expect(bundled).toContain('// node_modules/undici/lib/dispatcher/pool.js');
+    for (const unused of ['conf', 'ajv', 'ora', 'chalk', 'cli-table3', '@inquirer', 'open']) {
+      expect({ unused, loaded: bundled.includes(`// node_modules/${unused}/`) }).toEqual({ unused, loaded: false });
+    }
+    // zod's locales and JSON-schema importer are not part of what the contract uses.
+    expect(bundled).not.toContain('// node_modules/zod/v4/locales/de.js');
+    expect(builtins).toContain('http');
+    expect(builtins).not.toContain('http2');
+    expect(existsSync(join(configDir, 'config.json'))).toBe(false);
+  });
+});
+
+describe('the compile cache (Node 22 and later)', () => {
+  const supported = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+  const made: string[] = [];
+  const cacheDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'facectl-cache-'));
+    made.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`is kept in the user's cache directory${supported ? '' : ' (this Node has none: nothing is made)'}`, async () => {
+    const cacheHome = cacheDir();
+    const result = await runCli(['faces', '--help'], { env: { XDG_CACHE_HOME: cacheHome } });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(cacheHome, 'facectl', 'compile-cache'))).toBe(supported);
+  });
+
+  it.each([
+    ['a file', () => join(cacheDir(), 'file')],
+    ['a missing directory', () => join(tmpdir(), 'facectl-no-such-dir', 'deeper')],
+    ['a path under /proc', () => '/proc/facectl-no-such-dir'],
+  ])('that cannot be made in %s changes nothing', async (_what, where) => {
+    const cacheHome = where();
+    if (cacheHome.endsWith('file')) writeFileSync(cacheHome, 'not a directory');
+    const expected = await runCli(['--version']);
+    for (const argv of [['--version'], ['openapi'], ['faces', 'get', '--help']]) {
+      const result = await runCli(argv, { env: { XDG_CACHE_HOME: cacheHome }, timeoutMs: 10_000 });
+      expect({ argv, code: result.code, stderr: result.stderr }).toEqual({ argv, code: 0, stderr: '' });
+      if (argv[0] === '--version') expect(result.stdout).toBe(expected.stdout);
+    }
+    expect(existsSync(join(tmpdir(), 'facectl-no-such-dir'))).toBe(false);
+  });
+
+  it('NODE_DISABLE_COMPILE_CACHE=1 turns it off', async () => {
+    const cacheHome = cacheDir();
+    const result = await runCli(['--version'], { env: { XDG_CACHE_HOME: cacheHome, NODE_DISABLE_COMPILE_CACHE: '1' } });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(cacheHome, 'facectl'))).toBe(false);
+  });
+});
