@@ -38,7 +38,12 @@ const log = (line) => process.stderr.write(`bench: ${line}\n`);
 
 // Both sides run without NODE_EXTRA_CA_CERTS (Node 20 parses that bundle at every start) and without
 // the user's configuration.
-const env = { ...process.env, FACECTL_CONFIG_DIR: join(tmp, 'config'), NO_COLOR: '1' };
+const env = {
+  ...process.env,
+  FACECTL_CONFIG_DIR: join(tmp, 'config'),
+  FACECTL_STATE_DIR: join(tmp, 'state'),
+  NO_COLOR: '1',
+};
 delete env.NODE_EXTRA_CA_CERTS;
 
 const rows = [];

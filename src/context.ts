@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
+import type { LargeStrings } from './api/json-stream.js';
 
 /**
  * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
@@ -136,6 +137,11 @@ export interface CallOptions {
    * a fresh stream can be re-sent, so such a request may be retried; a bare iterable is never retried.
    */
   rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
+  /**
+   * Read the answer as it arrives, keeping these top-level string fields (e.g. a document's echoed
+   * content) out of memory: the result holds markers in their place (see src/api/json-stream.ts).
+   */
+  largeStrings?: LargeStrings;
 }
 
 /** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */

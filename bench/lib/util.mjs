@@ -18,8 +18,9 @@ export async function run(cmd, args, { env, stdinFile, capture = false } = {}) {
   const child = spawn(cmd, args, { env, stdio: [stdin, capture ? 'pipe' : 'ignore', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  if (capture) child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
+  // Decoded as a stream: a character cut between two chunks stays whole.
+  if (capture) child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
   const [code] = await once(child, 'close');
   return { code, ms: performance.now() - started, stdout, stderr };
 }
@@ -34,7 +35,11 @@ export function findTime(log) {
   return null;
 }
 
-/** Peak RSS of one command in MiB: GNU time's %M, or VmHWM polled from /proc while it runs. */
+/**
+ * Peak RSS of one command in MiB: GNU time's %M, or VmHWM polled from /proc while it runs. Either way
+ * it is the command's own process (the CLI): the service it talks to was started apart (startServer),
+ * not under time, and its memory is not counted.
+ */
 export async function peakRss(timeBin, tmp, cmd, args, opts) {
   if (timeBin) {
     const out = join(tmp, 'time.out');
@@ -46,7 +51,7 @@ export async function peakRss(timeBin, tmp, cmd, args, opts) {
   const stdin = opts.stdinFile ? openSync(opts.stdinFile, 'r') : 'ignore';
   const child = spawn(cmd, args, { env: opts.env, stdio: [stdin, 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
   let kib = 0;
   const timer = setInterval(() => {
     try {
@@ -65,7 +70,7 @@ export async function peakRss(timeBin, tmp, cmd, args, opts) {
 export async function startServer(cmd, args, env) {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {
     lines.once('line', resolve);

@@ -104,6 +104,7 @@ export function createApiClient(
         repeatable: route.method === 'GET' || route.method === 'DELETE' || idempotencyKey !== undefined,
         signal: signalFor(callOptions.signal),
         info,
+        ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
       });
       return interpret(route, result, info) as ResponseOf<R>;
     },
@@ -185,10 +186,16 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
   }
   if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
   let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw unexpected(where, contentType, text, 'valid JSON');
+  if (result.json) {
+    // Parsed as it arrived (CallOptions.largeStrings).
+    if (!result.json.ok) throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
+    json = result.json.value;
+  } else {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw unexpected(where, contentType, text, 'valid JSON');
+    }
   }
   const parsed = route.response.safeParse(json);
   if (parsed.success) return parsed.data;

@@ -4,13 +4,15 @@ import { randomInt } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
-import { CancelError, ResponseError } from '../errors.js';
+import { CancelError, CliError, ExitCode, ResponseError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
+import { JsonStreamError, JsonStreamParser, type LargeStrings, type LargeStringsReading } from './json-stream.js';
 
 /**
  * The HTTP layer under the API client: one undici Pool per client (one client per process) with
  * keep-alive, or undici's EnvHttpProxyAgent when a proxy is configured; timeouts; retries with backoff
  * and Retry-After; a response size cap; --debug traces with the Authorization header redacted.
+ * A successful JSON answer can be parsed as it arrives, keeping named large strings out of memory.
  */
 
 export interface TransportOptions {
@@ -40,7 +42,15 @@ export interface Exchange {
   repeatable: boolean;
   signal: AbortSignal;
   info: ExchangeInfo;
+  /**
+   * Read a successful JSON answer as a stream, these string fields kept out of memory (see
+   * json-stream.ts); the result then carries `json` and an empty body. Other answers are read whole.
+   */
+  largeStrings?: LargeStrings;
 }
+
+/** An answer parsed as it arrived: its value, or why it is not JSON and its first bytes. */
+export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: JsonStreamError; head: Buffer };
 
 export interface ExchangeResult {
   status: number;
@@ -48,9 +58,13 @@ export interface ExchangeResult {
   body: Buffer;
   /** Seconds from Retry-After when the answer carried one. */
   retryAfterSeconds?: number;
+  /** Set when the answer was parsed as a stream (Exchange.largeStrings). */
+  json?: StreamedJson;
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+const HEAD_BYTES = 4096;
 
 export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
@@ -101,7 +115,8 @@ export class Transport {
         result = await this.once(exchange, attempt);
       } catch (error) {
         if (exchange.signal.aborted) throw abortReason(exchange.signal);
-        if (error instanceof ResponseError) throw error;
+        // Our own errors (a response over the cap, a temporary file that could not be written) are final.
+        if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && attempt < maxRetries && isRetryableNetworkError(error)) {
           await this.wait(backoff(attempt), `connection dropped (${errorCode(error)})`, exchange.signal);
           continue;
@@ -144,30 +159,89 @@ export class Transport {
     });
     this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
     for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);
-    const bytes = await this.readCapped(response.body, exchange.info);
     const retryAfterSeconds = parseRetryAfter(response.headers['retry-after']);
-    return {
+    const common = {
       status: response.statusCode,
       headers: response.headers,
-      body: bytes,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
+    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    if (exchange.largeStrings && ok && /\bjson\b/i.test(String(response.headers['content-type'] ?? ''))) {
+      const json = await this.readJson(response.body, exchange.info, exchange.largeStrings);
+      if (json !== undefined) return { ...common, body: Buffer.alloc(0), json };
+    }
+    return { ...common, body: await this.readCapped(response.body, exchange.info) };
+  }
+
+  /**
+   * Parses a JSON answer as it arrives (see json-stream.ts). The cap applies to what is held in memory;
+   * the large strings, written to files or dropped, may take the answer up to eight times the cap (a
+   * document's echo is longer than the document when its text needs escaping). Undefined when no
+   * temporary directory could be made: the answer is then read whole, as without largeStrings.
+   */
+  private async readJson(
+    body: AsyncIterable<Buffer> & { destroy(error?: Error): void },
+    info: ExchangeInfo,
+    large: LargeStrings,
+  ): Promise<StreamedJson | undefined> {
+    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    let reading: LargeStringsReading;
+    try {
+      reading = await large.begin();
+    } catch (error) {
+      this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
+      return undefined;
+    }
+    const parser = new JsonStreamParser(reading.options);
+    // The first bytes, for the message when the answer is not JSON.
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let size = 0;
+    try {
+      try {
+        for await (const chunk of body) {
+          size += chunk.length;
+          if (headBytes < HEAD_BYTES) {
+            const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
+            head.push(part);
+            headBytes += part.length;
+          }
+          if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
+          parser.write(chunk);
+          if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
+          await keep(() => reading.flush(), body);
+        }
+        const value = parser.end();
+        await keep(() => reading.commit(), body);
+        return { ok: true, value };
+      } catch (error) {
+        if (!(error instanceof JsonStreamError)) throw error;
+        body.destroy();
+        await reading.abort();
+        return { ok: false, error, head: Buffer.concat(head, headBytes) };
+      }
+    } catch (error) {
+      await reading.abort();
+      throw error;
+    }
+  }
+
+  private tooLarge(body: { destroy(error?: Error): void }, info: ExchangeInfo, cap: number): ResponseError {
+    body.destroy();
+    return new ResponseError(
+      `the response of ${info.method} ${info.path} is larger than ${Math.round(cap / 1024 / 1024)} MiB; aborted`,
+      { code: 'response_too_large' },
+    );
   }
 
   /** Reads the body, aborting past the cap so a huge or endless answer cannot exhaust memory. */
   private async readCapped(body: AsyncIterable<Buffer> & { destroy(error?: Error): void }, info: ExchangeInfo) {
-    const cap = this.options.maxResponseBytes ?? 64 * 1024 * 1024;
+    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body) {
       size += chunk.length;
-      if (size > cap) {
-        body.destroy();
-        throw new ResponseError(
-          `the response of ${info.method} ${info.path} is larger than ${Math.round(cap / 1024 / 1024)} MiB; aborted`,
-          { code: 'response_too_large' },
-        );
-      }
+      if (size > cap) throw this.tooLarge(body, info, cap);
       chunks.push(chunk);
     }
     return Buffer.concat(chunks, size);
@@ -200,6 +274,19 @@ async function loadProxyAgent() {
   ]);
   Object.assign(DispatcherClass.prototype, api);
   return EnvHttpProxyAgent;
+}
+
+/** Runs a write to the answer's temporary files; a failure there is local, not the network's. */
+async function keep(write: () => Promise<void>, body: { destroy(error?: Error): void }): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    body.destroy();
+    throw new CliError(`could not write the answer to a temporary file: ${(error as Error).message}`, ExitCode.error, {
+      code: 'temp_file_failed',
+      hint: 'free some space in the temporary directory, or point TMPDIR at another one',
+    });
+  }
 }
 
 function isResendable(body: Exchange['body']): boolean {

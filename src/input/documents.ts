@@ -1,3 +1,4 @@
+import { capYoungGeneration } from '../api/young-generation.js';
 import { type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
@@ -81,6 +82,8 @@ export async function* readNdjsonDocuments(
   defaults: DocumentDefaults,
   checked = false,
 ): AsyncGenerator<NdjsonLine> {
+  // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
+  capYoungGeneration().catch(() => undefined);
   for await (const { number, text, error } of readLines(chunks, sourceName)) {
     if (error) {
       yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LargeStrings } from '../../api/json-stream.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
@@ -161,12 +162,24 @@ type SubmitBody = DocumentBody | AsyncIterable<Uint8Array> | (() => AsyncIterabl
 
 export async function submitOne(ctx: Context, body: SubmitBody): Promise<Document> {
   const api = await ctx.api();
-  const document =
-    typeof body === 'function' || Symbol.asyncIterator in body
-      ? await api.call(createDocument, {}, { signal: ctx.signal, rawBody: body })
-      : await api.call(createDocument, { body }, { signal: ctx.signal });
-  ctx.out.record(document, DOCUMENT_FIELDS);
-  ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
-  notePreview(ctx, document);
-  return document;
+  if (!(typeof body === 'function' || Symbol.asyncIterator in body)) {
+    const document = await api.call(createDocument, { body }, { signal: ctx.signal });
+    ctx.out.record(document, DOCUMENT_FIELDS);
+    ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
+    notePreview(ctx, document);
+    return document;
+  }
+  // The service echoes the whole document: a streamed one's answer is read without holding its content,
+  // which goes to a temporary file only when --json prints it (see src/api/json-stream.ts).
+  const large = new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
+  try {
+    const document = await api.call(createDocument, {}, { signal: ctx.signal, rawBody: body, largeStrings: large });
+    if (ctx.out.json) await large.writeJson(ctx.io.stdout, document);
+    else ctx.out.record(document, DOCUMENT_FIELDS);
+    ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
+    notePreview(ctx, document);
+    return document;
+  } finally {
+    await large.dispose();
+  }
 }
