@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { AuthError, CancelError, ResponseError, UsageError } from '../errors.js';
@@ -94,7 +93,7 @@ export function createApiClient(
       };
       if (body !== undefined) headers['content-type'] = 'application/json';
       if (!UNAUTHENTICATED.has(route.name)) headers.authorization = `Bearer ${await keyFor(info)}`;
-      const idempotencyKey = route.idempotent ? (callOptions.idempotencyKey ?? randomUUID()) : undefined;
+      const idempotencyKey = route.idempotent ? (callOptions.idempotencyKey ?? newIdempotencyKey()) : undefined;
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
       const result = await transport.send({
         method: route.method,
@@ -245,4 +244,9 @@ function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partia
   const picked: Partial<Pick<T, K>> = {};
   for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
   return picked;
+}
+
+/** node:crypto is taken only when a creating request needs a key: a GET command never loads it. */
+function newIdempotencyKey(): string {
+  return process.getBuiltinModule('node:crypto').randomUUID();
 }

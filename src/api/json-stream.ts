@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -442,7 +441,7 @@ export class LargeStrings {
   readonly fields: ReadonlySet<string>;
   readonly keep: 'none' | 'spool';
   readonly inlineBytes: number;
-  private readonly markerPrefix = `\u0000facectl:large:${randomBytes(9).toString('base64url')}:`;
+  private readonly markerPrefix = `\u0000facectl:large:${process.getBuiltinModule('node:crypto').randomBytes(9).toString('base64url')}:`;
   private count = 0;
   /** Marker string -> the file holding the escaped text (spool), or undefined (dropped). */
   private readonly kept = new Map<string, string | undefined>();

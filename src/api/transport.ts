@@ -1,6 +1,5 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types for the undici sub-paths this file imports
 /// <reference path="./undici-parts.d.ts" />
-import { randomInt } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
@@ -296,7 +295,8 @@ function isResendable(body: Exchange['body']): boolean {
 /** Exponential backoff with jitter: ~250 ms, 500 ms, 1 s ... capped at 4 s, each scaled by 0.5-1.0. */
 function backoff(attempt: number): number {
   const base = Math.min(4000, 250 * 2 ** attempt);
-  return base * (0.5 + randomInt(0, 1000) / 2000);
+  // Jitter needs no cryptographic randomness (and node:crypto costs start-up time to load).
+  return base * (0.5 + Math.random() / 2);
 }
 
 /** Retry-After as whole seconds: either delta-seconds or an HTTP date. */
