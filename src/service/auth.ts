@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Route } from '../contract/route.js';
 import { forbidden, unauthorized } from './errors.js';
 import { randomBase62 } from './ids.js';
@@ -29,7 +29,7 @@ export function mintKey(store: Store): MintedKey {
 }
 
 function digest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 export interface AuthInfo {

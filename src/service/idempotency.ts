@@ -34,12 +34,16 @@ const CONTENT_SLOT = '"content":null';
 
 /**
  * Serializes a response body once; when it shows a document (document_id, version and a string
- * content), also returns the text around the content. JSON.stringify with content set to null puts
+ * content), also returns the text around the content and the content's own JSON (which the journal
+ * line of the same request reuses, see Store.noteJson). JSON.stringify with content set to null puts
  * `"content":null` where the content goes (the same key order); that sequence cannot occur earlier,
  * since quotes inside string values are escaped. prefix + JSON.stringify(content) + suffix is exactly
  * JSON.stringify(body).
  */
-export function serializeBody(body: unknown, withRef: boolean): { text: string; docRef?: DocRef } {
+export function serializeBody(
+  body: unknown,
+  withRef: boolean,
+): { text: string; docRef?: DocRef; content?: { value: string; json: string } } {
   const doc = body as { document_id?: unknown; version?: unknown; content?: unknown } | null;
   if (
     !withRef ||
@@ -56,9 +60,11 @@ export function serializeBody(body: unknown, withRef: boolean): { text: string; 
   if (at < 0) return { text: JSON.stringify(body) };
   const prefix = outline.slice(0, at + CONTENT_SLOT.length - 4);
   const suffix = outline.slice(at + CONTENT_SLOT.length);
+  const json = JSON.stringify(doc.content);
   return {
-    text: prefix + JSON.stringify(doc.content) + suffix,
+    text: prefix + json + suffix,
     docRef: { document_id: doc.document_id, version: doc.version, prefix, suffix },
+    content: { value: doc.content, json },
   };
 }
 

@@ -6,19 +6,15 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 let pool = Buffer.alloc(0);
 let offset = 0;
 
-function randomByte(): number {
-  if (offset >= pool.length) {
-    pool = randomBytes(4096);
-    offset = 0;
-  }
-  return pool[offset++] as number;
-}
-
 /** Random base62 text. Bytes of 248 and above are dropped so every character is equally likely. */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    const byte = randomByte();
+    if (offset >= pool.length) {
+      pool = randomBytes(4096);
+      offset = 0;
+    }
+    const byte = pool[offset++] as number;
     if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;

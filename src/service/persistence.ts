@@ -94,9 +94,13 @@ export class DataFile {
     return { collections, ops };
   }
 
-  /** Appends each request's changes as one line, all lines with one write. */
-  append(batch: JournalOp[][]): void {
-    const lines = batch.filter((ops) => ops.length > 0).map((ops) => `${JSON.stringify({ ops })}\n`);
+  /**
+   * Appends each request's changes as one line, all lines with one write. `texts` holds the JSON of
+   * texts already serialized (Store.noteJson): a record whose `content` is one of them is written with
+   * that JSON instead of serializing the content again. The line is the same either way.
+   */
+  append(batch: JournalOp[][], texts: ReadonlyMap<string, string> = new Map()): void {
+    const lines = batch.filter((ops) => ops.length > 0).map((ops) => `${opsLine(ops, texts)}\n`);
     if (lines.length === 0) return;
     if (this.journalFd === null) {
       this.journalFd = openSync(this.journalPath, 'a', 0o600);
@@ -202,6 +206,28 @@ export class DataFile {
       // already gone
     }
   }
+}
+
+const CONTENT_SLOT = '"content":null';
+
+/**
+ * JSON.stringify({ ops }), with the content of records whose content JSON is known spliced in: the
+ * record serialized with content null has `"content":null` where the content goes (the same key
+ * order); that sequence cannot occur earlier in it, since quotes inside string values are escaped.
+ */
+function opsLine(ops: JournalOp[], texts: ReadonlyMap<string, string>): string {
+  if (texts.size === 0) return JSON.stringify({ ops });
+  const parts = ops.map((op) => {
+    const record = op[0] === 'put' ? (op[2] as { content?: unknown }) : undefined;
+    const json = typeof record?.content === 'string' ? texts.get(record.content) : undefined;
+    if (json === undefined) return JSON.stringify(op);
+    const outline = JSON.stringify([op[0], op[1], { ...record, content: null }]);
+    const at = outline.indexOf(CONTENT_SLOT);
+    if (at < 0) return JSON.stringify(op);
+    const cut = at + CONTENT_SLOT.length - 4;
+    return outline.slice(0, cut) + json + outline.slice(cut + 4);
+  });
+  return `{"ops":[${parts.join(',')}]}`;
 }
 
 function processRuns(pid: number): boolean {

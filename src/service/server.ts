@@ -40,13 +40,15 @@ const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([nam
   name,
   route,
   pattern: new RegExp(`^${route.path.replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
+  // A path without parameters matched its pattern exactly: there is nothing to decode.
+  static: !route.path.includes('{'),
 }));
 
 function findRoute(method: string, pathname: string) {
   const allowed: string[] = [];
-  for (const { name, route, pattern } of ROUTE_LIST) {
+  for (const { name, route, pattern, static: exact } of ROUTE_LIST) {
     if (!pattern.test(pathname)) continue;
-    const params = matchPath(route.path, pathname);
+    const params = exact ? {} : matchPath(route.path, pathname);
     if (!params) continue;
     if (route.method === method) return { name, route, params };
     allowed.push(route.method);
@@ -68,7 +70,7 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
     let reply: Reply;
     let pathname = '?';
     try {
-      const url = new URL(req.url ?? '/', 'http://service.invalid');
+      const url = requestTarget(req.url);
       pathname = url.pathname;
       if (isProviderPath(pathname)) {
         html = true;
@@ -97,10 +99,27 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
   };
 }
 
+/** A request's path and query. */
+interface Target {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/**
+ * Paths of plain letters, digits, `_`, `-` and single slashes (every API path a client builds) are
+ * already what the URL parser would give, and have no query: they skip it.
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
+
+function requestTarget(raw: string | undefined): Target {
+  if (raw !== undefined && PLAIN_PATH.test(raw)) return { pathname: raw, searchParams: new URLSearchParams() };
+  return new URL(raw ?? '/', 'http://service.invalid');
+}
+
 async function handleApi(
   deps: ServerDeps,
   req: IncomingMessage,
-  url: URL,
+  url: Target,
   setHtml: (html: boolean) => void,
 ): Promise<Reply> {
   const { svc } = deps;
@@ -139,7 +158,8 @@ async function handleApi(
     const holdsSecret = result.holdsSecret === true;
     if (route.responseKind === 'html') return { status: result.status, body: String(result.body), holdsSecret };
     // Serialized once; under an Idempotency-Key a document's body also gives its parts around the content.
-    const { text, docRef } = serializeBody(result.body, idempotent);
+    const { text, docRef, content } = serializeBody(result.body, idempotent);
+    if (content) svc.store.noteJson(content.value, content.json);
     return { status: result.status, body: text, holdsSecret, docRef };
   };
 

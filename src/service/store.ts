@@ -15,6 +15,8 @@ export class Store {
   /** Committed requests' ops not yet written: one line each, written together at the next flush. */
   private batch: JournalOp[][] = [];
   private flushing: Promise<void> | null = null;
+  /** Texts already serialized (a document's content, for its response) -> their JSON, until the next flush. */
+  private jsonTexts = new Map<string, string>();
   private abandoned = false;
   private readonly dataFile: DataFile | null;
 
@@ -55,13 +57,27 @@ export class Store {
 
   /** Inserts or replaces a record; recorded for the next commit. */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
-    this.apply(['put', collection, record]);
-    this.pending.set(`${collection}\u0000${record.id}`, ['put', collection, record]);
+    const op: JournalOp = ['put', collection, record];
+    this.apply(op);
+    // Without a data file there is no journal to write: nothing to keep for commit().
+    if (this.dataFile) this.pending.set(`${collection}\u0000${record.id}`, op);
   }
 
   del(collection: CollectionName, id: string): void {
-    this.apply(['del', collection, id]);
-    this.pending.set(`${collection}\u0000${id}`, ['del', collection, id]);
+    const op: JournalOp = ['del', collection, id];
+    this.apply(op);
+    if (this.dataFile) this.pending.set(`${collection}\u0000${id}`, op);
+  }
+
+  /**
+   * Tells the store the JSON of a text a response just serialized: the journal line of the same
+   * request then reuses it instead of serializing the text again (a document's content is most of
+   * the line). Kept only until the next flush, and only when there is a journal.
+   */
+  noteJson(text: string, json: string): void {
+    if (!this.dataFile) return;
+    if (this.jsonTexts.size >= 10_000) this.jsonTexts.clear();
+    this.jsonTexts.set(text, json);
   }
 
   faceByAlias(userId: string, alias: string): FaceRecord | undefined {
@@ -100,9 +116,11 @@ export class Store {
     const batch = this.batch;
     this.batch = [];
     this.flushing = null;
+    const texts = this.jsonTexts;
+    this.jsonTexts = new Map();
     if (batch.length === 0 || !this.dataFile) return;
     if (this.abandoned) throw new Error('the service stopped before this change was saved');
-    this.dataFile.append(batch);
+    this.dataFile.append(batch, texts);
     if (this.dataFile.wantsCompaction()) this.compact(now);
   }
 
