@@ -70,6 +70,32 @@ module.exports = new Proxy(function lazy() {}, {
     }));
   },
 };
+/**
+ * Modules undici requires only inside a branch facectl never takes are left out of the bundle and
+ * required from node_modules if that branch ever runs: the fetch body extractor (for FormData bodies)
+ * and the llhttp parser built without SIMD (the fallback where WebAssembly SIMD is missing). Bundled,
+ * their ~200 KB are read and parsed at every API command's start although they never run.
+ */
+const RUNTIME_REQUIRES = [
+  { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h[12]\.js$/, request: '../web/fetch/body.js' },
+  { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/, request: '../llhttp/llhttp-wasm.js' },
+];
+const runtimeRequires = {
+  name: 'runtime-requires',
+  setup(b) {
+    for (const { importer, request } of RUNTIME_REQUIRES) {
+      const filter = new RegExp(`^${request.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+      b.onResolve({ filter }, (args) => {
+        if (!importer.test(args.importer)) return undefined;
+        // By package name, so the require resolves from dist/ through node_modules as any dependency does.
+        const path = relative(join(root, 'node_modules'), join(dirname(args.importer), request))
+          .split(sep)
+          .join('/');
+        return { path, external: true };
+      });
+    }
+  },
+};
 const withTypes = !process.argv.includes('--no-types');
 
 // Build beside dist/ and swap it in, so a test that is running the old bin never sees a half-built tree.
@@ -88,8 +114,11 @@ const common = {
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
   },
-  plugins: [shakeableZod, lazyRequires],
+  plugins: [shakeableZod, lazyRequires, runtimeRequires],
   logLevel: 'warning',
+  // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
+  minifyWhitespace: true,
+  minifySyntax: true,
 };
 await build({
   ...common,
