@@ -3,14 +3,16 @@
 // alternately in the same run (these machines are shared and noisy), medians of several runs.
 //
 // Options: --node PATH (or BENCH_NODE): the Node binary for the CLI, the service and every baseline.
+//          --readme: also put the tables of bench/results/node<major>.md into README.md.
 // Environment (defaults take a few minutes on 2 cores):
 //   BENCH_START_RUNS=15  runs of each start-up row (each side)
 //   BENCH_BULK_RUNS=3    runs of the bulk rows (each side, a fresh service per run)
 //   BENCH_BULK_DOCS=5000 documents of ~2 KB in the bulk rows
 //   BENCH_BIG_MIB=50     size of the large single document
 //   BENCH_BATCH_MIB=1024 size of the large NDJSON batch (compared with BENCH_BATCH_SMALL_MIB=256)
+//   BENCH_BATCH_RUNS=2   runs of each batch size (alternating; the row compares medians)
 //   BENCH_ONLY=startup,api,bulk,service,bigdoc,batch  a subset of the groups
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +29,7 @@ const BULK_DOCS = num('BENCH_BULK_DOCS', 5000);
 const BIG_MIB = num('BENCH_BIG_MIB', 50);
 const BATCH_MIB = num('BENCH_BATCH_MIB', 1024);
 const BATCH_SMALL_MIB = num('BENCH_BATCH_SMALL_MIB', 256);
+const BATCH_RUNS = num('BENCH_BATCH_RUNS', 2);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
 const want = (group) => !ONLY || ONLY.has(group);
 
@@ -270,24 +273,37 @@ async function batchRows(timeBin) {
   const budget = '<= 1.2x the small batch and <= 160 MiB';
   if (!(await hasCommand(['docs', 'submit'])))
     return notAvailable('batch', name, budget, 'docs submit does not exist yet');
-  const peaks = [];
-  for (const mib of [BATCH_SMALL_MIB, BATCH_MIB]) {
+  const sizes = [BATCH_SMALL_MIB, BATCH_MIB];
+  const files = new Map();
+  for (const mib of sizes) {
     const file = join(tmp, `batch-${mib}.ndjson`);
     await writeNdjson(file, Math.round((mib * 1024 * 1024) / 16_400), 16_000, 'bench-face');
-    const svc = await freshService();
-    try {
-      const started = performance.now();
-      const args = [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'];
-      const r = await peakRss(timeBin, tmp, NODE, args, { env: svc.cliEnv });
-      if (r.code !== 0) return notAvailable('batch', name, budget, `exit ${r.code}: ${r.stderr}`);
-      log(`${mib} MiB batch: peak ${fmt(r.mib)} MiB in ${fmt((performance.now() - started) / 1000)} s`);
-      peaks.push(r.mib);
-    } finally {
-      await svc.stop();
-      rmSync(file, { force: true });
-    }
+    files.set(mib, file);
   }
-  const [small, big] = peaks;
+  // One peak is one process's garbage-collection timing: each size runs BATCH_RUNS times, alternating,
+  // and the row compares medians.
+  const peaks = new Map(sizes.map((mib) => [mib, []]));
+  try {
+    for (let i = 0; i < BATCH_RUNS; i++) {
+      for (const mib of i % 2 === 0 ? sizes : [...sizes].reverse()) {
+        const svc = await freshService();
+        try {
+          const started = performance.now();
+          const args = [CLI, 'docs', 'submit', '--file', files.get(mib), '--concurrency', '16', '--json', '--restart'];
+          const r = await peakRss(timeBin, tmp, NODE, args, { env: svc.cliEnv });
+          if (r.code !== 0) return notAvailable('batch', name, budget, `exit ${r.code}: ${r.stderr}`);
+          log(`${mib} MiB batch: peak ${fmt(r.mib)} MiB in ${fmt((performance.now() - started) / 1000)} s`);
+          peaks.get(mib).push(r.mib);
+        } finally {
+          await svc.stop();
+        }
+      }
+    }
+  } finally {
+    for (const file of files.values()) rmSync(file, { force: true });
+  }
+  const small = median(peaks.get(BATCH_SMALL_MIB));
+  const big = median(peaks.get(BATCH_MIB));
   const ratio = big / small;
   row('batch', name, {
     value: `${fmt(big)} MiB vs ${fmt(small)} MiB (${fmt(ratio, 2)}x)`,
@@ -315,7 +331,7 @@ const info = {
   date: new Date().toISOString(),
   node: nodeVersion,
   machine: machine(),
-  settings: { START_RUNS, BULK_RUNS, BULK_DOCS, BIG_MIB, BATCH_MIB, BATCH_SMALL_MIB },
+  settings: { START_RUNS, BULK_RUNS, BULK_DOCS, BIG_MIB, BATCH_MIB, BATCH_SMALL_MIB, BATCH_RUNS },
 };
 const table = rows.map((r) => ({ row: r.name, result: r.value ?? r.note, budget: r.budget, verdict: r.verdict }));
 console.table(table);
@@ -327,8 +343,30 @@ const md = [
   ...table.map((t) => `| ${t.row} | ${t.result} | ${t.budget} | ${t.verdict} |`),
   '',
 ].join('\n');
+// One result per Node major (CI runs both, README shows both); a partial run (BENCH_ONLY) writes apart,
+// so it never replaces a whole table.
+const major = nodeVersion.replace(/^v/, '').split('.')[0];
+const stem = ONLY ? `node${major}-partial` : `node${major}`;
 const outDir = join(root, 'bench', 'results');
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify({ ...info, rows }, null, 2)}\n`);
-writeFileSync(join(outDir, 'latest.md'), md);
-log(`wrote bench/results/latest.json and latest.md`);
+writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...info, rows }, null, 2)}\n`);
+writeFileSync(join(outDir, `${stem}.md`), md);
+log(`wrote bench/results/${stem}.json and ${stem}.md`);
+if (argv.includes('--readme') && !ONLY) updateReadme(outDir);
+
+/** Puts every whole table of bench/results (one per Node major) into README, between the bench markers. */
+function updateReadme(dir) {
+  const readme = join(root, 'README.md');
+  const text = readFileSync(readme, 'utf8');
+  const start = '<!-- bench:start -->';
+  const end = '<!-- bench:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return log('README has no bench markers: not updated');
+  const tables = readdirSync(dir)
+    .filter((f) => /^node\d+\.md$/.test(f))
+    .sort((x, y) => Number(x.match(/\d+/)[0]) - Number(y.match(/\d+/)[0]))
+    .map((f) => readFileSync(join(dir, f), 'utf8').trim());
+  writeFileSync(readme, `${text.slice(0, a + start.length)}\n${tables.join('\n\n')}\n${text.slice(b)}`);
+  log('updated the bench tables in README.md');
+}

@@ -58,3 +58,13 @@ export type ErrorBody = z.infer<typeof errorBody>;
 export const detailMessage = z.looseObject({ detail: z.string() });
 
 export const noParams = z.object({});
+
+/**
+ * A path parameter (an id, an alias, a provider): non-empty, well-formed text. A lone UTF-16
+ * surrogate has no UTF-8 form, so it could not be put into the URL; it is refused as invalid input.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const pathSegment = z
+  .string()
+  .min(1)
+  .refine((value) => !LONE_SURROGATE.test(value), { error: 'must be well-formed text (it holds a lone surrogate)' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { alias, dateTime, importType, perspective } from './common.js';
+import { alias, dateTime, importType, pathSegment, perspective } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
@@ -47,7 +47,7 @@ export const document = z.looseObject({
 });
 export type Document = z.output<typeof document>;
 
-export const documentIdParams = z.strictObject({ document_id: z.string().min(1) });
+export const documentIdParams = z.strictObject({ document_id: pathSegment });
 
 /** Body of POST /v1/faces/{face_id}/import: the service fetches the URL and creates a document. */
 export const importRequest = z.strictObject({

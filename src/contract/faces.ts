@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { alias } from './common.js';
+import { alias, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
 export const faceCreateRequest = z.strictObject({
@@ -38,7 +38,7 @@ export const face = z.looseObject({
 });
 export type Face = z.output<typeof face>;
 
-export const faceIdParams = z.strictObject({ face_id: z.string().min(1) });
+export const faceIdParams = z.strictObject({ face_id: pathSegment });
 
 export const createFace = defineRoute({
   name: 'createFace',

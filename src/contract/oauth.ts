@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTime, detailMessage } from './common.js';
+import { dateTime, detailMessage, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
 export const oauthConnection = z.looseObject({
@@ -11,7 +11,7 @@ export const oauthConnection = z.looseObject({
 });
 export type OAuthConnection = z.output<typeof oauthConnection>;
 
-export const providerParams = z.strictObject({ provider: z.string().min(1) });
+export const providerParams = z.strictObject({ provider: pathSegment });
 
 export const listOAuthConnections = defineRoute({
   name: 'listOAuthConnections',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { alias, billingSource, dateTime } from './common.js';
+import { alias, billingSource, dateTime, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
 /**
@@ -58,7 +58,7 @@ export const thread = z.looseObject({
 });
 export type Thread = z.output<typeof thread>;
 
-export const threadIdParams = z.strictObject({ thread_id: z.string().min(1) });
+export const threadIdParams = z.strictObject({ thread_id: pathSegment });
 
 export const createThread = defineRoute({
   name: 'createThread',

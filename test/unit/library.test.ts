@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, ExitCode, RequestValidationError, routes } from '../../src/index.js';
+import { startFaultServer } from '../helpers/fault-server.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 let service: TestService;
@@ -47,6 +48,30 @@ describe('createClient (the library face)', () => {
       expect(error).toMatchObject({ status: 403, code: 'plan_required', exitCode: ExitCode.refused });
     } finally {
       await client.close();
+    }
+  });
+
+  it('refuses an id holding a lone surrogate as invalid input (exit 2), before anything is sent', async () => {
+    const server = await startFaultServer();
+    const client = createClient({ baseUrl: server.baseUrl, apiKey: service.key('pro'), env: {} });
+    try {
+      for (const call of [
+        () => client.getFace({ face_id: 'ada\ud800' }),
+        () => client.getDocument({ document_id: '\udc00doc' }),
+        () => client.syncThread({ thread_id: 'thr_\ud83d' }),
+        () => client.disconnectOAuth({ provider: 'ex\udfffample' }),
+      ]) {
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(RequestValidationError);
+        expect(error).toMatchObject({ exitCode: ExitCode.usage });
+        expect((error as Error).message).toMatch(/lone surrogate/);
+      }
+      // A well-formed astral character (a surrogate pair) is fine: it is sent, percent-encoded.
+      await client.getFace({ face_id: 'ada-\u{1F600}' }).catch(() => undefined);
+      expect(server.requests.map((r) => r.url)).toEqual(['/v1/faces/ada-%F0%9F%98%80']);
+    } finally {
+      await client.close();
+      await server.close();
     }
   });
 });
