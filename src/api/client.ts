@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { AuthError, CancelError, ResponseError, UsageError } from '../errors.js';
@@ -70,9 +71,14 @@ export function createApiClient(
     resolvedKey = key;
     return key;
   };
+  // One signal, or both combined. Combining costs a new AbortSignal per request, so it is done only
+  // when there are two different ones (the CLI passes its own signal again, per call).
+  const never = new AbortController().signal;
+  // Each request in flight listens on it: a batch has more than the default ten.
+  setMaxListeners(0, never);
   const signalFor = (signal?: AbortSignal) => {
-    const signals = [options.signal, signal].filter((s): s is AbortSignal => s !== undefined);
-    return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
+    if (signal === undefined || signal === options.signal) return options.signal ?? never;
+    return options.signal === undefined ? signal : AbortSignal.any([options.signal, signal]);
   };
 
   return {

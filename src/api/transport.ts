@@ -145,8 +145,12 @@ export class Transport {
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
     const started = performance.now();
     const url = `${this.origin}${exchange.path}`;
-    this.trace(`> ${exchange.method} ${url}${attempt > 0 ? ` (retry ${attempt})` : ''}`);
-    for (const [name, value] of Object.entries(exchange.headers)) this.trace(`> ${name}: ${this.redact(name, value)}`);
+    // The trace lines are built only under --debug: a bulk submit sends thousands of requests.
+    if (this.options.debug) {
+      this.trace(`> ${exchange.method} ${url}${attempt > 0 ? ` (retry ${attempt})` : ''}`);
+      for (const [name, value] of Object.entries(exchange.headers))
+        this.trace(`> ${name}: ${this.redact(name, value)}`);
+    }
     const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
     const response = await request.call(await this.dispatcher, {
       origin: this.origin,
@@ -156,8 +160,10 @@ export class Transport {
       ...(body === undefined ? {} : { body: body as Dispatcher.DispatchOptions['body'] }),
       signal: exchange.signal,
     });
-    this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
-    for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);
+    if (this.options.debug) {
+      this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
+      for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);
+    }
     const retryAfterSeconds = parseRetryAfter(response.headers['retry-after']);
     const common = {
       status: response.statusCode,

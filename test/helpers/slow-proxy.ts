@@ -6,8 +6,14 @@ import type { FaultServer } from './fault-server.js';
  * interrupted in that window has had its request applied without seeing the answer: the case that
  * idempotency keys and --resume exist for.
  */
-export function slowProxy(server: FaultServer, target: string, delayMs: number): { answered(): number } {
+export function slowProxy(
+  server: FaultServer,
+  target: string,
+  delayMs: number,
+): { answered(): number; held(): number } {
   let answered = 0;
+  /** Answers the service gave that are not passed on yet: requests applied, their client not told. */
+  let held = 0;
   server.handle(async (req, res) => {
     const headers: Record<string, string> = {};
     for (const name of ['authorization', 'content-type', 'idempotency-key', 'accept']) {
@@ -20,7 +26,9 @@ export function slowProxy(server: FaultServer, target: string, delayMs: number):
       ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
     });
     const text = await upstream.text();
+    held++;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
+    held--;
     if (res.destroyed) return;
     res.writeHead(upstream.status, {
       'content-type': upstream.headers.get('content-type') ?? 'application/json',
@@ -29,5 +37,5 @@ export function slowProxy(server: FaultServer, target: string, delayMs: number):
     res.end(text);
     answered++;
   });
-  return { answered: () => answered };
+  return { answered: () => answered, held: () => held };
 }

@@ -60,10 +60,7 @@ describe('resumable batches', () => {
       const answeredBefore = proxy.answered();
       const run = start(['docs', 'submit', '--file', batch, '--concurrency', '4', '--json', ...extra], env);
       // Killed with answers received and requests applied by the service but not yet answered.
-      await until(
-        () => proxy.answered() - answeredBefore >= stopAt / 2 && stored(service, 'kill9-').length > proxy.answered(),
-        'a request in flight',
-      );
+      await until(() => proxy.answered() - answeredBefore >= stopAt / 2 && proxy.held() > 0, 'a request in flight');
       run.child.kill('SIGKILL');
       const { signal } = await run.exit;
       expect(signal).toBe('SIGKILL');

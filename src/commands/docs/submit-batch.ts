@@ -168,20 +168,21 @@ async function sendLines(
   let fatal: unknown;
   const progress = startProgress(ctx, total);
 
+  const results = batchedLines(ctx);
   const report = (result: LineResult, exitCode?: ExitCodeValue) => {
     if (result.ok) {
       summary.submitted++;
       if (result.resumed) summary.earlier++;
       summary.tokens += result.token_count;
-      if (ctx.out.json) ctx.out.line(result);
+      if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
       else if (onTerminal) forTable.push(result);
-      else ctx.out.text(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
+      else results.add(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
     } else {
       summary.failed++;
       const code = exitCode ?? ExitCode.error;
       if (failures.listed.length < MAX_LISTED) failures.listed.push(result);
       if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
-      if (ctx.out.json) ctx.out.line(result);
+      if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
       else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
     }
     progress.update(summary.submitted + summary.failed, summary.failed);
@@ -259,6 +260,7 @@ async function sendLines(
   try {
     await Promise.all(Array.from({ length: input.concurrency }, worker));
   } finally {
+    results.flush();
     progress.stop();
   }
 
@@ -298,6 +300,32 @@ async function sendLines(
   }
   if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError, source);
   return summary;
+}
+
+/**
+ * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
+ * one per document (each write is a system call; at thousands of documents a second they were a tenth
+ * of the CLI's time). The lines keep their order; flush() writes what is left when the batch ends.
+ */
+function batchedLines(ctx: Context): { add(line: string): void; flush(): void } {
+  let pending = '';
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    ctx.out.text(text);
+  };
+  return {
+    add(line) {
+      pending += line;
+      if (pending.length >= 32 * 1024) flush();
+      else timer ??= setTimeout(flush, 50);
+    },
+    flush,
+  };
 }
 
 function startProgress(
