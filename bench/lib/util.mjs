@@ -11,8 +11,12 @@ export const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-/** Runs a command to completion; stdin from a file or ignored, stdout to /dev/null unless captured. */
-export async function run(cmd, args, { env, stdinFile, capture = false } = {}) {
+/**
+ * Runs a command to completion; stdin from a file or ignored, stdout to /dev/null unless captured.
+ * With `cpu`, also the CPU time it used (user + system, seconds), sampled from /proc every 10 ms until
+ * it exits (so the last few milliseconds are missed); null where there is no /proc.
+ */
+export async function run(cmd, args, { env, stdinFile, capture = false, cpu = false } = {}) {
   const stdin = stdinFile ? openSync(stdinFile, 'r') : 'ignore';
   const started = performance.now();
   const child = spawn(cmd, args, { env, stdio: [stdin, capture ? 'pipe' : 'ignore', 'pipe'] });
@@ -21,8 +25,30 @@ export async function run(cmd, args, { env, stdinFile, capture = false } = {}) {
   // Decoded as a stream: a character cut between two chunks stays whole.
   if (capture) child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
   child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+  let cpuSeconds = null;
+  const timer = cpu
+    ? setInterval(() => {
+        const seconds = processCpuSeconds(child.pid);
+        if (seconds !== null) cpuSeconds = seconds;
+      }, 10)
+    : undefined;
   const [code] = await once(child, 'close');
-  return { code, ms: performance.now() - started, stdout, stderr };
+  clearInterval(timer);
+  return { code, ms: performance.now() - started, stdout, stderr, cpuSeconds };
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/** User + system CPU seconds a running process has used so far (Linux /proc), or null. */
+export function processCpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces) start at ") ".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
 }
 
 /** /usr/bin/time if present (installed with apt-get when missing and we may); else null. */
