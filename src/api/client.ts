@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { AuthError, CancelError, ResponseError, UsageError } from '../errors.js';
@@ -71,14 +70,13 @@ export function createApiClient(
     resolvedKey = key;
     return key;
   };
-  // One signal, or both combined. Combining costs a new AbortSignal per request, so it is done only
-  // when there are two different ones (the CLI passes its own signal again, per call).
-  const never = new AbortController().signal;
-  // Each request in flight listens on it: a batch has more than the default ten.
-  setMaxListeners(0, never);
+  // A signal of its own per request, following the client's and the call's. Not the long-lived signal
+  // itself, even when it is the only one: undici keeps its abort listener on the signal it is given
+  // until the response is consumed, and a bulk batch on one shared signal was measured at 15-30 MiB
+  // more peak RSS (Node 24, a 256 MiB batch) for 1 ms of CPU saved per 100 requests.
   const signalFor = (signal?: AbortSignal) => {
-    if (signal === undefined || signal === options.signal) return options.signal ?? never;
-    return options.signal === undefined ? signal : AbortSignal.any([options.signal, signal]);
+    const signals = [options.signal, signal].filter((s): s is AbortSignal => s !== undefined);
+    return signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
   };
 
   return {

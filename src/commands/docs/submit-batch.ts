@@ -304,8 +304,8 @@ async function sendLines(
 
 /**
  * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
- * one per document (each write is a system call; at thousands of documents a second they were a tenth
- * of the CLI's time). The lines keep their order; flush() writes what is left when the batch ends.
+ * one per document (to a file or a pipe, each write is a system call, and a batch answers thousands of
+ * documents a second). The lines keep their order; flush() writes what is left when the batch ends.
  */
 function batchedLines(ctx: Context): { add(line: string): void; flush(): void } {
   let pending = '';
