@@ -29,7 +29,17 @@ export interface TransportOptions {
   debug?: (line: string) => void;
   /** Strings that must never appear in a trace (the key). */
   secrets?: () => string[];
+  /**
+   * The client's own signal (Ctrl-C). A request that carries only this signal is not handed it one by
+   * one: when it aborts, the dispatcher is destroyed, which ends every request in flight at once. A
+   * bulk batch sends thousands of requests, and a listener per request on one long-lived signal costs
+   * CPU and keeps each request's state alive until its answer is consumed.
+   */
+  signal?: AbortSignal;
 }
+
+/** The signal of a request no one can abort (the client was given none and the call none). */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 export interface Exchange {
   method: string;
@@ -69,6 +79,7 @@ export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
   private readonly dispatcher: Promise<Dispatcher>;
   private readonly origin: string;
+  private destroyed = false;
 
   constructor(private readonly options: TransportOptions) {
     const seconds = Number(options.env.FACECTL_HTTP_TIMEOUT);
@@ -79,6 +90,16 @@ export class Transport {
       bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
     };
     this.origin = options.baseUrl.origin;
+    options.signal?.addEventListener(
+      'abort',
+      () => {
+        this.destroyed = true;
+        this.dispatcher
+          .then((dispatcher) => dispatcher.destroy(abortReason(options.signal as AbortSignal)))
+          .catch(() => undefined);
+      },
+      { once: true },
+    );
     const common = {
       connect: { timeout: this.limits.connectMs },
       headersTimeout: this.limits.headersMs,
@@ -109,6 +130,8 @@ export class Transport {
     // A bare stream can be read once: such a request is never repeated.
     const canRepeat = isResendable(exchange.body);
     for (let attempt = 0; ; attempt++) {
+      // The client's own signal is not handed to undici (see TransportOptions.signal): checked here.
+      if (exchange.signal.aborted) throw abortReason(exchange.signal);
       let result: ExchangeResult;
       try {
         result = await this.once(exchange, attempt);
@@ -133,6 +156,8 @@ export class Transport {
   }
 
   async close(): Promise<void> {
+    // Destroyed when the client's signal aborted: nothing is left to close.
+    if (this.destroyed) return;
     await (await this.dispatcher).close();
   }
 
@@ -158,7 +183,10 @@ export class Transport {
       method: exchange.method as Dispatcher.HttpMethod,
       headers: exchange.headers,
       ...(body === undefined ? {} : { body: body as Dispatcher.DispatchOptions['body'] }),
-      signal: exchange.signal,
+      // Only a signal of the call's own: the client's is handled for every request at once (above).
+      ...(exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
+        ? {}
+        : { signal: exchange.signal }),
     });
     if (this.options.debug) {
       this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);

@@ -3,7 +3,15 @@ import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
 import { routes } from '../../src/contract/index.js';
-import { ApiError, AuthError, ExitCode, NetworkError, ResponseError, UsageError } from '../../src/errors.js';
+import {
+  ApiError,
+  AuthError,
+  CancelError,
+  ExitCode,
+  NetworkError,
+  ResponseError,
+  UsageError,
+} from '../../src/errors.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 
 const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
@@ -286,6 +294,41 @@ describe('response side', () => {
     expect(error.message).toBe(`cannot reach ${url}: connection refused`);
     expect((error as NetworkError).hint).toContain('facectl serve');
     server = await startFaultServer();
+  });
+});
+
+describe('cancelling (the client signal: Ctrl-C)', () => {
+  it('ends a request in flight, exit 130, and sends nothing after it', async () => {
+    // The server takes the first request and never answers it.
+    server.handle(() => new Promise<void>(() => undefined));
+    const controller = new AbortController();
+    const api = client({ signal: controller.signal });
+    const pending = failure(api.call(routes.getFace, { params: { face_id: 'ada-lovelace' } }));
+    for (let i = 0; i < 200 && server.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(server.requests).toHaveLength(1);
+    controller.abort();
+    const error = await pending;
+    expect(error).toBeInstanceOf(CancelError);
+    expect(error).toMatchObject({ exitCode: ExitCode.interrupted });
+    const after = await failure(api.call(routes.getFace, { params: { face_id: 'ada-lovelace' } }));
+    expect(after).toBeInstanceOf(CancelError);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a call's own signal ends that call only; the client goes on", async () => {
+    server.handle((req, res) => {
+      if (req.url.endsWith('/slow')) return new Promise<void>(() => undefined);
+      json(res, 200, face);
+    });
+    const api = client({ signal: new AbortController().signal });
+    const mine = new AbortController();
+    const slow = failure(api.call(routes.getFace, { params: { face_id: 'slow' } }, { signal: mine.signal }));
+    for (let i = 0; i < 200 && server.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    mine.abort();
+    expect(await slow).toBeInstanceOf(CancelError);
+    await expect(api.call(routes.getFace, { params: { face_id: 'ada-lovelace' } })).resolves.toMatchObject({
+      uid: 'face_1',
+    });
   });
 });
 

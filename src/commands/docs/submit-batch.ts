@@ -192,7 +192,10 @@ async function sendLines(
   // The next line, or done at Ctrl-C. Not Promise.race with one long-lived "interrupted" promise: every
   // race would leave a reaction on it holding that race's result (a whole document), so memory grew
   // with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the abort listener goes with the line.
-  const nextLine = () =>
+  // A file's next line is never long in coming: only standard input, which may sit idle, needs the race
+  // (and the listener it costs per line).
+  const nextLine = () => (source.reopenable ? iterator.next() : nextLineOrAbort());
+  const nextLineOrAbort = () =>
     new Promise<IteratorResult<NdjsonLine>>((resolve, reject) => {
       const onAbort = () => resolve({ done: true, value: undefined });
       if (ctx.signal.aborted) return onAbort();
