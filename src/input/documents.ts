@@ -70,6 +70,11 @@ export interface NdjsonLine {
   /** The document to send, or why the line cannot be sent. */
   document?: DocumentBody;
   error?: string;
+  /**
+   * With `checked` false: the line's object completed from the flags, as a second, checked pass over
+   * the same line yields it (same fields, same order), so the two can stand for each other.
+   */
+  filled?: DocumentBody;
 }
 
 /**
@@ -102,8 +107,13 @@ export async function* readNdjsonDocuments(
       };
       continue;
     }
-    const result = checked ? fillDefaults(parsed.value, defaults) : validateDocument(parsed.value, defaults);
-    yield typeof result === 'string' ? { line: number, error: result } : { line: number, document: result };
+    const filled = fillDefaults(parsed.value, defaults);
+    if (checked) {
+      yield { line: number, document: filled };
+      continue;
+    }
+    const result = validateFilled(filled);
+    yield typeof result === 'string' ? { line: number, error: result } : { line: number, document: result, filled };
   }
 }
 
@@ -119,7 +129,11 @@ function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefault
 
 /** Fills missing fields from the flags and checks the result against the request contract. */
 export function validateDocument(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody | string {
-  const merged = fillDefaults(object, defaults);
+  return validateFilled(fillDefaults(object, defaults));
+}
+
+/** Checks a document already completed from the flags against the request contract. */
+function validateFilled(merged: DocumentBody): DocumentBody | string {
   const parsed = documentCreateRequest.safeParse(merged);
   if (parsed.success) {
     const body: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };

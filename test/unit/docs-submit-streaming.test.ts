@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,6 +194,21 @@ describe('docs submit: an NDJSON batch', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(results.map((r) => r.line).sort((a, b) => a - b)).toEqual(docs.map((_, i) => i + 1));
+    expect(storedBatch().map((d) => ({ alias: d.alias, label: d.label, content: d.content }))).toEqual(docs);
+  });
+
+  it('from a file too large to keep between the passes (over 16 MiB): read twice, each document sent once', async () => {
+    for (const d of storedBatch()) service.store.del('documents', d.id);
+    const path = join(dir, 'batch-large.ndjson');
+    // Small documents, each line padded with spaces after its JSON value, so the file is large.
+    const padding = ' '.repeat(60 * 1024);
+    writeFileSync(path, `${docs.map((d) => `${JSON.stringify(d)}${padding}`).join('\n')}\n`);
+    expect(statSync(path).size).toBeGreaterThan(16 * 1024 * 1024);
+    const before = requestCount(service);
+    const res = await runCommand(service, ['docs', 'submit', '--concurrency', '16', '--json', '--file', path]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(requestCount(service) - before).toBe(docs.length);
+    expect(res.stdout.trim().split('\n')).toHaveLength(docs.length);
     expect(storedBatch().map((d) => ({ alias: d.alias, label: d.label, content: d.content }))).toEqual(docs);
   });
 });

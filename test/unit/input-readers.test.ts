@@ -237,6 +237,27 @@ describe('docs submit input kinds', () => {
       [8, { alias: 'ada', content: 'seven', label: 'own' }],
     ]);
   });
+
+  it("a checking pass's completed lines are what a second, checked pass yields, byte for byte", async () => {
+    // docs submit keeps a small file's lines from its first pass instead of reading it again: the
+    // body it sends and hashes (the Idempotency-Key, the resume record) must not depend on which.
+    const text = [
+      '{"label": "b", "content": "x \\"q\\" ✓", "alias": "ada-two"}',
+      '{"content": "defaults"}',
+      '{"perspective": null, "content": "null perspective", "alias": "ada-three"}',
+      '{"content": "first", "perspective": "first-person", "label": "own"}',
+      '',
+      '{"alias": "ada", "content": "🎉 naïve 日本", "label": "l", "perspective": "third-person"}',
+    ].join('\n');
+    const defaults = { alias: 'ada', label: 'default' };
+    const first = await collect(readNdjsonDocuments(chunks(text), 'batch.ndjson', defaults));
+    const second = await collect(readNdjsonDocuments(chunks(text), 'batch.ndjson', defaults, true));
+    expect(first.every((l) => l.error === undefined && l.filled !== undefined)).toBe(true);
+    expect(first.map((l) => [l.line, JSON.stringify(l.filled)])).toEqual(
+      second.map((l) => [l.line, JSON.stringify(l.document)]),
+    );
+    expect(first).toHaveLength(5);
+  });
 });
 
 describe('message lists (case 9)', () => {

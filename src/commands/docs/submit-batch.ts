@@ -78,8 +78,11 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   let total: number | undefined;
   let lines: AsyncIterable<NdjsonLine>;
   if (source.reopenable) {
-    total = await checkEveryLine(input);
-    lines = readNdjsonDocuments(source.open(), source.name, defaults, !input.continueOnError);
+    const checked = await checkEveryLine(input);
+    total = checked.count;
+    lines = checked.kept
+      ? fromMemory(checked.kept)
+      : readNdjsonDocuments(source.open(), source.name, defaults, !input.continueOnError);
   } else {
     lines = readNdjsonDocuments(input.chunks, source.name, defaults);
   }
@@ -123,16 +126,32 @@ function resumeHint(source: InputSource, first = ''): string {
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
-/** First pass over a file: every line checked, nothing sent. Returns the number of documents. */
-async function checkEveryLine(input: BatchInput): Promise<number> {
+/**
+ * A file up to this size is kept in memory between the two passes (its lines as the second pass would
+ * read them), so it is read and parsed once; a larger one is read again, and memory stays flat.
+ */
+const KEEP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * First pass over a file: every line checked, nothing sent. Returns the number of documents, and for a
+ * small file its lines, ready to send.
+ */
+async function checkEveryLine(input: BatchInput): Promise<{ count: number; kept?: NdjsonLine[] }> {
   const { source } = input;
   let count = 0;
   const problems: string[] = [];
   let bad = 0;
+  const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
   for await (const line of readNdjsonDocuments(input.chunks, source.name, input.defaults)) {
     count++;
-    if (line.error === undefined) continue;
+    if (line.error === undefined) {
+      // As the second pass would yield it: checked again with --continue-on-error (so as validated),
+      // else only completed from the flags.
+      kept?.push({ line: line.line, document: input.continueOnError ? line.document : line.filled });
+      continue;
+    }
     bad++;
+    kept?.push({ line: line.line, error: line.error });
     if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
   }
   if (count === 0) throw new UsageError(`${source.name} holds no documents (only blank lines)`);
@@ -147,7 +166,16 @@ async function checkEveryLine(input: BatchInput): Promise<number> {
       hint: 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
     });
   }
-  return count;
+  return kept ? { count, kept } : { count };
+}
+
+async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
+  // Each line is let go once it is taken, so the memory is returned as the batch goes.
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as NdjsonLine;
+    lines[i] = undefined as unknown as NdjsonLine;
+    yield line;
+  }
 }
 
 async function sendLines(
