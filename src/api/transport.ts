@@ -79,7 +79,8 @@ export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
   private readonly dispatcher: Promise<Dispatcher>;
   private readonly origin: string;
-  private destroyed = false;
+  private ended = false;
+  private readonly onAbort: () => void;
 
   constructor(private readonly options: TransportOptions) {
     const seconds = Number(options.env.FACECTL_HTTP_TIMEOUT);
@@ -90,16 +91,13 @@ export class Transport {
       bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
     };
     this.origin = options.baseUrl.origin;
-    options.signal?.addEventListener(
-      'abort',
-      () => {
-        this.destroyed = true;
-        this.dispatcher
-          .then((dispatcher) => dispatcher.destroy(abortReason(options.signal as AbortSignal)))
-          .catch(() => undefined);
-      },
-      { once: true },
-    );
+    this.onAbort = () => {
+      this.ended = true;
+      this.dispatcher
+        .then((dispatcher) => dispatcher.destroy(abortReason(options.signal as AbortSignal)))
+        .catch(() => undefined);
+    };
+    options.signal?.addEventListener('abort', this.onAbort, { once: true });
     const common = {
       connect: { timeout: this.limits.connectMs },
       headersTimeout: this.limits.headersMs,
@@ -156,8 +154,11 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    // Destroyed when the client's signal aborted: nothing is left to close.
-    if (this.destroyed) return;
+    // A signal that outlives the client must not keep it alive.
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    // Destroyed when the client's signal aborted, or closed already: nothing is left to close.
+    if (this.ended) return;
+    this.ended = true;
     await (await this.dispatcher).close();
   }
 

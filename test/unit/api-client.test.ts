@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -313,6 +314,14 @@ describe('cancelling (the client signal: Ctrl-C)', () => {
     const after = await failure(api.call(routes.getFace, { params: { face_id: 'ada-lovelace' } }));
     expect(after).toBeInstanceOf(CancelError);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('a closed client leaves nothing on a signal that outlives it', async () => {
+    const controller = new AbortController();
+    const api = client({ signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    await api.close();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it("a call's own signal ends that call only; the client goes on", async () => {
