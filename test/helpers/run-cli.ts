@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeTempDir } from './temp.js';
 
 /**
  * Runs the built bin (`node bin/facectl.js`; build first with `node scripts/build.mjs --no-types`) as a
@@ -33,7 +33,7 @@ export interface RunCliResult {
 }
 
 export function makeConfigDir(): string {
-  return mkdtempSync(join(tmpdir(), 'facectl-cfg-'));
+  return makeTempDir('facectl-cfg-');
 }
 
 export function runCli(args: string[], options: RunCliOptions = {}): Promise<RunCliResult> {

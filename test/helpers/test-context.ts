@@ -1,6 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
@@ -10,6 +8,7 @@ import { type ConfigData, createMemoryConfigStore } from '../../src/config/profi
 import type { Clock, ConfigStore, GlobalOptions, Prompter } from '../../src/context.js';
 import { CancelError } from '../../src/errors.js';
 import { assembleContext, type ClosableContext } from '../../src/process-context.js';
+import { makeTempDir } from './temp.js';
 
 /**
  * A Context for tests: buffer streams (optionally flagged as terminals), a scripted prompter that fails
@@ -23,7 +22,7 @@ let stateRootDir: string | undefined;
 let contexts = 0;
 /** One temporary directory per test process; each context gets a subdirectory of it (made on first use). */
 function stateRoot(): string {
-  stateRootDir ??= mkdtempSync(join(tmpdir(), 'facectl-state-'));
+  stateRootDir ??= makeTempDir('facectl-state-');
   return stateRootDir;
 }
 

@@ -1,6 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/main.js';
 import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
@@ -8,6 +7,7 @@ import { BIN, makeConfigDir, ROOT, type RunCliOptions, type RunCliResult, runCli
 import { ensureBuilt } from '../helpers/serve-process.js';
 import type { TestService } from '../helpers/service.js';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/test-context.js';
+import { makeTempDir } from '../helpers/temp.js';
 
 /**
  * Shared by the reliability catalogue's tests: the built bin pointed at a request-counting fault
@@ -21,7 +21,7 @@ export { ensureBuilt, startFaultServer };
 export type { FaultServer };
 
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'facectl-rel-'));
+  return makeTempDir('facectl-rel-');
 }
 
 export function tempFile(name: string, content: string | Buffer): string {

@@ -1,11 +1,11 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bodyHash, openBatchJournal } from '../../src/commands/docs/batch-journal.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
+import { makeTempDir } from '../helpers/temp.js';
 
-const fresh = () => mkdtempSync(join(tmpdir(), 'facectl-journal-'));
+const fresh = () => makeTempDir('facectl-journal-');
 const open = (dir: string, mode: 'new' | 'resume' | 'restart' = 'new', identity = 'file:/data/batch.ndjson') =>
   openBatchJournal({ dir, identity, sourceName: 'batch.ndjson', mode });
 

@@ -1,0 +1,27 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+
+/**
+ * Temporary directories for a test file, removed when the file's tests are done. Each test file loads
+ * its own copy of this module, so the hook belongs to that file; it is registered first, so it runs
+ * after the file's own afterAll hooks (which stop the processes that used the directories).
+ */
+const made: string[] = [];
+
+afterAll(() => {
+  for (const dir of made.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left for the system's temporary-file cleanup
+    }
+  }
+});
+
+export function makeTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
