@@ -28,6 +28,14 @@ const shakeableZod = {
   },
 };
 
+/** Resolves each listed `request` made by a module matching its `importer`; other requires are left alone. */
+function onRequires(b, list, resolve) {
+  for (const { importer, request } of list) {
+    const filter = new RegExp(`^${request.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+    b.onResolve({ filter }, (args) => (importer.test(args.importer) ? resolve(request, args) : undefined));
+  }
+}
+
 /**
  * Two requires made at load time for features facectl never uses become lazy: the module is required
  * the first time it is actually used, so each start saves what loading it costs.
@@ -43,18 +51,14 @@ const LAZY_REQUIRES = [
 const lazyRequires = {
   name: 'lazy-requires',
   setup(b) {
-    for (const { importer, request } of LAZY_REQUIRES) {
-      const filter = new RegExp(`^${request.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
-      b.onResolve({ filter }, (args) => {
-        if (!importer.test(args.importer)) return undefined;
-        // A file by its path from the root (resolveDir below), so no absolute path lands in dist/.
-        const file = () =>
-          relative(root, join(dirname(args.importer), request))
-            .split(sep)
-            .join('/');
-        return { path: request.startsWith('.') ? `./${file()}` : request, namespace: 'lazy-require' };
-      });
-    }
+    onRequires(b, LAZY_REQUIRES, (request, args) => {
+      // A file by its path from the root (resolveDir below), so no absolute path lands in dist/.
+      const file = () =>
+        relative(root, join(dirname(args.importer), request))
+          .split(sep)
+          .join('/');
+      return { path: request.startsWith('.') ? `./${file()}` : request, namespace: 'lazy-require' };
+    });
     // A stand-in that requires the real module on first use: called (a function export) or read from.
     b.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => ({
       contents: `let loaded;
@@ -83,17 +87,13 @@ const RUNTIME_REQUIRES = [
 const runtimeRequires = {
   name: 'runtime-requires',
   setup(b) {
-    for (const { importer, request } of RUNTIME_REQUIRES) {
-      const filter = new RegExp(`^${request.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
-      b.onResolve({ filter }, (args) => {
-        if (!importer.test(args.importer)) return undefined;
-        // By package name, so the require resolves from dist/ through node_modules as any dependency does.
-        const path = relative(join(root, 'node_modules'), join(dirname(args.importer), request))
-          .split(sep)
-          .join('/');
-        return { path, external: true };
-      });
-    }
+    onRequires(b, RUNTIME_REQUIRES, (request, args) => {
+      // By package name, so the require resolves from dist/ through node_modules as any dependency does.
+      const path = relative(join(root, 'node_modules'), join(dirname(args.importer), request))
+        .split(sep)
+        .join('/');
+      return { path, external: true };
+    });
   },
 };
 const withTypes = !process.argv.includes('--no-types');
