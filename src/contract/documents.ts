@@ -7,11 +7,13 @@ import { defineRoute } from './route.js';
  * Body of POST /v1/compile/documents. The spec does not say which fields are required; the local
  * service requires alias, label and a non-empty content, and defaults perspective to third-person.
  */
+export const DEFAULT_PERSPECTIVE = 'third-person';
+
 export const documentCreateRequest = z.strictObject({
   alias,
   content: z.string().min(1, { error: 'must not be empty' }),
   label: z.string().min(1, { error: 'must not be empty' }).max(500),
-  perspective: perspective.default('third-person'),
+  perspective: perspective.default(DEFAULT_PERSPECTIVE),
 });
 export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
 

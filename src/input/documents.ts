@@ -1,5 +1,5 @@
 import { capYoungGeneration } from '../api/young-generation.js';
-import { type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
+import { DEFAULT_PERSPECTIVE, type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
 import { describeJsonValue, isPlainObject, parseJsonObject, tryParseJson } from './json.js';
@@ -67,25 +67,21 @@ export function textDocument(content: string, defaults: DocumentDefaults): Docum
 
 export interface NdjsonLine {
   line: number;
-  /** The document to send, or why the line cannot be sent. */
+  /** The document to send (checked against the contract), or why the line cannot be sent. */
   document?: DocumentBody;
   error?: string;
   /**
-   * With `checked` false: the line's object completed from the flags, as a second, checked pass over
-   * the same line yields it (same fields, same order), so the two can stand for each other.
+   * The line's object completed from the flags, its fields in the line's own order: what a batch
+   * journal of format 1 hashed (see batch-journal.ts). Set with `document`.
    */
   filled?: DocumentBody;
 }
 
-/**
- * Streams the documents of an NDJSON source; blank lines are skipped, bad lines carry their error.
- * `checked` skips the contract check for a second pass over lines a first pass already checked.
- */
+/** Streams the documents of an NDJSON source, each checked; blank lines are skipped, bad lines carry their error. */
 export async function* readNdjsonDocuments(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   defaults: DocumentDefaults,
-  checked = false,
 ): AsyncGenerator<NdjsonLine> {
   // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
   capYoungGeneration().catch(() => undefined);
@@ -108,13 +104,23 @@ export async function* readNdjsonDocuments(
       continue;
     }
     const filled = fillDefaults(parsed.value, defaults);
-    if (checked) {
-      yield { line: number, document: filled };
-      continue;
-    }
     const result = validateFilled(filled);
     yield typeof result === 'string' ? { line: number, error: result } : { line: number, document: result, filled };
   }
+}
+
+/**
+ * The request body a checked document is sent as, the same text the API client makes of it
+ * (JSON.stringify of the contract's output: its field order, perspective defaulted). A batch serializes
+ * each document once, and hashes and sends that text.
+ */
+export function documentRequestText(document: DocumentBody): string {
+  return JSON.stringify({
+    alias: document.alias,
+    content: document.content,
+    label: document.label,
+    perspective: document.perspective ?? DEFAULT_PERSPECTIVE,
+  });
 }
 
 function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody {

@@ -9,7 +9,10 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  *
  * One file per input (a file by its real path; standard input by the working directory), under the
  * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
- * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). Records are
+ * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). The header's
+ * `facectl_batch` names how bodies are hashed: 2, the request body's text as sent (bodyHash); 1, as
+ * earlier builds wrote it, the document as read (bodyHashV1). A resumed batch keeps its format, so its
+ * hashes and Idempotency-Keys match the earlier run's. Records are
  * appended as answers arrive, written together at most every 100 ms (a write per answer cost a tenth
  * of a bulk submit's time), so a kill -9 of facectl loses at most the records of the last 100 ms; the
  * file is synced to disk at most once a second and when the batch ends. A record lost either way only
@@ -43,6 +46,8 @@ export interface BatchJournal {
   readonly earlier: ReadonlyMap<number, JournalEntry>;
   /** Whether --resume found an earlier run to continue. */
   readonly resumed: boolean;
+  /** How this batch's records hash the bodies: bodyHash for 2, bodyHashV1 for 1. */
+  readonly format: JournalFormat;
   idempotencyKey(line: number, hash: string): string;
   record(entry: JournalEntry): void;
   /** Resolves when every record so far is written and synced to disk. */
@@ -53,8 +58,12 @@ export interface BatchJournal {
   close(): Promise<void>;
 }
 
+/** How the records of a journal hash the bodies (see the top of this file). */
+export type JournalFormat = 1 | 2;
+const FORMAT: JournalFormat = 2;
+
 interface Header {
-  facectl_batch: 1;
+  facectl_batch: JournalFormat;
   batch_id: string;
   source: string;
   created_at: string;
@@ -71,9 +80,17 @@ export interface OpenJournalOptions {
   now?: () => Date;
 }
 
-/** The hash of a document's body, as it is sent. */
-export function bodyHash(body: unknown): string {
-  return hash('sha256', JSON.stringify(body), 'hex').slice(0, 32);
+/** The hash of a request body, as it is sent (journal format 2). */
+export function bodyHash(text: string): string {
+  return hash('sha256', text, 'hex').slice(0, 32);
+}
+
+/**
+ * The hash journals of format 1 recorded: of the document as read, serialized in its own field order.
+ * Used only to resume such a batch.
+ */
+export function bodyHashV1(document: unknown): string {
+  return bodyHash(JSON.stringify(document));
 }
 
 export async function openBatchJournal(options: OpenJournalOptions): Promise<BatchJournal> {
@@ -120,7 +137,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
     } else {
       batchId = randomBytes(12).toString('base64url');
       const header: Header = {
-        facectl_batch: 1,
+        facectl_batch: FORMAT,
         batch_id: batchId,
         source: options.identity,
         created_at: (options.now?.() ?? new Date()).toISOString(),
@@ -178,6 +195,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
     path,
     earlier: resume ? existing.entries : new Map(),
     resumed: resume,
+    format: resume ? existing.header.facectl_batch : FORMAT,
     idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
     record(entry) {
       queued.push(`${JSON.stringify(entry)}\n`);
@@ -225,7 +243,9 @@ async function readJournal(path: string): Promise<ReadJournal | undefined> {
   }
   const lines = text.split('\n');
   const header = parse(lines[0]) as Partial<Header> | undefined;
-  if (header?.facectl_batch !== 1 || typeof header.batch_id !== 'string') return undefined;
+  if ((header?.facectl_batch !== 1 && header?.facectl_batch !== 2) || typeof header.batch_id !== 'string') {
+    return undefined;
+  }
   const entries = new Map<number, JournalEntry>();
   for (const line of lines.slice(1)) {
     const entry = parse(line) as Partial<JournalEntry> | undefined;

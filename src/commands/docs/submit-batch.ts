@@ -4,9 +4,14 @@ import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CancelError, CliError, ExitCode, type ExitCodeValue, UsageError } from '../../errors.js';
-import { type DocumentDefaults, type NdjsonLine, readNdjsonDocuments } from '../../input/documents.js';
+import {
+  type DocumentDefaults,
+  documentRequestText,
+  type NdjsonLine,
+  readNdjsonDocuments,
+} from '../../input/documents.js';
 import type { InputSource } from '../../input/source.js';
-import { type BatchJournal, bodyHash, type JournalMode, openBatchJournal } from './batch-journal.js';
+import { type BatchJournal, bodyHash, bodyHashV1, type JournalMode, openBatchJournal } from './batch-journal.js';
 import { batchedLines, printSummary, startProgress } from './batch-report.js';
 
 /**
@@ -14,7 +19,8 @@ import { batchedLines, printSummary, startProgress } from './batch-report.js';
  *
  * A file is read twice, streaming both times so memory stays flat whatever its size: the first pass
  * checks every line (and counts them for the progress bar), so a bad line means nothing is sent; the
- * second pass sends. Standard input cannot be read twice, so its lines are checked as they are sent and
+ * second pass sends, checking each line again (the file may have changed in between). A file of up to
+ * KEEP_BYTES is kept in memory from the first pass instead. Standard input cannot be read twice, so its lines are checked as they are sent and
  * the first bad line stops the batch (lines before it were already submitted). With
  * --continue-on-error, bad lines and refused documents are reported and the rest is still sent.
  *
@@ -81,9 +87,7 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   if (source.reopenable) {
     const checked = await checkEveryLine(input);
     total = checked.count;
-    lines = checked.kept
-      ? fromMemory(checked.kept)
-      : readNdjsonDocuments(source.open(), source.name, defaults, !input.continueOnError);
+    lines = checked.kept ? fromMemory(checked.kept) : readNdjsonDocuments(source.open(), source.name, defaults);
   } else {
     lines = readNdjsonDocuments(input.chunks, source.name, defaults);
   }
@@ -145,14 +149,9 @@ async function checkEveryLine(input: BatchInput): Promise<{ count: number; kept?
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
   for await (const line of readNdjsonDocuments(input.chunks, source.name, input.defaults)) {
     count++;
-    if (line.error === undefined) {
-      // As the second pass would yield it: checked again with --continue-on-error (so as validated),
-      // else only completed from the flags.
-      kept?.push({ line: line.line, document: input.continueOnError ? line.document : line.filled });
-      continue;
-    }
+    kept?.push(line);
+    if (line.error === undefined) continue;
     bad++;
-    kept?.push({ line: line.line, error: line.error });
     if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
   }
   if (count === 0) throw new UsageError(`${source.name} holds no documents (only blank lines)`);
@@ -264,7 +263,9 @@ async function sendLines(
         report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
         continue;
       }
-      const hash = bodyHash(line.document);
+      // Serialized once: the hash (in the journal and the Idempotency-Key) is of the very text sent.
+      const text = documentRequestText(line.document);
+      const hash = journal.format === 2 ? bodyHash(text) : bodyHashV1(v1Document(line, input));
       const earlier = journal.earlier.get(line.line);
       if (earlier !== undefined && earlier.hash === hash) {
         const { document_id, token_count } = earlier;
@@ -272,10 +273,11 @@ async function sendLines(
         continue;
       }
       try {
+        // Sent as checked by the reader (against the same contract the client would check it with).
         const document = await api.call(
           createDocument,
-          { body: line.document },
-          { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash) },
+          {},
+          { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: text },
         );
         const { document_id, token_count } = document;
         journal.record({ line: line.line, hash, document_id, token_count });
@@ -332,6 +334,14 @@ async function sendLines(
   }
   if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError, source);
   return summary;
+}
+
+/**
+ * The document a journal of format 1 hashed for a line: as read and completed from the flags when the
+ * file's lines were checked in a first pass, else as checked.
+ */
+function v1Document(line: NdjsonLine, input: BatchInput): unknown {
+  return input.source.reopenable && !input.continueOnError ? line.filled : line.document;
 }
 
 function batchError(failures: Failures, summary: BatchSummary, continued: boolean, source: InputSource): CliError {
