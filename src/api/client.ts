@@ -128,8 +128,7 @@ export function createApiClient(
         signal: signalFor(raw.signal),
         info,
       });
-      const text = result.body.toString('utf8');
-      const parsed = parseJsonLoosely(text, result.headers);
+      const parsed = parseJsonLoosely(result.text, result.headers);
       if (result.status >= 400) throw errorFromResponse(result.status, parsed, info, result.retryAfterSeconds);
       return { status: result.status, headers: result.headers, body: parsed };
     },
@@ -171,7 +170,7 @@ function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRo
 
 function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo): unknown {
   const where = `${route.method} ${route.path}`;
-  const text = result.body.toString('utf8');
+  const { text } = result;
   const contentType = String(result.headers['content-type'] ?? '(none)');
   if (result.status >= 400) {
     throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);

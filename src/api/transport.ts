@@ -58,13 +58,17 @@ export interface Exchange {
   largeStrings?: LargeStrings;
 }
 
+/** The body of an answer as undici gives it. */
+type ResponseBody = Dispatcher.ResponseData['body'];
+
 /** An answer parsed as it arrived: its value, or why it is not JSON and its first bytes. */
 export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: JsonStreamError; head: Buffer };
 
 export interface ExchangeResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
+  /** The answer's body as UTF-8 text (empty when it was parsed as a stream, see `json`). */
+  text: string;
   /** Seconds from Retry-After when the answer carried one. */
   retryAfterSeconds?: number;
   /** Set when the answer was parsed as a stream (Exchange.largeStrings). */
@@ -202,9 +206,9 @@ export class Transport {
     const ok = response.statusCode >= 200 && response.statusCode < 300;
     if (exchange.largeStrings && ok && /\bjson\b/i.test(String(response.headers['content-type'] ?? ''))) {
       const json = await this.readJson(response.body, exchange.info, exchange.largeStrings);
-      if (json !== undefined) return { ...common, body: Buffer.alloc(0), json };
+      if (json !== undefined) return { ...common, text: '', json };
     }
-    return { ...common, body: await this.readCapped(response.body, exchange.info) };
+    return { ...common, text: await this.readCapped(response.body, response.headers, exchange.info) };
   }
 
   /**
@@ -268,17 +272,30 @@ export class Transport {
     );
   }
 
-  /** Reads the body, aborting past the cap so a huge or endless answer cannot exhaust memory. */
-  private async readCapped(body: AsyncIterable<Buffer> & { destroy(error?: Error): void }, info: ExchangeInfo) {
+  /**
+   * Reads the body as text, so that a huge or endless answer cannot exhaust memory: one whose
+   * Content-Length is over the cap is refused before it is read; one within it is read whole by undici
+   * (which ends the body at that length); one of unknown length is counted as it comes and aborted
+   * past the cap.
+   */
+  private readCapped(body: ResponseBody, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > cap) throw this.tooLarge(body, info, cap);
-      chunks.push(chunk);
+    const declared = headers['content-length'];
+    if (typeof declared === 'string' && /^\d+$/.test(declared)) {
+      if (Number(declared) > cap) return Promise.reject(this.tooLarge(body, info, cap));
+      return body.text();
     }
-    return Buffer.concat(chunks, size);
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      body.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > cap) reject(this.tooLarge(body, info, cap));
+        else chunks.push(chunk);
+      });
+      body.on('error', reject);
+      body.on('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
+    });
   }
 
   private redact(name: string, value: string): string {

@@ -212,6 +212,30 @@ describe('service responses', () => {
     expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it('case 28: a declared Content-Length over the cap is refused before the body is read', async () => {
+    let sent = 0;
+    let closedEarly!: Promise<void>;
+    server.handle((_req, res) => {
+      const total = 64 * 1024 * 1024;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(total) });
+      closedEarly = new Promise((resolve) => res.on('close', () => resolve()));
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const pump = () => {
+        while (sent < total && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    const result = await runIn(server, GET_FACE, { apiOptions: { maxResponseBytes: 1024 * 1024, maxRetries: 0 } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('the response of GET /v1/faces/{face_id} is larger than 1 MiB; aborted');
+    await closedEarly;
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('case 29: a response missing an optional field, null in a nullable one, unknown extra fields -> rendered, exit 0', async () => {
     server.handle((_req, res) =>
       json(res, 200, {

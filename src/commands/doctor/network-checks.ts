@@ -58,7 +58,7 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
       reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
       clock: clockCheck(result.headers.date, received),
     };
-    if (apiKey) probe.key = keyCheck(result.status, result.body, info, received);
+    if (apiKey) probe.key = keyCheck(result.status, result.text, info, received);
     return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
@@ -92,12 +92,11 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
 
 function keyCheck(
   status: number,
-  body: Buffer,
+  text: string,
   info: { method: string; path: string; baseUrl: string },
   now: Date,
 ): Check {
   const name = 'key works';
-  const text = body.toString('utf8');
   let json: unknown = text;
   try {
     json = JSON.parse(text);
