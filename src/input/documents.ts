@@ -35,7 +35,11 @@ export async function detectDocumentFormat(
   sourceName: string,
 ): Promise<{ format: DocumentFormat; chunks: AsyncIterable<Buffer> }> {
   const peek = new PeekedChunks(chunks);
-  const first = await peek.find(0, isNonSpace);
+  let first = await peek.find(0, isNonSpace);
+  // A byte order mark (as some editors save UTF-8) is not the content: look past it.
+  if (first === 0 && (await peek.find(2, () => true)) === 2 && isByteOrderMark(peek)) {
+    first = await peek.find(3, isNonSpace);
+  }
   if (first === -1 || peek.byteAt(first) !== 0x7b) return { format: 'text', chunks: peek.replay() };
   const lineEnd = await peek.find(first, (b) => b === 0x0a);
   if (lineEnd === -1) return { format: 'json', chunks: peek.replay() };
@@ -165,6 +169,10 @@ function isJsonObject(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+function isByteOrderMark(peek: PeekedChunks): boolean {
+  return peek.byteAt(0) === 0xef && peek.byteAt(1) === 0xbb && peek.byteAt(2) === 0xbf;
 }
 
 function isNonSpace(b: number): boolean {

@@ -194,6 +194,14 @@ describe('docs submit input kinds', () => {
     expect((await detect('')).format).toBe('text');
   });
 
+  it('looks past a byte order mark at the start (as some editors save UTF-8)', async () => {
+    expect(await detect('\ufeff{"a":1}\n{"a":2}\n')).toEqual({ format: 'ndjson', bytes: '\ufeff{"a":1}\n{"a":2}\n' });
+    expect((await detect('\ufeff{"content": "x"}\n')).format).toBe('json');
+    // The mark in a chunk of its own, and a mark followed by text.
+    expect((await detect('\ufeff'.slice(0, 1), '{"a":1}\n{"a":2}')).format).toBe('ndjson');
+    expect((await detect('\ufeffHello')).format).toBe('text');
+  });
+
   it('a JSON document is completed from the flags; the JSON wins where both give a field', async () => {
     const doc = await readJsonDocument(chunks('{"content": "Hi", "label": "from json"}'), 'doc.json', {
       alias: 'ada-lovelace',
