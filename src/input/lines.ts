@@ -13,6 +13,8 @@ export interface SourceLine {
   number: number;
   /** The line without its terminator (`\n` or `\r\n`); empty when `error` is set. */
   text: string;
+  /** Its bytes (a view into the chunk read, not a copy); unset when `error` is set. */
+  bytes?: Buffer;
   /** Set when the line is not valid UTF-8: the line is reported, and the lines after it still read. */
   error?: UsageError;
 }
@@ -33,7 +35,7 @@ export async function* readLines(
     if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
     if (bytes.length > maxLineBytes) throw lineTooLong(sourceName, number, maxLineBytes);
     try {
-      return { number, text: decodeUtf8(bytes, sourceName, number) };
+      return { number, text: decodeUtf8(bytes, sourceName, number), bytes };
     } catch (error) {
       return { number, text: '', error: error as UsageError };
     }

@@ -145,6 +145,65 @@ describe('resumable batches', () => {
     expect(contents.sort()).toEqual([JSON.parse(lines[0] as string).content, 'edit 0, second version'].sort());
   });
 
+  it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
+    const lines = [
+      // Complete, in its own field order, spacing and escapes: sent byte for byte.
+      '{ "label": "sent-0", "content": "caf\\u00e9 \\"q\\" naïve 日本 🎉", "alias": "ada-resume" }',
+      '{"alias":"ada-resume","label":"sent-1","content":"with perspective","perspective":"first-person"}',
+      // Completed by --label, by --perspective, or with a null perspective: serialized.
+      '{"alias":"ada-resume","content":"label from the flag"}',
+      '{"label":"sent-3","content":"perspective from the flag","alias":"ada-resume"}',
+      '{"alias":"ada-resume","label":"sent-4","content":"null perspective","perspective":null}',
+    ];
+    const batch = tempFile('sent.ndjson', `\ufeff${lines[0]}\r\n${lines.slice(1).join('\n')}\n`);
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    slowProxy(server, service.baseUrl, 0);
+    const first = server.requests.length;
+    const res = await runCli(['docs', 'submit', '--file', batch, '--json', '--concurrency', '1', '--label', 'sent-2'], {
+      env,
+    });
+    // --label completes line 3 only (the others have labels); --perspective is tried in a second run.
+    expect(res.code, res.stderr).toBe(0);
+    const sent = server.requests.slice(first);
+    expect(sent).toHaveLength(5);
+    const bodies = sent.map((r) => r.body);
+    // The first line starts with a byte order mark, which JSON does not allow: serialized.
+    expect(bodies[0]).toBe(
+      '{"alias":"ada-resume","content":"café \\"q\\" naïve 日本 🎉","label":"sent-0","perspective":"third-person"}',
+    );
+    expect(bodies[1]).toBe(lines[1]);
+    expect(bodies[2]).toBe(
+      '{"alias":"ada-resume","content":"label from the flag","label":"sent-2","perspective":"third-person"}',
+    );
+    expect(bodies[3]).toBe(lines[3]);
+    expect(bodies[4]).toBe(
+      '{"alias":"ada-resume","content":"null perspective","label":"sent-4","perspective":"third-person"}',
+    );
+    for (const request of sent) {
+      const hash = createHash('sha256').update(request.body).digest('hex').slice(0, 16);
+      expect(request.headers['idempotency-key']).toMatch(new RegExp(`^facectl-batch-[\\w-]+-\\d+-${hash}$`));
+    }
+
+    const again = tempFile('sent-again.ndjson', `${lines[3]}\n${lines[1]}\n`);
+    const before = server.requests.length;
+    const res2 = await runCli(
+      ['docs', 'submit', '--file', again, '--json', '--concurrency', '1', '--perspective', 'first-person'],
+      {
+        env,
+      },
+    );
+    expect(res2.code, res2.stderr).toBe(0);
+    const [third, second] = server.requests.slice(before).map((r) => r.body);
+    expect(third).toBe(
+      '{"alias":"ada-resume","content":"perspective from the flag","label":"sent-3","perspective":"first-person"}',
+    );
+    expect(second).toBe(lines[1]);
+    expect(stored(service, 'sent-3').map((d) => d.content)).toEqual([
+      'perspective from the flag',
+      'perspective from the flag',
+    ]);
+  });
+
   it('a batch recorded by an earlier build (journal format 1) resumes: recorded lines kept, a lost answer replayed', async () => {
     // Format 1 hashed each line's object in its own field order; these lines are not in the contract's
     // order, so the two formats hash them differently and only a resume that keeps format 1 matches.

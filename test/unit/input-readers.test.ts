@@ -152,13 +152,15 @@ describe('the streaming line reader', () => {
         'x.ndjson',
       ),
     );
-    expect(lines).toEqual([
+    expect(lines.map(({ number, text }) => ({ number, text }))).toEqual([
       { number: 1, text: 'one' },
       { number: 2, text: 'two' },
       { number: 3, text: '' },
       { number: 4, text: 'thr☃ee' },
       { number: 5, text: 'four' },
     ]);
+    // Each line's bytes too, without the terminator (a batch may send them as they are).
+    expect(lines.map((l) => l.bytes?.toString('utf8'))).toEqual(['one', 'two', '', 'thr☃ee', 'four']);
   });
 
   it('reports a line that is not UTF-8 and keeps reading', async () => {

@@ -81,8 +81,8 @@ export interface OpenJournalOptions {
 }
 
 /** The hash of a request body, as it is sent (journal format 2). */
-export function bodyHash(text: string): string {
-  return hash('sha256', text, 'hex').slice(0, 32);
+export function bodyHash(body: string | Uint8Array): string {
+  return hash('sha256', body, 'hex').slice(0, 32);
 }
 
 /**

@@ -5,6 +5,8 @@ import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CancelError, CliError, ExitCode, type ExitCodeValue, UsageError } from '../../errors.js';
 import {
+  checkNdjsonLine,
+  type DocumentBody,
   type DocumentDefaults,
   documentRequestText,
   type NdjsonLine,
@@ -20,9 +22,13 @@ import { batchedLines, printSummary, startProgress } from './batch-report.js';
  * A file is read twice, streaming both times so memory stays flat whatever its size: the first pass
  * checks every line (and counts them for the progress bar), so a bad line means nothing is sent; the
  * second pass sends, checking each line again (the file may have changed in between). A file of up to
- * KEEP_BYTES is kept in memory from the first pass instead. Standard input cannot be read twice, so its lines are checked as they are sent and
- * the first bad line stops the batch (lines before it were already submitted). With
- * --continue-on-error, bad lines and refused documents are reported and the rest is still sent.
+ * KEEP_BYTES is kept in memory from the first pass instead. Standard input cannot be read twice, so its
+ * lines are checked as they are sent and the first bad line stops the batch (lines before it were
+ * already submitted). With --continue-on-error, bad lines and refused documents are reported and the
+ * rest is still sent.
+ *
+ * A checked line the flags complete nothing in is sent as it was read (its bytes are the request body);
+ * any other is serialized as the API client would (documentRequestText).
  *
  * Results are reported as lines finish (in completion order; `line` says which input line): NDJSON
  * under --json, tab-separated `line document_id token_count` when piped, a table at the end on a
@@ -149,7 +155,8 @@ async function checkEveryLine(input: BatchInput): Promise<{ count: number; kept?
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
   for await (const line of readNdjsonDocuments(input.chunks, source.name, input.defaults)) {
     count++;
-    kept?.push(line);
+    // A line sent as read needs only its bytes: the parsed document is let go.
+    kept?.push(line.bytes === undefined ? line : { line: line.line, bytes: line.bytes });
     if (line.error === undefined) continue;
     bad++;
     if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
@@ -253,8 +260,8 @@ async function sendLines(
       }
       if (next.done) return;
       const line = next.value;
-      if (line.document === undefined) {
-        const message = line.error ?? 'invalid line';
+      if (line.error !== undefined) {
+        const message = line.error;
         if (!input.continueOnError) {
           stopReason = new UsageError(`${source.name}: line ${line.line}: ${message}`, { code: 'invalid_input' });
           stopped = true;
@@ -263,9 +270,20 @@ async function sendLines(
         report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
         continue;
       }
-      // Serialized once: the hash (in the journal and the Idempotency-Key) is of the very text sent.
-      const text = documentRequestText(line.document);
-      const hash = journal.format === 2 ? bodyHash(text) : bodyHashV1(v1Document(line, input));
+      // The line as read, or else its document serialized once: the hash (in the journal and the
+      // Idempotency-Key) is of the very bytes sent. A batch begun by an earlier build (format 1) is
+      // sent as that build sent it, so that a line it left in flight is answered from its idempotency
+      // record.
+      let body: string | Buffer;
+      let hash: string;
+      if (journal.format === 2) {
+        body = line.bytes ?? documentRequestText(line.document as DocumentBody);
+        hash = bodyHash(body);
+      } else {
+        const checked = withDocument(line, input);
+        body = documentRequestText(checked.document as DocumentBody);
+        hash = bodyHashV1(input.source.reopenable && !input.continueOnError ? checked.filled : checked.document);
+      }
       const earlier = journal.earlier.get(line.line);
       if (earlier !== undefined && earlier.hash === hash) {
         const { document_id, token_count } = earlier;
@@ -277,7 +295,7 @@ async function sendLines(
         const document = await api.call(
           createDocument,
           {},
-          { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: text },
+          { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: body },
         );
         const { document_id, token_count } = document;
         journal.record({ line: line.line, hash, document_id, token_count });
@@ -336,12 +354,10 @@ async function sendLines(
   return summary;
 }
 
-/**
- * The document a journal of format 1 hashed for a line: as read and completed from the flags when the
- * file's lines were checked in a first pass, else as checked.
- */
-function v1Document(line: NdjsonLine, input: BatchInput): unknown {
-  return input.source.reopenable && !input.continueOnError ? line.filled : line.document;
+/** A line with its document, parsed again from its bytes if the first pass let it go. */
+function withDocument(line: NdjsonLine, input: BatchInput): NdjsonLine {
+  if (line.document !== undefined || line.bytes === undefined) return line;
+  return checkNdjsonLine(line.line, line.bytes.toString('utf8'), undefined, input.defaults);
 }
 
 function batchError(failures: Failures, summary: BatchSummary, continued: boolean, source: InputSource): CliError {
