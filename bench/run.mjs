@@ -6,7 +6,8 @@
 //          --readme: also put the tables of bench/results/node<major>.md into README.md.
 // Environment (defaults take a few minutes on 2 cores):
 //   BENCH_START_RUNS=15  runs of each start-up row (each side)
-//   BENCH_BULK_RUNS=7    runs of the bulk rows (each side, a fresh service per run)
+//   BENCH_BULK_RUNS=8    runs of the bulk rows (each side on a fresh service of its own; even, so each
+//                        side goes first equally often)
 //   BENCH_BULK_DOCS=5000 documents of ~2 KB in the bulk rows
 //   BENCH_BIG_MIB=50     size of the large single document
 //   BENCH_BATCH_MIB=1024 size of the large NDJSON batch (compared with BENCH_BATCH_SMALL_MIB=256)
@@ -35,7 +36,7 @@ const nodeFlag = argv.indexOf('--node');
 const NODE = (nodeFlag >= 0 ? argv[nodeFlag + 1] : undefined) ?? process.env.BENCH_NODE ?? process.execPath;
 const num = (name, dflt) => Number(process.env[name] ?? dflt);
 const START_RUNS = num('BENCH_START_RUNS', 15);
-const BULK_RUNS = num('BENCH_BULK_RUNS', 7);
+const BULK_RUNS = num('BENCH_BULK_RUNS', 8);
 const BULK_DOCS = num('BENCH_BULK_DOCS', 5000);
 const BIG_MIB = num('BENCH_BIG_MIB', 50);
 const BATCH_MIB = num('BENCH_BATCH_MIB', 1024);
@@ -147,14 +148,14 @@ async function apiRow() {
 }
 
 /**
- * docs submit of BULK_DOCS documents against the raw undici client (same bodies, same fresh service),
- * and the same client against facectl serve and against a bare node:http server (the service's cost).
+ * docs submit of BULK_DOCS documents against the raw undici client (same bodies, each on a fresh service
+ * warmed alike), and the same client against facectl serve and against a bare node:http server (the service's cost).
  */
 async function bulkRows() {
   const file = join(tmp, 'bulk.ndjson');
   await writeNdjson(file, BULK_DOCS, 2000, 'bench-face');
-  // Every server gets the same 1,000 documents first, unmeasured: otherwise whichever side runs first
-  // pays the server's warm-up (its code still being compiled), and one run's order decides its ratio.
+  // Every server gets the same 1,000 documents first, unmeasured, so no side pays the server's warm-up
+  // (its code still being compiled).
   const warmFile = join(tmp, 'warm.ndjson');
   await writeNdjson(warmFile, 1000, 2000, 'bench-face');
   const warm = async (server, key) => {
@@ -170,20 +171,29 @@ async function bulkRows() {
   // CPU seconds of the service and of the CLI during each docs submit.
   const cpuShare = [];
   for (let i = 0; i < BULK_RUNS; i++) {
-    const svc = await freshService();
-    try {
-      await warm(svc, svc.key);
-      const sides = [
-        async () => {
+    // Each side gets a fresh service of its own, warmed alike. Sharing one service put the second side
+    // on a service that had already taken a batch, and a service's first batch is the slower one:
+    // whichever side went first measured about 15% slower, so the order of each pair decided its ratio.
+    const sides = [
+      async () => {
+        const svc = await freshService();
+        try {
+          await warm(svc, svc.key);
           const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
           const out = JSON.parse(r.stdout);
           if (r.code !== 0 || out.failed > 0) throw new Error(`undici client failed: ${r.stdout}${r.stderr}`);
           raw.push(BULK_DOCS / (r.ms / 1000));
           log(`  run ${i + 1}: undici client ${fmt(BULK_DOCS / (r.ms / 1000), 0)} docs/s`);
-        },
-      ];
-      if (cliOk && want('bulk')) {
-        sides.push(async () => {
+        } finally {
+          await svc.stop();
+        }
+      },
+    ];
+    if (cliOk && want('bulk')) {
+      sides.push(async () => {
+        const svc = await freshService();
+        try {
+          await warm(svc, svc.key);
           const serviceBefore = processCpuSeconds(svc.child.pid);
           const r = await run(NODE, [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'], {
             env: svc.cliEnv,
@@ -196,12 +206,12 @@ async function bulkRows() {
           if (r.code === 0 && serviceBefore !== null && serviceAfter !== null && r.cpuSeconds) {
             cpuShare.push({ service: serviceAfter - serviceBefore, cli: r.cpuSeconds });
           }
-        });
-      }
-      for (const side of i % 2 === 0 ? sides : sides.reverse()) await side();
-    } finally {
-      await svc.stop();
+        } finally {
+          await svc.stop();
+        }
+      });
     }
+    for (const side of i % 2 === 0 ? sides : sides.reverse()) await side();
     if (want('service')) {
       // The same client against a bare server, and against fresh services in memory and with --data,
       // in a rotating order.
@@ -238,8 +248,8 @@ async function bulkRows() {
   if (want('bulk')) {
     if (!cliOk) notAvailable('bulk', subName, '>= 0.85x', 'docs submit does not exist yet');
     else {
-      // Each run puts both clients on the same fresh service, one after the other: the ratio of each
-      // pair cancels what the shared machine was doing at the time, and the row is their median.
+      // Each run times both clients one after the other, each on its own fresh service: the ratio of
+      // each pair cancels what the shared machine was doing at the time, and the row is their median.
       const ratio = median(cli.map((c, k) => c / raw[k]));
       const pairs = cli.map((c, k) => fmt(c / raw[k], 2)).join(' ');
       row('bulk', subName, {
