@@ -98,6 +98,21 @@ describe('auth and config, as a script would use them', () => {
     expect(result.stderr).toContain(`warning: configuration file ${file} had mode 0644; changed it to 0600`);
     expect(mode(file)).toBe(0o600);
   });
+
+  it('doctor on a config file left 0644 makes it 0600 and says so once, in its checks', async () => {
+    const configDir = makeConfigDir();
+    const file = join(configDir, 'config.json');
+    writeFileSync(file, JSON.stringify({ profiles: { default: { base_url: serve.baseUrl } } }), { mode: 0o644 });
+    // No key: doctor reads the stored profile too, which would fix (and warn about) the mode again.
+    const result = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: configDir } });
+    const checks = JSON.parse(result.stdout).checks as { name: string; status: string; detail: string }[];
+    expect(checks.find((c) => c.name === 'config file mode')).toMatchObject({
+      status: 'warn',
+      detail: `${file} had mode 0644 (others could read the stored key); changed it to 0600`,
+    });
+    expect(result.stderr).not.toContain('had mode');
+    expect(mode(file)).toBe(0o600);
+  });
 });
 
 describe('api', () => {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -164,15 +164,15 @@ describe('facectl doctor', () => {
     expect(down.byName('clock skew').status).toBe('warn');
   });
 
-  it('warns about a configuration file readable by others and a shared directory, with the chmod fix', async () => {
+  it('makes a configuration file readable by others 0600 and says so; warns about a shared directory', async () => {
     const dir = configDir('{"profiles": {}}', 0o644, 0o755);
     const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: dir } });
     expect(r.code, r.stderr).toBe(0);
     expect(r.byName('config file mode')).toMatchObject({
       status: 'warn',
-      detail: expect.stringContaining('mode 0644'),
-      fix: `chmod 600 ${join(dir, 'config.json')}`,
+      detail: `${join(dir, 'config.json')} had mode 0644 (others could read the stored key); changed it to 0600`,
     });
+    expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(r.byName('config directory mode')).toMatchObject({ status: 'warn', fix: `chmod 700 ${dir}` });
   });
 

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
@@ -55,11 +55,7 @@ function checkModes(path: string): Check[] {
   checks.push(
     (fileMode & 0o077) === 0
       ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
-      : warn(
-          'config file mode',
-          `${path} has mode ${octal(fileMode)}: others can read the stored key`,
-          `chmod 600 ${path}`,
-        ),
+      : tightenFileMode(path, fileMode),
   );
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
@@ -69,6 +65,27 @@ function checkModes(path: string): Check[] {
       : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
   );
   return checks;
+}
+
+/**
+ * A file others can read is made 0600, as the configuration store does whenever it reads one (so the
+ * store has nothing left to fix and the run warns once); told, with the command when that fails.
+ */
+function tightenFileMode(path: string, fileMode: number): Check {
+  try {
+    chmodSync(path, 0o600);
+  } catch {
+    return warn(
+      'config file mode',
+      `${path} has mode ${octal(fileMode)}: others can read the stored key`,
+      `chmod 600 ${path}`,
+    );
+  }
+  return warn(
+    'config file mode',
+    `${path} had mode ${octal(fileMode)} (others could read the stored key); changed it to 0600`,
+    'nothing left to do; if it happens again, check which tool writes that file',
+  );
 }
 
 /** Which proxy variable undici's EnvHttpProxyAgent will use for the base URL, and whether NO_PROXY bypasses it. */
