@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
-import type { LargeStrings } from './api/json-stream.js';
+import type { LargeStrings } from './api/large-strings.js';
 
 /**
  * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
@@ -139,7 +139,7 @@ export interface CallOptions {
   rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
   /**
    * Read the answer as it arrives, keeping these top-level string fields (e.g. a document's echoed
-   * content) out of memory: the result holds markers in their place (see src/api/json-stream.ts).
+   * content) out of memory: the result holds markers in their place (see src/api/large-strings.ts).
    */
   largeStrings?: LargeStrings;
 }

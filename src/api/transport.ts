@@ -5,7 +5,8 @@ import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
 import { CancelError, CliError, ExitCode, ResponseError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
-import { JsonStreamError, JsonStreamParser, type LargeStrings, type LargeStringsReading } from './json-stream.js';
+import { JsonStreamError, JsonStreamParser } from './json-stream.js';
+import type { LargeStrings, LargeStringsReading } from './large-strings.js';
 
 /**
  * The HTTP layer under the API client: one undici Pool per client (one client per process) with

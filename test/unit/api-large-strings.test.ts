@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
-import { LargeStrings } from '../../src/api/json-stream.js';
+import { LargeStrings } from '../../src/api/large-strings.js';
 import { routes } from '../../src/contract/index.js';
 import { ApiError, ResponseError } from '../../src/errors.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LargeStrings } from '../../api/json-stream.js';
+import { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
@@ -170,7 +170,7 @@ export async function submitOne(ctx: Context, body: SubmitBody): Promise<Documen
     return document;
   }
   // The service echoes the whole document: a streamed one's answer is read without holding its content,
-  // which goes to a temporary file only when --json prints it (see src/api/json-stream.ts).
+  // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
   const large = new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
     const document = await api.call(createDocument, {}, { signal: ctx.signal, rawBody: body, largeStrings: large });

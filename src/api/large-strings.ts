@@ -1,0 +1,198 @@
+import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonStreamOptions } from './json-stream.js';
+
+/** One reading of an answer by LargeStrings (a retried request reads the next answer afresh). */
+export interface LargeStringsReading {
+  options: JsonStreamOptions;
+  /** Writes what the last chunk gave to the files; await it after each chunk. */
+  flush(): Promise<void>;
+  /** The answer was read whole: its strings are kept. */
+  commit(): Promise<void>;
+  /** The answer was not read whole: its strings are forgotten. */
+  abort(): Promise<void>;
+}
+
+/**
+ * The large strings of one answer: what a caller passes to the API client (CallOptions.largeStrings) to
+ * read an answer without holding them, and then uses to print that answer.
+ *
+ * `keep: 'none'` drops them (the command prints no such field); `keep: 'spool'` writes each one longer
+ * than `inlineBytes` (64 KiB) to a temporary file of mode 0600, escaped for JSON, so that writeJson can
+ * print the value exactly as `JSON.stringify(value, null, 2)` would. dispose() removes the files.
+ */
+export class LargeStrings {
+  readonly fields: ReadonlySet<string>;
+  readonly keep: 'none' | 'spool';
+  readonly inlineBytes: number;
+  private readonly markerPrefix = `\u0000facectl:large:${process.getBuiltinModule('node:crypto').randomBytes(9).toString('base64url')}:`;
+  private count = 0;
+  /** Marker string -> the file holding the escaped text (spool), or undefined (dropped). */
+  private readonly kept = new Map<string, string | undefined>();
+  private dir: string | undefined;
+
+  private readonly parentDir: string | undefined;
+
+  /** `tmpDir`: where the private directory of the files is made (default: the system's). */
+  constructor(options: { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string }) {
+    this.fields = new Set(options.fields);
+    this.keep = options.keep;
+    this.inlineBytes = options.keep === 'none' ? 0 : (options.inlineBytes ?? 64 * 1024);
+    this.parentDir = options.tmpDir;
+  }
+
+  /** Whether `value` is a marker standing for a large string read into this set. */
+  has(value: unknown): boolean {
+    return typeof value === 'string' && value.startsWith(this.markerPrefix);
+  }
+
+  async begin(): Promise<LargeStringsReading> {
+    if (this.keep === 'spool') this.dir ??= await mkdtemp(join(this.parentDir ?? tmpdir(), 'facectl-response-'));
+    const dir = this.dir;
+    const started: { marker: string; writer: SpoolWriter | undefined }[] = [];
+    const options: JsonStreamOptions = {
+      largeFields: this.fields,
+      inlineBytes: this.inlineBytes,
+      open: () => {
+        const marker = `${this.markerPrefix}${this.count}\u0000`;
+        const writer = dir === undefined ? undefined : new SpoolWriter(join(dir, `${this.count}.json-text`));
+        this.count++;
+        started.push({ marker, writer });
+        return { write: (piece) => writer?.write(piece), end: () => marker };
+      },
+    };
+    return {
+      options,
+      flush: async () => {
+        for (const { writer } of started) await writer?.flush();
+      },
+      commit: async () => {
+        // Dropped strings leave nothing to remember: one set can serve a whole batch of answers.
+        if (dir === undefined) return;
+        for (const { writer } of started) await writer?.close();
+        for (const { marker, writer } of started) this.kept.set(marker, writer?.path);
+      },
+      abort: async () => {
+        for (const { writer } of started) {
+          await writer?.close().catch(() => undefined);
+          if (writer) await rm(writer.path, { force: true });
+        }
+      },
+    };
+  }
+
+  /**
+   * Writes `${JSON.stringify(value, null, indent)}\n` to `stream`, each marker replaced by its string
+   * read back from its file: the same bytes as printing the value with the strings held.
+   */
+  async writeJson(stream: NodeJS.WritableStream, value: unknown, indent = 2): Promise<void> {
+    const text = `${JSON.stringify(value, null, indent)}\n`;
+    if (this.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
+      throw new Error('a large string that was dropped cannot be printed');
+    }
+    let from = 0;
+    for (;;) {
+      let next = -1;
+      let found: [string, string | undefined] | undefined;
+      for (const entry of this.kept) {
+        const at = text.indexOf(JSON.stringify(entry[0]), from);
+        if (at !== -1 && (next === -1 || at < next)) [next, found] = [at, entry];
+      }
+      if (found === undefined) break;
+      const [marker, path] = found;
+      if (path === undefined) throw new Error('a large string that was dropped cannot be printed');
+      // Up to and with the opening quote, then the text, then on from the closing quote.
+      await write(stream, text.slice(from, next + 1));
+      await copyFile(path, stream);
+      from = next + JSON.stringify(marker).length - 1;
+    }
+    await write(stream, from === 0 ? text : text.slice(from));
+  }
+
+  async dispose(): Promise<void> {
+    this.kept.clear();
+    const dir = this.dir;
+    this.dir = undefined;
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One large string written to a file as it arrives, escaped as inside a JSON string. The bytes go
+ * through one buffer reused for every write: fresh buffers, one per piece, would pile up outside the
+ * JavaScript heap until a full collection (tens of MiB for one large answer).
+ */
+class SpoolWriter {
+  private pending: string[] = [];
+  private file: Promise<FileHandle> | undefined;
+  private buffer: Buffer | undefined;
+
+  constructor(readonly path: string) {}
+
+  write(piece: string): void {
+    const json = JSON.stringify(piece);
+    this.pending.push(json.slice(1, json.length - 1));
+  }
+
+  async flush(): Promise<void> {
+    this.file ??= open(this.path, 'wx', 0o600);
+    const file = await this.file;
+    if (this.pending.length === 0) return;
+    const parts = this.pending;
+    this.pending = [];
+    this.buffer ??= Buffer.allocUnsafe(COPY_BYTES);
+    for (const text of parts) await writeText(file, text, this.buffer);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await (await this.file)?.close();
+  }
+}
+
+const COPY_BYTES = 256 * 1024;
+const encoder = new TextEncoder();
+
+/** Writes a string as UTF-8 through `buffer`, a buffer's worth at a time. */
+async function writeText(file: FileHandle, text: string, buffer: Buffer): Promise<void> {
+  let rest = text;
+  while (rest.length > 0) {
+    const { read, written } = encoder.encodeInto(rest, buffer);
+    await writeAll(file, buffer.subarray(0, written));
+    rest = rest.slice(read);
+  }
+}
+
+async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) done += (await file.write(bytes, done, bytes.length - done)).bytesWritten;
+}
+
+/** Writes and waits until the stream is done with the bytes (so their buffer may be reused). */
+function write(stream: NodeJS.WritableStream, bytes: string | Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(bytes, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/**
+ * Copies a file to a stream. A stream on a file descriptor (stdout: a file, pipe or terminal) has
+ * handed the bytes to the system when it calls back, so one buffer serves every read; any other
+ * stream may keep the very buffer it was given, so it gets a copy of each.
+ */
+async function copyFile(path: string, stream: NodeJS.WritableStream): Promise<void> {
+  const reuse = typeof (stream as { fd?: unknown }).fd === 'number';
+  const file = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(COPY_BYTES);
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return;
+      const bytes = buffer.subarray(0, bytesRead);
+      await write(stream, reuse ? bytes : Buffer.from(bytes));
+    }
+  } finally {
+    await file.close();
+  }
+}
