@@ -174,11 +174,11 @@ export class Transport {
   }
 
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
-    const started = performance.now();
-    const url = `${this.origin}${exchange.path}`;
-    // The trace lines are built only under --debug: a bulk submit sends thousands of requests.
+    // The trace lines (and their timing) only under --debug: a bulk submit sends thousands of requests,
+    // and the global `performance` loads Node's perf_hooks on first use (a millisecond of every command).
+    const started = this.options.debug ? performance.now() : 0;
     if (this.options.debug) {
-      this.trace(`> ${exchange.method} ${url}${attempt > 0 ? ` (retry ${attempt})` : ''}`);
+      this.trace(`> ${exchange.method} ${this.origin}${exchange.path}${attempt > 0 ? ` (retry ${attempt})` : ''}`);
       for (const [name, value] of Object.entries(exchange.headers))
         this.trace(`> ${name}: ${this.redact(name, value)}`);
     }
