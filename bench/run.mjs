@@ -162,10 +162,19 @@ async function bulkRows() {
     const r = await run(NODE, [CLIENT, warmFile, server.base_url, key, '16'], { env, capture: true });
     if (r.code !== 0) throw new Error(`warm-up failed: ${r.stdout}${r.stderr}`);
   };
+  /** Runs `measure` on a fresh service (with `extra` flags) that has taken the warm-up documents. */
+  const onWarmService = async (extra, measure) => {
+    const svc = await freshService(extra);
+    try {
+      await warm(svc, svc.key);
+      await measure(svc);
+    } finally {
+      await svc.stop();
+    }
+  };
   const cliOk = await hasCommand(['docs', 'submit']);
   const cli = [];
   const raw = [];
-  const rawMemory = [];
   const rawData = [];
   const bare = [];
   // CPU seconds of the service and of the CLI during each docs submit.
@@ -175,25 +184,18 @@ async function bulkRows() {
     // on a service that had already taken a batch, and a service's first batch is the slower one:
     // whichever side went first measured about 15% slower, so the order of each pair decided its ratio.
     const sides = [
-      async () => {
-        const svc = await freshService();
-        try {
-          await warm(svc, svc.key);
+      () =>
+        onWarmService([], async (svc) => {
           const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
           const out = JSON.parse(r.stdout);
           if (r.code !== 0 || out.failed > 0) throw new Error(`undici client failed: ${r.stdout}${r.stderr}`);
           raw.push(BULK_DOCS / (r.ms / 1000));
           log(`  run ${i + 1}: undici client ${fmt(BULK_DOCS / (r.ms / 1000), 0)} docs/s`);
-        } finally {
-          await svc.stop();
-        }
-      },
+        }),
     ];
     if (cliOk && want('bulk')) {
-      sides.push(async () => {
-        const svc = await freshService();
-        try {
-          await warm(svc, svc.key);
+      sides.push(() =>
+        onWarmService([], async (svc) => {
           const serviceBefore = processCpuSeconds(svc.child.pid);
           const r = await run(NODE, [CLI, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'], {
             env: svc.cliEnv,
@@ -206,27 +208,13 @@ async function bulkRows() {
           if (r.code === 0 && serviceBefore !== null && serviceAfter !== null && r.cpuSeconds) {
             cpuShare.push({ service: serviceAfter - serviceBefore, cli: r.cpuSeconds });
           }
-        } finally {
-          await svc.stop();
-        }
-      });
+        }),
+      );
     }
     for (const side of i % 2 === 0 ? sides : sides.reverse()) await side();
     if (want('service')) {
-      // The same client against a bare server, and against fresh services in memory and with --data,
-      // in a rotating order.
-      const serveSide = (series, withData) => async () => {
-        const dataDir = mkdtempSync(join(tmp, 'data-'));
-        const svc = await freshService(withData ? ['--data', join(dataDir, 'state.json')] : []);
-        try {
-          await warm(svc, svc.key);
-          const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
-          series.push(BULK_DOCS / (JSON.parse(r.stdout).ms / 1000));
-        } finally {
-          await svc.stop();
-          rmSync(dataDir, { recursive: true, force: true });
-        }
-      };
+      // The undici client on a fresh service in memory is the bulk row's baseline side, above. Here the
+      // same client against a bare server and against a fresh service with --data, in alternating order.
       const order = [
         async () => {
           const b = await startServer(NODE, [BARE], env);
@@ -238,8 +226,17 @@ async function bulkRows() {
             await b.stop();
           }
         },
-        serveSide(rawMemory, false),
-        serveSide(rawData, true),
+        async () => {
+          const dataDir = mkdtempSync(join(tmp, 'data-'));
+          try {
+            await onWarmService(['--data', join(dataDir, 'state.json')], async (svc) => {
+              const r = await run(NODE, [CLIENT, file, svc.base_url, svc.key, '16'], { env, capture: true });
+              rawData.push(BULK_DOCS / (JSON.parse(r.stdout).ms / 1000));
+            });
+          } finally {
+            rmSync(dataDir, { recursive: true, force: true });
+          }
+        },
       ];
       for (let k = 0; k < order.length; k++) await order[(i + k) % order.length]();
     }
@@ -282,7 +279,7 @@ async function bulkRows() {
     // share of a bare server's throughput: reported, not budgeted. Whether the service limits a batch
     // is the CPU row above.
     for (const [label, series] of [
-      ['in memory', rawMemory],
+      ['in memory', raw],
       ['--data FILE', rawData],
     ]) {
       const ratio = median(series) / median(bare);
