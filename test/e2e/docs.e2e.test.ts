@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
 import { call, expectContract } from '../helpers/service.js';
 
@@ -132,22 +133,25 @@ describe('docs submit (built bin)', () => {
   });
 
   it('an unreadable file (mode 000, run as an unprivileged user) is exit 2 naming the path', async () => {
-    const secret = file('secret.txt', 'hidden');
+    // As root every file is readable, so the bin runs as "nobody" there, from a copy that user can read
+    // (the clone may be in a private directory); otherwise as the current user.
+    const asRoot = process.getuid?.() === 0;
+    const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir };
+    const secret = join(cli.dir, 'secret.txt');
+    writeFileSync(secret, 'hidden');
     chmodSync(secret, 0o000);
-    chmodSync(dir, 0o755);
-    // As root every file is readable, so the bin runs as "nobody" there; otherwise as the current user.
-    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const asNobody = asRoot ? { uid: 65534, gid: 65534 } : {};
     const child = spawn(
-      process.execPath,
-      [BIN, 'docs', 'submit', '--alias', 'ada-lovelace', '--label', 'l', '--file', secret],
+      cli.node,
+      [cli.bin, 'docs', 'submit', '--alias', 'ada-lovelace', '--label', 'l', '--file', secret],
       {
-        cwd: ROOT,
+        cwd: cli.dir,
         env: {
           PATH: process.env.PATH,
           HOME: '/tmp',
           NO_COLOR: '1',
           ...env(),
-          FACECTL_CONFIG_DIR: '/tmp/facectl-nobody-cfg',
+          FACECTL_CONFIG_DIR: join(cli.dir, 'cfg-nobody'),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
         ...asNobody,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
-import { call, expectContract } from '../helpers/service.js';
+import { call, decideConsent, expectContract } from '../helpers/service.js';
 
 /** threads create / replace-messages / get / sync and oauth list / connect / disconnect, as the built bin. */
 
@@ -164,6 +164,9 @@ describe('oauth (built bin)', () => {
   }, 60_000);
 
   it('disconnect: without --yes and without a terminal, exit 2; with --yes, disconnected', async () => {
+    // Its own connection, made over plain HTTP, so this test does not depend on the browser test.
+    const { callback } = await decideConsent(service, service.key('connect'), 'approve');
+    expect(callback.status, callback.text).toBe(200);
     const refused = await runCli(['oauth', 'disconnect', 'example'], { env: env('connect') });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--yes is required');

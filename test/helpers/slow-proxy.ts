@@ -5,15 +5,26 @@ import type { FaultServer } from './fault-server.js';
  * the service acts on it) and its answer is held back for `delayMs` before it is passed on. A client
  * interrupted in that window has had its request applied without seeing the answer: the case that
  * idempotency keys and --resume exist for.
+ *
+ * `holdAfter(n)` closes a gate behind the n-th answer passed on: every later answer is held (its
+ * request applied by the service) until `release()` or until its client goes away. A test that stops a
+ * client "after n answers" then does not depend on how fast the machine is: however slow the test's
+ * own process, the client cannot get further than n.
  */
-export function slowProxy(
-  server: FaultServer,
-  target: string,
-  delayMs: number,
-): { answered(): number; held(): number } {
-  let answered = 0;
+export interface SlowProxy {
+  /** Answers passed on to the client. */
+  answered(): number;
   /** Answers the service gave that are not passed on yet: requests applied, their client not told. */
+  held(): number;
+  holdAfter(n: number): void;
+  release(): void;
+}
+
+export function slowProxy(server: FaultServer, target: string, delayMs: number): SlowProxy {
+  let answered = 0;
   let held = 0;
+  let limit = Number.POSITIVE_INFINITY;
+  let opened: (() => void)[] = [];
   server.handle(async (req, res) => {
     const headers: Record<string, string> = {};
     for (const name of ['authorization', 'content-type', 'idempotency-key', 'accept']) {
@@ -27,7 +38,13 @@ export function slowProxy(
     });
     const text = await upstream.text();
     held++;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    while (answered >= limit && !res.destroyed) {
+      await new Promise<void>((resolve) => {
+        opened.push(resolve);
+        res.once('close', resolve);
+      });
+    }
     held--;
     if (res.destroyed) return;
     res.writeHead(upstream.status, {
@@ -37,5 +54,21 @@ export function slowProxy(
     res.end(text);
     answered++;
   });
-  return { answered: () => answered, held: () => held };
+  const wake = () => {
+    const waiting = opened;
+    opened = [];
+    for (const resolve of waiting) resolve();
+  };
+  return {
+    answered: () => answered,
+    held: () => held,
+    holdAfter: (n) => {
+      limit = n;
+      wake();
+    },
+    release: () => {
+      limit = Number.POSITIVE_INFINITY;
+      wake();
+    },
+  };
 }

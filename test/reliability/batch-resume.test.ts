@@ -60,6 +60,7 @@ describe('resumable batches', () => {
       [['--resume'], 20],
     ] as const) {
       const answeredBefore = proxy.answered();
+      proxy.holdAfter(answeredBefore + stopAt / 2);
       const run = start(['docs', 'submit', '--file', batch, '--concurrency', '4', '--json', ...extra], env);
       // Killed with answers received and requests applied by the service but not yet answered.
       await until(() => proxy.answered() - answeredBefore >= stopAt / 2 && proxy.held() > 0, 'a request in flight');
@@ -102,6 +103,7 @@ describe('resumable batches', () => {
     const input = `${lines.join('\n')}\n`;
     const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
     const proxy = slowProxy(server, service.baseUrl, 250);
+    proxy.holdAfter(3);
     const run = start(['docs', 'submit', '--concurrency', '1', '--json', '-'], env, input);
     await until(() => proxy.answered() >= 3, 'three answers');
     run.child.kill('SIGINT');
@@ -126,6 +128,7 @@ describe('resumable batches', () => {
     const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
     const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
     const proxy = slowProxy(server, service.baseUrl, 200);
+    proxy.holdAfter(4);
     const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], env);
     await until(() => proxy.answered() >= 4, 'four answers');
     run.child.kill('SIGINT');
@@ -269,6 +272,8 @@ describe('resumable batches', () => {
     const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
     const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
     const proxy = slowProxy(server, service.baseUrl, 200);
+    // The first run stops after one answer until it is interrupted, however busy the machine is.
+    proxy.holdAfter(1);
     const first = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], env);
     await until(() => proxy.answered() >= 1, 'a first answer');
     const sentBefore = server.requests.length;
@@ -300,6 +305,7 @@ describe('resumable batches', () => {
 
     // An unfinished record, dropped by --restart: every line is sent (new keys: new documents).
     const proxy = slowProxy(server, service.baseUrl, 200);
+    proxy.holdAfter(1);
     const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], {
       ...env,
       FACECTL_BASE_URL: server.baseUrl,

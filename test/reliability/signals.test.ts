@@ -41,6 +41,7 @@ describe('signals', () => {
       // Each answer is held back 300 ms after the service acted: Ctrl-C lands with requests in flight
       // that the service applied but the CLI never saw answered.
       const proxy = slowProxy(server, service.baseUrl, 300);
+      proxy.holdAfter(4);
       const lines = Array.from({ length: 20 }, (_, i) =>
         JSON.stringify({ alias: 'ada-resume', label: `case31-${i}`, content: `document ${i} "quoted" ✓` }),
       );
