@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
 import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
-import { call, expectContract } from '../helpers/service.js';
+import { call, createFace, expectContract } from '../helpers/service.js';
 
 /** keys create, faces create/get and import, run as the built bin against `facectl serve`. */
 
@@ -135,8 +135,9 @@ describe('faces (built bin)', () => {
 
 describe('import (built bin)', () => {
   it('imports a URL into the face; the document is stored with the URL as source', async () => {
+    await createFace(service, service.key('pro'), 'ada-import');
     const result = await runCli(
-      ['import', 'ada-lovelace', `${pagesUrl}/essay.txt`, '--type', 'document', '--json', '--no-input'],
+      ['import', 'ada-import', `${pagesUrl}/essay.txt`, '--type', 'document', '--json', '--no-input'],
       { env: env() },
     );
     expect(result.code, result.stderr).toBe(0);

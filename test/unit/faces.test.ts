@@ -2,20 +2,23 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
 import { runGetFace } from '../../src/commands/faces/get.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
 
+// A service of its own for each test: no test depends on a face another one created.
 let service: TestService;
 const dir = mkdtempSync(join(tmpdir(), 'facectl-faces-'));
-beforeAll(async () => {
+beforeEach(async () => {
   service = await startTestService();
 });
-afterAll(async () => {
+afterEach(async () => {
   await service.close();
+});
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -147,6 +150,7 @@ describe('faces create', () => {
   });
 
   it('a duplicate alias is exit 5 (409) with the fix', async () => {
+    await createFace(service, service.key('pro'), 'ada-lovelace');
     const result = await runCommand(service, ['faces', 'create', '--name', 'Again', '--alias', 'ada-lovelace']);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/409/);
@@ -155,6 +159,7 @@ describe('faces create', () => {
 
 describe('faces get', () => {
   it('reads a face by alias and by uid', async () => {
+    await createFace(service, service.key('pro'), 'ada-lovelace');
     const stored = await storedFace('ada-lovelace');
     const tc = contextFor(service, { globals: { json: true } });
     const byUid = await runGetFace(tc.ctx, { faceId: stored.uid });
@@ -167,6 +172,7 @@ describe('faces get', () => {
   });
 
   it('an unknown face is exit 4; another user does not see it', async () => {
+    await createFace(service, service.key('pro'), 'ada-lovelace');
     expect((await runCommand(service, ['faces', 'get', 'nobody-here'])).code).toBe(4);
     expect((await runCommand(service, ['faces', 'get', 'ada-lovelace'], { plan: 'free' })).code).toBe(4);
   });

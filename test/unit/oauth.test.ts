@@ -1,16 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runConnect } from '../../src/commands/oauth/connect.js';
 import { run } from '../../src/main.js';
 import { approveConsent, contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, decideConsent, expectContract, startTestService, type TestService } from '../helpers/service.js';
 
+// A service of its own for each test: no test depends on a connection another one made.
 let service: TestService;
-beforeAll(async () => {
+beforeEach(async () => {
   service = await startTestService();
 });
-afterAll(async () => {
+afterEach(async () => {
   await service.close();
 });
+
+/** Connects the Connect-plan account over plain HTTP, as a browser approving the consent page would. */
+const connectOverHttp = async () => {
+  const { callback } = await decideConsent(service, service.key('connect'), 'approve');
+  expect(callback.status, callback.text).toBe(200);
+};
 
 const connections = async () =>
   expectContract(
@@ -101,6 +108,7 @@ describe('oauth connect', () => {
   });
 
   it('when the stub browser cannot open, says so and still waits for the approval', async () => {
+    await connectOverHttp();
     const tc = contextFor(service, { plan: 'connect', browserOpens: false });
     const connecting = runConnect(tc.ctx, {
       provider: 'example',
@@ -121,6 +129,7 @@ describe('oauth connect', () => {
 
 describe('oauth disconnect', () => {
   it('without a terminal and without --yes: exit 2 naming --yes, nothing sent', async () => {
+    await connectOverHttp();
     const before = requestCount(service);
     const result = await runCommand(service, ['oauth', 'disconnect', 'example'], { plan: 'connect' });
     expect(result.code).toBe(2);
@@ -130,6 +139,7 @@ describe('oauth disconnect', () => {
   });
 
   it('on a terminal asks first: "no" keeps the connection (exit 130), "yes" disconnects', async () => {
+    await connectOverHttp();
     const declined = await runCommand(service, ['oauth', 'disconnect', 'example'], {
       plan: 'connect',
       stdinIsTTY: true,
