@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
 import { call, expectContract } from '../helpers/service.js';
 
 /**
@@ -20,10 +20,7 @@ const normalise = (text: string) =>
   text.replace(/doc_[A-Za-z0-9_-]+/g, 'doc_X').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'TIME');
 
 beforeAll(async () => {
-  ensureBuilt();
-  service = await startServeProcess();
-  const face = await runCli(['faces', 'create', '--name', 'Ada', '--alias', 'ada-lovelace', '--json'], { env: env() });
-  expect(face.code, face.stderr).toBe(0);
+  service = await startServeWithFace();
 }, 120_000);
 afterAll(async () => {
   await service?.stop();

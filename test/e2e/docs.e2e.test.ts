@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { worldReadableCli } from '../helpers/world-readable-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
 import { call, expectContract } from '../helpers/service.js';
 
 /** docs submit / get / sync, run as the built bin against `facectl serve`, in script and pipe forms. */
@@ -26,10 +26,7 @@ const stored = async (id: string) =>
   );
 
 beforeAll(async () => {
-  ensureBuilt();
-  service = await startServeProcess();
-  const face = await runCli(['faces', 'create', '--name', 'Ada', '--alias', 'ada-lovelace', '--json'], { env: env() });
-  expect(face.code, face.stderr).toBe(0);
+  service = await startServeWithFace();
 }, 120_000);
 afterAll(async () => {
   await service?.stop();

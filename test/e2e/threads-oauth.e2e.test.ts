@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
 import { call, decideConsent, expectContract } from '../helpers/service.js';
 
 /** threads create / replace-messages / get / sync and oauth list / connect / disconnect, as the built bin. */
@@ -24,10 +24,7 @@ const storedThread = async (id: string) =>
   );
 
 beforeAll(async () => {
-  ensureBuilt();
-  service = await startServeProcess();
-  const face = await runCli(['faces', 'create', '--name', 'Ada', '--alias', 'ada-lovelace', '--json'], { env: env() });
-  expect(face.code, face.stderr).toBe(0);
+  service = await startServeWithFace();
 }, 120_000);
 afterAll(async () => {
   await service?.stop();

@@ -105,3 +105,23 @@ export async function startServeProcess(extraArgs: string[] = []): Promise<Serve
       }),
   };
 }
+
+/**
+ * The set-up of the end-to-end files that drive documents and threads: dist/ built, `facectl serve`
+ * started, and a face (alias `ada-lovelace` unless given) created for the Pro user, so that every
+ * test of the file can submit to it without depending on another test.
+ */
+export async function startServeWithFace(alias = 'ada-lovelace', extraArgs: string[] = []): Promise<ServeProcess> {
+  ensureBuilt();
+  const service = await startServeProcess(extraArgs);
+  const res = await fetch(`${service.baseUrl}/v1/faces`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${service.key('pro')}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Ada', alias }),
+  });
+  if (res.status !== 201) {
+    await service.stop();
+    throw new Error(`creating the face ${alias} answered ${res.status}: ${await res.text()}`);
+  }
+  return service;
+}
