@@ -5,7 +5,7 @@ import type { LargeStrings } from './api/large-strings.js';
 /**
  * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
  * undici themselves: tests hand them a test context (buffer streams, scripted prompter, stub browser,
- * fixed clock, memory config) and production hands them createContext(). Only main.ts sets the exit code.
+ * fixed clock, memory config) and production hands them createProcessContext(). Only main.ts sets the exit code.
  */
 
 export interface InputStream extends Readable {

@@ -25,6 +25,9 @@ export interface ErrorDetails {
   cause?: unknown;
 }
 
+/** The code of the error that aborts a command when its standard output is closed (EPIPE). */
+export const OUTPUT_CLOSED = 'output_closed';
+
 export class CliError extends Error {
   readonly exitCode: ExitCodeValue;
   readonly code: string;

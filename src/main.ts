@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CliError, ExitCode, exitCodeFor } from './errors.js';
+import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -37,7 +37,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
 
 function outputClosed(ctx: Context): boolean {
   const reason = ctx.signal.reason as CliError | undefined;
-  return ctx.signal.aborted && reason?.code === 'output_closed';
+  return ctx.signal.aborted && reason?.code === OUTPUT_CLOSED;
 }
 
 export function reportError(ctx: Context, error: unknown): void {

@@ -9,7 +9,8 @@ import type {
   GlobalOptions,
   Prompter,
 } from './context.js';
-import { CancelError, CliError, ExitCode } from './errors.js';
+import { systemClock } from './clock.js';
+import { CancelError, CliError, ExitCode, OUTPUT_CLOSED } from './errors.js';
 import { createOutput, type RenderModules } from './io/output.js';
 import { createPrompter } from './io/prompter.js';
 import { createIO, envFlag, type IOStreams } from './io/terminal.js';
@@ -106,23 +107,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   return ctx;
 }
 
-/** Wall-clock time; sleep() rejects with CancelError when the signal aborts (Ctrl-C). */
-export const systemClock: Clock = {
-  now: () => new Date(),
-  sleep: (ms, signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new CancelError());
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new CancelError());
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
+export { systemClock } from './clock.js';
 
 /**
  * Opens URLs with `open`, except where no browser can appear: over SSH, in CI, or on Linux without a
@@ -145,7 +130,6 @@ export function createSystemBrowser(env: Env, platform: NodeJS.Platform = proces
 }
 
 /** The reason the invocation is aborted when stdout is closed by its reader (`facectl ... | head`). */
-export const OUTPUT_CLOSED = 'output_closed';
 
 /**
  * Builds the context from process.*. Global flags are guessed from argv here only so that errors before

@@ -1,6 +1,7 @@
+import { systemClock } from '../clock.js';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
-import { AuthError, CancelError, ResponseError, UsageError } from '../errors.js';
+import { AuthError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
 import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
 
@@ -55,7 +56,7 @@ export function createApiClient(
   const transport = new Transport({
     baseUrl: base,
     env: options.env ?? {},
-    sleep: options.sleep ?? defaultSleep,
+    sleep: options.sleep ?? systemClock.sleep,
     secrets: () => (resolvedKey ? [resolvedKey] : []),
     ...pick(options, ['debug', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxRetries']),
     ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs', 'signal']),
@@ -224,21 +225,6 @@ function parseJsonLoosely(text: string, headers: ExchangeResult['headers']): unk
   } catch {
     return text;
   }
-}
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new CancelError());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new CancelError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partial<Pick<T, K>> {

@@ -41,18 +41,3 @@ export function readFirstLine(stream: Readable, maxBytes = 8192): Promise<string
     stream.resume();
   });
 }
-
-/** Reads a whole stream into a buffer, refusing more than maxBytes (the stream is left unread past it). */
-export async function readAll(stream: Readable, maxBytes = 64 * 1024 * 1024, what = 'standard input'): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += buffer.length;
-    if (size > maxBytes) {
-      throw new UsageError(`${what} is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, size);
-}

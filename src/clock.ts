@@ -1,0 +1,20 @@
+import type { Clock } from './context.js';
+import { CancelError } from './errors.js';
+
+/** Wall-clock time; sleep() rejects with CancelError when the signal aborts (Ctrl-C). */
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new CancelError());
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new CancelError());
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
