@@ -96,10 +96,11 @@ describe('scopes', () => {
   });
 
   test('v1:<area> grants both actions of the area and v1:* grants everything', async () => {
+    await createFace(svc, svc.key('pro'), 'area-face');
     const compile = await newKey(svc.key('pro'), { scopes: ['v1:compile'] });
     const doc = await call(svc, 'createDocument', {
       key: compile.key,
-      body: { alias: 'scoped-face', content: 'Some words.', label: 'x' },
+      body: { alias: 'area-face', content: 'Some words.', label: 'x' },
     });
     expectContract('createDocument', doc, 201);
     expectContract(
@@ -109,7 +110,7 @@ describe('scopes', () => {
     );
     expectError(
       'getFace',
-      await call(svc, 'getFace', { key: compile.key, params: { face_id: 'scoped-face' } }),
+      await call(svc, 'getFace', { key: compile.key, params: { face_id: 'area-face' } }),
       403,
       'insufficient_scope',
     );
