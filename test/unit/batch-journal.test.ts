@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bodyHash, bodyHashV1, openBatchJournal } from '../../src/commands/docs/batch-journal.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
+import { acquireLock } from '../../src/state/lock.js';
 import { makeTempDir } from '../helpers/temp.js';
 
 const fresh = () => makeTempDir('facectl-journal-');
@@ -72,22 +74,32 @@ describe('batch journal', () => {
     await third.close();
   });
 
-  it('a lock left by a process that no longer runs is taken over; a live one is exit 5', async () => {
+  it('a lock left by a process that no longer runs is taken over; a held one is exit 5 and stays', async () => {
     const dir = fresh();
     const journal = await open(dir);
     await journal.close();
     const lock = journal.path.replace(/\.ndjson$/, '.lock');
-    writeFileSync(lock, '2147483646'); // no such process
+    // As a run killed with kill -9 leaves it: the lock directory, its owner a process that is gone.
+    mkdirSync(lock);
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646, host: hostname(), boot }));
     const taken = await open(dir, 'restart');
     await taken.close();
-    writeFileSync(lock, String(process.ppid)); // the test runner's parent: alive
-    const busy = await open(dir, 'restart').then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(busy).toBeInstanceOf(CliError);
-    expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
-    expect((busy as CliError).message).toBe(`another facectl (pid ${process.ppid}) is submitting batch.ndjson`);
+    expect(existsSync(lock)).toBe(false);
+    const held = acquireLock(lock);
+    try {
+      const busy = await open(dir, 'restart').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(busy).toBeInstanceOf(CliError);
+      expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
+      expect((busy as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
+      // The refused run removed nothing: the lock is still the holder's.
+      expect(existsSync(join(lock, 'owner.json'))).toBe(true);
+    } finally {
+      held.release();
+    }
   });
 
   it('inputs are kept apart; an unwritable state directory is a clear error naming it', async () => {

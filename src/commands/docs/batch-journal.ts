@@ -2,6 +2,7 @@ import { createHash, hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { acquireLock, type HeldLock, LockHeldError } from '../../state/lock.js';
 
 /**
  * The journal of an NDJSON batch, so that an interrupted or failed batch can be resumed without sending
@@ -24,14 +25,16 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  * sent again by --resume with the same key, and the service answers with the document it already made
  * instead of creating a second one. A line edited since is a different body, so a different key.
  *
- * The journal is removed when every line of the batch was submitted. A lock file next to it keeps two
- * invocations from sending the same input at once.
+ * The journal is removed when every line of the batch was submitted. A lock next to it (src/state/lock.ts:
+ * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
+ * sending the same input at once: the second exits 5. A lock left by a killed run is taken over.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
 
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
+const STALE_SECONDS = 10;
 
 export interface JournalEntry {
   line: number;
@@ -56,6 +59,8 @@ export interface BatchJournal {
   complete(): Promise<void>;
   /** The batch stopped short: the journal stays for --resume. */
   close(): Promise<void>;
+  /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
+  lockLost(): Error | undefined;
 }
 
 /** How the records of a journal hash the bodies (see the top of this file). */
@@ -103,16 +108,24 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
   } catch (error) {
     throw stateError(dir, error);
   }
-  await acquireLock(lockPath, options.sourceName);
+  let lost: Error | undefined;
+  const lock = takeLock(lockPath, options.sourceName, (error) => {
+    lost = error;
+  });
   try {
-    return await openLocked(options, path, lockPath);
+    return await openLocked(options, path, lock, () => lost);
   } catch (error) {
-    await rm(lockPath, { force: true });
+    lock.release();
     throw error;
   }
 }
 
-async function openLocked(options: OpenJournalOptions, path: string, lockPath: string): Promise<BatchJournal> {
+async function openLocked(
+  options: OpenJournalOptions,
+  path: string,
+  lock: HeldLock,
+  lockLost: () => Error | undefined,
+): Promise<BatchJournal> {
   const existing = await readJournal(path);
   const hasEarlier = existing !== undefined && existing.entries.size > 0;
   if (options.mode === 'new' && hasEarlier) {
@@ -188,7 +201,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
   let scheduled = false;
   const release = async () => {
     await handle.close().catch(() => undefined);
-    await rm(lockPath, { force: true });
+    lock.release();
   };
 
   return {
@@ -209,11 +222,13 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
     },
     flush,
     async complete() {
+      // The record goes before the lock: a run that takes the lock next never sees a finished batch's record.
       try {
         await flush();
+        await handle.close().catch(() => undefined);
+        await rm(path, { force: true });
       } finally {
         await release();
-        await rm(path, { force: true });
       }
     },
     async close() {
@@ -223,6 +238,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
         await release();
       }
     },
+    lockLost,
   };
 }
 
@@ -271,35 +287,17 @@ function parse(line: string | undefined): unknown {
   }
 }
 
-/** Only one facectl sends a given input at a time; a lock left by a killed process is taken over. */
-async function acquireLock(lockPath: string, sourceName: string): Promise<void> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const handle = await open(lockPath, 'wx', 0o600);
-      await handle.write(String(process.pid));
-      await handle.close();
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw stateError(lockPath, error);
-    }
-    const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-    if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new CliError(`another facectl (pid ${owner}) is submitting ${sourceName}`, ExitCode.conflict, {
-        code: 'batch_in_progress',
-        hint: `wait for it to finish or stop it; if no such process is running, remove ${lockPath}`,
-      });
-    }
-    await rm(lockPath, { force: true });
-  }
-  throw new CliError(`cannot take the lock ${lockPath}`, ExitCode.conflict, { code: 'batch_in_progress' });
-}
-
-function isAlive(pid: number): boolean {
+/** Only one facectl sends a given input at a time (exit 5 for the others); a killed run's lock is taken over. */
+function takeLock(lockPath: string, sourceName: string, onCompromised: (error: Error) => void): HeldLock {
   try {
-    process.kill(pid, 0);
-    return true;
+    return acquireLock(lockPath, { staleMs: STALE_SECONDS * 1000, onCompromised });
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
+    const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+    throw new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
+      code: 'batch_in_progress',
+      hint: `wait for it to finish or stop it; a lock left by a killed run is taken over once it is ${STALE_SECONDS} s old (${lockPath})`,
+    });
   }
 }
 

@@ -284,6 +284,12 @@ async function sendLines(
         body = documentRequestText(checked.document as DocumentBody);
         hash = bodyHashV1(input.source.reopenable && !input.continueOnError ? checked.filled : checked.document);
       }
+      const lost = journal.lockLost();
+      if (lost !== undefined) {
+        fatal ??= new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
+        stopped = true;
+        return;
+      }
       const earlier = journal.earlier.get(line.line);
       if (earlier !== undefined && earlier.hash === hash) {
         const { document_id, token_count } = earlier;
