@@ -92,7 +92,10 @@ interface Round {
 async function contend(tag: string, n: number, staleLock: boolean): Promise<Round> {
   const labels = Array.from({ length: LINES }, (_, i) => `lock-${tag}-${n}-${i}`);
   const file = join(tempDir(), 'batch.ndjson');
-  writeFileSync(file, `${labels.map((label) => JSON.stringify({ alias: 'ada-lock', label, content: label })).join('\n')}\n`);
+  writeFileSync(
+    file,
+    `${labels.map((label) => JSON.stringify({ alias: 'ada-lock', label, content: label })).join('\n')}\n`,
+  );
   const configDir = makeConfigDir();
   if (staleLock) await killedRun(file, configDir);
 
