@@ -12,6 +12,7 @@ import {
   type NdjsonLine,
   readNdjsonDocuments,
 } from '../../input/documents.js';
+import { type Fingerprint, fingerprint, sameAsFingerprint } from '../../input/fingerprint.js';
 import type { InputSource } from '../../input/source.js';
 import { type BatchJournal, bodyHash, bodyHashV1, type JournalMode, openBatchJournal } from './batch-journal.js';
 import { batchedLines, printSummary, startProgress } from './batch-report.js';
@@ -21,8 +22,10 @@ import { batchedLines, printSummary, startProgress } from './batch-report.js';
  *
  * A file is read twice, streaming both times so memory stays flat whatever its size: the first pass
  * checks every line (and counts them for the progress bar), so a bad line means nothing is sent; the
- * second pass sends, checking each line again (the file may have changed in between). A file of up to
- * KEEP_BYTES is kept in memory from the first pass instead. Standard input cannot be read twice, so its
+ * second pass sends. The first pass records the file's size and a hash per block, and the second passes
+ * on no block that differs (src/input/fingerprint.ts): a file truncated, appended to or edited in between
+ * stops the batch, its journal kept. A file of up to KEEP_BYTES is kept in memory from the first pass
+ * instead (what was checked is what is sent). Standard input cannot be read twice, so its
  * lines are checked as they are sent and the first bad line stops the batch (lines before it were
  * already submitted). With --continue-on-error, bad lines and refused documents are reported and the
  * rest is still sent.
@@ -91,9 +94,13 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   let total: number | undefined;
   let lines: AsyncIterable<NdjsonLine>;
   if (source.reopenable) {
-    const checked = await checkEveryLine(input);
+    // A file read twice is proved the same the second time (size and a hash per block), or the batch stops.
+    const first: Fingerprint = { blocks: [], size: 0 };
+    const checked = await checkEveryLine(input, first);
     total = checked.count;
-    lines = checked.kept ? fromMemory(checked.kept) : readNdjsonDocuments(source.open(), source.name, defaults);
+    lines = checked.kept
+      ? fromMemory(checked.kept)
+      : readNdjsonDocuments(sameAsFingerprint(source.open(), first, source.name), source.name, defaults);
   } else {
     lines = readNdjsonDocuments(input.chunks, source.name, defaults);
   }
@@ -147,13 +154,14 @@ const KEEP_BYTES = 16 * 1024 * 1024;
  * First pass over a file: every line checked, nothing sent. Returns the number of documents, and for a
  * small file its lines, ready to send.
  */
-async function checkEveryLine(input: BatchInput): Promise<{ count: number; kept?: NdjsonLine[] }> {
+async function checkEveryLine(input: BatchInput, print: Fingerprint): Promise<{ count: number; kept?: NdjsonLine[] }> {
   const { source } = input;
   let count = 0;
   const problems: string[] = [];
   let bad = 0;
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
-  for await (const line of readNdjsonDocuments(input.chunks, source.name, input.defaults)) {
+  const chunks = kept ? input.chunks : fingerprint(input.chunks, print);
+  for await (const line of readNdjsonDocuments(chunks, source.name, input.defaults)) {
     count++;
     // A line sent as read needs only its bytes: the parsed document is let go.
     kept?.push(line.bytes === undefined ? line : { line: line.line, bytes: line.bytes });
@@ -340,9 +348,10 @@ async function sendLines(
   }
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
+      const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
       throw new CliError(`${fatal.message} (${progressNote})`, fatal.exitCode, {
         code: fatal.code,
-        hint: resumeHint(source, 'Fix it'),
+        hint: resumeHint(source, first),
         cause: fatal,
       });
     }
