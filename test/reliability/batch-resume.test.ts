@@ -111,7 +111,9 @@ describe('resumable batches', () => {
     expect(code, run.stderr()).toBe(130);
     const done = Number(/interrupted: (\d+) documents? were submitted/.exec(run.stderr())?.[1]);
     expect(done).toBeGreaterThanOrEqual(3);
-    expect(run.stderr()).toMatch(/with the same standard input and --resume/);
+    expect(run.stderr()).toContain(
+      'the same standard input to `facectl docs submit - --resume --concurrency 1 --json`',
+    );
 
     const before = service.stats.requests;
     const again = await runCli(['docs', 'submit', '--json', '--resume', '-'], {

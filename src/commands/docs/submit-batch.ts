@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import { CancelError, CliError, ExitCode, type ExitCodeValue, UsageError } from '../../errors.js';
+import { CancelError, CliError, ExitCode, type ExitCodeValue, OUTPUT_CLOSED, UsageError } from '../../errors.js';
 import {
   checkNdjsonLine,
   type DocumentBody,
@@ -52,6 +52,8 @@ export interface BatchInput {
   continueOnError: boolean;
   /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
   journal: JournalMode;
+  /** The command line that resumes this batch (see resumeCommand in submit.ts). */
+  resumeCommand: string;
 }
 
 export type LineResult =
@@ -134,13 +136,13 @@ async function inputIdentity(source: InputSource): Promise<string> {
   }
 }
 
-/** How to send the rest: the same command line with --resume, after `first` if given. */
-function resumeHint(source: InputSource, first = ''): string {
-  const again =
-    source.kind === 'stdin'
-      ? 'run the same command again, with the same standard input and --resume,'
-      : `run the same command again with --resume (\`facectl docs submit --file ${source.name} --resume ...\`)`;
-  const sentence = `${again} to send the rest; lines already submitted are not sent again`;
+/** How to send the rest: the exact command with --resume, after `first` if given. */
+function resumeHint(input: BatchInput, first = ''): string {
+  const run =
+    input.source.kind === 'stdin'
+      ? `feed the same standard input to \`${input.resumeCommand}\``
+      : `run \`${input.resumeCommand}\``;
+  const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
@@ -344,14 +346,17 @@ async function sendLines(
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
   if (ctx.signal.aborted) {
-    throw new CancelError(`interrupted: ${progressNote}`, { hint: resumeHint(source) });
+    throw new CancelError(`interrupted: ${progressNote}`, {
+      hint: resumeHint(input),
+      exitCode: stopExitCode(ctx.signal),
+    });
   }
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
       throw new CliError(`${fatal.message} (${progressNote})`, fatal.exitCode, {
         code: fatal.code,
-        hint: resumeHint(source, first),
+        hint: resumeHint(input, first),
         cause: fatal,
       });
     }
@@ -362,10 +367,10 @@ async function sendLines(
       code: 'invalid_input',
       hint:
         `${summary.submitted} document(s) before it were already submitted (standard input is read once, so its ` +
-        `lines are checked as they are sent). ${resumeHint(source, 'Fix the line')}; or pass --continue-on-error.`,
+        `lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
-  if (summary.failed > 0) throw batchError(failures, summary, input.continueOnError, source);
+  if (summary.failed > 0) throw batchError(failures, summary, input);
   return summary;
 }
 
@@ -375,7 +380,8 @@ function withDocument(line: NdjsonLine, input: BatchInput): NdjsonLine {
   return checkNdjsonLine(line.line, line.bytes.toString('utf8'), undefined, input.defaults);
 }
 
-function batchError(failures: Failures, summary: BatchSummary, continued: boolean, source: InputSource): CliError {
+function batchError(failures: Failures, summary: BatchSummary, input: BatchInput): CliError {
+  const continued = input.continueOnError;
   const exitCode = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code)) ?? ExitCode.error;
   const first = failures.firstByExitCode.get(exitCode) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
@@ -383,7 +389,15 @@ function batchError(failures: Failures, summary: BatchSummary, continued: boolea
   return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
     code: 'batch_failed',
     hint: continued
-      ? resumeHint(source, 'Fix the failed lines')
-      : `${resumeHint(source, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
+      ? resumeHint(input, 'Fix the failed lines')
+      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
   });
+}
+
+/** What stopped the batch decides its exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141. */
+function stopExitCode(signal: AbortSignal): ExitCodeValue {
+  const reason: unknown = signal.reason;
+  if (reason instanceof CliError && reason.code === OUTPUT_CLOSED) return ExitCode.outputClosed;
+  if (reason instanceof CliError && reason.exitCode !== ExitCode.ok) return reason.exitCode;
+  return ExitCode.interrupted;
 }

@@ -134,7 +134,13 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       await submitOne(ctx, await readJsonDocument(detected.chunks, source.name, opts));
       return;
     case 'ndjson':
-      await submitBatch(ctx, { source, chunks: detected.chunks, defaults: opts, ...opts });
+      await submitBatch(ctx, {
+        source,
+        chunks: detected.chunks,
+        defaults: opts,
+        ...opts,
+        resumeCommand: resumeCommand(ctx, opts),
+      });
       return;
   }
 }
@@ -182,4 +188,38 @@ export async function submitOne(ctx: Context, body: SubmitBody): Promise<Documen
   } finally {
     await large.dispose();
   }
+}
+
+/**
+ * The command that resumes a batch: its input, every flag that shapes the bodies sent (so each line's
+ * hash and Idempotency-Key are the same again) or the output, and --resume.
+ */
+export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
+  const words = [
+    'facectl',
+    'docs',
+    'submit',
+    ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']),
+    '--resume',
+  ];
+  const flag = (name: string, value: string | undefined) => {
+    if (value !== undefined) words.push(name, value);
+  };
+  flag('--alias', opts.alias);
+  flag('--label', opts.label);
+  flag('--perspective', opts.perspective ?? undefined);
+  flag('--format', opts.format);
+  if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
+  if (opts.continueOnError) words.push('--continue-on-error');
+  if (ctx.globals.json) words.push('--json');
+  flag('--base-url', ctx.globals.baseUrl);
+  flag('--profile', ctx.globals.profile);
+  if (ctx.globals.insecureHttp) words.push('--insecure-http');
+  if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
+  return words.map(shellWord).join(' ');
+}
+
+/** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
