@@ -1,8 +1,8 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
-import { acquireLock, type HeldLock, LockHeldError } from '../../state/lock.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
+import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
 /**
  * The journal of an NDJSON batch, so that an interrupted or failed batch can be resumed without sending
@@ -11,9 +11,8 @@ import { acquireLock, type HeldLock, LockHeldError } from '../../state/lock.js';
  * One file per input (a file by its real path; standard input by the working directory), under the
  * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
  * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). The header's
- * `facectl_batch` names how bodies are hashed: 2, the request body's text as sent (bodyHash); 1, as
- * earlier builds wrote it, the document as read (bodyHashV1). A resumed batch keeps its format, so its
- * hashes and Idempotency-Keys match the earlier run's. Records are
+ * `facectl_batch` is the format, 2: bodies hashed as the request body's text as sent (bodyHash); a
+ * journal of any other format is not resumed from (its lines are sent again). Records are
  * appended as answers arrive, written together at most every 100 ms (a write per answer cost a tenth
  * of a bulk submit's time), so a kill -9 of facectl loses at most the records of the last 100 ms; the
  * file is synced to disk at most once a second and when the batch ends. A record lost either way only
@@ -49,8 +48,6 @@ export interface BatchJournal {
   readonly earlier: ReadonlyMap<number, JournalEntry>;
   /** Whether --resume found an earlier run to continue. */
   readonly resumed: boolean;
-  /** How this batch's records hash the bodies: bodyHash for 2, bodyHashV1 for 1. */
-  readonly format: JournalFormat;
   idempotencyKey(line: number, hash: string): string;
   record(entry: JournalEntry): void;
   /** Resolves when every record so far is written and synced to disk. */
@@ -63,12 +60,11 @@ export interface BatchJournal {
   lockLost(): Error | undefined;
 }
 
-/** How the records of a journal hash the bodies (see the top of this file). */
-export type JournalFormat = 1 | 2;
-const FORMAT: JournalFormat = 2;
+/** The journal's format (see the top of this file). */
+const FORMAT = 2;
 
 interface Header {
-  facectl_batch: JournalFormat;
+  facectl_batch: typeof FORMAT;
   batch_id: string;
   source: string;
   created_at: string;
@@ -85,17 +81,9 @@ export interface OpenJournalOptions {
   now?: () => Date;
 }
 
-/** The hash of a request body, as it is sent (journal format 2). */
+/** The hash of a request body, as it is sent. */
 export function bodyHash(body: string | Uint8Array): string {
   return hash('sha256', body, 'hex').slice(0, 32);
-}
-
-/**
- * The hash journals of format 1 recorded: of the document as read, serialized in its own field order.
- * Used only to resume such a batch.
- */
-export function bodyHashV1(document: unknown): string {
-  return bodyHash(JSON.stringify(document));
 }
 
 export async function openBatchJournal(options: OpenJournalOptions): Promise<BatchJournal> {
@@ -208,7 +196,6 @@ async function openLocked(
     path,
     earlier: resume ? existing.entries : new Map(),
     resumed: resume,
-    format: resume ? existing.header.facectl_batch : FORMAT,
     idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
     record(entry) {
       queued.push(`${JSON.stringify(entry)}\n`);
@@ -259,7 +246,7 @@ async function readJournal(path: string): Promise<ReadJournal | undefined> {
   }
   const lines = text.split('\n');
   const header = parse(lines[0]) as Partial<Header> | undefined;
-  if ((header?.facectl_batch !== 1 && header?.facectl_batch !== 2) || typeof header.batch_id !== 'string') {
+  if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') {
     return undefined;
   }
   const entries = new Map<number, JournalEntry>();
