@@ -40,8 +40,13 @@ function escaped(text: string): Buffer {
   return Buffer.from(json.slice(1, json.length - 1), 'utf8');
 }
 
-/** How many characters of the content a checked text carries for the client's check (see readTextInput). */
+/** How many characters of the content a checked text carries for the client's check (see document-input.ts). */
 const PREVIEW_CHARS = 64;
+
+/** The first characters of a decoded chunk, copied: a slice would keep the whole chunk's string alive. */
+function firstChars(text: string): string {
+  return Array.from(text.slice(0, PREVIEW_CHARS)).join('');
+}
 
 /**
  * Reads a source once without keeping it, to refuse bytes that are not UTF-8 (naming the line) and
@@ -53,7 +58,7 @@ export async function checkUtf8(chunks: AsyncIterable<Buffer>, sourceName: strin
   let preview = '';
   for await (const chunk of chunks) {
     const part = text.push(chunk);
-    if (preview.length < PREVIEW_CHARS) preview += part.slice(0, PREVIEW_CHARS);
+    if (preview.length < PREVIEW_CHARS) preview += firstChars(part);
   }
   if (text.bytes === 0) throw emptyError(sourceName);
   return preview + text.end();
@@ -96,7 +101,7 @@ export async function spoolText(
     for await (const chunk of chunks) {
       if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
       const part = text.push(chunk);
-      if (preview.length < PREVIEW_CHARS) preview += part.slice(0, PREVIEW_CHARS);
+      if (preview.length < PREVIEW_CHARS) preview += firstChars(part);
       if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
         kept.push(chunk);
         keptBytes += chunk.length;
