@@ -67,6 +67,7 @@ export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: Js
 
 export interface ExchangeResult {
   status: number;
+  statusText?: string;
   headers: Record<string, string | string[] | undefined>;
   /** The answer's body as UTF-8 text (empty when it was parsed as a stream, see `json`). */
   text: string;
@@ -201,6 +202,7 @@ export class Transport {
     const retryAfterSeconds = parseRetryAfter(response.headers['retry-after']);
     const common = {
       status: response.statusCode,
+      ...(response.statusText ? { statusText: response.statusText } : {}),
       headers: response.headers,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
