@@ -96,6 +96,28 @@ const runtimeRequires = {
     });
   },
 };
+/**
+ * An interim `100 Continue` the client did not ask for (facectl never sends `Expect: 100-continue`)
+ * is skipped like any other 1xx answer, and the real answer after it is read (reliability case 56).
+ * undici's HTTP/1 parser instead destroys the socket on a 100 ("bad response"), as it supports no
+ * Expect; its other 1xx handling (skip the interim head, keep the request waiting) is what a 100 needs.
+ * The check is turned off in the bundle; the build fails if the line ever changes, so that a new undici
+ * is looked at instead of silently shipping without the fix.
+ */
+const UNDICI_H1 = /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/;
+const CONTINUE_CHECK = 'if (statusCode === 100) {';
+const skipContinue = {
+  name: 'skip-unsolicited-100',
+  setup(b) {
+    b.onLoad({ filter: UNDICI_H1 }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (source.split(CONTINUE_CHECK).length !== 2) {
+        throw new Error(`${args.path}: expected one "${CONTINUE_CHECK}" (see skipContinue in scripts/build.mjs)`);
+      }
+      return { contents: source.replace(CONTINUE_CHECK, 'if (false) {'), loader: 'js' };
+    });
+  },
+};
 const withTypes = !process.argv.includes('--no-types');
 
 // Build beside dist/ and swap it in, so a test that is running the old bin never sees a half-built tree.
@@ -114,7 +136,7 @@ const common = {
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
   },
-  plugins: [shakeableZod, lazyRequires, runtimeRequires],
+  plugins: [shakeableZod, lazyRequires, runtimeRequires, skipContinue],
   logLevel: 'warning',
   // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
   minifyWhitespace: true,
