@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { join } from 'node:path';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBaseUrl } from '../../src/api/client.js';
@@ -6,7 +10,7 @@ import { isLoopbackHost } from '../../src/api/error-mapping.js';
 import { proxyFor } from '../../src/api/proxy.js';
 import { ExitCode } from '../../src/errors.js';
 import { json } from '../helpers/fault-server.js';
-import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer } from './support.js';
+import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, tempDir } from './support.js';
 
 /**
  * Reliability cases 52, 54, 56, 57 and 59 (docs/reliability.md): the transport against servers and
@@ -152,12 +156,16 @@ describe('case 57: loopback spellings and a dead proxy', () => {
 
 describe('case 59: a proxy that fails the CONNECT', () => {
   /** A proxy whose every CONNECT is counted, then handled by `onConnect`. */
-  async function proxy(onConnect?: (socket: Socket) => void): Promise<{ url: string; connects: () => number }> {
+  async function proxy(
+    onConnect?: (socket: Socket) => void,
+    tunnels: string[] = [],
+  ): Promise<{ url: string; connects: () => number }> {
     let connects = 0;
     const made = track(createHttpServer((_req, res) => res.end()));
     if (onConnect) {
-      made.on('connect', (_req, socket: Socket) => {
+      made.on('connect', (req, socket: Socket) => {
         connects++;
+        tunnels.push(req.url ?? '');
         socket.on('error', () => undefined);
         onConnect(socket);
       });
@@ -214,6 +222,52 @@ describe('case 59: a proxy that fails the CONNECT', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(connects()).toBe(1);
+  });
+
+  it('an https base URL goes through HTTPS_PROXY: CONNECT to its host, TLS to its name inside the tunnel (bin)', async () => {
+    const dir = tempDir();
+    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '3650',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const secure = track(
+      createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => json(res, 200, FACE)),
+    );
+    const port = await listen(secure);
+    const tunnels: string[] = [];
+    const { url } = await proxy((socket) => {
+      const upstream = connect(port, '127.0.0.1', () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+    }, tunnels);
+    const result = await cliAt({ baseUrl: `https://localhost:${port}` }, ['faces', 'get', 'ada', '--json'], {
+      env: { HTTPS_PROXY: url, NODE_EXTRA_CA_CERTS: cert },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ uid: 'face_1' });
+    expect(tunnels).toEqual([`localhost:${port}`]);
   });
 
   it('an https base URL uses HTTPS_PROXY only; NO_PROXY bypasses', () => {
