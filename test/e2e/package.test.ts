@@ -110,6 +110,17 @@ describe('npm pack', () => {
 });
 
 describe('npm install -g of the tarball', () => {
+  it('carries the licenses of the code it bundles', () => {
+    const licenses = readFileSync(
+      join(prefix, 'lib', 'node_modules', 'facectl', 'dist', 'THIRD-PARTY-LICENSES.txt'),
+      'utf8',
+    );
+    for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander', 'conf', 'chalk', 'ora', 'cli-table3']) {
+      expect(licenses).toMatch(new RegExp(`^${bundled}@\\d+\\.\\d+\\.\\d+ \\(MIT\\)$`, 'm'));
+    }
+    expect(licenses).not.toMatch(/^open@/m);
+  });
+
   it('prints no warning of ours and installs open alone beside facectl', () => {
     expect(installOutput.code).toBe(0);
     expect(warnings(installOutput.stderr)).toEqual([]);
