@@ -42,6 +42,8 @@ export interface ReadDocumentOptions {
   continueOnError: boolean;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
+  /** Called once the input is known to be a batch, before its first line is read (bulk work starts). */
+  onBatch?: () => void;
 }
 
 const nothingToFree = async () => {};
@@ -64,6 +66,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
       return { kind: 'one', prepared: { document, dispose: nothingToFree } };
     }
     case 'ndjson':
+      options.onBatch?.();
       return {
         kind: 'batch',
         ...(await readBatchLines(source, detected.chunks, options.defaults, options.continueOnError)),

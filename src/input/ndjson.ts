@@ -1,4 +1,3 @@
-import { capYoungGeneration } from '../api/young-generation.js';
 import { UsageError } from '../errors.js';
 import {
   checkDocument,
@@ -116,8 +115,6 @@ export async function* readNdjsonDocuments(
   defaults: DocumentDefaults,
   options: CheckOptions = {},
 ): AsyncGenerator<NdjsonLine> {
-  // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
-  capYoungGeneration().catch(() => undefined);
   for await (const { number, text, bytes, error } of readLines(chunks, sourceName)) {
     if (error) {
       yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { LargeStrings } from '../../api/large-strings.js';
+import { capYoungGeneration } from '../../api/young-generation.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
@@ -96,6 +97,8 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     textDefaults: () => textFlags(ctx, opts),
     continueOnError: opts.continueOnError,
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
+    // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
+    onBatch: () => void capYoungGeneration().catch(() => undefined),
   });
   if (input.kind === 'batch') {
     await submitBatch(ctx, {
