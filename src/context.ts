@@ -120,6 +120,8 @@ export interface ConfigStore {
   getProfile(name: string): ProfileSettings;
   setProfileValue(profile: string, key: string, value: unknown): void;
   deleteProfileValue(profile: string, key: string): void;
+  /** Several settings of one profile (undefined removes one) in one locked write, read back. */
+  updateProfile(profile: string, patch: Record<string, unknown>): void;
   listProfiles(): string[];
   readonly defaultProfile: string;
   /** Sets (or, with undefined, clears) `default_profile`. */

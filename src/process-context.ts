@@ -62,7 +62,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const config = parts.config
     ? once(parts.config)
     : once(async () => {
-        const { openConfigStore } = await import('./config/conf-store.js');
+        const { openConfigStore } = await import('./config/file-store.js');
         return openConfigStore(env, (message) => out.warn(message));
       });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openConfigStore } from '../../src/config/conf-store.js';
+import { openConfigStore } from '../../src/config/file-store.js';
 import { checkApiKey, resolveCredentials } from '../../src/config/credentials.js';
 import { ConfigFileError, createMemoryConfigStore } from '../../src/config/profile-store.js';
 import type { ConfigStore, GlobalOptions } from '../../src/context.js';

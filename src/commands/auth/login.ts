@@ -44,8 +44,10 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx);
-  store.setProfileValue(profile, 'api_key', key);
-  if (creds.baseUrlSource === 'flag') store.setProfileValue(profile, 'base_url', creds.baseUrl);
+  store.updateProfile(profile, {
+    api_key: key,
+    ...(creds.baseUrlSource === 'flag' ? { base_url: creds.baseUrl } : {}),
+  });
 
   const result: LoginResult = {
     profile: profile,

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
 import type { Check } from './run.js';
 
@@ -13,16 +13,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * a loose mode and so would hide the very problem doctor is asked to report.
  */
 
-/** Where the store keeps its file: FACECTL_CONFIG_DIR, else conf's per-user location (as env-paths). */
-export function configFilePath(env: Env, platform: NodeJS.Platform = process.platform): string {
-  if (env.FACECTL_CONFIG_DIR) return join(env.FACECTL_CONFIG_DIR, 'config.json');
-  const home = env.HOME || homedir();
-  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'facectl', 'config.json');
-  if (platform === 'win32') {
-    return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'facectl', 'Config', 'config.json');
-  }
-  return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'facectl', 'config.json');
-}
+export { configFilePath };
 
 export function checkConfigFile(path: string): Check[] {
   const name = 'config file';
