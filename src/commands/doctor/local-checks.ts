@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
 import type { Check } from './run.js';
@@ -17,16 +18,20 @@ export { configFilePath };
 
 export function checkConfigFile(path: string): Check[] {
   const name = 'config file';
+  // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
+  const refusal = writeRefusal(path);
+  const unsafe = refusal ? [fail('config file safety', refusal.problem, refusal.fix)] : [];
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`)];
+      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
     }
     return [
       fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
+      ...unsafe,
     ];
   }
   try {
@@ -34,9 +39,11 @@ export function checkConfigFile(path: string): Check[] {
   } catch (error) {
     return [
       fail(name, `${path} is broken: ${(error as Error).message}`, `fix or remove ${path}; facectl never clears it`),
+      ...unsafe,
     ];
   }
-  return [ok(name, `${path} parses`), ...checkModes(path)];
+  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink).
+  return [ok(name, `${path} parses`), ...(refusal ? unsafe : checkModes(path))];
 }
 
 function checkModes(path: string): Check[] {

@@ -101,7 +101,7 @@ async function saveKey(ctx: Context, key: ApiKey): Promise<void> {
     const exitCode = error instanceof CliError ? error.exitCode : 1;
     throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, exitCode, {
       code: 'save_failed',
-      hint: 'copy the key from above and run `facectl auth login`',
+      hint: `${error instanceof CliError && error.exitCode !== 0 && error.hint && error.code === 'config_write_failed' ? `${error.hint}; then ` : ''}copy the key from above and run \`facectl auth login\``,
       cause: error,
     });
   }
