@@ -104,12 +104,16 @@ export interface Credentials {
   readonly baseUrl: string;
   readonly baseUrlSource: 'flag' | 'env' | 'profile' | 'default';
   readonly profile: string;
+  /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
+  readonly keyBaseUrl?: string;
   /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
 }
 
 export interface ProfileSettings {
   api_key?: string;
+  /** The base URL the key was saved with; the key is sent nowhere else. */
+  api_key_base_url?: string;
   base_url?: string;
   [setting: string]: unknown;
 }

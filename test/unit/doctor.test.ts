@@ -188,8 +188,9 @@ describe('facectl doctor', () => {
   });
 
   it('warns when plain http goes to a non-loopback host', async () => {
+    // A key of its own for that URL (a stored key is sent only to the URL it was saved for).
     const r = await doctor({
-      apiKey: service.key('pro'),
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_API_KEY: service.key('pro') },
       globals: { baseUrl: 'http://service.invalid' },
     });
     expect(r.code).toBe(1); // the key is not sent (and the host does not resolve)

@@ -44,9 +44,13 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx);
+  // The key is stored with the base URL it was checked against, and is sent nowhere else. A base URL
+  // from a flag or the environment becomes the profile's, so the next command goes where the key works.
+  const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
   store.updateProfile(profile, {
     api_key: key,
-    ...(creds.baseUrlSource === 'flag' ? { base_url: creds.baseUrl } : {}),
+    api_key_base_url: creds.baseUrl,
+    ...(fromOutside ? { base_url: creds.baseUrl } : {}),
   });
 
   const result: LoginResult = {

@@ -93,6 +93,7 @@ async function saveKey(ctx: Context, key: ApiKey): Promise<void> {
     const fromOutside = credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env';
     config.updateProfile(credentials.profile, {
       api_key: key.key,
+      api_key_base_url: credentials.baseUrl,
       ...(fromOutside ? { base_url: credentials.baseUrl } : {}),
     });
     ctx.out.info(`Saved key ${key.key_prefix} in profile "${credentials.profile}" (${config.path}).`);
