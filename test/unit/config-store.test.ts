@@ -195,3 +195,35 @@ describe('readFirstLine', () => {
     expect(Buffer.concat(rest).toString()).toBe('{"alias":"ada"}\n');
   });
 });
+
+describe('read back after writing', () => {
+  it('a change the file does not hold afterwards is an error, not a success', async () => {
+    const { ProfileStore, ConfigWriteError } = await import('../../src/config/profile-store.js');
+    // A backend whose file is rewritten by someone else between our write and the read-back.
+    const store = new ProfileStore({
+      path: '/x/config.json',
+      read: () => ({}),
+      update: (change) => {
+        change({});
+        return { profiles: { other: { base_url: 'https://other.example.com' } } };
+      },
+    });
+    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(ConfigWriteError);
+    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(
+      /api_key of profile work was not in the file when read back/,
+    );
+    expect(() => store.setDefaultProfile('work')).toThrow(/default_profile was not in the file/);
+  });
+
+  it('keeps every profile when writers interleave in one process too (each change re-reads the file)', () => {
+    const a = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    const b = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    a.updateProfile('a', { base_url: 'https://a.example.com' });
+    b.updateProfile('b', { base_url: 'https://b.example.com' });
+    a.updateProfile('a', { api_key: 'fcs_abcdefgh_a' });
+    expect(JSON.parse(readFileSync(join(root, 'config.json'), 'utf8')).profiles).toEqual({
+      a: { base_url: 'https://a.example.com', api_key: 'fcs_abcdefgh_a' },
+      b: { base_url: 'https://b.example.com' },
+    });
+  });
+});
