@@ -8,13 +8,14 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   statSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
 import { writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
@@ -82,6 +83,7 @@ export function openConfigStore(
     }
     try {
       refuseUnsafe(path); // again, now that nobody else can be writing
+      removeLeftTempFiles(path);
       const next = change(read());
       try {
         writeAtomically(path, `${JSON.stringify(next, undefined, '\t')}\n`);
@@ -101,6 +103,23 @@ function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
   if (refusal) {
     throw new ConfigWriteError(`refusing to write: ${refusal.problem}; nothing was written`, undefined, refusal.fix);
+  }
+}
+
+/**
+ * Temp files of writers killed mid-write (they may hold a key). Every write happens under the lock, so
+ * while we hold it any temp file beside the config is such a leftover.
+ */
+function removeLeftTempFiles(path: string): void {
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dirname(path), name), { force: true });
   }
 }
 

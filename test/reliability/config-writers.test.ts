@@ -46,24 +46,24 @@ function cli(dir: string, args: string[], extra: Record<string, string> = {}, st
 }
 
 describe('case 44: writers of one config file at once', () => {
-  it('N `keys create --save`, `auth login` and `config set` at once, 10 rounds -> every profile is in the file; losses 0', async () => {
-    const perKind = 2;
-    const figures = await rounds(10, async (round) => {
+  it('N `keys create --save`, `auth login` and `config set` at once, 8 rounds of 8 processes -> every profile is in the file; losses 0', async () => {
+    const writers = { keys: 4, login: 2, set: 2 };
+    const figures = await rounds(8, async (round) => {
       const dir = makeConfigDir();
       const expected: { profile: string; key: string; value: string; index: number }[] = [];
       const contenders: Contender[] = [];
-      for (let i = 0; i < perKind; i++) {
+      for (let i = 0; i < writers.keys; i++) {
         expected.push({ profile: `k${i}`, key: 'api_key', value: '', index: contenders.length });
         contenders.push(
           cli(dir, ['keys', 'create', '--save', '--json', '--profile', `k${i}`], { FACECTL_API_KEY: KEY }),
         );
       }
-      for (let i = 0; i < perKind; i++) {
+      for (let i = 0; i < writers.login; i++) {
         const key = `fcs_login${i}${round}_${randomBytes(12).toString('hex')}`;
         expected.push({ profile: `l${i}`, key: 'api_key', value: key, index: contenders.length });
         contenders.push(cli(dir, ['auth', 'login', '--api-key-stdin', '--profile', `l${i}`], {}, `${key}\n`));
       }
-      for (let i = 0; i < perKind; i++) {
+      for (let i = 0; i < writers.set; i++) {
         const url = `http://127.0.0.1:${10_000 + round * 10 + i}`;
         expected.push({ profile: `s${i}`, key: 'base_url', value: url, index: contenders.length });
         contenders.push(cli(dir, ['config', 'set', 'base_url', url, '--profile', `s${i}`]));

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -225,5 +225,16 @@ describe('read back after writing', () => {
       a: { base_url: 'https://a.example.com', api_key: 'fcs_abcdefgh_a' },
       b: { base_url: 'https://b.example.com' },
     });
+  });
+});
+
+describe('what a killed writer leaves', () => {
+  it('the next write removes temp files left beside the config (they may hold a key) and nothing else', () => {
+    const left = join(root, 'config.json.4242.0badf00d.tmp');
+    writeFileSync(left, '{"profiles":{"x":{"api_key":"fcs_abcdefgh_leftover"}}}', { mode: 0o600 });
+    writeFileSync(join(root, 'notes.tmp'), 'mine');
+    const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    store.setProfileValue('work', 'base_url', 'https://api.example.com');
+    expect(readdirSync(root).sort()).toEqual(['config.json', 'notes.tmp']);
   });
 });
