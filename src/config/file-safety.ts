@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, type Stats } from 'node:fs';
+import { lstatSync, readlinkSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -17,11 +17,14 @@ export interface Refusal {
 
 export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
   const dir = dirname(path);
-  const dirStat = lstatOrUndefined(dir);
+  // The directory may be a symlink (dotfile managers do that); what matters is who owns where it leads.
+  const dirStat = statOrUndefined(dir);
   if (dirStat && uid !== undefined && dirStat.uid !== uid) {
     return {
       problem: `the configuration directory ${dir} belongs to another user (uid ${dirStat.uid}, you are ${uid}): they could read or replace the stored key`,
-      fix: `make it yours (\`sudo chown -R ${uid} ${dir}\`), or set FACECTL_CONFIG_DIR to a directory you own`,
+      fix:
+        `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
+        'run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory you own',
     };
   }
   const fileStat = lstatOrUndefined(path);
@@ -40,7 +43,9 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
   if (fileStat && uid !== undefined && fileStat.uid !== uid) {
     return {
       problem: `the configuration file ${path} belongs to another user (uid ${fileStat.uid}, you are ${uid}): they could read the stored key`,
-      fix: `make it yours: \`sudo chown ${uid} ${path}\` (or remove it and log in again)`,
+      fix:
+        `if it is yours, take it back (\`sudo chown ${uid} ${path}\`); if it is theirs (facectl run with sudo?), ` +
+        'run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory you own',
     };
   }
   return undefined;
@@ -49,6 +54,14 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
 function lstatOrUndefined(path: string): Stats | undefined {
   try {
     return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
   } catch {
     return undefined;
   }

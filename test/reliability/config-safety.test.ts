@@ -98,6 +98,33 @@ describe('case 46: a config file or directory facectl must not write', () => {
     );
   });
 
+  itAsRoot("a config directory that is a symlink of mine to another user's directory -> refused", async () => {
+    await expectRefused(
+      () => {
+        const theirs = join(makeConfigDir(), 'theirs');
+        mkdirSync(theirs, { mode: 0o755 });
+        writeFileSync(join(theirs, 'config.json'), OLD, { mode: 0o600 });
+        chownSync(theirs, NOBODY, NOBODY);
+        const dir = join(makeConfigDir(), 'link');
+        symlinkSync(theirs, dir);
+        return { dir, watched: join(theirs, 'config.json') };
+      },
+      /configuration directory .*link belongs to another user \(uid 65534/,
+      /run facectl as its owner, or set FACECTL_CONFIG_DIR/,
+    );
+  });
+
+  it('a config directory that is a symlink to a directory of my own (a dotfile manager) is used as usual', async () => {
+    const mine = makeConfigDir();
+    const dir = join(makeConfigDir(), 'link');
+    symlinkSync(mine, dir);
+    const set = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(mine, 'config.json'), 'utf8'))).toEqual({
+      profiles: { default: { base_url: 'http://127.0.0.1:6' } },
+    });
+  });
+
   it('config.json a symlink -> refused with the fix; its target is not written, the link stays; doctor reports it', async () => {
     let link = '';
     await expectRefused(
