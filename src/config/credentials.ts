@@ -1,17 +1,18 @@
+import { DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+export { DEFAULT_BASE_URL };
 
 export interface CredentialSources {
   env: Env;
   globals: GlobalOptions;
   stdin: InputStream;
   stdinIsTTY: boolean;
-  /** Opened only when a flag or variable does not already decide (conf costs ~60 ms to import). */
+  /** Opened only when a flag or variable does not already decide (no file read when they settle it). */
   config: () => Promise<ConfigStore>;
 }
 

@@ -4,7 +4,7 @@ import { isLoopbackHost } from '../../api/error-mapping.js';
 import { writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
-import type { Check } from './run.js';
+import { type Check, fail, ok, warn } from './checks.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -156,7 +156,3 @@ export function noProxyMatch(noProxy: string, url: URL): string | undefined {
 function octal(mode: number): string {
   return mode.toString(8).padStart(4, '0');
 }
-
-export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
-export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
-export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
