@@ -93,6 +93,7 @@ describe('case 47: a stored key goes only to the base URL it was saved for', () 
       stdin: `${STORED}\n`,
     });
     expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain(`profile default now uses ${home.baseUrl} (its base_url was ${capture.baseUrl})`);
     const profile = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default;
     expect(profile).toEqual({ base_url: home.baseUrl, api_key: STORED, api_key_base_url: home.baseUrl });
     const atHome = home.requests.length;
