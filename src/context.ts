@@ -156,7 +156,7 @@ export interface Context {
   readonly browser: Browser;
   /** Aborted on Ctrl-C. */
   readonly signal: AbortSignal;
-  /** The config store; built on first use (conf is costly to import). */
+  /** The config store; built on first use (commands that need no file never read it). */
   config(): Promise<ConfigStore>;
   credentials(): Promise<Credentials>;
   /** The API client; built on first use, with the resolved base URL and key. */

@@ -3,7 +3,7 @@ import type { ConfigStore, ProfileSettings } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
 /**
- * The shape of the configuration file and the profile logic on top of any backend (the conf file in
+ * The shape of the configuration file and the profile logic on top of any backend (the config file in
  * production, memory in tests):
  *
  *   { "default_profile": "work", "profiles": { "default": { "api_key": "...", "base_url": "..." } } }

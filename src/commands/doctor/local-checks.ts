@@ -10,7 +10,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * The checks that need no network: the configuration file on disk and the proxy variables. The file is
- * inspected directly (not through conf), before anything opens the store, because opening it tightens
+ * inspected directly (not through the store), before anything opens the store, because opening it tightens
  * a loose mode and so would hide the very problem doctor is asked to report.
  */
 
