@@ -144,6 +144,14 @@ describe('case 47: a stored key goes only to the base URL it was saved for', () 
     expect(here.stdout).toMatch(new RegExp(`stored key for\\s+${home.baseUrl}`));
     const json = await runCli(['auth', 'status', '--json'], { env: { FACECTL_CONFIG_DIR: dir } });
     expect(JSON.parse(json.stdout).key_base_url).toBe(home.baseUrl);
+    const get = await runCli(['config', 'get', 'api_key_base_url'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(get.stdout).toBe(`${home.baseUrl}\n`);
+    // It moves only with the key: `config set` cannot point a stored key at another service.
+    const moved = await runCli(['config', 'set', 'api_key_base_url', capture.baseUrl], {
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toMatch(/api_key_base_url is stored with the key/);
 
     const from = capture.requests.length;
     const there = await runCli(['auth', 'status', '--base-url', capture.baseUrl], { env: { FACECTL_CONFIG_DIR: dir } });

@@ -45,7 +45,7 @@ describe('config set / get / unset', () => {
     const { code, stderr } = await cli(['config', 'set', 'colour', 'blue']);
     expect(code).toBe(ExitCode.usage);
     expect(stderr).toContain('unknown setting "colour"');
-    expect(stderr).toContain('known settings: base_url, api_key, default_profile');
+    expect(stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile');
   });
 
   it('get api_key shows only the prefix; an unset value is exit 1', async () => {

@@ -29,7 +29,7 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   const setting = findSetting(key);
   if (setting.refuseSet) {
     throw new UsageError(
-      value === undefined ? 'api_key is removed with `facectl auth logout`' : setting.refuseSet.message,
+      value === undefined ? `${key} is removed with the key, by \`facectl auth logout\`` : setting.refuseSet.message,
       {
         hint: value === undefined ? 'run `facectl auth logout`' : setting.refuseSet.hint,
       },
