@@ -160,6 +160,23 @@ describe('credential precedence', () => {
     expect(await creds.apiKey()).toBeUndefined();
   });
 
+  it('sends a stored key to its own base URL however it is spelled, and to no other (not even another port or path)', async () => {
+    for (const same of ['https://WORK.example.com/', 'https://work.example.com:443', 'HTTPS://work.example.com//']) {
+      expect(await (await resolve({ g: { baseUrl: same } })).apiKey(), same).toEqual({
+        key: 'fcs_profile1_stored',
+        source: 'profile',
+      });
+    }
+    for (const other of ['https://work.example.com:444', 'https://work.example.com/v2', 'http://work.example.com']) {
+      const creds = await resolve({ g: { baseUrl: other } });
+      expect(creds.keyBaseUrl).toBe('https://work.example.com');
+      await expect(creds.apiKey(), other).rejects.toMatchObject({
+        exitCode: ExitCode.auth,
+        code: 'key_for_other_base_url',
+      });
+    }
+  });
+
   it('does not open the config file when the environment settles key and URL', async () => {
     const creds = await resolve({
       env: { FACECTL_API_KEY: 'fcs_envkey01_x', FACECTL_BASE_URL: 'http://127.0.0.1:1' },
