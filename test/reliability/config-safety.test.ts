@@ -1,8 +1,19 @@
-import { chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentKeyBody, json } from '../helpers/fault-server.js';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { ensureBuilt, type FaultServer, KEY, startFaultServer, tempDir } from './support.js';
 
 // Case 46 of docs/reliability.md: a config directory or file another user owns, or a config.json that
@@ -66,7 +77,52 @@ async function expectRefused(
   }
 }
 
+/** The CLI run by a real unprivileged user (uid 65534), as the copy in world-readable-cli lets it. */
+async function runAsNobody(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  const cli = await worldReadableCli();
+  return new Promise((resolve) => {
+    const child = spawn(cli.node, [cli.bin, ...args], {
+      uid: NOBODY,
+      gid: NOBODY,
+      cwd: cli.dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dir, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
 describe('case 46: a config file or directory facectl must not write', () => {
+  itAsRoot(
+    "a real other user (uid 65534) given a shared, writable directory of root's -> refused, root's file untouched",
+    async () => {
+      const parent = tempDir();
+      chmodSync(parent, 0o755); // reachable by the other user
+      const dir = join(parent, 'shared');
+      mkdirSync(dir);
+      chmodSync(dir, 0o777);
+      const path = join(dir, 'config.json');
+      writeFileSync(path, OLD);
+      chmodSync(path, 0o666);
+      const result = await runAsNobody(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+        FACECTL_CONFIG_DIR: dir,
+      });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(
+        /configuration directory .*shared belongs to another user \(uid 0, you are 65534\)/,
+      );
+      expect(readFileSync(path, 'utf8')).toBe(OLD);
+      expect(statSync(path).uid).toBe(0);
+    },
+  );
+
   itAsRoot(
     'config.json owned by another user -> refused with the fix; content and owner unchanged; doctor reports it',
     async () => {
