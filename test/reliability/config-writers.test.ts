@@ -90,6 +90,36 @@ describe('case 44: writers of one config file at once', () => {
   }, 240_000);
 });
 
+describe('case 44: removals and additions at once', () => {
+  it('N `auth logout` and N `config set` on other profiles at once, 5 rounds -> each removal and each addition holds', async () => {
+    const figures = await rounds(5, async (round) => {
+      const dir = makeConfigDir();
+      const profiles: Record<string, { api_key: string; api_key_base_url: string }> = {};
+      for (let i = 0; i < 3; i++) {
+        profiles[`out${i}`] = { api_key: `fcs_out${i}${round}abcd_0123456789`, api_key_base_url: server.baseUrl };
+      }
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles }), { mode: 0o600 });
+      const contenders: Contender[] = [];
+      for (let i = 0; i < 3; i++) contenders.push(cli(dir, ['auth', 'logout', '--profile', `out${i}`]));
+      for (let i = 0; i < 3; i++) {
+        contenders.push(cli(dir, ['config', 'set', 'base_url', `http://127.0.0.1:${7000 + i}`, '--profile', `in${i}`]));
+      }
+      const results = await race(contenders);
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+      let wrong = 0;
+      for (let i = 0; i < 3; i++) {
+        if (file.profiles[`out${i}`]?.api_key !== undefined) wrong++; // a removed key came back
+        if (file.profiles[`in${i}`]?.base_url !== `http://127.0.0.1:${7000 + i}`) wrong++; // an addition lost
+      }
+      return { processes: contenders.length, wrong };
+    });
+    const wrong = figures.reduce((sum, f) => sum + f.wrong, 0);
+    console.log(`case 44 (removals): ${figures.length} rounds x ${figures[0]?.processes} processes: ${wrong} wrong`);
+    expect(wrong).toBe(0);
+  }, 180_000);
+});
+
 describe('where the configuration is created', () => {
   it('under umask 000 the directories facectl creates (~/.config, ~/.config/facectl) are 0700 and the file 0600', () => {
     const home = makeConfigDir();
