@@ -51,9 +51,9 @@ export const thread = z.looseObject({
   created_at: dateTime.optional(),
   updated_at: dateTime.optional(),
   interviewer_billing_source: billingSource.optional(),
-  prepare_status: z.string().nullish(),
-  chunks_total: z.int().nullish(),
-  chunks_completed: z.int().nullish(),
+  prepare_status: z.string().optional(),
+  chunks_total: z.int().optional(),
+  chunks_completed: z.int().optional(),
   current_counts: z.record(z.string(), z.unknown()).optional(),
 });
 export type Thread = z.output<typeof thread>;
