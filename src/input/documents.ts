@@ -1,5 +1,7 @@
 import { capYoungGeneration } from '../api/young-generation.js';
-import { DEFAULT_PERSPECTIVE, type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
+import * as z from 'zod';
+import { perspective } from '../contract/common.js';
+import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
 import { describeJsonValue, isPlainObject, parseJsonObject, tryParseJson } from './json.js';
@@ -23,6 +25,19 @@ export interface DocumentDefaults {
 }
 
 const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
+
+/**
+ * What `docs submit` checks in a document before sending it: alias, label and a non-empty content
+ * present (a document without them cannot be filed), perspective one of the seed's two when given,
+ * no unknown field. The alias grammar and the label's length are the service's to check, and no
+ * perspective is filled in: the seed leaves that endpoint's default "not shown".
+ */
+const documentInput = z.strictObject({
+  alias: z.string().min(1, { error: 'must not be empty' }),
+  content: z.string().min(1, { error: 'must not be empty' }),
+  label: z.string().min(1, { error: 'must not be empty' }),
+  perspective: perspective.optional(),
+});
 
 /**
  * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
@@ -139,15 +154,15 @@ function sendsAsRead(object: Record<string, unknown>, filled: DocumentBody, byte
 
 /**
  * The request body a checked document is sent as when its line's bytes cannot be: the same text the
- * API client makes of it (JSON.stringify of the contract's output: its field order, perspective
- * defaulted). A batch serializes such a document once, and hashes and sends that text.
+ * API client makes of it (JSON.stringify of the contract's output: its field order; no perspective
+ * when none was given). A batch serializes such a document once, and hashes and sends that text.
  */
 export function documentRequestText(document: DocumentBody): string {
   return JSON.stringify({
     alias: document.alias,
     content: document.content,
     label: document.label,
-    perspective: document.perspective ?? DEFAULT_PERSPECTIVE,
+    perspective: document.perspective,
   });
 }
 
@@ -168,7 +183,7 @@ export function validateDocument(object: Record<string, unknown>, defaults: Docu
 
 /** Checks a document already completed from the flags against the request contract. */
 function validateFilled(merged: DocumentBody): DocumentBody | string {
-  const parsed = documentCreateRequest.safeParse(merged);
+  const parsed = documentInput.safeParse(merged);
   if (parsed.success) {
     const body: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
     if (merged.perspective !== undefined) body.perspective = parsed.data.perspective;

@@ -77,10 +77,11 @@ describe('request side', () => {
   });
 
   it('refuses an invalid body before sending, naming the field', async () => {
-    const error = await failure(client().call(routes.createFace, { body: { name: 'Ada', alias: 'Not A Slug' } }));
+    // A type the seed states (alias is a string); the slug grammar is the local service's to check.
+    const error = await failure(client().call(routes.createFace, { body: { name: 'Ada', alias: 42 as unknown as string } }));
     expect(error).toBeInstanceOf(UsageError);
     expect((error as UsageError).exitCode).toBe(ExitCode.usage);
-    expect(error.message).toContain('alias: must be a slug');
+    expect(error.message).toMatch(/alias: .*expected string/);
     expect(server.requests).toHaveLength(0);
   });
 

@@ -44,7 +44,6 @@ const optionsSchema = z.object({
   label: z
     .string()
     .min(1, { error: 'must not be empty' })
-    .max(500, { error: 'must be at most 500 characters' })
     .optional(),
   perspective: perspectiveOption.optional(),
   content: z.string().optional(),
