@@ -59,6 +59,7 @@ export const createFace = defineRoute({
   params: z.object({}),
   body: faceCreateRequest,
   serviceBody: faceCreateServiceRequest,
+  successStatus: 201,
   response: face,
   idempotent: true,
   scope: 'faces:write',

@@ -73,6 +73,7 @@ export const createApiKey = defineRoute({
   params: noParams,
   body: apiKeyCreateRequest,
   serviceBody: apiKeyCreateServiceRequest,
+  successStatus: 201,
   response: apiKey,
   idempotent: true,
   scope: 'keys:write',

@@ -5,9 +5,9 @@ import { defineRoute } from './route.js';
 export const oauthConnection = z.looseObject({
   provider: z.string(),
   connected: z.boolean(),
-  // The spec types connected_at as a date-time but does not say it is always present; a provider
-  // that was never connected has none, so the local service sends null.
-  connected_at: dateTime.nullish(),
+  // The seed types connected_at as a date-time (not nullable) and gives no Required column; a provider
+  // that is not connected has none, so the local service leaves the field out.
+  connected_at: dateTime.optional(),
 });
 export type OAuthConnection = z.output<typeof oauthConnection>;
 

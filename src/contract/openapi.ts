@@ -24,10 +24,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         schema: { type: 'string' },
       })),
       responses: {
-        '200':
+        [String(route.successStatus)]:
           route.responseKind === 'html'
             ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
-            : { description: 'OK', content: { 'application/json': { schema: schema(route.response, 'output') } } },
+            : {
+                description: route.successStatus === 201 ? 'Created' : 'OK',
+                content: { 'application/json': { schema: schema(route.response, 'output') } },
+              },
+        // The one error the seed states: Free or Standard plan users calling the OAuth endpoints.
+        ...(route.scope?.startsWith('oauth:')
+          ? { '403': { ...errorResponse, description: 'Forbidden: the OAuth endpoints are for the Connect plan only' } }
+          : {}),
         default: errorResponse,
       },
     };

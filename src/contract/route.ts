@@ -38,6 +38,11 @@ export interface Route<
   readonly scope: `${'keys' | 'faces' | 'compile' | 'oauth'}:${'read' | 'write'}` | null;
   /** `html` for the browser-facing callback; everything else answers JSON. */
   readonly responseKind: 'json' | 'html';
+  /**
+   * The status of success. The seed leaves success codes "not shown"; the local service answers 201
+   * to the POSTs that create something, 200 to the rest (docs/local-service-choices.md).
+   */
+  readonly successStatus: 200 | 201;
 }
 
 export type AnyRoute = Route<string, z.ZodType, z.ZodType | undefined, z.ZodType, z.ZodType | undefined>;
@@ -52,10 +57,20 @@ export function defineRoute<
   Response extends z.ZodType,
   ServiceBody extends z.ZodType | undefined = undefined,
 >(
-  def: Omit<Route<Name, Params, Body, Response, ServiceBody>, 'extension' | 'idempotent' | 'responseKind' | 'serviceBody'> &
-    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind'>> & { serviceBody?: ServiceBody },
+  def: Omit<
+    Route<Name, Params, Body, Response, ServiceBody>,
+    'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus'
+  > &
+    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind' | 'successStatus'>> & { serviceBody?: ServiceBody },
 ): Route<Name, Params, Body, Response, ServiceBody> {
-  return { extension: false, idempotent: false, responseKind: 'json', serviceBody: undefined as ServiceBody, ...def };
+  return {
+    extension: false,
+    idempotent: false,
+    responseKind: 'json',
+    successStatus: 200,
+    serviceBody: undefined as ServiceBody,
+    ...def,
+  };
 }
 
 /** The names of a path template's placeholders, in order. */

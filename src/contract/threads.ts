@@ -84,6 +84,7 @@ export const createThread = defineRoute({
   params: z.object({}),
   body: threadCreateRequest,
   serviceBody: threadCreateServiceRequest,
+  successStatus: 201,
   response: thread,
   idempotent: true,
   scope: 'compile:write',
