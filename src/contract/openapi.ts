@@ -29,7 +29,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
             : {
                 description: route.successStatus === 201 ? 'Created' : 'OK',
-                content: { 'application/json': { schema: schema(route.response, 'output') } },
+                // The input side of the response schema: what may arrive on the wire (a field with a
+                // default, such as a face's `object`, may be absent), not what the client makes of it.
+                content: { 'application/json': { schema: schema(route.response, 'input') } },
               },
         // The one error the seed states: Free or Standard plan users calling the OAuth endpoints.
         ...(route.scope?.startsWith('oauth:')
