@@ -1,5 +1,6 @@
 import { systemClock } from '../clock.js';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
+import { safeParseJson } from '../contract/json-keys.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { AuthError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
@@ -159,7 +160,7 @@ export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
 }
 
 function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRoute['params'], value: unknown) {
-  const result = schema.safeParse(value);
+  const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
     field: issue.path.length > 0 ? issue.path.map(String).join('.') : part,
@@ -198,7 +199,7 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
       throw unexpected(where, contentType, text, 'valid JSON');
     }
   }
-  const parsed = route.response.safeParse(json);
+  const parsed = safeParseJson(route.response, json);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';

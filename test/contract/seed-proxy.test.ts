@@ -25,12 +25,22 @@ const SHAPES: { method: string; path: RegExp; request?: string; response?: strin
   { method: 'POST', path: /^\/v1\/faces$/, request: 'Face create request', response: 'Face' },
   { method: 'GET', path: /^\/v1\/faces\/[^/]+$/, response: 'Face' },
   { method: 'POST', path: /^\/v1\/faces\/[^/]+\/import$/, request: 'Import request', response: 'Document' },
-  { method: 'POST', path: /^\/v1\/compile\/documents$/, request: 'Compile document create request', response: 'Document' },
+  {
+    method: 'POST',
+    path: /^\/v1\/compile\/documents$/,
+    request: 'Compile document create request',
+    response: 'Document',
+  },
   { method: 'GET', path: /^\/v1\/compile\/documents\/[^/]+$/, response: 'Document' },
   { method: 'PATCH', path: /^\/v1\/compile\/documents\/[^/]+$/, response: 'Document' },
   { method: 'POST', path: /^\/v1\/compile\/documents\/[^/]+\/sync$/, response: 'Document' },
   // The seed: response "not shown"; our choice is the Compile thread.
-  { method: 'POST', path: /^\/v1\/compile\/threads$/, request: 'Compile thread create request', response: 'Compile thread' },
+  {
+    method: 'POST',
+    path: /^\/v1\/compile\/threads$/,
+    request: 'Compile thread create request',
+    response: 'Compile thread',
+  },
   { method: 'PATCH', path: /^\/v1\/compile\/threads\/[^/]+\/messages$/, response: 'Compile thread' },
   { method: 'GET', path: /^\/v1\/compile\/threads\/[^/]+$/, response: 'Compile thread' },
   { method: 'POST', path: /^\/v1\/compile\/threads\/[^/]+\/sync$/, response: 'Compile thread' },
@@ -67,7 +77,12 @@ function checkValue(where: string, field: SeedField, value: unknown): void {
   if (field.type === 'array') {
     (value as unknown[]).forEach((item, i) => {
       if (field.items === 'string') checkValue(`${where}[${i}]`, { ...field, type: 'string', nullable: false }, item);
-      else checkObject(`${where}[${i}]`, table(`Thread message (${where.includes('request') ? 'request' : 'response'})`), item);
+      else
+        checkObject(
+          `${where}[${i}]`,
+          table(`Thread message (${where.includes('request') ? 'request' : 'response'})`),
+          item,
+        );
     });
   }
 }
@@ -100,7 +115,8 @@ function validate(method: string, path: string, status: number, requestBody: str
   const shape = SHAPES.find((s) => s.method === method && s.path.test(path));
   if (!shape) return;
   seenRoutes.add(`${method} ${shape.path.source}`);
-  if (shape.request && requestBody !== '') checkObject(`request ${method} ${path}`, table(shape.request), JSON.parse(requestBody));
+  if (shape.request && requestBody !== '')
+    checkObject(`request ${method} ${path}`, table(shape.request), JSON.parse(requestBody));
   if (status < 200 || status >= 300 || !shape.response) return;
   const body = JSON.parse(responseBody) as unknown;
   if (shape.array) {
@@ -171,7 +187,9 @@ describe('every endpoint through a validator built from the seed tables', () => 
       await ok(call(via, 'createFace', { key, body: { name: 'Ada', alias, basic_facts: { born: 1815 } } }));
       await ok(call(via, 'getFace', { key, params: { face_id: alias } }));
       await ok(call(via, 'importIntoFace', { key, params: { face_id: alias }, body: { url: 'https://x.test/a' } }));
-      const doc = await ok(call(via, 'createDocument', { key, body: { alias, content: 'Ada wrote notes.', label: 'n' } }));
+      const doc = await ok(
+        call(via, 'createDocument', { key, body: { alias, content: 'Ada wrote notes.', label: 'n' } }),
+      );
       const docId = { document_id: doc.document_id as string };
       await ok(call(via, 'getDocument', { key, params: docId }));
       await ok(call(via, 'editDocument', { key, params: docId, body: { content: 'Ada wrote more notes.' } }));

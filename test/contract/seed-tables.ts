@@ -181,7 +181,11 @@ export function facts(schema: JsonSchema, resolve: (ref: string) => JsonSchema =
     const others = variants.filter((v) => v.type !== 'null');
     nullable = others.length < variants.length;
     const inner = facts(others.length === 1 ? (others[0] as JsonSchema) : {}, resolve);
-    return { ...inner, nullable: nullable || inner.nullable, ...(s.default === undefined ? {} : { default: s.default }) };
+    return {
+      ...inner,
+      nullable: nullable || inner.nullable,
+      ...(s.default === undefined ? {} : { default: s.default }),
+    };
   }
   if (Array.isArray(s.type)) {
     nullable = s.type.includes('null');

@@ -46,7 +46,8 @@ function acceptAnything(req: RecordedRequest, res: Parameters<typeof json>[0]) {
     });
   }
   if (path === '/v1/faces') return json(res, 201, { alias: body.alias, created: 1, owned_by: 'user_1' });
-  if (path === '/v1/compile/threads') return json(res, 201, { thread_id: 'thr_1', alias: body.alias, label: body.label });
+  if (path === '/v1/compile/threads')
+    return json(res, 201, { thread_id: 'thr_1', alias: body.alias, label: body.label });
   return json(res, 201, document(body));
 }
 

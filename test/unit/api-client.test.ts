@@ -78,7 +78,9 @@ describe('request side', () => {
 
   it('refuses an invalid body before sending, naming the field', async () => {
     // A type the seed states (alias is a string); the slug grammar is the local service's to check.
-    const error = await failure(client().call(routes.createFace, { body: { name: 'Ada', alias: 42 as unknown as string } }));
+    const error = await failure(
+      client().call(routes.createFace, { body: { name: 'Ada', alias: 42 as unknown as string } }),
+    );
     expect(error).toBeInstanceOf(UsageError);
     expect((error as UsageError).exitCode).toBe(ExitCode.usage);
     expect(error.message).toMatch(/alias: .*expected string/);

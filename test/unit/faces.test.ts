@@ -120,7 +120,7 @@ describe('faces create', () => {
   });
 
   it.each(['Ada', 'ada lovelace', 'adé', 'ab', 'a'.repeat(65), 'ada--lovelace', '-ada'])(
-    'alias %j breaks only the local service\'s slug rule: sent, refused by it with 422 naming the field and the rule (case 5)',
+    "alias %j breaks only the local service's slug rule: sent, refused by it with 422 naming the field and the rule (case 5)",
     async (alias) => {
       const before = requestCount(service);
       const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', alias]);

@@ -96,9 +96,12 @@ describe('keys create: flags are checked before anything is sent', () => {
     expect(requestCount(service)).toBe(before);
   };
 
-  it.each(['1.5', 'abc', ''])('--expires-in-days %j (not an integer, as the seed types it) -> exit 2', async (value) => {
-    await refused([`--expires-in-days=${value}`], '--expires-in-days', /must be a whole number of days/);
-  });
+  it.each(['1.5', 'abc', ''])(
+    '--expires-in-days %j (not an integer, as the seed types it) -> exit 2',
+    async (value) => {
+      await refused([`--expires-in-days=${value}`], '--expires-in-days', /must be a whole number of days/);
+    },
+  );
 
   it.each(['admin', 'v2:*', 'v1:', ','])('--scopes %j (not of the seed form v1:*) -> exit 2', async (value) => {
     await refused(['--scopes', value], '--scopes', /the form v1:\*|at least one/);

@@ -119,7 +119,12 @@ describe('fields beyond the seed', () => {
   });
 
   it('a face with extra fields and an unknown component count: read and printed', async () => {
-    const answer = { ...FACE, created: 1, rank: 3, component_counts: { alpha: 1, beta: 0, delta: 0, epsilon: 0, zeta: 9 } };
+    const answer = {
+      ...FACE,
+      created: 1,
+      rank: 3,
+      component_counts: { alpha: 1, beta: 0, delta: 0, epsilon: 0, zeta: 9 },
+    };
     const result = await cli(['faces', 'get', 'ada-lovelace', '--json', '--no-input'], answer);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ rank: 3, component_counts: { zeta: 9 } });

@@ -58,8 +58,13 @@ describe('facectl openapi', () => {
     const statuses = [
       face.status,
       (await call(svc, 'createApiKey', { key, body: {} })).status,
-      (await call(svc, 'importIntoFace', { key, params: { face_id: 'openapi-face' }, body: { url: 'https://x.test/a' } }))
-        .status,
+      (
+        await call(svc, 'importIntoFace', {
+          key,
+          params: { face_id: 'openapi-face' },
+          body: { url: 'https://x.test/a' },
+        })
+      ).status,
       (await call(svc, 'createDocument', { key, body: { alias: 'openapi-face', content: 'x', label: 'l' } })).status,
       (await call(svc, 'createThread', { key, body: { alias: 'openapi-face', label: 'l' } })).status,
     ];

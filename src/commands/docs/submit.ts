@@ -41,10 +41,7 @@ export const STDIN_HINT =
 
 const optionsSchema = z.object({
   alias: aliasOption.optional(),
-  label: z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .optional(),
+  label: z.string().min(1, { error: 'must not be empty' }).optional(),
   perspective: perspectiveOption.optional(),
   content: z.string().optional(),
   file: z.string().optional(),
