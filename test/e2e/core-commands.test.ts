@@ -138,7 +138,7 @@ describe('api', () => {
     expect(bad.code).toBe(2);
     const unknownFlag = await runCli(['api', 'GET', '/v1/faces/x', '--bogus'], { env: env() });
     expect(unknownFlag.code).toBe(2);
-    expect(unknownFlag.stderr).toContain('usage: facectl api [options] <method> <path>');
+    expect(unknownFlag.stderr).toContain('usage: facectl api [options] <method-or-path> [path]');
     expect(serve.requests()).toBe(before);
   });
 

@@ -42,7 +42,7 @@ describe('completion scripts', () => {
     expect(complete(['facectl', '--profile', 'work', 'config', 's'])).toBe('set');
     expect(complete(['facectl', 'completion', ''])).toBe('bash zsh fish');
     expect(complete(['facectl', 'auth', 'login', '--'])).toContain('--api-key-stdin');
-    expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --insecure-http');
+    expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --include --insecure-http');
   });
 
   it('zsh and fish scripts declare every command group', async () => {

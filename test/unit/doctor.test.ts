@@ -200,6 +200,26 @@ describe('facectl doctor', () => {
 
 describe('doctor proxy check', () => {
   const base = new URL('http://127.0.0.1:8787');
+  it('reads the lower-case variable first, as the transport, curl and undici do', () => {
+    const env = { http_proxy: 'http://lower:3128', HTTP_PROXY: 'http://upper:3128' };
+    expect(checkProxy(env, new URL('http://api.example.com')).detail).toBe(
+      'requests to api.example.com go through http_proxy=http://lower:3128',
+    );
+  });
+
+  it('a SOCKS proxy is a failed reachability check naming it, not a crash', async () => {
+    const r = await doctor({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_abcdefgh_0123456789',
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), http_proxy: 'socks5://127.0.0.1:1080' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.byName('reachable')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('SOCKS proxies are not supported'),
+    });
+  });
+
   it('reports no proxy, a proxy in effect, and a NO_PROXY bypass', () => {
     expect(checkProxy({}, base)).toMatchObject({ status: 'ok', detail: expect.stringContaining('no proxy') });
     expect(checkProxy({ HTTP_PROXY: 'http://u:secret@proxy:3128' }, base)).toMatchObject({

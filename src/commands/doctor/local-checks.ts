@@ -88,7 +88,7 @@ function tightenFileMode(path: string, fileMode: number): Check {
   );
 }
 
-/** Which proxy variable undici's EnvHttpProxyAgent will use for the base URL, and whether NO_PROXY bypasses it. */
+/** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether NO_PROXY bypasses it. */
 export function checkProxy(env: Env, base: URL): Check {
   const name = 'proxy';
   const https = base.protocol === 'https:';
@@ -129,9 +129,9 @@ export function checkProxy(env: Env, base: URL): Check {
   return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
 }
 
-/** Upper case first, then lower case, as the transport reads them. An empty value counts as unset. */
+/** Lower case first, then upper case, as the transport (and curl, undici) reads them. Empty counts as unset. */
 function pickVar(env: Env, upper: string): [string, string] | undefined {
-  for (const key of [upper, upper.toLowerCase()]) {
+  for (const key of [upper.toLowerCase(), upper]) {
     const value = env[key];
     if (value) return [key, value];
   }
