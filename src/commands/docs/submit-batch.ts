@@ -281,7 +281,9 @@ async function sendLines(
         hash = bodyHash(body);
       } else {
         const checked = withDocument(line, input);
-        body = documentRequestText(checked.document as DocumentBody);
+        // Builds of format 1 filled in perspective third-person when a line had none; send it so.
+        const sentThen = checked.document as DocumentBody;
+        body = documentRequestText({ ...sentThen, perspective: sentThen.perspective ?? 'third-person' });
         hash = bodyHashV1(input.source.reopenable && !input.continueOnError ? checked.filled : checked.document);
       }
       const earlier = journal.earlier.get(line.line);
