@@ -25,10 +25,12 @@ _facectl_subcommands() {
     'oauth list') echo '' ;;
     'oauth connect') echo '' ;;
     'oauth disconnect') echo '' ;;
-    'auth') echo 'login logout status' ;;
+    'auth') echo 'login logout status token switch' ;;
     'auth login') echo '' ;;
     'auth logout') echo '' ;;
     'auth status') echo '' ;;
+    'auth token') echo '' ;;
+    'auth switch') echo '' ;;
     'config') echo 'get set unset list' ;;
     'config get') echo '' ;;
     'config set') echo '' ;;
@@ -68,6 +70,8 @@ _facectl_flags() {
     'auth login') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth logout') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth status') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth token') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth switch') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'config') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'config get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
     'config set') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;

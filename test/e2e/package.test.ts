@@ -115,7 +115,7 @@ describe('npm install -g of the tarball', () => {
       join(prefix, 'lib', 'node_modules', 'facectl', 'dist', 'THIRD-PARTY-LICENSES.txt'),
       'utf8',
     );
-    for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander', 'conf', 'chalk', 'ora', 'cli-table3']) {
+    for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander', 'chalk', 'ora', 'cli-table3']) {
       expect(licenses).toMatch(new RegExp(`^${bundled}@\\d+\\.\\d+\\.\\d+ \\(MIT\\)$`, 'm'));
     }
     expect(licenses).not.toMatch(/^open@/m);
@@ -132,8 +132,7 @@ describe('npm install -g of the tarball', () => {
     expect(manifest.scripts.prepare).toBeUndefined();
     const installed = readdirSync(join(prefix, 'lib', 'node_modules', 'facectl', 'node_modules'));
     expect(installed).toContain('open');
-    for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander', 'conf'])
-      expect(installed).not.toContain(bundled);
+    for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander']) expect(installed).not.toContain(bundled);
   });
 
   it('runs: --version, and serve counts tokens with the bundled tokenizer (inline and in a worker)', async () => {

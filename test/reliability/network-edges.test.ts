@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -10,7 +9,8 @@ import { isLoopbackHost } from '../../src/api/error-mapping.js';
 import { proxyFor } from '../../src/api/proxy.js';
 import { ExitCode } from '../../src/errors.js';
 import { json } from '../helpers/fault-server.js';
-import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, tempDir } from './support.js';
+import { ROOT } from '../helpers/run-cli.js';
+import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer } from './support.js';
 
 /**
  * Reliability cases 52, 54, 56, 57 and 59 (docs/reliability.md): the transport against servers and
@@ -225,29 +225,12 @@ describe('case 59: a proxy that fails the CONNECT', () => {
   });
 
   it('an https base URL goes through HTTPS_PROXY: CONNECT to its host, TLS to its name inside the tunnel (bin)', async () => {
-    const dir = tempDir();
-    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '3650',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    // A self-signed certificate for localhost, made once and kept with the tests (valid until 2126),
+    // so the test needs no openssl binary on the machine.
+    const [key, cert] = [
+      join(ROOT, 'test/fixtures/tls/localhost-key.pem'),
+      join(ROOT, 'test/fixtures/tls/localhost-cert.pem'),
+    ];
     const secure = track(
       createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => json(res, 200, FACE)),
     );

@@ -69,7 +69,9 @@ describe('facectl doctor', () => {
     ]);
     for (const check of r.checks) expect(check, JSON.stringify(check)).toMatchObject({ status: 'ok', fix: null });
     expect(r.byName('key works').detail).toMatch(/plan pro, scopes v1:\*, budget unlimited, never expires/);
-    expect(r.byName('key source').detail).toContain('from the stored profile');
+    expect(r.byName('key source').detail).toContain(
+      `from the stored profile (profile default, saved for ${service.baseUrl})`,
+    );
     expect(r.stdout + r.stderr).not.toContain(service.key('pro'));
   });
 
@@ -188,13 +190,30 @@ describe('facectl doctor', () => {
   });
 
   it('warns when plain http goes to a non-loopback host', async () => {
+    // A key of its own for that URL (a stored key is sent only to the URL it was saved for).
     const r = await doctor({
-      apiKey: service.key('pro'),
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_API_KEY: service.key('pro') },
       globals: { baseUrl: 'http://service.invalid' },
     });
     expect(r.code).toBe(1); // the key is not sent (and the host does not resolve)
     expect(r.byName('base url')).toMatchObject({ status: 'warn', fix: 'use an https:// base URL' });
     expect(r.byName('key works')).toMatchObject({ status: 'fail', detail: expect.stringContaining('refuses') });
+  });
+});
+
+describe('doctor and a stored key saved for another base URL', () => {
+  it('fails the key source naming both URLs and sends the key nowhere', async () => {
+    const r = await doctor({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: service.key('pro'),
+      globals: { baseUrl: service.baseUrl },
+    });
+    expect(r.code).toBe(1);
+    expect(r.byName('key source')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(`saved for http://127.0.0.1:9; it is not sent to ${service.baseUrl}`),
+    });
+    expect(r.byName('key works').status).toBe('warn');
   });
 });
 
