@@ -1,5 +1,6 @@
 import { systemClock } from '../clock.js';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
+import { safeParseJson } from '../contract/json-keys.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { VERSION } from '../version.js';
 import { AuthError, ResponseError, UsageError } from '../errors.js';
@@ -191,7 +192,7 @@ export function notAnAnswer(result: Pick<ExchangeResult, 'status' | 'headers'>, 
 }
 
 export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRoute['params'], value: unknown) {
-  const result = schema.safeParse(value);
+  const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
     field: issue.path.length > 0 ? issue.path.map(String).join('.') : part,
@@ -241,7 +242,7 @@ function unexpected(where: string, contentType: string, text: string, expected: 
 
 /** A JSON answer checked against a route's response schema; the ResponseError names the field. */
 export function validateResponse(route: AnyRoute, json: unknown): unknown {
-  const parsed = route.response.safeParse(json);
+  const parsed = safeParseJson(route.response, json);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';

@@ -18,22 +18,38 @@ export const BILLING_SOURCES = ['oauth', 'compile', 'credits'] as const;
 export const billingSource = z.enum(BILLING_SOURCES);
 
 /**
- * Import types. The spec names only `document` and calls the rest a gap; the local service also
- * accepts `transcript` (interview transcripts). See README, "Choices the spec leaves open".
+ * Two levels of rules. A route's `body` holds what the seed states (types, required fields, the enums
+ * it lists, the v1:* scope form): the client checks it before sending and the service checks it too.
+ * A route's `serviceBody` adds what only `facectl serve` decided (the names below marked "local"):
+ * the service alone checks it and answers 422 (docs/local-service-choices.md, "The service's own
+ * rules"). Seed-level request objects are loose: what is not known is sent unchanged.
+ */
+
+/**
+ * Import types. The seed names only `document` and says the others are "not shown"; the local service
+ * also accepts `transcript` (local). The client sends any string.
  */
 export const IMPORT_TYPES = ['document', 'transcript'] as const;
 export const importType = z.enum(IMPORT_TYPES);
 
-/** Face alias: a slug. The pattern and length are the local service's choice (local-service.md). */
+/** Face alias as the seed states it: a string. */
+export const alias = z.string();
+
+/** Face alias as the local service checks it: a slug of 3 to 64 characters (local). */
 export const ALIAS_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const ALIAS_RULE = 'lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)';
-export const alias = z
+export const serviceAlias = z
   .string()
   .min(3, { error: `must be a slug: ${ALIAS_RULE}` })
   .max(64, { error: `must be a slug: ${ALIAS_RULE}` })
   .regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` });
 
-/** Scope areas and actions (local-service.md). `v1:*` grants everything. */
+/** The seed's scope form, v1:*: `v1:` and something after it. What follows is the service's own. */
+export const SEED_SCOPE_PATTERN = /^v1:.+$/s;
+export const SEED_SCOPE_RULE = 'the form v1:* (v1: followed by the scope)';
+export const seedScope = z.string().regex(SEED_SCOPE_PATTERN, { error: `must have ${SEED_SCOPE_RULE}` });
+
+/** Scope areas and actions the local service knows (local-service.md, local). `v1:*` grants everything. */
 export const SCOPE_AREAS = ['keys', 'faces', 'compile', 'oauth'] as const;
 export const SCOPE_ACTIONS = ['read', 'write'] as const;
 export const SCOPE_PATTERN = /^v1:(?:\*|(?:keys|faces|compile|oauth)(?::(?:read|write))?)$/;

@@ -1,21 +1,32 @@
 import * as z from 'zod';
-import { alias, dateTime, importType, pathSegment, perspective } from './common.js';
+import { alias, dateTime, importType, pathSegment, perspective, serviceAlias } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
 /**
- * Body of POST /v1/compile/documents. The spec does not say which fields are required; the local
- * service requires alias, label and a non-empty content, and defaults perspective to third-person.
+ * Body of POST /v1/compile/documents as the seed states it: which fields are required and the default
+ * of perspective are "not shown", so every field is optional and the client fills in nothing.
+ */
+export const documentCreateRequest = z.looseObject({
+  alias: alias.optional(),
+  content: z.string().optional(),
+  label: z.string().optional(),
+  perspective: perspective.optional(),
+});
+export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
+
+/**
+ * The local service's own rules: alias, label and a non-empty content required, a slug alias, label
+ * up to 500 characters, perspective third-person by default, no unknown field.
  */
 export const DEFAULT_PERSPECTIVE = 'third-person';
 
-export const documentCreateRequest = z.strictObject({
-  alias,
+export const documentCreateServiceRequest = z.strictObject({
+  alias: serviceAlias,
   content: z.string().min(1, { error: 'must not be empty' }),
   label: z.string().min(1, { error: 'must not be empty' }).max(500),
   perspective: perspective.default(DEFAULT_PERSPECTIVE),
 });
-export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
 
 /** Extension: edit a document's content or label (version + 1, synced = false). */
 export const documentEditRequest = z
@@ -51,8 +62,20 @@ export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: pathSegment });
 
-/** Body of POST /v1/faces/{face_id}/import: the service fetches the URL and creates a document. */
-export const importRequest = z.strictObject({
+/**
+ * Body of POST /v1/faces/{face_id}/import as the seed states it: url required; type any string (values
+ * other than document are "not shown"), perspective one of two; the seed's defaults are the service's
+ * to apply, so the client sends only what was given.
+ */
+export const importRequest = z.looseObject({
+  url: z.string(),
+  type: z.string().meta({ default: 'document' }).optional(),
+  perspective: perspective.meta({ default: 'third-person' }).optional(),
+  face_speaker: z.string().nullish(),
+});
+
+/** The local service's own rules: a non-empty url, type document or transcript, no unknown field. */
+export const importServiceRequest = z.strictObject({
   url: z.string().min(1, { error: 'must not be empty' }),
   type: importType.default('document'),
   perspective: perspective.default('third-person'),
@@ -67,6 +90,8 @@ export const importIntoFace = defineRoute({
   summary: 'Import a document from a URL into a face; token_count is a preview until sync.',
   params: faceIdParams,
   body: importRequest,
+  serviceBody: importServiceRequest,
+  successStatus: 201,
   response: document,
   idempotent: true,
   scope: 'compile:write',
@@ -79,6 +104,8 @@ export const createDocument = defineRoute({
   summary: 'Submit a document; token_count is a preview, the charge is made at sync.',
   params: z.object({}),
   body: documentCreateRequest,
+  serviceBody: documentCreateServiceRequest,
+  successStatus: 201,
   response: document,
   idempotent: true,
   scope: 'compile:write',

@@ -1,16 +1,27 @@
 import * as z from 'zod';
-import { alias, pathSegment } from './common.js';
+import { alias, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
-export const faceCreateRequest = z.strictObject({
-  name: z.string().min(1, { error: 'must not be empty' }).max(200),
+/** Body of POST /v1/faces as the seed states it: name and alias required. */
+export const faceCreateRequest = z.looseObject({
+  name: z.string(),
   alias,
+  basic_facts: z.record(z.string(), z.unknown()).optional(),
+  default_tools: z.array(z.string()).nullish(),
+  default_model: z.string().nullish(),
+  formula: z.string().nullish(),
+});
+export type FaceCreateRequest = z.input<typeof faceCreateRequest>;
+
+/** The local service's own rules: name 1-200 characters, a slug alias, no unknown field. */
+export const faceCreateServiceRequest = z.strictObject({
+  name: z.string().min(1, { error: 'must not be empty' }).max(200),
+  alias: serviceAlias,
   basic_facts: z.record(z.string(), z.unknown()).optional(),
   default_tools: z.array(z.string().min(1)).nullish(),
   default_model: z.string().min(1).nullish(),
   formula: z.string().nullish(),
 });
-export type FaceCreateRequest = z.input<typeof faceCreateRequest>;
 
 /** component_counts: four integer members, each 0 by default. */
 export const componentCounts = z.looseObject({
@@ -47,6 +58,8 @@ export const createFace = defineRoute({
   summary: 'Create a face.',
   params: z.object({}),
   body: faceCreateRequest,
+  serviceBody: faceCreateServiceRequest,
+  successStatus: 201,
   response: face,
   idempotent: true,
   scope: 'faces:write',

@@ -1,9 +1,20 @@
 import * as z from 'zod';
-import { dateTime, noParams, scope } from './common.js';
+import { dateTime, noParams, scope, seedScope } from './common.js';
 import { defineRoute } from './route.js';
 
-/** Body of POST /v1/auth/api-keys. No field is required; the bounds are the local service's choice. */
-export const apiKeyCreateRequest = z.strictObject({
+/** Body of POST /v1/auth/api-keys as the seed states it: every field optional and nullable. */
+export const apiKeyCreateRequest = z.looseObject({
+  name: z.string().nullish(),
+  expires_in_days: z.int({ error: 'must be a whole number of days' }).nullish(),
+  scopes: z.array(seedScope).nullish(),
+  budget_usd: z.number({ error: 'must be a number of US dollars' }).nullish(),
+  allowed_face_ids: z.array(z.string()).nullish(),
+  allowed_llm_models: z.array(z.string()).nullish(),
+});
+export type ApiKeyCreateRequest = z.input<typeof apiKeyCreateRequest>;
+
+/** The local service's own rules for it: name cap, 1-365 days, its scope grammar, no unknown field. */
+export const apiKeyCreateServiceRequest = z.strictObject({
   name: z.string().max(200).nullish(),
   expires_in_days: z
     .int({ error: 'must be a whole number of days' })
@@ -19,7 +30,6 @@ export const apiKeyCreateRequest = z.strictObject({
   allowed_face_ids: z.array(z.string().min(1)).nullish(),
   allowed_llm_models: z.array(z.string().min(1)).nullish(),
 });
-export type ApiKeyCreateRequest = z.input<typeof apiKeyCreateRequest>;
 
 /** Response of POST /v1/auth/api-keys: the only response that ever carries the full secret. */
 export const apiKey = z.looseObject({
@@ -62,6 +72,8 @@ export const createApiKey = defineRoute({
   summary: 'Create an API key; the response holds the full secret once.',
   params: noParams,
   body: apiKeyCreateRequest,
+  serviceBody: apiKeyCreateServiceRequest,
+  successStatus: 201,
   response: apiKey,
   idempotent: true,
   scope: 'keys:write',

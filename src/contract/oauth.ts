@@ -2,12 +2,17 @@ import * as z from 'zod';
 import { dateTime, detailMessage, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
+/**
+ * An entry of GET /v1/oauth. The seed's table has no Required column (and says "Where a response
+ * field is listed as required, it is always present"), so no field is required here; the local
+ * service sends provider and connected always, connected_at while connected.
+ */
 export const oauthConnection = z.looseObject({
-  provider: z.string(),
-  connected: z.boolean(),
-  // The spec types connected_at as a date-time but does not say it is always present; a provider
-  // that was never connected has none, so the local service sends null.
-  connected_at: dateTime.nullish(),
+  provider: z.string().optional(),
+  connected: z.boolean().optional(),
+  // The seed types connected_at as a date-time (not nullable) and gives no Required column; a provider
+  // that is not connected has none, so the local service leaves the field out.
+  connected_at: dateTime.optional(),
 });
 export type OAuthConnection = z.output<typeof oauthConnection>;
 

@@ -24,10 +24,19 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         schema: { type: 'string' },
       })),
       responses: {
-        '200':
+        [String(route.successStatus)]:
           route.responseKind === 'html'
             ? { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
-            : { description: 'OK', content: { 'application/json': { schema: schema(route.response, 'output') } } },
+            : {
+                description: route.successStatus === 201 ? 'Created' : 'OK',
+                // The input side of the response schema: what may arrive on the wire (a field with a
+                // default, such as a face's `object`, may be absent), not what the client makes of it.
+                content: { 'application/json': { schema: schema(route.response, 'input') } },
+              },
+        // The one error the seed states: Free or Standard plan users calling the OAuth endpoints.
+        ...(route.scope?.startsWith('oauth:')
+          ? { '403': { ...errorResponse, description: 'Forbidden: the OAuth endpoints are for the Connect plan only' } }
+          : {}),
         default: errorResponse,
       },
     };

@@ -11,6 +11,7 @@ export interface Route<
   Params extends z.ZodType = z.ZodType,
   Body extends z.ZodType | undefined = z.ZodType | undefined,
   Response extends z.ZodType = z.ZodType,
+  ServiceBody extends z.ZodType | undefined = z.ZodType | undefined,
 > {
   readonly name: Name;
   readonly method: HttpMethod;
@@ -18,7 +19,13 @@ export interface Route<
   readonly path: string;
   readonly summary: string;
   readonly params: Params;
+  /** What the seed states about the request body: checked by the client and by the service. */
   readonly body: Body;
+  /**
+   * The local service's own rules for the body (bounds, grammars, lists, strict objects), checked by
+   * `facectl serve` only, in place of `body`. Undefined when the service checks just `body`.
+   */
+  readonly serviceBody: ServiceBody;
   readonly response: Response;
   /** True for endpoints the published interface does not show (local-service.md, "Extensions"). */
   readonly extension: boolean;
@@ -31,9 +38,14 @@ export interface Route<
   readonly scope: `${'keys' | 'faces' | 'compile' | 'oauth'}:${'read' | 'write'}` | null;
   /** `html` for the browser-facing callback; everything else answers JSON. */
   readonly responseKind: 'json' | 'html';
+  /**
+   * The status of success. The seed leaves success codes "not shown"; the local service answers 201
+   * to the POSTs that create something, 200 to the rest (docs/local-service-choices.md).
+   */
+  readonly successStatus: 200 | 201;
 }
 
-export type AnyRoute = Route<string, z.ZodType, z.ZodType | undefined, z.ZodType>;
+export type AnyRoute = Route<string, z.ZodType, z.ZodType | undefined, z.ZodType, z.ZodType | undefined>;
 export type ParamsOf<R extends AnyRoute> = z.input<R['params']>;
 export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodType ? z.input<R['body']> : undefined;
 export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
@@ -43,11 +55,22 @@ export function defineRoute<
   Params extends z.ZodType,
   Body extends z.ZodType | undefined,
   Response extends z.ZodType,
+  ServiceBody extends z.ZodType | undefined = undefined,
 >(
-  def: Omit<Route<Name, Params, Body, Response>, 'extension' | 'idempotent' | 'responseKind'> &
-    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind'>>,
-): Route<Name, Params, Body, Response> {
-  return { extension: false, idempotent: false, responseKind: 'json', ...def };
+  def: Omit<
+    Route<Name, Params, Body, Response, ServiceBody>,
+    'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus'
+  > &
+    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind' | 'successStatus'>> & { serviceBody?: ServiceBody },
+): Route<Name, Params, Body, Response, ServiceBody> {
+  return {
+    extension: false,
+    idempotent: false,
+    responseKind: 'json',
+    successStatus: 200,
+    serviceBody: undefined as ServiceBody,
+    ...def,
+  };
 }
 
 /** The names of a path template's placeholders, in order. */

@@ -1,17 +1,21 @@
 import * as z from 'zod';
-import { alias, billingSource, dateTime, pathSegment } from './common.js';
+import { alias, billingSource, dateTime, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
-/**
- * A message as sent. The spec does not say which fields are required; the local service requires all
- * three, so a transcript always says who spoke.
- */
-export const threadMessageRequest = z.strictObject({
+/** A message as sent, as the seed states it: whether each field is required is "not shown". */
+export const threadMessageRequest = z.looseObject({
+  role: z.string().optional(),
+  content: z.string().optional(),
+  from: z.string().optional(),
+});
+export type ThreadMessageRequest = z.input<typeof threadMessageRequest>;
+
+/** The local service requires all three (so a transcript always says who spoke), no unknown field. */
+export const threadMessageServiceRequest = z.strictObject({
   role: z.string().min(1, { error: 'must not be empty' }),
   content: z.string(),
   from: z.string(),
 });
-export type ThreadMessageRequest = z.input<typeof threadMessageRequest>;
 
 /** A message as answered: `from` comes back as `name`. */
 export const threadMessageResponse = z.looseObject({
@@ -20,17 +24,29 @@ export const threadMessageResponse = z.looseObject({
   name: z.string().optional(),
 });
 
-export const threadCreateRequest = z.strictObject({
-  alias,
-  label: z.string().min(1, { error: 'must not be empty' }).max(500),
-  interviewer_billing_source: billingSource.nullish(),
+/** Body of POST /v1/compile/threads as the seed states it (required fields: not shown). */
+export const threadCreateRequest = z.looseObject({
+  alias: alias.optional(),
+  label: z.string().optional(),
+  interviewer_billing_source: billingSource.optional(),
 });
 export type ThreadCreateRequest = z.input<typeof threadCreateRequest>;
 
-export const replaceMessagesRequest = z.strictObject({
+/** The local service's own rules: alias and label required, a slug alias, label up to 500, null = automatic. */
+export const threadCreateServiceRequest = z.strictObject({
+  alias: serviceAlias,
+  label: z.string().min(1, { error: 'must not be empty' }).max(500),
+  interviewer_billing_source: billingSource.nullish(),
+});
+
+export const replaceMessagesRequest = z.looseObject({
   messages: z.array(threadMessageRequest),
 });
 export type ReplaceMessagesRequest = z.input<typeof replaceMessagesRequest>;
+
+export const replaceMessagesServiceRequest = z.strictObject({
+  messages: z.array(threadMessageServiceRequest),
+});
 
 /**
  * The Compile thread. The spec does not say which of its fields are always present, so none is
@@ -51,9 +67,9 @@ export const thread = z.looseObject({
   created_at: dateTime.optional(),
   updated_at: dateTime.optional(),
   interviewer_billing_source: billingSource.optional(),
-  prepare_status: z.string().nullish(),
-  chunks_total: z.int().nullish(),
-  chunks_completed: z.int().nullish(),
+  prepare_status: z.string().optional(),
+  chunks_total: z.int().optional(),
+  chunks_completed: z.int().optional(),
   current_counts: z.record(z.string(), z.unknown()).optional(),
 });
 export type Thread = z.output<typeof thread>;
@@ -67,6 +83,8 @@ export const createThread = defineRoute({
   summary: 'Create a compile thread (the response shape is the local service choice: the thread).',
   params: z.object({}),
   body: threadCreateRequest,
+  serviceBody: threadCreateServiceRequest,
+  successStatus: 201,
   response: thread,
   idempotent: true,
   scope: 'compile:write',
@@ -79,6 +97,7 @@ export const replaceThreadMessages = defineRoute({
   summary: 'Replace every message of a thread; the old ones are archived.',
   params: threadIdParams,
   body: replaceMessagesRequest,
+  serviceBody: replaceMessagesServiceRequest,
   response: thread,
   scope: 'compile:write',
 });

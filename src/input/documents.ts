@@ -1,4 +1,6 @@
-import { DEFAULT_PERSPECTIVE, type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
+import * as z from 'zod';
+import { perspective } from '../contract/common.js';
+import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
 import { isPlainObject, parseJsonObject } from './json.js';
@@ -21,6 +23,19 @@ export interface DocumentDefaults {
 }
 
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
+
+/**
+ * What `docs submit` checks in a document before sending it: alias, label and a non-empty content
+ * present (a document without them cannot be filed), perspective one of the seed's two when given,
+ * no unknown field. The alias grammar and the label's length are the service's to check, and no
+ * perspective is filled in: the seed leaves that endpoint's default "not shown".
+ */
+const documentInput = z.strictObject({
+  alias: z.string().min(1, { error: 'must not be empty' }),
+  content: z.string().min(1, { error: 'must not be empty' }),
+  label: z.string().min(1, { error: 'must not be empty' }),
+  perspective: perspective.optional(),
+});
 
 /**
  * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
@@ -71,15 +86,15 @@ export function textDocument(content: string, defaults: DocumentDefaults): Docum
 
 /**
  * The request body a checked document is sent as when its line's bytes cannot be: the same text the
- * API client makes of it (JSON.stringify of the contract's output: its field order, perspective
- * defaulted). A batch serializes such a document once, and hashes and sends that text.
+ * API client makes of it (JSON.stringify of the contract's output: its field order; no perspective
+ * when none was given). A batch serializes such a document once, and hashes and sends that text.
  */
 export function documentRequestText(document: DocumentBody): string {
   return JSON.stringify({
     alias: document.alias,
     content: document.content,
     label: document.label,
-    perspective: document.perspective ?? DEFAULT_PERSPECTIVE,
+    perspective: document.perspective,
   });
 }
 
@@ -98,7 +113,7 @@ export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; 
 
 /** Checks a document completed from the flags against the request contract; a problem is said in one line. */
 export function checkDocument(merged: DocumentBody): DocumentCheck {
-  const parsed = documentCreateRequest.safeParse(merged);
+  const parsed = documentInput.safeParse(merged);
   if (parsed.success) {
     const document: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
     if (merged.perspective !== undefined) document.perspective = parsed.data.perspective;

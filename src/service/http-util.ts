@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { FieldError } from '../contract/common.js';
+import { safeParseJson } from '../contract/json-keys.js';
 import { HttpError } from './errors.js';
 
 /** A response ready to send. */
@@ -92,7 +93,7 @@ export function parseJsonBody(raw: Buffer): unknown {
 
 /** Validates with a contract schema; 422 `validation_error` with one `{loc, msg, type}` per problem. */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const detail: FieldError[] = result.error.issues.map((issue) => ({
     loc: [where, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],

@@ -16,6 +16,26 @@ export interface Preparation {
   current_counts: Record<string, number>;
 }
 
+/**
+ * A thread's preparation. The spec types a compile thread's prepare_status as a string and its chunk
+ * counts as integers (not nullable, unlike a document's), so before the first sync a thread answers
+ * `pending` with 0 of 0 chunks; after it, the same queued -> processing -> ready as a document.
+ */
+export interface ThreadPreparation {
+  prepare_status: 'pending' | 'queued' | 'processing' | 'ready';
+  chunks_total: number;
+  chunks_completed: number;
+  current_counts: Record<string, number>;
+}
+
+export function threadPreparation(item: Syncable, nowMs: number): ThreadPreparation {
+  const p = preparation(item, nowMs);
+  if (p.prepare_status === null || p.chunks_total === null || p.chunks_completed === null) {
+    return { prepare_status: 'pending', chunks_total: 0, chunks_completed: 0, current_counts: {} };
+  }
+  return { ...p, prepare_status: p.prepare_status, chunks_total: p.chunks_total, chunks_completed: p.chunks_completed };
+}
+
 export function preparation(item: Syncable, nowMs: number): Preparation {
   if (item.sync_started_ms === null || item.synced_token_count === null) {
     return { prepare_status: null, chunks_total: null, chunks_completed: null, current_counts: {} };

@@ -149,7 +149,9 @@ async function handleApi(
 
   const raw = await readBody(req, deps.maxBodyBytes);
   const params = validate(route.params, match.params, 'path');
-  const body = route.body ? validate(route.body, parseJsonBody(raw), 'body') : undefined;
+  // The service checks its own rules (serviceBody) where it has them, else what the seed states.
+  const bodySchema = route.serviceBody ?? route.body;
+  const body = bodySchema ? validate(bodySchema, parseJsonBody(raw), 'body') : undefined;
   const handler = handlers[name] as unknown as GenericHandler;
   const idempotencyKey = req.headers['idempotency-key'];
   const idempotent = method === 'POST' && auth !== null && typeof idempotencyKey === 'string';

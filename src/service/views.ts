@@ -2,7 +2,7 @@ import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/
 import { chooseSource, quotaView } from './billing.js';
 import type { BillingSource } from './billing-types.js';
 import { microToUsd } from './plans.js';
-import { preparation } from './prepare.js';
+import { preparation, threadPreparation } from './prepare.js';
 import type { DocumentRecord, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
@@ -88,7 +88,7 @@ export function threadView(svc: ServiceCore, thread: ThreadRecord, user: UserRec
     created_at: thread.created_at,
     updated_at: thread.updated_at,
     interviewer_billing_source: threadSource(svc, thread, user, now),
-    ...preparation(thread, now.getTime()),
+    ...threadPreparation(thread, now.getTime()),
   };
 }
 

@@ -71,7 +71,7 @@ describe('keys create (built bin)', () => {
   it('bad values are exit 2 naming the flag, nothing sent', async () => {
     const before = await service.settledRequests();
     for (const argv of [
-      ['--expires-in-days', '0'],
+      ['--expires-in-days', '1.5'],
       ['--scopes', 'admin'],
       ['--budget-usd', '1e309'],
     ]) {
@@ -121,15 +121,18 @@ describe('faces (built bin)', () => {
     expect(got.stdout).toContain('alias\tada-lovelace\n');
   });
 
-  it('a missing --alias without a terminal is exit 2 naming the flag; a bad one states the rule', async () => {
+  it('a missing --alias without a terminal is exit 2 naming the flag, nothing sent; a bad one is refused by the service, stating its rule', async () => {
     const before = await service.settledRequests();
     const missing = await runCli(['faces', 'create', '--name', 'X'], { env: env() });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--alias is required when not running interactively');
+    expect(await service.settledRequests()).toBe(before);
+    // The slug rule is facectl serve's own (the seed says only "a slug"): sent, answered 422.
     const bad = await runCli(['faces', 'create', '--name', 'X', '--alias', 'Ada Lovelace'], { env: env() });
     expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('status: 422 validation_error');
     expect(bad.stderr).toContain('lower-case letters, digits and single hyphens, 3 to 64 characters');
-    expect(await service.settledRequests()).toBe(before);
+    expect(await service.settledRequests()).toBe(before + 1);
   });
 });
 
@@ -155,9 +158,10 @@ describe('import (built bin)', () => {
     expect(result.stderr).toContain('is a preview: nothing is charged until sync');
   });
 
-  it('--type outside its set is exit 2 listing the values', async () => {
+  it("--type outside the local service's set: sent, refused by it with 422 listing its values", async () => {
     const result = await runCli(['import', 'ada-lovelace', `${pagesUrl}/x`, '--type', 'video'], { env: env() });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--type: must be one of document, transcript');
+    expect(result.stderr).toContain('status: 422 validation_error');
+    expect(result.stderr).toMatch(/- type: .*"document".*"transcript"/);
   });
 });

@@ -14,8 +14,10 @@ import { Gen, INVALID_UTF8, mulberry32 } from './generators.js';
  * request validation) against the local service, which counts every request it receives. For every case:
  *  - run() never throws and never reports an unexpected (non-CliError) failure;
  *  - a usage error (exit 2) means no request reached the service;
- *  - no request the service refuses as invalid (400/413/422, also exit 2) was sent: the service is the
- *    oracle of what is valid, so an exit 2 after a request means invalid input slipped through;
+ *  - what the seed does not allow is refused before sending; what breaks only the local service's own
+ *    rules (its slug, its scope grammar, its bounds: the contract's serviceBody) is sent, and the
+ *    service's 422 is reported with its list of field errors. An exit 2 after a request is allowed only
+ *    as such a reported 422 of the service's own rules;
  *  - a case built to be invalid (known-bad value, unknown flag, broken JSON, bad UTF-8) exits 2, nothing sent.
  * Replay: FUZZ_SEED=<seed> FUZZ_CASES=<n> npx vitest run test/fuzz/input-fuzz.test.ts
  */
@@ -59,14 +61,14 @@ afterAll(async () => {
 });
 
 const BAD = {
-  days: ['0', '366', '-1', '1.5', 'ten', '', '1e2', '0x10'],
+  days: ['1.5', 'ten', '', '1e2', '0x10'],
   usd: ['-1', 'abc', '1e999', '', '$5', '1,5'],
-  scopes: ['v2:*', 'v1:nope', 'v1:faces:delete', ',', 'v1:*,admin'],
-  alias: ['Bad Alias', 'ab', 'a--b', '-ab', 'ab-', 'x'.repeat(65), 'ÄBC', 'a_b'],
+  scopes: ['v2:*', 'v1:', ',', 'v1:*,admin', 'faces'],
+  alias: ['', ' ', '   '],
   json: ['{', '[1,2]', 'null', '"text"', '{"a":}', '{"a":1,}', "{'a':1}", '42'],
   perspective: ['second-person', 'First-Person', '', 'first person'],
   billing: ['cash', 'OAUTH', '', 'credit'],
-  type: ['pdf', 'Document', '', 'html'],
+  type: ['', ' '],
 };
 
 function sometimes(g: Gen, valid: () => string, bad?: readonly string[]): string {
@@ -314,7 +316,11 @@ function verdict(c: Case, o: Outcome): string | undefined {
     return o.code === 0 ? undefined : `exit ${o.code} without any request`;
   }
   if (c.invalid) return `invalid input sent (${o.requests} request(s), exit ${o.code})`;
-  if (o.code === 2) return `the service refused what the CLI sent as invalid (exit 2 after ${o.requests} request(s))`;
+  if (o.code === 2) {
+    // Allowed: the service's own rule refused it, and the CLI listed the field errors it answered.
+    if (/status: 422 validation_error\n {2}- \S/.test(o.stderr)) return undefined;
+    return `the service refused what the CLI sent as invalid (exit 2 after ${o.requests} request(s))`;
+  }
   // Sent and answered: created (0), or refused for a reason that is not the input's shape.
   return [0, 4, 5, 6].includes(o.code) ? undefined : `exit ${o.code} after a request`;
 }

@@ -34,15 +34,17 @@ describe('input', () => {
     await refused(['faces', 'create', '--no-input'], /--name is required when not running interactively/);
   });
 
-  it('case 2: --expires-in-days 0, -1, 1.5, abc, 1000000 -> exit 2 naming the flag', async () => {
-    for (const value of ['0', '-1', '1.5', 'abc', '1000000']) {
+  // 0, -1 and 1000000 are whole numbers, as the seed types expires_in_days: sent, and the local
+  // service's own 1-365 rule answers (test/e2e/seed-values.test.ts, test/unit/keys-create.test.ts).
+  it('case 2: --expires-in-days 1.5, abc -> exit 2 naming the flag', async () => {
+    for (const value of ['1.5', 'abc']) {
       await refused(['keys', 'create', `--expires-in-days=${value}`], /--expires-in-days: must be a whole number/);
     }
   });
 
   it('case 3: scopes not of the form v1:... -> exit 2', async () => {
-    for (const value of ['foo', 'v2:*', 'v1:', 'v1:faces:delete']) {
-      await refused(['keys', 'create', '--scopes', value], /--scopes: ".*" is not a scope: use v1:\*/);
+    for (const value of ['foo', 'v2:*', 'v1:']) {
+      await refused(['keys', 'create', '--scopes', value], /--scopes: ".*" is not a scope: use the form v1:\*/);
     }
   });
 
@@ -52,12 +54,11 @@ describe('input', () => {
     }
   });
 
-  it('case 5: invalid alias slug (upper case, spaces, unicode, too long) -> exit 2 with the rule', async () => {
-    for (const alias of ['Ada', 'ada lovelace', 'café', 'a'.repeat(65)]) {
-      await refused(
-        ['faces', 'create', '--name', 'Ada', '--alias', alias],
-        /--alias: .* is not a valid alias: use lower-case letters, digits and single hyphens, 3 to 64 characters/,
-      );
+  // The slug grammar is the local service's (the seed says only "a slug"): such aliases are sent and
+  // refused by it with 422 (test/unit/faces.test.ts); the client refuses an empty one.
+  it('case 5: an empty alias -> exit 2 naming the flag', async () => {
+    for (const alias of ['', '  ']) {
+      await refused(['faces', 'create', '--name', 'Ada', '--alias', alias], /--alias: an alias must not be empty/);
     }
   });
 
@@ -70,10 +71,7 @@ describe('input', () => {
       ['threads', 'create', '--alias', 'ada-x', '--label', 'l', '--interviewer-billing-source', 'cash'],
       /--interviewer-billing-source: must be one of oauth, compile, credits/,
     );
-    await refused(
-      ['import', 'face_1', 'https://example.com/a', '--type', 'pdf'],
-      /--type: must be one of document, transcript/,
-    );
+    // --type: the seed lists only `document` and leaves the others open, so any word is sent.
   });
 
   it('case 7: missing file, a directory, unreadable file (a path through a regular file: root reads any mode), invalid UTF-8, empty file -> exit 2 naming the path', async () => {

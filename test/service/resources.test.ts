@@ -282,6 +282,34 @@ describe('threads', () => {
     });
   });
 
+  test('prepare_status is a string and the chunk counts integers from the first answer on: pending, queued, processing, ready', async () => {
+    await createFace(svc, key, 'thread-prep');
+    const created = expectContract(
+      'createThread',
+      await call(svc, 'createThread', { key, body: { alias: 'thread-prep', label: 'prep' } }),
+      201,
+    );
+    expect(created).toMatchObject({ prepare_status: 'pending', chunks_total: 0, chunks_completed: 0 });
+    const tid = { thread_id: created.thread_id };
+    const messages = [{ role: 'user', content: 'word '.repeat(1500), from: 'Ada' }];
+    const replaced = await call(svc, 'replaceThreadMessages', { key, params: tid, body: { messages } });
+    expect(replaced.body).toMatchObject({ prepare_status: 'pending', chunks_total: 0, chunks_completed: 0 });
+    const synced = (await call(svc, 'syncThread', { key, params: tid })).body;
+    expect(synced).toMatchObject({ prepare_status: 'queued', chunks_total: 2, chunks_completed: 0 });
+    clock.advance(300);
+    expect((await call(svc, 'getThread', { key, params: tid })).body).toMatchObject({
+      prepare_status: 'processing',
+      chunks_total: 2,
+      chunks_completed: 1,
+    });
+    clock.advance(1000);
+    expect((await call(svc, 'getThread', { key, params: tid })).body).toMatchObject({
+      prepare_status: 'ready',
+      chunks_total: 2,
+      chunks_completed: 2,
+    });
+  });
+
   test('a message without from is a 422 naming its index', async () => {
     await createFace(svc, key, 'thread-bad');
     const { body } = await call(svc, 'createThread', { key, body: { alias: 'thread-bad', label: 'x' } });

@@ -48,10 +48,10 @@ describe('facectl api', () => {
   it('an invalid body for a known route: exit 2 naming the field, nothing sent', async () => {
     const before = service.stats.requests;
     const { code, stderr } = await cli(['api', 'POST', '/v1/faces', '--input', '-'], {
-      stdin: JSON.stringify({ name: 'Ada', alias: 'Not A Slug' }),
+      stdin: JSON.stringify({ name: 'Ada', alias: 42 }),
     });
     expect(code).toBe(ExitCode.usage);
-    expect(stderr).toContain('invalid body for POST /v1/faces: alias: must be a slug');
+    expect(stderr).toMatch(/invalid body for POST \/v1\/faces: alias: .*expected string/);
     expect(service.stats.requests).toBe(before);
   });
 

@@ -199,7 +199,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
   it('NDJSON with a bad line in the middle: every bad line named, nothing of the file sent', async () => {
     const lines = [
       { content: 'one', label: 'x1' },
-      { content: 'two', label: 'x2', alias: 'Not A Slug' },
+      { content: 'two', label: 'x2', perspective: 'second-person' },
       { content: 'three', label: 'x3' },
     ].map((d) => JSON.stringify(d));
     lines.splice(3, 0, '{"content": "four", "label": ');
@@ -208,7 +208,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       ['--alias', 'ada-lovelace', '--file', path],
       `error: ${path}: 2 of 4 lines are invalid:`,
     );
-    expect(result.stderr).toContain('  line 2: alias: must be a slug: lower-case letters, digits and single hyphens');
+    expect(result.stderr).toContain('  line 2: perspective: must be one of first-person, third-person');
     expect(result.stderr).toContain('  line 4: column 30: invalid JSON: the text ends where a value was expected');
     expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
   });
@@ -219,7 +219,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     [['--concurrency', 'many'], '--concurrency: must be a whole number of requests from 1 to 64'],
     [['--format', 'xml'], '--format: must be one of text, json, ndjson'],
     [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
-    [['--alias', 'Ada'], '--alias: "Ada" is not a valid alias'],
+    [['--alias', ''], '--alias: an alias must not be empty'],
   ])('%j', async (flags, message) => {
     await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', ...flags], `error: ${message}`);
   });

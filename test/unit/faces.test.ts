@@ -120,17 +120,27 @@ describe('faces create', () => {
   });
 
   it.each(['Ada', 'ada lovelace', 'adé', 'ab', 'a'.repeat(65), 'ada--lovelace', '-ada'])(
-    'alias %j is refused with the slug rule (case 5), nothing sent',
+    "alias %j breaks only the local service's slug rule: sent, refused by it with 422 naming the field and the rule (case 5)",
     async (alias) => {
       const before = requestCount(service);
       const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', alias]);
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain('status: 422 validation_error');
       expect(result.stderr).toContain(
-        `--alias: ${JSON.stringify(alias)} is not a valid alias: use lower-case letters, digits and single hyphens, 3 to 64 characters`,
+        '- alias: must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
       );
-      expect(requestCount(service)).toBe(before);
+      expect(requestCount(service)).toBe(before + 1);
+      expect(service.store.maps.faces.size).toBe(0);
     },
   );
+
+  it('an empty alias is refused before sending (exit 2), nothing sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', ' ']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--alias: an alias must not be empty');
+    expect(requestCount(service)).toBe(before);
+  });
 
   it('bad --basic-facts JSON is exit 2 naming the flag and column; nothing sent', async () => {
     const before = requestCount(service);

@@ -72,8 +72,17 @@ describe('import', () => {
     expect(printed.content).toBe(TEXT);
   });
 
+  it('--type pdf (a type the seed leaves open) is sent; the local service refuses it with 422 listing its types', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['import', 'ada-lovelace', `${pagesUrl}/x`, '--type', 'pdf']);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('status: 422 validation_error');
+    expect(result.stderr).toMatch(/- type: .*"document".*"transcript"/);
+    expect(requestCount(service)).toBe(before + 1);
+  });
+
   it.each([
-    [['--type', 'pdf'], '--type: must be one of document, transcript'],
+    [['--type', ''], '--type: must not be empty'],
     [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
   ])('%j outside the allowed set is exit 2 listing the values (case 6), nothing sent', async (flags, message) => {
     const before = requestCount(service);

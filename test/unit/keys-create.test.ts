@@ -96,12 +96,31 @@ describe('keys create: flags are checked before anything is sent', () => {
     expect(requestCount(service)).toBe(before);
   };
 
-  it.each(['0', '-1', '1.5', 'abc', '1000000', ''])('--expires-in-days %j -> exit 2', async (value) => {
-    await refused([`--expires-in-days=${value}`], '--expires-in-days', /whole number of days from 1 to 365/);
+  it.each(['1.5', 'abc', ''])(
+    '--expires-in-days %j (not an integer, as the seed types it) -> exit 2',
+    async (value) => {
+      await refused([`--expires-in-days=${value}`], '--expires-in-days', /must be a whole number of days/);
+    },
+  );
+
+  it.each(['admin', 'v2:*', 'v1:', ','])('--scopes %j (not of the seed form v1:*) -> exit 2', async (value) => {
+    await refused(['--scopes', value], '--scopes', /the form v1:\*|at least one/);
   });
 
-  it.each(['admin', 'v2:*', 'v1:billing', 'v1:faces:delete', ','])('--scopes %j -> exit 2', async (value) => {
-    await refused(['--scopes', value], '--scopes', /v1:\*, v1:<area> or v1:<area>:<read\|write>|at least one/);
+  // Bounds and grammar the local service chose: sent unchanged, refused by `facectl serve` with 422.
+  it.each([
+    ['--expires-in-days=0', 'expires_in_days: must be between 1 and 365 days'],
+    ['--expires-in-days=1000000', 'expires_in_days: must be between 1 and 365 days'],
+    ['--scopes=v1:billing', 'must be v1:*, v1:<area> or v1:<area>:<read|write>'],
+    ['--scopes=v1:faces:delete', 'must be v1:*, v1:<area> or v1:<area>:<read|write>'],
+  ])('%s is sent; the local service refuses it with 422 naming the field', async (flag, message) => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['keys', 'create', flag]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('status: 422 validation_error');
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+    expect(requestCount(service)).toBe(before + 1);
   });
 
   it.each([

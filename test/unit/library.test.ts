@@ -42,7 +42,10 @@ describe('createClient (the library face)', () => {
   it('throws the CLI error classes: validation before sending, API errors with status and code', async () => {
     const client = createClient({ baseUrl: service.baseUrl, apiKey: service.key('free'), env: {} });
     try {
-      await expect(client.createFace({ name: 'x', alias: 'Bad Alias' })).rejects.toBeInstanceOf(RequestValidationError);
+      // A type the seed states (alias is a string); the slug grammar is facectl serve's own to check.
+      await expect(client.createFace({ name: 'x', alias: 42 as unknown as string })).rejects.toBeInstanceOf(
+        RequestValidationError,
+      );
       const error = await client.listOAuthConnections().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);
       expect(error).toMatchObject({ status: 403, code: 'plan_required', exitCode: ExitCode.refused });

@@ -35,11 +35,7 @@ export const STDIN_HINT =
 
 const optionsSchema = z.object({
   alias: aliasOption.optional(),
-  label: z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .max(500, { error: 'must be at most 500 characters' })
-    .optional(),
+  label: z.string().min(1, { error: 'must not be empty' }).optional(),
   perspective: perspectiveOption.optional(),
   content: z.string().optional(),
   file: z.string().optional(),

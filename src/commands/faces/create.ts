@@ -4,7 +4,7 @@ import { createFace, type Face, type FaceCreateRequest } from '../../contract/fa
 import { readJsonObjectFlag } from '../../input/json-flag.js';
 import { aliasOption, checkAlias, nonEmptyOption } from '../../input/options.js';
 import { parseOptions, requireValue, splitList } from '../kit.js';
-import { FACE_FIELDS } from './fields.js';
+import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces create`: a new face; name and alias are asked for on a terminal when not given. */
 
@@ -68,6 +68,7 @@ export async function runCreateFace(ctx: Context, opts: CreateFaceOptions): Prom
   const api = await ctx.api();
   const face = await api.call(createFace, { body }, { signal: ctx.signal });
   ctx.out.record(face, FACE_FIELDS);
+  showFaceWarnings(ctx, face);
   ctx.out.success(`Created face ${face.alias}${face.uid ? ` (${face.uid})` : ''}`);
   return face;
 }

@@ -1,5 +1,21 @@
-import type { Column } from '../../context.js';
+import type { Column, Context } from '../../context.js';
 import type { Face } from '../../contract/faces.js';
+
+/**
+ * `created` as a date. The seed types it as an integer and leaves its unit "not shown": the local
+ * service sends Unix seconds; a number too large for seconds (past the year 5000) is read as
+ * milliseconds. A value no date can hold is shown as the number it is.
+ */
+export function createdAsDate(created: number): string | number {
+  const ms = Math.abs(created) >= 1e11 ? created : created * 1000;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? created : date.toISOString();
+}
+
+/** The service's `warnings` on a face, each on stderr: a face may be created and still need a look. */
+export function showFaceWarnings(ctx: Context, face: Face): void {
+  for (const warning of face.warnings ?? []) ctx.out.warn(`the service says: ${warning}`);
+}
 
 /** The face fields shown on a terminal or as tab-separated lines; --json prints the whole object. */
 export const FACE_FIELDS: Column<Face>[] = [
@@ -7,11 +23,12 @@ export const FACE_FIELDS: Column<Face>[] = [
   { header: 'alias', value: (f) => f.alias },
   { header: 'name', value: (f) => f.name },
   { header: 'owned_by', value: (f) => f.owned_by },
-  { header: 'created', value: (f) => new Date(f.created * 1000).toISOString() },
+  { header: 'created', value: (f) => createdAsDate(f.created) },
   { header: 'default_model', value: (f) => f.default_model },
   { header: 'default_tools', value: (f) => f.default_tools },
   { header: 'formula', value: (f) => f.formula },
   { header: 'basic_facts', value: (f) => f.basic_facts },
   { header: 'component_counts', value: (f) => f.component_counts },
   { header: 'profile_token_count', value: (f) => f.profile_token_count },
+  { header: 'warnings', value: (f) => (f.warnings && f.warnings.length > 0 ? f.warnings : null) },
 ];

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { type Face, getFace } from '../../contract/faces.js';
 import { requireArgument } from '../../input/arguments.js';
-import { FACE_FIELDS } from './fields.js';
+import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces get <face_id>` (an extension endpoint of the local service). */
 
@@ -13,5 +13,6 @@ export async function runGetFace(ctx: Context, opts: { faceId: string }): Promis
   const api = await ctx.api();
   const face = await api.call(getFace, { params: { face_id: opts.faceId } }, { signal: ctx.signal });
   ctx.out.record(face, FACE_FIELDS);
+  showFaceWarnings(ctx, face);
   return face;
 }

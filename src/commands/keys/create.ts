@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Column, Context } from '../../context.js';
-import { SCOPE_PATTERN, SCOPE_RULE } from '../../contract/common.js';
+import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { daysOption, usdOption } from '../../input/options.js';
@@ -29,9 +29,9 @@ const optionsSchema = z.object({
   name: z.string().optional(),
   expiresInDays: daysOption.optional(),
   scopes: list('--scopes').superRefine((items, check) => {
-    const bad = items?.find((item) => !SCOPE_PATTERN.test(item));
+    const bad = items?.find((item) => !SEED_SCOPE_PATTERN.test(item));
     if (bad !== undefined)
-      check.addIssue({ code: 'custom', message: `${JSON.stringify(bad)} is not a scope: use ${SCOPE_RULE}` });
+      check.addIssue({ code: 'custom', message: `${JSON.stringify(bad)} is not a scope: use ${SEED_SCOPE_RULE}` });
   }),
   budgetUsd: usdOption.optional(),
   allowedFaceIds: list('--allowed-face-ids'),

@@ -15,7 +15,7 @@ export interface CreateThreadOptions {
 
 const optionsSchema = z.object({
   alias: aliasOption.optional(),
-  label: z.string().max(500, { error: 'must be at most 500 characters' }).optional(),
+  label: z.string().optional(),
   interviewerBillingSource: billingSourceOption.optional(),
 });
 

@@ -61,7 +61,7 @@ export async function runReplaceMessages(ctx: Context, opts: ReplaceMessagesOpti
   const api = await ctx.api();
   const thread = await api.call(
     replaceThreadMessages,
-    { params: { thread_id: opts.threadId }, body: { messages: opts.messages } },
+    { params: { thread_id: opts.threadId }, body: { messages: opts.messages.map((m) => ({ ...m })) } },
     { signal: ctx.signal },
   );
   ctx.out.record(thread, THREAD_FIELDS);

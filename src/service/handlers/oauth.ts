@@ -30,8 +30,11 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
   const connection = svc.store.get('connections', connectionId(auth.user.id, svc.provider));
   return {
     status: 200,
+    // The seed types connected_at as a date-time (not nullable): a provider not connected has none.
     body: [
-      { provider: svc.provider, connected: connection !== undefined, connected_at: connection?.connected_at ?? null },
+      connection === undefined
+        ? { provider: svc.provider, connected: false }
+        : { provider: svc.provider, connected: true, connected_at: connection.connected_at },
     ],
   };
 };

@@ -10,7 +10,11 @@ export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthC
 
 export interface HandlerInput<R extends AnyRoute, A> {
   params: z.output<R['params']>;
-  body: R['body'] extends z.ZodType ? z.output<R['body']> : undefined;
+  body: R['serviceBody'] extends z.ZodType
+    ? z.output<R['serviceBody']>
+    : R['body'] extends z.ZodType
+      ? z.output<R['body']>
+      : undefined;
   auth: A;
   query: URLSearchParams;
   svc: ServiceCore;

@@ -1,0 +1,52 @@
+import type * as z from 'zod';
+
+/**
+ * `__proto__`, `constructor` and `prototype` are ordinary keys of JSON (reliability.md, case 55).
+ * JSON.parse keeps them as data, but zod builds its output objects by assignment, and assigning
+ * `__proto__` changes the new object's prototype instead of adding a key: a `__proto__` in a loose
+ * object or a record (basic_facts, extra response fields) would vanish silently from what is sent,
+ * stored or shown. `keepJsonKeys` puts every such key of the input back into the output as an own data
+ * property and gives the output object its ordinary prototype again. (`constructor` and `prototype`
+ * survive zod as they are; they are walked like any key.)
+ */
+
+const PROTO = '__proto__';
+const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Copies the `__proto__` keys of `input` that `output` lost back into it, at every depth. */
+export function keepJsonKeys<T>(input: unknown, output: T): T {
+  if (Array.isArray(input) && Array.isArray(output)) {
+    input.forEach((item, i) => {
+      if (i < output.length) output[i] = keepJsonKeys(item, output[i]);
+    });
+    return output;
+  }
+  if (!isObject(input) || !isObject(output) || input === output) return output;
+  if (hasOwn(input, PROTO)) {
+    if (Object.getPrototypeOf(output) !== Object.prototype) Object.setPrototypeOf(output, Object.prototype);
+    if (!hasOwn(output, PROTO)) {
+      Object.defineProperty(output, PROTO, {
+        value: input[PROTO],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+  for (const key of Object.keys(input)) {
+    if (key === PROTO || !hasOwn(output, key)) continue;
+    const kept = keepJsonKeys(input[key], output[key]);
+    if (kept !== output[key])
+      Object.defineProperty(output, key, { value: kept, writable: true, enumerable: true, configurable: true });
+  }
+  return output;
+}
+
+/** `schema.safeParse(value)` whose data keeps the `__proto__` keys of the value. */
+export function safeParseJson<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+  const result = schema.safeParse(value);
+  if (result.success) keepJsonKeys(value, result.data);
+  return result;
+}
