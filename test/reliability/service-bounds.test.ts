@@ -2,10 +2,20 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { Store } from '../../src/service/store.js';
+import { MAX_PIECE } from '../../src/service/token-count.js';
+import { countTokens, loadTokenizer, workerStats } from '../../src/service/tokens.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { BIN } from '../helpers/run-cli.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import {
+  call,
+  createFace,
+  expectContract,
+  startTestService,
+  type TestService,
+  textOfTokens,
+} from '../helpers/service.js';
 import { ensureBuilt, tempDir } from './support.js';
 
 // Cases 43, 48, 49 and 58 of docs/reliability.md: the local service under two serves on one file,
@@ -18,6 +28,24 @@ afterEach(async () => {
   await svc?.close();
   svc = undefined;
 });
+
+/** Letters without spaces, the same on every run (a fixed-seed generator). */
+function letters(n: number, seed = 12345): string {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    out.push(String.fromCharCode(97 + ((seed >>> 8) % 26)));
+  }
+  return out.join('');
+}
+
+/** Waits until `condition` holds (checked every few milliseconds, up to 20 s). */
+async function until(condition: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 20_000; !condition();) {
+    if (Date.now() > deadline) throw new Error('the condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 interface ContenderReport {
   running: boolean;
@@ -46,6 +74,66 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     const store = Store.open(dataFile);
     expect(store.faceByAlias([...store.values('users')].find((u) => u.plan === 'pro')?.id ?? '', 'kept')).toBeDefined();
     store.abandon();
+  });
+
+  it('case 48: a 1 MiB run of one letter, and 1 MiB of letters without spaces, are encoded in bounded chunks', async () => {
+    const count = await loadTokenizer();
+    // Byte-pair merging is quadratic in its input: every call must stay within one chunk.
+    const core = (o200k as unknown as { bytePairEncodingCoreProcessor: { bytePairMerge(bytes: Uint8Array): number[] } })
+      .bytePairEncodingCoreProcessor;
+    const merge = core.bytePairMerge;
+    let largest = 0;
+    core.bytePairMerge = function (this: unknown, bytes: Uint8Array) {
+      largest = Math.max(largest, bytes.length);
+      if (bytes.length > MAX_PIECE * 4) throw new Error(`a byte-pair merge of ${bytes.length} bytes`);
+      return merge.call(this, bytes);
+    };
+    try {
+      expect(count('a'.repeat(1 << 20))).toBe((1 << 20) / 8);
+      expect(count(letters(1 << 20))).toBeGreaterThan(1 << 18);
+      expect(count(`${'\u{1F600}'.repeat(300)}x`)).toBeGreaterThan(0);
+    } finally {
+      core.bytePairMerge = merge;
+    }
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThanOrEqual(MAX_PIECE * 4);
+  });
+
+  it('case 48: a text with long pieces is counted in a worker, to the same count as on the event loop', async () => {
+    const count = await loadTokenizer();
+    for (const text of [
+      'a'.repeat(20_000),
+      `start ${letters(70_000)} end`,
+      `${'\u{1F600}'.repeat(5_000)} and ${'Zz'.repeat(3_000)}`,
+    ]) {
+      const before = workerStats().sent;
+      expect(await countTokens(text)).toBe(count(text));
+      expect(workerStats().sent).toBe(before + 1);
+    }
+    // Ordinary text stays on the event loop.
+    const before = workerStats().sent;
+    expect(await countTokens(textOfTokens(5_000))).toBe(5_000);
+    expect(workerStats().sent).toBe(before);
+  });
+
+  it('case 48: while a 1 MiB word is counted, other requests are answered; stopping ends the count at once', async () => {
+    svc = await startTestService();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'long-word');
+    const pending = call(svc, 'createDocument', {
+      key,
+      body: { alias: 'long-word', label: 'one long word', content: letters(1 << 20) },
+    });
+    await until(() => workerStats().inProgress > 0);
+    for (let n = 0; n < 5; n++) expectContract('getCurrentApiKey', await call(svc, 'getCurrentApiKey', { key }), 200);
+    expect(workerStats().inProgress).toBeGreaterThan(0);
+    const closing = svc.close();
+    const answer = await pending;
+    await closing;
+    svc = undefined;
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({ code: 'service_stopping' });
+    expect(workerStats().inProgress).toBe(0);
   });
 
   it('case 43: N serves started at once on one --data file -> exactly one runs, nothing answered 201 lost', async () => {
