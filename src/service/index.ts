@@ -67,6 +67,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => {});
   const store = Store.open(options.dataFile);
+  store.onWarning = log;
   const shutdown = new AbortController();
   const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };

@@ -1,7 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataFile, type JournalOp, type SnapshotCollections } from './persistence.js';
 import { COLLECTION_NAMES, type CollectionName, type Collections, type FaceRecord } from './records.js';
 
 type Maps = { [C in CollectionName]: Map<string, Collections[C]> };
+
+/** What a change replaced: the record before it (undefined: there was none). */
+interface Undo {
+  collection: CollectionName;
+  id: string;
+  previous: { id: string } | undefined;
+}
+
+/** A failed compaction is tried again after this long (the journal keeps every change meanwhile). */
+const COMPACTION_RETRY_MS = 60_000;
 
 /**
  * The service's state: one map per collection, kept in memory. Handlers change records through put()
@@ -19,6 +30,11 @@ export class Store {
   private jsonTexts = new Map<string, string>();
   private abandoned = false;
   private readonly dataFile: DataFile | null;
+  /** The changes of the request running in this async context (see track). */
+  private readonly changes = new AsyncLocalStorage<Undo[]>();
+  private compactionRetryAt = 0;
+  /** Where the store reports a problem it survives (a failed compaction). */
+  onWarning: (line: string) => void = () => {};
 
   private constructor(dataFile: DataFile | null) {
     this.dataFile = dataFile;
@@ -55,8 +71,37 @@ export class Store {
     return this.maps[collection].values();
   }
 
+  /**
+   * Runs one request: the changes it makes (across its awaits) are remembered, so that rollback()
+   * inside it can undo them when its answer cannot be produced.
+   */
+  track<T>(work: () => Promise<T>): Promise<T> {
+    return this.changes.run([], work);
+  }
+
+  /**
+   * Undoes the changes of the current request (see track), newest first: a record it created is
+   * deleted, one it replaced or deleted is put back. A record changed in place (the same object) has
+   * no earlier copy to go back to and stays as it is. The undoing is journaled like any change.
+   */
+  rollback(): void {
+    const undo = this.changes.getStore();
+    if (!undo) return;
+    const steps = undo.splice(0).reverse();
+    for (const { collection, id, previous } of steps) {
+      if (previous === undefined) this.del(collection, id);
+      else this.put(collection, previous as Collections[typeof collection]);
+    }
+    undo.length = 0;
+  }
+
+  private remember(collection: CollectionName, id: string): void {
+    this.changes.getStore()?.push({ collection, id, previous: this.maps[collection].get(id) });
+  }
+
   /** Inserts or replaces a record; recorded for the next commit. */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
+    this.remember(collection, record.id);
     const op: JournalOp = ['put', collection, record];
     this.apply(op);
     // Without a data file there is no journal to write: nothing to keep for commit().
@@ -64,6 +109,7 @@ export class Store {
   }
 
   del(collection: CollectionName, id: string): void {
+    this.remember(collection, id);
     const op: JournalOp = ['del', collection, id];
     this.apply(op);
     if (this.dataFile) this.pending.set(`${collection}\u0000${id}`, op);
@@ -121,16 +167,27 @@ export class Store {
     if (batch.length === 0 || !this.dataFile) return;
     if (this.abandoned) throw new Error('the service stopped before this change was saved');
     this.dataFile.append(batch, texts);
-    if (this.dataFile.wantsCompaction()) this.compact(now);
+    // The lines are written: these requests are saved whatever happens to the compaction.
+    if (this.dataFile.wantsCompaction() && performance.now() >= this.compactionRetryAt) {
+      try {
+        this.compact(now);
+      } catch (error) {
+        this.compactionRetryAt = performance.now() + COMPACTION_RETRY_MS;
+        this.onWarning(
+          `could not compact ${this.dataFile.path} (${(error as Error).message}); every change is in the journal, next try in ${COMPACTION_RETRY_MS / 1000} s`,
+        );
+      }
+    }
   }
 
   /** Writes a full snapshot and empties the journal. */
   compact(now: Date): void {
-    this.pending = new Map();
-    // The snapshot holds every change, so lines still waiting for their flush are not needed: their
-    // requests are answered when the (now empty) flush runs.
-    this.batch = [];
     this.dataFile?.compact(this.toJSON(), now);
+    // The snapshot holds every change, so lines still waiting for their flush are not needed: their
+    // requests are answered when the (now empty) flush runs. Only once it is written: a snapshot that
+    // failed leaves them to the journal.
+    this.pending = new Map();
+    this.batch = [];
   }
 
   /** Saves a final snapshot and releases the data file. */
@@ -138,6 +195,11 @@ export class Store {
     if (!this.dataFile) return;
     try {
       this.compact(now);
+    } catch (error) {
+      // Everything answered is in the journal already; the next start replays it.
+      this.onWarning(
+        `could not write the final snapshot of ${this.dataFile.path} (${(error as Error).message}); every change is in the journal`,
+      );
     } finally {
       this.dataFile.close();
     }

@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { Store } from '../../src/service/store.js';
 import { MAX_PIECE } from '../../src/service/token-count.js';
@@ -12,6 +12,7 @@ import {
   call,
   createFace,
   expectContract,
+  expectError,
   startTestService,
   type TestService,
   textOfTokens,
@@ -20,6 +21,18 @@ import { ensureBuilt, tempDir } from './support.js';
 
 // Cases 43, 48, 49 and 58 of docs/reliability.md: the local service under two serves on one file,
 // hostile sizes and shapes of input, and state files it must not load.
+
+// A face whose view fails (a stand-in for any answer that cannot be produced after the change was made).
+vi.mock('../../src/service/views.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/service/views.js')>();
+  return {
+    ...real,
+    faceView: (face: Parameters<typeof real.faceView>[0]) => {
+      if (face.alias === 'unanswerable') throw new Error('the view of this face fails');
+      return real.faceView(face);
+    },
+  };
+});
 
 const CONTENDER = fileURLToPath(new URL('../helpers/serve-contender.mjs', import.meta.url));
 
@@ -134,6 +147,97 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     expect(answer.status).toBe(503);
     expect(answer.body).toMatchObject({ code: 'service_stopping' });
     expect(workerStats().inProgress).toBe(0);
+  });
+
+  it('case 49: a body nested deeper than 64 levels -> 422 before anything is stored', async () => {
+    const dataFile = join(tempDir(), 'state.json');
+    svc = await startTestService({ dataFile });
+    const key = svc.key('pro');
+    const deep = (levels: number) => {
+      let text = '1';
+      for (let n = 0; n < levels; n++) text = `{"k":${text}}`;
+      return text;
+    };
+    // The body is level 1 and basic_facts level 2: 62 more levels inside it make 64.
+    const face = (alias: string, levels: number) =>
+      call(svc as TestService, 'createFace', {
+        key,
+        rawBody: `{"name":"Deep","alias":"${alias}","basic_facts":${deep(levels + 1)}}`,
+      });
+    expectContract('createFace', await face('deep-ok', 62), 201);
+    for (const levels of [63, 6_000, 200_000]) {
+      const refused = expectError('createFace', await face('deep', levels), 422, 'validation_error');
+      expect(refused.detail[0]).toMatchObject({ loc: ['body'], type: 'too_deep' });
+      expect(refused.detail[0].msg).toContain('64 levels');
+    }
+    expectError('getFace', await call(svc, 'getFace', { key, params: { face_id: 'deep' } }), 404, 'face_not_found');
+    expectContract('createFace', await face('deep', 3), 201);
+    // Nothing deep reached the state: it saves and loads as ever.
+    await svc.close();
+    svc = undefined;
+    const store = Store.open(dataFile);
+    expect([...store.values('faces')].map((f) => f.alias).sort()).toEqual(['deep', 'deep-ok']);
+    store.abandon();
+  });
+
+  it('case 49: a request whose answer cannot be produced stores nothing', async () => {
+    const dataFile = join(tempDir(), 'state.json');
+    svc = await startTestService({ dataFile });
+    const key = svc.key('pro');
+    const res = await call(svc, 'createFace', { key, body: { name: 'U', alias: 'unanswerable' } });
+    expectError('createFace', res, 500, 'internal_error');
+    expectError(
+      'getFace',
+      await call(svc, 'getFace', { key, params: { face_id: 'unanswerable' } }),
+      404,
+      'face_not_found',
+    );
+    // A retry is not a conflict with a face the client was told failed.
+    expectError(
+      'createFace',
+      await call(svc, 'createFace', { key, body: { name: 'U', alias: 'unanswerable' } }),
+      500,
+      'internal_error',
+    );
+    await createFace(svc, key, 'answerable');
+    await svc.close();
+    svc = undefined;
+    const store = Store.open(dataFile);
+    expect([...store.values('faces')].map((f) => f.alias)).toEqual(['answerable']);
+    store.abandon();
+  });
+
+  it('case 49: a failing compaction does not fail writes that were stored', async () => {
+    const dir = tempDir();
+    const dataFile = join(dir, 'state.json');
+    svc = await startTestService({ dataFile });
+    const key = svc.key('pro');
+    await createFace(svc, key, 'big');
+    // The snapshot cannot be replaced (a directory stands where it goes); the journal still works.
+    const snapshot = readFileSync(dataFile);
+    rmSync(dataFile);
+    mkdirSync(dataFile);
+    writeFileSync(join(dataFile, 'blocker'), '');
+    // Over 8 MiB of journal: this write asks for a compaction, which fails.
+    const big = await call(svc, 'createDocument', {
+      key,
+      body: { alias: 'big', label: 'big', content: textOfTokens(1_600_000) },
+    });
+    const bigDoc = expectContract('createDocument', big, 201);
+    expect(svc.logs.join('\n')).toContain(`could not compact ${dataFile}`);
+    const small = expectContract(
+      'createDocument',
+      await call(svc, 'createDocument', { key, body: { alias: 'big', label: 'small', content: 'after' } }),
+      201,
+    );
+    await svc.close();
+    svc = undefined;
+    rmSync(dataFile, { recursive: true });
+    writeFileSync(dataFile, snapshot);
+    const store = Store.open(dataFile);
+    expect(store.get('documents', bigDoc.document_id)?.token_count).toBe(1_600_000);
+    expect(store.get('documents', small.document_id)?.content).toBe('after');
+    store.abandon();
   });
 
   it('case 43: N serves started at once on one --data file -> exactly one runs, nothing answered 201 lost', async () => {
