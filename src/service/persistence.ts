@@ -18,6 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
 import { randomBase62 } from './ids.js';
 import type { CollectionName } from './records.js';
+import { checkJournalLine, checkSnapshot, STATE_FORMAT, STATE_VERSION, StateFileError } from './state-shape.js';
 
 /**
  * `--data FILE`: a snapshot (FILE) plus an append-only journal (FILE.journal).
@@ -37,8 +38,8 @@ export type JournalOp = ['put', CollectionName, { id: string }] | ['del', Collec
 export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
 
 interface SnapshotFile {
-  format: 'facectl-serve-state';
-  version: 1;
+  format: typeof STATE_FORMAT;
+  version: typeof STATE_VERSION;
   saved_at: string;
   collections: SnapshotCollections;
 }
@@ -71,16 +72,15 @@ export class DataFile {
     let collections: SnapshotCollections = {};
     if (existsSync(this.path)) {
       const text = readFileSync(this.path, 'utf8');
-      let parsed: SnapshotFile;
+      let parsed: unknown;
       try {
-        parsed = JSON.parse(text) as SnapshotFile;
+        parsed = JSON.parse(text);
       } catch (error) {
-        throw new Error(`${this.path} is not a valid state file (${(error as Error).message}); it was left untouched`);
+        throw new StateFileError(
+          `${this.path} is not a valid state file (${(error as Error).message}); it was left untouched`,
+        );
       }
-      if (parsed?.format !== 'facectl-serve-state' || typeof parsed.collections !== 'object') {
-        throw new Error(`${this.path} is not a facectl serve state file; it was left untouched`);
-      }
-      collections = parsed.collections;
+      collections = checkSnapshot(this.path, parsed);
     }
     const ops: JournalOp[] = [];
     if (existsSync(this.journalPath)) {
@@ -90,11 +90,13 @@ export class DataFile {
       lines.pop();
       lines.forEach((line, index) => {
         if (line.length === 0) return;
+        let parsed: unknown;
         try {
-          ops.push(...(JSON.parse(line) as { ops: JournalOp[] }).ops);
+          parsed = JSON.parse(line);
         } catch {
-          throw new Error(`${this.journalPath} line ${index + 1} is corrupt; the files were left untouched`);
+          throw new StateFileError(`${this.journalPath} line ${index + 1} is corrupt; the files were left untouched`);
         }
+        ops.push(...checkJournalLine(this.journalPath, index + 1, parsed));
       });
     }
     return { collections, ops };
@@ -129,8 +131,8 @@ export class DataFile {
   compact(collections: SnapshotCollections, now: Date): void {
     this.checkLock();
     const snapshot: SnapshotFile = {
-      format: 'facectl-serve-state',
-      version: 1,
+      format: STATE_FORMAT,
+      version: STATE_VERSION,
       saved_at: now.toISOString(),
       collections,
     };

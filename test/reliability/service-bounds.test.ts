@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -7,7 +7,7 @@ import { Store } from '../../src/service/store.js';
 import { MAX_PIECE } from '../../src/service/token-count.js';
 import { countTokens, loadTokenizer, workerStats } from '../../src/service/tokens.js';
 import { race, rounds } from '../helpers/concurrent.js';
-import { BIN } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
 import {
   call,
   createFace,
@@ -239,6 +239,86 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     expect(store.get('documents', small.document_id)?.content).toBe('after');
     store.abandon();
   });
+
+  it('case 58: a --data file of an unknown version or a wrong shape -> exit 2 naming the file and the problem, file untouched', async () => {
+    ensureBuilt();
+    const snapshot = (fields: object) =>
+      JSON.stringify({ format: 'facectl-serve-state', version: 1, collections: {}, ...fields });
+    const cases: { name: string; file: string; journal?: string; says: string }[] = [
+      {
+        name: 'version 99',
+        file: snapshot({ version: 99 }),
+        says: 'state file version 99 is not one this facectl serve reads',
+      },
+      { name: 'no version', file: snapshot({ version: undefined }), says: 'state file version undefined' },
+      {
+        name: 'collections: []',
+        file: snapshot({ collections: [] }),
+        says: '"collections" is an array, not an object',
+      },
+      {
+        name: 'collections: null',
+        file: snapshot({ collections: null }),
+        says: '"collections" is null, not an object',
+      },
+      {
+        name: 'a collection not an array',
+        file: snapshot({ collections: { faces: {} } }),
+        says: 'collections.faces is an object, not an array',
+      },
+      {
+        name: 'a record without id',
+        file: snapshot({ collections: { faces: [{ alias: 'x' }] } }),
+        says: 'collections.faces[0] has no "id"',
+      },
+      {
+        name: 'a record not an object',
+        file: snapshot({ collections: { users: [7] } }),
+        says: 'collections.users[0] is number, not a record',
+      },
+      {
+        name: 'an unknown collection',
+        file: snapshot({ collections: { widgets: [] } }),
+        says: 'unknown collection "widgets"',
+      },
+      {
+        name: 'another format',
+        file: JSON.stringify({ format: 'something-else', version: 1 }),
+        says: '"format" is "something-else"',
+      },
+      { name: 'an array', file: '[1,2,3]', says: 'the file holds an array, not a state object' },
+      { name: 'not JSON', file: '{"format": "facectl-serve-state", ', says: 'is not a valid state file' },
+      {
+        name: 'a journal op of a wrong shape',
+        file: snapshot({}),
+        journal: '{"ops":[["put","faces",{"alias":"x"}]]}\n',
+        says: 'state.json.journal line 1 is corrupt: op 0: the record has no "id"',
+      },
+      {
+        name: 'a journal op of an unknown kind',
+        file: snapshot({}),
+        journal: '{"ops":[]}\n{"ops":[["patch","faces","x"]]}\n',
+        says: 'state.json.journal line 2 is corrupt: op 0 is neither "put" nor "del"',
+      },
+    ];
+    for (const c of cases) {
+      const dir = tempDir();
+      const dataFile = join(dir, 'state.json');
+      writeFileSync(dataFile, c.file);
+      if (c.journal !== undefined) writeFileSync(`${dataFile}.journal`, c.journal);
+      const before = readdirSync(dir).sort();
+      const result = await runCli(['serve', '--port', '0', '--data', dataFile]);
+      expect(result.code, `${c.name}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, c.name).toContain(dataFile);
+      expect(result.stderr, c.name).toContain(c.says);
+      expect(result.stderr, c.name).toContain('left untouched');
+      expect(result.stdout, c.name).toBe('');
+      expect(readFileSync(dataFile, 'utf8'), c.name).toBe(c.file);
+      if (c.journal !== undefined) expect(readFileSync(`${dataFile}.journal`, 'utf8'), c.name).toBe(c.journal);
+      // Nothing added (no snapshot, no journal, no lock left behind).
+      expect(readdirSync(dir).sort(), c.name).toEqual(before);
+    }
+  }, 120_000);
 
   it('case 43: N serves started at once on one --data file -> exactly one runs, nothing answered 201 lost', async () => {
     ensureBuilt();
