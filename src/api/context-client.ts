@@ -1,4 +1,5 @@
-import type { ApiClient, Context, RawRequest, RawResponse } from '../context.js';
+import type { Context } from '../context.js';
+import type { ApiClient, RawRequest, RawResponse } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
 /**
