@@ -62,13 +62,13 @@ function findRoute(method: string, pathname: string) {
 }
 
 export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { svc } = deps;
-  // Each request in its own change scope: a request whose answer fails leaves nothing stored.
-  return (req, res) => svc.store.track(() => handleRequest(deps, req, res));
+  return (req, res) => handleRequest(deps, req, res);
 }
 
 async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { svc } = deps;
+  // The request's own view of the store: a request whose answer fails leaves nothing stored.
+  const changes = deps.svc.store.scoped();
+  const svc: ServiceCore = { ...deps.svc, store: changes.store };
   const started = performance.now();
   svc.stats.requests++;
   let html = false;
@@ -82,13 +82,13 @@ async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: Server
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
-      reply = await handleApi(deps, req, url, (isHtml) => {
+      reply = await handleApi({ ...deps, svc }, req, url, (isHtml) => {
         html = isHtml;
       });
     }
   } catch (error) {
     // An answer that could not be produced (a failure, not a refusal): its changes are undone.
-    if (!(error instanceof HttpError)) svc.store.rollback();
+    if (!(error instanceof HttpError)) changes.rollback();
     if (error instanceof ClientGone) return;
     reply = errorReply(svc, error, html);
   }
@@ -96,7 +96,7 @@ async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: Server
     const written = svc.store.commit(svc.clock.now());
     if (written) await written;
   } catch (error) {
-    svc.store.rollback();
+    changes.rollback();
     svc.log(`could not save state: ${(error as Error).message}`);
     reply = errorReply(svc, new HttpError(500, 'storage_error', 'the change could not be saved'), html);
   }

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataFile, type JournalOp, type SnapshotCollections } from './persistence.js';
 import { COLLECTION_NAMES, type CollectionName, type Collections, type FaceRecord } from './records.js';
 
@@ -30,8 +29,6 @@ export class Store {
   private jsonTexts = new Map<string, string>();
   private abandoned = false;
   private readonly dataFile: DataFile | null;
-  /** The changes of the request running in this async context (see track). */
-  private readonly changes = new AsyncLocalStorage<Undo[]>();
   private compactionRetryAt = 0;
   /** Where the store reports a problem it survives (a failed compaction). */
   onWarning: (line: string) => void = () => {};
@@ -72,36 +69,46 @@ export class Store {
   }
 
   /**
-   * Runs one request: the changes it makes (across its awaits) are remembered, so that rollback()
-   * inside it can undo them when its answer cannot be produced.
+   * A view of this store for one request: the same store, except that the changes made through it are
+   * remembered, so that `rollback()` can undo them when the request's answer cannot be produced. (A
+   * view rather than async context tracking, which would slow every promise of the service.)
    */
-  track<T>(work: () => Promise<T>): Promise<T> {
-    return this.changes.run([], work);
-  }
-
-  /**
-   * Undoes the changes of the current request (see track), newest first: a record it created is
-   * deleted, one it replaced or deleted is put back. A record changed in place (the same object) has
-   * no earlier copy to go back to and stays as it is. The undoing is journaled like any change.
-   */
-  rollback(): void {
-    const undo = this.changes.getStore();
-    if (!undo) return;
-    const steps = undo.splice(0).reverse();
-    for (const { collection, id, previous } of steps) {
-      if (previous === undefined) this.del(collection, id);
-      else this.put(collection, previous as Collections[typeof collection]);
-    }
-    undo.length = 0;
-  }
-
-  private remember(collection: CollectionName, id: string): void {
-    this.changes.getStore()?.push({ collection, id, previous: this.maps[collection].get(id) });
+  scoped(): { store: Store; rollback: () => void } {
+    const undo: Undo[] = [];
+    const remember = (collection: CollectionName, id: string) =>
+      undo.push({ collection, id, previous: this.maps[collection].get(id) });
+    const put: Store['put'] = (collection, record) => {
+      remember(collection, record.id);
+      this.put(collection, record);
+    };
+    const del: Store['del'] = (collection, id) => {
+      remember(collection, id);
+      this.del(collection, id);
+    };
+    const store = new Proxy(this, {
+      get(target, name) {
+        if (name === 'put') return put;
+        if (name === 'del') return del;
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    /**
+     * Undoes the changes made through the view, newest first: a record it created is deleted, one it
+     * replaced or deleted is put back. A record changed in place (the same object) has no earlier copy
+     * to go back to and stays as it is. The undoing is journaled like any change.
+     */
+    const rollback = () => {
+      for (const { collection, id, previous } of undo.splice(0).reverse()) {
+        if (previous === undefined) this.del(collection, id);
+        else this.put(collection, previous as Collections[typeof collection]);
+      }
+    };
+    return { store, rollback };
   }
 
   /** Inserts or replaces a record; recorded for the next commit. */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
-    this.remember(collection, record.id);
     const op: JournalOp = ['put', collection, record];
     this.apply(op);
     // Without a data file there is no journal to write: nothing to keep for commit().
@@ -109,7 +116,6 @@ export class Store {
   }
 
   del(collection: CollectionName, id: string): void {
-    this.remember(collection, id);
     const op: JournalOp = ['del', collection, id];
     this.apply(op);
     if (this.dataFile) this.pending.set(`${collection}\u0000${id}`, op);
