@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,6 +8,7 @@ import { MAX_PIECE } from '../../src/service/token-count.js';
 import { countTokens, loadTokenizer, workerStats } from '../../src/service/tokens.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
+import { startServeProcess } from '../helpers/serve-process.js';
 import {
   call,
   createFace,
@@ -58,6 +59,29 @@ async function until(condition: () => boolean): Promise<void> {
     if (Date.now() > deadline) throw new Error('the condition never held');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** One round of case 43: `processes` serves started at once on `dataFile`; each one's report. */
+async function serveRound(
+  dataFile: string,
+  round: number,
+  processes: number,
+  writes: number,
+  tag: string,
+): Promise<ContenderReport[]> {
+  const roundDir = join(tempDir(), `round-${tag}`);
+  mkdirSync(roundDir);
+  const results = await race(
+    Array.from({ length: processes }, () => ({
+      command: process.execPath,
+      args: [CONTENDER, BIN, dataFile, roundDir, String(processes), String(writes), tag],
+    })),
+    { timeoutMs: 90_000 },
+  );
+  return results.map((r) => {
+    expect(r.code, `round ${round}: ${r.stderr}`).toBe(0);
+    return JSON.parse(r.stdout.trim()) as ContenderReport;
+  });
 }
 
 interface ContenderReport {
@@ -320,6 +344,32 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     }
   }, 120_000);
 
+  it('case 43: with a lock left by a serve killed with kill -9, N serves at once -> exactly one runs each round', async () => {
+    ensureBuilt();
+    const dataFile = join(tempDir(), 'state.json');
+    const runners: number[] = [];
+    const created: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      // A serve that dies holding the lock: its pid is gone, its FILE.lock stays.
+      const killed = await startServeProcess(['--data', dataFile]);
+      await killed.kill();
+      expect(existsSync(join(`${dataFile}.lock`, 'owner.json'))).toBe(true);
+      const reports = await serveRound(dataFile, round, 6, 2, `k${round}`);
+      const running = reports.filter((r) => r.running);
+      runners.push(running.length);
+      for (const r of running) created.push(...(r.created ?? []));
+    }
+    const store = Store.open(dataFile);
+    const stored = new Set([...store.values('faces')].map((face) => face.alias));
+    store.abandon();
+    console.log(
+      `case 43 (stale lock): 3 rounds x 6 processes, runners per round [${runners.join(', ')}], ${created.length} writes, ${created.filter((a) => !stored.has(a)).length} lost`,
+    );
+    expect(runners).toEqual([1, 1, 1]);
+    expect(created).toHaveLength(6);
+    expect(created.filter((alias) => !stored.has(alias))).toEqual([]);
+  }, 300_000);
+
   it('case 43: N serves started at once on one --data file -> exactly one runs, nothing answered 201 lost', async () => {
     ensureBuilt();
     const dataFile = join(tempDir(), 'state.json');
@@ -330,19 +380,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     const created: string[] = [];
     const refusals: string[] = [];
     await rounds(ROUNDS, async (round) => {
-      const roundDir = join(tempDir(), `round-${round}`);
-      mkdirSync(roundDir);
-      const results = await race(
-        Array.from({ length: PROCESSES }, () => ({
-          command: process.execPath,
-          args: [CONTENDER, BIN, dataFile, roundDir, String(PROCESSES), String(WRITES), `r${round}`],
-        })),
-        { timeoutMs: 90_000 },
-      );
-      const reports = results.map((r) => {
-        expect(r.code, r.stderr).toBe(0);
-        return JSON.parse(r.stdout.trim()) as ContenderReport;
-      });
+      const reports = await serveRound(dataFile, round, PROCESSES, WRITES, `r${round}`);
       const running = reports.filter((r) => r.running);
       runners.push(running.length);
       for (const r of running) {
