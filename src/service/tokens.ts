@@ -3,10 +3,11 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { HttpError } from './errors.js';
 import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } from './token-count.js';
+import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with a real BPE tokenizer (o200k_base, vocabulary shipped in the gpt-tokenizer
- * package). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
+ * Token counts with a real BPE tokenizer (o200k_base of the gpt-tokenizer package, bundled into
+ * dist/tokenizer.cjs: see tokenizer-path.ts). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
  * other command never.
  *
  * Counting runs at roughly 50 MB/s, so a small document is counted inline (a worker round trip costs
@@ -14,7 +15,7 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
  * otherwise stop the server for about a second, every other client waiting. So does a text of any
  * size holding a piece (a run of letters, digits grouped by three aside) longer than MAX_PIECE: such
  * pieces are encoded in chunks (token-count.ts), linear in their length but milliseconds per chunk.
- * Stopping the service ends the counts in progress (stopCounting): their requests answer 503.
+ * Stopping the service ends the counts in progress (its `stopping` signal): their requests answer 503.
  *
  * countStringTokens, not countTokens: a document is text, and text that spells a special token
  * (`<|endoftext|>`) is counted as ordinary text; countTokens would throw on it (a 500), after
@@ -29,9 +30,10 @@ let loaded: CountTokens | undefined;
 export const WORKER_THRESHOLD = 256 * 1024;
 
 export function loadTokenizer(): Promise<CountTokens> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => {
+  loading ??= Promise.resolve().then(() => {
+    const m = createRequire(import.meta.url)(tokenizerPath()) as { default: unknown };
     // Private in the package's typings, public at run time (and the method countTokens itself uses).
-    const encoding = m.default as unknown as {
+    const encoding = m.default as {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
@@ -113,7 +115,7 @@ function poolSize(): number {
 }
 
 function spawnWorker(): PoolWorker {
-  const tokenizer = createRequire(import.meta.url).resolve('gpt-tokenizer/encoding/o200k_base');
+  const tokenizer = tokenizerPath();
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizer } });
   const entry: PoolWorker = { worker, pending: new Map() };
   // Idle workers must not keep the process alive; a count in flight holds a ref (see countInWorker).
@@ -150,8 +152,12 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
     // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
     // also fails any other count it had queued; the next count starts a new worker.
     const onStop = () => {
-      target.pending.delete(id);
-      reject(stopped());
+      // Out of the pool at once, so that no later count is sent to a worker about to exit.
+      const index = pool.indexOf(target);
+      if (index >= 0) pool.splice(index, 1);
+      const jobs = [...target.pending.values()];
+      target.pending.clear();
+      for (const job of jobs) job.reject(stopped());
       void target.worker.terminate();
     };
     stopping?.addEventListener('abort', onStop, { once: true });

@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { Store } from '../../src/service/store.js';
 import { MAX_PIECE } from '../../src/service/token-count.js';
+import { tokenizerPath } from '../../src/service/tokenizer-path.js';
 import { countTokens, loadTokenizer, workerStats } from '../../src/service/tokens.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
@@ -116,8 +117,11 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
   it('case 48: a 1 MiB run of one letter, and 1 MiB of letters without spaces, are encoded in bounded chunks', async () => {
     const count = await loadTokenizer();
     // Byte-pair merging is quadratic in its input: every call must stay within one chunk.
-    const core = (o200k as unknown as { bytePairEncodingCoreProcessor: { bytePairMerge(bytes: Uint8Array): number[] } })
-      .bytePairEncodingCoreProcessor;
+    // The encoding module the service counts with (tokenizer-path.ts), not another copy of it.
+    const encoding = createRequire(import.meta.url)(tokenizerPath()) as {
+      default: { bytePairEncodingCoreProcessor: { bytePairMerge(bytes: Uint8Array): number[] } };
+    };
+    const core = encoding.default.bytePairEncodingCoreProcessor;
     const merge = core.bytePairMerge;
     let largest = 0;
     core.bytePairMerge = function (this: unknown, bytes: Uint8Array) {
