@@ -127,6 +127,22 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     return new UsageError(`--host: cannot listen on ${options.host}`, { cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
+  if (code === 'EBADSTATE') {
+    // The --data file is not one this serve can load: bad input (exit 2); it was left as it was.
+    return new CliError(`--data: ${message}`, ExitCode.usage, {
+      code: 'invalid_state_file',
+      hint: 'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
+      cause: error,
+    });
+  }
+  if (code === 'EDATAINUSE') {
+    // Not a usage error: the same command works once the other serve stops.
+    return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
+      code: 'data_in_use',
+      hint: 'stop the other facectl serve first, or give this one another --data file',
+      cause: error,
+    });
+  }
   return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
     code: 'serve_failed',
     cause: error,

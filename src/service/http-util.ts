@@ -84,10 +84,41 @@ export function parseJsonBody(raw: Buffer): unknown {
   } catch {
     throw new HttpError(400, 'invalid_json', 'the request body is not valid UTF-8');
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+  checkDepth(value);
+  return value;
+}
+
+/**
+ * Arrays and objects nested deeper than this in a request body (the body itself is level 1) are
+ * refused with 422 before anything else looks at them: stored, a deeper value would make every later
+ * serialization of the state recurse that deep (6,000 levels overflow the stack).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Walks the value without recursion, so any depth JSON.parse accepted is checked safely. */
+function checkDepth(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  const stack: [object, number][] = [[value, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, depth] = next;
+    if (depth > MAX_JSON_DEPTH) {
+      throw new HttpError(422, 'validation_error', [
+        {
+          loc: ['body'],
+          msg: `arrays and objects are nested more than ${MAX_JSON_DEPTH} levels deep`,
+          type: 'too_deep',
+        },
+      ]);
+    }
+    for (const child of Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
   }
 }
 

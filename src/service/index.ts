@@ -67,7 +67,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => {});
   const store = Store.open(options.dataFile);
+  store.onWarning = log;
   const shutdown = new AbortController();
+  const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
   const oauth = new OAuthFlows(clock);
   oauth.onExchange = () => {
@@ -84,6 +86,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     stats,
     log,
     signal: shutdown.signal,
+    stopping: stopping.signal,
     beforeDocumentEdit: () => {},
   };
   const idempotency = new Idempotency(store, clock);
@@ -160,6 +163,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     close() {
       closed ??= (async () => {
         closing = true;
+        // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
+        stopping.abort();
         const done = serverClosed();
         server.closeIdleConnections();
         if (inflight > 0) {
@@ -183,6 +188,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       closed ??= (async () => {
         closing = true;
         shutdown.abort();
+        stopping.abort();
         const done = serverClosed();
         server.closeAllConnections();
         await done;

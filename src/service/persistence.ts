@@ -15,8 +15,10 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
 import { randomBase62 } from './ids.js';
 import type { CollectionName } from './records.js';
+import { checkJournalLine, checkSnapshot, STATE_FORMAT, STATE_VERSION, StateFileError } from './state-shape.js';
 
 /**
  * `--data FILE`: a snapshot (FILE) plus an append-only journal (FILE.journal).
@@ -36,13 +38,15 @@ export type JournalOp = ['put', CollectionName, { id: string }] | ['del', Collec
 export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
 
 interface SnapshotFile {
-  format: 'facectl-serve-state';
-  version: 1;
+  format: typeof STATE_FORMAT;
+  version: typeof STATE_VERSION;
   saved_at: string;
   collections: SnapshotCollections;
 }
 
 const MIN_COMPACT_BYTES = 8 * 1024 * 1024;
+/** A lock not refreshed for this long belongs to a serve that is gone (another host, container). */
+const LOCK_STALE_MS = 30_000;
 
 export class DataFile {
   readonly path: string;
@@ -51,6 +55,9 @@ export class DataFile {
   private journalFd: number | null = null;
   private journalBytes = 0;
   private snapshotBytes = 0;
+  private held: HeldLock | null = null;
+  /** Set when another process took the lock from us (we stalled past its staleness): stop writing. */
+  private compromised = false;
 
   constructor(path: string) {
     this.path = path;
@@ -65,16 +72,15 @@ export class DataFile {
     let collections: SnapshotCollections = {};
     if (existsSync(this.path)) {
       const text = readFileSync(this.path, 'utf8');
-      let parsed: SnapshotFile;
+      let parsed: unknown;
       try {
-        parsed = JSON.parse(text) as SnapshotFile;
+        parsed = JSON.parse(text);
       } catch (error) {
-        throw new Error(`${this.path} is not a valid state file (${(error as Error).message}); it was left untouched`);
+        throw new StateFileError(
+          `${this.path} is not a valid state file (${(error as Error).message}); it was left untouched`,
+        );
       }
-      if (parsed?.format !== 'facectl-serve-state' || typeof parsed.collections !== 'object') {
-        throw new Error(`${this.path} is not a facectl serve state file; it was left untouched`);
-      }
-      collections = parsed.collections;
+      collections = checkSnapshot(this.path, parsed);
     }
     const ops: JournalOp[] = [];
     if (existsSync(this.journalPath)) {
@@ -84,11 +90,13 @@ export class DataFile {
       lines.pop();
       lines.forEach((line, index) => {
         if (line.length === 0) return;
+        let parsed: unknown;
         try {
-          ops.push(...(JSON.parse(line) as { ops: JournalOp[] }).ops);
+          parsed = JSON.parse(line);
         } catch {
-          throw new Error(`${this.journalPath} line ${index + 1} is corrupt; the files were left untouched`);
+          throw new StateFileError(`${this.journalPath} line ${index + 1} is corrupt; the files were left untouched`);
         }
+        ops.push(...checkJournalLine(this.journalPath, index + 1, parsed));
       });
     }
     return { collections, ops };
@@ -102,6 +110,7 @@ export class DataFile {
   append(batch: JournalOp[][], texts: ReadonlyMap<string, string> = new Map()): void {
     const lines = batch.filter((ops) => ops.length > 0).map((ops) => `${opsLine(ops, texts)}\n`);
     if (lines.length === 0) return;
+    this.checkLock();
     if (this.journalFd === null) {
       this.journalFd = openSync(this.journalPath, 'a', 0o600);
       fchmodSync(this.journalFd, 0o600);
@@ -120,9 +129,10 @@ export class DataFile {
 
   /** Writes a new snapshot atomically (temp file, fsync, rename, fsync of the directory), then empties the journal. */
   compact(collections: SnapshotCollections, now: Date): void {
+    this.checkLock();
     const snapshot: SnapshotFile = {
-      format: 'facectl-serve-state',
-      version: 1,
+      format: STATE_FORMAT,
+      version: STATE_VERSION,
       saved_at: now.toISOString(),
       collections,
     };
@@ -159,6 +169,11 @@ export class DataFile {
     this.journalBytes = 0;
   }
 
+  /** Writing after another serve took the file over would destroy its state. */
+  private checkLock(): void {
+    if (this.compromised) throw new Error(`another process took over ${this.path}; this serve no longer writes it`);
+  }
+
   close(): void {
     if (this.journalFd !== null) {
       closeSync(this.journalFd);
@@ -179,33 +194,39 @@ export class DataFile {
   }
 
   /**
-   * One `serve` per data file: two writers would interleave their journals. A lock left by a killed
-   * process (its pid no longer runs) is taken over.
+   * One `serve` per data file: two writers would interleave their journals and overwrite each other's
+   * snapshots. The lock is src/state/lock.ts's (a directory `FILE.lock`, kept fresh by a heartbeat;
+   * one left by a killed serve on this machine is taken over at once, one from elsewhere once stale).
+   * A serve that is refused never took the lock, so it has nothing to release: it can never remove
+   * the lock of the serve that runs.
    */
   private lock(): void {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        writeFileSync(this.lockPath, String(process.pid), { flag: 'wx', mode: 0o600 });
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const pid = Number.parseInt(readFileSync(this.lockPath, 'utf8'), 10);
-        if (Number.isInteger(pid) && pid !== process.pid && processRuns(pid)) {
-          throw new Error(`${this.path} is in use by another facectl serve (pid ${pid})`);
-        }
-        unlinkSync(this.lockPath);
+    try {
+      this.held = acquireLock(this.lockPath, {
+        staleMs: LOCK_STALE_MS,
+        onCompromised: () => {
+          this.compromised = true;
+        },
+      });
+    } catch (error) {
+      if (error instanceof LockHeldError) {
+        throw new DataFileInUse(
+          `${this.path} is in use by another facectl serve${error.ownerPid ? ` (pid ${error.ownerPid})` : ''}`,
+        );
       }
+      throw error;
     }
-    throw new Error(`could not lock ${this.path}`);
   }
 
   private unlock(): void {
-    try {
-      unlinkSync(this.lockPath);
-    } catch {
-      // already gone
-    }
+    this.held?.release();
+    this.held = null;
   }
+}
+
+/** Another serve holds the data file. */
+export class DataFileInUse extends Error {
+  readonly code = 'EDATAINUSE';
 }
 
 const CONTENT_SLOT = '"content":null';
@@ -228,15 +249,6 @@ function opsLine(ops: JournalOp[], texts: ReadonlyMap<string, string>): string {
     return outline.slice(0, cut) + json + outline.slice(cut + 4);
   });
   return `{"ops":[${parts.join(',')}]}`;
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function syncDirectory(dir: string): void {

@@ -62,41 +62,48 @@ function findRoute(method: string, pathname: string) {
 }
 
 export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { svc } = deps;
-  return async (req, res) => {
-    const started = performance.now();
-    svc.stats.requests++;
-    let html = false;
-    let reply: Reply;
-    let pathname = '?';
-    try {
-      const url = requestTarget(req.url);
-      pathname = url.pathname;
-      if (isProviderPath(pathname)) {
-        html = true;
-        count(svc, 'page');
-        reply = await providerPage(svc, req, pathname, url.searchParams);
-      } else {
-        reply = await handleApi(deps, req, url, (isHtml) => {
-          html = isHtml;
-        });
-      }
-    } catch (error) {
-      if (error instanceof ClientGone) return;
-      reply = errorReply(svc, error, html);
+  return (req, res) => handleRequest(deps, req, res);
+}
+
+async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // The request's own view of the store: a request whose answer fails leaves nothing stored.
+  const changes = deps.svc.store.scoped();
+  const svc: ServiceCore = { ...deps.svc, store: changes.store };
+  const started = performance.now();
+  svc.stats.requests++;
+  let html = false;
+  let reply: Reply;
+  let pathname = '?';
+  try {
+    const url = requestTarget(req.url);
+    pathname = url.pathname;
+    if (isProviderPath(pathname)) {
+      html = true;
+      count(svc, 'page');
+      reply = await providerPage(svc, req, pathname, url.searchParams);
+    } else {
+      reply = await handleApi({ ...deps, svc }, req, url, (isHtml) => {
+        html = isHtml;
+      });
     }
-    try {
-      const written = svc.store.commit(svc.clock.now());
-      if (written) await written;
-    } catch (error) {
-      svc.log(`could not save state: ${(error as Error).message}`);
-      reply = errorReply(svc, new HttpError(500, 'storage_error', 'the change could not be saved'), html);
-    }
-    send(req, res, reply, deps.closing());
-    if (deps.accessLog) {
-      svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
-    }
-  };
+  } catch (error) {
+    // An answer that could not be produced (a failure, not a refusal): its changes are undone.
+    if (!(error instanceof HttpError)) changes.rollback();
+    if (error instanceof ClientGone) return;
+    reply = errorReply(svc, error, html);
+  }
+  try {
+    const written = svc.store.commit(svc.clock.now());
+    if (written) await written;
+  } catch (error) {
+    changes.rollback();
+    svc.log(`could not save state: ${(error as Error).message}`);
+    reply = errorReply(svc, new HttpError(500, 'storage_error', 'the change could not be saved'), html);
+  }
+  send(req, res, reply, deps.closing());
+  if (deps.accessLog) {
+    svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
+  }
 }
 
 /** A request's path and query. */

@@ -44,6 +44,8 @@ export interface ServiceCore {
   readonly log: (line: string) => void;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
+  /** Aborted as soon as the service begins to stop: token counts in progress end (503) at once. */
+  readonly stopping: AbortSignal;
   /** To call before a document's content or version changes (idempotency records may refer to it). */
   beforeDocumentEdit: (doc: DocumentRecord) => void;
 }

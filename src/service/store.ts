@@ -3,6 +3,16 @@ import { COLLECTION_NAMES, type CollectionName, type Collections, type FaceRecor
 
 type Maps = { [C in CollectionName]: Map<string, Collections[C]> };
 
+/** What a change replaced: the record before it (undefined: there was none). */
+interface Undo {
+  collection: CollectionName;
+  id: string;
+  previous: { id: string } | undefined;
+}
+
+/** A failed compaction is tried again after this long (the journal keeps every change meanwhile). */
+const COMPACTION_RETRY_MS = 60_000;
+
 /**
  * The service's state: one map per collection, kept in memory. Handlers change records through put()
  * and del(); the server calls commit() once per request, before answering, which appends that
@@ -19,6 +29,9 @@ export class Store {
   private jsonTexts = new Map<string, string>();
   private abandoned = false;
   private readonly dataFile: DataFile | null;
+  private compactionRetryAt = 0;
+  /** Where the store reports a problem it survives (a failed compaction). */
+  onWarning: (line: string) => void = () => {};
 
   private constructor(dataFile: DataFile | null) {
     this.dataFile = dataFile;
@@ -53,6 +66,45 @@ export class Store {
 
   values<C extends CollectionName>(collection: C): IterableIterator<Collections[C]> {
     return this.maps[collection].values();
+  }
+
+  /**
+   * A view of this store for one request: the same store, except that the changes made through it are
+   * remembered, so that `rollback()` can undo them when the request's answer cannot be produced. (A
+   * view rather than async context tracking, which would slow every promise of the service.)
+   */
+  scoped(): { store: Store; rollback: () => void } {
+    const undo: Undo[] = [];
+    const remember = (collection: CollectionName, id: string) =>
+      undo.push({ collection, id, previous: this.maps[collection].get(id) });
+    const put: Store['put'] = (collection, record) => {
+      remember(collection, record.id);
+      this.put(collection, record);
+    };
+    const del: Store['del'] = (collection, id) => {
+      remember(collection, id);
+      this.del(collection, id);
+    };
+    const store = new Proxy(this, {
+      get(target, name) {
+        if (name === 'put') return put;
+        if (name === 'del') return del;
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    /**
+     * Undoes the changes made through the view, newest first: a record it created is deleted, one it
+     * replaced or deleted is put back. A record changed in place (the same object) has no earlier copy
+     * to go back to and stays as it is. The undoing is journaled like any change.
+     */
+    const rollback = () => {
+      for (const { collection, id, previous } of undo.splice(0).reverse()) {
+        if (previous === undefined) this.del(collection, id);
+        else this.put(collection, previous as Collections[typeof collection]);
+      }
+    };
+    return { store, rollback };
   }
 
   /** Inserts or replaces a record; recorded for the next commit. */
@@ -121,16 +173,27 @@ export class Store {
     if (batch.length === 0 || !this.dataFile) return;
     if (this.abandoned) throw new Error('the service stopped before this change was saved');
     this.dataFile.append(batch, texts);
-    if (this.dataFile.wantsCompaction()) this.compact(now);
+    // The lines are written: these requests are saved whatever happens to the compaction.
+    if (this.dataFile.wantsCompaction() && performance.now() >= this.compactionRetryAt) {
+      try {
+        this.compact(now);
+      } catch (error) {
+        this.compactionRetryAt = performance.now() + COMPACTION_RETRY_MS;
+        this.onWarning(
+          `could not compact ${this.dataFile.path} (${(error as Error).message}); every change is in the journal, next try in ${COMPACTION_RETRY_MS / 1000} s`,
+        );
+      }
+    }
   }
 
   /** Writes a full snapshot and empties the journal. */
   compact(now: Date): void {
-    this.pending = new Map();
-    // The snapshot holds every change, so lines still waiting for their flush are not needed: their
-    // requests are answered when the (now empty) flush runs.
-    this.batch = [];
     this.dataFile?.compact(this.toJSON(), now);
+    // The snapshot holds every change, so lines still waiting for their flush are not needed: their
+    // requests are answered when the (now empty) flush runs. Only once it is written: a snapshot that
+    // failed leaves them to the journal.
+    this.pending = new Map();
+    this.batch = [];
   }
 
   /** Saves a final snapshot and releases the data file. */
@@ -138,6 +201,11 @@ export class Store {
     if (!this.dataFile) return;
     try {
       this.compact(now);
+    } catch (error) {
+      // Everything answered is in the journal already; the next start replays it.
+      this.onWarning(
+        `could not write the final snapshot of ${this.dataFile.path} (${(error as Error).message}); every change is in the journal`,
+      );
     } finally {
       this.dataFile.close();
     }

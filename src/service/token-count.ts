@@ -23,6 +23,37 @@ export interface BpeCore {
   bytePairEncode(piece: string): number[];
 }
 
+/**
+ * Pieces longer than this (UTF-16 units) are counted as consecutive chunks of this length: byte-pair
+ * encoding of one piece is quadratic in its length (a 1 MiB run of one letter is one piece: minutes).
+ * o200k_base's longest token has 128 characters, so only pieces no natural text has (a 513+ letter
+ * word) count differently, by a few tokens at most per chunk.
+ */
+export const MAX_PIECE = 512;
+/** Characters of over-long pieces counted on the event loop (about 20 ms at most); beyond, a worker. */
+const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
+
+/** Makes `core.bytePairEncode` cut pieces over MAX_PIECE into chunks (never inside a surrogate pair):
+ *  counting becomes linear. The fast counter and the library both use this method, so they agree. */
+export function chunkLongPieces(core: BpeCore): void {
+  const marked = core as BpeCore & { facectlChunked?: boolean };
+  if (marked.facectlChunked) return;
+  marked.facectlChunked = true;
+  const whole = core.bytePairEncode.bind(core);
+  core.bytePairEncode = (piece: string): number[] => {
+    if (piece.length <= MAX_PIECE) return whole(piece);
+    const tokens: number[] = [];
+    for (let i = 0; i < piece.length;) {
+      let end = Math.min(i + MAX_PIECE, piece.length);
+      const last = piece.charCodeAt(end - 1);
+      if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
+      for (const token of whole(piece.slice(i, end))) tokens.push(token);
+      i = end;
+    }
+    return tokens;
+  };
+}
+
 /** o200k_base's split expression, the one the scanner implements. */
 export const O200K_SPLIT =
   "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?" +
@@ -269,8 +300,15 @@ function inTable(table: VocabTable, h: number, text: string, a: number, b: numbe
 /** Tokens of lower rank (the most frequent merges) go in a small table that stays in the CPU's cache. */
 const HOT_RANKS = 16_384;
 
+/**
+ * A count. With `inlineOnly`, a text whose pieces longer than MAX_PIECE add up to more than
+ * LONG_INLINE_BUDGET characters gives -1 at once instead of its count: it is counted in a worker thread
+ * (tokens.ts), since encoding long pieces takes milliseconds per chunk.
+ */
+export type FastCounter = (text: string, inlineOnly?: boolean) => number;
+
 /** Counts with two vocabulary tables; built once per tokenizer (about 30 ms for o200k_base). */
-export function makeFastCounter(core: BpeCore): ((text: string) => number) | null {
+export function makeFastCounter(core: BpeCore): FastCounter | null {
   if (core.tokenSplitRegex.source !== O200K_SPLIT) return null;
   const hotTokens: string[] = [];
   const coldTokens: string[] = [];
@@ -304,9 +342,10 @@ export function makeFastCounter(core: BpeCore): ((text: string) => number) | nul
     return count;
   };
 
-  const count = (text: string): number => {
+  const count = (text: string, inlineOnly = false): number => {
     const n = text.length;
     let total = 0;
+    let longChars = 0;
     for (let i = 0; i < n;) {
       // The common piece, an ASCII word with or without one character before it (` the`, `Hello`,
       // `(see`, `it's`), is found and hashed in one pass. It is that word when the letters end at
@@ -343,6 +382,7 @@ export function makeFastCounter(core: BpeCore): ((text: string) => number) | nul
         end = pieceEnd(text, i);
         h = hashRange(text, i, end);
       }
+      if (end - i > MAX_PIECE && inlineOnly && (longChars += end - i) > LONG_INLINE_BUDGET) return -1;
       total += isToken(h, text, i, end) ? 1 : mergedCount(text.slice(i, end));
       i = end;
     }

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { type BpeCore, makeFastCounter, SELF_TEST } from './token-count.js';
+import { HttpError } from './errors.js';
+import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } from './token-count.js';
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
@@ -11,14 +12,16 @@ import { tokenizerPath } from './tokenizer-path.js';
  *
  * Counting runs at roughly 50 MB/s, so a small document is counted inline (a worker round trip costs
  * more than counting 2 KB), while a large one goes to a worker thread: a 50 MiB document would
- * otherwise stop the server for about a second, every other client waiting. A BPE count cannot be
- * split at arbitrary chunk boundaries without changing it, so each text is counted whole.
+ * otherwise stop the server for about a second, every other client waiting. So does a text of any
+ * size holding a piece (a run of letters, digits grouped by three aside) longer than MAX_PIECE: such
+ * pieces are encoded in chunks (token-count.ts), linear in their length but milliseconds per chunk.
+ * Stopping the service ends the counts in progress (its `stopping` signal): their requests answer 503.
  *
  * countStringTokens, not countTokens: a document is text, and text that spells a special token
  * (`<|endoftext|>`) is counted as ordinary text; countTokens would throw on it (a 500), after
  * scanning the whole text once more for special tokens.
  */
-type CountTokens = (text: string) => number;
+type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
 /** The counter once loaded, so that counting a small text needs no await of the load. */
 let loaded: CountTokens | undefined;
@@ -34,14 +37,15 @@ export function loadTokenizer(): Promise<CountTokens> {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
+    chunkLongPieces(encoding.bytePairEncodingCoreProcessor);
     const library = (text: string) => encoding.countStringTokens(text);
     // The same counts, faster (token-count.ts); the library's own count when the counter cannot be
     // trusted with this version of the package.
     const fast = makeFastCounter(encoding.bytePairEncodingCoreProcessor);
     if (!fast || !SELF_TEST.every((text) => fast(text) === library(text))) return (loaded = library);
-    return (loaded = (text: string) => {
+    return (loaded = (text: string, inlineOnly?: boolean) => {
       try {
-        return fast(text);
+        return fast(text, inlineOnly);
       } catch {
         return library(text);
       }
@@ -50,16 +54,18 @@ export function loadTokenizer(): Promise<CountTokens> {
   return loading;
 }
 
-export async function countTokens(text: string): Promise<number> {
+/** `stopping`: aborted when the service begins to stop; a count in a worker then ends at once (503). */
+export async function countTokens(text: string, stopping?: AbortSignal): Promise<number> {
   if (text.length === 0) return 0;
-  if (text.length >= WORKER_THRESHOLD) return countInWorker(text);
-  return (loaded ?? (await loadTokenizer()))(text);
+  if (text.length >= WORKER_THRESHOLD) return countInWorker(text, stopping);
+  const inline = (loaded ?? (await loadTokenizer()))(text, true);
+  return inline >= 0 ? inline : countInWorker(text, stopping);
 }
 
 /** A thread's count: the sum over its messages' contents. */
-export async function countMessageTokens(contents: readonly string[]): Promise<number> {
+export async function countMessageTokens(contents: readonly string[], stopping?: AbortSignal): Promise<number> {
   let total = 0;
-  for (const content of contents) if (content.length > 0) total += await countTokens(content);
+  for (const content of contents) if (content.length > 0) total += await countTokens(content, stopping);
   return total;
 }
 
@@ -68,6 +74,21 @@ export async function countMessageTokens(contents: readonly string[]): Promise<n
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
+// The same cut of over-long pieces as chunkLongPieces in token-count.ts.
+const core = encoding.bytePairEncodingCoreProcessor;
+const whole = core.bytePairEncode.bind(core);
+core.bytePairEncode = (piece) => {
+  if (piece.length <= ${MAX_PIECE}) return whole(piece);
+  const tokens = [];
+  for (let i = 0; i < piece.length;) {
+    let end = Math.min(i + ${MAX_PIECE}, piece.length);
+    const last = piece.charCodeAt(end - 1);
+    if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
+    for (const token of whole(piece.slice(i, end))) tokens.push(token);
+    i = end;
+  }
+  return tokens;
+};
 parentPort.on('message', ({ id, texts }) => {
   try {
     parentPort.postMessage({ id, counts: texts.map((text) => encoding.countStringTokens(text)) });
@@ -119,18 +140,51 @@ function spawnWorker(): PoolWorker {
   return entry;
 }
 
-function sendToWorker(texts: string[]): Promise<number[]> {
+const stopped = () => new HttpError(503, 'service_stopping', 'the service is stopping; try again');
+
+function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promise<number[]> {
+  if (stopping?.aborted) return Promise.reject(stopped());
   let entry = pool.find((w) => w.pending.size === 0) ?? (pool.length < poolSize() ? spawnWorker() : undefined);
   entry ??= pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   const id = nextId++;
   const target = entry;
   return new Promise<number[]>((resolve, reject) => {
-    target.pending.set(id, { resolve, reject });
+    // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
+    // also fails any other count it had queued; the next count starts a new worker.
+    const onStop = () => {
+      // Out of the pool at once, so that no later count is sent to a worker about to exit.
+      const index = pool.indexOf(target);
+      if (index >= 0) pool.splice(index, 1);
+      const jobs = [...target.pending.values()];
+      target.pending.clear();
+      for (const job of jobs) job.reject(stopped());
+      void target.worker.terminate();
+    };
+    stopping?.addEventListener('abort', onStop, { once: true });
+    const done = () => stopping?.removeEventListener('abort', onStop);
+    target.pending.set(id, {
+      resolve: (counts) => {
+        done();
+        resolve(counts);
+      },
+      reject: (error) => {
+        done();
+        reject(error);
+      },
+    });
     target.worker.ref();
     target.worker.postMessage({ id, texts });
   });
 }
 
-function countInWorker(text: string): Promise<number> {
-  return sendToWorker([text]).then((counts) => counts[0] as number);
+let workerCounts = 0;
+
+function countInWorker(text: string, stopping: AbortSignal | undefined): Promise<number> {
+  workerCounts++;
+  return sendToWorker([text], stopping).then((counts) => counts[0] as number);
+}
+
+/** For tests: texts sent to a worker so far, and counts in a worker right now. */
+export function workerStats(): { sent: number; inProgress: number } {
+  return { sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) };
 }

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { type ServeProcess, startServeProcess } from './serve-process.js';
 
@@ -152,7 +152,7 @@ export class RestartingService {
   /**
    * Starts the service on the data file and kills it with SIGKILL before it is ready: a crash while it
    * loads the state and replays the journal, or while it writes its first snapshot. `moment` is either
-   * a fraction of the time its last start took from taking the file's lock (FILE.lock holds its pid) to
+   * a fraction of the time its last start took from taking the file's lock (FILE.lock/owner.json holds its pid) to
    * being ready, counted from when it takes the lock; or 'snapshot': as soon as its snapshot's temp file
    * appears (FILE.tmp-<pid>-*), i.e. in the middle of writing the snapshot that replaces the journal.
    * Either may come too late and hit a ready service, which is a crash all the same. The service stays
@@ -214,10 +214,11 @@ export class RestartingService {
   }
 }
 
-function readPid(path: string): number | null {
+/** The pid in the lock's owner record (src/state/lock.ts: FILE.lock/owner.json). */
+function readPid(lockPath: string): number | null {
   try {
-    const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    const pid = (JSON.parse(readFileSync(join(lockPath, 'owner.json'), 'utf8')) as { pid?: unknown }).pid;
+    return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
   }

@@ -47,8 +47,10 @@ describe('local service', () => {
     for (const res of later) expect(res.text + [...res.headers.values()].join('\n')).not.toContain(tail);
     expect(svc.logs.length).toBeGreaterThan(0);
     expect(svc.logs.join('\n')).not.toContain(tail);
-    const onDisk = readdirSync(dir)
-      .map((f) => readFileSync(join(dir, f), 'utf8'))
+    // Every file, the lock's owner record (FILE.lock/owner.json) included.
+    const onDisk = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
       .join('\n');
     expect(onDisk).toContain(created.id);
     expect(onDisk).not.toContain(tail);

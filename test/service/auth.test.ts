@@ -187,9 +187,12 @@ test('case 34: a secret appears only in its creation response, never later, in l
   expect(svc.logs.length).toBeGreaterThan(0);
   expect(svc.logs.join('\n')).not.toContain(secret.slice(13));
 
-  const files = readdirSync(tmp.dir);
-  expect(files).toContain('state.json.journal');
-  const onDisk = files.map((f) => readFileSync(join(tmp.dir, f), 'utf8')).join('\n');
+  expect(readdirSync(tmp.dir)).toContain('state.json.journal');
+  // Every file, the lock's owner record (state.json.lock/owner.json) included.
+  const onDisk = readdirSync(tmp.dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+    .join('\n');
   expect(onDisk).toContain(created.id);
   for (const s of [secret, ...svc.users.map((u) => u.key)]) expect(onDisk).not.toContain(s.slice(13));
 });

@@ -38,7 +38,7 @@ export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecor
 /** POST /v1/compile/documents: token_count is a BPE count of the content, a preview; nothing is charged. */
 export const createDocument: Handler<'createDocument'> = async ({ body, auth, svc }) => {
   const face = resolveFace(svc.store, auth, body.alias);
-  const tokenCount = await countTokens(body.content);
+  const tokenCount = await countTokens(body.content, svc.stopping);
   const doc = insertDocument(svc, auth, face, {
     label: body.label,
     source: 'submit',
@@ -59,7 +59,7 @@ export const getDocument: Handler<'getDocument'> = ({ params, auth, svc }) => {
 /** PATCH /v1/compile/documents/{id}: a new version, to be synced again. */
 export const editDocument: Handler<'editDocument'> = async ({ params, body, auth, svc }) => {
   ownDocument(svc.store, auth, params.document_id);
-  const tokenCount = body.content === undefined ? undefined : await countTokens(body.content);
+  const tokenCount = body.content === undefined ? undefined : await countTokens(body.content, svc.stopping);
   // Looked up again after counting: another request may have changed the document meanwhile.
   const { doc } = ownDocument(svc.store, auth, params.document_id);
   svc.beforeDocumentEdit(doc);

@@ -45,7 +45,7 @@ export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
 export const importIntoFace: Handler<'importIntoFace'> = async ({ params, body, auth, svc }) => {
   const face = resolveFace(svc.store, auth, params.face_id);
   const fetched = await fetchForImport(svc, body.url);
-  const tokenCount = await countTokens(fetched.text);
+  const tokenCount = await countTokens(fetched.text, svc.stopping);
   const doc = insertDocument(svc, auth, face, {
     label: body.url,
     source: body.url,

@@ -50,7 +50,10 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
  */
 export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ params, body, auth, svc }) => {
   ownThread(svc.store, auth, params.thread_id);
-  const tokenCount = await countMessageTokens(body.messages.map((m) => m.content));
+  const tokenCount = await countMessageTokens(
+    body.messages.map((m) => m.content),
+    svc.stopping,
+  );
   // Looked up again after counting: another request may have replaced the messages meanwhile.
   const { thread } = ownThread(svc.store, auth, params.thread_id);
   thread.messages_archived += thread.messages.length;

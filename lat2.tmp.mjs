@@ -1,0 +1,18 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+const dir = mkdtempSync(join(tmpdir(), 'lat-'));
+const child = spawn(process.execPath, ['/work/main/bin/facectl.js', 'serve', '--port', '0', '--json', '--data', join(dir, 's.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const first = await new Promise((r) => { let s = ''; child.stdout.on('data', (c) => { s += c; if (s.includes('\n')) r(s.split('\n')[0]); }); });
+const { base_url, users } = JSON.parse(first);
+const key = users.find((u) => u.plan === 'pro').key;
+const h = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+await fetch(`${base_url}/v1/faces`, { method: 'POST', headers: h, body: JSON.stringify({ name: 'x', alias: 'xxx' }) });
+let t = performance.now();
+for (let i = 0; i < 300; i++) await (await fetch(`${base_url}/v1/auth/api-keys/current`, { headers: h })).text();
+console.log('300 GET', (performance.now() - t).toFixed(0), 'ms');
+t = performance.now();
+for (let i = 0; i < 300; i++) await (await fetch(`${base_url}/v1/compile/documents`, { method: 'POST', headers: h, body: JSON.stringify({ alias: 'xxx', label: 'l', content: 'hello world '.repeat(50) }) })).text();
+console.log('300 POST doc', (performance.now() - t).toFixed(0), 'ms');
+child.kill('SIGTERM');
