@@ -1134,6 +1134,12 @@ describe('soak: concurrent clients, kill -9 and restart of `facectl serve --data
           await sleep(150); // let the clients reach the new process before a next kill
         }
         await sleep(runMs - (Date.now() - started));
+        // A busy machine gets less done in the planned time: the run goes on until it has covered what it
+        // must (enough acknowledged writes, a charged sync, a 402), waiting for that, not for a time.
+        const covered = () =>
+          soak.figures.acknowledged > 25 * SECONDS && soak.figures.charged > 0 && soak.figures.refused > 0;
+        const longest = Date.now() + 3 * runMs;
+        while (!covered() && Date.now() < longest) await sleep(200);
         soak.stopped = true;
         await running;
         const seconds = (Date.now() - started) / 1000;
@@ -1168,6 +1174,6 @@ describe('soak: concurrent clients, kill -9 and restart of `facectl serve --data
         tmp.cleanup();
       }
     },
-    SECONDS * 1000 + 90_000,
+    SECONDS * 4000 + 90_000,
   );
 });
