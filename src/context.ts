@@ -75,8 +75,16 @@ export interface Output {
   text(text: string): void;
   /** People's messages, on stderr. success() prints only on a terminal, like gh. */
   success(message: string): void;
-  info(message: string): void;
+  /**
+   * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
+   * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
+   */
+  info(message: string, options?: { immediate?: boolean }): void;
   warn(message: string): void;
+  /** Writes the held messages (the command succeeded). */
+  flush?(): void;
+  /** Returns and forgets the held messages (the command failed: they go into the JSON error). */
+  takeHeld?(): string[];
   spinner(text: string): Spinner;
   progress(label: string): ProgressBar;
   /**

@@ -5,7 +5,7 @@ import { registerDocsCommands } from './commands/docs/register.js';
 import { registerDoctor } from './commands/doctor/register.js';
 import { registerFacesCommands, registerImportCommand } from './commands/faces/register.js';
 import { registerKeysCommands } from './commands/keys/register.js';
-import { addExamples, applyGlobalOptions, lazyAction } from './commands/kit.js';
+import { addExamples, applyGlobalOptions, jsonRequested, lazyAction } from './commands/kit.js';
 import { registerOAuthCommands } from './commands/oauth/register.js';
 import { registerThreadsCommands } from './commands/threads/register.js';
 import type { Context } from './context.js';
@@ -83,7 +83,7 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const selected = argv ? namedCommand(argv) : undefined;
   for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
 
-  configureTree(program, ctx);
+  configureTree(program, ctx, () => jsonRequested(ctx, argv ?? []));
   return program;
 }
 
@@ -182,12 +182,13 @@ function registerCompletion(program: Command, ctx: Context): void {
  * get them too: errors throw (main.ts decides the exit code), output goes to the context's streams,
  * and a usage error ends with the command's usage line.
  */
-function configureTree(command: Command, ctx: Context): void {
+function configureTree(command: Command, ctx: Context, json: () => boolean): void {
   command
     .exitOverride()
     .configureOutput({
       writeOut: (text) => void ctx.io.stdout.write(text),
-      writeErr: (text) => void ctx.io.stderr.write(text),
+      // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
+      writeErr: (text) => void (json() ? undefined : ctx.io.stderr.write(text)),
       outputError: (text, write) => write(text),
       // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
@@ -196,7 +197,7 @@ function configureTree(command: Command, ctx: Context): void {
     .showHelpAfterError(
       `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
     );
-  for (const sub of command.commands) configureTree(sub, ctx);
+  for (const sub of command.commands) configureTree(sub, ctx, json);
 }
 
 /**

@@ -7,6 +7,16 @@ import { UsageError } from '../errors.js';
  * only, no zod, no prompts (those arrive with the verb module that needs them).
  */
 
+/**
+ * --json was asked for. When commander refused the line, no action ran and ctx.globals was not updated
+ * from the parse: look at the line itself (up to a `--`, after which words are arguments).
+ */
+export function jsonRequested(ctx: Context, argv: readonly string[]): boolean {
+  if (ctx.globals.json) return true;
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
 /** Ends a command's `--help` with an "Examples:" section (each example is one shell line). */
 export function addExamples(cmd: Command, examples: string[]): Command {
   const lines = examples.map((example) => `  $ ${example}`).join('\n');

@@ -29,6 +29,13 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(text);
+  // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
+  // People's messages are held until the command ends: written on success, carried in the error otherwise.
+  const held: string[] = [];
+  const message = (text: string, immediate = false) => {
+    if (globals.json && !immediate) held.push(text);
+    else err(`${text}\n`);
+  };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     if (!loaded.Table) {
@@ -88,11 +95,17 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     success(message) {
       if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${message}\n`);
     },
-    info(message) {
-      err(`${message}\n`);
+    info(text, options) {
+      message(text, options?.immediate);
     },
-    warn(message) {
-      err(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${message}\n`);
+    warn(text) {
+      message(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${text}`);
+    },
+    flush() {
+      for (const text of held.splice(0)) err(`${text}\n`);
+    },
+    takeHeld() {
+      return held.splice(0);
     },
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;

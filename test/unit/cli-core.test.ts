@@ -230,9 +230,7 @@ describe('main: exit codes and error rendering', () => {
   it('a missing argument is a usage error, exit 2, with a JSON line under --json', async () => {
     const tc = createTestContext();
     expect(await run(['api', 'GET', '--json'], tc.ctx)).toBe(ExitCode.usage);
-    expect(tc.stderr()).toContain("error: missing required argument 'path'");
-    const last = tc.stderr().trimEnd().split('\n').at(-1) ?? '';
-    expect(JSON.parse(last)).toEqual({ error: { code: 'usage', message: "missing required argument 'path'" } });
+    expect(JSON.parse(tc.stderr())).toEqual({ error: { code: 'usage', message: "missing required argument 'path'" } });
   });
 
   it('--version and --help exit 0 on stdout', async () => {
@@ -245,19 +243,19 @@ describe('main: exit codes and error rendering', () => {
   });
 
   it('renders an API error: what failed, status and code, each field error, the fix last', () => {
-    const tc = createTestContext({ globals: { json: true } });
+    const tc = createTestContext();
+    const json = createTestContext({ globals: { json: true } });
     const detail = [
       { loc: ['body', 'alias'], msg: 'already used', type: 'value_error' },
       { loc: ['body', 'label'], msg: 'too long', type: 'value_error' },
     ];
-    reportError(
-      tc.ctx,
-      new ApiError('the service refused the request as invalid (422 validation_error)', 422, {
-        code: 'validation_error',
-        detail,
-        hint: 'fix the values listed above and run the command again',
-      }),
-    );
+    const error = new ApiError('the service refused the request as invalid (422 validation_error)', 422, {
+      code: 'validation_error',
+      detail,
+      hint: 'fix the values listed above and run the command again',
+    });
+    reportError(tc.ctx, error);
+    reportError(json.ctx, error);
     const lines = tc.stderr().trimEnd().split('\n');
     expect(lines.slice(0, 5)).toEqual([
       'error: the service refused the request as invalid (422 validation_error)',
@@ -266,7 +264,8 @@ describe('main: exit codes and error rendering', () => {
       '  - label: too long',
       'fix the values listed above and run the command again',
     ]);
-    expect(JSON.parse(lines[5] ?? '')).toEqual({
+    expect(lines).toHaveLength(5);
+    expect(JSON.parse(json.stderr())).toEqual({
       error: {
         code: 'validation_error',
         message: 'the service refused the request as invalid (422 validation_error)',
