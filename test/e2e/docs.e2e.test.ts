@@ -205,7 +205,7 @@ describe('docs submit: Ctrl-C (built bin)', () => {
         .split('\n')
         .map((l) => JSON.parse(l).ok),
     ).toEqual([true, true]);
-    expect(stderr).toContain('error: interrupted: 2 documents were submitted');
+    expect(JSON.parse(stderr).error.message).toContain('interrupted: 2 documents were submitted');
   });
 });
 
