@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
 import { jsonRequested } from './commands/kit.js';
+import { resolveHelp } from './help-topics.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -17,6 +18,11 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
   let program: ReturnType<typeof buildProgram> | undefined;
   try {
     program = buildProgram(ctx, argv);
+    const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
+    if (helpLine) {
+      argv = helpLine;
+      program = buildProgram(ctx, argv);
+    }
     await program.parseAsync(argv, { from: 'user' });
     ctx.out.flush?.();
     return ExitCode.ok;

@@ -9,6 +9,7 @@ import { addExamples, applyGlobalOptions, jsonRequested, lazyAction } from './co
 import { registerOAuthCommands } from './commands/oauth/register.js';
 import { registerThreadsCommands } from './commands/threads/register.js';
 import type { Context } from './context.js';
+import { formatHelp } from './help-format.js';
 import { VERSION } from './version.js';
 
 /**
@@ -63,7 +64,7 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .option('--base-url <url>', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)')
     .option('--profile <name>', 'configuration profile to use (else FACECTL_PROFILE, default_profile)')
-    .option('--json', 'print one JSON document on stdout; errors also as a JSON line on stderr')
+    .option('--json', 'print one JSON document on stdout; an error is one JSON document on stderr')
     .option('--no-input', 'never prompt: a missing value is an error naming its flag')
     .option('--debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces')
     .option('--insecure-http', 'allow plain http to hosts other than loopback')
@@ -194,6 +195,7 @@ function configureTree(command: Command, ctx: Context, json: () => boolean): voi
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
       getErrHelpWidth: () => helpWidth(ctx.io.stderr, ctx.io.stderrIsTTY),
     })
+    .configureHelp({ formatHelp })
     .showHelpAfterError(
       `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
     );

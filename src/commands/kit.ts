@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { setExamples } from '../help-format.js';
 
 /**
  * Small helpers every verb uses. program.ts imports this module, so it must stay cheap: commander types
@@ -17,10 +18,10 @@ export function jsonRequested(ctx: Context, argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }
 
-/** Ends a command's `--help` with an "Examples:" section (each example is one shell line). */
+/** The examples of a command's `--help` (each one shell line), shown under EXAMPLES. */
 export function addExamples(cmd: Command, examples: string[]): Command {
-  const lines = examples.map((example) => `  $ ${example}`).join('\n');
-  return cmd.addHelpText('after', `\nExamples:\n${lines}\n`);
+  setExamples(cmd, examples);
+  return cmd;
 }
 
 /** What a verb module exports for its wiring: raw commander options in, work done, nothing returned. */

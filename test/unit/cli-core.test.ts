@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { formatHelp } from '../../src/help-format.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { addExamples, lazyAction, parseOptions, requireValue, splitList } from '../../src/commands/kit.js';
@@ -86,7 +87,12 @@ describe('kit.parseOptions and splitList', () => {
 
 describe('kit.lazyAction and global flags', () => {
   function program(ctx: ReturnType<typeof createTestContext>['ctx'], seen: unknown[]) {
-    const root = new Command('facectl').exitOverride().option('--json').option('--no-input').option('--profile <name>');
+    const root = new Command('facectl')
+      .exitOverride()
+      .option('--json')
+      .option('--no-input')
+      .option('--profile <name>')
+      .configureHelp({ formatHelp });
     const sub = root
       .command('thing')
       .argument('<id>')
@@ -122,8 +128,8 @@ describe('kit.lazyAction and global flags', () => {
     } catch {
       // commander throws after printing help under exitOverride; the printed text is what is checked
     }
-    expect(help).toContain('thing [options] <id>');
-    expect(full.trimEnd().endsWith('Examples:\n  $ facectl thing 1 --name x')).toBe(true);
+    expect(help).toContain('facectl thing [flags] <id>');
+    expect(full).toContain('EXAMPLES\n  $ facectl thing 1 --name x\n');
   });
 });
 
@@ -239,7 +245,7 @@ describe('main: exit codes and error rendering', () => {
     expect(version.stdout()).toBe('0.1.0\n');
     const help = createTestContext();
     expect(await run(['auth', 'login', '--help'], help.ctx)).toBe(0);
-    expect(help.stdout()).toContain('Examples:\n  $ facectl auth login');
+    expect(help.stdout()).toContain('EXAMPLES\n  $ facectl auth login');
   });
 
   it('renders an API error: what failed, status and code, each field error, the fix last', () => {
