@@ -183,6 +183,8 @@ export interface ApiClient {
 export interface Browser {
   /** Opens the URL; resolves false when no browser could be opened (SSH, CI, no display). */
   open(url: string): Promise<boolean>;
+  /** Why no browser will be tried here (CI, SSH, no display), or undefined. */
+  unavailable?(): string | undefined;
 }
 
 export interface Clock {
