@@ -3,6 +3,7 @@ import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
 import { jsonRequested } from './commands/kit.js';
 import { resolveHelp } from './help-topics.js';
+import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -51,7 +52,8 @@ function outputClosed(ctx: Context): boolean {
 }
 
 export function reportError(ctx: Context, error: unknown): void {
-  const write = (line: string) => void ctx.io.stderr.write(`${line}\n`);
+  // What the service said (message, detail, hint) is shown with its control characters made visible.
+  const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
   if (ctx.globals.json) {
     const held = ctx.out.takeHeld?.() ?? [];
     writeJson(ctx, { ...jsonError(error, ctx.globals.debug), ...(held.length > 0 ? { warnings: held } : {}) });
@@ -110,5 +112,5 @@ function detailLines(detail: unknown, message: string): string[] {
 }
 
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
-  ctx.io.stderr.write(`${JSON.stringify({ error })}\n`);
+  ctx.io.stderr.write(`${safeJson({ error })}\n`);
 }

@@ -1,3 +1,4 @@
+import { visible } from '../io/output.js';
 import type { ApiClient, Context, RawRequest, RawResponse } from '../context.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
@@ -17,7 +18,7 @@ export function clientForContext(
     env: ctx.env,
     signal: ctx.signal,
     sleep: ctx.clock.sleep,
-    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${line}\n`) } : {}),
+    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${visible(line)}\n`) } : {}),
     ...extra,
   });
 }

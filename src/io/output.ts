@@ -13,6 +13,27 @@ export interface RenderModules {
   ora?: typeof oraFactory;
 }
 
+/**
+ * Text from the service made safe for a terminal: control characters (C0 but newline and tab, DEL,
+ * C1) are shown as visible escapes (`\x1b`), so a name like `\e]0;...\a` cannot retitle or clear
+ * the terminal (reliability case 51). With `keepLines: false` newlines and tabs are escaped too.
+ */
+export function visible(text: string, keepLines = true): string {
+  const pattern = keepLines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g;
+  return text.replace(pattern, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : c;
+  });
+}
+
+/** JSON text with DEL and C1 escaped as well (JSON.stringify escapes only C0): same data, safe to show. */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+}
+
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
 /**
@@ -34,7 +55,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const held: string[] = [];
   const message = (text: string, immediate = false) => {
     if (globals.json && !immediate) held.push(text);
-    else err(`${text}\n`);
+    else err(`${visible(text)}\n`);
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
@@ -65,7 +86,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json;
     },
     record(value, fields) {
-      if (globals.json) return out(`${JSON.stringify(value, null, 2)}\n`);
+      if (globals.json) return out(`${safeJson(value, 2)}\n`);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -76,7 +97,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
-      if (globals.json) return out(`${JSON.stringify(rows, null, 2)}\n`);
+      if (globals.json) return out(`${safeJson(rows, 2)}\n`);
       if (toTable()) {
         if (rows.length === 0) return err('no results\n');
         return table(
@@ -87,13 +108,14 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
     line(value) {
-      out(`${JSON.stringify(value)}\n`);
+      out(`${safeJson(value)}\n`);
     },
     text(text) {
-      out(text);
+      // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
+      out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${message}\n`);
+      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
     },
     info(text, options) {
       message(text, options?.immediate);
@@ -102,7 +124,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       message(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${text}`);
     },
     flush() {
-      for (const text of held.splice(0)) err(`${text}\n`);
+      for (const text of held.splice(0)) err(`${visible(text)}\n`);
     },
     takeHeld() {
       return held.splice(0);
@@ -179,15 +201,15 @@ function fieldColumn(key: string): Column<object> {
 export function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value))
-    return value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(', ');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+    return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
+  if (typeof value === 'object') return safeJson(value);
+  return visible(String(value));
 }
 
 /** A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk. */
 export function tsvCell(value: unknown): string {
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
-  return cell(value).replace(/[\t\r\n]+/g, ' ');
+  return cell(value).replace(/[\t\n]+/g, ' ');
 }
 
 function redrawnBar(label: string, err: (text: string) => void): ProgressBar {
