@@ -30,9 +30,9 @@ _facectl_subcommands() {
     'auth logout') echo '' ;;
     'auth status') echo '' ;;
     'config') echo 'get set unset list' ;;
-    'config get') echo '' ;;
-    'config set') echo '' ;;
-    'config unset') echo '' ;;
+    'config get') echo 'base_url api_key default_profile' ;;
+    'config set') echo 'base_url default_profile' ;;
+    'config unset') echo 'base_url default_profile' ;;
     'config list') echo '' ;;
     'doctor') echo '' ;;
     'api') echo '' ;;
@@ -81,7 +81,12 @@ _facectl_flags() {
 
 _facectl_choices() {
   case "$1|$2" in
-    '|') ;;
+    'keys create|--scopes') echo 'keys:read keys:write faces:read faces:write compile:read compile:write oauth:read oauth:write' ;;
+    'import|--type') echo 'document transcript' ;;
+    'import|--perspective') echo 'first-person third-person' ;;
+    'docs submit|--perspective') echo 'first-person third-person' ;;
+    'docs submit|--format') echo 'text json ndjson' ;;
+    'threads create|--interviewer-billing-source') echo 'oauth compile credits' ;;
   esac
 }
 
