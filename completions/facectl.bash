@@ -42,40 +42,40 @@ _facectl_subcommands() {
 
 _facectl_flags() {
   case "$1" in
-    '') echo '--version --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin --help' ;;
-    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'openapi') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'keys') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces create') echo '--name --alias --basic-facts --default-tools --default-model --formula --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'import') echo '--type --perspective --face-speaker --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --resume --restart --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs sync') echo '--wait --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads create') echo '--alias --label --interviewer-billing-source --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads replace-messages') echo '--file --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads sync') echo '--wait --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth list') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth connect') echo '--no-browser --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth disconnect') echo '--yes --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth login') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth logout') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth status') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config set') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config unset') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config list') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'doctor') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'api') echo '--input --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'completion') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    '') echo '--version --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin --help' ;;
+    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'openapi') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'keys') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces create') echo '--name --alias --basic-facts --default-tools --default-model --formula --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'import') echo '--type --perspective --face-speaker --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --resume --restart --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs sync') echo '--wait --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads create') echo '--alias --label --interviewer-billing-source --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads replace-messages') echo '--file --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads sync') echo '--wait --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth list') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth connect') echo '--no-browser --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth disconnect') echo '--yes --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth login') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth logout') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth status') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config set') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config unset') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config list') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'doctor') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'api') echo '--input --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'completion') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
   esac
 }
 
@@ -96,7 +96,7 @@ _facectl() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
-    case " --base-url --profile --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="${path:+$path }$word" ;; esac
   done

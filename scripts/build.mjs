@@ -107,9 +107,10 @@ const common = {
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
-  // `open` finds its xdg-open script next to its own module, and gpt-tokenizer's vocabulary is large
-  // data best loaded from its package as is: both stay external.
-  external: ['open', 'gpt-tokenizer', 'gpt-tokenizer/*'],
+  // `open` finds its xdg-open script next to its own module, gpt-tokenizer's vocabulary is large
+  // data best loaded from its package as is, and jq-web loads its jq.wasm from beside its own file:
+  // all three stay external.
+  external: ['open', 'gpt-tokenizer', 'gpt-tokenizer/*', 'jq-web'],
   // Bundled CommonJS dependencies (cli-table3) need a require() in ESM output.
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",

@@ -41,6 +41,8 @@ export interface GlobalOptions {
   insecureHttp: boolean;
   /** `--api-key-stdin`: the key is the first line of standard input (the rest stays readable). */
   apiKeyStdin?: boolean;
+  /** `--jq EXPR`: the JSON output filtered by jq (implies --json). */
+  jq?: string;
 }
 
 /** A column of a table view: which field, under which heading. */

@@ -7,7 +7,7 @@ import { UsageError } from './errors.js';
  * stdout and exits 0, as gh does. resolveHelp() rewrites such a command line into its `--help` form.
  */
 
-const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile']);
+const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile', '--jq']);
 
 /** The words of a command line that are not flags (nor a global flag's value), up to `--`. */
 function positional(argv: readonly string[]): { words: string[]; flags: string[] } {

@@ -65,6 +65,7 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
     .option('--base-url <url>', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)')
     .option('--profile <name>', 'configuration profile to use (else FACECTL_PROFILE, default_profile)')
     .option('--json', 'print one JSON document on stdout; an error is one JSON document on stderr')
+    .option('--jq <expression>', 'filter the JSON output with a jq expression (implies --json)')
     .option('--no-input', 'never prompt: a missing value is an error naming its flag')
     .option('--debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces')
     .option('--insecure-http', 'allow plain http to hosts other than loopback')
@@ -89,7 +90,7 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
 }
 
 /** Global flags that take a value (as a separate word unless written `--flag=value`). */
-const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile']);
+const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile', '--jq']);
 const GLOBAL_SWITCHES = new Set(['--json', '--no-input', '--debug', '--insecure-http', '--api-key-stdin']);
 
 /**
@@ -141,6 +142,7 @@ function registerOpenApi(program: Command, ctx: Context): void {
     .command('openapi')
     .description('Print the OpenAPI 3.1 document generated from the interface contract.')
     .action(async () => {
+      await ctx.out.prepare?.();
       const { runOpenApi } = await import('./commands/openapi.js');
       await runOpenApi(ctx);
     });

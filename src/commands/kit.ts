@@ -15,7 +15,7 @@ import { setExamples } from '../help-format.js';
 export function jsonRequested(ctx: Context, argv: readonly string[]): boolean {
   if (ctx.globals.json) return true;
   const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+  return (end === -1 ? argv : argv.slice(0, end)).some((w) => w === '--json' || w === '--jq' || w.startsWith('--jq='));
 }
 
 /** The examples of a command's `--help` (each one shell line), shown under EXAMPLES. */
@@ -60,6 +60,10 @@ export function applyGlobalOptions(ctx: Context, parsed: Record<string, unknown>
   if (typeof parsed.baseUrl === 'string') globals.baseUrl = parsed.baseUrl;
   if (typeof parsed.profile === 'string') globals.profile = parsed.profile;
   if (parsed.json === true) globals.json = true;
+  if (typeof parsed.jq === 'string') {
+    globals.jq = parsed.jq;
+    globals.json = true;
+  }
   // commander turns `--no-input` into input: false.
   if (parsed.input === false) globals.noInput = true;
   if (parsed.debug === true) globals.debug = true;

@@ -2,12 +2,16 @@ import type { ChalkInstance } from 'chalk';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { JqFilter } from './jq.js';
 import { animationsEnabled } from './terminal.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The rendering libraries, imported only when this invocation will use them (see prepare()). */
 export interface RenderModules {
+  /** The --jq filter, loaded by prepare() only when the flag is given. */
+  jq?: JqFilter;
   Table?: typeof CliTable3;
   chalk?: ChalkInstance;
   ora?: typeof oraFactory;
@@ -50,6 +54,13 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(text);
+  /** A JSON document for stdout: through --jq when given (its raw strings made safe on a terminal). */
+  const document = (json: string, compact: boolean) => {
+    if (globals.jq === undefined) return out(`${json}\n`);
+    if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
+    const result = loaded.jq.apply(json, compact);
+    out(io.stdoutIsTTY ? visible(result) : result);
+  };
   // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
   // People's messages are held until the command ends: written on success, carried in the error otherwise.
   const held: string[] = [];
@@ -86,7 +97,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json;
     },
     record(value, fields) {
-      if (globals.json) return out(`${safeJson(value, 2)}\n`);
+      if (globals.json) return document(safeJson(value, 2), false);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -97,7 +108,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
-      if (globals.json) return out(`${safeJson(rows, 2)}\n`);
+      if (globals.json) return document(safeJson(rows, 2), false);
       if (toTable()) {
         if (rows.length === 0) return err('no results\n');
         return table(
@@ -108,9 +119,13 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
     line(value) {
-      out(`${safeJson(value)}\n`);
+      document(safeJson(value), true);
     },
     text(text) {
+      // A JSON answer printed as text (`facectl api`, `openapi`) goes through --jq like any other, and
+      // so do NDJSON result lines (a batch writes them in blocks): jq takes each value in turn.
+      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
+      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);
     },
@@ -149,6 +164,16 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     async prepare() {
       const jobs: Promise<void>[] = [];
+      if (!loaded.jq && globals.jq !== undefined) {
+        const expression = globals.jq;
+        jobs.push(
+          import('./jq.js')
+            .then((m) => m.loadJq(expression))
+            .then((filter) => {
+              loaded.jq = filter;
+            }),
+        );
+      }
       if (!loaded.Table && toTable()) {
         jobs.push(
           import('cli-table3').then((m) => {
@@ -192,6 +217,20 @@ const BORDERLESS = {
   'right-mid': '',
   middle: '',
 };
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isNdjson(text: string): boolean {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines.length > 0 && lines.every(isJson);
+}
 
 function fieldColumn(key: string): Column<object> {
   return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
