@@ -33,7 +33,11 @@ export function visible(text: string, keepLines = true): string {
   });
 }
 
-/** JSON text with DEL and C1 escaped as well (JSON.stringify escapes only C0): same data, safe to show. */
+/**
+ * JSON text with DEL and C1 escaped as well (JSON.stringify escapes only C0): same data, safe to show.
+ * For errors and table cells; the --json documents on stdout stay exactly JSON.stringify's (their C0
+ * controls, ESC and BEL included, are escaped by it).
+ */
 export function safeJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
 }
@@ -97,7 +101,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json;
     },
     record(value, fields) {
-      if (globals.json) return document(safeJson(value, 2), false);
+      if (globals.json) return document(JSON.stringify(value, null, 2), false);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -108,7 +112,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
-      if (globals.json) return document(safeJson(rows, 2), false);
+      if (globals.json) return document(JSON.stringify(rows, null, 2), false);
       if (toTable()) {
         if (rows.length === 0) return err('no results\n');
         return table(
@@ -119,13 +123,14 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
     line(value) {
-      document(safeJson(value), true);
+      document(JSON.stringify(value), true);
     },
     text(text) {
       // A JSON answer printed as text (`facectl api`, `openapi`) goes through --jq like any other, and
       // so do NDJSON result lines (a batch writes them in blocks): jq takes each value in turn.
-      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
+      // Lines that are each JSON are results (compact, one per line, however many a block holds).
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true);
+      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);
     },

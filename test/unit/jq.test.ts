@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
 import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { createTestContext } from '../helpers/test-context.js';
 
 // Issue 12: `--jq EXPR` on every command that has --json, with jq itself (jq-web), loaded only then.
 let service: TestService;
@@ -45,6 +46,15 @@ describe('--jq', () => {
       { line: 2, ok: true },
       { line: 3, ok: true },
     ]);
+  });
+
+  it('result lines written one block at a time are filtered alike, whether a block holds one line or many', async () => {
+    const tc = createTestContext({ globals: { json: true, jq: '{line}' } });
+    await tc.ctx.out.prepare?.();
+    tc.ctx.out.text('{"line":1,"ok":true}\n');
+    tc.ctx.out.text('{"line":2,"ok":true}\n{"line":3,"ok":false}\n');
+    tc.ctx.out.text(`${JSON.stringify({ line: 4 }, null, 2)}\n`);
+    expect(tc.stdout()).toBe('{"line":1}\n{"line":2}\n{"line":3}\n{\n  "line": 4\n}\n');
   });
 
   it('an expression that does not compile is a usage error before anything is sent', async () => {
