@@ -3,30 +3,12 @@
 // pages rendered here into dist/help.json, `facectl --version` and `facectl --help` load nothing else.
 // Type declarations for the library entry points come from tsc.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-/**
- * `import { z } from 'zod'` hands the bundler zod's whole namespace object, which esbuild cannot shake:
- * every check, every locale and the JSON-schema tools land in the chunk (~750 KB, ~50 ms to load on
- * every API command). `import * as z from 'zod'` names the same bindings but lets esbuild keep only
- * what is used (~180 KB). Our sources keep the documented form; the bundle gets the shakeable one.
- */
-const shakeableZod = {
-  name: 'shakeable-zod',
-  setup(b) {
-    b.onLoad({ filter: /\.ts$/, namespace: 'file' }, (args) => {
-      if (!args.path.startsWith(join(root, 'src') + sep)) return undefined;
-      const source = readFileSync(args.path, 'utf8');
-      const contents = source.replace(/^import \{ z \} from 'zod';$/gm, "import * as z from 'zod';");
-      return { contents, loader: 'ts' };
-    });
-  },
-};
 
 /** Resolves each listed `request` made by a module matching its `importer`; other requires are left alone. */
 function onRequires(b, list, resolve) {
@@ -115,7 +97,7 @@ const common = {
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
   },
-  plugins: [shakeableZod, lazyRequires, runtimeRequires],
+  plugins: [lazyRequires, runtimeRequires],
   logLevel: 'warning',
   // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
   minifyWhitespace: true,

@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
-import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
-import type { LargeStrings } from './api/large-strings.js';
+import type { ApiClient } from './api/types.js';
+
+export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/types.js';
 
 /**
  * Everything a command may touch, injected. Commands never reach for process, console, conf, open or
@@ -136,50 +137,6 @@ export interface ConfigStore {
   setDefaultProfile?(name: string | undefined): void;
   /** A top-level (not per-profile) setting as stored, e.g. `default_profile`; undefined when absent. */
   getGlobal?(key: string): unknown;
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Set to reuse a key across a resumed batch (journal). */
-  idempotencyKey?: string;
-  /**
-   * Request body already serialised (streamed documents); validated by the caller. A function returning
-   * a fresh stream can be re-sent, so such a request may be retried; a bare iterable is never retried.
-   */
-  rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
-  /**
-   * Read the answer as it arrives, keeping these top-level string fields (e.g. a document's echoed
-   * content) out of memory: the result holds markers in their place (see src/api/large-strings.ts).
-   */
-  largeStrings?: LargeStrings;
-}
-
-/** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */
-export interface RawRequest {
-  method: string;
-  /** Path (and query) relative to the base URL. */
-  path: string;
-  body?: unknown;
-  signal?: AbortSignal;
-}
-
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** Parsed JSON when the body is JSON, else the text. */
-  body: unknown;
-}
-
-export interface ApiClient {
-  readonly baseUrl: string;
-  call<R extends AnyRoute>(
-    route: R,
-    input: { params?: ParamsOf<R>; body?: BodyOf<R> },
-    options?: CallOptions,
-  ): Promise<ResponseOf<R>>;
-  /** Sends a request that no route describes; errors are mapped like call()'s. */
-  request?(request: RawRequest): Promise<RawResponse>;
-  close(): Promise<void>;
 }
 
 export interface Browser {

@@ -10,8 +10,7 @@
  *   await client.close();
  */
 import { type ApiClientOptions, createApiClient } from './api/client.js';
-import { DEFAULT_BASE_URL } from './config/credentials.js';
-import type { ApiClient, CallOptions } from './context.js';
+import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';
 import { type RouteName, type Routes, routes } from './contract/index.js';
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
 import { pathParamNames } from './contract/route.js';

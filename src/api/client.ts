@@ -1,5 +1,5 @@
 import { systemClock } from '../clock.js';
-import type { ApiClient, CallOptions, RawRequest, RawResponse } from '../context.js';
+import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
 import { AuthError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';

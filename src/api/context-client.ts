@@ -1,5 +1,6 @@
+import type { Context } from '../context.js';
 import { visible } from '../io/output.js';
-import type { ApiClient, Context, RawRequest, RawResponse } from '../context.js';
+import type { ApiClient, RawRequest, RawResponse } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
 /**

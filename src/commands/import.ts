@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../context.js';
 import { type Document, type ImportRequest, importIntoFace } from '../contract/documents.js';
 import { UsageError } from '../errors.js';

@@ -1,10 +1,11 @@
+import { DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+export { DEFAULT_BASE_URL };
 
 export interface CredentialSources {
   env: Env;

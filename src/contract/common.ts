@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Building blocks shared by the route definitions. Response schemas are lenient where the spec is

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { alias, dateTime, importType, pathSegment, perspective } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';

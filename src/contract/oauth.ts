@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { dateTime, detailMessage, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 

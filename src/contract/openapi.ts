@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorBody } from './common.js';
 import { routes } from './index.js';
 import { type AnyRoute, pathParamNames } from './route.js';

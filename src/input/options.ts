@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ALIAS_PATTERN, ALIAS_RULE, BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES } from '../contract/common.js';
 
 /**

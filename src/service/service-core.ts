@@ -2,10 +2,9 @@ import type { BillingEnv } from './billing.js';
 import type { OAuthFlows } from './oauth-flow.js';
 import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
+import type { ServiceClock } from './service-clock.js';
 
-export interface ServiceClock {
-  now(): Date;
-}
+export type { ServiceClock } from './service-clock.js';
 
 export interface FetchedDocument {
   text: string;

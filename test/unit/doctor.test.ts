@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkProxy } from '../../src/commands/doctor/local-checks.js';
-import type { Check } from '../../src/commands/doctor/run.js';
+import type { Check } from '../../src/commands/doctor/checks.js';
 import { run } from '../../src/main.js';
 import { currentKeyBody, json, startFaultServer } from '../helpers/fault-server.js';
 import { call, expectContract, manualClock, startTestService, type TestService } from '../helpers/service.js';

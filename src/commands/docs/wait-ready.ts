@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { CliError, NetworkError } from '../../errors.js';
 import { integerOption } from '../../input/options.js';

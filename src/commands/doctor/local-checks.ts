@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import { checkConfigShape } from '../../config/profile-store.js';
-import type { Check } from './run.js';
+import { type Check, fail, ok, warn } from './checks.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -158,7 +158,3 @@ export function noProxyMatch(noProxy: string, url: URL): string | undefined {
 function octal(mode: number): string {
   return mode.toString(8).padStart(4, '0');
 }
-
-export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
-export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
-export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });

@@ -4,8 +4,7 @@ import { Transport } from '../../api/transport.js';
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
-import { fail, ok, warn } from './local-checks.js';
-import type { Check } from './run.js';
+import { type Check, fail, ok, warn } from './checks.js';
 
 /**
  * The checks that talk to the service: one GET /v1/auth/api-keys/current through the same transport the

@@ -1,23 +1,14 @@
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
-import { checkConfigFile, checkProxy, configFilePath, fail, ok, warn } from './local-checks.js';
+import { type Check, fail, ok, warn } from './checks.js';
+import { checkConfigFile, checkProxy, configFilePath } from './local-checks.js';
 import { checkTls, probeService } from './network-checks.js';
 
 /**
  * `facectl doctor`: every check runs (one failing does not hide the others), each ends as one line with
  * its status and the fix; the exit code is 1 when any check failed. Nothing is written anywhere.
  */
-
-export type CheckStatus = 'ok' | 'warn' | 'fail';
-
-export interface Check {
-  name: string;
-  status: CheckStatus;
-  detail: string;
-  /** What to do about it; null when there is nothing to do. */
-  fix: string | null;
-}
 
 const COLUMNS: Column<Check>[] = [
   { header: 'status', value: (c) => c.status },

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { createFace, type Face, type FaceCreateRequest } from '../../contract/faces.js';
 import { readJsonObjectFlag } from '../../input/json-flag.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApiClient, Context } from '../../context.js';
 import { authorizeOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { disconnectOAuth } from '../../contract/oauth.js';
 import { DeclinedError, UsageError } from '../../errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { createThread, type Thread, type ThreadCreateRequest } from '../../contract/threads.js';
 import { aliasOption, billingSourceOption, checkAlias } from '../../input/options.js';

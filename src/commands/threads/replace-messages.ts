@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { replaceThreadMessages, type Thread } from '../../contract/threads.js';
 import { UsageError } from '../../errors.js';

@@ -1,0 +1,51 @@
+import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
+import type { LargeStrings } from './large-strings.js';
+
+/** What a command, the library entry and the tests see of the HTTP layer. */
+
+/** The default base URL: a `facectl serve` on this machine. */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Set to reuse a key across a resumed batch (journal). */
+  idempotencyKey?: string;
+  /**
+   * Request body already serialised (streamed documents); validated by the caller. A function returning
+   * a fresh stream can be re-sent, so such a request may be retried; a bare iterable is never retried.
+   */
+  rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
+  /**
+   * Read the answer as it arrives, keeping these top-level string fields (e.g. a document's echoed
+   * content) out of memory: the result holds markers in their place (see src/api/large-strings.ts).
+   */
+  largeStrings?: LargeStrings;
+}
+
+/** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */
+export interface RawRequest {
+  method: string;
+  /** Path (and query) relative to the base URL. */
+  path: string;
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON when the body is JSON, else the text. */
+  body: unknown;
+}
+
+export interface ApiClient {
+  readonly baseUrl: string;
+  call<R extends AnyRoute>(
+    route: R,
+    input: { params?: ParamsOf<R>; body?: BodyOf<R> },
+    options?: CallOptions,
+  ): Promise<ResponseOf<R>>;
+  /** Sends a request that no route describes; errors are mapped like call()'s. */
+  request?(request: RawRequest): Promise<RawResponse>;
+  close(): Promise<void>;
+}

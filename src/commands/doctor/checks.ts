@@ -1,0 +1,15 @@
+/** One line of `facectl doctor`: what was checked, how it went, and what to do about it. */
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do about it; null when there is nothing to do. */
+  fix: string | null;
+}
+
+export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
+export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
+export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
