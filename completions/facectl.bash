@@ -25,12 +25,14 @@ _facectl_subcommands() {
     'oauth list') echo '' ;;
     'oauth connect') echo '' ;;
     'oauth disconnect') echo '' ;;
-    'auth') echo 'login logout status' ;;
+    'auth') echo 'login logout status token switch' ;;
     'auth login') echo '' ;;
     'auth logout') echo '' ;;
     'auth status') echo '' ;;
+    'auth token') echo '' ;;
+    'auth switch') echo '' ;;
     'config') echo 'get set unset list' ;;
-    'config get') echo 'base_url api_key default_profile' ;;
+    'config get') echo 'base_url api_key api_key_base_url default_profile' ;;
     'config set') echo 'base_url default_profile' ;;
     'config unset') echo 'base_url default_profile' ;;
     'config list') echo '' ;;
@@ -68,13 +70,15 @@ _facectl_flags() {
     'auth login') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth logout') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth status') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth token') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth switch') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'config') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'config get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'config set') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'config unset') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'config list') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'doctor') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
-    'api') echo '--input --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'api') echo '--method --header --raw-field --field --input --include --raw --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'completion') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
   esac
 }
@@ -96,7 +100,7 @@ _facectl() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
-    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="${path:+$path }$word" ;; esac
   done

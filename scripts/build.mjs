@@ -3,7 +3,7 @@
 // pages rendered here into dist/help.json, `facectl --version` and `facectl --help` load nothing else.
 // Type declarations for the library entry points come from tsc.
 import { execFileSync } from 'node:child_process';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -57,28 +57,102 @@ module.exports = new Proxy(function lazy() {}, {
   },
 };
 /**
- * Modules undici requires only inside a branch facectl never takes are left out of the bundle and
- * required from node_modules if that branch ever runs: the fetch body extractor (for FormData bodies)
- * and the llhttp parser built without SIMD (the fallback where WebAssembly SIMD is missing). Bundled,
- * their ~200 KB are read and parsed at every API command's start although they never run.
+ * Modules undici requires only inside a branch facectl never or rarely takes, kept out of the bundle's
+ * chunks (~200 KB read and parsed at every API command's start otherwise):
+ * - the fetch body extractor, for FormData bodies, which facectl never sends: a stand-in that says so;
+ * - the llhttp parser built without SIMD (the fallback where WebAssembly SIMD is missing): built on its
+ *   own into dist/vendor/ and required from there on first use.
+ * undici is then only a build-time dependency: nothing is required from node_modules at run time.
  */
-const RUNTIME_REQUIRES = [
+const VENDORED = [
+  {
+    importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/,
+    request: '../llhttp/llhttp-wasm.js',
+    file: 'llhttp-wasm.cjs',
+  },
+];
+const STUBBED = [
   { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h[12]\.js$/, request: '../web/fetch/body.js' },
-  { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/, request: '../llhttp/llhttp-wasm.js' },
 ];
 const runtimeRequires = {
   name: 'runtime-requires',
   setup(b) {
-    onRequires(b, RUNTIME_REQUIRES, (request, args) => {
-      // By package name, so the require resolves from dist/ through node_modules as any dependency does.
-      const path = relative(join(root, 'node_modules'), join(dirname(args.importer), request))
-        .split(sep)
-        .join('/');
-      return { path, external: true };
+    onRequires(b, VENDORED, (request) => ({
+      path: VENDORED.find((v) => v.request === request).file,
+      namespace: 'vendored',
+    }));
+    // The chunk requiring it lies in dist/ or dist/chunks/: the stand-in looks in both.
+    b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
+      contents: `let found;
+try { found = require('./vendor/${args.path}'); } catch (error) {
+  if (error.code !== 'MODULE_NOT_FOUND') throw error;
+  found = require('../vendor/${args.path}');
+}
+module.exports = found;
+`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^\.\.?\/vendor\//, namespace: 'vendored' }, (args) => ({ path: args.path, external: true }));
+    onRequires(b, STUBBED, (request) => ({ path: request, namespace: 'stubbed' }));
+    b.onLoad({ filter: /.*/, namespace: 'stubbed' }, () => ({
+      contents: `module.exports = { extractBody() { throw new Error('FormData request bodies are not supported by facectl'); } };`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * `facectl serve` counts tokens with gpt-tokenizer's o200k_base encoding. It is built on its own into
+ * dist/tokenizer.cjs (CommonJS, so the worker threads of service/tokens.ts can require it by path) and
+ * src/service/tokenizer-path.ts is replaced by a function that finds it: serve works from the package
+ * alone, and no other command ever reads those 2.4 MB.
+ */
+const tokenizerPath = {
+  name: 'tokenizer-path',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]service[\\/]tokenizer-path\.ts$/ }, () => ({
+      contents: `import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+export function tokenizerPath() {
+  for (const relative of ['./tokenizer.cjs', '../tokenizer.cjs']) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('dist/tokenizer.cjs is missing: reinstall facectl');
+}
+`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * An interim `100 Continue` the client did not ask for (facectl never sends `Expect: 100-continue`)
+ * is skipped like any other 1xx answer, and the real answer after it is read (reliability case 56).
+ * undici's HTTP/1 parser instead destroys the socket on a 100 ("bad response"), as it supports no
+ * Expect; its other 1xx handling (skip the interim head, keep the request waiting) is what a 100 needs.
+ * The check is turned off in the bundle; the build fails if the line ever changes, so that a new undici
+ * is looked at instead of silently shipping without the fix.
+ */
+const UNDICI_H1 = /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/;
+const CONTINUE_CHECK = 'if (statusCode === 100) {';
+const skipContinue = {
+  name: 'skip-unsolicited-100',
+  setup(b) {
+    b.onLoad({ filter: UNDICI_H1 }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (source.split(CONTINUE_CHECK).length !== 2) {
+        throw new Error(`${args.path}: expected one "${CONTINUE_CHECK}" (see skipContinue in scripts/build.mjs)`);
+      }
+      return { contents: source.replace(CONTINUE_CHECK, 'if (false) {'), loader: 'js' };
     });
   },
 };
 const withTypes = !process.argv.includes('--no-types');
+// `--release` (npm pack, see prepack): no source maps, and the licenses of the bundled code beside it.
+const release = process.argv.includes('--release');
+const sourcemap = release ? false : 'linked';
 
 // Build beside dist/ and swap it in, so a test that is running the old bin never sees a half-built tree.
 const staging = `dist.build-${process.pid}`;
@@ -89,35 +163,53 @@ const common = {
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
-  // `open` finds its xdg-open script next to its own module, gpt-tokenizer's vocabulary is large
-  // data best loaded from its package as is, and jq-web loads its jq.wasm from beside its own file:
-  // all three stay external.
-  external: ['open', 'gpt-tokenizer', 'gpt-tokenizer/*', 'jq-web'],
+  // `open` finds its xdg-open script next to its own module, and jq-web (loaded only for --jq) its
+  // jq.wasm next to its own: both stay external, the runtime dependencies.
+  external: ['open', 'jq-web'],
   // Bundled CommonJS dependencies (cli-table3) need a require() in ESM output.
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
   },
-  plugins: [lazyRequires, runtimeRequires],
+  plugins: [tokenizerPath, lazyRequires, runtimeRequires, skipContinue],
   logLevel: 'warning',
   // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
   minifyWhitespace: true,
   minifySyntax: true,
 };
-await build({
+const main = await build({
   ...common,
   entryPoints: { run: 'src/run.ts', index: 'src/index.ts', contract: 'src/contract/index.ts' },
   outdir: staging,
   splitting: true,
-  sourcemap: 'linked',
+  sourcemap,
+  metafile: true,
   chunkNames: 'chunks/[name]-[hash]',
 });
 // The process entry is one file apart from the split build: `--version` and `--help` then load
 // nothing else (each further module file costs a start-up ~1 ms). It reaches the rest through run.js.
+// Code that is required by path rather than imported (see runtimeRequires and tokenizerPath), CommonJS.
+const vendored = await build({
+  ...common,
+  format: 'cjs',
+  banner: {},
+  splitting: false,
+  metafile: true,
+  sourcemap: false,
+  minifyWhitespace: true,
+  entryPoints: {
+    tokenizer: 'node_modules/gpt-tokenizer/cjs/encoding/o200k_base.js',
+    'vendor/llhttp-wasm': 'node_modules/undici/lib/llhttp/llhttp-wasm.js',
+  },
+  outExtension: { '.js': '.cjs' },
+  outdir: staging,
+});
+writeFileSync(`${root}/${staging}/THIRD-PARTY-LICENSES.txt`, thirdPartyLicenses([main.metafile, vendored.metafile]));
+
 await build({
   ...common,
   entryPoints: { cli: 'src/cli.ts' },
   outdir: staging,
-  sourcemap: 'linked',
+  sourcemap,
   external: [...common.external, './run.js'],
   banner: {},
 });
@@ -151,3 +243,26 @@ try {
 }
 renameSync(`${root}/${staging}`, `${root}/dist`);
 rmSync(old, { recursive: true, force: true });
+
+/**
+ * The license texts of every package whose code the bundle carries (from esbuild's metafiles): the
+ * package ships them, since those packages are not installed beside it.
+ */
+function thirdPartyLicenses(metafiles) {
+  const packages = new Map();
+  for (const metafile of metafiles) {
+    for (const input of Object.keys(metafile.inputs)) {
+      const match = /^(?:[a-z-]+:)?(?:\.\/)?(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+      if (match) packages.set(match[1], true);
+    }
+  }
+  const sections = [];
+  for (const dir of [...packages.keys()].sort()) {
+    const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+    const file = readdirSync(join(root, dir)).find((name) => /^(licen[cs]e|copying)(\.|$)/i.test(name));
+    const text = file ? readFileSync(join(root, dir, file), 'utf8').trim() : `License: ${manifest.license}`;
+    sections.push(`${manifest.name}@${manifest.version} (${manifest.license})\n\n${text}`);
+  }
+  const rule = `\n\n${'-'.repeat(72)}\n\n`;
+  return `facectl bundles code of the following packages; their licenses follow.${rule}${sections.join(rule)}\n`;
+}

@@ -115,12 +115,16 @@ export interface Credentials {
   readonly baseUrl: string;
   readonly baseUrlSource: 'flag' | 'env' | 'profile' | 'default';
   readonly profile: string;
+  /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
+  readonly keyBaseUrl?: string;
   /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
 }
 
 export interface ProfileSettings {
   api_key?: string;
+  /** The base URL the key was saved with; the key is sent nowhere else. */
+  api_key_base_url?: string;
   base_url?: string;
   [setting: string]: unknown;
 }
@@ -131,6 +135,8 @@ export interface ConfigStore {
   getProfile(name: string): ProfileSettings;
   setProfileValue(profile: string, key: string, value: unknown): void;
   deleteProfileValue(profile: string, key: string): void;
+  /** Several settings of one profile (undefined removes one) in one locked write, read back. */
+  updateProfile(profile: string, patch: Record<string, unknown>): void;
   listProfiles(): string[];
   readonly defaultProfile: string;
   /** Sets (or, with undefined, clears) `default_profile`. */
@@ -162,7 +168,7 @@ export interface Context {
   readonly browser: Browser;
   /** Aborted on Ctrl-C. */
   readonly signal: AbortSignal;
-  /** The config store; built on first use (conf is costly to import). */
+  /** The config store; built on first use (commands that need no file never read it). */
   config(): Promise<ConfigStore>;
   credentials(): Promise<Credentials>;
   /** The API client; built on first use, with the resolved base URL and key. */

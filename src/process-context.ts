@@ -20,7 +20,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * The production context, and the assembly shared with the test context. Creating it costs nothing:
- * conf, undici, @inquirer/prompts, ora, chalk, cli-table3, open and zod are imported on first use, so
+ * the config store, undici, @inquirer/prompts, ora, chalk, cli-table3, open and zod are imported on first use, so
  * `facectl --version` loads only this file, main.ts and commander.
  */
 
@@ -33,7 +33,7 @@ export interface ContextParts {
   signal: AbortSignal;
   /** Defaults to @inquirer/prompts bound to the streams. */
   prompter?: Prompter;
-  /** Defaults to the conf-backed file store. */
+  /** Defaults to the file store (src/config/file-store.ts). */
   config?: () => Promise<ConfigStore>;
   renderModules?: RenderModules;
   /** Extra options for the API client (tests shorten timeouts). */
@@ -63,7 +63,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const config = parts.config
     ? once(parts.config)
     : once(async () => {
-        const { openConfigStore } = await import('./config/conf-store.js');
+        const { openConfigStore } = await import('./config/file-store.js');
         return openConfigStore(env, (message) => out.warn(message));
       });
 

@@ -150,16 +150,24 @@ function registerOpenApi(program: Command, ctx: Context): void {
 }
 
 function registerApi(program: Command, ctx: Context): void {
+  const many = (value: string, previous: string[] = []) => [...previous, value];
   const api = program
     .command('api')
     .description('Send a request to any endpoint; known paths are validated against the contract.')
-    .argument('<method>', 'GET, POST, PATCH or DELETE')
-    .argument('<path>', 'path under the base URL, e.g. /v1/faces/ada-lovelace')
-    .option('--input <file>', 'request body: a JSON file, or - for standard input')
+    .argument('<method-or-path>', 'GET, POST, PATCH, DELETE... (or give -X), or the path when the method is left out')
+    .argument('[path]', 'path under the base URL (query string kept), e.g. /v1/faces/ada-lovelace')
+    .option('-X, --method <method>', 'the HTTP method (default GET, or POST with a body or fields)')
+    .option('-H, --header <header>', "add a request header 'Name: value' (repeatable)", many)
+    .option('-f, --raw-field <key=value>', 'add a string field to the JSON body, or to the query of a GET', many)
+    .option('-F, --field <key=value>', 'add a typed field: true/false/null/integers as JSON, @file reads a file', many)
+    .option('--input <file>', 'request body: a file, or - for standard input')
+    .option('-i, --include', 'print the status line and the response headers before the body')
+    .option('--raw', 'no contract checks: send as given, print the answer as received')
     .action(lazyAction(ctx, async () => (await import('./commands/api.js')).apiAction));
   addExamples(api, [
-    'facectl api GET /v1/auth/api-keys/current',
-    'facectl api POST /v1/faces --input face.json',
+    'facectl api /v1/auth/api-keys/current',
+    'facectl api -X POST /v1/faces -f name=Ada -f alias=ada',
+    "facectl api -i GET '/v1/faces/ada?fields=name'",
     'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
   ]);
 }

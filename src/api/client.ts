@@ -1,6 +1,7 @@
 import { systemClock } from '../clock.js';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
+import { VERSION } from '../version.js';
 import { AuthError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
 import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
@@ -61,7 +62,7 @@ export function createApiClient(
     ...pick(options, ['debug', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxRetries']),
     ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs', 'signal']),
   } as TransportOptions);
-  const userAgent = options.userAgent ?? `facectl node/${process.versions.node}`;
+  const userAgent = options.userAgent ?? `facectl/${VERSION} node/${process.versions.node}`;
 
   const keyFor = async (info: ExchangeInfo): Promise<string> => {
     const key = typeof options.apiKey === 'function' ? await options.apiKey() : options.apiKey;
@@ -114,24 +115,33 @@ export function createApiClient(
       const method = raw.method.toUpperCase();
       if (!raw.path.startsWith('/')) throw new UsageError(`the path must start with /: ${raw.path}`);
       const info: ExchangeInfo = { method, path: raw.path.replace(/\?.*$/, ''), baseUrl, outsideContract: true };
-      const headers: Record<string, string> = {
-        accept: 'application/json',
-        'user-agent': userAgent,
-        authorization: `Bearer ${await keyFor(info)}`,
-      };
-      if (raw.body !== undefined) headers['content-type'] = 'application/json';
+      const own = raw.headers ?? {};
+      const body = raw.bodyText ?? (raw.body === undefined ? undefined : JSON.stringify(raw.body));
+      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };
+      // A caller's own Authorization header replaces the stored key, which is then not even looked up.
+      if (own.authorization === undefined) headers.authorization = `Bearer ${await keyFor(info)}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      Object.assign(headers, own);
       const result = await transport.send({
         method,
         path: `${basePath}${raw.path}`,
         headers,
-        ...(raw.body === undefined ? {} : { body: JSON.stringify(raw.body) }),
-        repeatable: method === 'GET' || method === 'DELETE' || method === 'HEAD',
+        ...(body === undefined ? {} : { body }),
+        repeatable: ['GET', 'HEAD', 'DELETE'].includes(method) || headers['idempotency-key'] !== undefined,
         signal: signalFor(raw.signal),
         info,
       });
       const parsed = parseJsonLoosely(result.text, result.headers);
-      if (result.status >= 400) throw errorFromResponse(result.status, parsed, info, result.retryAfterSeconds);
-      return { status: result.status, headers: result.headers, body: parsed };
+      if (!raw.anyStatus) {
+        if (result.status >= 400) throw errorFromResponse(result.status, parsed, info, result.retryAfterSeconds);
+        if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, `${method} ${info.path}`);
+      }
+      return {
+        status: result.status,
+        ...(result.statusText ? { statusText: result.statusText } : {}),
+        headers: result.headers,
+        body: parsed,
+      };
     },
     close: () => transport.close(),
   };
@@ -158,7 +168,23 @@ export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
   return url;
 }
 
-function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRoute['params'], value: unknown) {
+/**
+ * A 3xx (or any status outside 2xx that is not an error): facectl follows no redirects, since a key
+ * must not go where the user did not point it. Exit 1, naming the status and where it pointed.
+ */
+export function notAnAnswer(result: Pick<ExchangeResult, 'status' | 'headers'>, where: string): ResponseError {
+  const location = result.headers.location;
+  const to = Array.isArray(location) ? location[0] : location;
+  return new ResponseError(
+    `unexpected response from ${where}: status ${result.status}${to ? ` redirecting to ${to}` : ''}`,
+    {
+      code: 'redirect',
+      hint: 'facectl follows no redirects: point --base-url at the service itself (the address it redirects to, if you trust it)',
+    },
+  );
+}
+
+export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema: AnyRoute['params'], value: unknown) {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
@@ -176,11 +202,7 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
   if (result.status >= 400) {
     throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);
   }
-  if (result.status < 200 || result.status >= 300) {
-    throw new ResponseError(`unexpected response from ${where}: status ${result.status}`, {
-      hint: 'check --base-url: it should point at the service itself, not a redirect',
-    });
-  }
+  if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, where);
   if (route.responseKind === 'html') {
     if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
     return text;
@@ -198,14 +220,7 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
       throw unexpected(where, contentType, text, 'valid JSON');
     }
   }
-  const parsed = route.response.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';
-  throw new ResponseError(
-    `unexpected response from ${where} (${route.name}): field ${field}: ${issue?.message ?? 'invalid'}`,
-    { hint: 'the service does not answer as the interface says; run with --debug to see the exchange' },
-  );
+  return validateResponse(route, json);
 }
 
 function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {
@@ -215,6 +230,18 @@ function unexpected(where: string, contentType: string, text: string, expected: 
     {
       hint: 'check --base-url: it should point at the Face Compilation Service (run with --debug to see the exchange)',
     },
+  );
+}
+
+/** A JSON answer checked against a route's response schema; the ResponseError names the field. */
+export function validateResponse(route: AnyRoute, json: unknown): unknown {
+  const parsed = route.response.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';
+  throw new ResponseError(
+    `unexpected response from ${route.method} ${route.path} (${route.name}): field ${field}: ${issue?.message ?? 'invalid'}`,
+    { hint: 'the service does not answer as the interface says; run with --debug to see the exchange' },
   );
 }
 

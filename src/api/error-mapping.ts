@@ -159,10 +159,24 @@ export function formatWait(seconds: number): string {
   return `${Math.round(seconds / 360) / 10} h`;
 }
 
-/** True for hosts where a plain-http key is not exposed to a network: localhost and loopback addresses. */
+/**
+ * True for hosts where a plain-http key is not exposed to a network: localhost (a trailing dot, any
+ * case, *.localhost) and loopback addresses in every spelling the URL parser leaves: 127.0.0.0/8, ::1,
+ * and IPv4-mapped 127.x (`[::ffff:127.0.0.1]` becomes `[::ffff:7f00:1]`). `127.1` and `0x7f.1` reach
+ * here already as 127.0.0.1.
+ */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (/^127\.\d+\.\d+\.\d+$/.test(host)) return true;
+  if (!host.includes(':')) return false;
+  if (/^(0{0,4}:){2,7}0{0,3}1$/.test(host) || host === '::1') return true;
+  // IPv4-mapped (::ffff:a.b.c.d, written by the parser as ::ffff:7fxx:xxxx).
+  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(?:(127)\.\d+\.\d+\.\d+|(7f[0-9a-f]{2}):[0-9a-f]{1,4})$/.exec(host);
+  return mapped !== null;
 }
 
 /** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */
@@ -179,6 +193,12 @@ export function networkErrorFrom(
   const timeoutHint = 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer';
   const reason = (error as Error | undefined)?.message;
   switch (code) {
+    case 'FACECTL_PROXY':
+      return new NetworkError(reason ?? 'the proxy failed', {
+        code: 'proxy_error',
+        hint: (error as { hint?: string }).hint ?? 'check HTTP(S)_PROXY',
+        cause: error,
+      });
     case 'ECONNREFUSED':
       return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, { hint: loopbackHint, cause: error });
     case 'ENOTFOUND':

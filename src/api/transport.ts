@@ -3,14 +3,17 @@
 import type { Dispatcher } from 'undici';
 import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
-import { CancelError, CliError, ExitCode, ResponseError } from '../errors.js';
+import { CancelError, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
+import { deadlineFor, formatSeconds, startDeadline } from './deadline.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
+import { proxyFor, tunnelConnector } from './proxy.js';
 
 /**
  * The HTTP layer under the API client: one undici Pool per client (one client per process) with
- * keep-alive, or undici's EnvHttpProxyAgent when a proxy is configured; timeouts; retries with backoff
+ * keep-alive (through a CONNECT tunnel of HTTP(S)_PROXY when one applies, proxy.ts); timeouts and an
+ * overall deadline per attempt (deadline.ts); retries with backoff
  * and Retry-After; a response size cap; --debug traces with the Authorization header redacted.
  * A successful JSON answer can be parsed as it arrives, keeping named large strings out of memory.
  */
@@ -67,6 +70,7 @@ export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: Js
 
 export interface ExchangeResult {
   status: number;
+  statusText?: string;
   headers: Record<string, string | string[] | undefined>;
   /** The answer's body as UTF-8 text (empty when it was parsed as a stream, see `json`). */
   text: string;
@@ -82,6 +86,8 @@ const HEAD_BYTES = 4096;
 
 export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
+  /** The proxy requests go through (for messages), if any. */
+  readonly proxy: string | undefined;
   private readonly dispatcher: Promise<Dispatcher>;
   private readonly origin: string;
   private ended = false;
@@ -91,7 +97,7 @@ export class Transport {
     const seconds = Number(options.env.FACECTL_HTTP_TIMEOUT);
     const fromEnv = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
     this.limits = {
-      connectMs: options.connectTimeoutMs ?? 10_000,
+      connectMs: options.connectTimeoutMs ?? fromEnv ?? 10_000,
       headersMs: options.headersTimeoutMs ?? fromEnv ?? 30_000,
       bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
     };
@@ -109,22 +115,17 @@ export class Transport {
       bodyTimeout: this.limits.bodyMs,
       keepAliveTimeout: 10_000,
     };
-    const env = options.env;
-    const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
-    const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
-    // The proxy agent is imported only when a proxy is configured.
-    this.dispatcher =
-      httpProxy || httpsProxy
-        ? loadProxyAgent().then(
-            (EnvHttpProxyAgent) =>
-              new EnvHttpProxyAgent({
-                ...common,
-                ...(httpProxy ? { httpProxy } : {}),
-                ...(httpsProxy ? { httpsProxy } : {}),
-                noProxy: env.NO_PROXY ?? env.no_proxy ?? '',
-              }),
-          )
-        : Promise.resolve(new Pool(this.origin, { ...common, connections: 64, pipelining: 1 }));
+    // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
+    const proxy = proxyFor(options.baseUrl, options.env);
+    this.proxy = proxy?.shown;
+    this.dispatcher = Promise.resolve(
+      new Pool(this.origin, {
+        ...common,
+        ...(proxy ? { connect: tunnelConnector(proxy, this.limits.connectMs) } : {}),
+        connections: 64,
+        pipelining: 1,
+      }),
+    );
   }
 
   async send(exchange: Exchange): Promise<ExchangeResult> {
@@ -173,7 +174,23 @@ export class Transport {
     if (signal.aborted) throw abortReason(signal);
   }
 
+  /** One attempt within its overall deadline (deadline.ts): past it, exit 8 naming the limit. */
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
+    const deadline = startDeadline(deadlineFor(this.limits));
+    try {
+      return await this.attempt(exchange, attempt, deadline.signal);
+    } catch (error) {
+      if (!deadline.expired() || exchange.signal.aborted) throw error;
+      throw new NetworkError(
+        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(deadline.ms)} (the service answers too slowly)`,
+        { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
+      );
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  private async attempt(exchange: Exchange, attempt: number, deadline: AbortSignal): Promise<ExchangeResult> {
     // The trace lines (and their timing) only under --debug: a bulk submit sends thousands of requests,
     // and the global `performance` loads Node's perf_hooks on first use (a millisecond of every command).
     const started = this.options.debug ? performance.now() : 0;
@@ -189,10 +206,11 @@ export class Transport {
       method: exchange.method as Dispatcher.HttpMethod,
       headers: exchange.headers,
       ...(body === undefined ? {} : { body: body as Dispatcher.DispatchOptions['body'] }),
-      // Only a signal of the call's own: the client's is handled for every request at once (above).
-      ...(exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
-        ? {}
-        : { signal: exchange.signal }),
+      // The deadline, and a signal of the call's own: the client's is handled for every request at once (above).
+      signal:
+        exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
+          ? deadline
+          : AbortSignal.any([exchange.signal, deadline]),
     });
     if (this.options.debug) {
       this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
@@ -201,6 +219,7 @@ export class Transport {
     const retryAfterSeconds = parseRetryAfter(response.headers['retry-after']);
     const common = {
       status: response.statusCode,
+      ...(response.statusText ? { statusText: response.statusText } : {}),
       headers: response.headers,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
@@ -312,20 +331,6 @@ export class Transport {
     for (const secret of this.options.secrets?.() ?? []) if (secret) shown = shown.split(secret).join('[redacted]');
     this.options.debug(shown);
   }
-}
-
-/**
- * The proxy agent tunnels with `client.connect`, one of the methods undici's index mixes into every
- * dispatcher; loading the agent without the index means doing that mixing here, as the index does.
- */
-async function loadProxyAgent() {
-  const [{ default: EnvHttpProxyAgent }, { default: DispatcherClass }, { default: api }] = await Promise.all([
-    import('undici/lib/dispatcher/env-http-proxy-agent.js'),
-    import('undici/lib/dispatcher/dispatcher.js'),
-    import('undici/lib/api/index.js'),
-  ]);
-  Object.assign(DispatcherClass.prototype, api);
-  return EnvHttpProxyAgent;
 }
 
 /** Runs a write to the answer's temporary files; a failure there is local, not the network's. */

@@ -28,11 +28,18 @@ export interface RawRequest {
   /** Path (and query) relative to the base URL. */
   path: string;
   body?: unknown;
+  /** A body sent as is (`facectl api --input`), instead of `body` serialized as JSON. */
+  bodyText?: string;
+  /** Headers of the caller's own (lower-case names); they replace facectl's of the same name. */
+  headers?: Record<string, string>;
+  /** Return every answer, 3xx and 4xx/5xx included, instead of throwing for them. */
+  anyStatus?: boolean;
   signal?: AbortSignal;
 }
 
 export interface RawResponse {
   status: number;
+  statusText?: string;
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON when the body is JSON, else the text. */
   body: unknown;

@@ -1,7 +1,7 @@
 /**
  * Types for the undici modules the transport imports directly. Importing `undici` itself loads fetch,
  * WebSocket, EventSource, the cache and the mocks (~100 ms at every start); the client needs only a
- * Pool, the proxy agent and `request`. undici has no "exports" map, so these paths are public files.
+ * Pool and `request` (proxies go through its own tunnel, proxy.ts). undici has no "exports" map, so these paths are public files.
  */
 declare module 'undici/lib/dispatcher/pool.js' {
   import type { Pool } from 'undici';
@@ -10,29 +10,10 @@ declare module 'undici/lib/dispatcher/pool.js' {
   export default PoolClass;
 }
 
-declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
-  import type { EnvHttpProxyAgent } from 'undici';
-
-  const EnvHttpProxyAgentClass: typeof EnvHttpProxyAgent;
-  export default EnvHttpProxyAgentClass;
-}
-
 declare module 'undici/lib/api/api-request.js' {
   import type { Dispatcher } from 'undici';
 
   /** Dispatcher.prototype.request, as a function to call with the dispatcher as `this`. */
   function request(this: Dispatcher, options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData>;
   export default request;
-}
-
-declare module 'undici/lib/dispatcher/dispatcher.js' {
-  import type { Dispatcher } from 'undici';
-
-  const DispatcherClass: typeof Dispatcher;
-  export default DispatcherClass;
-}
-
-declare module 'undici/lib/api/index.js' {
-  const api: Record<string, unknown>;
-  export default api;
 }

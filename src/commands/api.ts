@@ -1,81 +1,162 @@
-import type { Context } from '../context.js';
+import { STATUS_CODES } from 'node:http';
+import { notAnAnswer, validateRequest, validateResponse } from '../api/client.js';
+import { errorFromResponse } from '../api/error-mapping.js';
+import type { Context, RawResponse } from '../context.js';
 import { routes } from '../contract/index.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { parseJson } from '../input/json.js';
 import { readSourceText, resolveSource } from '../input/source.js';
+import { type Field, fieldsToObject, fieldsToQuery, parseField, parseHeaders } from './api-fields.js';
 
 /**
- * `facectl api <METHOD> <PATH> [--input FILE|-]`: any endpoint, for what no verb covers. A path that a
- * contract route matches goes through that route (request validated before sending, Idempotency-Key on
- * creating POSTs, response validated). A path no route matches is still sent, as given and without
- * validation, with a warning: the service may know endpoints this facectl does not.
- * The answer is printed as JSON on stdout (text for HTML answers).
+ * `facectl api [METHOD] <PATH>`: any endpoint, for what no verb covers, with gh's `api` flags:
+ * -X METHOD, -H 'Name: value', -f/-F fields (a JSON body, or the query string of a GET), --input FILE|-,
+ * -i (status line and headers), --raw (no contract checks). The query string is sent as given.
+ * A path a contract route matches is checked against it (request before sending, answer on arrival,
+ * Idempotency-Key on creating POSTs) unless --raw; any other path is sent as given, with a warning.
+ * Non-2xx answers exit as the exit-code table says (a 3xx is exit 1: facectl follows no redirects).
  */
 
-const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+const METHOD = /^[A-Za-z]+$/;
 
 export interface ApiCommandOptions {
-  method: (typeof METHODS)[number];
+  method?: string | undefined;
   path: string;
   input?: string | undefined;
+  headers?: readonly string[];
+  rawFields?: readonly string[];
+  typedFields?: readonly string[];
+  include?: boolean;
+  raw?: boolean;
 }
 
 export async function apiAction(
   ctx: Context,
   raw: Record<string, unknown>,
-  method: string,
-  path: string,
+  first: string,
+  second?: string,
 ): Promise<void> {
-  const upper = method.toUpperCase();
-  if (!(METHODS as readonly string[]).includes(upper)) {
-    throw new UsageError(`unsupported method ${JSON.stringify(method)}: use ${METHODS.join(', ')}`);
+  let positionalMethod: string | undefined;
+  let path = first;
+  if (second !== undefined) {
+    positionalMethod = first;
+    path = second;
+  } else if (METHOD.test(first)) {
+    throw new UsageError("missing required argument 'path'");
   }
+  const flagMethod = typeof raw.method === 'string' ? raw.method : undefined;
+  if (positionalMethod !== undefined && flagMethod !== undefined) {
+    throw new UsageError(`the method is given twice: ${positionalMethod} and -X ${flagMethod}`, {
+      hint: 'give it once, as -X METHOD or before the path',
+    });
+  }
+  const strings = (value: unknown) => (Array.isArray(value) ? (value as string[]) : []);
   await runApi(ctx, {
-    method: upper as ApiCommandOptions['method'],
+    method: positionalMethod ?? flagMethod,
     path,
     input: typeof raw.input === 'string' ? raw.input : undefined,
+    headers: strings(raw.header),
+    rawFields: strings(raw.rawField),
+    typedFields: strings(raw.field),
+    include: raw.include === true,
+    raw: raw.raw === true,
   });
 }
 
 export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<unknown> {
   const client = await ctx.api();
+  if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
   const target = relativeTarget(options.path, client.baseUrl);
+  const headers = parseHeaders(options.headers ?? []);
+  let stdinTaken = false;
+  const takeStdin = (what: string) => {
+    if (stdinTaken) throw new UsageError(`${what}: standard input is already read by another flag`);
+    stdinTaken = true;
+  };
+  const readFile = async (path: string) => {
+    if (path === '-') takeStdin('-F key=@-');
+    return readSourceText(await resolveSource(ctx, path, 'pipe the value in, or give -F key=@FILE'));
+  };
+  const fields: Field[] = [];
+  for (const text of options.rawFields ?? []) fields.push(await parseField(text, '-f', readFile));
+  for (const text of options.typedFields ?? []) fields.push(await parseField(text, '-F', readFile));
+
+  let bodyText: string | undefined;
   let body: unknown;
   if (options.input !== undefined) {
-    const source = await resolveSource(ctx, options.input, 'pipe the JSON body in, or give --input FILE');
-    body = parseJson(await readSourceText(source), { source: source.name });
+    if (options.input === '-') takeStdin('--input -');
+    const source = await resolveSource(ctx, options.input, 'pipe the body in, or give --input FILE');
+    bodyText = await readSourceText(source);
+    if (!options.raw) body = parseJson(bodyText, { source: source.name });
+  }
+  const method = (options.method ?? (bodyText !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
+  if (!METHOD.test(method)) throw new UsageError(`not an HTTP method: ${JSON.stringify(options.method)}`);
+
+  // As gh does: fields go to the query string of a GET (or HEAD), or when --input already is the body.
+  let query = target.search.replace(/^\?/, '');
+  if (fields.length > 0) {
+    if (method === 'GET' || method === 'HEAD' || bodyText !== undefined) {
+      query = [query, fieldsToQuery(fields)].filter(Boolean).join('&');
+    } else {
+      body = fieldsToObject(fields);
+      bodyText = JSON.stringify(body);
+    }
+  }
+  const pathWithQuery = `${target.pathname}${query ? `?${query}` : ''}`;
+
+  const match = findRoute(method, target.pathname);
+  let route: AnyRoute | undefined;
+  if (options.raw) {
+    // Sent as given, answer shown as received.
+  } else if (match) {
+    route = match.route;
+    validateRequest(route, 'params', route.params, match.params);
+    if (bodyText !== undefined && !route.body) {
+      throw new UsageError(`${method} ${route.path} takes no request body; drop --input and the fields`);
+    }
+    if (route.body) validateRequest(route, 'body', route.body, body);
+    if (route.idempotent && headers['idempotency-key'] === undefined) {
+      headers['idempotency-key'] = process.getBuiltinModule('node:crypto').randomUUID();
+    }
+  } else {
+    ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
   }
 
-  const match = findRoute(options.method, target.pathname);
-  let result: unknown;
-  if (match) {
-    if (body !== undefined && !match.route.body) {
-      throw new UsageError(`${options.method} ${match.route.path} takes no request body; drop --input`);
-    }
-    if (target.search)
-      ctx.out.warn(`the query string ${target.search} is not part of ${match.route.name}; it was dropped`);
-    result = await client.call(match.route, { params: match.params, body: body as never });
-  } else {
-    ctx.out.warn(
-      `no route of the interface matches ${options.method} ${target.pathname}; sending it without validation`,
-    );
-    if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
-    const answer = await client.request({
-      method: options.method,
-      path: `${target.pathname}${target.search}`,
-      ...(body === undefined ? {} : { body }),
-    });
-    result = answer.body;
-  }
-  ctx.out.text(
-    typeof result === 'string'
-      ? result.endsWith('\n')
-        ? result
-        : `${result}\n`
-      : `${JSON.stringify(result, null, 2)}\n`,
-  );
+  const answer = await client.request({
+    method,
+    path: pathWithQuery,
+    ...(bodyText === undefined ? {} : { bodyText }),
+    headers,
+    anyStatus: true,
+  });
+  if (options.include) ctx.out.text(statusAndHeaders(answer));
+  const where = `${method} ${target.pathname}`;
+  const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
+  const ok = answer.status >= 200 && answer.status < 300;
+  if (!ok && options.include) printBody(ctx, answer.body);
+  if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
+  if (!ok) throw notAnAnswer(answer, where);
+  const result = route && route.responseKind === 'json' ? validateResponse(route, answer.body) : answer.body;
+  printBody(ctx, result);
   return result;
+}
+
+function printBody(ctx: Context, body: unknown): void {
+  if (body === '' || body === undefined) return;
+  ctx.out.text(
+    typeof body === 'string' ? (body.endsWith('\n') ? body : `${body}\n`) : `${JSON.stringify(body, null, 2)}\n`,
+  );
+}
+
+/** `-i`: the status line and the headers, as received, then an empty line. */
+function statusAndHeaders(answer: RawResponse): string {
+  const lines = [`HTTP/1.1 ${answer.status} ${answer.statusText || STATUS_CODES[answer.status] || ''}`.trimEnd()];
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
+  }
+  return `${lines.join('\n')}\n\n`;
 }
 
 /** A path, or a full URL on the configured origin: the key is never sent anywhere else. */

@@ -1,6 +1,6 @@
 import { DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
-import { UsageError } from '../errors.js';
+import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
+import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -12,7 +12,7 @@ export interface CredentialSources {
   globals: GlobalOptions;
   stdin: InputStream;
   stdinIsTTY: boolean;
-  /** Opened only when a flag or variable does not already decide (conf costs ~60 ms to import). */
+  /** Opened only when a flag or variable does not already decide (no file read when they settle it). */
   config: () => Promise<ConfigStore>;
 }
 
@@ -41,6 +41,8 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
     [baseUrl, baseUrlSource] = [settings.base_url, 'profile'];
   else [baseUrl, baseUrlSource] = [DEFAULT_BASE_URL, 'default'];
 
+  const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
+
   let cached: Promise<{ key: string; source: KeySource } | undefined> | undefined;
   const apiKey = () => {
     cached ??= (async () => {
@@ -49,7 +51,20 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
       const fromEnv = nonEmpty(env.FACECTL_API_KEY);
       if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
       if (typeof settings.api_key === 'string' && settings.api_key) {
-        return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
+        // A stored key goes only to the service it was saved for (gh keeps one token per host).
+        const boundTo = keyBaseUrl as string;
+        if (sameBaseUrl(boundTo, baseUrl)) {
+          return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
+        }
+        throw new AuthError(
+          `the key stored in profile "${profile}" was saved for ${boundTo}; it is not sent to ${trimmed(baseUrl)}`,
+          {
+            code: 'key_for_other_base_url',
+            hint:
+              `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile <name>\`), ` +
+              'or give its key with FACECTL_API_KEY or --api-key-stdin',
+          },
+        );
       }
       return undefined;
     })();
@@ -57,9 +72,10 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   };
 
   return {
-    baseUrl: baseUrl.replace(/\/+$/, ''),
+    baseUrl: trimmed(baseUrl),
     baseUrlSource,
     profile,
+    ...(keyBaseUrl === undefined ? {} : { keyBaseUrl }),
     apiKey,
     describe: () =>
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
@@ -97,6 +113,35 @@ async function readKeyFromStdin(sources: CredentialSources): Promise<string> {
     });
   }
   return readFirstLine(sources.stdin);
+}
+
+function trimmed(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/**
+ * The base URL a profile's stored key belongs to: the one it was saved with (`api_key_base_url`,
+ * written by `auth login` and `keys create --save`); for a key stored before that setting existed, the
+ * profile's base URL, else the default.
+ */
+export function storedKeyBaseUrl(settings: ProfileSettings): string {
+  for (const value of [settings.api_key_base_url, settings.base_url]) {
+    if (typeof value === 'string' && value) return trimmed(value);
+  }
+  return DEFAULT_BASE_URL;
+}
+
+/** Two spellings of one base URL (case of scheme and host, default port, trailing slash) are the same. */
+export function sameBaseUrl(a: string, b: string): boolean {
+  const canonical = (url: string) => {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
+    } catch {
+      return trimmed(url);
+    }
+  };
+  return canonical(a) === canonical(b);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,8 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { ConfigStore, ProfileSettings } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
 /**
- * The shape of the configuration file and the profile logic on top of any backend (the conf file in
+ * The shape of the configuration file and the profile logic on top of any backend (the config file in
  * production, memory in tests):
  *
  *   { "default_profile": "work", "profiles": { "default": { "api_key": "...", "base_url": "..." } } }
@@ -17,7 +18,11 @@ export interface ConfigData {
 export interface ConfigBackend {
   readonly path: string;
   read(): ConfigData;
-  write(data: ConfigData): void;
+  /**
+   * Read-modify-write as one step no other writer can interleave with (a lock between processes for
+   * the file); returns the data read back after writing.
+   */
+  update(change: (data: ConfigData) => ConfigData): ConfigData;
 }
 
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -31,10 +36,10 @@ export class ConfigFileError extends CliError {
 
 /** The configuration could not be written (read-only directory, disk full): exit 1, old file intact. */
 export class ConfigWriteError extends CliError {
-  constructor(message: string, cause?: unknown) {
+  constructor(message: string, cause?: unknown, hint?: string) {
     super(message, ExitCode.error, {
       code: 'config_write_failed',
-      hint: 'check the permissions of the configuration directory, or set FACECTL_CONFIG_DIR to a writable one',
+      hint: hint ?? 'check the permissions of the configuration directory, or set FACECTL_CONFIG_DIR to a writable one',
       cause,
     });
   }
@@ -91,20 +96,34 @@ export class ProfileStore implements ConfigStore {
   }
 
   setProfileValue(profile: string, key: string, value: unknown): void {
-    checkProfileName(profile);
-    // Read-modify-write of the whole file: conf writes it atomically (temp file + rename).
-    const data = this.backend.read();
-    const profiles = { ...(data.profiles ?? {}) };
-    profiles[profile] = { ...(profiles[profile] ?? {}), [key]: value };
-    this.backend.write({ ...data, profiles });
+    this.updateProfile(profile, { [key]: value });
   }
 
   deleteProfileValue(profile: string, key: string): void {
-    const data = this.backend.read();
-    const current = data.profiles?.[profile];
-    if (!current || !(key in current)) return;
-    const { [key]: _removed, ...rest } = current;
-    this.backend.write({ ...data, profiles: { ...data.profiles, [profile]: rest } });
+    if (!(key in this.getProfile(profile))) return;
+    this.updateProfile(profile, { [key]: undefined });
+  }
+
+  /**
+   * Sets (or, for undefined values, removes) several settings of one profile in one locked
+   * read-modify-write, then checks the file read back holds them: only then is the change done.
+   */
+  updateProfile(profile: string, patch: Record<string, unknown>): void {
+    checkProfileName(profile);
+    const after = this.backend.update((data) => {
+      const profiles = { ...(data.profiles ?? {}) };
+      const settings: ProfileSettings = { ...(profiles[profile] ?? {}) };
+      for (const [key, value] of Object.entries(patch)) {
+        if (value === undefined) delete settings[key];
+        else settings[key] = value;
+      }
+      profiles[profile] = settings;
+      return { ...data, profiles };
+    });
+    const stored: ProfileSettings = after.profiles?.[profile] ?? {};
+    for (const [key, value] of Object.entries(patch)) {
+      if (!isDeepStrictEqual(stored[key], value)) this.notKept(`${key} of profile ${profile}`);
+    }
   }
 
   getGlobal(key: string): unknown {
@@ -112,8 +131,19 @@ export class ProfileStore implements ConfigStore {
   }
 
   setDefaultProfile(name: string | undefined): void {
-    const { default_profile: _old, ...data } = this.backend.read();
-    this.backend.write(name === undefined ? data : { ...data, default_profile: checkProfileName(name) });
+    if (name !== undefined) checkProfileName(name);
+    const after = this.backend.update(({ default_profile: _old, ...data }) =>
+      name === undefined ? data : { ...data, default_profile: name },
+    );
+    if (after.default_profile !== name) this.notKept('default_profile');
+  }
+
+  private notKept(what: string): never {
+    throw new ConfigWriteError(
+      `configuration file ${this.path}: ${what} was not in the file when read back after writing`,
+      undefined,
+      'another program may be rewriting the file; run the command again',
+    );
   }
 }
 
@@ -126,8 +156,9 @@ export function createMemoryConfigStore(
   const store = new ProfileStore({
     path,
     read: () => structuredClone(data),
-    write: (next) => {
-      data = structuredClone(next);
+    update: (change) => {
+      data = structuredClone(change(structuredClone(data)));
+      return structuredClone(data);
     },
   });
   // A getter (not a copy) so tests see what commands wrote after the store was made.

@@ -55,6 +55,19 @@ export const SETTINGS: Record<string, Setting> = {
       hint: 'run `facectl auth login` (it asks for the key, or reads it with --api-key-stdin)',
     },
   },
+  api_key_base_url: {
+    name: 'api_key_base_url',
+    scope: 'profile',
+    description: 'the base URL the stored key was saved for; the key is sent nowhere else (set with the key)',
+    parse(value) {
+      return value;
+    },
+    show: asText,
+    refuseSet: {
+      message: 'api_key_base_url is stored with the key: it is the base URL the key was checked against or made at',
+      hint: 'run `facectl auth login --base-url <url>` to store a key for another base URL',
+    },
+  },
   default_profile: {
     name: 'default_profile',
     scope: 'global',

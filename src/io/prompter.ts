@@ -31,7 +31,7 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
           context,
         ),
       ),
-    password: (options) => ask((p) => p.password({ message: options.message, mask: '*' }, context)),
+    password: (options) => ask((p) => p.password({ message: options.message }, context)),
     confirm: (options) =>
       ask((p) =>
         p.confirm(

@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { type BpeCore, makeFastCounter, SELF_TEST } from './token-count.js';
+import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with a real BPE tokenizer (o200k_base, vocabulary shipped in the gpt-tokenizer
- * package). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
+ * Token counts with a real BPE tokenizer (o200k_base of the gpt-tokenizer package, bundled into
+ * dist/tokenizer.cjs: see tokenizer-path.ts). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
  * other command never.
  *
  * Counting runs at roughly 50 MB/s, so a small document is counted inline (a worker round trip costs
@@ -26,9 +27,10 @@ let loaded: CountTokens | undefined;
 export const WORKER_THRESHOLD = 256 * 1024;
 
 export function loadTokenizer(): Promise<CountTokens> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => {
+  loading ??= Promise.resolve().then(() => {
+    const m = createRequire(import.meta.url)(tokenizerPath()) as { default: unknown };
     // Private in the package's typings, public at run time (and the method countTokens itself uses).
-    const encoding = m.default as unknown as {
+    const encoding = m.default as {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
@@ -92,7 +94,7 @@ function poolSize(): number {
 }
 
 function spawnWorker(): PoolWorker {
-  const tokenizer = createRequire(import.meta.url).resolve('gpt-tokenizer/encoding/o200k_base');
+  const tokenizer = tokenizerPath();
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizer } });
   const entry: PoolWorker = { worker, pending: new Map() };
   // Idle workers must not keep the process alive; a count in flight holds a ref (see countInWorker).

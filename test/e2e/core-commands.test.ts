@@ -40,7 +40,7 @@ describe('auth and config, as a script would use them', () => {
     expect(mode(configDir)).toBe(0o700);
     expect(mode(file)).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
-      profiles: { default: { api_key: key, base_url: serve.baseUrl } },
+      profiles: { default: { api_key: key, api_key_base_url: serve.baseUrl, base_url: serve.baseUrl } },
     });
 
     const status = await runCli(['auth', 'status', '--json'], { env });
@@ -138,7 +138,7 @@ describe('api', () => {
     expect(bad.code).toBe(2);
     const unknownFlag = await runCli(['api', 'GET', '/v1/faces/x', '--bogus'], { env: env() });
     expect(unknownFlag.code).toBe(2);
-    expect(unknownFlag.stderr).toContain('usage: facectl api [options] <method> <path>');
+    expect(unknownFlag.stderr).toContain('usage: facectl api [options] <method-or-path> [path]');
     expect(serve.requests()).toBe(before);
   });
 
@@ -287,8 +287,9 @@ describe('terminal form through a pseudo-terminal', () => {
     expect(result.output).toContain(
       `Logged in to ${serve.baseUrl} with key ${key.slice(0, 12)}… (profile default, connect plan)`,
     );
-    // The password prompt masks what is typed.
+    // The password prompt hides what is typed: neither the key nor one * per character.
     expect(result.output).not.toContain(key);
+    expect(result.output).not.toMatch(/\*{8}/);
     const stored = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
     expect(stored.profiles.default.api_key).toBe(key);
   });

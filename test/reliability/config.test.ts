@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentKeyBody, json } from '../helpers/fault-server.js';
@@ -135,6 +135,12 @@ describe('configuration', () => {
       expect(Object.keys(data.profiles)).toHaveLength(20_000);
       expect(written.has(data.profiles.p0.base_url)).toBe(true);
     }
+    // The next write clears what killed writers left (temp files may hold a key; the lock is taken over).
+    const after = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:3000', '--profile', 'p0'], {
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    expect(after.code, after.stderr).toBe(0);
+    expect(readdirSync(dir).filter((name) => name !== 'state')).toEqual(['config.json']);
   });
 
   it('case 18: key from the environment overriding a stored one -> `auth status` says which source is used', async () => {

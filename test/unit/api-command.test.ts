@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ExitCode } from '../../src/errors.js';
 import { run } from '../../src/main.js';
+import { VERSION } from '../../src/version.js';
+import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { call, startTestService, type TestService } from '../helpers/service.js';
+import { makeTempDir } from '../helpers/temp.js';
 import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
 
 let service: TestService;
@@ -77,10 +82,197 @@ describe('facectl api', () => {
     expect(code).toBe(0);
   });
 
-  it('an unsupported method or a body for a GET: exit 2', async () => {
-    expect((await cli(['api', 'PUT', '/v1/faces'])).code).toBe(ExitCode.usage);
+  it('a method that is not a word, or a body for a GET: exit 2', async () => {
+    expect((await cli(['api', 'G-T', '/v1/faces'])).code).toBe(ExitCode.usage);
     const withBody = await cli(['api', 'GET', '/v1/faces/api-ada', '--input', '-'], { stdin: '{}' });
     expect(withBody.code).toBe(ExitCode.usage);
     expect(withBody.stderr).toContain('takes no request body');
+  });
+});
+
+/** Against a server that records what it received and answers what the test says. */
+describe('facectl api: flags as gh users know them', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  /** Runs the command; returns what it printed and the one request the server received for it. */
+  async function send(argv: string[], options: TestContextOptions = {}) {
+    const before = server.requests.length;
+    const tc = createTestContext({ baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
+    try {
+      const code = await run(argv, tc.ctx);
+      const received = server.requests.slice(before);
+      return { code, stdout: tc.stdout(), stderr: tc.stderr(), received };
+    } finally {
+      await tc.close();
+    }
+  }
+
+  it('keeps the query string of a known path (issue 12 item 13)', async () => {
+    server.handle((_req, res) => json(res, 404, { detail: 'face not found', code: 'face_not_found' }));
+    const { code, received } = await send(['api', 'GET', '/v1/faces/x?x=1&y=a%20b']);
+    expect(received.map((r) => r.url)).toEqual(['/v1/faces/x?x=1&y=a%20b']);
+    expect(code).toBe(ExitCode.notFound);
+  });
+
+  it('-X, -H and -f/-F build the request: typed values, nesting, headers replaced', async () => {
+    server.handle((_req, res) => json(res, 200, { ok: true }));
+    const dir = makeTempDir('facectl-api-');
+    const file = join(dir, 'bio.txt');
+    writeFileSync(file, 'line one\nline two\n');
+    const { code, stdout, received } = await send([
+      'api',
+      '-X',
+      'post',
+      '/v1/custom/things?dry=1',
+      '-H',
+      'X-Trace: abc',
+      '-H',
+      'Accept: text/plain',
+      '-f',
+      'name=Ada',
+      '-f',
+      'count=12',
+      '-F',
+      'limit=12',
+      '-F',
+      'on=true',
+      '-F',
+      'gone=null',
+      '-F',
+      `bio=@${file}`,
+      '-f',
+      'meta[source]=cli',
+      '-f',
+      'tags[]=a',
+      '-f',
+      'tags[]=b',
+    ]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ ok: true });
+    const [request] = received;
+    expect(request?.method).toBe('POST');
+    expect(request?.url).toBe('/v1/custom/things?dry=1');
+    expect(request?.headers['x-trace']).toBe('abc');
+    expect(request?.headers.accept).toBe('text/plain');
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(request?.body ?? '')).toEqual({
+      name: 'Ada',
+      count: '12',
+      limit: 12,
+      on: true,
+      gone: null,
+      bio: 'line one\nline two\n',
+      meta: { source: 'cli' },
+      tags: ['a', 'b'],
+    });
+  });
+
+  it('fields of a GET go to the query string (without -X, fields make a POST, as in gh)', async () => {
+    server.handle((_req, res) => json(res, 200, { items: [] }));
+    const { code, received } = await send([
+      'api',
+      '-X',
+      'GET',
+      '/v1/custom/list?a=1',
+      '-f',
+      'q=two words',
+      '-F',
+      'n=3',
+    ]);
+    expect(code).toBe(0);
+    expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/custom/list?a=1&q=two+words&n=3']);
+  });
+
+  it('-i prints the status line and headers before the body', async () => {
+    server.handle((_req, res) => json(res, 200, { id: 1 }, { 'x-request-id': 'req_42' }));
+    const { code, stdout } = await send(['api', '-i', '/v1/custom/one']);
+    expect(code).toBe(0);
+    const [head, body] = stdout.split('\n\n');
+    expect(head?.split('\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(head).toContain('x-request-id: req_42');
+    expect(head).toMatch(/^content-type: application\/json/m);
+    expect(JSON.parse(body ?? '')).toEqual({ id: 1 });
+  });
+
+  it('a known route answered outside its contract: exit 1; with --raw the answer is printed as received', async () => {
+    server.handle((_req, res) => json(res, 200, { plan: 42 }));
+    const checked = await send(['api', 'GET', '/v1/auth/api-keys/current']);
+    expect(checked.code).toBe(ExitCode.error);
+    expect(checked.stderr).toContain('unexpected response from GET /v1/auth/api-keys/current');
+    const raw = await send(['api', '--raw', 'GET', '/v1/auth/api-keys/current']);
+    expect(raw.code).toBe(0);
+    expect(JSON.parse(raw.stdout)).toEqual({ plan: 42 });
+  });
+
+  it('--raw sends a body the contract would refuse, byte for byte', async () => {
+    server.handle((_req, res) => json(res, 201, { ok: true }));
+    const body = '{"name": "A", "alias": "Not A Slug", "extra": [1, 2]}';
+    const { code, received } = await send(['api', '--raw', 'POST', '/v1/faces', '--input', '-'], { stdin: body });
+    expect(code).toBe(0);
+    expect(received.map((r) => r.body)).toEqual([body]);
+  });
+
+  it.each([
+    [401, ExitCode.auth],
+    [403, ExitCode.refused],
+    [404, ExitCode.notFound],
+    [409, ExitCode.conflict],
+    [422, ExitCode.usage],
+    [429, ExitCode.rateLimited],
+    [500, ExitCode.error],
+  ])('a %i answer exits %i; -i still shows the answer on stdout', async (status, exit) => {
+    server.handle((_req, res) => json(res, status, { detail: `status was ${status}`, code: 'some_code' }));
+    const { code, stdout, stderr } = await send(['api', '-i', '/v1/custom/status'], { apiOptions: { maxRetries: 0 } });
+    expect(code).toBe(exit);
+    expect(stdout.split('\n')[0]).toMatch(new RegExp(`^HTTP/1.1 ${status}`));
+    expect(stdout).toContain(`"detail": "status was ${status}"`);
+    expect(stderr).not.toBe('');
+  });
+
+  it('a 3xx answer is not a success: exit 1 naming the status and the Location (case 54)', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(302, { location: 'https://elsewhere.example.test/v1/faces' });
+      res.end();
+    });
+    const { code, stdout, stderr, received } = await send(['api', '/v1/faces']);
+    expect(code).toBe(ExitCode.error);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('status 302 redirecting to https://elsewhere.example.test/v1/faces');
+    expect(received).toHaveLength(1);
+  });
+
+  it('bad flags: exit 2 naming the flag, nothing sent', async () => {
+    const cases: [string[], string][] = [
+      [['-H', 'no colon'], '-H "no colon": expected \'Name: value\''],
+      [['-H', 'Content-Length: 3'], '-H Content-Length: facectl sets this header itself'],
+      [['-f', 'novalue'], '-f "novalue": expected key=value'],
+      [['-F', 'a[][b]=1'], '-F a[][b]: [] may only come last in a key'],
+      [['-f', '__proto__[x]=1'], '-f __proto__[x]: __proto__ cannot be sent as a field'],
+      [['-X', 'GET', 'POST'], 'the method is given twice: POST and -X GET'],
+    ];
+    for (const [flags, message] of cases) {
+      const argv = flags.includes('-X') ? ['api', ...flags, '/v1/custom'] : ['api', '/v1/custom', ...flags];
+      const { code, stderr, received } = await send(argv);
+      expect({ argv, code, has: stderr.includes(message) }).toEqual({ argv, code: ExitCode.usage, has: true });
+      expect(received).toEqual([]);
+    }
+  });
+
+  it('an Authorization header of the user replaces the stored key', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const { code, received } = await send(['api', '/v1/custom', '-H', 'Authorization: Bearer other_token']);
+    expect(code).toBe(0);
+    expect(received[0]?.headers.authorization).toBe('Bearer other_token');
+  });
+
+  it('sends the User-Agent facectl/<version> node/<version>', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const { received } = await send(['api', '/v1/custom']);
+    expect(received[0]?.headers['user-agent']).toBe(`facectl/${VERSION} node/${process.versions.node}`);
   });
 });

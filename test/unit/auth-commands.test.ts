@@ -38,7 +38,11 @@ describe('auth login', () => {
     expect(code).toBe(0);
     expect(tc.prompts).toEqual([{ kind: 'password', message: 'Paste your API key:' }]);
     tc.assertNoLeftoverAnswers();
-    expect(tc.config.data.profiles?.default).toEqual({ base_url: service.baseUrl, api_key: key });
+    expect(tc.config.data.profiles?.default).toEqual({
+      base_url: service.baseUrl,
+      api_key: key,
+      api_key_base_url: service.baseUrl,
+    });
     expect(stderr).toContain(
       `✓ Logged in to ${service.baseUrl} with key ${key.slice(0, 12)}… (profile default, pro plan)`,
     );
@@ -52,7 +56,11 @@ describe('auth login', () => {
       { stdin: `${key}\n` },
     );
     expect(code).toBe(0);
-    expect(tc.config.data.profiles?.ci).toEqual({ api_key: key, base_url: service.baseUrl });
+    expect(tc.config.data.profiles?.ci).toEqual({
+      api_key: key,
+      api_key_base_url: service.baseUrl,
+      base_url: service.baseUrl,
+    });
     const result = JSON.parse(stdout);
     expect(result).toMatchObject({
       profile: 'ci',

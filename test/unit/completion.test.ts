@@ -39,11 +39,11 @@ describe('completion scripts', () => {
         { encoding: 'utf8' },
       ).trim();
     expect(complete(['facectl', 'au'])).toBe('auth');
-    expect(complete(['facectl', 'auth', ''])).toBe('login logout status');
+    expect(complete(['facectl', 'auth', ''])).toBe('login logout status token switch');
     expect(complete(['facectl', '--profile', 'work', 'config', 's'])).toBe('set');
     expect(complete(['facectl', 'completion', ''])).toBe('bash zsh fish');
     expect(complete(['facectl', 'auth', 'login', '--'])).toContain('--api-key-stdin');
-    expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --insecure-http');
+    expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --include --insecure-http');
   });
 
   it('bash completes the values of every enumerated flag and the config keys (issue 12 item 11)', async () => {
@@ -110,7 +110,7 @@ describe('completion scripts', () => {
       expect(fish).toContain(`-a ${group} `);
     }
     expect(fish).toContain(
-      "complete -c facectl -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login logout status' -a login",
+      "complete -c facectl -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login logout status token switch' -a login",
     );
   });
 });

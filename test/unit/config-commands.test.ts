@@ -45,7 +45,7 @@ describe('config set / get / unset', () => {
     const { code, stderr } = await cli(['config', 'set', 'colour', 'blue']);
     expect(code).toBe(ExitCode.usage);
     expect(stderr).toContain('unknown setting "colour"');
-    expect(stderr).toContain('known settings: base_url, api_key, default_profile');
+    expect(stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile');
   });
 
   it('get api_key shows only the prefix; an unset value is exit 1', async () => {
@@ -58,8 +58,12 @@ describe('config set / get / unset', () => {
   });
 
   it('default_profile picks the profile later commands use', async () => {
-    const set = await cli(['config', 'set', 'default_profile', 'work']);
-    expect(set.tc.config.data).toEqual({ default_profile: 'work' });
+    const refused = await cli(['config', 'set', 'default_profile', 'work']);
+    expect(refused.code).toBe(2); // no such profile yet
+    expect(refused.tc.config.data).toEqual({});
+    const made = await cli(['config', 'set', 'base_url', 'http://127.0.0.1:8000', '--profile', 'work']);
+    const set = await cli(['config', 'set', 'default_profile', 'work'], { config: made.tc.config.data });
+    expect(set.tc.config.data.default_profile).toBe('work');
     const next = await cli(['config', 'set', 'base_url', 'http://127.0.0.1:9000'], { config: set.tc.config.data });
     expect(next.tc.config.data.profiles).toEqual({ work: { base_url: 'http://127.0.0.1:9000' } });
     const unset = await cli(['config', 'unset', 'default_profile'], { config: next.tc.config.data });

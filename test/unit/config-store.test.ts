@@ -1,9 +1,9 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openConfigStore } from '../../src/config/conf-store.js';
+import { openConfigStore } from '../../src/config/file-store.js';
 import { checkApiKey, resolveCredentials } from '../../src/config/credentials.js';
 import { ConfigFileError, createMemoryConfigStore } from '../../src/config/profile-store.js';
 import type { ConfigStore, GlobalOptions } from '../../src/context.js';
@@ -160,6 +160,23 @@ describe('credential precedence', () => {
     expect(await creds.apiKey()).toBeUndefined();
   });
 
+  it('sends a stored key to its own base URL however it is spelled, and to no other (not even another port or path)', async () => {
+    for (const same of ['https://WORK.example.com/', 'https://work.example.com:443', 'HTTPS://work.example.com//']) {
+      expect(await (await resolve({ g: { baseUrl: same } })).apiKey(), same).toEqual({
+        key: 'fcs_profile1_stored',
+        source: 'profile',
+      });
+    }
+    for (const other of ['https://work.example.com:444', 'https://work.example.com/v2', 'http://work.example.com']) {
+      const creds = await resolve({ g: { baseUrl: other } });
+      expect(creds.keyBaseUrl).toBe('https://work.example.com');
+      await expect(creds.apiKey(), other).rejects.toMatchObject({
+        exitCode: ExitCode.auth,
+        code: 'key_for_other_base_url',
+      });
+    }
+  });
+
   it('does not open the config file when the environment settles key and URL', async () => {
     const creds = await resolve({
       env: { FACECTL_API_KEY: 'fcs_envkey01_x', FACECTL_BASE_URL: 'http://127.0.0.1:1' },
@@ -193,5 +210,48 @@ describe('readFirstLine', () => {
     const rest: Buffer[] = [];
     for await (const chunk of stream) rest.push(chunk as Buffer);
     expect(Buffer.concat(rest).toString()).toBe('{"alias":"ada"}\n');
+  });
+});
+
+describe('read back after writing', () => {
+  it('a change the file does not hold afterwards is an error, not a success', async () => {
+    const { ProfileStore, ConfigWriteError } = await import('../../src/config/profile-store.js');
+    // A backend whose file is rewritten by someone else between our write and the read-back.
+    const store = new ProfileStore({
+      path: '/x/config.json',
+      read: () => ({}),
+      update: (change) => {
+        change({});
+        return { profiles: { other: { base_url: 'https://other.example.com' } } };
+      },
+    });
+    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(ConfigWriteError);
+    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(
+      /api_key of profile work was not in the file when read back/,
+    );
+    expect(() => store.setDefaultProfile('work')).toThrow(/default_profile was not in the file/);
+  });
+
+  it('keeps every profile when writers interleave in one process too (each change re-reads the file)', () => {
+    const a = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    const b = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    a.updateProfile('a', { base_url: 'https://a.example.com' });
+    b.updateProfile('b', { base_url: 'https://b.example.com' });
+    a.updateProfile('a', { api_key: 'fcs_abcdefgh_a' });
+    expect(JSON.parse(readFileSync(join(root, 'config.json'), 'utf8')).profiles).toEqual({
+      a: { base_url: 'https://a.example.com', api_key: 'fcs_abcdefgh_a' },
+      b: { base_url: 'https://b.example.com' },
+    });
+  });
+});
+
+describe('what a killed writer leaves', () => {
+  it('the next write removes temp files left beside the config (they may hold a key) and nothing else', () => {
+    const left = join(root, 'config.json.4242.0badf00d.tmp');
+    writeFileSync(left, '{"profiles":{"x":{"api_key":"fcs_abcdefgh_leftover"}}}', { mode: 0o600 });
+    writeFileSync(join(root, 'notes.tmp'), 'mine');
+    const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
+    store.setProfileValue('work', 'base_url', 'https://api.example.com');
+    expect(readdirSync(root).sort()).toEqual(['config.json', 'notes.tmp']);
   });
 });

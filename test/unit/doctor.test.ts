@@ -69,7 +69,9 @@ describe('facectl doctor', () => {
     ]);
     for (const check of r.checks) expect(check, JSON.stringify(check)).toMatchObject({ status: 'ok', fix: null });
     expect(r.byName('key works').detail).toMatch(/plan pro, scopes v1:\*, budget unlimited, never expires/);
-    expect(r.byName('key source').detail).toContain('from the stored profile');
+    expect(r.byName('key source').detail).toContain(
+      `from the stored profile (profile default, saved for ${service.baseUrl})`,
+    );
     expect(r.stdout + r.stderr).not.toContain(service.key('pro'));
   });
 
@@ -188,8 +190,9 @@ describe('facectl doctor', () => {
   });
 
   it('warns when plain http goes to a non-loopback host', async () => {
+    // A key of its own for that URL (a stored key is sent only to the URL it was saved for).
     const r = await doctor({
-      apiKey: service.key('pro'),
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_API_KEY: service.key('pro') },
       globals: { baseUrl: 'http://service.invalid' },
     });
     expect(r.code).toBe(1); // the key is not sent (and the host does not resolve)
@@ -198,8 +201,44 @@ describe('facectl doctor', () => {
   });
 });
 
+describe('doctor and a stored key saved for another base URL', () => {
+  it('fails the key source naming both URLs and sends the key nowhere', async () => {
+    const r = await doctor({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: service.key('pro'),
+      globals: { baseUrl: service.baseUrl },
+    });
+    expect(r.code).toBe(1);
+    expect(r.byName('key source')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(`saved for http://127.0.0.1:9; it is not sent to ${service.baseUrl}`),
+    });
+    expect(r.byName('key works').status).toBe('warn');
+  });
+});
+
 describe('doctor proxy check', () => {
   const base = new URL('http://127.0.0.1:8787');
+  it('reads the lower-case variable first, as the transport, curl and undici do', () => {
+    const env = { http_proxy: 'http://lower:3128', HTTP_PROXY: 'http://upper:3128' };
+    expect(checkProxy(env, new URL('http://api.example.com')).detail).toBe(
+      'requests to api.example.com go through http_proxy=http://lower:3128',
+    );
+  });
+
+  it('a SOCKS proxy is a failed reachability check naming it, not a crash', async () => {
+    const r = await doctor({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_abcdefgh_0123456789',
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), http_proxy: 'socks5://127.0.0.1:1080' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.byName('reachable')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('SOCKS proxies are not supported'),
+    });
+  });
+
   it('reports no proxy, a proxy in effect, and a NO_PROXY bypass', () => {
     expect(checkProxy({}, base)).toMatchObject({ status: 'ok', detail: expect.stringContaining('no proxy') });
     expect(checkProxy({ HTTP_PROXY: 'http://u:secret@proxy:3128' }, base)).toMatchObject({

@@ -1,5 +1,5 @@
 import { clientForContext } from '../../api/context-client.js';
-import { activeProfile, checkApiKey, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
+import { activeProfile, checkApiKey, KEY_SOURCE_LABELS, keyPrefix, sameBaseUrl } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
@@ -44,8 +44,15 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx);
-  store.setProfileValue(profile, 'api_key', key);
-  if (creds.baseUrlSource === 'flag') store.setProfileValue(profile, 'base_url', creds.baseUrl);
+  // The key is stored with the base URL it was checked against, and is sent nowhere else. A base URL
+  // from a flag or the environment becomes the profile's, so the next command goes where the key works.
+  const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
+  const previous = store.getProfile(profile).base_url;
+  store.updateProfile(profile, {
+    api_key: key,
+    api_key_base_url: creds.baseUrl,
+    ...(fromOutside ? { base_url: creds.baseUrl } : {}),
+  });
 
   const result: LoginResult = {
     profile: profile,
@@ -62,6 +69,9 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
       `Logged in to ${creds.baseUrl} with key ${result.key_prefix}… (profile ${profile}${result.plan ? `, ${result.plan} plan` : ''})`,
     );
     if (!ctx.io.stderrIsTTY) ctx.out.info(`stored key ${result.key_prefix}… in profile ${profile}`);
+  }
+  if (fromOutside && typeof previous === 'string' && previous && !sameBaseUrl(previous, creds.baseUrl)) {
+    ctx.out.info(`profile ${profile} now uses ${creds.baseUrl} (its base_url was ${previous})`);
   }
   if (ctx.env.FACECTL_API_KEY && !ctx.globals.apiKeyStdin) {
     ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);

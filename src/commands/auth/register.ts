@@ -39,4 +39,23 @@ export function registerAuth(program: Command, ctx: Context): void {
     'facectl auth status --json | jq .key_source',
     'FACECTL_API_KEY=fcs_... facectl auth status',
   ]);
+
+  const token = auth
+    .command('token')
+    .description(
+      'Print the API key facectl would send to the current base URL, for other tools. A stored key is\n' +
+        'printed only for the base URL it was saved with. Warns first when standard output is a terminal.',
+    )
+    .action(lazyAction(ctx, async () => (await import('./token.js')).tokenAction));
+  addExamples(token, [
+    'curl -H "Authorization: Bearer $(facectl auth token)" http://127.0.0.1:8787/v1/auth/api-keys/current',
+    'facectl auth token --profile work | other-tool --api-key-stdin',
+  ]);
+
+  const switchProfile = auth
+    .command('switch')
+    .description('Make an existing profile the default one (sets default_profile); unknown profiles are refused.')
+    .argument('<profile>', 'the name of a profile in the configuration file')
+    .action(lazyAction(ctx, async () => (await import('./switch.js')).switchAction));
+  addExamples(switchProfile, ['facectl auth switch work', 'facectl auth switch default']);
 }

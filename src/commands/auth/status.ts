@@ -16,6 +16,8 @@ export interface AuthStatus {
   logged_in: boolean;
   key_prefix: string | null;
   key_source: string | null;
+  /** The base URL the profile's stored key was saved for and is only sent to; null with no stored key. */
+  key_base_url: string | null;
   key_id?: string;
   key_name?: string | null;
   plan?: string | null;
@@ -31,12 +33,12 @@ const FIELDS: Column<AuthStatus>[] = [
   { header: 'base url', value: (s) => `${s.base_url} (from ${s.base_url_source})` },
   { header: 'profile', value: (s) => s.profile },
   { header: 'key', value: (s) => (s.key_prefix ? `${s.key_prefix}… (from ${s.key_source})` : 'none') },
+  { header: 'stored key for', value: (s) => s.key_base_url },
   { header: 'key name', value: (s) => s.key_name },
   { header: 'plan', value: (s) => s.plan },
   { header: 'scopes', value: (s) => s.scopes },
   { header: 'expires', value: (s) => (s.key_id ? (s.expires_at ?? 'never') : undefined) },
   { header: 'budget left', value: (s) => budgetText(s) },
-  { header: 'error', value: (s) => s.error },
 ];
 
 export async function statusAction(ctx: Context): Promise<void> {
@@ -45,7 +47,15 @@ export async function statusAction(ctx: Context): Promise<void> {
 
 export async function runStatus(ctx: Context): Promise<AuthStatus> {
   const creds = await ctx.credentials();
-  const found = await creds.apiKey();
+  let found: Awaited<ReturnType<typeof creds.apiKey>>;
+  let keyError: unknown;
+  try {
+    found = await creds.apiKey();
+  } catch (error) {
+    // The stored key belongs to another base URL: show where it belongs, then the error.
+    if (!(error instanceof AuthError)) throw error;
+    keyError = error;
+  }
   const status: AuthStatus = {
     profile: await activeProfile(ctx),
     base_url: creds.baseUrl,
@@ -58,9 +68,14 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     logged_in: found !== undefined,
     key_prefix: found ? keyPrefix(found.key) : null,
     key_source: found ? KEY_SOURCE_LABELS[found.source] : null,
+    key_base_url: creds.keyBaseUrl ?? null,
   };
+  if (keyError) {
+    render(ctx, status, keyError);
+    throw keyError;
+  }
   if (!found) {
-    render(ctx, status);
+    render(ctx, status, undefined);
     throw new AuthError(`not logged in: ${describeMissing(status.profile)}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
@@ -80,18 +95,16 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     });
   } catch (error) {
     spinner.stop();
-    if (error instanceof CliError) {
-      status.error = error.message;
-      render(ctx, status);
-    }
+    if (error instanceof CliError) render(ctx, status, error);
     throw error;
   }
-  render(ctx, status);
+  render(ctx, status, undefined);
   return status;
 }
 
-function render(ctx: Context, status: AuthStatus): void {
-  if (ctx.out.json) ctx.out.record(status);
+/** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
+function render(ctx: Context, status: AuthStatus, error: unknown): void {
+  if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
   else
     ctx.out.record(
       status,

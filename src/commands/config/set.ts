@@ -1,6 +1,6 @@
-import { activeProfile } from '../../config/credentials.js';
+import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import type { Context } from '../../context.js';
+import type { ConfigStore, Context, ProfileSettings } from '../../context.js';
 import { UsageError } from '../../errors.js';
 
 /** `facectl config set|unset <key>`: change the settings file (written atomically, mode 0600). */
@@ -29,7 +29,7 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   const setting = findSetting(key);
   if (setting.refuseSet) {
     throw new UsageError(
-      value === undefined ? 'api_key is removed with `facectl auth logout`' : setting.refuseSet.message,
+      value === undefined ? `${key} is removed with the key, by \`facectl auth logout\`` : setting.refuseSet.message,
       {
         hint: value === undefined ? 'run `facectl auth logout`' : setting.refuseSet.hint,
       },
@@ -39,15 +39,51 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   const store = await ctx.config();
   let profile: string | null = null;
   if (setting.scope === 'global') {
-    if (key === 'default_profile') store.setDefaultProfile?.(parsed);
+    if (key === 'default_profile') {
+      if (parsed !== undefined) checkKnownProfile(store, parsed);
+      store.setDefaultProfile?.(parsed);
+    }
   } else {
     profile = await activeProfile(ctx);
-    if (parsed === undefined) store.deleteProfileValue(profile, key);
-    else store.setProfileValue(profile, key, parsed);
+    const before = store.getProfile(profile);
+    // A key stored before keys were bound to their base URL belongs to the profile's old URL: pin it
+    // there, so that moving the profile does not carry the key along to another service.
+    const pin =
+      key === 'base_url' && typeof before.api_key === 'string' && before.api_key && !before.api_key_base_url
+        ? { api_key_base_url: storedKeyBaseUrl(before) }
+        : {};
+    if (parsed === undefined && !(key in before)) {
+      // nothing to remove
+    } else store.updateProfile(profile, { [key]: parsed, ...pin });
+    if (key === 'base_url') warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
   }
   const result: SettingChange = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
   if (ctx.out.json) ctx.out.record(result);
   else ctx.out.success(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`);
   return result;
+}
+
+/** `default_profile` (and `auth switch`) must name a profile that exists: a typo would silently log out. */
+export function checkKnownProfile(store: ConfigStore, name: string): void {
+  const known = store.listProfiles();
+  if (known.includes(name)) return;
+  throw new UsageError(`no profile named ${JSON.stringify(name)} in ${store.path}`, {
+    code: 'unknown_profile',
+    hint: known.length
+      ? `known profiles: ${known.join(', ')}; create one with \`facectl auth login --profile ${name}\``
+      : `no profiles yet; create one with \`facectl auth login --profile ${name}\``,
+  });
+}
+
+/** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
+function warnKeyStaysBehind(ctx: Context, settings: ProfileSettings, profile: string, next: string | undefined): void {
+  if (typeof settings.api_key !== 'string' || !settings.api_key) return;
+  const boundTo = storedKeyBaseUrl(settings);
+  const target = next ?? DEFAULT_BASE_URL;
+  if (sameBaseUrl(boundTo, target)) return;
+  ctx.out.warn(
+    `the key stored in profile ${profile} was saved for ${boundTo} and is not sent to ${target}; ` +
+      `run \`facectl auth login --profile ${profile}\` to store a key for ${target}`,
+  );
 }

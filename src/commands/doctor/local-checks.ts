@@ -1,7 +1,8 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { writeRefusal } from '../../config/file-safety.js';
+import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
@@ -9,33 +10,28 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * The checks that need no network: the configuration file on disk and the proxy variables. The file is
- * inspected directly (not through conf), before anything opens the store, because opening it tightens
+ * inspected directly (not through the store), before anything opens the store, because opening it tightens
  * a loose mode and so would hide the very problem doctor is asked to report.
  */
 
-/** Where the store keeps its file: FACECTL_CONFIG_DIR, else conf's per-user location (as env-paths). */
-export function configFilePath(env: Env, platform: NodeJS.Platform = process.platform): string {
-  if (env.FACECTL_CONFIG_DIR) return join(env.FACECTL_CONFIG_DIR, 'config.json');
-  const home = env.HOME || homedir();
-  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'facectl', 'config.json');
-  if (platform === 'win32') {
-    return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'facectl', 'Config', 'config.json');
-  }
-  return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'facectl', 'config.json');
-}
+export { configFilePath };
 
 export function checkConfigFile(path: string): Check[] {
   const name = 'config file';
+  // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
+  const refusal = writeRefusal(path);
+  const unsafe = refusal ? [fail('config file safety', refusal.problem, refusal.fix)] : [];
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`)];
+      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
     }
     return [
       fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
+      ...unsafe,
     ];
   }
   try {
@@ -43,9 +39,11 @@ export function checkConfigFile(path: string): Check[] {
   } catch (error) {
     return [
       fail(name, `${path} is broken: ${(error as Error).message}`, `fix or remove ${path}; facectl never clears it`),
+      ...unsafe,
     ];
   }
-  return [ok(name, `${path} parses`), ...checkModes(path)];
+  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink).
+  return [ok(name, `${path} parses`), ...(refusal ? unsafe : checkModes(path))];
 }
 
 function checkModes(path: string): Check[] {
@@ -88,7 +86,7 @@ function tightenFileMode(path: string, fileMode: number): Check {
   );
 }
 
-/** Which proxy variable undici's EnvHttpProxyAgent will use for the base URL, and whether NO_PROXY bypasses it. */
+/** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether NO_PROXY bypasses it. */
 export function checkProxy(env: Env, base: URL): Check {
   const name = 'proxy';
   const https = base.protocol === 'https:';
@@ -129,9 +127,9 @@ export function checkProxy(env: Env, base: URL): Check {
   return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
 }
 
-/** Upper case first, then lower case, as the transport reads them. An empty value counts as unset. */
+/** Lower case first, then upper case, as the transport (and curl, undici) reads them. Empty counts as unset. */
 function pickVar(env: Env, upper: string): [string, string] | undefined {
-  for (const key of [upper, upper.toLowerCase()]) {
+  for (const key of [upper.toLowerCase(), upper]) {
     const value = env[key];
     if (value) return [key, value];
   }

@@ -4,6 +4,7 @@ import { Transport } from '../../api/transport.js';
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
+import { VERSION } from '../../version.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
 /**
@@ -26,20 +27,34 @@ export interface Probe {
 }
 
 export async function probeService(ctx: Context, base: URL, apiKey: string | undefined): Promise<Probe> {
-  const transport = new Transport({
-    baseUrl: base,
-    env: ctx.env,
-    sleep: ctx.clock.sleep,
-    maxRetries: 0,
-    connectTimeoutMs: 5_000,
-    headersTimeoutMs: 10_000,
-    bodyTimeoutMs: 10_000,
-    maxResponseBytes: 1024 * 1024,
-    secrets: () => (apiKey ? [apiKey] : []),
-  });
   const baseUrl = base.href.replace(/\/$/, '');
   const info = { method: 'GET', path: PATH, baseUrl };
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'facectl doctor' };
+  let transport: Transport;
+  try {
+    transport = new Transport({
+      baseUrl: base,
+      env: ctx.env,
+      sleep: ctx.clock.sleep,
+      maxRetries: 0,
+      connectTimeoutMs: 5_000,
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      maxResponseBytes: 1024 * 1024,
+      secrets: () => (apiKey ? [apiKey] : []),
+    });
+  } catch (error) {
+    // A proxy variable the transport refuses (SOCKS, not a URL): reported as a check, not a crash.
+    if (!(error instanceof CliError)) throw error;
+    return {
+      reachability: fail('reachable', error.message, error.hint ?? 'check the proxy variables'),
+      clock: warn('clock skew', 'not checked: the service was not reached', 'see "reachable"'),
+      error,
+    };
+  }
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'user-agent': `facectl/${VERSION} node/${process.versions.node}`,
+  };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const started = performance.now();
   try {

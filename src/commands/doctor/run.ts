@@ -49,7 +49,11 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
     key = await creds.apiKey();
     checks.push(
       key
-        ? ok('key source', `${key.key.slice(0, 12)}… from ${KEY_SOURCES[key.source]} (profile ${creds.profile})`)
+        ? ok(
+            'key source',
+            `${key.key.slice(0, 12)}… from ${KEY_SOURCES[key.source]} (profile ${creds.profile}` +
+              `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
+          )
         : fail(
             'key source',
             `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${creds.profile}" has none`,

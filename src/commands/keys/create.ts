@@ -87,19 +87,22 @@ async function saveKey(ctx: Context, key: ApiKey): Promise<void> {
   try {
     const credentials = await ctx.credentials();
     const config = await ctx.config();
-    config.setProfileValue(credentials.profile, 'api_key', key.key);
     // The key only works at the service that made it: keep the base URL with it when it came from
-    // a flag or the environment rather than from the profile itself.
-    if (credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env') {
-      config.setProfileValue(credentials.profile, 'base_url', credentials.baseUrl);
-    }
+    // a flag or the environment rather than from the profile itself. One locked write, read back:
+    // "Saved" is printed only once the key is in the file.
+    const fromOutside = credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env';
+    config.updateProfile(credentials.profile, {
+      api_key: key.key,
+      api_key_base_url: credentials.baseUrl,
+      ...(fromOutside ? { base_url: credentials.baseUrl } : {}),
+    });
     ctx.out.info(`Saved key ${key.key_prefix} in profile "${credentials.profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const exitCode = error instanceof CliError ? error.exitCode : 1;
     throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, exitCode, {
       code: 'save_failed',
-      hint: 'copy the key from above and run `facectl auth login`',
+      hint: `${error instanceof CliError && error.exitCode !== 0 && error.hint && error.code === 'config_write_failed' ? `${error.hint}; then ` : ''}copy the key from above and run \`facectl auth login\``,
       cause: error,
     });
   }

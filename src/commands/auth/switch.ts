@@ -1,0 +1,21 @@
+import type { Context } from '../../context.js';
+import { checkKnownProfile } from '../config/set.js';
+
+/** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
+export async function switchAction(ctx: Context, _raw: Record<string, unknown>, name: string): Promise<void> {
+  const store = await ctx.config();
+  checkKnownProfile(store, name);
+  store.setDefaultProfile?.(name);
+  const settings = store.getProfile(name);
+  const result = {
+    default_profile: name,
+    base_url: typeof settings.base_url === 'string' ? settings.base_url : null,
+    has_key: typeof settings.api_key === 'string' && settings.api_key !== '',
+    config_file: store.path,
+  };
+  if (ctx.out.json) ctx.out.record(result);
+  else ctx.out.success(`Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`);
+  if (ctx.globals.profile === undefined && ctx.env.FACECTL_PROFILE) {
+    ctx.out.warn(`FACECTL_PROFILE=${ctx.env.FACECTL_PROFILE} is set and takes precedence over the default profile`);
+  }
+}

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
+import { writeRefusal } from './file-safety.js';
+import { configFilePath } from './paths.js';
+import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
+
+/**
+ * The configuration file: `$FACECTL_CONFIG_DIR/config.json`, else the per-user location (paths.ts).
+ *
+ * - Reading never creates anything (a read-only command leaves no directory behind).
+ * - Every change is a read-modify-write under a lock between processes (`config.json.lock`), so N
+ *   facectl processes saving N profiles at once keep all N; the file is read back after the write.
+ * - Writes go to a temp file (0600, O_EXCL|O_NOFOLLOW) that is fsynced and renamed over the file: a
+ *   kill leaves the old or the new file, never a broken one; the new file is owned by whoever writes it.
+ * - A file that is a symlink, or a file or directory another user owns, is never written (file-safety).
+ * - Directories are created 0700 whatever the umask; a corrupt file is reported with its path, never cleared.
+ */
+export function openConfigStore(
+  env: Readonly<Record<string, string | undefined>>,
+  warn: (message: string) => void,
+): ProfileStore {
+  const path = configFilePath(env);
+  const dir = dirname(path);
+  const chosenDir = Boolean(env.FACECTL_CONFIG_DIR);
+  tightenFileMode(path, warn);
+
+  const read = (): ConfigData => {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw readError(error, path);
+    }
+    if (text.trim() === '') return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigFileError(
+        `configuration file ${path} is not valid JSON (${(error as Error).message})`,
+        `fix or remove ${path}; facectl never clears it`,
+        error,
+      );
+    }
+    return checkConfigShape(parsed, path);
+  };
+
+  const update = (change: (data: ConfigData) => ConfigData): ConfigData => {
+    refuseUnsafe(path);
+    let lock: HeldLock;
+    try {
+      ensurePrivateDirectory(dir, !chosenDir);
+      refuseUnsafe(path);
+      lock = acquireLock(`${path}.lock`, { waitMs: 20_000 });
+    } catch (error) {
+      if (error instanceof ConfigWriteError) throw error;
+      if (error instanceof LockHeldError) {
+        throw new ConfigWriteError(
+          `cannot write configuration file ${path}: another facectl kept it locked for 20 s (${error.lockPath}); it was left unchanged`,
+          error,
+          `if no other facectl is running, remove ${error.lockPath} and try again`,
+        );
+      }
+      throw writeError(error, path);
+    }
+    try {
+      refuseUnsafe(path); // again, now that nobody else can be writing
+      removeLeftTempFiles(path);
+      const next = change(read());
+      try {
+        writeAtomically(path, `${JSON.stringify(next, undefined, '\t')}\n`);
+      } catch (error) {
+        throw writeError(error, path);
+      }
+      return read();
+    } finally {
+      lock.release();
+    }
+  };
+
+  return new ProfileStore({ path, read, update });
+}
+
+function refuseUnsafe(path: string): void {
+  const refusal = writeRefusal(path);
+  if (refusal) {
+    throw new ConfigWriteError(`refusing to write: ${refusal.problem}; nothing was written`, undefined, refusal.fix);
+  }
+}
+
+/**
+ * Temp files of writers killed mid-write (they may hold a key). Every write happens under the lock, so
+ * while we hold it any temp file beside the config is such a leftover.
+ */
+function removeLeftTempFiles(path: string): void {
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dirname(path), name), { force: true });
+  }
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(
+    temp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+    0o600,
+  );
+  try {
+    try {
+      writeSync(fd, text);
+      fchmodSync(fd, 0o600); // whatever the umask
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  try {
+    const dirFd = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // not every platform can open a directory; the rename itself is what matters
+  }
+}
+
+function readError(error: unknown, path: string): ConfigFileError {
+  const err = error as NodeJS.ErrnoException;
+  if (err.code === 'EACCES' || err.code === 'EPERM') {
+    return new ConfigFileError(
+      `cannot read configuration file ${path} (${err.code})`,
+      `check the permissions of ${path}`,
+      error,
+    );
+  }
+  return new ConfigFileError(`cannot use configuration file ${path}: ${err.message}`, `check ${path}`, error);
+}
+
+function writeError(error: unknown, path: string): ConfigWriteError {
+  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
+}
+
+/**
+ * Creates the directory (and missing parents) 0700 whatever the umask. An existing per-user directory
+ * is tightened to 0700; one the user chose with FACECTL_CONFIG_DIR may be shared, so it is left alone.
+ */
+function ensurePrivateDirectory(dir: string, ours: boolean): void {
+  const missing: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      lstatSync(at);
+      break;
+    } catch {
+      missing.push(at);
+      if (dirname(at) === at) break;
+    }
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode is masked by the umask only to be narrower; chmod makes sure no created level is wider.
+  for (const created of missing) chmodSync(created, 0o700);
+  if (ours && (statSync(dir).mode & 0o077) !== 0) {
+    try {
+      chmodSync(dir, 0o700);
+    } catch {
+      // reported by doctor
+    }
+  }
+}
+
+/** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */
+function tightenFileMode(path: string, warn: (message: string) => void): void {
+  let mode: number;
+  try {
+    const stat = lstatSync(path);
+    if (!stat.isFile()) return; // a symlink is refused on write and reported by doctor
+    if (process.getuid && stat.uid !== process.getuid()) return; // another user's file: refused on write
+    mode = stat.mode & 0o777;
+  } catch {
+    return; // not written yet
+  }
+  if ((mode & 0o077) === 0) return;
+  try {
+    chmodSync(path, 0o600);
+    warn(`configuration file ${path} had mode ${mode.toString(8).padStart(4, '0')}; changed it to 0600`);
+  } catch {
+    warn(`configuration file ${path} has mode ${mode.toString(8).padStart(4, '0')}; run chmod 600 on it`);
+  }
+}

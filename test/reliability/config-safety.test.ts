@@ -1,0 +1,200 @@
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentKeyBody, json } from '../helpers/fault-server.js';
+import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
+import { ensureBuilt, type FaultServer, KEY, startFaultServer, tempDir } from './support.js';
+
+// Case 46 of docs/reliability.md: a config directory or file another user owns, or a config.json that
+// is a symlink -> refused with the fix, nothing written through it, and doctor reports it. The tests
+// run as root, so "another user" is simulated by chown to uid 65534 (nobody).
+
+const NOBODY = 65534;
+const OLD = '{\n\t"profiles": {\n\t\t"default": {\n\t\t\t"base_url": "http://127.0.0.1:5"\n\t\t}\n\t}\n}\n';
+
+let server: FaultServer;
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startFaultServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/v1/auth/api-keys') {
+      json(res, 201, { ...currentKeyBody(), key: 'fcs_newkey01_0123456789abcdef0123456789ab' });
+    } else if (req.url === '/v1/auth/api-keys/current') json(res, 200, currentKeyBody());
+    else json(res, 404, { detail: 'no', code: 'not_found' });
+  });
+});
+afterAll(() => server.close());
+
+const itAsRoot = process.getuid?.() === 0 ? it : it.skip;
+
+/** The writers, each against a fresh copy of the situation `arrange` makes; what must stay unchanged. */
+async function expectRefused(
+  arrange: () => { dir: string; watched: string },
+  problem: RegExp,
+  fix: RegExp,
+): Promise<void> {
+  const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
+    { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
+    { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
+    {
+      args: ['keys', 'create', '--save'],
+      env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY },
+    },
+  ];
+  for (const writer of writers) {
+    const { dir, watched } = arrange();
+    const before = { text: readFileSync(watched, 'utf8'), uid: statSync(watched).uid };
+    const result = await runCli(writer.args, {
+      env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
+      ...(writer.stdin ? { stdin: writer.stdin } : {}),
+    });
+    const label = writer.args.join(' ');
+    expect(result.code, `${label}: ${result.stderr}`).toBe(1);
+    expect(result.stderr, label).toMatch(/refusing to write/);
+    expect(result.stderr, label).toMatch(problem);
+    expect(result.stderr, label).toMatch(fix);
+    expect(result.stderr, label).not.toMatch(/Saved key|Logged in/);
+    expect(readFileSync(watched, 'utf8'), label).toBe(before.text);
+    expect(statSync(watched).uid, label).toBe(before.uid);
+
+    const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: dir } });
+    const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string; detail: string; fix: string }[];
+    const safety = checks.find((c) => c.name === 'config file safety');
+    expect(safety?.status).toBe('fail');
+    expect(safety?.detail).toMatch(problem);
+    expect(safety?.fix).toMatch(fix);
+    expect(checks.find((c) => c.name === 'config file mode')).toBeUndefined();
+  }
+}
+
+/** The CLI run by a real unprivileged user (uid 65534), as the copy in world-readable-cli lets it. */
+async function runAsNobody(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  const cli = await worldReadableCli();
+  return new Promise((resolve) => {
+    const child = spawn(cli.node, [cli.bin, ...args], {
+      uid: NOBODY,
+      gid: NOBODY,
+      cwd: cli.dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dir, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+describe('case 46: a config file or directory facectl must not write', () => {
+  itAsRoot(
+    "a real other user (uid 65534) given a shared, writable directory of root's -> refused, root's file untouched",
+    async () => {
+      const parent = tempDir();
+      chmodSync(parent, 0o755); // reachable by the other user
+      const dir = join(parent, 'shared');
+      mkdirSync(dir);
+      chmodSync(dir, 0o777);
+      const path = join(dir, 'config.json');
+      writeFileSync(path, OLD);
+      chmodSync(path, 0o666);
+      const result = await runAsNobody(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+        FACECTL_CONFIG_DIR: dir,
+      });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(
+        /configuration directory .*shared belongs to another user \(uid 0, you are 65534\)/,
+      );
+      expect(readFileSync(path, 'utf8')).toBe(OLD);
+      expect(statSync(path).uid).toBe(0);
+    },
+  );
+
+  itAsRoot(
+    'config.json owned by another user -> refused with the fix; content and owner unchanged; doctor reports it',
+    async () => {
+      await expectRefused(
+        () => {
+          const dir = makeConfigDir();
+          const path = join(dir, 'config.json');
+          writeFileSync(path, OLD, { mode: 0o600 });
+          chownSync(path, NOBODY, NOBODY);
+          return { dir, watched: path };
+        },
+        /configuration file .*config\.json belongs to another user \(uid 65534, you are 0\)/,
+        /sudo chown 0 .*config\.json/,
+      );
+    },
+  );
+
+  itAsRoot('a config directory owned by another user -> refused with the fix; doctor reports it', async () => {
+    await expectRefused(
+      () => {
+        const dir = join(makeConfigDir(), 'theirs');
+        mkdirSync(dir, { mode: 0o755 });
+        writeFileSync(join(dir, 'config.json'), OLD, { mode: 0o600 });
+        chownSync(dir, NOBODY, NOBODY);
+        return { dir, watched: join(dir, 'config.json') };
+      },
+      /configuration directory .*theirs belongs to another user \(uid 65534/,
+      /chown -R 0 .*theirs.*or set FACECTL_CONFIG_DIR/,
+    );
+  });
+
+  itAsRoot("a config directory that is a symlink of mine to another user's directory -> refused", async () => {
+    await expectRefused(
+      () => {
+        const theirs = join(makeConfigDir(), 'theirs');
+        mkdirSync(theirs, { mode: 0o755 });
+        writeFileSync(join(theirs, 'config.json'), OLD, { mode: 0o600 });
+        chownSync(theirs, NOBODY, NOBODY);
+        const dir = join(makeConfigDir(), 'link');
+        symlinkSync(theirs, dir);
+        return { dir, watched: join(theirs, 'config.json') };
+      },
+      /configuration directory .*link belongs to another user \(uid 65534/,
+      /run facectl as its owner, or set FACECTL_CONFIG_DIR/,
+    );
+  });
+
+  it('a config directory that is a symlink to a directory of my own (a dotfile manager) is used as usual', async () => {
+    const mine = makeConfigDir();
+    const dir = join(makeConfigDir(), 'link');
+    symlinkSync(mine, dir);
+    const set = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(mine, 'config.json'), 'utf8'))).toEqual({
+      profiles: { default: { base_url: 'http://127.0.0.1:6' } },
+    });
+  });
+
+  it('config.json a symlink -> refused with the fix; its target is not written, the link stays; doctor reports it', async () => {
+    let link = '';
+    await expectRefused(
+      () => {
+        const dir = makeConfigDir();
+        const target = join(tempDir(), 'elsewhere.json');
+        writeFileSync(target, OLD, { mode: 0o600 });
+        link = join(dir, 'config.json');
+        symlinkSync(target, link);
+        return { dir, watched: target };
+      },
+      /configuration file .*config\.json is a symlink \(to .*elsewhere\.json\); facectl does not write through it/,
+      /replace it with a regular file/,
+    );
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+});

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Contender, race, rounds } from '../helpers/concurrent.js';
+import { currentKeyBody, json } from '../helpers/fault-server.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
+import { ensureBuilt, type FaultServer, KEY, startFaultServer } from './support.js';
+
+// Case 44 of docs/reliability.md: N writers of one config file at the same moment (real processes,
+// released together by test/helpers/concurrent.ts), many rounds; every profile is in the file afterwards
+// and "Saved" / exit 0 is reported only for what is in the file.
+
+let server: FaultServer;
+beforeAll(async () => {
+  ensureBuilt();
+  server = await startFaultServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/v1/auth/api-keys') {
+      const id = randomBytes(4).toString('hex');
+      const key = `fcs_${id}_${randomBytes(16).toString('hex')}`;
+      json(res, 201, { ...currentKeyBody(), id: `key_${id}`, key, key_prefix: `fcs_${id}` });
+    } else if (req.url === '/v1/auth/api-keys/current') json(res, 200, currentKeyBody());
+    else json(res, 404, { detail: 'no', code: 'not_found' });
+  });
+});
+afterAll(() => server.close());
+
+function cli(dir: string, args: string[], extra: Record<string, string> = {}, stdin = ''): Contender {
+  return {
+    command: process.execPath,
+    args: [BIN, ...args],
+    cwd: ROOT,
+    stdin,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      NO_COLOR: '1',
+      FACECTL_CONFIG_DIR: dir,
+      FACECTL_STATE_DIR: join(dir, 'state'),
+      FACECTL_PROFILE: undefined,
+      FACECTL_API_KEY: undefined,
+      FACECTL_BASE_URL: server.baseUrl,
+      ...extra,
+    },
+  };
+}
+
+describe('case 44: writers of one config file at once', () => {
+  it('N `keys create --save`, `auth login` and `config set` at once, 8 rounds of 8 processes -> every profile is in the file; losses 0', async () => {
+    const writers = { keys: 4, login: 2, set: 2 };
+    const figures = await rounds(8, async (round) => {
+      const dir = makeConfigDir();
+      const expected: { profile: string; key: string; value: string; index: number }[] = [];
+      const contenders: Contender[] = [];
+      for (let i = 0; i < writers.keys; i++) {
+        expected.push({ profile: `k${i}`, key: 'api_key', value: '', index: contenders.length });
+        contenders.push(
+          cli(dir, ['keys', 'create', '--save', '--json', '--profile', `k${i}`], { FACECTL_API_KEY: KEY }),
+        );
+      }
+      for (let i = 0; i < writers.login; i++) {
+        const key = `fcs_login${i}${round}_${randomBytes(12).toString('hex')}`;
+        expected.push({ profile: `l${i}`, key: 'api_key', value: key, index: contenders.length });
+        contenders.push(cli(dir, ['auth', 'login', '--api-key-stdin', '--profile', `l${i}`], {}, `${key}\n`));
+      }
+      for (let i = 0; i < writers.set; i++) {
+        const url = `http://127.0.0.1:${10_000 + round * 10 + i}`;
+        expected.push({ profile: `s${i}`, key: 'base_url', value: url, index: contenders.length });
+        contenders.push(cli(dir, ['config', 'set', 'base_url', url, '--profile', `s${i}`]));
+      }
+      const results = await race(contenders);
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+      // No lock or temp file is left behind.
+      expect(readdirSync(dir).filter((name) => name !== 'state')).toEqual(['config.json']);
+      let lost = 0;
+      for (const want of expected) {
+        const result = results[want.index];
+        const value = want.value || JSON.parse(result?.stdout ?? '{}').key;
+        if (want.profile.startsWith('k')) expect(result?.stderr).toMatch(/Saved key fcs_\w+ in profile "k\d"/);
+        if (file.profiles?.[want.profile]?.[want.key] !== value) lost++;
+      }
+      return { processes: contenders.length, lost };
+    });
+    const lost = figures.reduce((sum, f) => sum + f.lost, 0);
+    console.log(
+      `case 44: ${figures.length} rounds x ${figures[0]?.processes} processes at once: ${lost} profiles lost`,
+    );
+    expect(lost).toBe(0);
+  }, 240_000);
+});
+
+describe('case 44: removals and additions at once', () => {
+  it('N `auth logout` and N `config set` on other profiles at once, 5 rounds -> each removal and each addition holds', async () => {
+    const figures = await rounds(5, async (round) => {
+      const dir = makeConfigDir();
+      const profiles: Record<string, { api_key: string; api_key_base_url: string }> = {};
+      for (let i = 0; i < 3; i++) {
+        profiles[`out${i}`] = { api_key: `fcs_out${i}${round}abcd_0123456789`, api_key_base_url: server.baseUrl };
+      }
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles }), { mode: 0o600 });
+      const contenders: Contender[] = [];
+      for (let i = 0; i < 3; i++) contenders.push(cli(dir, ['auth', 'logout', '--profile', `out${i}`]));
+      for (let i = 0; i < 3; i++) {
+        contenders.push(cli(dir, ['config', 'set', 'base_url', `http://127.0.0.1:${7000 + i}`, '--profile', `in${i}`]));
+      }
+      const results = await race(contenders);
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+      let wrong = 0;
+      for (let i = 0; i < 3; i++) {
+        if (file.profiles[`out${i}`]?.api_key !== undefined) wrong++; // a removed key came back
+        if (file.profiles[`in${i}`]?.base_url !== `http://127.0.0.1:${7000 + i}`) wrong++; // an addition lost
+      }
+      return { processes: contenders.length, wrong };
+    });
+    const wrong = figures.reduce((sum, f) => sum + f.wrong, 0);
+    console.log(`case 44 (removals): ${figures.length} rounds x ${figures[0]?.processes} processes: ${wrong} wrong`);
+    expect(wrong).toBe(0);
+  }, 180_000);
+});
+
+describe('where the configuration is created', () => {
+  it('under umask 000 the directories facectl creates (~/.config, ~/.config/facectl) are 0700 and the file 0600', () => {
+    const home = makeConfigDir();
+    const result = spawnSync(
+      'bash',
+      ['-c', 'umask 000; exec "$0" "$1" config set base_url http://127.0.0.1:5', process.execPath, BIN],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, NO_COLOR: '1' }, encoding: 'utf8' },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    expect(mode(join(home, '.config'))).toBe('700');
+    expect(mode(join(home, '.config', 'facectl'))).toBe('700');
+    expect(mode(join(home, '.config', 'facectl', 'config.json'))).toBe('600');
+  });
+
+  it('read-only commands (`auth status`, `config list`, `config get`) create no configuration directory', async () => {
+    const home = makeConfigDir();
+    for (const args of [
+      ['auth', 'status'],
+      ['config', 'list'],
+      ['config', 'get', 'base_url'],
+    ]) {
+      const result = await runCli(args, { env: { HOME: home, FACECTL_CONFIG_DIR: undefined } });
+      expect(result.timedOut, result.stderr).toBe(false);
+      expect(existsSync(join(home, '.config')), args.join(' ')).toBe(false);
+    }
+  });
+});
+
+describe('a corrupt configuration file in the per-user location (issue 12, item 8)', () => {
+  it('the first line of the error names the usable path, as doctor does, and the file is untouched', async () => {
+    const home = makeConfigDir();
+    const path = join(home, '.config', 'facectl', 'config.json');
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, '{"profiles": {broken', { mode: 0o600 });
+    for (const args of [['auth', 'status'], ['config', 'set', 'base_url', 'http://127.0.0.1:5'], ['doctor']]) {
+      const result = await runCli(args, { env: { HOME: home, FACECTL_CONFIG_DIR: undefined } });
+      expect(result.code, args.join(' ')).not.toBe(0);
+      if (args[0] === 'doctor') expect(result.stdout).toContain(`${path} is broken`);
+      else expect(result.stderr.split('\n')[0]).toContain(`error: configuration file ${path} is not valid JSON (`);
+      expect(readFileSync(path, 'utf8')).toBe('{"profiles": {broken');
+    }
+  });
+});
