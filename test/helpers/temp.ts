@@ -20,8 +20,11 @@ afterAll(() => {
   }
 });
 
+/** The temporary directory when the tests started: a test may point TMPDIR elsewhere for a while. */
+const TEMP_ROOT = tmpdir();
+
 export function makeTempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(TEMP_ROOT, prefix));
   made.push(dir);
   return dir;
 }
