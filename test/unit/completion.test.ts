@@ -65,8 +65,14 @@ describe('completion scripts', () => {
       'oauth compile credits',
     );
     expect(complete(['facectl', 'keys', 'create', '--scopes', 'faces'])).toBe('faces:read faces:write');
-    expect(complete(['facectl', 'config', 'get', ''])).toBe('base_url api_key default_profile');
-    expect(complete(['facectl', 'config', 'set', ''])).toBe('base_url default_profile');
+    const { SETTINGS } = await import('../../src/config/settings.js');
+    const all = Object.keys(SETTINGS);
+    const settable = Object.values(SETTINGS)
+      .filter((s) => !s.refuseSet)
+      .map((s) => s.name);
+    expect(all).toEqual(expect.arrayContaining(['base_url', 'api_key', 'default_profile']));
+    expect(complete(['facectl', 'config', 'get', ''])).toBe(all.join(' '));
+    expect(complete(['facectl', 'config', 'set', ''])).toBe(settable.join(' '));
     expect(complete(['facectl', 'config', 'unset', 'd'])).toBe('default_profile');
   });
 
@@ -75,11 +81,11 @@ describe('completion scripts', () => {
     const fish = await generate('fish');
     expect(zsh).toContain("'docs submit|--format') items=('text' 'json' 'ndjson') ;;");
     expect(zsh).toContain("'threads create|--interviewer-billing-source') items=('oauth' 'compile' 'credits') ;;");
-    expect(zsh).toContain("'config set') items=('base_url' 'default_profile') ;;");
+    expect(zsh).toMatch(/'config set'\) items=\('base_url'[^)]*'default_profile'\) ;;/);
     expect(fish).toMatch(/-l format -r -a 'text json ndjson'/);
     expect(fish).toMatch(/-l type -r -a 'document transcript'/);
     expect(fish).toContain(
-      "complete -c facectl -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get' -a 'base_url api_key default_profile'",
+      "complete -c facectl -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get' -a 'base_url api_key",
     );
   });
 

@@ -37,12 +37,12 @@ describe('--json errors: one JSON document on stderr and nothing else', () => {
   });
 
   it('a warning said before the failure is carried inside the JSON error, not printed before it', async () => {
-    // The query string is not part of the route: `facectl api` warns, then the face is not found.
-    const result = await runCommand(service, ['api', 'GET', '/v1/faces/nope?x=1', '--json']);
+    // A path no route matches: `facectl api` warns that it sends it unvalidated, then the service says 404.
+    const result = await runCommand(service, ['api', 'GET', '/v1/nothing', '--json']);
     expect(result.code).toBe(4);
     const { error } = onlyJson(result.stderr);
-    expect(error.code).toBe('face_not_found');
-    expect(error.warnings).toEqual([expect.stringContaining('x=1')]);
+    expect(error.status).toBe(404);
+    expect(error.warnings).toEqual([expect.stringContaining('no route of the interface matches GET /v1/nothing')]);
   });
 
   it('an unexpected failure under --json is one JSON document too', async () => {
