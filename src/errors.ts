@@ -14,6 +14,10 @@ export const ExitCode = {
   rateLimited: 7,
   network: 8,
   interrupted: 130,
+  /** A batch stopped because its standard output was closed (128 + SIGPIPE, as git and gh end). */
+  outputClosed: 141,
+  /** Stopped by SIGTERM (`timeout`, a CI cancel): 128 + SIGTERM. */
+  terminated: 143,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -86,10 +90,11 @@ export class NetworkError extends CliError {
   }
 }
 
-/** Ctrl-C, or a prompt the user cancelled. */
+/** Ctrl-C, or a prompt the user cancelled; SIGTERM or a closed output when `exitCode` says so. */
 export class CancelError extends CliError {
-  constructor(message = 'interrupted', details: ErrorDetails = {}) {
-    super(message, ExitCode.interrupted, { code: 'interrupted', ...details });
+  constructor(message = 'interrupted', details: ErrorDetails & { exitCode?: ExitCodeValue } = {}) {
+    const { exitCode = ExitCode.interrupted, ...rest } = details;
+    super(message, exitCode, { code: 'interrupted', ...rest });
   }
 }
 

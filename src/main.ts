@@ -28,8 +28,10 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     ctx.out.flush?.();
     return ExitCode.ok;
   } catch (error) {
-    // stdout was closed by its reader (`facectl ... | head`): stop quietly.
-    if (outputClosed(ctx)) return ExitCode.ok;
+    // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
+    // (a batch cut short says how far it got, and exits 141).
+    const stoppedShort = error instanceof CliError && error.exitCode === ExitCode.outputClosed;
+    if (outputClosed(ctx) && !stoppedShort) return ExitCode.ok;
     if (error instanceof CommanderError) {
       // Help and version are "errors" to exitOverride; so is a group called without a subcommand.
       if (error.exitCode === 0 || error.code === 'commander.help') {

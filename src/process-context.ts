@@ -118,7 +118,8 @@ export { createSystemBrowser } from './io/browser.js';
  * Builds the context from process.*. Global flags are guessed from argv here only so that errors before
  * parsing (none today) render right; program.ts's preAction hook sets them from commander's parse.
  * Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
- * Ctrl-C exits at once. EPIPE on stdout aborts quietly.
+ * Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on stdout aborts quietly (a batch
+ * cut short by it says so, exit 141).
  */
 export function createProcessContext(argv: string[]): ClosableContext {
   // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the
@@ -138,6 +139,12 @@ export function createProcessContext(argv: string[]): ClosableContext {
   process.on('SIGINT', () => {
     if (controller.signal.aborted) process.exit(ExitCode.interrupted);
     controller.abort(new CancelError());
+  });
+  // SIGTERM (`timeout`, a CI cancel) stops the command as Ctrl-C does, so a batch keeps its journal and
+  // says how to resume; a second one ends the process at once.
+  process.on('SIGTERM', () => {
+    if (controller.signal.aborted) process.exit(ExitCode.terminated);
+    controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
   });
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;

@@ -88,9 +88,15 @@ export function createApiClient(
     ): Promise<ResponseOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
       const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
+      // Every body is checked against the contract here, a pre-serialized one too: by the parsed form its
+      // caller made it from (input.body), which the bytes are the serialization of.
       let body: string | CallOptions['rawBody'] | undefined;
-      if (callOptions.rawBody !== undefined) body = callOptions.rawBody;
-      else if (route.body) body = JSON.stringify(validateRequest(route, 'body', route.body, input.body));
+      if (route.body) {
+        const checked = validateRequest(route, 'body', route.body, input.body);
+        body = callOptions.rawBody ?? JSON.stringify(checked);
+      } else if (callOptions.rawBody !== undefined) {
+        throw new RequestValidationError(`${route.method} ${route.path} takes no request body`, []);
+      }
       const headers: Record<string, string> = {
         accept: route.responseKind === 'html' ? 'text/html' : 'application/json',
         'user-agent': userAgent,

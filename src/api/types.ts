@@ -11,8 +11,11 @@ export interface CallOptions {
   /** Set to reuse a key across a resumed batch (journal). */
   idempotencyKey?: string;
   /**
-   * Request body already serialised (streamed documents); validated by the caller. A function returning
-   * a fresh stream can be re-sent, so such a request may be retried; a bare iterable is never retried.
+   * The request body already serialized (a batch line as read, a streamed document): sent instead of
+   * JSON of `input.body`, which must still be given, as the parsed form these bytes are of (for a
+   * streamed text, the content's first characters): the client checks it against the contract. A
+   * function returning a fresh stream can be re-sent, so such a request may be retried; a bare
+   * iterable is never retried.
    */
   rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
   /**

@@ -11,7 +11,7 @@
  * space reached the cap, the factor is set to 1 and it grows no further. Measured in bench/ (batch rows).
  *
  * It tunes the whole process, so only the CLI's bulk path calls it (an NDJSON batch, see
- * readNdjsonDocuments), never the library's client; node:v8 costs a few milliseconds to import, so it is
+ * docs submit), never the library's client; node:v8 costs a few milliseconds to import, so it is
  * imported then, not at start-up.
  */
 

@@ -1,9 +1,7 @@
-import { capYoungGeneration } from '../api/young-generation.js';
 import { DEFAULT_PERSPECTIVE, type DocumentCreateRequest, documentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
-import { describeJsonValue, isPlainObject, parseJsonObject, tryParseJson } from './json.js';
-import { readLines } from './lines.js';
+import { isPlainObject, parseJsonObject } from './json.js';
 import { readChunksText } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
@@ -22,7 +20,7 @@ export interface DocumentDefaults {
   perspective?: DocumentCreateRequest['perspective'] | undefined;
 }
 
-const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
+export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
 
 /**
  * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
@@ -57,84 +55,18 @@ export async function readJsonDocument(
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName);
   const object = parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
-  const result = validateDocument(object, defaults);
-  if (typeof result === 'string') {
-    throw new UsageError(`${sourceName}: ${result}`, { code: 'invalid_input', hint: FIELDS_NOTE });
+  const checked = checkDocument(fillDefaults(object, defaults));
+  if (!checked.ok) {
+    throw new UsageError(`${sourceName}: ${checked.problem}`, { code: 'invalid_input', hint: FIELDS_NOTE });
   }
-  return result;
+  return checked.document;
 }
 
-/** A plain-text document: the content as given, the rest from the flags. */
-export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody | string {
-  return validateDocument({ content }, defaults);
-}
-
-export interface NdjsonLine {
-  line: number;
-  /** Why the line cannot be sent; unset for a line that can. */
-  error?: string;
-  /** The document (checked against the contract). */
-  document?: DocumentBody;
-  /**
-   * The line's object completed from the flags, its fields in the line's own order: what a batch
-   * journal of format 1 hashed (see batch-journal.ts). Set with `document`.
-   */
-  filled?: DocumentBody;
-  /**
-   * The line's own bytes, set when they can be sent as they are (see sendsAsRead): the request body,
-   * with nothing to serialize or encode.
-   */
-  bytes?: Buffer;
-}
-
-/** Streams the documents of an NDJSON source, each checked; blank lines are skipped, bad lines carry their error. */
-export async function* readNdjsonDocuments(
-  chunks: AsyncIterable<Buffer>,
-  sourceName: string,
-  defaults: DocumentDefaults,
-): AsyncGenerator<NdjsonLine> {
-  // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
-  capYoungGeneration().catch(() => undefined);
-  for await (const { number, text, bytes, error } of readLines(chunks, sourceName)) {
-    if (error) {
-      yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };
-      continue;
-    }
-    if (text.trim() === '') continue;
-    yield checkNdjsonLine(number, text, bytes, defaults);
-  }
-}
-
-/** Checks one non-blank NDJSON line (its text, and its bytes when they may be sent as they are). */
-export function checkNdjsonLine(
-  line: number,
-  text: string,
-  bytes: Buffer | undefined,
-  defaults: DocumentDefaults,
-): NdjsonLine {
-  const parsed = tryParseJson(text, line);
-  if (!parsed.ok) return { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
-  if (!isPlainObject(parsed.value)) {
-    return { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
-  }
-  const filled = fillDefaults(parsed.value, defaults);
-  const result = validateFilled(filled);
-  if (typeof result === 'string') return { line, error: result };
-  return bytes !== undefined && sendsAsRead(parsed.value, filled, bytes)
-    ? { line, document: result, filled, bytes }
-    : { line, document: result, filled };
-}
-
-/**
- * Whether a checked line's bytes can be the request body as they are: the service parses them into the
- * very object that was checked, so nothing is gained by serializing it again. That holds when the flags
- * completed nothing (every field is the line's own, and no perspective is null) and the line does not
- * start with a byte order mark (which the line's decoding dropped, and JSON does not allow). A name
- * given twice in a line is read as its last value, by JSON.parse here as by the service.
- */
-function sendsAsRead(object: Record<string, unknown>, filled: DocumentBody, bytes: Buffer): boolean {
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return false;
-  return object.alias === filled.alias && object.label === filled.label && object.perspective === filled.perspective;
+/** A plain-text document: the content as given, the rest from the flags; a UsageError names what is wrong. */
+export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody {
+  const checked = checkDocument(fillDefaults({ content }, defaults));
+  if (!checked.ok) throw new UsageError(checked.problem);
+  return checked.document;
 }
 
 /**
@@ -151,7 +83,8 @@ export function documentRequestText(document: DocumentBody): string {
   });
 }
 
-function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody {
+/** The object completed from the flags: a field it leaves out (or sets to null) takes the flag's value. */
+export function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody {
   const body = { ...object } as Record<string, unknown>;
   for (const field of ['alias', 'label', 'perspective'] as const) {
     if ((body[field] === undefined || body[field] === null) && defaults[field] !== undefined)
@@ -161,20 +94,17 @@ function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefault
   return body as DocumentBody;
 }
 
-/** Fills missing fields from the flags and checks the result against the request contract. */
-export function validateDocument(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody | string {
-  return validateFilled(fillDefaults(object, defaults));
-}
+export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; problem: string };
 
-/** Checks a document already completed from the flags against the request contract. */
-function validateFilled(merged: DocumentBody): DocumentBody | string {
+/** Checks a document completed from the flags against the request contract; a problem is said in one line. */
+export function checkDocument(merged: DocumentBody): DocumentCheck {
   const parsed = documentCreateRequest.safeParse(merged);
   if (parsed.success) {
-    const body: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
-    if (merged.perspective !== undefined) body.perspective = parsed.data.perspective;
-    return body;
+    const document: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
+    if (merged.perspective !== undefined) document.perspective = parsed.data.perspective;
+    return { ok: true, document };
   }
-  return parsed.error.issues
+  const problem = parsed.error.issues
     .map((issue) => {
       const text = formatIssue(issue);
       const field = issue.path[0];
@@ -185,6 +115,7 @@ function validateFilled(merged: DocumentBody): DocumentBody | string {
       return text;
     })
     .join('; ');
+  return { ok: false, problem };
 }
 
 function isJsonObject(text: string): boolean {

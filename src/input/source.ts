@@ -89,10 +89,13 @@ async function* readFileStream(path: string): AsyncGenerator<Buffer> {
 }
 
 /**
- * Standard input until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
+ * Standard input (after the key's line under --api-key-stdin) until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
  * waiting (and alive) after an interruption, so the stream is destroyed when ctx.signal aborts.
  */
 async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
+  // With --api-key-stdin, standard input is the key's line, then the input: the key is taken first (and
+  // checked: an empty or mangled one is a usage error before anything is read or sent), the rest is the input.
+  if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
   const stdin = ctx.io.stdin;
   const stop = () => stdin.destroy();
   if (ctx.signal.aborted) throw new CancelError();

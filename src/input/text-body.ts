@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DocumentBody } from './documents.js';
 import { emptyError, tooLargeError } from './source.js';
-import { invalidUtf8Error } from './utf8.js';
+import { Utf8Stream } from './utf8.js';
 
 /**
  * A plain-text document sent without holding it: the JSON body is written as the input is read, the
@@ -13,7 +13,7 @@ import { invalidUtf8Error } from './utf8.js';
  * decoded as strict UTF-8 in streaming mode: a character split across two chunks is kept whole.
  */
 
-/** The body's bytes, from `chunks` (which must not be empty; see firstChunk). */
+/** The body's bytes, from `chunks` (which must not be empty). */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
   chunks: AsyncIterable<Buffer>,
@@ -23,33 +23,15 @@ export async function* streamTextBody(
   const fields = Object.entries(head).filter(([, value]) => value !== undefined);
   const open = `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)},`).join('')}"content":"`;
   yield Buffer.from(open, 'utf8');
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let total = 0;
-  let line = 1;
-  // The last chunk and its first line: a character cut short at the very end is reported in it.
-  let last: Buffer = Buffer.alloc(0);
-  let lastLine = 1;
+  const text = new Utf8Stream(sourceName);
   for await (const chunk of chunks) {
-    [last, lastLine] = [chunk, line];
-    total += chunk.length;
-    if (total > maxBytes) throw tooLargeError(sourceName, maxBytes);
-    let text: string;
-    try {
-      text = decoder.decode(chunk, { stream: true });
-    } catch {
-      throw invalidUtf8Error(chunk, sourceName, line);
-    }
-    if (text.length > 0) yield escaped(text);
-    line += countNewlines(chunk);
+    if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
+    const part = text.push(chunk);
+    if (part.length > 0) yield escaped(part);
   }
-  if (total === 0) throw emptyError(sourceName);
-  let tail: string;
-  try {
-    tail = decoder.decode();
-  } catch {
-    throw invalidUtf8Error(last, sourceName, lastLine);
-  }
-  yield Buffer.from(`${tail.length > 0 ? JSON.stringify(tail).slice(1, -1) : ''}"}`, 'utf8');
+  if (text.bytes === 0) throw emptyError(sourceName);
+  const tail = text.end();
+  yield Buffer.from(`${tail.length > 0 ? escaped(tail).toString('utf8') : ''}"}`, 'utf8');
 }
 
 /** The text as the inside of a JSON string (JSON.stringify without its quotes). */
@@ -58,39 +40,34 @@ function escaped(text: string): Buffer {
   return Buffer.from(json.slice(1, json.length - 1), 'utf8');
 }
 
-function countNewlines(bytes: Buffer): number {
-  let n = 0;
-  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) n++;
-  return n;
+/** How many characters of the content a checked text carries for the client's check (see document-input.ts). */
+const PREVIEW_CHARS = 64;
+
+/** The first characters of a decoded chunk, copied: a slice would keep the whole chunk's string alive. */
+function firstChars(text: string): string {
+  return Array.from(text.slice(0, PREVIEW_CHARS)).join('');
 }
 
 /**
- * Reads a source once without keeping it, to refuse bytes that are not UTF-8 (naming the line) before
- * anything is sent. Used for files, which can be read again to send them.
+ * Reads a source once without keeping it, to refuse bytes that are not UTF-8 (naming the line) and
+ * empty input before anything is sent. Used for files, which can be read again to send them. Returns
+ * the text's first characters.
  */
-export async function checkUtf8(chunks: AsyncIterable<Buffer>, sourceName: string): Promise<void> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let line = 1;
-  let last: Buffer = Buffer.alloc(0);
-  let lastLine = 1;
+export async function checkUtf8(chunks: AsyncIterable<Buffer>, sourceName: string): Promise<string> {
+  const text = new Utf8Stream(sourceName);
+  let preview = '';
   for await (const chunk of chunks) {
-    [last, lastLine] = [chunk, line];
-    try {
-      decoder.decode(chunk, { stream: true });
-    } catch {
-      throw invalidUtf8Error(chunk, sourceName, line);
-    }
-    line += countNewlines(chunk);
+    const part = text.push(chunk);
+    if (preview.length < PREVIEW_CHARS) preview += firstChars(part);
   }
-  try {
-    decoder.decode();
-  } catch {
-    throw invalidUtf8Error(last, sourceName, lastLine);
-  }
+  if (text.bytes === 0) throw emptyError(sourceName);
+  return preview + text.end();
 }
 
 /** A source read once and kept so it can be sent (and retried) after it was checked. */
 export interface SpooledText {
+  /** The text's first characters. */
+  preview: string;
   open(): AsyncIterable<Buffer>;
   dispose(): Promise<void>;
 }
@@ -109,13 +86,10 @@ export async function spoolText(
   sourceName: string,
   maxBytes: number,
 ): Promise<SpooledText> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const text = new Utf8Stream(sourceName);
+  let preview = '';
   const kept: Buffer[] = [];
   let keptBytes = 0;
-  let total = 0;
-  let line = 1;
-  let last: Buffer = Buffer.alloc(0);
-  let lastLine = 1;
   let dir: string | undefined;
   let file: Awaited<ReturnType<typeof open>> | undefined;
   const dispose = async () => {
@@ -125,15 +99,9 @@ export async function spoolText(
   };
   try {
     for await (const chunk of chunks) {
-      [last, lastLine] = [chunk, line];
-      total += chunk.length;
-      if (total > maxBytes) throw tooLargeError(sourceName, maxBytes);
-      try {
-        decoder.decode(chunk, { stream: true });
-      } catch {
-        throw invalidUtf8Error(chunk, sourceName, line);
-      }
-      line += countNewlines(chunk);
+      if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
+      const part = text.push(chunk);
+      if (preview.length < PREVIEW_CHARS) preview += firstChars(part);
       if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
         kept.push(chunk);
         keptBytes += chunk.length;
@@ -146,12 +114,8 @@ export async function spoolText(
       }
       await file.write(chunk);
     }
-    if (total === 0) throw emptyError(sourceName);
-    try {
-      decoder.decode();
-    } catch {
-      throw invalidUtf8Error(last, sourceName, lastLine);
-    }
+    if (text.bytes === 0) throw emptyError(sourceName);
+    preview += text.end();
     await file?.close();
     file = undefined;
   } catch (error) {
@@ -160,6 +124,7 @@ export async function spoolText(
   }
   const path = dir === undefined ? undefined : join(dir, 'input');
   return {
+    preview,
     open: () => (path === undefined ? fromMemory(kept) : fromFile(path)),
     dispose,
   };

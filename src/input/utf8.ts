@@ -65,3 +65,41 @@ export function findInvalidUtf8(bytes: Uint8Array): number {
   }
   return bytes.length;
 }
+
+/**
+ * Strict UTF-8 over a stream of chunks, the one decoder of every streamed input: a character split
+ * across two chunks is kept whole, and a bad byte (or a character cut short at the end) is a UsageError
+ * naming the source and its line.
+ */
+export class Utf8Stream {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+  private line = 1;
+  /** The last chunk and its first line: a character cut short at the very end is reported in it. */
+  private last: Uint8Array = new Uint8Array(0);
+  private lastLine = 1;
+  /** Bytes decoded so far. */
+  bytes = 0;
+
+  constructor(private readonly sourceName: string) {}
+
+  push(chunk: Uint8Array): string {
+    [this.last, this.lastLine] = [chunk, this.line];
+    this.bytes += chunk.length;
+    let text: string;
+    try {
+      text = this.decoder.decode(chunk, { stream: true });
+    } catch {
+      throw invalidUtf8Error(chunk, this.sourceName, this.line);
+    }
+    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) this.line++;
+    return text;
+  }
+
+  end(): string {
+    try {
+      return this.decoder.decode();
+    } catch {
+      throw invalidUtf8Error(this.last, this.sourceName, this.lastLine);
+    }
+  }
+}

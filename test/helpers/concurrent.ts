@@ -33,13 +33,15 @@ export interface ContenderResult {
 export interface RaceOptions {
   /** Each process is killed after this long (default 30 s); a killed one has code null. */
   timeoutMs?: number;
+  /** Called as each process ends (a test may hold a shared resource until the others are done). */
+  onExit?: (result: ContenderResult) => void;
 }
 
 /** Starts every contender, releases them together, and waits for all of them to end. */
 export async function race(contenders: Contender[], options: RaceOptions = {}): Promise<ContenderResult[]> {
   const startFile = join(makeTempDir('facectl-race-'), 'go');
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const running = contenders.map((contender, index) => start(contender, index, startFile, timeoutMs));
+  const running = contenders.map((contender, index) => start(contender, index, startFile, timeoutMs, options.onExit));
   // Every child blocks in the preload until the start file exists; spawning takes longer than the
   // preload's check, so the file is written once all of them have been spawned.
   await Promise.all(running.map((r) => r.spawned));
@@ -54,7 +56,13 @@ export async function rounds<T>(count: number, round: (n: number) => Promise<T>)
   return results;
 }
 
-function start(contender: Contender, index: number, startFile: string, timeoutMs: number) {
+function start(
+  contender: Contender,
+  index: number,
+  startFile: string,
+  timeoutMs: number,
+  onExit: ((result: ContenderResult) => void) | undefined,
+) {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries({ ...process.env, ...contender.env })) {
     if (value !== undefined) env[name] = value;
@@ -78,13 +86,15 @@ function start(contender: Contender, index: number, startFile: string, timeoutMs
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({
+      const result = {
         index,
         code,
         signal,
         stdout: Buffer.concat(stdout).toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),
-      });
+      };
+      onExit?.(result);
+      resolve(result);
     });
   });
   child.stdin.on('error', () => {});

@@ -388,3 +388,18 @@ describe('proxies', () => {
     }
   });
 });
+
+describe('pre-serialized bodies are checked against the contract too', () => {
+  it('a raw body is sent only with its parsed form, which must pass the contract; else exit 2 and nothing sent', async () => {
+    const api = client();
+    const body = { alias: 'ada-lovelace', content: 'Dear Babbage', label: 'letters' };
+    const raw = JSON.stringify(body);
+    const refused = await failure(api.call(routes.createDocument, { body: { ...body, label: '' } }, { rawBody: raw }));
+    expect(refused.message).toBe('invalid body for POST /v1/compile/documents: label: must not be empty');
+    expect((refused as UsageError).exitCode).toBe(ExitCode.usage);
+    // No parsed form at all: refused the same way, not sent unchecked.
+    const unchecked = await failure(api.call(routes.createDocument, {}, { rawBody: raw }));
+    expect(unchecked.message).toMatch(/^invalid body for POST \/v1\/compile\/documents: /);
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bodyHash, bodyHashV1, openBatchJournal } from '../../src/commands/docs/batch-journal.js';
+import { bodyHash, openBatchJournal } from '../../src/state/batch-journal.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
+import { acquireLock } from '../../src/state/lock.js';
 import { makeTempDir } from '../helpers/temp.js';
 
 const fresh = () => makeTempDir('facectl-journal-');
@@ -72,22 +74,32 @@ describe('batch journal', () => {
     await third.close();
   });
 
-  it('a lock left by a process that no longer runs is taken over; a live one is exit 5', async () => {
+  it('a lock left by a process that no longer runs is taken over; a held one is exit 5 and stays', async () => {
     const dir = fresh();
     const journal = await open(dir);
     await journal.close();
     const lock = journal.path.replace(/\.ndjson$/, '.lock');
-    writeFileSync(lock, '2147483646'); // no such process
+    // As a run killed with kill -9 leaves it: the lock directory, its owner a process that is gone.
+    mkdirSync(lock);
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646, host: hostname(), boot }));
     const taken = await open(dir, 'restart');
     await taken.close();
-    writeFileSync(lock, String(process.ppid)); // the test runner's parent: alive
-    const busy = await open(dir, 'restart').then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(busy).toBeInstanceOf(CliError);
-    expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
-    expect((busy as CliError).message).toBe(`another facectl (pid ${process.ppid}) is submitting batch.ndjson`);
+    expect(existsSync(lock)).toBe(false);
+    const held = acquireLock(lock);
+    try {
+      const busy = await open(dir, 'restart').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(busy).toBeInstanceOf(CliError);
+      expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
+      expect((busy as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
+      // The refused run removed nothing: the lock is still the holder's.
+      expect(existsSync(join(lock, 'owner.json'))).toBe(true);
+    } finally {
+      held.release();
+    }
   });
 
   it('inputs are kept apart; an unwritable state directory is a clear error naming it', async () => {
@@ -107,35 +119,24 @@ describe('batch journal', () => {
     expect(bodyHash(text)).toBe(createHash('sha256').update(text).digest('hex').slice(0, 32));
     expect(bodyHash(text.replace('✓', '✓ '))).not.toBe(bodyHash(text));
     expect(bodyHash(text)).toMatch(/^[0-9a-f]{32}$/);
-    // Format 1 hashed the document as read, in its own field order.
-    const asRead = { label: 'l', content: 'x "y" ✓', alias: 'ada' };
-    expect(bodyHashV1(asRead)).toBe(bodyHash(JSON.stringify(asRead)));
   });
 
-  it('a new journal is of format 2; a format-1 journal is resumed as format 1, its records kept', async () => {
+  it('a new journal is of format 2; one of another format (1, of earlier builds, or unknown) is not resumed from', async () => {
     const dir = fresh();
     const journal = await open(dir);
-    expect(journal.format).toBe(2);
     await journal.close();
     expect(JSON.parse(readFileSync(journal.path, 'utf8').split('\n')[0] as string).facectl_batch).toBe(2);
-    const header = {
-      facectl_batch: 1,
-      batch_id: 'b1',
-      source: 'file:/data/batch.ndjson',
-      created_at: '2026-11-01T00:00:00Z',
-    };
+    const header = { batch_id: 'b1', source: 'file:/data/batch.ndjson', created_at: '2026-11-01T00:00:00Z' };
     const record = { line: 2, hash: 'c'.repeat(32), document_id: 'doc_2', token_count: 3 };
-    writeFileSync(journal.path, `${JSON.stringify(header)}\n${JSON.stringify(record)}\n`, { mode: 0o600 });
-    const resumed = await open(dir, 'resume');
-    expect(resumed.format).toBe(1);
-    expect([...resumed.earlier.values()]).toEqual([record]);
-    expect(resumed.idempotencyKey(5, 'd'.repeat(32))).toBe(`facectl-batch-b1-5-${'d'.repeat(16)}`);
-    await resumed.close();
-    // An unknown format is no record to resume from (sent again, nothing skipped on a guess).
-    writeFileSync(journal.path, `${JSON.stringify({ ...header, facectl_batch: 9 })}\n${JSON.stringify(record)}\n`);
-    const unknown = await open(dir, 'resume');
-    expect(unknown.resumed).toBe(false);
-    expect(unknown.format).toBe(2);
-    await unknown.close();
+    for (const format of [1, 9]) {
+      const text = `${JSON.stringify({ facectl_batch: format, ...header })}\n${JSON.stringify(record)}\n`;
+      writeFileSync(journal.path, text, { mode: 0o600 });
+      // Nothing skipped on a guess: every line is sent again, under a new batch id.
+      const other = await open(dir, 'resume');
+      expect(other.resumed).toBe(false);
+      expect(other.earlier.size).toBe(0);
+      expect(other.idempotencyKey(5, 'd'.repeat(32))).not.toContain('-b1-');
+      await other.close();
+    }
   });
 });

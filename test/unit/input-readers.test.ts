@@ -4,13 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { documentCreateRequest } from '../../src/contract/documents.js';
 import { UsageError } from '../../src/errors.js';
-import {
-  type DocumentBody,
-  detectDocumentFormat,
-  documentRequestText,
-  readJsonDocument,
-  readNdjsonDocuments,
-} from '../../src/input/documents.js';
+import { detectDocumentFormat, documentRequestText, readJsonDocument } from '../../src/input/documents.js';
+import { type NdjsonLine, readNdjsonDocuments } from '../../src/input/ndjson.js';
 import { locateJsonError, parseJson } from '../../src/input/json.js';
 import { readJsonObjectFlag } from '../../src/input/json-flag.js';
 import { readLines } from '../../src/input/lines.js';
@@ -270,19 +265,28 @@ describe('docs submit input kinds', () => {
     const defaults = { alias: 'ada', label: 'default' };
     const lines = await collect(readNdjsonDocuments(chunks(text), 'batch.ndjson', defaults));
     expect(lines).toHaveLength(6);
-    for (const line of lines) {
-      expect(line.error).toBeUndefined();
-      const sent = documentRequestText(line.document as DocumentBody);
+    const ok = (line: NdjsonLine | undefined) => {
+      if (line === undefined || line.error !== undefined) throw new Error(`not a document: ${line?.error}`);
+      return line;
+    };
+    for (const line of lines.map(ok)) {
+      const sent = documentRequestText(line.document);
       expect(sent).toBe(JSON.stringify(documentCreateRequest.parse(line.document)));
-      expect(sent).toBe(JSON.stringify(documentCreateRequest.parse(line.filled)));
+      // The body sent is the line's own bytes, or else that text: either way the same document.
+      expect(documentCreateRequest.parse(JSON.parse(line.body.toString()))).toEqual(
+        documentCreateRequest.parse(line.document),
+      );
     }
-    expect(documentRequestText(lines[0]?.document as DocumentBody)).toBe(
+    // A line with all its fields is sent as it is; one the flags complete, as the client's text of it.
+    expect(ok(lines[0]).body.toString()).toBe('{"label": "b", "content": "x \\"q\\" ✓", "alias": "ada-two"}');
+    expect(ok(lines[1]).body).toBe(
+      '{"alias":"ada","content":"defaults","label":"default","perspective":"third-person"}',
+    );
+    expect(documentRequestText(ok(lines[0]).document)).toBe(
       '{"alias":"ada-two","content":"x \\"q\\" ✓","label":"b","perspective":"third-person"}',
     );
-    // Lines 2 and 7 differ only in their field order: the same body.
-    expect(documentRequestText(lines[5]?.document as DocumentBody)).toBe(
-      documentRequestText(lines[1]?.document as DocumentBody),
-    );
+    // Lines 2 and 7 differ only in their field order: the same document.
+    expect(documentRequestText(ok(lines[5]).document)).toBe(ok(lines[1]).body);
   });
 });
 

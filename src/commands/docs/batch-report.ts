@@ -1,14 +1,93 @@
-import type { Context, ProgressBar, Spinner } from '../../context.js';
-import type { BatchSummary } from './submit-batch.js';
+import type { Context } from '../../context.js';
+import { ExitCode, type ExitCodeValue } from '../../errors.js';
 
-/** How a batch reports to people and scripts while it runs: its result lines, its progress, its summary. */
+/**
+ * How a batch reports to people and scripts while it runs and when it ends: a result per line as it
+ * finishes (NDJSON under --json, `line<TAB>document_id<TAB>token_count` when piped, a table at the end
+ * on a terminal), a progress bar or spinner on stderr, the failures, and the summary. It keeps the
+ * counts and a bounded list of failures, whatever the batch's size.
+ */
+
+export type LineResult =
+  | { line: number; ok: true; document_id: string; token_count: number; resumed?: true }
+  | { line: number; ok: false; error: { code: string; message: string } };
+
+export type FailedLine = LineResult & { ok: false };
+
+export interface BatchSummary {
+  total: number | undefined;
+  submitted: number;
+  /** Of `submitted`, the lines an earlier run had submitted (not sent again). */
+  earlier: number;
+  failed: number;
+  tokens: number;
+}
+
+export interface Failures {
+  /** The first few, in the order they came. */
+  listed: FailedLine[];
+  /** The first failure of each exit code. */
+  firstByExitCode: Map<ExitCodeValue, FailedLine>;
+}
+
+export interface BatchReporter {
+  report(result: LineResult, exitCode?: ExitCodeValue): void;
+  /** Writes what is left (the table, the failures, the summary); returns the counts. */
+  finish(): { summary: BatchSummary; failures: Failures };
+}
+
+const MAX_LISTED = 10;
+
+export function createReporter(ctx: Context, total: number | undefined): BatchReporter {
+  const summary: BatchSummary = { total, submitted: 0, earlier: 0, failed: 0, tokens: 0 };
+  const failures: Failures = { listed: [], firstByExitCode: new Map() };
+  const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
+  const forTable: (LineResult & { ok: true })[] = [];
+  const results = batchedLines(ctx);
+  const progress = startProgress(ctx, total);
+  return {
+    report(result, exitCode) {
+      if (result.ok) {
+        summary.submitted++;
+        if (result.resumed) summary.earlier++;
+        summary.tokens += result.token_count;
+        if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
+        else if (onTerminal) forTable.push(result);
+        else results.add(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
+      } else {
+        summary.failed++;
+        const code = exitCode ?? ExitCode.error;
+        if (failures.listed.length < MAX_LISTED) failures.listed.push(result);
+        if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
+        if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
+        else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+      }
+      progress.update(summary.submitted + summary.failed, summary.failed);
+    },
+    finish() {
+      results.flush();
+      progress.stop();
+      if (onTerminal && forTable.length > 0) {
+        ctx.out.list(forTable, [
+          { header: 'line', value: (r) => r.line },
+          { header: 'document_id', value: (r) => r.document_id },
+          { header: 'token_count', value: (r) => r.token_count },
+        ]);
+      }
+      if (onTerminal)
+        for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+      printSummary(ctx, summary, onTerminal ? summary.failed - failures.listed.length : 0);
+      return { summary, failures };
+    },
+  };
+}
 
 /**
  * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
  * one per document (to a file or a pipe, each write is a system call, and a batch answers thousands of
  * documents a second). The lines keep their order; flush() writes what is left when the batch ends.
  */
-export function batchedLines(ctx: Context): { add(line: string): void; flush(): void } {
+function batchedLines(ctx: Context): { add(line: string): void; flush(): void } {
   let pending = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
@@ -29,18 +108,18 @@ export function batchedLines(ctx: Context): { add(line: string): void; flush(): 
   };
 }
 
-export function startProgress(
+function startProgress(
   ctx: Context,
   total: number | undefined,
 ): { update(done: number, failed: number): void; stop(): void } {
   if (total !== undefined) {
-    const bar: ProgressBar = ctx.out.progress('Submitting');
+    const bar = ctx.out.progress('Submitting');
     return {
       update: (done, failed) => bar.update(done, total, failed > 0 ? `(${failed} failed)` : undefined),
       stop: () => bar.stop(),
     };
   }
-  const spinner: Spinner = ctx.out.spinner('Submitting documents');
+  const spinner = ctx.out.spinner('Submitting documents');
   return {
     update: (done, failed) =>
       spinner.update(`Submitting documents: ${done} done${failed > 0 ? `, ${failed} failed` : ''}`),
@@ -48,7 +127,7 @@ export function startProgress(
   };
 }
 
-export function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
+function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
   if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
   const of = summary.total !== undefined ? ` of ${summary.total}` : '';
   const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';

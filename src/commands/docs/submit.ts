@@ -1,21 +1,15 @@
 import * as z from 'zod';
 import { LargeStrings } from '../../api/large-strings.js';
+import { capYoungGeneration } from '../../api/young-generation.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
-import {
-  type DocumentBody,
-  type DocumentDefaults,
-  type DocumentFormat,
-  detectDocumentFormat,
-  readJsonDocument,
-  textDocument,
-} from '../../input/documents.js';
+import type { DocumentDefaults, DocumentFormat } from '../../input/documents.js';
+import { type PreparedDocument, preparedText, readDocumentInput } from '../../input/document-input.js';
 import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
-import { MAX_BODY_BYTES, resolveSource, tooLargeError } from '../../input/source.js';
-import { checkUtf8, spoolText, streamTextBody } from '../../input/text-body.js';
+import { resolveSource } from '../../input/source.js';
 import { parseOptions, requireValue } from '../kit.js';
-import type { JournalMode } from './batch-journal.js';
+import type { JournalMode } from '../../state/batch-journal.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
 
@@ -93,49 +87,33 @@ export async function submitAction(ctx: Context, raw: Record<string, unknown>, i
 
 export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void> {
   if (opts.content !== undefined) {
-    await submitOne(ctx, textBody(opts.content, await textFlags(ctx, opts)));
+    await submitOne(ctx, preparedText(opts.content, await textFlags(ctx, opts)));
     return;
   }
   const source = await resolveSource(ctx, opts.file as string, STDIN_HINT);
-  const detected = opts.format
-    ? { format: opts.format, chunks: source.open() }
-    : await detectDocumentFormat(source.open(), source.name);
-  if (opts.journal !== 'new' && detected.format !== 'ndjson') {
-    throw new UsageError(
-      `--${opts.journal} applies to a batch (NDJSON), but ${source.name} was read as ${detected.format === 'json' ? 'one JSON document' : 'text'}`,
-      { hint: 'pass --format ndjson if it is a batch' },
-    );
+  const input = await readDocumentInput(source, {
+    format: opts.format,
+    defaults: opts,
+    textDefaults: () => textFlags(ctx, opts),
+    continueOnError: opts.continueOnError,
+    batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
+    // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
+    onBatch: () => void capYoungGeneration().catch(() => undefined),
+  });
+  if (input.kind === 'batch') {
+    await submitBatch(ctx, {
+      ...opts,
+      source,
+      lines: input.lines,
+      total: input.total,
+      resumeCommand: resumeCommand(ctx, opts),
+    });
+    return;
   }
-  switch (detected.format) {
-    case 'text': {
-      // The flags first: a missing --alias is reported before a large input is read.
-      const flags = await textFlags(ctx, opts);
-      // The flags checked as a document with a stand-in content: the real one is streamed, not held.
-      const { content: _standIn, ...head } = textBody('-', flags);
-      if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
-      if (source.reopenable) {
-        // A file is checked whole first (nothing is sent if it is not UTF-8), then read again to send;
-        // the body is a function so that a retry reads it once more.
-        await checkUtf8(detected.chunks, source.name);
-        await submitOne(ctx, () => streamTextBody(head, source.open(), source.name, MAX_BODY_BYTES));
-      } else {
-        // Standard input is read to its end and checked before the request: bad bytes send nothing,
-        // and the kept copy (a temporary file beyond a few MiB) lets a retry send it again.
-        const spooled = await spoolText(detected.chunks, source.name, MAX_BODY_BYTES);
-        try {
-          await submitOne(ctx, () => streamTextBody(head, spooled.open(), source.name, MAX_BODY_BYTES));
-        } finally {
-          await spooled.dispose();
-        }
-      }
-      return;
-    }
-    case 'json':
-      await submitOne(ctx, await readJsonDocument(detected.chunks, source.name, opts));
-      return;
-    case 'ndjson':
-      await submitBatch(ctx, { source, chunks: detected.chunks, defaults: opts, ...opts });
-      return;
+  try {
+    await submitOne(ctx, input.prepared);
+  } finally {
+    await input.prepared.dispose();
   }
 }
 
@@ -151,18 +129,10 @@ async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDef
   return { alias, label, perspective: opts.perspective };
 }
 
-function textBody(content: string, flags: DocumentDefaults): DocumentBody {
-  const result = textDocument(content, flags);
-  if (typeof result === 'string') throw new UsageError(result);
-  return result;
-}
-
-/** A document body, or its JSON bytes as a stream (see streamTextBody). */
-type SubmitBody = DocumentBody | AsyncIterable<Uint8Array> | (() => AsyncIterable<Uint8Array>);
-
-export async function submitOne(ctx: Context, body: SubmitBody): Promise<Document> {
+export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<Document> {
   const api = await ctx.api();
-  if (!(typeof body === 'function' || Symbol.asyncIterator in body)) {
+  const body = prepared.document;
+  if (prepared.body === undefined) {
     const document = await api.call(createDocument, { body }, { signal: ctx.signal });
     ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
@@ -173,7 +143,11 @@ export async function submitOne(ctx: Context, body: SubmitBody): Promise<Documen
   // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
   const large = new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
-    const document = await api.call(createDocument, {}, { signal: ctx.signal, rawBody: body, largeStrings: large });
+    const document = await api.call(
+      createDocument,
+      { body },
+      { signal: ctx.signal, rawBody: prepared.body, largeStrings: large },
+    );
     if (ctx.out.json) await large.writeJson(ctx.io.stdout, document);
     else ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
@@ -182,4 +156,38 @@ export async function submitOne(ctx: Context, body: SubmitBody): Promise<Documen
   } finally {
     await large.dispose();
   }
+}
+
+/**
+ * The command that resumes a batch: its input, every flag that shapes the bodies sent (so each line's
+ * hash and Idempotency-Key are the same again) or the output, and --resume.
+ */
+export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
+  const words = [
+    'facectl',
+    'docs',
+    'submit',
+    ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']),
+    '--resume',
+  ];
+  const flag = (name: string, value: string | undefined) => {
+    if (value !== undefined) words.push(name, value);
+  };
+  flag('--alias', opts.alias);
+  flag('--label', opts.label);
+  flag('--perspective', opts.perspective ?? undefined);
+  flag('--format', opts.format);
+  if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
+  if (opts.continueOnError) words.push('--continue-on-error');
+  if (ctx.globals.json) words.push('--json');
+  flag('--base-url', ctx.globals.baseUrl);
+  flag('--profile', ctx.globals.profile);
+  if (ctx.globals.insecureHttp) words.push('--insecure-http');
+  if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
+  return words.map(shellWord).join(' ');
+}
+
+/** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

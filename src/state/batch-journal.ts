@@ -1,7 +1,8 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
+import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
 /**
  * The journal of an NDJSON batch, so that an interrupted or failed batch can be resumed without sending
@@ -10,9 +11,8 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  * One file per input (a file by its real path; standard input by the working directory), under the
  * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
  * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). The header's
- * `facectl_batch` names how bodies are hashed: 2, the request body's text as sent (bodyHash); 1, as
- * earlier builds wrote it, the document as read (bodyHashV1). A resumed batch keeps its format, so its
- * hashes and Idempotency-Keys match the earlier run's. Records are
+ * `facectl_batch` is the format, 2: bodies hashed as the request body's text as sent (bodyHash); a
+ * journal of any other format is not resumed from (its lines are sent again). Records are
  * appended as answers arrive, written together at most every 100 ms (a write per answer cost a tenth
  * of a bulk submit's time), so a kill -9 of facectl loses at most the records of the last 100 ms; the
  * file is synced to disk at most once a second and when the batch ends. A record lost either way only
@@ -24,14 +24,16 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
  * sent again by --resume with the same key, and the service answers with the document it already made
  * instead of creating a second one. A line edited since is a different body, so a different key.
  *
- * The journal is removed when every line of the batch was submitted. A lock file next to it keeps two
- * invocations from sending the same input at once.
+ * The journal is removed when every line of the batch was submitted. A lock next to it (src/state/lock.ts:
+ * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
+ * sending the same input at once: the second exits 5. A lock left by a killed run is taken over.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
 
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
+const STALE_SECONDS = 10;
 
 export interface JournalEntry {
   line: number;
@@ -46,8 +48,6 @@ export interface BatchJournal {
   readonly earlier: ReadonlyMap<number, JournalEntry>;
   /** Whether --resume found an earlier run to continue. */
   readonly resumed: boolean;
-  /** How this batch's records hash the bodies: bodyHash for 2, bodyHashV1 for 1. */
-  readonly format: JournalFormat;
   idempotencyKey(line: number, hash: string): string;
   record(entry: JournalEntry): void;
   /** Resolves when every record so far is written and synced to disk. */
@@ -56,14 +56,15 @@ export interface BatchJournal {
   complete(): Promise<void>;
   /** The batch stopped short: the journal stays for --resume. */
   close(): Promise<void>;
+  /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
+  lockLost(): Error | undefined;
 }
 
-/** How the records of a journal hash the bodies (see the top of this file). */
-export type JournalFormat = 1 | 2;
-const FORMAT: JournalFormat = 2;
+/** The journal's format (see the top of this file). */
+const FORMAT = 2;
 
 interface Header {
-  facectl_batch: JournalFormat;
+  facectl_batch: typeof FORMAT;
   batch_id: string;
   source: string;
   created_at: string;
@@ -80,17 +81,9 @@ export interface OpenJournalOptions {
   now?: () => Date;
 }
 
-/** The hash of a request body, as it is sent (journal format 2). */
+/** The hash of a request body, as it is sent. */
 export function bodyHash(body: string | Uint8Array): string {
   return hash('sha256', body, 'hex').slice(0, 32);
-}
-
-/**
- * The hash journals of format 1 recorded: of the document as read, serialized in its own field order.
- * Used only to resume such a batch.
- */
-export function bodyHashV1(document: unknown): string {
-  return bodyHash(JSON.stringify(document));
 }
 
 export async function openBatchJournal(options: OpenJournalOptions): Promise<BatchJournal> {
@@ -103,16 +96,24 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
   } catch (error) {
     throw stateError(dir, error);
   }
-  await acquireLock(lockPath, options.sourceName);
+  let lost: Error | undefined;
+  const lock = takeLock(lockPath, options.sourceName, (error) => {
+    lost = error;
+  });
   try {
-    return await openLocked(options, path, lockPath);
+    return await openLocked(options, path, lock, () => lost);
   } catch (error) {
-    await rm(lockPath, { force: true });
+    lock.release();
     throw error;
   }
 }
 
-async function openLocked(options: OpenJournalOptions, path: string, lockPath: string): Promise<BatchJournal> {
+async function openLocked(
+  options: OpenJournalOptions,
+  path: string,
+  lock: HeldLock,
+  lockLost: () => Error | undefined,
+): Promise<BatchJournal> {
   const existing = await readJournal(path);
   const hasEarlier = existing !== undefined && existing.entries.size > 0;
   if (options.mode === 'new' && hasEarlier) {
@@ -188,14 +189,13 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
   let scheduled = false;
   const release = async () => {
     await handle.close().catch(() => undefined);
-    await rm(lockPath, { force: true });
+    lock.release();
   };
 
   return {
     path,
     earlier: resume ? existing.entries : new Map(),
     resumed: resume,
-    format: resume ? existing.header.facectl_batch : FORMAT,
     idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
     record(entry) {
       queued.push(`${JSON.stringify(entry)}\n`);
@@ -209,11 +209,13 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
     },
     flush,
     async complete() {
+      // The record goes before the lock: a run that takes the lock next never sees a finished batch's record.
       try {
         await flush();
+        await handle.close().catch(() => undefined);
+        await rm(path, { force: true });
       } finally {
         await release();
-        await rm(path, { force: true });
       }
     },
     async close() {
@@ -223,6 +225,7 @@ async function openLocked(options: OpenJournalOptions, path: string, lockPath: s
         await release();
       }
     },
+    lockLost,
   };
 }
 
@@ -243,7 +246,7 @@ async function readJournal(path: string): Promise<ReadJournal | undefined> {
   }
   const lines = text.split('\n');
   const header = parse(lines[0]) as Partial<Header> | undefined;
-  if ((header?.facectl_batch !== 1 && header?.facectl_batch !== 2) || typeof header.batch_id !== 'string') {
+  if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') {
     return undefined;
   }
   const entries = new Map<number, JournalEntry>();
@@ -271,35 +274,17 @@ function parse(line: string | undefined): unknown {
   }
 }
 
-/** Only one facectl sends a given input at a time; a lock left by a killed process is taken over. */
-async function acquireLock(lockPath: string, sourceName: string): Promise<void> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const handle = await open(lockPath, 'wx', 0o600);
-      await handle.write(String(process.pid));
-      await handle.close();
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw stateError(lockPath, error);
-    }
-    const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-    if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new CliError(`another facectl (pid ${owner}) is submitting ${sourceName}`, ExitCode.conflict, {
-        code: 'batch_in_progress',
-        hint: `wait for it to finish or stop it; if no such process is running, remove ${lockPath}`,
-      });
-    }
-    await rm(lockPath, { force: true });
-  }
-  throw new CliError(`cannot take the lock ${lockPath}`, ExitCode.conflict, { code: 'batch_in_progress' });
-}
-
-function isAlive(pid: number): boolean {
+/** Only one facectl sends a given input at a time (exit 5 for the others); a killed run's lock is taken over. */
+function takeLock(lockPath: string, sourceName: string, onCompromised: (error: Error) => void): HeldLock {
   try {
-    process.kill(pid, 0);
-    return true;
+    return acquireLock(lockPath, { staleMs: STALE_SECONDS * 1000, onCompromised });
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
+    const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+    throw new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
+      code: 'batch_in_progress',
+      hint: `wait for it to finish or stop it; a lock left by a killed run is taken over once it is ${STALE_SECONDS} s old (${lockPath})`,
+    });
   }
 }
 

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { ensureBuilt } from './support.js';
+
+// Issue 12, item 6: `--api-key-stdin` with the input on standard input too. The key is the first line
+// of standard input and the input is the rest (README, "Global flags"), in every command that reads
+// standard input: docs submit -, threads replace-messages -, faces create --basic-facts -. An empty or
+// mangled key line is a usage error (exit 2) before anything is sent.
+
+let service: TestService;
+let key: string;
+beforeAll(async () => {
+  ensureBuilt();
+  service = await startTestService();
+  key = service.key('pro');
+  await createFace(service, key, 'ada-keyin');
+});
+afterAll(async () => {
+  await service.close();
+});
+
+/** The bin with no key but the one on standard input. */
+function cli(args: string[], stdin: string) {
+  return runCli([...args, '--api-key-stdin', '--json'], {
+    env: { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_BASE_URL: service.baseUrl },
+    stdin,
+  });
+}
+
+function documentsLabelled(label: string) {
+  return [...service.store.values('documents')].filter((d) => d.label === label);
+}
+
+describe('--api-key-stdin with the input on standard input: the key is the first line, the input the rest', () => {
+  it('docs submit - (plain text): the rest is the document', async () => {
+    const result = await cli(
+      ['docs', 'submit', '--alias', 'ada-keyin', '--label', 'keyin-text', '-'],
+      `${key}\nDear Babbage,\nyours, Ada`,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).label).toBe('keyin-text');
+    expect(documentsLabelled('keyin-text').map((d) => d.content)).toEqual(['Dear Babbage,\nyours, Ada']);
+  });
+
+  it('docs submit - (NDJSON): every line after the key is a document, numbered from the first of them', async () => {
+    const lines = ['keyin-nd-1', 'keyin-nd-2'].map((label) =>
+      JSON.stringify({ alias: 'ada-keyin', label, content: label }),
+    );
+    const result = await cli(['docs', 'submit', '-'], `${key}\n${lines.join('\n')}\n`);
+    expect(result.code, result.stderr).toBe(0);
+    const results = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(results.map((r) => r.line).sort()).toEqual([1, 2]);
+    expect(documentsLabelled('keyin-nd-1')).toHaveLength(1);
+    expect(documentsLabelled('keyin-nd-2')).toHaveLength(1);
+  });
+
+  it('threads replace-messages -: the rest is the message list', async () => {
+    const created = await runCli(['threads', 'create', '--alias', 'ada-keyin', '--label', 'keyin-thread', '--json'], {
+      env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: key },
+    });
+    expect(created.code, created.stderr).toBe(0);
+    const threadId = JSON.parse(created.stdout).thread_id as string;
+    const messages = [{ role: 'user', content: 'Dear Babbage', from: 'Ada' }];
+    const result = await cli(['threads', 'replace-messages', threadId, '-'], `${key}\n${JSON.stringify(messages)}`);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).message_count).toBe(1);
+  });
+
+  it('faces create --basic-facts -: the rest is the JSON object', async () => {
+    const result = await cli(
+      ['faces', 'create', '--name', 'Ada', '--alias', 'ada-keyin-facts', '--basic-facts', '-'],
+      `${key}\n{"born": 1815}\n`,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).basic_facts).toEqual({ born: 1815 });
+  });
+
+  it('an empty key line is exit 2 (the key from standard input is empty), nothing sent', async () => {
+    const before = service.stats.requests;
+    const result = await cli(
+      ['docs', 'submit', '--alias', 'ada-keyin', '--label', 'keyin-empty', '-'],
+      '\nDear Babbage',
+    );
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('the API key from standard input is empty');
+    expect(service.stats.requests).toBe(before);
+  });
+});

@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ContenderResult, race, rounds } from '../helpers/concurrent.js';
+import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
+import { ensureBuilt, type FaultServer, startFaultServer, stored, tempDir } from './support.js';
+
+// Case 45 of docs/reliability.md: N `docs submit` of one file at once, with or without a stale lock
+// left by kill -9 -> exactly one runs, the others exit 5; no line is created twice.
+
+const PROCESSES = 4;
+const ROUNDS = 8;
+const LINES = 3;
+
+let service: TestService;
+let key: string;
+let front: FaultServer;
+let proxy: SlowProxy;
+/** Takes requests and never answers them: the run killed there leaves its lock behind. */
+let silent: FaultServer;
+
+beforeAll(async () => {
+  ensureBuilt();
+  service = await startTestService();
+  key = service.key('pro');
+  await createFace(service, key, 'ada-lock');
+  front = await startFaultServer();
+  proxy = slowProxy(front, service.baseUrl, 0);
+  silent = await startFaultServer(() => new Promise<void>(() => {}));
+});
+afterAll(async () => {
+  await front.close();
+  await silent.close();
+  await service.close();
+});
+
+function environment(configDir: string, baseUrl: string): Record<string, string> {
+  return {
+    FACECTL_CONFIG_DIR: configDir,
+    FACECTL_STATE_DIR: join(configDir, 'state'),
+    FACECTL_API_KEY: key,
+    FACECTL_BASE_URL: baseUrl,
+    NO_COLOR: '1',
+  };
+}
+
+/** What was left in the state directory: journals and locks. */
+function leftovers(configDir: string): string[] {
+  const dir = join(configDir, 'state', 'batches');
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+/** A run of the batch killed with kill -9 while its first request is in flight: its lock stays. */
+async function killedRun(file: string, configDir: string): Promise<void> {
+  const seen = silent.requests.length;
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...environment(configDir, silent.baseUrl) },
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const check = setInterval(() => {
+      if (silent.requests.length > seen) {
+        clearInterval(check);
+        resolve();
+      } else if (child.exitCode !== null) {
+        clearInterval(check);
+        reject(new Error(`the run to be killed ended first (exit ${child.exitCode})`));
+      }
+    }, 5);
+  });
+  child.kill('SIGKILL');
+  await exited;
+  expect(leftovers(configDir).some((name) => name.endsWith('.lock'))).toBe(true);
+}
+
+interface Round {
+  results: ContenderResult[];
+  labels: string[];
+}
+
+/**
+ * One round: PROCESSES runs of one file started together. The service's answers are held until every
+ * run but those that got as far as sending has ended, so the one that runs still holds its lock while
+ * the others try theirs (however the machine schedules them); a second run, if any, is let through too
+ * and shows up as a line created twice.
+ */
+async function contend(tag: string, n: number, staleLock: boolean): Promise<Round> {
+  const labels = Array.from({ length: LINES }, (_, i) => `lock-${tag}-${n}-${i}`);
+  const file = join(tempDir(), 'batch.ndjson');
+  writeFileSync(
+    file,
+    `${labels.map((label) => JSON.stringify({ alias: 'ada-lock', label, content: label })).join('\n')}\n`,
+  );
+  const configDir = makeConfigDir();
+  if (staleLock) await killedRun(file, configDir);
+
+  const firstRequest = front.requests.length;
+  const batchesSending = () =>
+    new Set(
+      front.requests
+        .slice(firstRequest)
+        .map((r) => /^facectl-batch-(.{16})-/.exec(String(r.headers['idempotency-key']))?.[1])
+        .filter(Boolean),
+    ).size;
+  let ended = 0;
+  proxy.holdAfter(proxy.answered());
+  const check = () => {
+    if (ended + batchesSending() >= PROCESSES) proxy.release();
+  };
+  const poll = setInterval(check, 10);
+  try {
+    const results = await race(
+      Array.from({ length: PROCESSES }, () => ({
+        command: process.execPath,
+        args: [BIN, 'docs', 'submit', '--file', file, '--json'],
+        cwd: ROOT,
+        env: environment(configDir, front.baseUrl),
+      })),
+      {
+        onExit: () => {
+          ended++;
+          check();
+        },
+      },
+    );
+    expect(leftovers(configDir)).toEqual([]);
+    return { results, labels };
+  } finally {
+    clearInterval(poll);
+    proxy.release();
+  }
+}
+
+function tally(all: Round[]): { winners: number; refused: number; duplicates: number; lost: number } {
+  let winners = 0;
+  let refused = 0;
+  let duplicates = 0;
+  let lost = 0;
+  for (const { results, labels } of all) {
+    winners += results.filter((r) => r.code === 0).length;
+    refused += results.filter((r) => r.code === 5 && /another facectl .*is submitting/.test(r.stderr)).length;
+    for (const label of labels) {
+      const copies = stored(service, label).filter((d) => d.label === label).length;
+      if (copies > 1) duplicates += copies - 1;
+      if (copies === 0) lost++;
+    }
+  }
+  return { winners, refused, duplicates, lost };
+}
+
+describe('case 45: one batch file submitted N times at once', () => {
+  for (const staleLock of [false, true]) {
+    const start = staleLock ? 'a stale lock left by kill -9' : 'no lock';
+    it(`from ${start}: exactly one runs, the others exit 5, no line is created twice`, async () => {
+      const tag = staleLock ? 'stale' : 'free';
+      const all = await rounds(ROUNDS, (n) => contend(tag, n, staleLock));
+      const figures = tally(all);
+      console.info(
+        `case 45 (${start}): ${ROUNDS} rounds x ${PROCESSES} processes: ${figures.winners} ran, ` +
+          `${figures.refused} refused (exit 5), duplicates ${figures.duplicates}, lost ${figures.lost}`,
+      );
+      for (const { results } of all) {
+        const codes = results.map((r) => r.code).sort();
+        expect(codes, results.map((r) => r.stderr).join('\n---\n')).toEqual([0, ...Array(PROCESSES - 1).fill(5)]);
+      }
+      expect(figures).toEqual({ winners: ROUNDS, refused: ROUNDS * (PROCESSES - 1), duplicates: 0, lost: 0 });
+    }, 240_000);
+  }
+});
