@@ -32,9 +32,9 @@ _facectl_subcommands() {
     'auth token') echo '' ;;
     'auth switch') echo '' ;;
     'config') echo 'get set unset list' ;;
-    'config get') echo '' ;;
-    'config set') echo '' ;;
-    'config unset') echo '' ;;
+    'config get') echo 'base_url api_key api_key_base_url default_profile' ;;
+    'config set') echo 'base_url default_profile' ;;
+    'config unset') echo 'base_url default_profile' ;;
     'config list') echo '' ;;
     'doctor') echo '' ;;
     'api') echo '' ;;
@@ -44,48 +44,53 @@ _facectl_subcommands() {
 
 _facectl_flags() {
   case "$1" in
-    '') echo '--version --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin --help' ;;
-    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'openapi') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'keys') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces create') echo '--name --alias --basic-facts --default-tools --default-model --formula --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'faces get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'import') echo '--type --perspective --face-speaker --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --resume --restart --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'docs sync') echo '--wait --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads create') echo '--alias --label --interviewer-billing-source --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads replace-messages') echo '--file --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'threads sync') echo '--wait --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth list') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth connect') echo '--no-browser --timeout --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'oauth disconnect') echo '--yes --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth login') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth logout') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth status') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth token') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth switch') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config get') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config set') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config unset') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'config list') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'doctor') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'api') echo '--method --header --raw-field --field --input --include --raw --help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
-    'completion') echo '--help --base-url --profile --json --no-input --debug --insecure-http --api-key-stdin' ;;
+    '') echo '--version --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin --help' ;;
+    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'openapi') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'keys') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces create') echo '--name --alias --basic-facts --default-tools --default-model --formula --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'faces get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'import') echo '--type --perspective --face-speaker --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs submit') echo '--alias --label --perspective --content --file --format --concurrency --continue-on-error --resume --restart --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'docs sync') echo '--wait --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads create') echo '--alias --label --interviewer-billing-source --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads replace-messages') echo '--file --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'threads sync') echo '--wait --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth list') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth connect') echo '--no-browser --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'oauth disconnect') echo '--yes --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth login') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth logout') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth status') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth token') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth switch') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config set') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config unset') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'config list') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'doctor') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'api') echo '--method --header --raw-field --field --input --include --raw --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'completion') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
   esac
 }
 
 _facectl_choices() {
   case "$1|$2" in
-    '|') ;;
+    'keys create|--scopes') echo 'keys:read keys:write faces:read faces:write compile:read compile:write oauth:read oauth:write' ;;
+    'import|--type') echo 'document transcript' ;;
+    'import|--perspective') echo 'first-person third-person' ;;
+    'docs submit|--perspective') echo 'first-person third-person' ;;
+    'docs submit|--format') echo 'text json ndjson' ;;
+    'threads create|--interviewer-billing-source') echo 'oauth compile credits' ;;
   esac
 }
 
@@ -95,7 +100,7 @@ _facectl() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
-    case " --base-url --profile --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="${path:+$path }$word" ;; esac
   done

@@ -49,24 +49,47 @@ const env = {
   NO_COLOR: '1',
 };
 
-/** Runs one facectl command, prints it and its output, and returns stdout. Stops the demo on failure. */
+/**
+ * Runs one facectl command, prints it and then its output in the order facectl wrote it: progress
+ * before results, a URL before what follows it. Two pipes would not keep that order (the demo may read
+ * either first), so unless the command's stdout is wanted as JSON, both streams go into one pipe.
+ * Returns stdout. Stops the demo on failure.
+ */
 async function facectl(args, { stdin, show, during } = {}) {
   const shown = show ?? `facectl ${args.map((a) => (/[\s"'$]/.test(a) ? JSON.stringify(a) : a)).join(' ')}`;
   console.log(`\n${bold(`$ ${shown}`)}`);
-  const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const merged = !args.includes('--json') && process.platform !== 'win32';
+  const child = merged
+    ? spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, bin, ...args], { env, stdio: 'pipe' })
+    : spawn(process.execPath, [bin, ...args], { env, stdio: 'pipe' });
   let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
+  let said = '';
+  const watch = (stream, print) => {
+    let pending = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (d) => {
+      pending += d;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines) print(line);
+    });
+    return () => pending !== '' && print(pending);
+  };
+  const endOut = watch(child.stdout, (line) => {
+    stdout += `${line}\n`;
+    said += `${line}\n`;
+    console.log(line);
+    during?.(said);
   });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-    during?.(stderr);
+  const endErr = watch(child.stderr, (line) => {
+    said += `${line}\n`;
+    console.log(dim(line));
+    during?.(said);
   });
   child.stdin.end(stdin ?? '');
   const code = await new Promise((resolve) => child.on('close', resolve));
-  if (stdout.trim()) console.log(stdout.trimEnd());
-  if (stderr.trim()) console.log(dim(stderr.trimEnd()));
+  endOut();
+  endErr();
   if (code !== 0) {
     console.error(`demo: that command exited with ${code}`);
     await shutdown(1);
@@ -74,9 +97,17 @@ async function facectl(args, { stdin, show, during } = {}) {
   return stdout;
 }
 
-/** Plays the browser's part: opens the consent page and submits its form with Approve. */
+/**
+ * Plays the browser's part: opens the consent page and submits its form with Approve, and says so —
+ * which page, for which provider account — since no person clicked.
+ */
 async function approveInBrowser(authorizeUrl) {
   const html = await (await fetch(authorizeUrl)).text();
+  const account = /<strong id="account">([^<]*)<\/strong>/.exec(html)?.[1] ?? 'the account shown';
+  const provider = new URL(authorizeUrl).pathname.split('/').filter(Boolean).at(1) ?? 'the provider';
+  console.log(
+    bold(`[demo, as your browser] approving on ${provider}'s consent page: account ${account}, clicked Approve`),
+  );
   const action = new URL(/<form[^>]*action="([^"]+)"/.exec(html)[1].replaceAll('&amp;', '&'), authorizeUrl);
   const form = new URLSearchParams();
   for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {

@@ -42,6 +42,8 @@ export interface GlobalOptions {
   insecureHttp: boolean;
   /** `--api-key-stdin`: the key is the first line of standard input (the rest stays readable). */
   apiKeyStdin?: boolean;
+  /** `--jq EXPR`: the JSON output filtered by jq (implies --json). */
+  jq?: string;
 }
 
 /** A column of a table view: which field, under which heading. */
@@ -76,8 +78,16 @@ export interface Output {
   text(text: string): void;
   /** People's messages, on stderr. success() prints only on a terminal, like gh. */
   success(message: string): void;
-  info(message: string): void;
+  /**
+   * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
+   * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
+   */
+  info(message: string, options?: { immediate?: boolean }): void;
   warn(message: string): void;
+  /** Writes the held messages (the command succeeded). */
+  flush?(): void;
+  /** Returns and forgets the held messages (the command failed: they go into the JSON error). */
+  takeHeld?(): string[];
   spinner(text: string): Spinner;
   progress(label: string): ProgressBar;
   /**
@@ -138,6 +148,8 @@ export interface ConfigStore {
 export interface Browser {
   /** Opens the URL; resolves false when no browser could be opened (SSH, CI, no display). */
   open(url: string): Promise<boolean>;
+  /** Why no browser will be tried here (CI, SSH, no display), or undefined. */
+  unavailable?(): string | undefined;
 }
 
 export interface Clock {

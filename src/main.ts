@@ -1,6 +1,9 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
+import { jsonRequested } from './commands/kit.js';
+import { resolveHelp } from './help-topics.js';
+import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -8,15 +11,21 @@ import { buildProgram } from './program.js';
  * codes and messages: commands throw, main renders.
  *
  * An error reads, on stderr: `error: <what failed>`, then details (status, code, the service's
- * detail or its list of field errors), then the fix as the last line. With --json the same follows
- * as one JSON object on the last stderr line: {"error": {code, message, status?, detail?, hint?}}.
- * No stack trace unless --debug.
+ * detail or its list of field errors), then the fix as the last line. With --json stderr carries
+ * exactly one JSON document and nothing else: {"error": {code, message, status?, detail?, hint?,
+ * warnings?}} (messages held during the command are its warnings). No stack trace unless --debug.
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   let program: ReturnType<typeof buildProgram> | undefined;
   try {
     program = buildProgram(ctx, argv);
+    const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
+    if (helpLine) {
+      argv = helpLine;
+      program = buildProgram(ctx, argv);
+    }
     await program.parseAsync(argv, { from: 'user' });
+    ctx.out.flush?.();
     return ExitCode.ok;
   } catch (error) {
     // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
@@ -25,11 +34,13 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     if (outputClosed(ctx) && !stoppedShort) return ExitCode.ok;
     if (error instanceof CommanderError) {
       // Help and version are "errors" to exitOverride; so is a group called without a subcommand.
-      if (error.exitCode === 0 || error.code === 'commander.help') return ExitCode.ok;
-      // Commander has written `error: ...` and the usage line; a bad command line is a usage error.
-      // The action never ran, so ctx.globals was not updated from the parse: look at the line itself.
-      const json = ctx.globals.json || program?.opts().json === true || argv.includes('--json');
-      if (json) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
+      if (error.exitCode === 0 || error.code === 'commander.help') {
+        ctx.out.flush?.();
+        return ExitCode.ok;
+      }
+      // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
+      // quiet then); a bad command line is a usage error.
+      if (jsonRequested(ctx, argv)) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
       return ExitCode.usage;
     }
     reportError(ctx, error);
@@ -43,14 +54,20 @@ function outputClosed(ctx: Context): boolean {
 }
 
 export function reportError(ctx: Context, error: unknown): void {
-  const write = (line: string) => void ctx.io.stderr.write(`${line}\n`);
+  // What the service said (message, detail, hint) is shown with its control characters made visible.
+  const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
+  if (ctx.globals.json) {
+    const held = ctx.out.takeHeld?.() ?? [];
+    writeJson(ctx, { ...jsonError(error, ctx.globals.debug), ...(held.length > 0 ? { warnings: held } : {}) });
+    return;
+  }
+  ctx.out.flush?.();
   if (!(error instanceof CliError)) {
     // A bug or an unforeseen failure: say so plainly; the stack is there with --debug.
     const message = error instanceof Error ? error.message : String(error);
     write(`error: unexpected failure: ${message}`);
     if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
     write('run again with --debug for details; if it persists, please report it');
-    if (ctx.globals.json) writeJson(ctx, { code: 'internal_error', message });
     return;
   }
   write(`error: ${error.message}`);
@@ -60,14 +77,26 @@ export function reportError(ctx: Context, error: unknown): void {
   }
   if (ctx.globals.debug && error.stack) write(error.stack);
   if (error.hint) write(error.hint);
-  if (ctx.globals.json) {
-    writeJson(ctx, {
-      code: error.code,
-      message: error.message,
-      ...(error instanceof ApiError ? { status: error.status, detail: error.detail } : {}),
-      ...(error.hint ? { hint: error.hint } : {}),
-    });
+}
+
+/** The `error` object of the JSON form; with --debug an unexpected failure carries its stack. */
+function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
+  if (!(error instanceof CliError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    const stack = debug && error instanceof Error ? error.stack : undefined;
+    return {
+      code: 'internal_error',
+      message,
+      hint: 'run again with --debug for details; if it persists, please report it',
+      ...(stack ? { stack } : {}),
+    };
   }
+  return {
+    code: error.code,
+    message: error.message,
+    ...(error instanceof ApiError ? { status: error.status, detail: error.detail } : {}),
+    ...(error.hint ? { hint: error.hint } : {}),
+  };
 }
 
 /** The service's detail: each field error of a 422 on its own line; a string only if not already said. */
@@ -85,5 +114,5 @@ function detailLines(detail: unknown, message: string): string[] {
 }
 
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
-  ctx.io.stderr.write(`${JSON.stringify({ error })}\n`);
+  ctx.io.stderr.write(`${safeJson({ error })}\n`);
 }

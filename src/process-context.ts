@@ -13,7 +13,8 @@ import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED } from './errors.js';
 import { createOutput, type RenderModules } from './io/output.js';
 import { createPrompter } from './io/prompter.js';
-import { createIO, envFlag, type IOStreams } from './io/terminal.js';
+import { createSystemBrowser } from './io/browser.js';
+import { createIO, type IOStreams } from './io/terminal.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -109,25 +110,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
 
 export { systemClock } from './clock.js';
 
-/**
- * Opens URLs with `open`, except where no browser can appear: over SSH, in CI, or on Linux without a
- * display. Then, and when launching fails, it returns false and the caller prints the URL instead.
- */
-export function createSystemBrowser(env: Env, platform: NodeJS.Platform = process.platform): Browser {
-  return {
-    async open(url) {
-      if (env.SSH_CONNECTION || env.SSH_TTY || envFlag(env, 'CI')) return false;
-      if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return false;
-      try {
-        const { default: open } = await import('open');
-        await open(url);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-  };
-}
+export { createSystemBrowser } from './io/browser.js';
 
 /** The reason the invocation is aborted when stdout is closed by its reader (`facectl ... | head`). */
 

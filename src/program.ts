@@ -5,10 +5,11 @@ import { registerDocsCommands } from './commands/docs/register.js';
 import { registerDoctor } from './commands/doctor/register.js';
 import { registerFacesCommands, registerImportCommand } from './commands/faces/register.js';
 import { registerKeysCommands } from './commands/keys/register.js';
-import { addExamples, applyGlobalOptions, lazyAction } from './commands/kit.js';
+import { addExamples, applyGlobalOptions, jsonRequested, lazyAction } from './commands/kit.js';
 import { registerOAuthCommands } from './commands/oauth/register.js';
 import { registerThreadsCommands } from './commands/threads/register.js';
 import type { Context } from './context.js';
+import { formatHelp } from './help-format.js';
 import { VERSION } from './version.js';
 
 /**
@@ -63,7 +64,8 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .option('--base-url <url>', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)')
     .option('--profile <name>', 'configuration profile to use (else FACECTL_PROFILE, default_profile)')
-    .option('--json', 'print one JSON document on stdout; errors also as a JSON line on stderr')
+    .option('--json', 'print one JSON document on stdout; an error is one JSON document on stderr')
+    .option('--jq <expression>', 'filter the JSON output with a jq expression (implies --json)')
     .option('--no-input', 'never prompt: a missing value is an error naming its flag')
     .option('--debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces')
     .option('--insecure-http', 'allow plain http to hosts other than loopback')
@@ -83,12 +85,12 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const selected = argv ? namedCommand(argv) : undefined;
   for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
 
-  configureTree(program, ctx);
+  configureTree(program, ctx, () => jsonRequested(ctx, argv ?? []));
   return program;
 }
 
 /** Global flags that take a value (as a separate word unless written `--flag=value`). */
-const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile']);
+const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile', '--jq']);
 const GLOBAL_SWITCHES = new Set(['--json', '--no-input', '--debug', '--insecure-http', '--api-key-stdin']);
 
 /**
@@ -140,6 +142,7 @@ function registerOpenApi(program: Command, ctx: Context): void {
     .command('openapi')
     .description('Print the OpenAPI 3.1 document generated from the interface contract.')
     .action(async () => {
+      await ctx.out.prepare?.();
       const { runOpenApi } = await import('./commands/openapi.js');
       await runOpenApi(ctx);
     });
@@ -190,21 +193,23 @@ function registerCompletion(program: Command, ctx: Context): void {
  * get them too: errors throw (main.ts decides the exit code), output goes to the context's streams,
  * and a usage error ends with the command's usage line.
  */
-function configureTree(command: Command, ctx: Context): void {
+function configureTree(command: Command, ctx: Context, json: () => boolean): void {
   command
     .exitOverride()
     .configureOutput({
       writeOut: (text) => void ctx.io.stdout.write(text),
-      writeErr: (text) => void ctx.io.stderr.write(text),
+      // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
+      writeErr: (text) => void (json() ? undefined : ctx.io.stderr.write(text)),
       outputError: (text, write) => write(text),
       // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
       getErrHelpWidth: () => helpWidth(ctx.io.stderr, ctx.io.stderrIsTTY),
     })
+    .configureHelp({ formatHelp })
     .showHelpAfterError(
       `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
     );
-  for (const sub of command.commands) configureTree(sub, ctx);
+  for (const sub of command.commands) configureTree(sub, ctx, json);
 }
 
 /**

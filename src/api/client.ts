@@ -121,7 +121,7 @@ export function createApiClient(
     async request(raw: RawRequest): Promise<RawResponse> {
       const method = raw.method.toUpperCase();
       if (!raw.path.startsWith('/')) throw new UsageError(`the path must start with /: ${raw.path}`);
-      const info: ExchangeInfo = { method, path: raw.path.replace(/\?.*$/, ''), baseUrl };
+      const info: ExchangeInfo = { method, path: raw.path.replace(/\?.*$/, ''), baseUrl, outsideContract: true };
       const own = raw.headers ?? {};
       const body = raw.bodyText ?? (raw.body === undefined ? undefined : JSON.stringify(raw.body));
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };

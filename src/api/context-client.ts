@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { visible } from '../io/output.js';
 import type { ApiClient, RawRequest, RawResponse } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
@@ -18,7 +19,7 @@ export function clientForContext(
     env: ctx.env,
     signal: ctx.signal,
     sleep: ctx.clock.sleep,
-    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${line}\n`) } : {}),
+    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${visible(line)}\n`) } : {}),
     ...extra,
   });
 }

@@ -10,6 +10,8 @@ export interface ExchangeInfo {
   /** The path template (or the concrete path for requests outside the contract). */
   path: string;
   baseUrl: string;
+  /** A request no route of the contract describes (`facectl api` on an unknown path). */
+  outsideContract?: boolean;
 }
 
 interface ServiceError {
@@ -42,12 +44,7 @@ export function errorFromResponse(
     case 403:
       return make(detailText ?? `forbidden: ${where}`, hintForRefusal(code, detailText));
     case 404:
-      return make(
-        detailText ?? `not found: ${where}`,
-        code === 'unknown_provider'
-          ? 'check the provider name (`facectl oauth list` shows the known ones)'
-          : 'check the id; faces are found by uid or alias',
-      );
+      return make(detailText ?? `not found: ${where}`, hintForNotFound(code, info));
     case 409:
       return make(detailText ?? `conflict: ${where}`, hintForConflict(code));
     case 413:
@@ -91,6 +88,38 @@ function codeForStatus(status: number): string {
     429: 'rate_limited',
   };
   return names[status] ?? `http_${status}`;
+}
+
+/** What was not found, from the service's code first, else from the resource the path names. */
+function hintForNotFound(code: string, info: ExchangeInfo): string {
+  const byCode: Record<string, string> = {
+    unknown_provider: 'check the provider name (`facectl oauth list` shows the known ones)',
+    not_connected: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
+    face_not_found: 'check the face: faces are found by uid or alias',
+    document_not_found: 'check the document id (doc_...); `facectl docs submit` prints it',
+    thread_not_found: 'check the thread id (thr_...); `facectl threads create` prints it',
+  };
+  if (byCode[code]) return byCode[code];
+  const resource = resourceOf(info.path);
+  if (info.outsideContract || resource === undefined) {
+    return `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
+  }
+  return {
+    faces: byCode.face_not_found,
+    documents: byCode.document_not_found,
+    threads: byCode.thread_not_found,
+    oauth: byCode.unknown_provider,
+    keys: 'check the key id and the base URL',
+  }[resource] as string;
+}
+
+function resourceOf(path: string): 'faces' | 'documents' | 'threads' | 'oauth' | 'keys' | undefined {
+  if (path.startsWith('/v1/faces')) return 'faces';
+  if (path.startsWith('/v1/compile/documents')) return 'documents';
+  if (path.startsWith('/v1/compile/threads')) return 'threads';
+  if (path.startsWith('/v1/oauth')) return 'oauth';
+  if (path.startsWith('/v1/auth/api-keys')) return 'keys';
+  return undefined;
 }
 
 function hintForRefusal(code: string, detail: string | undefined): string {

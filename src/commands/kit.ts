@@ -1,16 +1,27 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { setExamples } from '../help-format.js';
 
 /**
  * Small helpers every verb uses. program.ts imports this module, so it must stay cheap: commander types
  * only, no zod, no prompts (those arrive with the verb module that needs them).
  */
 
-/** Ends a command's `--help` with an "Examples:" section (each example is one shell line). */
+/**
+ * --json was asked for. When commander refused the line, no action ran and ctx.globals was not updated
+ * from the parse: look at the line itself (up to a `--`, after which words are arguments).
+ */
+export function jsonRequested(ctx: Context, argv: readonly string[]): boolean {
+  if (ctx.globals.json) return true;
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).some((w) => w === '--json' || w === '--jq' || w.startsWith('--jq='));
+}
+
+/** The examples of a command's `--help` (each one shell line), shown under EXAMPLES. */
 export function addExamples(cmd: Command, examples: string[]): Command {
-  const lines = examples.map((example) => `  $ ${example}`).join('\n');
-  return cmd.addHelpText('after', `\nExamples:\n${lines}\n`);
+  setExamples(cmd, examples);
+  return cmd;
 }
 
 /** What a verb module exports for its wiring: raw commander options in, work done, nothing returned. */
@@ -49,6 +60,10 @@ export function applyGlobalOptions(ctx: Context, parsed: Record<string, unknown>
   if (typeof parsed.baseUrl === 'string') globals.baseUrl = parsed.baseUrl;
   if (typeof parsed.profile === 'string') globals.profile = parsed.profile;
   if (parsed.json === true) globals.json = true;
+  if (typeof parsed.jq === 'string') {
+    globals.jq = parsed.jq;
+    globals.json = true;
+  }
   // commander turns `--no-input` into input: false.
   if (parsed.input === false) globals.noInput = true;
   if (parsed.debug === true) globals.debug = true;

@@ -2,15 +2,44 @@ import type { ChalkInstance } from 'chalk';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { JqFilter } from './jq.js';
 import { animationsEnabled } from './terminal.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The rendering libraries, imported only when this invocation will use them (see prepare()). */
 export interface RenderModules {
+  /** The --jq filter, loaded by prepare() only when the flag is given. */
+  jq?: JqFilter;
   Table?: typeof CliTable3;
   chalk?: ChalkInstance;
   ora?: typeof oraFactory;
+}
+
+/**
+ * Text from the service made safe for a terminal: control characters (C0 but newline and tab, DEL,
+ * C1) are shown as visible escapes (`\x1b`), so a name like `\e]0;...\a` cannot retitle or clear
+ * the terminal (reliability case 51). With `keepLines: false` newlines and tabs are escaped too.
+ */
+export function visible(text: string, keepLines = true): string {
+  const pattern = keepLines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g;
+  return text.replace(pattern, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : c;
+  });
+}
+
+/**
+ * JSON text with DEL and C1 escaped as well (JSON.stringify escapes only C0): same data, safe to show.
+ * For errors and table cells; the --json documents on stdout stay exactly JSON.stringify's (their C0
+ * controls, ESC and BEL included, are escaped by it).
+ */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
 }
 
 const noopSpinner: Spinner = { update() {}, stop() {} };
@@ -29,6 +58,20 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(text);
+  /** A JSON document for stdout: through --jq when given (its raw strings made safe on a terminal). */
+  const document = (json: string, compact: boolean) => {
+    if (globals.jq === undefined) return out(`${json}\n`);
+    if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
+    const result = loaded.jq.apply(json, compact);
+    out(io.stdoutIsTTY ? visible(result) : result);
+  };
+  // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
+  // People's messages are held until the command ends: written on success, carried in the error otherwise.
+  const held: string[] = [];
+  const message = (text: string, immediate = false) => {
+    if (globals.json && !immediate) held.push(text);
+    else err(`${visible(text)}\n`);
+  };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     if (!loaded.Table) {
@@ -58,7 +101,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json;
     },
     record(value, fields) {
-      if (globals.json) return out(`${JSON.stringify(value, null, 2)}\n`);
+      if (globals.json) return document(JSON.stringify(value, null, 2), false);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -69,7 +112,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
-      if (globals.json) return out(`${JSON.stringify(rows, null, 2)}\n`);
+      if (globals.json) return document(JSON.stringify(rows, null, 2), false);
       if (toTable()) {
         if (rows.length === 0) return err('no results\n');
         return table(
@@ -80,19 +123,31 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
     line(value) {
-      out(`${JSON.stringify(value)}\n`);
+      document(JSON.stringify(value), true);
     },
     text(text) {
-      out(text);
+      // A JSON answer printed as text (`facectl api`, `openapi`) goes through --jq like any other, and
+      // so do NDJSON result lines (a batch writes them in blocks): jq takes each value in turn.
+      // Lines that are each JSON are results (compact, one per line, however many a block holds).
+      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true);
+      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
+      // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
+      out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${message}\n`);
+      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
     },
-    info(message) {
-      err(`${message}\n`);
+    info(text, options) {
+      message(text, options?.immediate);
     },
-    warn(message) {
-      err(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${message}\n`);
+    warn(text) {
+      message(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${text}`);
+    },
+    flush() {
+      for (const text of held.splice(0)) err(`${visible(text)}\n`);
+    },
+    takeHeld() {
+      return held.splice(0);
     },
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;
@@ -114,6 +169,16 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     async prepare() {
       const jobs: Promise<void>[] = [];
+      if (!loaded.jq && globals.jq !== undefined) {
+        const expression = globals.jq;
+        jobs.push(
+          import('./jq.js')
+            .then((m) => m.loadJq(expression))
+            .then((filter) => {
+              loaded.jq = filter;
+            }),
+        );
+      }
       if (!loaded.Table && toTable()) {
         jobs.push(
           import('cli-table3').then((m) => {
@@ -158,6 +223,20 @@ const BORDERLESS = {
   middle: '',
 };
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isNdjson(text: string): boolean {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines.length > 0 && lines.every(isJson);
+}
+
 function fieldColumn(key: string): Column<object> {
   return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
@@ -166,15 +245,15 @@ function fieldColumn(key: string): Column<object> {
 export function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value))
-    return value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(', ');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+    return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
+  if (typeof value === 'object') return safeJson(value);
+  return visible(String(value));
 }
 
 /** A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk. */
 export function tsvCell(value: unknown): string {
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
-  return cell(value).replace(/[\t\r\n]+/g, ' ');
+  return cell(value).replace(/[\t\n]+/g, ' ');
 }
 
 function redrawnBar(label: string, err: (text: string) => void): ProgressBar {

@@ -108,9 +108,11 @@ describe('docs submit (built bin)', () => {
     const refused = await runCli(['docs', 'submit', '--file', bad, '--json', '--no-input'], { env: env() });
     expect(refused.code).toBe(2);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toContain(`error: ${bad}: line 2: column 53: invalid JSON`);
-    expect(refused.stderr).toContain('nothing was sent');
-    expect(JSON.parse(refused.stderr.trimEnd().split('\n').at(-1) as string).error.code).toBe('invalid_input');
+    // Under --json, stderr is the one JSON error document.
+    const { error } = JSON.parse(refused.stderr);
+    expect(error.message).toContain(`${bad}: line 2: column 53: invalid JSON`);
+    expect(`${error.message} ${error.hint}`).toContain('nothing was sent');
+    expect(error.code).toBe('invalid_input');
     expect(await service.settledRequests()).toBe(before);
   });
 
@@ -203,7 +205,7 @@ describe('docs submit: Ctrl-C (built bin)', () => {
         .split('\n')
         .map((l) => JSON.parse(l).ok),
     ).toEqual([true, true]);
-    expect(stderr).toContain('error: interrupted: 2 documents were submitted');
+    expect(JSON.parse(stderr).error.message).toContain('interrupted: 2 documents were submitted');
   });
 });
 

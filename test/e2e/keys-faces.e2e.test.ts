@@ -77,8 +77,10 @@ describe('keys create (built bin)', () => {
     ]) {
       const result = await runCli(['keys', 'create', ...argv, '--json', '--no-input'], { env: env() });
       expect(result.code).toBe(2);
-      expect(result.stderr).toContain(`error: ${argv[0]}: `);
-      expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1) as string).error.code).toBe('usage');
+      // Under --json, stderr is the one JSON error document.
+      const { error } = JSON.parse(result.stderr);
+      expect(error.message).toContain(`${argv[0]}: `);
+      expect(error.code).toBe('usage');
     }
     expect(await service.settledRequests()).toBe(before);
     // The count does move when a request is sent (so the assertion above can fail).

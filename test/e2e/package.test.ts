@@ -121,18 +121,24 @@ describe('npm install -g of the tarball', () => {
     expect(licenses).not.toMatch(/^open@/m);
   });
 
-  it('prints no warning of ours and installs open alone beside facectl', () => {
+  it('prints no warning of ours and installs open and jq-web alone beside facectl', () => {
     expect(installOutput.code).toBe(0);
     expect(warnings(installOutput.stderr)).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       scripts: Record<string, string>;
     };
-    expect(Object.keys(manifest.dependencies)).toEqual(['open']);
+    expect(Object.keys(manifest.dependencies)).toEqual(['jq-web', 'open']);
     expect(manifest.scripts.prepare).toBeUndefined();
     const installed = readdirSync(join(prefix, 'lib', 'node_modules', 'facectl', 'node_modules'));
     expect(installed).toContain('open');
+    expect(installed).toContain('jq-web');
     for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander']) expect(installed).not.toContain(bundled);
+  });
+
+  it('--jq runs from the installed package (jq-web found beside it, with its jq.wasm)', async () => {
+    const filtered = await runBin(['openapi', '--jq', '.paths | keys | length > 10']);
+    expect(filtered).toMatchObject({ code: 0, stdout: 'true\n', stderr: '' });
   });
 
   it('runs: --version, and serve counts tokens with the bundled tokenizer (inline and in a worker)', async () => {

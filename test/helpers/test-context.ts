@@ -50,6 +50,8 @@ export interface TestContextOptions {
   config?: ConfigData;
   /** What the stub browser's open() returns (default true). */
   browserOpens?: boolean;
+  /** Why the stub browser will not be tried (as CI or SSH would say); default: it is tried. */
+  browserUnavailable?: string;
   /** Passed to the API client (e.g. { headersTimeoutMs: 200, maxRetries: 1 }). */
   apiOptions?: Record<string, unknown>;
 }
@@ -142,6 +144,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
         browserOpened.push(url);
         return options.browserOpens ?? true;
       },
+      unavailable: () => options.browserUnavailable,
     },
     signal: controller.signal,
     prompter,

@@ -128,7 +128,7 @@ describe('error answers', () => {
     ],
     [403, { detail: 'this key lacks scope compile:write', code: 'insufficient_scope' }, ExitCode.refused, /scope/],
     [402, { detail: 'budget of $1.00 exceeded', code: 'budget_exceeded' }, ExitCode.refused, /budget/],
-    [404, { detail: 'face not found', code: 'not_found' }, ExitCode.notFound, /check the id/],
+    [404, { detail: 'face not found', code: 'not_found' }, ExitCode.notFound, /check the key id/],
     [409, { detail: 'alias ada-lovelace exists', code: 'alias_taken' }, ExitCode.conflict, /another --alias/],
   ];
   it.each(cases)('%i %o -> exit %i with a fix', async (status, body, exitCode, hint) => {

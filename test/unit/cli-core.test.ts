@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { formatHelp } from '../../src/help-format.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { addExamples, lazyAction, parseOptions, requireValue, splitList } from '../../src/commands/kit.js';
@@ -86,7 +87,12 @@ describe('kit.parseOptions and splitList', () => {
 
 describe('kit.lazyAction and global flags', () => {
   function program(ctx: ReturnType<typeof createTestContext>['ctx'], seen: unknown[]) {
-    const root = new Command('facectl').exitOverride().option('--json').option('--no-input').option('--profile <name>');
+    const root = new Command('facectl')
+      .exitOverride()
+      .option('--json')
+      .option('--no-input')
+      .option('--profile <name>')
+      .configureHelp({ formatHelp });
     const sub = root
       .command('thing')
       .argument('<id>')
@@ -122,8 +128,8 @@ describe('kit.lazyAction and global flags', () => {
     } catch {
       // commander throws after printing help under exitOverride; the printed text is what is checked
     }
-    expect(help).toContain('thing [options] <id>');
-    expect(full.trimEnd().endsWith('Examples:\n  $ facectl thing 1 --name x')).toBe(true);
+    expect(help).toContain('facectl thing [flags] <id>');
+    expect(full).toContain('EXAMPLES\n  $ facectl thing 1 --name x\n');
   });
 });
 
@@ -230,9 +236,7 @@ describe('main: exit codes and error rendering', () => {
   it('a missing argument is a usage error, exit 2, with a JSON line under --json', async () => {
     const tc = createTestContext();
     expect(await run(['api', 'GET', '--json'], tc.ctx)).toBe(ExitCode.usage);
-    expect(tc.stderr()).toContain("error: missing required argument 'path'");
-    const last = tc.stderr().trimEnd().split('\n').at(-1) ?? '';
-    expect(JSON.parse(last)).toEqual({ error: { code: 'usage', message: "missing required argument 'path'" } });
+    expect(JSON.parse(tc.stderr())).toEqual({ error: { code: 'usage', message: "missing required argument 'path'" } });
   });
 
   it('--version and --help exit 0 on stdout', async () => {
@@ -241,23 +245,23 @@ describe('main: exit codes and error rendering', () => {
     expect(version.stdout()).toBe('0.1.0\n');
     const help = createTestContext();
     expect(await run(['auth', 'login', '--help'], help.ctx)).toBe(0);
-    expect(help.stdout()).toContain('Examples:\n  $ facectl auth login');
+    expect(help.stdout()).toContain('EXAMPLES\n  $ facectl auth login');
   });
 
   it('renders an API error: what failed, status and code, each field error, the fix last', () => {
-    const tc = createTestContext({ globals: { json: true } });
+    const tc = createTestContext();
+    const json = createTestContext({ globals: { json: true } });
     const detail = [
       { loc: ['body', 'alias'], msg: 'already used', type: 'value_error' },
       { loc: ['body', 'label'], msg: 'too long', type: 'value_error' },
     ];
-    reportError(
-      tc.ctx,
-      new ApiError('the service refused the request as invalid (422 validation_error)', 422, {
-        code: 'validation_error',
-        detail,
-        hint: 'fix the values listed above and run the command again',
-      }),
-    );
+    const error = new ApiError('the service refused the request as invalid (422 validation_error)', 422, {
+      code: 'validation_error',
+      detail,
+      hint: 'fix the values listed above and run the command again',
+    });
+    reportError(tc.ctx, error);
+    reportError(json.ctx, error);
     const lines = tc.stderr().trimEnd().split('\n');
     expect(lines.slice(0, 5)).toEqual([
       'error: the service refused the request as invalid (422 validation_error)',
@@ -266,7 +270,8 @@ describe('main: exit codes and error rendering', () => {
       '  - label: too long',
       'fix the values listed above and run the command again',
     ]);
-    expect(JSON.parse(lines[5] ?? '')).toEqual({
+    expect(lines).toHaveLength(5);
+    expect(JSON.parse(json.stderr())).toEqual({
       error: {
         code: 'validation_error',
         message: 'the service refused the request as invalid (422 validation_error)',

@@ -54,7 +54,7 @@ describe('config set / get / unset', () => {
     const unset = await cli(['config', 'get', 'base_url', '--json'], { apiKey: KEY });
     expect(unset.code).toBe(ExitCode.error);
     expect(JSON.parse(unset.stdout)).toEqual({ key: 'base_url', value: null, profile: 'default' });
-    expect(unset.stderr).toContain('error: base_url is not set in profile "default"');
+    expect(JSON.parse(unset.stderr).error.message).toBe('base_url is not set in profile "default"');
   });
 
   it('default_profile picks the profile later commands use', async () => {

@@ -191,6 +191,6 @@ describe('faces get', () => {
     const result = await runCommand(service, ['faces', 'get', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('endpoint the published interface does not show');
-    expect(result.stdout).toContain('Examples:');
+    expect(result.stdout).toContain('EXAMPLES');
   });
 });

@@ -108,8 +108,8 @@ describe('commander wraps help to the context stream', () => {
     return tc.stdout();
   };
 
-  // The examples are not wrapped: measure the part commander lays out.
-  const widest = (page: string) => Math.max(...(page.split('Examples:')[0] ?? '').split('\n').map((l) => l.length));
+  // The examples are not wrapped: measure the part before them.
+  const widest = (page: string) => Math.max(...(page.split('EXAMPLES')[0] ?? '').split('\n').map((l) => l.length));
 
   it('80 columns unless stdout is a terminal of another width', async () => {
     const pipe = await facesHelp(false, 200);
@@ -119,5 +119,90 @@ describe('commander wraps help to the context stream', () => {
     const wide = await facesHelp(true, 200);
     expect(wide).not.toBe(pipe);
     expect(widest(wide)).toBeGreaterThan(80);
+  });
+});
+
+describe('help in the shape gh users know (issue 12 items 3 and 4)', () => {
+  const page = async (argv: string[], options: { columns?: number } = {}) => {
+    const tc = createTestContext({ stdoutIsTTY: options.columns !== undefined });
+    (tc.ctx.io.stdout as { columns?: number }).columns = options.columns;
+    const code = await run(argv, tc.ctx);
+    return { code, stdout: tc.stdout(), stderr: tc.stderr() };
+  };
+
+  it('every page has USAGE, INHERITED FLAGS (below the top), EXAMPLES and no quoted default', async () => {
+    for (const path of livePaths()) {
+      const { stdout } = await page([...(path ? path.split(' ') : []), '--help']);
+      const has = (title: string) => stdout.includes(`\n${title}\n`) || stdout.startsWith(`${title}\n`);
+      expect({ path, usage: has('USAGE'), examples: has('EXAMPLES') }).toEqual({ path, usage: true, examples: true });
+      if (path !== '') expect({ path, inherited: has('INHERITED FLAGS') }).toEqual({ path, inherited: true });
+      expect(stdout).toMatch(/\n {2}\$ facectl /);
+      expect(stdout).not.toMatch(/\(default: "/);
+    }
+  });
+
+  it('inherited flags list the globals on a subcommand page; the own flags are apart', async () => {
+    const { stdout } = await page(['docs', 'submit', '--help']);
+    const [own, inherited] = stdout.split('INHERITED FLAGS');
+    expect(own).toContain('--concurrency <n>');
+    expect(own).toContain('(default 4)');
+    expect(own).not.toContain('--base-url');
+    expect(inherited).toContain('--base-url <url>');
+    expect(inherited).toContain('--json');
+    expect(inherited).toContain('-h, --help');
+  });
+
+  it('group pages list their commands and show examples', async () => {
+    for (const group of ['keys', 'faces', 'docs', 'threads', 'oauth', 'auth', 'config']) {
+      const { stdout } = await page([group, '--help']);
+      expect(stdout).toContain('AVAILABLE COMMANDS');
+      expect(stdout).toMatch(new RegExp(`EXAMPLES\\n {2}\\$ facectl ${group} `));
+    }
+  });
+
+  it('prose is wrapped to 80 columns when not a terminal, to the terminal width on one', async () => {
+    const widest = (text: string) =>
+      Math.max(...(text.split('EXAMPLES')[0] ?? '').split('\n').map((line) => line.length));
+    for (const path of ['threads', 'doctor', 'auth', 'auth status', 'auth login']) {
+      const piped = await page([...path.split(' '), '--help']);
+      expect({ path, widest: widest(piped.stdout) <= 80 }).toEqual({ path, widest: true });
+      const narrow = await page([...path.split(' '), '--help'], { columns: 60 });
+      expect({ path, widest: widest(narrow.stdout) <= 60 }).toEqual({ path, widest: true });
+    }
+  });
+
+  it('a sentence is not broken by the description source: doctor reads as reflowed paragraphs', async () => {
+    const { stdout } = await page(['doctor', '--help']);
+    const first = stdout.split('\n\n')[0] ?? '';
+    // Every line but the last of the paragraph is filled: no short line in the middle of a sentence.
+    const lines = first.split('\n');
+    for (const line of lines.slice(0, -1)) expect(line.length).toBeGreaterThan(60);
+  });
+
+  it('`facectl help A B` prints exactly what `facectl A B --help` prints', async () => {
+    for (const path of ['docs submit', 'threads get', 'faces', 'auth status']) {
+      const viaHelp = await page(['help', ...path.split(' ')]);
+      const viaFlag = await page([...path.split(' '), '--help']);
+      expect(viaHelp.code).toBe(0);
+      expect({ path, page: viaHelp.stdout }).toEqual({ path, page: viaFlag.stdout });
+    }
+  });
+
+  it('an unknown topic is a usage error (exit 2) with a suggestion, nothing on stdout', async () => {
+    const nosuch = await page(['help', 'nosuch']);
+    expect(nosuch.code).toBe(2);
+    expect(nosuch.stdout).toBe('');
+    expect(nosuch.stderr).toContain('error: unknown help topic "nosuch"');
+    const typo = await page(['help', 'docs', 'sbumit']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('did you mean `facectl help docs submit`?');
+  });
+
+  it('bare `facectl` prints the top-level help on stdout and exits 0', async () => {
+    const bare = await page([]);
+    expect(bare.code).toBe(0);
+    expect(bare.stderr).toBe('');
+    expect(bare.stdout).toBe((await page(['--help'])).stdout);
+    expect(bare.stdout).toContain('COMMANDS\n');
   });
 });

@@ -138,7 +138,7 @@ describe('oauth disconnect', () => {
     expect((await connections())[0].connected).toBe(true);
   });
 
-  it('on a terminal asks first: "no" keeps the connection (exit 130), "yes" disconnects', async () => {
+  it('on a terminal asks first: "no" keeps the connection (exit 1, not 130), "yes" disconnects', async () => {
     await connectOverHttp();
     const declined = await runCommand(service, ['oauth', 'disconnect', 'example'], {
       plan: 'connect',
@@ -146,8 +146,9 @@ describe('oauth disconnect', () => {
       stdoutIsTTY: true,
       answers: [false],
     });
-    expect(declined.code).toBe(130);
-    expect(declined.stderr).toContain('cancelled: example is still connected');
+    // 130 is Ctrl-C's (README); a declined confirmation is an ordinary failure, as in gh.
+    expect(declined.code).toBe(1);
+    expect(declined.stderr).toContain('error: not disconnected: example is still connected');
     expect((await connections())[0].connected).toBe(true);
 
     const accepted = await runCommand(service, ['oauth', 'disconnect', 'example'], {
@@ -158,7 +159,18 @@ describe('oauth disconnect', () => {
     });
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(accepted.tc.prompts[0]?.kind).toBe('confirm');
+    // The result is said once on a terminal (not as a table and again as a check line).
+    const said = `${accepted.stdout}${accepted.stderr}`.match(/Disconnected from example/g) ?? [];
+    expect({ stdout: accepted.stdout, said: said.length }).toEqual({ stdout: '', said: 1 });
     expect((await connections())[0].connected).toBe(false);
+  });
+
+  it('piped with --yes: the result once, as a record on stdout', async () => {
+    await connectOverHttp();
+    const result = await runCommand(service, ['oauth', 'disconnect', 'example', '--yes'], { plan: 'connect' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('detail\tDisconnected from example\n');
+    expect(result.stderr).toBe('');
   });
 
   it('--yes in a script; disconnecting what is not connected is exit 4', async () => {
@@ -167,5 +179,54 @@ describe('oauth disconnect', () => {
     });
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('not_connected');
+  });
+});
+
+describe('oauth connect: what it says about the browser', () => {
+  it('where no browser can appear (CI), it says why and does not try', async () => {
+    const tc = contextFor(service, { plan: 'connect', browserUnavailable: 'CI is set' });
+    const connecting = runConnect(tc.ctx, {
+      provider: 'example',
+      openBrowser: true,
+      timeoutSeconds: 30,
+      intervalMs: 50,
+    });
+    const url = await eventually(() => /https?:\/\/\S+authorize\S*/.exec(tc.stderr())?.[0]);
+    expect(tc.stderr()).toContain('Not opening a browser here (CI is set); open the URL above on any device.');
+    expect(tc.stderr()).not.toContain('No browser could be opened');
+    expect(tc.browserOpened).toEqual([]);
+    await approveConsent(url);
+    await connecting;
+    await tc.close();
+  });
+
+  it('when the opener fails, it says so at once and keeps waiting; when it works, it says so', async () => {
+    const failing = contextFor(service, { plan: 'connect', browserOpens: false });
+    const connecting = runConnect(failing.ctx, {
+      provider: 'example',
+      openBrowser: true,
+      timeoutSeconds: 30,
+      intervalMs: 50,
+    });
+    const url = await eventually(() => failing.browserOpened[0]);
+    await eventually(() =>
+      failing.stderr().includes('No browser could be opened (the opener failed)') ? true : undefined,
+    );
+    await approveConsent(url);
+    await connecting;
+    await failing.close();
+
+    const working = contextFor(service, { plan: 'connect' });
+    const again = runConnect(working.ctx, {
+      provider: 'example',
+      openBrowser: true,
+      timeoutSeconds: 30,
+      intervalMs: 50,
+    });
+    const second = await eventually(() => working.browserOpened[0]);
+    await eventually(() => (working.stderr().includes('Opened it in your browser') ? true : undefined));
+    await approveConsent(second);
+    await again;
+    await working.close();
   });
 });

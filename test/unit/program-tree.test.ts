@@ -59,10 +59,12 @@ describe('the command tree for a command line', () => {
     expect(typo.stderr()).toContain('(Did you mean get?)');
     expect(typo.stderr()).toContain('usage: facectl faces [options] [command]');
 
+    // A group without its verb: its help on stdout, exit 0 (as gh).
     const group = createTestContext();
-    await run(['faces'], group.ctx);
-    expect(group.stderr()).toContain('Usage: facectl faces [options] [command]');
-    expect(group.stderr()).toContain('create [options]');
+    expect(await run(['faces'], group.ctx)).toBe(0);
+    expect(group.stdout()).toContain('USAGE\n  facectl faces <command> [flags]');
+    expect(group.stdout()).toContain('  create:');
+    expect(group.stderr()).toBe('');
 
     const top = createTestContext();
     expect(await run(['fcaes', 'get'], top.ctx)).toBe(2);
@@ -71,7 +73,7 @@ describe('the command tree for a command line', () => {
 
     const missing = createTestContext({ globals: { json: true } });
     expect(await run(['--profile', 'work', 'faces', 'get', '--json'], missing.ctx)).toBe(2);
-    expect(missing.stderr()).toContain("error: missing required argument 'face_id'");
+    expect(JSON.parse(missing.stderr()).error.message).toBe("missing required argument 'face_id'");
   });
 
   it('completion still sees the whole tree', async () => {

@@ -55,10 +55,19 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<OA
     throw explainPlanRequired(error);
   }
 
-  if (before?.connected) ctx.out.info(`${provider} is already connected; approving again renews the connection.`);
-  ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
-  if (opts.openBrowser && !(await ctx.browser.open(url))) {
-    ctx.out.info('No browser could be opened here; open the URL above on any device.');
+  // Said at once even under --json: the person has to act on the URL while the command waits.
+  const now = { immediate: true };
+  if (before?.connected) ctx.out.info(`${provider} is already connected; approving again renews the connection.`, now);
+  ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`, now);
+  if (opts.openBrowser) {
+    const why = ctx.browser.unavailable?.();
+    if (why) {
+      ctx.out.info(`Not opening a browser here (${why}); open the URL above on any device.`, now);
+    } else if (await ctx.browser.open(url)) {
+      ctx.out.info('Opened it in your browser; approve the connection there.', now);
+    } else {
+      ctx.out.info('No browser could be opened (the opener failed); open the URL above on any device.', now);
+    }
   }
 
   const connection = await waitForConnection(ctx, api, opts, before);

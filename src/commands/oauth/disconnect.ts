@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { disconnectOAuth } from '../../contract/oauth.js';
-import { CancelError, UsageError } from '../../errors.js';
+import { DeclinedError, UsageError } from '../../errors.js';
 import { requireArgument } from '../../input/options.js';
 import { parseOptions } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
@@ -34,7 +34,7 @@ export async function runDisconnect(ctx: Context, opts: DisconnectOptions): Prom
       message: `Disconnect ${opts.provider}? Compile interviews will no longer be billed to that account.`,
       default: false,
     });
-    if (!confirmed) throw new CancelError(`cancelled: ${opts.provider} is still connected`);
+    if (!confirmed) throw new DeclinedError(`not disconnected: ${opts.provider} is still connected`);
   }
   const api = await ctx.api();
   let result: { detail: string };
@@ -43,7 +43,8 @@ export async function runDisconnect(ctx: Context, opts: DisconnectOptions): Prom
   } catch (error) {
     throw explainPlanRequired(error);
   }
-  ctx.out.record(result, [{ header: 'detail', value: (r) => r.detail }]);
-  ctx.out.success(result.detail);
+  // Once: a person on a terminal reads the check line; scripts and --json get the record on stdout.
+  if (ctx.io.stdoutIsTTY && ctx.io.stderrIsTTY && !ctx.out.json) ctx.out.success(result.detail);
+  else ctx.out.record(result, [{ header: 'detail', value: (r) => r.detail }]);
   return result;
 }

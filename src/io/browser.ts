@@ -1,0 +1,65 @@
+import type { Browser } from '../context.js';
+import { envFlag } from './terminal.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Starts an opener command; resolves with its exit code, 'running' if it is still going after waitMs. */
+export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;
+
+/**
+ * Opens URLs in the user's browser. Where none can appear (CI, SSH, Linux without a display) it does
+ * not try, and unavailable() says why. On Linux the opener (xdg-open) is watched for a moment: one that
+ * fails (no browser configured, none installed) makes open() resolve false, so the caller says so
+ * instead of waiting in silence. Elsewhere the `open` package launches the system's opener.
+ */
+export function createSystemBrowser(
+  env: Env,
+  platform: NodeJS.Platform = process.platform,
+  launch: Launch = spawnAndWatch(env),
+): Browser & { unavailable(): string | undefined } {
+  const unavailable = (): string | undefined => {
+    if (envFlag(env, 'CI')) return 'CI is set';
+    if (env.SSH_CONNECTION || env.SSH_TTY) return 'this is an SSH session';
+    if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return 'no DISPLAY or WAYLAND_DISPLAY is set';
+    return undefined;
+  };
+  return {
+    unavailable,
+    async open(url) {
+      if (unavailable()) return false;
+      try {
+        if (platform === 'linux') {
+          const result = await launch('xdg-open', [url], 3000);
+          return result === 'running' || result === 0;
+        }
+        const { default: open } = await import('open');
+        await open(url);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** Runs the opener detached; an opener still running after waitMs is taken as having launched one. */
+function spawnAndWatch(env: Env): Launch {
+  return async (command, args, waitMs) => {
+    const { spawn } = await import('node:child_process');
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, args, { stdio: 'ignore', detached: true, env: { ...env } });
+      const timer = setTimeout(() => {
+        child.unref();
+        resolve('running');
+      }, waitMs);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? 1);
+      });
+    });
+  };
+}

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from '../helpers/fault-server.js';
+import { type FaultServer, runIn, startFaultServer } from './support.js';
+
+// Case 51 of docs/reliability.md: control characters (ESC, BEL, OSC, CSI, C1) in any string from the
+// service are shown escaped in tables, TSV and errors; never sent raw to the terminal.
+
+const HOSTILE = '\x1b]0;pwned\x07\x1b[2J\x9b31m\rAda';
+const SHOWN = '\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\rAda';
+const FACE = { alias: 'ada-x', created: 1767225600, owned_by: 'usr_1', uid: 'face_1', object: 'face', name: HOSTILE };
+
+let server: FaultServer;
+beforeAll(async () => {
+  server = await startFaultServer();
+});
+afterAll(() => server.close());
+
+/** No byte a terminal would act on: C0 controls other than newline and tab, DEL and C1. */
+const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+// No colour, so any ESC on the streams would have come from the service.
+const env = { NO_COLOR: '1' };
+
+describe('case 51: control characters from the service are made visible', () => {
+  it('in a table on a terminal (a record and a list)', async () => {
+    server.handle((_req, res) => json(res, 200, FACE));
+    const record = await runIn(server, ['faces', 'get', 'face_1'], { stdoutIsTTY: true, env });
+    expect(record.code, record.stderr).toBe(0);
+    expect(record.stdout).not.toMatch(RAW_CONTROL);
+    expect(record.stdout).toContain(SHOWN);
+
+    server.handle((_req, res) => json(res, 200, [{ provider: HOSTILE, connected: true, connected_at: null }]));
+    const list = await runIn(server, ['oauth', 'list'], { stdoutIsTTY: true, env });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).not.toMatch(RAW_CONTROL);
+    expect(list.stdout).toContain(SHOWN);
+  });
+
+  it('in TSV when piped: one row, nothing raw', async () => {
+    server.handle((_req, res) => json(res, 200, FACE));
+    const piped = await runIn(server, ['faces', 'get', 'face_1'], { env });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).not.toMatch(RAW_CONTROL);
+    expect(piped.stdout).toContain(`name\t${SHOWN}\n`);
+  });
+
+  it('in errors: the detail of a 404 and of a 500, and in the JSON error', async () => {
+    server.handle((_req, res) => json(res, 404, { detail: `no face ${HOSTILE}`, code: 'face_not_found' }));
+    const missing = await runIn(server, ['faces', 'get', 'face_1'], { stdoutIsTTY: true, env });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).not.toMatch(RAW_CONTROL);
+    expect(missing.stderr).toContain(`error: no face ${SHOWN}`);
+
+    server.handle((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`boom ${HOSTILE}`);
+    });
+    const broken = await runIn(server, ['faces', 'get', 'face_1'], { env, apiOptions: { maxRetries: 0 } });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).not.toMatch(RAW_CONTROL);
+    expect(broken.stderr).toContain(SHOWN);
+
+    server.handle((_req, res) => json(res, 404, { detail: `no face ${HOSTILE}`, code: 'face_not_found' }));
+    const asJson = await runIn(server, ['faces', 'get', 'face_1', '--json'], { env });
+    expect(asJson.stderr).not.toMatch(RAW_CONTROL);
+    expect(JSON.parse(asJson.stderr).error.message).toBe(`no face ${HOSTILE}`);
+  });
+
+  it('in --json output: the same data, ESC, BEL and CR escaped by JSON', async () => {
+    server.handle((_req, res) => json(res, 200, FACE));
+    const result = await runIn(server, ['faces', 'get', 'face_1', '--json'], { env });
+    expect(result.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f]/);
+    expect(JSON.parse(result.stdout).name).toBe(HOSTILE);
+  });
+});

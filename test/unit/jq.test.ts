@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { requestCount, runCommand } from '../helpers/command-harness.js';
+import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { createTestContext } from '../helpers/test-context.js';
+
+// Issue 12: `--jq EXPR` on every command that has --json, with jq itself (jq-web), loaded only then.
+let service: TestService;
+beforeEach(async () => {
+  service = await startTestService();
+  await createFace(service, service.key('pro'), 'ada-lovelace', { name: 'Ada Lovelace' });
+});
+afterEach(async () => {
+  await service.close();
+});
+
+describe('--jq', () => {
+  it('filters a record; strings come out raw, as with gh', async () => {
+    const result = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '.name']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('Ada Lovelace\n');
+  });
+
+  it('implies --json and takes any jq 1.7 program: objects, arrays, string interpolation', async () => {
+    const object = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '{alias, n: (.name | length)}']);
+    expect(JSON.parse(object.stdout)).toEqual({ alias: 'ada-lovelace', n: 12 });
+    const text = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '"\\(.alias)=\\(.uid)"']);
+    expect(text.stdout).toMatch(/^ada-lovelace=face_\S+\n$/);
+    const none = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', 'empty']);
+    expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 0, stdout: '' });
+  });
+
+  it('filters a list and each NDJSON line of a batch (one compact result per line)', async () => {
+    const keys = await runCommand(service, ['oauth', 'list', '--jq', '.[] | .provider'], { plan: 'connect' });
+    expect(keys.stdout).toBe('example\n');
+    const batch = ['a', 'b', 'c'].map((label) => JSON.stringify({ alias: 'ada-lovelace', label, content: label }));
+    const submitted = await runCommand(service, ['docs', 'submit', '-', '--no-input', '--jq', '{line, ok}'], {
+      stdin: `${batch.join('\n')}\n`,
+    });
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const lines = submitted.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.sort((x, y) => x.line - y.line)).toEqual([
+      { line: 1, ok: true },
+      { line: 2, ok: true },
+      { line: 3, ok: true },
+    ]);
+  });
+
+  it('result lines written one block at a time are filtered alike, whether a block holds one line or many', async () => {
+    const tc = createTestContext({ globals: { json: true, jq: '{line}' } });
+    await tc.ctx.out.prepare?.();
+    tc.ctx.out.text('{"line":1,"ok":true}\n');
+    tc.ctx.out.text('{"line":2,"ok":true}\n{"line":3,"ok":false}\n');
+    tc.ctx.out.text(`${JSON.stringify({ line: 4 }, null, 2)}\n`);
+    expect(tc.stdout()).toBe('{"line":1}\n{"line":2}\n{"line":3}\n{\n  "line": 4\n}\n');
+  });
+
+  it('an expression that does not compile is a usage error before anything is sent', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '.name |']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('invalid_jq');
+    expect(error.message).toMatch(/^--jq: syntax error/);
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it('a filter that fails on the answer is exit 1 with jq’s message', async () => {
+    const result = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '.name | tonumber']);
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stderr);
+    expect(error).toMatchObject({ code: 'jq_error', message: expect.stringContaining('Invalid numeric literal') });
+  });
+
+  it('the JSON answer of `facectl api` goes through it too', async () => {
+    const result = await runCommand(service, ['api', 'GET', '/v1/faces/ada-lovelace', '--jq', '.alias']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('ada-lovelace\n');
+  });
+
+  it('raw strings are made safe on a terminal', async () => {
+    await createFace(service, service.key('pro'), 'bell-x', { name: 'bell\u0007\u001b[2J' });
+    const result = await runCommand(service, ['faces', 'get', 'bell-x', '--jq', '.name'], { stdoutIsTTY: true });
+    expect(result.stdout).toBe('bell\\x07\\x1b[2J\n');
+  });
+});
