@@ -133,7 +133,7 @@ describe('api', () => {
     const before = serve.requests();
     const bad = await runCli(['api', 'POST', '/v1/faces', '--input', '-'], {
       env: env(),
-      stdin: '{"name": "x", "alias": "NO"}',
+      stdin: '{"name": 7, "alias": "ada"}', // a name that is not a string: the seed's own rule
     });
     expect(bad.code).toBe(2);
     const unknownFlag = await runCli(['api', 'GET', '/v1/faces/x', '--bogus'], { env: env() });

@@ -65,8 +65,8 @@ afterAll(async () => {
 
 const toFault = (args: string[]) =>
   runCli([...args, '--json', '--no-input'], { env: { FACECTL_API_KEY: 'fcs_any', FACECTL_BASE_URL: fault.baseUrl } });
-const toServe = (args: string[]) =>
-  runCli([...args, '--json', '--no-input'], {
+const toServe = (args: string[], form: '--json' | 'human' = '--json') =>
+  runCli([...args, ...(form === '--json' ? ['--json'] : []), '--no-input'], {
     env: { FACECTL_API_KEY: serve.key('pro'), FACECTL_BASE_URL: serve.baseUrl },
   });
 
@@ -132,11 +132,17 @@ describe('seed-allowed values reach a service unchanged; facectl serve refuses i
     const request = JSON.parse(fault.requests[before]?.body ?? '{}');
     expect(request[c.field]).toEqual(c.value);
 
-    const refused = await toServe(c.args);
+    // For people: the status and one line per field; under --json the same list in the one error document.
+    const refused = await toServe(c.args, 'human');
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('status: 422 validation_error');
     expect(refused.stderr).toContain(c.refusal);
     expect(refused.stdout).toBe('');
+    const asJson = await toServe(c.args);
+    expect(asJson.code, asJson.stderr).toBe(2);
+    const { error } = JSON.parse(asJson.stderr) as { error: { status: number; detail: { loc: string[] }[] } };
+    expect(error.status).toBe(422);
+    expect(error.detail.map((d) => d.loc[1])).toContain(c.field);
   });
 
   it('import type transcript (a type the seed leaves open) reaches the server unchanged', async () => {

@@ -319,6 +319,8 @@ function verdict(c: Case, o: Outcome): string | undefined {
   if (o.code === 2) {
     // Allowed: the service's own rule refused it, and the CLI listed the field errors it answered.
     if (/status: 422 validation_error\n {2}- \S/.test(o.stderr)) return undefined;
+    // Under --json the same report is the one error document: status 422 and its list of fields.
+    if (reportedAsJson422(o.stderr)) return undefined;
     return `the service refused what the CLI sent as invalid (exit 2 after ${o.requests} request(s))`;
   }
   // Sent and answered: created (0), or refused for a reason that is not the input's shape.
@@ -374,3 +376,12 @@ describe('input fuzz', () => {
     Math.max(120_000, CASES * 30),
   );
 });
+
+function reportedAsJson422(stderr: string): boolean {
+  try {
+    const { error } = JSON.parse(stderr) as { error?: { status?: number; detail?: unknown } };
+    return error?.status === 422 && Array.isArray(error.detail) && error.detail.length > 0;
+  } catch {
+    return false;
+  }
+}

@@ -80,7 +80,10 @@ describe('case 50: a batch file changed between the check and the send', () => {
       });
       expect(changed).toBe(true);
       expect(result.code, result.stderr).toBe(1);
-      expect(result.stderr).toContain(`error: ${file} changed after its lines were checked`);
+      // Under --json, stderr is the one error document; the --resume command rides in it.
+      const { error } = JSON.parse(result.stderr) as { error: { code: string; message: string } };
+      expect(error.code).toBe('input_changed');
+      expect(error.message).toContain(`${file} changed after its lines were checked`);
       expect(result.stderr).not.toContain('standard input');
       expect(result.stderr).toContain(`facectl docs submit --file ${file} --resume`);
       // Only lines of the file as checked were sent, each once, and fewer than all of them.

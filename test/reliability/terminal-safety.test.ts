@@ -28,7 +28,9 @@ describe('case 51: control characters from the service are made visible', () => 
     expect(record.stdout).not.toMatch(RAW_CONTROL);
     expect(record.stdout).toContain(SHOWN);
 
-    server.handle((_req, res) => json(res, 200, [{ provider: HOSTILE, connected: true, connected_at: null }]));
+    server.handle((_req, res) =>
+      json(res, 200, [{ provider: HOSTILE, connected: true, connected_at: '2026-03-15T12:00:00Z' }]),
+    );
     const list = await runIn(server, ['oauth', 'list'], { stdoutIsTTY: true, env });
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).not.toMatch(RAW_CONTROL);
