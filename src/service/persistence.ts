@@ -17,8 +17,15 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
 import { randomBase62 } from './ids.js';
-import type { CollectionName } from './records.js';
-import { checkJournalLine, checkSnapshot, STATE_FORMAT, STATE_VERSION, StateFileError } from './state-shape.js';
+import {
+  checkJournalLine,
+  checkSnapshot,
+  type JournalOp,
+  type SnapshotCollections,
+  STATE_FORMAT,
+  STATE_VERSION,
+  StateFileError,
+} from './state-shape.js';
 
 /**
  * `--data FILE`: a snapshot (FILE) plus an append-only journal (FILE.journal).
@@ -34,8 +41,7 @@ import { checkJournalLine, checkSnapshot, STATE_FORMAT, STATE_VERSION, StateFile
  * crash does not. Every file is created with mode 0600.
  */
 
-export type JournalOp = ['put', CollectionName, { id: string }] | ['del', CollectionName, string];
-export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
+export type { JournalOp, SnapshotCollections } from './state-shape.js';
 
 interface SnapshotFile {
   format: typeof STATE_FORMAT;

@@ -1,5 +1,9 @@
-import type { JournalOp, SnapshotCollections } from './persistence.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
+
+/** One change in the journal: a record put, or a record deleted by id. */
+export type JournalOp = ['put', CollectionName, { id: string }] | ['del', CollectionName, string];
+/** The snapshot's records, per collection. */
+export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
 
 /**
  * The shape of a `--data` state file and of its journal lines, checked before anything of them is
