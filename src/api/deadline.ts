@@ -7,6 +7,8 @@
  * answer that each timeout alone would allow is never cut short by it.
  */
 
+import { UsageError } from '../errors.js';
+
 export interface Deadline {
   readonly signal: AbortSignal;
   readonly ms: number;
@@ -49,4 +51,27 @@ export function deadlineFor(limits: { connectMs: number; headersMs: number; body
 export function formatSeconds(ms: number): string {
   const seconds = ms / 1000;
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
+/**
+ * The largest FACECTL_HTTP_TIMEOUT, in seconds: one day. Each limit and their sum (the deadline, three
+ * times the value) must fit Node's 32-bit timers; past about 715,828 s a timer fires at once instead.
+ */
+export const MAX_HTTP_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * FACECTL_HTTP_TIMEOUT in milliseconds, or undefined when it is unset or empty. Anything but a positive
+ * decimal number of seconds (to the millisecond) within the maximum is refused before anything is sent.
+ */
+export function httpTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.FACECTL_HTTP_TIMEOUT;
+  if (raw === undefined || raw === '') return undefined;
+  const seconds = /^\d+(\.\d{1,3})?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(seconds > 0 && seconds <= MAX_HTTP_TIMEOUT_SECONDS)) {
+    throw new UsageError(
+      `FACECTL_HTTP_TIMEOUT must be a number of seconds from 0.001 to ${MAX_HTTP_TIMEOUT_SECONDS} (got ${JSON.stringify(raw)})`,
+      { hint: 'e.g. FACECTL_HTTP_TIMEOUT=120, or unset it for the defaults (10, 30 and 60 s)' },
+    );
+  }
+  return Math.round(seconds * 1000);
 }

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
 import { CancelError, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
-import { deadlineFor, formatSeconds, startDeadline } from './deadline.js';
+import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from './deadline.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
@@ -94,8 +94,8 @@ export class Transport {
   private readonly onAbort: () => void;
 
   constructor(private readonly options: TransportOptions) {
-    const seconds = Number(options.env.FACECTL_HTTP_TIMEOUT);
-    const fromEnv = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
+    // Refused (exit 2) here, like a bad proxy variable, before anything is sent.
+    const fromEnv = httpTimeoutFromEnv(options.env);
     this.limits = {
       connectMs: options.connectTimeoutMs ?? fromEnv ?? 10_000,
       headersMs: options.headersTimeoutMs ?? fromEnv ?? 30_000,

@@ -84,6 +84,35 @@ describe('case 52: a server that trickles its answer', () => {
   });
 });
 
+describe('FACECTL_HTTP_TIMEOUT out of range or not a number', () => {
+  // 3000000 overflowed Node's 32-bit timer (the deadline fired at once: exit 8); the others were ignored.
+  it.each(['3000000', '86400.5', 'abc', '0', '-1', '2s', 'Infinity', '1e3', ' 5'])(
+    '%j: exit 2 naming the variable and the range, nothing sent (bin)',
+    async (value) => {
+      server.handle((_req, res) => json(res, 200, { prefix: 'fcs_abcdefgh' }));
+      const before = server.requests.length;
+      const result = await cliAt(server, ['api', '/v1/auth/api-keys/current'], {
+        env: { FACECTL_HTTP_TIMEOUT: value },
+      });
+      expect(result.code).toBe(ExitCode.usage);
+      expect(result.stderr).toContain(
+        `FACECTL_HTTP_TIMEOUT must be a number of seconds from 0.001 to 86400 (got ${JSON.stringify(value)})`,
+      );
+      expect(result.stderr).not.toContain('TimeoutOverflowWarning');
+      expect(server.requests.length).toBe(before);
+    },
+  );
+
+  it.each(['86400', '0.5', ''])('%j is accepted: the request is sent and answered (bin)', async (value) => {
+    server.handle((_req, res) => json(res, 200, FACE));
+    const before = server.requests.length;
+    const result = await cliAt(server, ['api', '/v1/faces/ada'], { env: { FACECTL_HTTP_TIMEOUT: value } });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(server.requests.length).toBe(before + 1);
+  });
+});
+
 describe('case 54: a 3xx answer', () => {
   it('of a verb: exit 1 naming the status and the Location', async () => {
     server.handle((_req, res) => {
