@@ -1,4 +1,14 @@
-import { lstatSync, readlinkSync, type Stats, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -65,4 +75,85 @@ function statOrUndefined(path: string): Stats | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Far above any real configuration (a few KB); past it the file is refused, not read. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** The configuration file exists but is not one facectl will read: what is wrong, and the fix. */
+export class ConfigReadRefusal extends Error {
+  constructor(
+    readonly problem: string,
+    readonly fix: string,
+  ) {
+    super(problem);
+    this.name = 'ConfigReadRefusal';
+  }
+}
+
+/**
+ * The configuration file's text, or undefined when it does not exist. Only a regular file of at most
+ * MAX_CONFIG_BYTES is read (through a symlink too, wherever it leads): a FIFO would block the read
+ * forever, a device like /dev/zero never ends, and a huge file would be held in memory whole. It is
+ * opened with O_NONBLOCK (a FIFO swapped in after the check cannot block the open) and checked again
+ * on the open descriptor; at most one byte past the cap is ever read. Other errors (EACCES) are thrown.
+ */
+export function readConfigText(path: string): string | undefined {
+  let info: Stats;
+  try {
+    info = statSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  refuseUnreadable(path, info);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    // A socket cannot be opened (ENXIO): refused like any other file that is not a regular one.
+    if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw notRegular(path, 'a socket');
+    throw error;
+  }
+  try {
+    refuseUnreadable(path, fstatSync(fd));
+    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    for (let read = 1; read > 0 && length < buffer.length; length += read) {
+      read = readSync(fd, buffer, length, buffer.length - length, null);
+    }
+    // It grew between fstat and the read.
+    if (length > MAX_CONFIG_BYTES) throw tooLarge(path, length);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function refuseUnreadable(path: string, info: Stats): void {
+  if (!info.isFile()) throw notRegular(path, kindOf(info));
+  if (info.size > MAX_CONFIG_BYTES) throw tooLarge(path, info.size);
+}
+
+function notRegular(path: string, kind: string): ConfigReadRefusal {
+  return new ConfigReadRefusal(
+    `configuration file ${path} is not a regular file (it is ${kind}); facectl reads only a regular file`,
+    `remove ${path} (or replace it with a regular file), or set FACECTL_CONFIG_DIR to another directory`,
+  );
+}
+
+function tooLarge(path: string, size: number): ConfigReadRefusal {
+  return new ConfigReadRefusal(
+    `configuration file ${path} is ${size} bytes, over the ${MAX_CONFIG_BYTES} bytes (1 MiB) a configuration file may have`,
+    `a real configuration is a few KB: check what wrote ${path}, then fix or remove it (facectl never clears it)`,
+  );
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isSocket()) return 'a socket';
+  return 'not a file';
 }

@@ -9,7 +9,6 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -17,7 +16,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
-import { writeRefusal } from './file-safety.js';
+import { ConfigReadRefusal, readConfigText, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
 
@@ -31,6 +30,7 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, P
  *   kill leaves the old or the new file, never a broken one; the new file is owned by whoever writes it.
  * - A file that is a symlink, or a file or directory another user owns, is never written (file-safety).
  * - Directories are created 0700 whatever the umask; a corrupt file is reported with its path, never cleared.
+ * - Only a regular file of at most 1 MiB is read (file-safety): a FIFO, a device or a huge file is refused.
  */
 export function openConfigStore(
   env: Readonly<Record<string, string | undefined>>,
@@ -42,14 +42,14 @@ export function openConfigStore(
   tightenFileMode(path, warn);
 
   const read = (): ConfigData => {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readConfigText(path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
       throw readError(error, path);
     }
-    if (text.trim() === '') return {};
+    if (text === undefined || text.trim() === '') return {};
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

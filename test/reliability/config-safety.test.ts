@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -196,5 +196,79 @@ describe('case 46: a config file or directory facectl must not write', () => {
       /replace it with a regular file/,
     );
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+});
+
+// A config.json that is a FIFO hung `config list` and `config set` for ever; one linked to /dev/zero was
+// read without end; a huge one was read whole into memory. Each is now refused at once, exit 2, with the fix.
+describe('a config.json that is not a regular file, or too large to be a configuration', () => {
+  const ONE_MIB = 1024 * 1024;
+
+  async function expectUnread(arrange: (path: string) => void, problem: RegExp, fix: RegExp): Promise<void> {
+    for (const args of [
+      ['config', 'list'],
+      ['config', 'set', 'base_url', 'http://127.0.0.1:6'],
+      ['doctor', '--json'],
+    ]) {
+      const dir = makeConfigDir();
+      const path = join(dir, 'config.json');
+      arrange(path);
+      const before = lstatSync(path);
+      const result = await runCli(args, { env: { FACECTL_CONFIG_DIR: dir }, timeoutMs: 15_000 });
+      const label = args.join(' ');
+      expect(result.timedOut, label).toBe(false);
+      if (args[0] === 'doctor') {
+        expect(result.code, label).toBe(1);
+        const checks = JSON.parse(result.stdout).checks as { name: string; status: string; detail: string }[];
+        const check = checks.find((c) => c.name === 'config file');
+        expect(check?.status, label).toBe('fail');
+        expect(check?.detail, label).toMatch(problem);
+      } else {
+        expect(result.code, `${label}: ${result.stderr}`).toBe(2);
+        expect(result.stderr, label).toMatch(problem);
+        expect(result.stderr, label).toMatch(fix);
+      }
+      // Left as it was: nothing renamed over it.
+      const after = lstatSync(path);
+      expect([after.ino, after.size, after.mode & 0o170000], label).toEqual([
+        before.ino,
+        before.size,
+        before.mode & 0o170000,
+      ]);
+    }
+  }
+
+  it('a FIFO -> refused at once naming it, never a hang (config list, config set, doctor)', async () => {
+    await expectUnread(
+      (path) => execFileSync('mkfifo', [path]),
+      /configuration file .*config\.json is not a regular file \(it is a FIFO\); facectl reads only a regular file/,
+      /remove .*config\.json \(or replace it with a regular file\)/,
+    );
+  });
+
+  it('a symlink to /dev/zero -> refused at once, never read (config list, config set, doctor)', async () => {
+    await expectUnread(
+      (path) => symlinkSync('/dev/zero', path),
+      /configuration file .*config\.json is not a regular file \(it is a character device\)/,
+      /remove .*config\.json \(or replace it with a regular file\)/,
+    );
+  });
+
+  it('a file over 1 MiB -> refused by its size, not read (config list, config set, doctor)', async () => {
+    await expectUnread(
+      (path) => writeFileSync(path, `{"profiles":{}}${' '.repeat(ONE_MIB)}`, { mode: 0o600 }),
+      /configuration file .*config\.json is 1048591 bytes, over the 1048576 bytes \(1 MiB\) a configuration file may have/,
+      /check what wrote .*config\.json, then fix or remove it/,
+    );
+  });
+
+  it('a file of exactly 1 MiB is still read', async () => {
+    const dir = makeConfigDir();
+    const text = '{"profiles":{"default":{"base_url":"http://127.0.0.1:5"}}}';
+    writeFileSync(join(dir, 'config.json'), text + ' '.repeat(ONE_MIB - text.length), { mode: 0o600 });
+    const result = await runCli(['config', 'get', 'base_url'], { env: { FACECTL_CONFIG_DIR: dir } });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('http://127.0.0.1:5');
   });
 });

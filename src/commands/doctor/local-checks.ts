@@ -1,7 +1,7 @@
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
-import { writeRefusal } from '../../config/file-safety.js';
+import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
 import { type Check, fail, ok, warn } from './checks.js';
@@ -21,18 +21,19 @@ export function checkConfigFile(path: string): Check[] {
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
   const refusal = writeRefusal(path);
   const unsafe = refusal ? [fail('config file safety', refusal.problem, refusal.fix)] : [];
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readConfigText(path);
   } catch (error) {
+    if (error instanceof ConfigReadRefusal) return [fail(name, error.problem, error.fix), ...unsafe];
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') {
-      return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
-    }
     return [
       fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
       ...unsafe,
     ];
+  }
+  if (text === undefined) {
+    return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
   }
   try {
     checkConfigShape(JSON.parse(text), path);
