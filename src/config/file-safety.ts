@@ -14,7 +14,8 @@ import { dirname } from 'node:path';
 /**
  * Whether facectl may write the configuration file: the file must not be a symlink (a write would
  * replace or go through it, wherever it points), and neither the file nor its directory may belong to
- * another user (who could read the key, or swap the file). Each refusal comes with its fix. Used by the
+ * another user (who could read the key, or swap the file), nor may the directory be writable by its group
+ * or by others (who could swap the file too). Each refusal comes with its fix. Used by the
  * store before every write and by `doctor`. Not checked on Windows, where owners are not uids.
  */
 
@@ -35,6 +36,15 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
       fix:
         `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
         'run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory you own',
+    };
+  }
+  // Whoever can write to the directory can replace config.json (a sticky bit does not stop them from
+  // creating it, or the temp and lock files beside it): its key and base URL would be theirs to choose.
+  if (dirStat && process.platform !== 'win32' && (dirStat.mode & 0o022) !== 0) {
+    const who = [dirStat.mode & 0o020 ? 'its group' : '', dirStat.mode & 0o002 ? 'everyone' : ''].filter(Boolean);
+    return {
+      problem: `the configuration directory ${dir} has mode ${(dirStat.mode & 0o7777).toString(8).padStart(4, '0')}: ${who.join(' and ')} can write to it, and so replace the stored configuration`,
+      fix: `chmod 700 ${dir} (or set FACECTL_CONFIG_DIR to a directory only you can write to)`,
     };
   }
   const fileStat = lstatOrUndefined(path);

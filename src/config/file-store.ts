@@ -28,7 +28,8 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, P
  *   facectl processes saving N profiles at once keep all N; the file is read back after the write.
  * - Writes go to a temp file (0600, O_EXCL|O_NOFOLLOW) that is fsynced and renamed over the file: a
  *   kill leaves the old or the new file, never a broken one; the new file is owned by whoever writes it.
- * - A file that is a symlink, or a file or directory another user owns, is never written (file-safety).
+ * - A file that is a symlink, a file or directory another user owns, or a directory its group or others
+ *   can write to is never written (file-safety).
  * - Directories are created 0700 whatever the umask; a corrupt file is reported with its path, never cleared.
  * - Only a regular file of at most 1 MiB is read (file-safety): a FIFO, a device or a huge file is refused.
  */
@@ -64,6 +65,8 @@ export function openConfigStore(
   };
 
   const update = (change: (data: ConfigData) => ConfigData): ConfigData => {
+    // The per-user directory is made 0700 again first; a FACECTL_CONFIG_DIR others can write to is refused.
+    if (!chosenDir) tightenOwnDirectory(dir);
     refuseUnsafe(path);
     let lock: HeldLock;
     try {
@@ -174,7 +177,8 @@ function writeError(error: unknown, path: string): ConfigWriteError {
 
 /**
  * Creates the directory (and missing parents) 0700 whatever the umask. An existing per-user directory
- * is tightened to 0700; one the user chose with FACECTL_CONFIG_DIR may be shared, so it is left alone.
+ * is tightened to 0700; one the user chose with FACECTL_CONFIG_DIR is left alone (others may list it; one
+ * they can write to is refused before this, file-safety).
  */
 function ensurePrivateDirectory(dir: string, ours: boolean): void {
   const missing: string[] = [];
@@ -190,12 +194,17 @@ function ensurePrivateDirectory(dir: string, ours: boolean): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode is masked by the umask only to be narrower; chmod makes sure no created level is wider.
   for (const created of missing) chmodSync(created, 0o700);
-  if (ours && (statSync(dir).mode & 0o077) !== 0) {
-    try {
-      chmodSync(dir, 0o700);
-    } catch {
-      // reported by doctor
-    }
+  if (ours) tightenOwnDirectory(dir);
+}
+
+/** The per-user directory, when it exists, is mine and is wider than 0700 (made by another tool): 0700. */
+function tightenOwnDirectory(dir: string): void {
+  try {
+    const stat = statSync(dir);
+    if ((stat.mode & 0o077) === 0 || (process.getuid && stat.uid !== process.getuid())) return;
+    chmodSync(dir, 0o700);
+  } catch {
+    // missing (created 0700 later) or not mine: refused before any write, and reported by doctor
   }
 }
 

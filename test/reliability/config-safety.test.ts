@@ -4,6 +4,7 @@ import {
   chownSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -196,6 +197,76 @@ describe('case 46: a config file or directory facectl must not write', () => {
       /replace it with a regular file/,
     );
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+});
+
+// A FACECTL_CONFIG_DIR that group or others can write to was written into and left so (README says the
+// directory is 0700), and doctor only warned that others could list it.
+describe('a config directory its group or others can write to', () => {
+  it.each(['0777', '1777', '0770', '0702'])(
+    'mode %s -> refused with `chmod 700 DIR`, the file and the mode unchanged; doctor fails it',
+    async (shown) => {
+      const dirMode = Number.parseInt(shown, 8);
+      const dirs: string[] = [];
+      await expectRefused(
+        () => {
+          const dir = makeConfigDir();
+          const path = join(dir, 'config.json');
+          writeFileSync(path, OLD, { mode: 0o600 });
+          chmodSync(dir, dirMode);
+          dirs.push(dir);
+          return { dir, watched: path };
+        },
+        new RegExp(
+          `configuration directory .* has mode ${shown}: .* can write to it, and so replace the stored configuration`,
+        ),
+        /chmod 700 \/.*facectl-cfg-/,
+      );
+      for (const dir of dirs) expect(statSync(dir).mode & 0o7777).toBe(dirMode);
+    },
+  );
+
+  it('with no config.json yet -> nothing is created in it', async () => {
+    const dir = makeConfigDir();
+    chmodSync(dir, 0o777);
+    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain(
+      `the configuration directory ${dir} has mode 0777: its group and everyone can write to it`,
+    );
+    expect(result.stderr).toContain(`chmod 700 ${dir}`);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(statSync(dir).mode & 0o777).toBe(0o777);
+  });
+
+  it('the per-user directory (no FACECTL_CONFIG_DIR) left 0777 by another tool is made 0700, then written', async () => {
+    const home = makeConfigDir();
+    const dir = join(home, '.config', 'facectl');
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o777);
+    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+      env: { HOME: home, FACECTL_CONFIG_DIR: undefined, XDG_CONFIG_HOME: undefined },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toMatchObject({
+      profiles: { default: { base_url: 'http://127.0.0.1:6' } },
+    });
+  });
+
+  it('mode 0755 (others may list it, not write) is still used, and doctor only warns', async () => {
+    const dir = makeConfigDir();
+    chmodSync(dir, 0o755);
+    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: dir } });
+    const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string }[];
+    expect(checks.find((c) => c.name === 'config file safety')).toBeUndefined();
+    expect(checks.find((c) => c.name === 'config directory mode')?.status).toBe('warn');
   });
 });
 
