@@ -68,9 +68,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
   // People's messages are held until the command ends: written on success, carried in the error otherwise.
   const held: string[] = [];
-  const message = (text: string, immediate = false) => {
-    if (globals.json && !immediate) held.push(text);
-    else err(`${visible(text)}\n`);
+  // A label (`warning:`) is ours and may be coloured; the text may carry the service's words and is made
+  // visible (case 51), so the colour codes must go on after that, never through it.
+  const message = (text: string, immediate = false, label?: 'warning:') => {
+    if (globals.json && !immediate) held.push(label ? `${label} ${text}` : text);
+    else err(`${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
@@ -141,7 +143,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       message(text, options?.immediate);
     },
     warn(text) {
-      message(`${paint(io.stderrColor ?? false, 'yellow', 'warning:')} ${text}`);
+      message(text, false, 'warning:');
     },
     flush() {
       for (const text of held.splice(0)) err(`${visible(text)}\n`);

@@ -74,3 +74,37 @@ describe('case 51: control characters from the service are made visible', () => 
     expect(JSON.parse(result.stdout).name).toBe(HOSTILE);
   });
 });
+
+describe('case 51 with colour on: our own label is coloured, the text beside it made visible', () => {
+  it('a warning on a colour terminal reads "warning:" in yellow, never a literal \\x1b[33m', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { Chalk } = await import('chalk');
+    const { createOutput } = await import('../../src/io/output.js');
+    const stderr = new PassThrough();
+    let written = '';
+    stderr.on('data', (chunk: Buffer) => {
+      written += chunk.toString();
+    });
+    const io = {
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      stderr,
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      stderrIsTTY: true,
+      color: true,
+      stderrColor: true,
+      canPrompt: () => true,
+    };
+    const out = createOutput(
+      io,
+      {},
+      { json: false, noInput: false, debug: false, insecureHttp: false },
+      {
+        chalk: new Chalk({ level: 1 }),
+      },
+    );
+    out.warn(`Save this key now ${HOSTILE}`);
+    expect(written).toBe(`\x1b[33mwarning:\x1b[39m Save this key now ${SHOWN}\n`);
+  });
+});
