@@ -1,15 +1,15 @@
 import type { Clock } from './context.js';
-import { CancelError } from './errors.js';
+import { cancelledBy } from './errors.js';
 
 /** Wall-clock time; sleep() rejects with CancelError when the signal aborts (Ctrl-C). */
 export const systemClock: Clock = {
   now: () => new Date(),
   sleep: (ms, signal) =>
     new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new CancelError());
+      if (signal?.aborted) return reject(cancelledBy(signal));
       const onAbort = () => {
         clearTimeout(timer);
-        reject(new CancelError());
+        reject(cancelledBy(signal));
       };
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);

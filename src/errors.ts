@@ -98,6 +98,11 @@ export class CancelError extends CliError {
   }
 }
 
+/** The error a wait or request ends with when `signal` aborted it: its reason (SIGTERM's says 143), else Ctrl-C's. */
+export function cancelledBy(signal: AbortSignal | undefined): CancelError {
+  return signal?.reason instanceof CancelError ? signal.reason : new CancelError();
+}
+
 /**
  * The user answered "no" to a confirmation: nothing was done. Exit 1, as gh does; 130 stays for
  * Ctrl-C (README).

@@ -3,7 +3,7 @@
 import type { Dispatcher } from 'undici';
 import request from 'undici/lib/api/api-request.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
-import { CancelError, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
+import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
 import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from './deadline.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
@@ -368,5 +368,5 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 }
 
 function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error && signal.reason.name === 'CancelError' ? signal.reason : new CancelError();
+  return cancelledBy(signal);
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { Context } from '../context.js';
-import { CancelError, UsageError } from '../errors.js';
+import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
@@ -98,17 +98,17 @@ async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
   if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
   const stdin = ctx.io.stdin;
   const stop = () => stdin.destroy();
-  if (ctx.signal.aborted) throw new CancelError();
+  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   ctx.signal.addEventListener('abort', stop, { once: true });
   try {
     for await (const chunk of stdin) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
   } catch (error) {
-    if (ctx.signal.aborted) throw new CancelError();
+    if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
     throw error;
   } finally {
     ctx.signal.removeEventListener('abort', stop);
   }
-  if (ctx.signal.aborted) throw new CancelError();
+  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
 }
 
 /** Reads a whole source as strict UTF-8 text; empty input and input over `maxBytes` are refused. */

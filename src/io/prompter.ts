@@ -1,5 +1,5 @@
 import type { InputStream, OutputStream, Prompter } from '../context.js';
-import { CancelError } from '../errors.js';
+import { cancelledBy } from '../errors.js';
 
 /**
  * The prompter over @inquirer/prompts, bound to the injected streams: questions read stdin and are drawn
@@ -15,7 +15,7 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
       return await question(prompts);
     } catch (error) {
       const name = (error as Error | undefined)?.name;
-      if (name === 'ExitPromptError' || name === 'AbortPromptError' || signal.aborted) throw new CancelError();
+      if (name === 'ExitPromptError' || name === 'AbortPromptError' || signal.aborted) throw cancelledBy(signal);
       throw error;
     }
   };

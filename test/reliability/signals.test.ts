@@ -160,4 +160,16 @@ describe('signals', () => {
     });
     expect(JSON.stringify(await list.json())).not.toMatch(/"connected":\s*true/);
   });
+
+  it('SIGTERM (timeout, a CI cancel) while waiting for an OAuth connection -> exit 143, not 130', async () => {
+    const run = start(['oauth', 'connect', 'example', '--no-browser'], {
+      FACECTL_BASE_URL: serve.baseUrl,
+      FACECTL_API_KEY: serve.key('connect'),
+    });
+    await run.waitFor(/\/authorize|https?:\/\/\S+/);
+    run.child.kill('SIGTERM');
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(143);
+    expect(run.stderr()).toMatch(/terminated/);
+  });
 });
