@@ -382,6 +382,36 @@ describe('docs submit: NDJSON batches', () => {
     expect(storedWithLabel('batch-f-').map((d) => d.label)).toEqual(['batch-f-1', 'batch-f-2']);
   });
 
+  it('from standard input, a bad FIRST line stops the batch before any later line is sent (--json)', async () => {
+    const good = Array.from({ length: 99 }, (_, i) => ({
+      alias: 'ada-lovelace',
+      label: `batch-first-${i + 2}`,
+      content: 'h',
+    }));
+    const stdin = ndjson([{ alias: 'ada-lovelace', label: 'batch-first-1' }, ...good]);
+    const before = requestCount(service);
+    const result = await runCommand(service, ['docs', 'submit', '-', '--json'], { stdin });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toBe('standard input: line 1: content: required');
+    expect(error.hint).toContain('0 document(s) before it were already submitted');
+    expect(storedWithLabel('batch-first-')).toEqual([]);
+    // The service received nothing of the batch.
+    expect(requestCount(service) - before).toBe(0);
+  });
+
+  it('from standard input, the first of two bad lines is the one named', async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['docs', 'submit', '-', '--json'], { stdin: '{"a":1}\nplain words\n' });
+    expect(result.code).toBe(2);
+    const { error } = JSON.parse(result.stderr);
+    expect(error.message).toMatch(/^standard input: line 1: /);
+    expect(error.hint).toContain('0 document(s) before it were already submitted');
+    expect(requestCount(service) - before).toBe(0);
+  });
+
   it('terminal form: a progress bar on stderr, a table of results on stdout', async () => {
     const path = file(
       'tty.ndjson',

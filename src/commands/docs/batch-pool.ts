@@ -4,7 +4,7 @@
  * own, listening to the same signal).
  */
 
-export interface PoolOptions {
+export interface PoolOptions<T> {
   concurrency: number;
   signal: AbortSignal;
   /**
@@ -12,6 +12,13 @@ export interface PoolOptions {
    * an abort ends the wait. A file's next line is never long in coming, and this costs a listener per item.
    */
   slowSource: boolean;
+  /**
+   * Called at once, in the order the items are taken, before the item's work starts (and before any
+   * later item is taken up): false stops the pool there, so no item after it is started. A bad line of
+   * standard input stops the batch this way; its work would start too late, after the items the other
+   * workers took meanwhile were already sent.
+   */
+  admit?: (item: T) => boolean;
 }
 
 export interface PoolOutcome {
@@ -24,7 +31,7 @@ export interface PoolOutcome {
 /** `work` returns false to stop the pool (items in flight still finish). */
 export async function runPool<T>(
   items: AsyncIterable<T>,
-  options: PoolOptions,
+  options: PoolOptions<T>,
   work: (item: T) => Promise<boolean>,
 ): Promise<PoolOutcome> {
   const { signal } = options;
@@ -41,7 +48,12 @@ export async function runPool<T>(
         outcome.stopped = true;
         return;
       }
-      if (taken.done) return;
+      // Another worker may have stopped the pool while this one waited for its item.
+      if (taken.done || outcome.stopped || signal.aborted) return;
+      if (options.admit && !options.admit(taken.value)) {
+        outcome.stopped = true;
+        return;
+      }
       if (!(await work(taken.value))) outcome.stopped = true;
     }
   };

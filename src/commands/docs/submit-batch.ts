@@ -97,14 +97,20 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   let stopReason: UsageError | undefined;
   let fatal: unknown;
 
+  /**
+   * Whether a line may be sent: a bad line stops the batch (unless --continue-on-error), decided as the
+   * line is taken, so no line after it is sent (standard input is checked as it is sent).
+   */
+  const admit = (line: NdjsonLine): boolean => {
+    if (line.error === undefined || input.continueOnError) return true;
+    stopReason ??= new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+    return false;
+  };
+
   /** Sends one line (or reports it); false stops the batch. */
   const sendLine = async (line: NdjsonLine): Promise<boolean> => {
     if (line.error !== undefined) {
       const message = line.error;
-      if (!input.continueOnError) {
-        stopReason = new UsageError(`${source.name}: line ${line.line}: ${message}`, { code: 'invalid_input' });
-        return false;
-      }
       reporter.report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
       return true;
     }
@@ -142,7 +148,7 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
 
   let finished: ReturnType<typeof reporter.finish>;
   try {
-    const pool = { concurrency: input.concurrency, signal: ctx.signal, slowSource: !source.reopenable };
+    const pool = { concurrency: input.concurrency, signal: ctx.signal, slowSource: !source.reopenable, admit };
     const outcome = await runPool(input.lines, pool, sendLine);
     // A read error (e.g. a line over the size limit, a file changed since it was checked) ends the batch.
     fatal ??= outcome.readError;
