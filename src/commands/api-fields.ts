@@ -37,8 +37,22 @@ export function parseHeader(text: string): [string, string] {
     });
   }
   if (/[\r\n\0]/.test(value)) throw new UsageError(`-H ${name}: the value must not contain line breaks`);
+  // undici refuses these only once the request is under way, which read as a network failure (exit 8).
+  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) {
+    throw new UsageError(`-H ${name}: the value must not contain control characters (other than tab)`);
+  }
+  if (/[^\x00-\xff]/.test(value)) {
+    throw new UsageError(`-H ${name}: the value must not contain characters beyond U+00FF`, {
+      hint: 'percent-encode the text, or send it in the body',
+    });
+  }
   if (RESERVED_HEADERS.has(name.toLowerCase())) {
     throw new UsageError(`-H ${name}: facectl sets this header itself`);
+  }
+  if (name.toLowerCase() === 'expect') {
+    throw new UsageError(`-H ${name}: facectl does not send an Expect header (the body is sent with the request)`, {
+      hint: `drop -H ${name}`,
+    });
   }
   return [name, value];
 }

@@ -92,6 +92,14 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
   }
   const method = (options.method ?? (bodyText !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
   if (!METHOD.test(method)) throw new UsageError(`not an HTTP method: ${JSON.stringify(options.method)}`);
+  if (method === 'CONNECT') {
+    throw new UsageError(
+      '-X CONNECT: facectl does not send CONNECT (it opens a tunnel through a proxy, not a request)',
+      {
+        hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
+      },
+    );
+  }
 
   // As gh does: fields go to the query string of a GET (or HEAD), or when --input already is the body.
   let query = target.search.replace(/^\?/, '');

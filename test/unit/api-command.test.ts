@@ -263,6 +263,44 @@ describe('facectl api: flags as gh users know them', () => {
     }
   });
 
+  // These reached undici, which refused them mid-request: reported as a dropped connection (exit 8, "try again").
+  it('a control character in a header value, an Expect header, or CONNECT: exit 2 naming the flag, nothing sent', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const cases: [string[], string][] = [
+      [['-H', 'X-Ctl: a\x01b'], '-H X-Ctl: the value must not contain control characters (other than tab)'],
+      [['-H', 'X-Ctl: a\x7fb'], '-H X-Ctl: the value must not contain control characters (other than tab)'],
+      [['-H', 'X-Ctl: a\x1bb'], '-H X-Ctl: the value must not contain control characters (other than tab)'],
+      [['-H', 'X-Ctl: \u{1F600}'], '-H X-Ctl: the value must not contain characters beyond U+00FF'],
+      [['-H', 'Expect: 100-continue'], '-H Expect: facectl does not send an Expect header'],
+      [['-H', 'expect: anything'], '-H expect: facectl does not send an Expect header'],
+      [['-X', 'CONNECT'], '-X CONNECT: facectl does not send CONNECT'],
+      [['-X', 'connect'], '-X CONNECT: facectl does not send CONNECT'],
+    ];
+    for (const [flags, message] of cases) {
+      const argv = ['api', ...flags, '/v1/auth/api-keys/current'];
+      const { code, stderr, received } = await send(argv);
+      expect({ argv, code, has: stderr.includes(message), stderr }).toEqual({
+        argv,
+        code: ExitCode.usage,
+        has: true,
+        stderr: expect.not.stringContaining('try again'),
+      });
+      expect(received).toEqual([]);
+    }
+    // CONNECT given before the path too.
+    const positional = await send(['api', 'CONNECT', '/v1/auth/api-keys/current']);
+    expect(positional.code).toBe(ExitCode.usage);
+    expect(positional.received).toEqual([]);
+  });
+
+  it('a tab and Latin-1 text in a header value are sent as given', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const { code, received } = await send(['api', '/v1/custom', '-H', 'X-Ctl: a\tb', '-H', 'X-Name: caf\u00e9']);
+    expect(code).toBe(0);
+    expect(received[0]?.headers['x-ctl']).toBe('a\tb');
+    expect(received[0]?.headers['x-name']).toBe('caf\u00e9');
+  });
+
   it('an Authorization header of the user replaces the stored key', async () => {
     server.handle((_req, res) => json(res, 200, {}));
     const { code, received } = await send(['api', '/v1/custom', '-H', 'Authorization: Bearer other_token']);
