@@ -57,6 +57,34 @@ describe('--jq', () => {
     expect(tc.stdout()).toBe('{"line":1}\n{"line":2}\n{"line":3}\n{\n  "line": 4\n}\n');
   });
 
+  it('filters the answer of a text document streamed from standard input (its content read back for jq)', async () => {
+    const content = 'Dear Babbage,\n'.repeat(5000);
+    const submitted = await runCommand(
+      service,
+      [
+        'docs',
+        'submit',
+        '--alias',
+        'ada-lovelace',
+        '--label',
+        'letters',
+        '-',
+        '--no-input',
+        '--jq',
+        '[.label, (.content | length)]',
+      ],
+      { stdin: content },
+    );
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(JSON.parse(submitted.stdout)).toEqual(['letters', content.length]);
+    const id = await runCommand(
+      service,
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--label', 'plain', '-', '--no-input', '--jq', '.document_id'],
+      { stdin: 'plain\n' },
+    );
+    expect(id.stdout).toMatch(/^doc_\S+\n$/);
+  });
+
   it('an expression that does not compile is a usage error before anything is sent', async () => {
     const before = requestCount(service);
     const result = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '.name |']);

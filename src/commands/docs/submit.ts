@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import * as z from 'zod';
 import { LargeStrings } from '../../api/large-strings.js';
 import { capYoungGeneration } from '../../api/young-generation.js';
@@ -144,7 +145,8 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
       { body },
       { signal: ctx.signal, rawBody: prepared.body, largeStrings: large },
     );
-    if (ctx.out.json) await large.writeJson(ctx.io.stdout, document);
+    if (ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
+    else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document);
     else ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
     notePreview(ctx, document);
@@ -152,6 +154,22 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
   } finally {
     await large.dispose();
   }
+}
+
+/**
+ * The answer with its content read back from the spool file, for --jq: jq needs the whole value (the
+ * memory is then that of any JSON document of this size; without --jq the content is never held).
+ */
+async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
+  const pieces: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      pieces.push(chunk.toString());
+      done();
+    },
+  });
+  await large.writeJson(sink, document);
+  return JSON.parse(pieces.join('')) as object;
 }
 
 /**
