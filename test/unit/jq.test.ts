@@ -85,6 +85,21 @@ describe('--jq', () => {
     expect(id.stdout).toMatch(/^doc_\S+\n$/);
   });
 
+  it('the --resume command of a batch that stopped keeps --jq, so resuming prints the same shape', async () => {
+    const lines = ['ada-lovelace', 'nobody-here', 'ada-lovelace'].map((alias, i) =>
+      JSON.stringify({ alias, label: `l${i}`, content: 'x' }),
+    );
+    const stopped = await runCommand(
+      service,
+      ['docs', 'submit', '-', '--no-input', '--concurrency', '1', '--jq', '.ok'],
+      {
+        stdin: `${lines.join('\n')}\n`,
+      },
+    );
+    expect(stopped.code).not.toBe(0);
+    expect(stopped.stderr).toMatch(/facectl docs submit - --resume [^"]*--jq \.ok/);
+  });
+
   it('an expression that does not compile is a usage error before anything is sent', async () => {
     const before = requestCount(service);
     const result = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '.name |']);

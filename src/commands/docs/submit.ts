@@ -193,7 +193,8 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   flag('--format', opts.format);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
   if (opts.continueOnError) words.push('--continue-on-error');
-  if (ctx.globals.json) words.push('--json');
+  if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
+  else if (ctx.globals.json) words.push('--json');
   flag('--base-url', ctx.globals.baseUrl);
   flag('--profile', ctx.globals.profile);
   if (ctx.globals.insecureHttp) words.push('--insecure-http');
