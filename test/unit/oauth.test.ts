@@ -90,7 +90,8 @@ describe('oauth connect', () => {
   });
 
   it('opens the browser, waits with the URL on stderr, and succeeds once the consent page is approved', async () => {
-    const tc = contextFor(service, { plan: 'connect', globals: { json: true } });
+    // --json with stderr a terminal: a person is there, the URL is said at once.
+    const tc = contextFor(service, { plan: 'connect', globals: { json: true }, stderrIsTTY: true });
     const connecting = runConnect(tc.ctx, {
       provider: 'example',
       openBrowser: true,
@@ -124,6 +125,60 @@ describe('oauth connect', () => {
     const connection = await connecting;
     await tc.close();
     expect(connection.connected).toBe(true);
+  });
+});
+
+describe('oauth connect --json, stderr not a terminal: stderr is one JSON document', () => {
+  const authorizeUrl = /^http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?\S+$/;
+
+  it('a timeout: the URL and the messages are inside the error document, nothing else on stderr', async () => {
+    await connectOverHttp();
+    const result = await runCommand(service, ['oauth', 'connect', 'example', '--json', '--timeout', '5'], {
+      plan: 'connect',
+      browserUnavailable: 'CI is set',
+      now: '2026-03-15T12:00:00Z', // virtual clock: the five seconds pass at once
+    });
+    expect(result.code).toBe(8);
+    expect(result.stdout).toBe('');
+    const { error } = JSON.parse(result.stderr); // the whole of stderr is one document
+    expect(error.code).toBe('timeout');
+    expect(error.message).toBe('example was not connected within 5 s (the browser approval did not arrive)');
+    expect(error.warnings).toHaveLength(3);
+    expect(error.warnings[0]).toBe('example is already connected; approving again renews the connection.');
+    const [intro, url] = (error.warnings[1] as string).split('\n  ');
+    expect(intro).toBe('Open this URL in a browser to connect example:');
+    expect(url).toMatch(authorizeUrl);
+    expect(error.warnings[2]).toBe('Not opening a browser here (CI is set); open the URL above on any device.');
+  });
+
+  it('interrupted: exit 130, one error document carrying the URL the browser was given', async () => {
+    const tc = contextFor(service, { plan: 'connect', globals: { json: true } });
+    const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
+    const opened = await eventually(() => tc.browserOpened[0]);
+    expect(tc.stderr()).toBe('');
+    tc.interrupt();
+    expect(await running).toBe(130);
+    await tc.close();
+    const { error } = JSON.parse(tc.stderr());
+    expect(error.warnings).toEqual([
+      `Open this URL in a browser to connect example:\n  ${opened}`,
+      'Opened it in your browser; approve the connection there.',
+    ]);
+    expect(tc.stdout()).toBe('');
+  });
+
+  it('success: the connection on stdout, the held messages printed on stderr at the end', async () => {
+    const tc = contextFor(service, { plan: 'connect' });
+    const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
+    const opened = await eventually(() => tc.browserOpened[0]);
+    expect(tc.stderr()).toBe('');
+    await approveConsent(opened);
+    expect(await running).toBe(0);
+    await tc.close();
+    expect(JSON.parse(tc.stdout())).toMatchObject({ provider: 'example', connected: true });
+    expect(tc.stderr()).toBe(
+      `Open this URL in a browser to connect example:\n  ${opened}\nOpened it in your browser; approve the connection there.\n`,
+    );
   });
 });
 

@@ -8,7 +8,8 @@ import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /**
  * `facectl oauth connect <provider>`: asks the service for the provider's authorize URL, prints it on
- * stderr (always: the browser may open on another machine, or not at all), opens it unless
+ * stderr (always: the browser may open on another machine, or not at all; under --json to a stderr
+ * that is not a terminal, at the end or inside the error document), opens it unless
  * --no-browser, then polls the connection list until the provider shows as newly connected, the wait
  * times out (exit 8) or Ctrl-C ends it (exit 130).
  */
@@ -55,8 +56,11 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<OA
     throw explainPlanRequired(error);
   }
 
-  // Said at once even under --json: the person has to act on the URL while the command waits.
-  const now = { immediate: true };
+  // A person at a terminal has to act on the URL while the command waits: said at once, even under
+  // --json. Under --json with stderr not a terminal (a script reads it), stderr must stay one JSON
+  // document on failure: the messages are held, printed at the end on success, inside the error's
+  // `warnings` otherwise.
+  const now = { immediate: ctx.io.stderrIsTTY };
   if (before?.connected) ctx.out.info(`${provider} is already connected; approving again renews the connection.`, now);
   ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`, now);
   if (opts.openBrowser) {
