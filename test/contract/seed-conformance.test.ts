@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -22,7 +22,15 @@ import {
 } from '../../src/contract/index.js';
 import { run } from '../../src/main.js';
 import { createTestContext } from '../helpers/test-context.js';
-import { facts, notShownSubjects, readSeed, type SchemaFacts, type SeedField } from './seed-tables.js';
+import {
+  facts,
+  notShownSubjects,
+  readSeed,
+  SEED_COPY_PATH,
+  type SchemaFacts,
+  SHARED_SEED_PATH,
+  type SeedField,
+} from './seed-tables.js';
 
 /**
  * The seed document's own tables, field by field, against the contract's zod schemas and against the
@@ -154,6 +162,12 @@ const FIELD_CASES = [...seed.tables.values()].flatMap((table) =>
 const SOURCES = ['contract', 'facectl openapi'] as const;
 
 describe('the seed document is read', () => {
+  it('the copy kept with the tests is the seed itself (compared whenever the shared folder is beside the clone)', () => {
+    const copy = readFileSync(SEED_COPY_PATH, 'utf8');
+    if (existsSync(SHARED_SEED_PATH)) expect(copy).toBe(readFileSync(SHARED_SEED_PATH, 'utf8'));
+    expect(readSeed(SEED_COPY_PATH).tables.size).toBeGreaterThan(10);
+  });
+
   it('every table of fields has a contract schema, and the reader found them all', () => {
     expect([...seed.tables.keys()].sort()).toEqual(Object.keys(TABLES).sort());
     expect(FIELD_CASES.length).toBeGreaterThan(90);

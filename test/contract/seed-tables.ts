@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -7,7 +7,16 @@ import { fileURLToPath } from 'node:url';
  * conformance and proxy tests compare with the contract. Nothing here is copied from the contract.
  */
 
-export const SEED_PATH = fileURLToPath(new URL('../../../shared/spec/face-compilation-service.md', import.meta.url));
+/** The seed where the project's shared folder sits beside the clone (as in CI). */
+export const SHARED_SEED_PATH = fileURLToPath(
+  new URL('../../../shared/spec/face-compilation-service.md', import.meta.url),
+);
+/**
+ * A copy kept with the tests, so `npm test` runs from a clone anywhere; when the shared seed is there,
+ * the seed test holds the copy equal to it, so the two cannot drift apart unnoticed.
+ */
+export const SEED_COPY_PATH = fileURLToPath(new URL('../fixtures/seed/face-compilation-service.md', import.meta.url));
+export const SEED_PATH = existsSync(SHARED_SEED_PATH) ? SHARED_SEED_PATH : SEED_COPY_PATH;
 
 export type SeedType = 'string' | 'integer' | 'number' | 'boolean' | 'date-time' | 'object' | 'array';
 
