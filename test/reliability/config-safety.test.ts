@@ -36,7 +36,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const itAsRoot = process.getuid?.() === 0 ? it : it.skip;
+/**
+ * Making a file another user owns needs root (chown). As root (CI here) those tests run; run by any other
+ * user, they are not declared, and one test below checks the same refusal against a directory root owns.
+ */
+const AS_ROOT = process.getuid?.() === 0;
+const itAsRoot = AS_ROOT ? it : () => undefined;
 
 /** The writers, each against a fresh copy of the situation `arrange` makes; what must stay unchanged. */
 async function expectRefused(
@@ -170,6 +175,17 @@ describe('case 46: a config file or directory facectl must not write', () => {
       /run facectl as its owner, or set FACECTL_CONFIG_DIR/,
     );
   });
+
+  if (!AS_ROOT) {
+    it("run as a user other than root: root's directory (/etc) as the config directory -> refused with the fix", async () => {
+      const uid = process.getuid?.() ?? -1;
+      await expectRefused(
+        () => ({ dir: '/etc', watched: '/etc/passwd' }),
+        new RegExp(`configuration directory /etc belongs to another user \\(uid 0, you are ${uid}\\)`),
+        /or set FACECTL_CONFIG_DIR/,
+      );
+    });
+  }
 
   it('a config directory that is a symlink to a directory of my own (a dotfile manager) is used as usual', async () => {
     const mine = makeConfigDir();
