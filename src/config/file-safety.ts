@@ -88,7 +88,7 @@ function statOrUndefined(path: string): Stats | undefined {
 }
 
 /** Far above any real configuration (a few KB); past it the file is refused, not read. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
+export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 /** The configuration file exists but is not one facectl will read: what is wrong, and the fix. */
 export class ConfigReadRefusal extends Error {
@@ -154,7 +154,7 @@ function notRegular(path: string, kind: string): ConfigReadRefusal {
 
 function tooLarge(path: string, size: number): ConfigReadRefusal {
   return new ConfigReadRefusal(
-    `configuration file ${path} is ${size} bytes, over the ${MAX_CONFIG_BYTES} bytes (1 MiB) a configuration file may have`,
+    `configuration file ${path} is ${size} bytes, over the ${MAX_CONFIG_BYTES} bytes (16 MiB) a configuration file may have`,
     `a real configuration is a few KB: check what wrote ${path}, then fix or remove it (facectl never clears it)`,
   );
 }

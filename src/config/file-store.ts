@@ -31,7 +31,7 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, P
  * - A file that is a symlink, a file or directory another user owns, or a directory its group or others
  *   can write to is never written (file-safety).
  * - Directories are created 0700 whatever the umask; a corrupt file is reported with its path, never cleared.
- * - Only a regular file of at most 1 MiB is read (file-safety): a FIFO, a device or a huge file is refused.
+ * - Only a regular file of at most 16 MiB is read (file-safety): a FIFO, a device or a huge file is refused.
  */
 export function openConfigStore(
   env: Readonly<Record<string, string | undefined>>,

@@ -289,7 +289,7 @@ describe('a config directory its group or others can write to', () => {
 // A config.json that is a FIFO hung `config list` and `config set` for ever; one linked to /dev/zero was
 // read without end; a huge one was read whole into memory. Each is now refused at once, exit 2, with the fix.
 describe('a config.json that is not a regular file, or too large to be a configuration', () => {
-  const ONE_MIB = 1024 * 1024;
+  const CAP = 16 * 1024 * 1024;
 
   async function expectUnread(arrange: (path: string) => void, problem: RegExp, fix: RegExp): Promise<void> {
     for (const args of [
@@ -341,18 +341,18 @@ describe('a config.json that is not a regular file, or too large to be a configu
     );
   });
 
-  it('a file over 1 MiB -> refused by its size, not read (config list, config set, doctor)', async () => {
+  it('a file over 16 MiB -> refused by its size, not read (config list, config set, doctor)', async () => {
     await expectUnread(
-      (path) => writeFileSync(path, `{"profiles":{}}${' '.repeat(ONE_MIB)}`, { mode: 0o600 }),
-      /configuration file .*config\.json is 1048591 bytes, over the 1048576 bytes \(1 MiB\) a configuration file may have/,
+      (path) => writeFileSync(path, `{"profiles":{}}${' '.repeat(CAP)}`, { mode: 0o600 }),
+      /configuration file .*config\.json is 16777231 bytes, over the 16777216 bytes \(16 MiB\) a configuration file may have/,
       /check what wrote .*config\.json, then fix or remove it/,
     );
   });
 
-  it('a file of exactly 1 MiB is still read', async () => {
+  it('a file of exactly 16 MiB is still read', async () => {
     const dir = makeConfigDir();
     const text = '{"profiles":{"default":{"base_url":"http://127.0.0.1:5"}}}';
-    writeFileSync(join(dir, 'config.json'), text + ' '.repeat(ONE_MIB - text.length), { mode: 0o600 });
+    writeFileSync(join(dir, 'config.json'), text + ' '.repeat(CAP - text.length), { mode: 0o600 });
     const result = await runCli(['config', 'get', 'base_url'], { env: { FACECTL_CONFIG_DIR: dir } });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
