@@ -16,6 +16,8 @@ export interface SlowProxy {
   answered(): number;
   /** Answers the service gave that are not passed on yet: requests applied, their client not told. */
   held(): number;
+  /** Requests on their way to the service: a test that counts the service's requests waits for 0 first. */
+  forwarding(): number;
   holdAfter(n: number): void;
   release(): void;
 }
@@ -23,6 +25,7 @@ export interface SlowProxy {
 export function slowProxy(server: FaultServer, target: string, delayMs: number): SlowProxy {
   let answered = 0;
   let held = 0;
+  let forwarding = 0;
   let limit = Number.POSITIVE_INFINITY;
   let opened: (() => void)[] = [];
   server.handle(async (req, res) => {
@@ -31,12 +34,19 @@ export function slowProxy(server: FaultServer, target: string, delayMs: number):
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const upstream = await fetch(`${target}${req.url}`, {
-      method: req.method,
-      headers,
-      ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
-    });
-    const text = await upstream.text();
+    forwarding++;
+    let upstream: Response;
+    let text: string;
+    try {
+      upstream = await fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers,
+        ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
+      });
+      text = await upstream.text();
+    } finally {
+      forwarding--;
+    }
     held++;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     while (answered >= limit && !res.destroyed) {
@@ -62,6 +72,7 @@ export function slowProxy(server: FaultServer, target: string, delayMs: number):
   return {
     answered: () => answered,
     held: () => held,
+    forwarding: () => forwarding,
     holdAfter: (n) => {
       limit = n;
       wake();

@@ -76,6 +76,8 @@ describe('resumable batches', () => {
     const createdBeforeResume = stored(service, 'kill9-').length;
     expect(createdBeforeResume).toBeGreaterThan(journaled);
 
+    // A killed run's last request may still be on its way through the proxy: count from when none is.
+    await until(() => proxy.forwarding() === 0, "the killed runs' requests reached the service");
     const before = service.stats.requests;
     const final = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '4', '--json', '--resume'], {
       env: { ...env, FACECTL_BASE_URL: service.baseUrl },
@@ -114,6 +116,7 @@ describe('resumable batches', () => {
       'the same standard input to `facectl docs submit - --resume --concurrency 1 --json`',
     );
 
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
     const before = service.stats.requests;
     const again = await runCli(['docs', 'submit', '--json', '--resume', '-'], {
       env: { ...env, FACECTL_BASE_URL: service.baseUrl },
@@ -139,6 +142,7 @@ describe('resumable batches', () => {
     // Line 1 was submitted; its content changes before the resume.
     const edited = JSON.stringify({ alias: 'ada-resume', label: 'edit-0', content: 'edit 0, second version' });
     writeFileSync(batch, `${[edited, ...lines.slice(1)].join('\n')}\n`);
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
     const before = service.stats.requests;
     const again = await runCli(['docs', 'submit', '--file', batch, '--json', '--resume'], {
       env: { ...env, FACECTL_BASE_URL: service.baseUrl },
@@ -249,6 +253,7 @@ describe('resumable batches', () => {
     run.child.kill('SIGINT');
     expect((await run.exit).code).toBe(130);
     const afterStop = stored(service, 'restart-').length;
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
     const before = service.stats.requests;
     const restart = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
     expect(restart.code, restart.stderr).toBe(0);
