@@ -19,6 +19,14 @@ async function generate(shell: string): Promise<string> {
   return tc.stdout();
 }
 
+/** What bash offers for the last of `words` (COMP_WORDS as bash sets them) with the generated script loaded. */
+function bashComplete(script: string, words: string[]): string {
+  const setup = `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`;
+  return execFileSync('bash', ['-c', `${script}\n${setup}; _facectl; echo "\${COMPREPLY[*]}"`], {
+    encoding: 'utf8',
+  }).trim();
+}
+
 describe('completion scripts', () => {
   it.each(Object.entries(FILES))(
     'the committed %s script matches the command tree (run `npm run completions`)',
@@ -29,15 +37,7 @@ describe('completion scripts', () => {
 
   it('bash completes commands, subcommands, flags and choices', async () => {
     const script = await generate('bash');
-    const complete = (words: string[]) =>
-      execFileSync(
-        'bash',
-        [
-          '-c',
-          `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _facectl; echo "\${COMPREPLY[*]}"`,
-        ],
-        { encoding: 'utf8' },
-      ).trim();
+    const complete = (words: string[]) => bashComplete(script, words);
     expect(complete(['facectl', 'au'])).toBe('auth');
     expect(complete(['facectl', 'auth', ''])).toBe('login logout status token switch');
     expect(complete(['facectl', '--profile', 'work', 'config', 's'])).toBe('set');
@@ -48,15 +48,7 @@ describe('completion scripts', () => {
 
   it('bash completes the values of every enumerated flag and the config keys (issue 12 item 11)', async () => {
     const script = await generate('bash');
-    const complete = (words: string[]) =>
-      execFileSync(
-        'bash',
-        [
-          '-c',
-          `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _facectl; echo "\${COMPREPLY[*]}"`,
-        ],
-        { encoding: 'utf8' },
-      ).trim();
+    const complete = (words: string[]) => bashComplete(script, words);
     expect(complete(['facectl', 'docs', 'submit', '--format', ''])).toBe('text json ndjson');
     expect(complete(['facectl', 'docs', 'submit', '--perspective', 'f'])).toBe('first-person');
     expect(complete(['facectl', 'import', 'ada', 'https://x/', '--type', ''])).toBe('document transcript');
