@@ -12,7 +12,9 @@
 //   BENCH_BIG_MIB=50     size of the large single document
 //   BENCH_BATCH_MIB=1024 size of the large NDJSON batch (compared with BENCH_BATCH_SMALL_MIB=256)
 //   BENCH_BATCH_RUNS=2   runs of each batch size (alternating; the row compares medians)
-//   BENCH_ONLY=startup,api,bulk,service,bigdoc,batch  a subset of the groups
+//   BENCH_ONLY=startup,api,jq,bulk,service,bigdoc,batch  a subset of the groups
+//   BENCH_CLI=PATH       another build's bin/facectl.js to measure (bench/tricks.mjs: a build without a trick)
+//   BENCH_OUT=DIR        where the results go (default bench/results)
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,7 +47,7 @@ const BATCH_RUNS = num('BENCH_BATCH_RUNS', 2);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
 const want = (group) => !ONLY || ONLY.has(group);
 
-const CLI = join(root, 'bin', 'facectl.js');
+const CLI = process.env.BENCH_CLI ?? join(root, 'bin', 'facectl.js');
 const CLIENT = join(root, 'bench', 'lib', 'undici-client.mjs');
 const BARE = join(root, 'bench', 'lib', 'bare-server.mjs');
 const tmp = mkdtempSync(join(tmpdir(), 'facectl-bench-'));
@@ -381,7 +383,7 @@ try {
   if (want('startup')) await startupRows();
   if (want('api')) await apiRow();
   // --jq loads jq (WebAssembly) only when given: the row above must not pay for it; this one shows its cost.
-  if (want('api') && (await hasCommand(['faces', 'get']))) {
+  if (want('jq') && (await hasCommand(['faces', 'get']))) {
     const probe = await run(NODE, [CLI, 'openapi', '--jq', '.openapi'], { env, capture: true });
     if (probe.code === 0) await apiRow(['--jq', '.name'], false);
   }
@@ -413,11 +415,11 @@ const md = [
 // so it never replaces a whole table.
 const major = nodeVersion.replace(/^v/, '').split('.')[0];
 const stem = ONLY ? `node${major}-partial` : `node${major}`;
-const outDir = join(root, 'bench', 'results');
+const outDir = process.env.BENCH_OUT ?? join(root, 'bench', 'results');
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...info, rows }, null, 2)}\n`);
 writeFileSync(join(outDir, `${stem}.md`), md);
-log(`wrote bench/results/${stem}.json and ${stem}.md`);
+log(`wrote ${join(outDir, stem)}.json and .md`);
 if (argv.includes('--readme') && !ONLY) updateReadme(outDir);
 
 /** Puts every whole table of bench/results (one per Node major) into README, between the bench markers. */
