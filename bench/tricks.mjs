@@ -23,7 +23,9 @@ function modulesUnder(dir) {
   const found = [];
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      found.push(`./${relative(join(root, 'src'), join(entry.parentPath ?? entry.path, entry.name)).replace(/\.ts$/, '.js')}`);
+      found.push(
+        `./${relative(join(root, 'src'), join(entry.parentPath ?? entry.path, entry.name)).replace(/\.ts$/, '.js')}`,
+      );
     }
   }
   return found.sort();
@@ -72,7 +74,9 @@ const TRICKS = {
   'lazy-requires': {
     what: "scripts/build.mjs lazyRequires: undici's HTTP/2 client and commander's node:child_process required on first use",
     groups: 'api',
-    edits: [{ file: 'scripts/build.mjs', from: 'plugins: [tokenizerPath, lazyRequires, ', to: 'plugins: [tokenizerPath, ' }],
+    edits: [
+      { file: 'scripts/build.mjs', from: 'plugins: [tokenizerPath, lazyRequires, ', to: 'plugins: [tokenizerPath, ' },
+    ],
   },
   'runtime-requires': {
     what: "scripts/build.mjs runtimeRequires: undici's non-SIMD llhttp and FormData body code kept out of the chunks",
@@ -115,7 +119,10 @@ const TRICKS = {
         file: 'src/run.ts',
         from: '  const ctx = createProcessContext(argv);\n',
         to: () =>
-          `  await Promise.all([${[...modulesUnder(join(root, 'src', 'commands')), ...modulesUnder(join(root, 'src', 'config'))]
+          `  await Promise.all([${[
+            ...modulesUnder(join(root, 'src', 'commands')),
+            ...modulesUnder(join(root, 'src', 'config')),
+          ]
             .map((m) => `import(${JSON.stringify(m)})`)
             .join(', ')}]);\n  const ctx = createProcessContext(argv);\n`,
       },
@@ -146,14 +153,18 @@ const log = (line) => process.stderr.write(`tricks: ${line}\n`);
 function buildCopy(label, edits) {
   const dir = join(tmp, label);
   mkdirSync(dir);
-  for (const entry of ['src', 'scripts', 'bin', 'bench']) cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  for (const entry of ['src', 'scripts', 'bin', 'bench'])
+    cpSync(join(root, entry), join(dir, entry), { recursive: true });
   for (const file of readdirSync(root)) if (file.endsWith('.json')) cpSync(join(root, file), join(dir, file));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   for (const edit of edits) {
     const path = join(dir, edit.file);
     const text = readFileSync(path, 'utf8');
     const count = text.split(edit.from).length - 1;
-    if (count !== 1) throw new Error(`${label}: ${edit.file} holds ${count} copies of ${JSON.stringify(edit.from)}: update bench/tricks.mjs`);
+    if (count !== 1)
+      throw new Error(
+        `${label}: ${edit.file} holds ${count} copies of ${JSON.stringify(edit.from)}: update bench/tricks.mjs`,
+      );
     writeFileSync(path, text.replace(edit.from, typeof edit.to === 'function' ? edit.to() : edit.to));
   }
   execFileSync(process.execPath, [join(dir, 'scripts', 'build.mjs'), '--no-types'], { cwd: dir, stdio: 'inherit' });
@@ -180,9 +191,14 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-/** A row's figure: its ratio, else its peak in MiB. */
-const figure = (r) => r.ratio ?? r.mib;
-const shown = (r, x) => (x === undefined ? r.value ?? r.note : r.mib !== undefined && r.ratio === undefined ? `${x.toFixed(1)} MiB` : `${x.toFixed(2)}x`);
+/** A row's figures (its ratio, its peak in MiB), medians over the runs, as text. */
+function summary(rows) {
+  const numbers = (key) => rows.map((r) => r[key]).filter((x) => typeof x === 'number');
+  const parts = [];
+  if (numbers('ratio').length > 0) parts.push(`${median(numbers('ratio')).toFixed(2)}x`);
+  if (numbers('mib').length > 0) parts.push(`${median(numbers('mib')).toFixed(1)} MiB`);
+  return parts.length > 0 ? parts.join(', ') : (rows[0]?.value ?? rows[0]?.note ?? '—');
+}
 
 const nodeVersion = execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
 const results = [];
@@ -206,16 +222,15 @@ try {
       const values = (side) => runs[side].map((rows) => rows.find((x) => x.name === r.name)).filter(Boolean);
       const w = values('with');
       const wo = values('without');
-      const fw = w.map(figure).filter((x) => typeof x === 'number');
-      const fwo = wo.map(figure).filter((x) => typeof x === 'number');
       results.push({
         trick: name,
         row: r.name,
         budget: r.budget,
-        with: fw.length ? shown(r, median(fw)) : shown(r),
-        without: fwo.length ? shown(wo[0], median(fwo)) : wo[0] ? shown(wo[0]) : '—',
+        with: summary(w),
+        without: summary(wo),
         withRuns: w.map((x) => x.value ?? x.note),
         withoutRuns: wo.map((x) => x.value ?? x.note),
+        verdictWith: w.map((x) => x.verdict).join(' '),
         verdictWithout: wo.map((x) => x.verdict).join(' '),
       });
       const last = results.at(-1);
@@ -230,13 +245,19 @@ const major = nodeVersion.replace(/^v/, '').split('.')[0];
 const md = [
   `Tricks, ${new Date().toISOString().slice(0, 10)}, Node ${nodeVersion}, ${ROUNDS} round(s) (medians)`,
   '',
-  '| trick | row | budget | with | without | verdict without |',
+  '| trick | row | budget | with | without | verdicts with / without |',
   '|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.trick} | ${r.row} | ${r.budget} | ${r.with} | ${r.without} | ${r.verdictWithout} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.trick} | ${r.row} | ${r.budget} | ${r.with} | ${r.without} | ${r.verdictWith} / ${r.verdictWithout} |`,
+  ),
   '',
 ].join('\n');
 console.log(md);
 const outDir = process.env.BENCH_OUT ?? join(root, 'bench', 'results');
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, `tricks-node${major}.md`), md);
-writeFileSync(join(outDir, `tricks-node${major}.json`), `${JSON.stringify({ node: nodeVersion, rounds: ROUNDS, results }, null, 2)}\n`);
+writeFileSync(
+  join(outDir, `tricks-node${major}.json`),
+  `${JSON.stringify({ node: nodeVersion, rounds: ROUNDS, results }, null, 2)}\n`,
+);
