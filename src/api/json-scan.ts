@@ -1,4 +1,7 @@
-/** Byte-level pieces of the streaming JSON reader (json-stream.ts): its error, and where a string may be cut. */
+/**
+ * Byte-level pieces of the streaming JSON reader (json-stream.ts, where its budget row is named): its
+ * error, and where a string may be cut.
+ */
 
 export const BACKSLASH = 0x5c;
 

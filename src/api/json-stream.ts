@@ -11,6 +11,10 @@
  * Every other token is parsed by JSON.parse itself (a string once its closing quote arrived, a number or
  * literal once it ended), so the value is the one JSON.parse gives for the same bytes; bytes that are not
  * JSON throw a JsonStreamError naming the offset.
+ *
+ * Budget row it serves (with large-strings.ts and json-scan.ts): peak RSS of `docs submit` of a 50 MiB
+ * document, <= 160 MiB. With them 87-120 MiB; with the answer read whole instead, 362-515 MiB on Node 20
+ * and Node 24 (bench/results/tricks.md; `npm run bench:tricks -- json-stream`).
  */
 
 import { BACKSLASH, JsonStreamError, safeCut, unexpected } from './json-scan.js';

@@ -21,6 +21,7 @@ export interface LargeStringsReading {
  * `keep: 'none'` drops them (the command prints no such field); `keep: 'spool'` writes each one longer
  * than `inlineBytes` (64 KiB) to a temporary file of mode 0600, escaped for JSON, so that writeJson can
  * print the value exactly as `JSON.stringify(value, null, 2)` would. dispose() removes the files.
+ * The budget row this serves, and what it saves, are at the top of json-stream.ts.
  */
 export class LargeStrings {
   readonly fields: ReadonlySet<string>;

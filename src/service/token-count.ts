@@ -1,15 +1,15 @@
 /**
- * The o200k_base token count of a text, computed exactly as gpt-tokenizer's countStringTokens does, at
- * about twice its speed (a document's count is the largest cost of POST /v1/compile/documents).
+ * The o200k_base token count of a text, exactly as gpt-tokenizer's countStringTokens gives it, at about
+ * twice its speed. Budget row it serves: "facectl serve CPU vs docs submit CPU" (<= 1x); without it, on
+ * a loaded machine, 1.06x on Node 24 (miss) and 0.92x on Node 20, against 0.83x / 0.77x with it
+ * (bench/results/tricks.md; `npm run bench:tricks -- token-count`).
  *
- * The tokenizer splits the text into pieces with one regular expression (below), then counts each
- * piece: 1 when the piece is a token of the vocabulary, else the length of its byte-pair encoding.
- * The library runs the expression through matchAll and looks every piece up in a Map, which allocates
- * a match array and a string per piece and hashes each string. Here a hand-written scanner finds the
- * same pieces (it follows the expression's alternatives and their backtracking, per code point), and
- * an open-addressing table over the vocabulary is probed with a hash computed from the text in place,
- * so a piece that is a token costs no allocation. Pieces that are not tokens (rare words) still go
- * through the library's own byte-pair encoder, with their counts cached.
+ * The library splits the text with one regular expression through matchAll and looks every piece up in
+ * a Map: a match array, a string and a hash per piece. Here a hand-written scanner finds the same pieces
+ * (it follows the expression's alternatives and their backtracking, per code point), and an
+ * open-addressing table over the vocabulary is probed with a hash computed from the text in place, so a
+ * piece that is a token costs no allocation. Pieces that are not tokens (rare words) still go through
+ * the library's own byte-pair encoder, with their counts cached.
  *
  * Exactness is checked three ways: the library's split expression must be the one this scanner
  * implements (else the library counts), a self-test of awkward texts runs when the counter is made
