@@ -78,17 +78,6 @@ const TRICKS = {
       { file: 'scripts/build.mjs', from: 'plugins: [tokenizerPath, lazyRequires, ', to: 'plugins: [tokenizerPath, ' },
     ],
   },
-  'runtime-requires': {
-    what: "scripts/build.mjs runtimeRequires: undici's non-SIMD llhttp and FormData body code kept out of the chunks",
-    groups: 'api',
-    edits: [
-      {
-        file: 'scripts/build.mjs',
-        from: 'plugins: [tokenizerPath, lazyRequires, runtimeRequires, ',
-        to: 'plugins: [tokenizerPath, lazyRequires, ',
-      },
-    ],
-  },
   minify: {
     what: 'scripts/build.mjs minifyWhitespace and minifySyntax',
     groups: 'startup,api',

@@ -1,7 +1,10 @@
 /**
  * Types for the undici modules the transport imports directly. Importing `undici` itself loads fetch,
  * WebSocket, EventSource, the cache and the mocks (~100 ms at every start); the client needs only a
- * Pool and `request` (proxies go through its own tunnel, proxy.ts). undici has no "exports" map, so these paths are public files.
+ * Pool and `request` (proxies go through its own tunnel, proxy.ts). undici has no "exports" map, so
+ * these paths are public files. Budget row: one API command, <= 5x `node -e 0`; importing `undici`
+ * instead measured 7.59x against 4.95x on Node 20 and 5.75x against 4.00x on Node 24 (loaded machine,
+ * medians of 3 rounds; `npm run bench:tricks -- undici-deep-imports`).
  */
 declare module 'undici/lib/dispatcher/pool.js' {
   import type { Pool } from 'undici';

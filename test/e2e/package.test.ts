@@ -92,7 +92,6 @@ describe('npm pack', () => {
         'dist/run.js',
         'dist/help.json',
         'dist/tokenizer.cjs',
-        'dist/vendor/llhttp-wasm.cjs',
         'dist/THIRD-PARTY-LICENSES.txt',
         'dist/types/index.d.ts',
       ]),
