@@ -78,6 +78,11 @@ const TRICKS = {
       { file: 'scripts/build.mjs', from: 'plugins: [tokenizerPath, lazyRequires, ', to: 'plugins: [tokenizerPath, ' },
     ],
   },
+  minify: {
+    what: 'scripts/build.mjs minifyWhitespace and minifySyntax',
+    groups: 'startup,api',
+    edits: [{ file: 'scripts/build.mjs', from: '  minifyWhitespace: true,\n  minifySyntax: true,\n', to: '' }],
+  },
   'compile-cache': {
     what: "bin/facectl.js: V8's compile cache in the user's cache directory (Node 22.1 and later)",
     groups: 'startup,api',

@@ -101,7 +101,7 @@ describe('an API command with the key in FACECTL_API_KEY', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ alias: 'start-up', name: 'Start Up' });
 
-    // The bundle puts many sources in one file: which sources a loaded file holds is read from its source map.
+    // The bundle is minified: which sources a loaded file holds is read from its source map.
     const sources = files
       .filter((file) => file.includes(`${sep}dist${sep}`))
       .flatMap((file) => {
