@@ -1,31 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
-import { run } from '../../src/main.js';
 import { VERSION } from '../../src/version.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
-import { call, startTestService, type TestService } from '../helpers/service.js';
+import { call } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 import { makeTempDir } from '../helpers/temp.js';
-import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+import type { TestContextOptions } from '../helpers/test-context.js';
+import { runCli } from '../helpers/unit-harness.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service.close();
-});
-
-async function cli(argv: string[], options: TestContextOptions = {}) {
-  const tc = createTestContext({ baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
-  try {
-    const code = await run(argv, tc.ctx);
-    return { code, stdout: tc.stdout(), stderr: tc.stderr() };
-  } finally {
-    await tc.close();
-  }
-}
+const service = useService();
+const cli = (argv: string[], options: TestContextOptions = {}) =>
+  runCli(argv, { baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
 
 describe('facectl api', () => {
   it('GET a known route: the validated answer as JSON', async () => {
@@ -96,20 +83,12 @@ describe('facectl api: flags as gh users know them', () => {
   beforeAll(async () => {
     server = await startFaultServer();
   });
-  afterAll(async () => {
-    await server.close();
-  });
-  /** Runs the command; returns what it printed and the one request the server received for it. */
+  afterAll(() => server.close());
+  /** Runs the command; returns what it printed and the requests the server received for it. */
   async function send(argv: string[], options: TestContextOptions = {}) {
     const before = server.requests.length;
-    const tc = createTestContext({ baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
-    try {
-      const code = await run(argv, tc.ctx);
-      const received = server.requests.slice(before);
-      return { code, stdout: tc.stdout(), stderr: tc.stderr(), received };
-    } finally {
-      await tc.close();
-    }
+    const result = await runCli(argv, { baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
+    return { ...result, received: server.requests.slice(before) };
   }
 
   it('keeps the query string of a known path (issue 12 item 13)', async () => {

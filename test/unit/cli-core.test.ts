@@ -7,15 +7,7 @@ import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.
 import { colorEnabled } from '../../src/io/terminal.js';
 import { reportError, run } from '../../src/main.js';
 import { createTestContext } from '../helpers/test-context.js';
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a failure');
-}
+import { failure } from '../helpers/unit-harness.js';
 
 describe('kit.requireValue', () => {
   const terminal = { stdinIsTTY: true, stdoutIsTTY: true };

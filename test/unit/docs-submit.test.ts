@@ -1,30 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseSubmitOptions, runSubmit } from '../../src/commands/docs/submit.js';
 import { run } from '../../src/main.js';
 import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-submit-'));
-const file = (name: string, content: string | Buffer) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
-
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-  await createFace(service, service.key('pro'), 'grace-hopper');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { faces: ['ada-lovelace', 'grace-hopper'] });
+const { dir, file } = useTempFiles('facectl-submit-');
 
 const stored = async (id: string) =>
   expectContract(

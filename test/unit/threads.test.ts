@@ -1,35 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCreateThread } from '../../src/commands/threads/create.js';
 import { runReplaceMessages } from '../../src/commands/threads/replace-messages.js';
 import { runSyncThread } from '../../src/commands/threads/sync.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-threads-'));
-const file = (name: string, content: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
+const service = useService({}, { faces: ['ada-lovelace'] });
+const { file } = useTempFiles('facectl-threads-');
 const MESSAGES = [
   { role: 'assistant', content: 'What drew you to the engine?', from: 'Interviewer' },
   { role: 'user', content: 'Its poetry — «algebraic patterns».', from: 'Ada' },
 ];
-
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const storedThread = async (id: string) =>
   expectContract(
