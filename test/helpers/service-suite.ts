@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { ServiceOptions } from '../../src/service/index.js';
-import { createFace, startTestService, type TestService, tempDir } from './service.js';
+import { call, createFace, expectContract, startTestService, type TestService, tempDir } from './service.js';
 
 /**
  * The setup a test file repeats around the in-process service: start it before the file's tests (or
@@ -69,4 +69,9 @@ export function useTempFiles(prefix = 'facectl-test-'): TempFiles {
       return path;
     },
   };
+}
+
+/** Creates a child API key of `parentKey` (201 checked against the contract) and returns its body. */
+export async function createKey(service: { baseUrl: string }, parentKey: string, body: object = {}) {
+  return expectContract('createApiKey', await call(service, 'createApiKey', { key: parentKey, body }), 201);
 }

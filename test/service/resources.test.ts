@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { ImportFetcher } from '../../src/service/index.js';
 import {
   call,
@@ -8,8 +8,8 @@ import {
   expectError,
   manualClock,
   startTestService,
-  type TestService,
 } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 const clock = manualClock('2026-03-15T12:00:00.000Z');
 const fetched: string[] = [];
@@ -24,14 +24,11 @@ const fetcher: ImportFetcher = async (url) => {
     contentType: 'text/plain',
   };
 };
-let svc: TestService;
+const svc = useService({ clock, fetchUrl: fetcher });
 let key: string;
-
-beforeAll(async () => {
-  svc = await startTestService({ clock, fetchUrl: fetcher });
+beforeAll(() => {
   key = svc.key('pro');
 });
-afterAll(() => svc.close());
 
 describe('faces', () => {
   test('created is Unix seconds, owned_by the user, object face, counts zero, uid or alias both find it', async () => {
