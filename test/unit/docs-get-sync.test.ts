@@ -1,25 +1,12 @@
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runGetDocument } from '../../src/commands/docs/get.js';
 import { runSyncDocument } from '../../src/commands/docs/sync.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import {
-  call,
-  createDocument,
-  createFace,
-  expectContract,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { call, createDocument, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService({}, { faces: ['ada-lovelace'] });
 
 describe('docs get', () => {
   it('prints the stored document; --json the service object', async () => {

@@ -1,26 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
 import { runGetFace } from '../../src/commands/faces/get.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, createFace, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
 
 // A service of its own for each test: no test depends on a face another one created.
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-faces-'));
-beforeEach(async () => {
-  service = await startTestService();
-});
-afterEach(async () => {
-  await service.close();
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { each: true });
+const { file } = useTempFiles('facectl-faces-');
 
 const storedFace = async (alias: string, plan: 'pro' | 'free' = 'pro') =>
   expectContract(
@@ -56,8 +45,7 @@ describe('faces create', () => {
   });
 
   it('script form: --json --no-input with --basic-facts from a file prints the service object', async () => {
-    const facts = join(dir, 'facts.json');
-    writeFileSync(facts, '{"field": "mathematics"}');
+    const facts = file('facts.json', '{"field": "mathematics"}');
     const result = await runCommand(service, [
       'faces',
       'create',
