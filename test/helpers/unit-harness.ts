@@ -30,3 +30,18 @@ export async function failure(promise: Promise<unknown>): Promise<Error> {
   }
   throw new Error('expected the call to fail');
 }
+
+/**
+ * A command line written as one line: argv`docs submit --alias ada --file ${path}`. The literal text
+ * is split at white space; each interpolated value is one argument as it is (spaces and all).
+ */
+export function argv(strings: TemplateStringsArray, ...values: unknown[]): string[] {
+  const args: string[] = [];
+  strings.forEach((text, i) => {
+    if (i > 0 && /^\S/.test(text)) throw new Error(`argv: text right after a value: ${text}`);
+    if (i < values.length && /\S$/.test(text)) throw new Error(`argv: text right before a value: ${text}`);
+    args.push(...text.split(/\s+/).filter(Boolean));
+    if (i < values.length) args.push(String(values[i]));
+  });
+  return args;
+}

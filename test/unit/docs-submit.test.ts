@@ -7,6 +7,7 @@ import { run } from '../../src/main.js';
 import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
 const service = useService({}, { faces: ['ada-lovelace', 'grace-hopper'] });
 const { dir, file } = useTempFiles('facectl-submit-');
@@ -46,19 +47,10 @@ describe('docs submit: one document', () => {
 
   it('--file with text and --perspective; --json prints the service object', async () => {
     const path = file('letter.txt', 'Dear Charles,\nthe engine…\n');
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'letter',
-      '--perspective',
-      'first-person',
-      '--file',
-      path,
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label letter --perspective first-person --file ${path} --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await stored(printed.document_id));
@@ -89,19 +81,10 @@ describe('docs submit: one document', () => {
 
   it('--format text sends JSON-looking input as text', async () => {
     const content = '{"alias": "x", "content": "y"}\n';
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'raw',
-      '--format',
-      'text',
-      '--file',
-      file('raw.json', content),
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label raw --format text --file ${file('raw.json', content)} --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     expect((await stored(JSON.parse(result.stdout).document_id)).content).toBe(content);
   });
@@ -225,17 +208,10 @@ describe('docs submit: NDJSON batches', () => {
       content: `Doc ${i}: "quoted" \\ back-slash, ünïcödé ✓ 🚀\n\ttabbed`,
     }));
     const path = file('good.ndjson', ndjson(docs));
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--file',
-      path,
-      '--concurrency',
-      '3',
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --file ${path} --concurrency 3 --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const results = result.stdout
       .trimEnd()
@@ -287,16 +263,10 @@ describe('docs submit: NDJSON batches', () => {
       'mixed.ndjson',
       `${JSON.stringify({ label: 'batch-c-1', content: 'c1' })}\nnot json\n${JSON.stringify({ label: 'batch-c-3', content: 'c3' })}\n`,
     );
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--file',
-      path,
-      '--continue-on-error',
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --file ${path} --continue-on-error --json`,
+    );
     expect(result.code).toBe(2);
     const results = result.stdout
       .trimEnd()

@@ -6,6 +6,7 @@ import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, createFace, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
 // A service of its own for each test: no test depends on a face another one created.
 const service = useService({}, { each: true });
@@ -46,18 +47,10 @@ describe('faces create', () => {
 
   it('script form: --json --no-input with --basic-facts from a file prints the service object', async () => {
     const facts = file('facts.json', '{"field": "mathematics"}');
-    const result = await runCommand(service, [
-      'faces',
-      'create',
-      '--name',
-      'Grace',
-      '--alias',
-      'grace-hopper',
-      '--basic-facts',
-      `@${facts}`,
-      '--json',
-      '--no-input',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`faces create --name Grace --alias grace-hopper --basic-facts ${`@${facts}`} --json --no-input`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await storedFace('grace-hopper'));

@@ -7,6 +7,7 @@ import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
 const service = useService({}, { faces: ['ada-lovelace'] });
 const { file } = useTempFiles('facectl-threads-');
@@ -48,16 +49,10 @@ describe('threads create', () => {
   });
 
   it('script form prints the service object under --json', async () => {
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'scripted',
-      '--json',
-      '--no-input',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label scripted --json --no-input`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await storedThread(printed.thread_id));
@@ -76,32 +71,20 @@ describe('threads create', () => {
 
   it('--interviewer-billing-source outside its set is exit 2 listing the values (case 6)', async () => {
     const before = requestCount(service);
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'x',
-      '--interviewer-billing-source',
-      'card',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label x --interviewer-billing-source card`,
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('error: --interviewer-billing-source: must be one of oauth, compile, credits');
     expect(requestCount(service)).toBe(before);
   });
 
   it('an override that cannot apply (oauth on the pro plan) is exit 5 with the fix', async () => {
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'x',
-      '--interviewer-billing-source',
-      'oauth',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label x --interviewer-billing-source oauth`,
+    );
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('billing_source_unavailable');
     expect(result.stderr).toContain('choose another --interviewer-billing-source');
@@ -131,14 +114,10 @@ describe('threads replace-messages', () => {
 
   it('from a file holding {"messages": [...]}, then from standard input holding an array: old ones archived', async () => {
     const id = await newThread();
-    const first = await runCommand(service, [
-      'threads',
-      'replace-messages',
-      id,
-      '--file',
-      file('m.json', JSON.stringify({ messages: MESSAGES })),
-      '--json',
-    ]);
+    const first = await runCommand(
+      service,
+      argv`threads replace-messages ${id} --file ${file('m.json', JSON.stringify({ messages: MESSAGES }))} --json`,
+    );
     expect(first.code, first.stderr).toBe(0);
     const second = await runCommand(service, ['threads', 'replace-messages', id, '-', '--json', '--no-input'], {
       stdin: JSON.stringify([{ role: 'user', content: 'Only this now', from: 'Ada' }]),
