@@ -2,9 +2,10 @@ import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runGetDocument } from '../../src/commands/docs/get.js';
 import { runSyncDocument } from '../../src/commands/docs/sync.js';
-import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
+import { contextFor, runCommand } from '../helpers/command-harness.js';
 import { call, createDocument, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
+import { argv, expectRefused } from '../helpers/unit-harness.js';
 
 const service = useService({}, { faces: ['ada-lovelace'] });
 
@@ -82,11 +83,11 @@ describe('docs sync', () => {
   });
 
   it('--timeout must be a whole number of seconds; nothing sent', async () => {
-    const before = requestCount(service);
-    const result = await runCommand(service, ['docs', 'sync', 'doc_x', '--wait', '--timeout', '1.5']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--timeout: must be a whole number of seconds from 1 to 86400');
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      argv`docs sync doc_x --wait --timeout 1.5`,
+      '--timeout: must be a whole number of seconds from 1 to 86400',
+    );
   });
 
   it('a key whose budget is spent is refused: exit 6 naming the budget, nothing charged', async () => {

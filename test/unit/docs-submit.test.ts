@@ -24,6 +24,21 @@ const storedWithLabel = (prefix: string) =>
     .filter((d) => d.label.startsWith(prefix))
     .sort((a, b) => a.label.localeCompare(b.label));
 const ndjson = (docs: object[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
+/**
+ * An NDJSON file with one document per entry of `aliases`, labelled batch-<letter>-1, -2, … with the
+ * content <letter>1, <letter>2, …; each has the alias given (none where the entry is undefined: --alias says it).
+ */
+const batchFile = (name: string, letter: string, aliases: (string | undefined)[]) =>
+  file(
+    name,
+    ndjson(
+      aliases.map((alias, i) => ({
+        label: `batch-${letter}-${i + 1}`,
+        content: `${letter}${i + 1}`,
+        ...(alias && { alias }),
+      })),
+    ),
+  );
 
 describe('docs submit: one document', () => {
   it('run() with --content: stored as given; the output says token_count is a preview', async () => {
@@ -90,9 +105,8 @@ describe('docs submit: one document', () => {
   });
 
   it('terminal form: a missing --alias and --label are asked for', async () => {
-    const tc = contextFor(service, { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] });
-    const code = await run(['docs', 'submit', '--content', 'typed at a terminal'], tc.ctx);
-    await tc.close();
+    const terminal = { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] };
+    const { code, tc } = await runCommand(service, ['docs', 'submit', '--content', 'typed at a terminal'], terminal);
     expect(code, tc.stderr()).toBe(0);
     tc.assertNoLeftoverAnswers();
     const id = /document_id +(doc_\w+)/.exec(stripVTControlCharacters(tc.stdout()))?.[1] as string;
@@ -237,13 +251,7 @@ describe('docs submit: NDJSON batches', () => {
   });
 
   it('piped without --json: one tab-separated line per document', async () => {
-    const path = file(
-      'piped.ndjson',
-      ndjson([
-        { label: 'batch-b-1', content: 'b1' },
-        { label: 'batch-b-2', content: 'b2' },
-      ]),
-    );
+    const path = batchFile('piped.ndjson', 'b', [undefined, undefined]);
     const result = await runCommand(service, ['docs', 'submit', '--alias', 'grace-hopper', '--file', path]);
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout
@@ -285,14 +293,7 @@ describe('docs submit: NDJSON batches', () => {
 
   it('a refused line stops the batch by default; the exit code is the most pressing failure', async () => {
     // Line 2 names a face that does not exist (404); the batch stops there (concurrency 1).
-    const path = file(
-      'refused.ndjson',
-      ndjson([
-        { label: 'batch-d-1', content: 'd1', alias: 'ada-lovelace' },
-        { label: 'batch-d-2', content: 'd2', alias: 'no-such-face' },
-        { label: 'batch-d-3', content: 'd3', alias: 'ada-lovelace' },
-      ]),
-    );
+    const path = batchFile('refused.ndjson', 'd', ['ada-lovelace', 'no-such-face', 'ada-lovelace']);
     const result = await runCommand(service, ['docs', 'submit', '--file', path, '--concurrency', '1', '--json']);
     expect(result.code).toBe(4);
     expect(storedWithLabel('batch-d-').map((d) => d.label)).toEqual(['batch-d-1']);
@@ -311,14 +312,7 @@ describe('docs submit: NDJSON batches', () => {
       await call(service, 'createApiKey', { key: service.key('pro'), body: { allowed_face_ids: ['grace-hopper'] } }),
       201,
     ).key;
-    const mixed = file(
-      'mixed-failures.ndjson',
-      ndjson([
-        { label: 'batch-e-1', content: 'e1', alias: 'no-such-face' },
-        { label: 'batch-e-2', content: 'e2', alias: 'ada-lovelace' },
-        { label: 'batch-e-3', content: 'e3', alias: 'grace-hopper' },
-      ]),
-    );
+    const mixed = batchFile('mixed-failures.ndjson', 'e', ['no-such-face', 'ada-lovelace', 'grace-hopper']);
     const second = await runCommand(service, ['docs', 'submit', '--file', mixed, '--continue-on-error', '--json'], {
       apiKey: limitedKey,
     });
@@ -368,16 +362,13 @@ describe('docs submit: NDJSON batches', () => {
   });
 
   it('terminal form: a progress bar on stderr, a table of results on stdout', async () => {
-    const path = file(
-      'tty.ndjson',
-      ndjson([
-        { label: 'batch-g-1', content: 'g1' },
-        { label: 'batch-g-2', content: 'g2' },
-      ]),
+    const path = batchFile('tty.ndjson', 'g', [undefined, undefined]);
+    const terminal = { stdoutIsTTY: true, stdinIsTTY: true };
+    const { code, tc } = await runCommand(
+      service,
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--file', path],
+      terminal,
     );
-    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    const code = await run(['docs', 'submit', '--alias', 'ada-lovelace', '--file', path], tc.ctx);
-    await tc.close();
     expect(code, tc.stderr()).toBe(0);
     const stdout = stripVTControlCharacters(tc.stdout());
     expect(stdout).toMatch(/LINE +DOCUMENT_ID +TOKEN_COUNT/);

@@ -7,7 +7,7 @@ import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
-import { argv } from '../helpers/unit-harness.js';
+import { argv, callVerb, expectRefused } from '../helpers/unit-harness.js';
 
 const service = useService({}, { faces: ['ada-lovelace'] });
 const { file } = useTempFiles('facectl-threads-');
@@ -31,13 +31,9 @@ const newThread = async (label = 'interview') => {
 
 describe('threads create', () => {
   it('run() creates the thread with a billing override; the service stored it', async () => {
-    const tc = contextFor(service);
-    const thread = await runCreateThread(tc.ctx, {
-      alias: 'ada-lovelace',
-      label: 'Interview 1',
-      interviewerBillingSource: 'credits',
-    });
-    await tc.close();
+    const [thread, tc] = await callVerb(service, (ctx) =>
+      runCreateThread(ctx, { alias: 'ada-lovelace', label: 'Interview 1', interviewerBillingSource: 'credits' }),
+    );
     expect(tc.stdout()).toContain(`thread_id\t${thread.thread_id}\n`);
     expect(tc.stdout()).toContain('interviewer_billing_source\tcredits\n');
     expect(await storedThread(thread.thread_id as string)).toMatchObject({
@@ -130,11 +126,11 @@ describe('threads replace-messages', () => {
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {
     const id = await newThread();
     const path = file('bad.json', JSON.stringify([...MESSAGES, MESSAGES[0], { role: 'user', content: 'no speaker' }]));
-    const before = requestCount(service);
-    const result = await runCommand(service, ['threads', 'replace-messages', id, '--file', path]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`error: ${path}: messages[3].from: required`);
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      argv`threads replace-messages ${id} --file ${path}`,
+      `error: ${path}: messages[3].from: required`,
+    );
     expect((await storedThread(id)).message_count).toBe(0);
   });
 
