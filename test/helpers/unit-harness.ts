@@ -15,7 +15,7 @@ export interface CliResult {
 }
 
 /** Runs a whole command line in-process (main.run) with a test context; returns what a user would see. */
-export async function runCli(argv: string[], options: TestContextOptions = {}): Promise<CliResult> {
+export async function runInProcess(argv: string[], options: TestContextOptions = {}): Promise<CliResult> {
   const tc = createTestContext(options);
   try {
     const code = await run(argv, tc.ctx);

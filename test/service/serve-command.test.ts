@@ -1,35 +1,19 @@
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
+import { BIN, ROOT } from '../helpers/run-cli.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'facectl.js');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(() => {
-  const cli = join(ROOT, 'dist', 'cli.js');
-  if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
-  }
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 /** The smallest Context runServe needs: captured stdout/stderr, a signal, globals. */
 function fakeContext(json = false) {

@@ -8,11 +8,11 @@ import { call } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { makeTempDir } from '../helpers/temp.js';
 import type { TestContextOptions } from '../helpers/test-context.js';
-import { runCli } from '../helpers/unit-harness.js';
+import { runInProcess } from '../helpers/unit-harness.js';
 
 const service = useService();
 const cli = (argv: string[], options: TestContextOptions = {}) =>
-  runCli(argv, { baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
+  runInProcess(argv, { baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
 
 describe('facectl api', () => {
   it('GET a known route: the validated answer as JSON', async () => {
@@ -87,7 +87,7 @@ describe('facectl api: flags as gh users know them', () => {
   /** Runs the command; returns what it printed and the requests the server received for it. */
   async function send(argv: string[], options: TestContextOptions = {}) {
     const before = server.requests.length;
-    const result = await runCli(argv, { baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
+    const result = await runInProcess(argv, { baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
     return { ...result, received: server.requests.slice(before) };
   }
 

@@ -5,7 +5,7 @@ import { ExitCode } from '../../src/errors.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { createTestContext } from '../helpers/test-context.js';
-import { runCli as cli } from '../helpers/unit-harness.js';
+import { runInProcess as cli } from '../helpers/unit-harness.js';
 
 const service = useService();
 
