@@ -195,15 +195,16 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
   });
 
+  const concurrency = '--concurrency: must be a whole number of requests from 1 to 64';
   it.each([
-    [['--concurrency', '0'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--concurrency', '65'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--concurrency', 'many'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--format', 'xml'], '--format: must be one of text, json, ndjson'],
-    [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
-    [['--alias', ''], '--alias: an alias must not be empty'],
-  ])('%j', async (flags, message) => {
-    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', ...flags], `error: ${message}`);
+    ['--concurrency', '0', concurrency],
+    ['--concurrency', '65', concurrency],
+    ['--concurrency', 'many', concurrency],
+    ['--format', 'xml', '--format: must be one of text, json, ndjson'],
+    ['--perspective', 'second-person', '--perspective: must be one of first-person, third-person'],
+    ['--alias', '', '--alias: an alias must not be empty'],
+  ])('%s %j', async (flag, value, message) => {
+    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', flag, value], `error: ${message}`);
   });
 
   it('one source only, and one at least', async () => {
