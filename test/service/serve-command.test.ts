@@ -7,6 +7,7 @@ import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
+import { documentLoad } from '../helpers/document-load.js';
 import { BIN, ROOT } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
@@ -176,27 +177,13 @@ describe('the built bin', () => {
       // A second service on the same data file is refused while the first runs.
       await expect(startService({ dataFile: file })).rejects.toThrow(/in use/);
 
-      const acknowledged: string[] = [];
-      let killed = false;
-      const worker = async (w: number) => {
-        for (let i = 0; !killed; i++) {
-          try {
-            const res = await call(svc, 'createDocument', {
-              key,
-              body: { alias: 'load-face', content: `worker ${w} document ${i}`, label: `w${w}-${i}` },
-            });
-            if (res.status === 201) acknowledged.push(res.body.document_id);
-          } catch {
-            return; // the connection died with the process
-          }
-        }
-      };
-      const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+      const load = documentLoad(svc, key, 'load-face');
+      const { acknowledged } = load;
       await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(300);
       s.child.kill('SIGKILL');
-      killed = true;
+      const stopping = load.stop();
       await s.exit;
-      await Promise.all(workers);
+      await stopping;
 
       const again = await startTestService({ dataFile: file });
       try {
