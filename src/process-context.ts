@@ -8,6 +8,7 @@ import type {
   Credentials,
   GlobalOptions,
   Prompter,
+  Runtime,
 } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED } from './errors.js';
@@ -31,6 +32,8 @@ export interface ContextParts {
   clock: Clock;
   browser: Browser;
   signal: AbortSignal;
+  /** Defaults to this process's (processRuntime). */
+  runtime?: Runtime;
   /** Defaults to @inquirer/prompts bound to the streams. */
   prompter?: Prompter;
   /** Defaults to the file store (src/config/file-store.ts). */
@@ -97,6 +100,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     env,
     clock: parts.clock,
     browser: parts.browser,
+    runtime: parts.runtime ?? processRuntime,
     signal,
     config,
     credentials,
@@ -107,6 +111,14 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   };
   return ctx;
 }
+
+/** The running process, as Context.runtime describes it. */
+export const processRuntime: Runtime = {
+  cwd: () => process.cwd(),
+  pid: process.pid,
+  platform: process.platform,
+  nodeVersion: process.versions.node,
+};
 
 export { systemClock } from './clock.js';
 
