@@ -1,10 +1,11 @@
 import { ownThread, requireModelAllowed, resolveFace } from '../access.js';
-import { charge, checkOverrideAvailable } from '../billing.js';
+import { checkOverrideAvailable } from '../billing.js';
 import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
 import { billingEnv } from '../service-core.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
+import { markChanged, syncItem } from './sync.js';
 import type { Handler } from './types.js';
 
 /**
@@ -59,10 +60,7 @@ export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ 
   thread.messages_archived += thread.messages.length;
   thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
   thread.token_count = tokenCount;
-  thread.synced = false;
-  thread.sync_started_ms = null;
-  thread.synced_token_count = null;
-  thread.updated_at = svc.clock.now().toISOString();
+  markChanged(thread, svc.clock.now());
   svc.store.put('threads', thread);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };
@@ -70,15 +68,6 @@ export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ 
 /** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
   const { thread, face } = ownThread(svc.store, auth, params.thread_id);
-  if (!thread.synced) {
-    requireModelAllowed(auth, face.default_model);
-    const env = billingEnv(svc);
-    thread.billing_source = charge(env, auth.user, auth.key, thread.token_count, thread.override);
-    thread.synced = true;
-    thread.sync_started_ms = env.now.getTime();
-    thread.synced_token_count = thread.token_count;
-    thread.updated_at = env.now.toISOString();
-    svc.store.put('threads', thread);
-  }
+  syncItem(svc, auth, 'threads', thread, face, thread.override);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };
