@@ -124,11 +124,7 @@ function registerOpenApi(program: Command, ctx: Context): void {
   const openapi = program
     .command('openapi')
     .description('Print the OpenAPI 3.1 document generated from the interface contract.')
-    .action(async () => {
-      await ctx.out.prepare?.();
-      const { runOpenApi } = await import('./commands/openapi.js');
-      await runOpenApi(ctx);
-    });
+    .action(lazyAction(ctx, async () => (await import('./commands/openapi.js')).runOpenApi));
   addExamples(openapi, ['facectl openapi > openapi.json', 'facectl openapi | jq ".paths | keys"']);
 }
 

@@ -1,12 +1,11 @@
 import type { Document } from '../../contract/index.js';
 import { ownDocument, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
-import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
 import type { ServiceCore } from '../service-core.js';
 import { countTokens } from '../tokens.js';
 import { documentView } from '../views.js';
-import { markChanged, syncItem } from './sync.js';
+import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler } from './types.js';
 
 type NewDocument = Pick<
@@ -16,21 +15,7 @@ type NewDocument = Pick<
 
 /** Stores a new document of `face` (submit and import share this). */
 export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecord, fields: NewDocument): Document {
-  const now = svc.clock.now().toISOString();
-  const doc: DocumentRecord = {
-    id: newId('doc'),
-    user_id: auth.user.id,
-    face_id: face.id,
-    alias: face.alias,
-    version: 1,
-    created_at: now,
-    updated_at: now,
-    synced: false,
-    sync_started_ms: null,
-    synced_token_count: null,
-    billing_source: null,
-    ...fields,
-  };
+  const doc: DocumentRecord = { ...newItem(svc, auth, face, 'doc'), version: 1, ...fields };
   svc.store.put('documents', doc);
   return documentView(svc, doc, auth.user);
 }

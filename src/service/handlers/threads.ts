@@ -1,11 +1,10 @@
 import { ownThread, requireModelAllowed, resolveFace } from '../access.js';
 import { checkOverrideAvailable } from '../billing.js';
-import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
 import { billingEnv } from '../service-core.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
-import { markChanged, syncItem } from './sync.js';
+import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler } from './types.js';
 
 /**
@@ -17,24 +16,14 @@ export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
   requireModelAllowed(auth, face.default_model);
   const override = body.interviewer_billing_source ?? null;
   if (override) checkOverrideAvailable(billingEnv(svc), auth.user, override);
-  const now = svc.clock.now().toISOString();
   const thread: ThreadRecord = {
-    id: newId('thr'),
-    user_id: auth.user.id,
-    face_id: face.id,
-    alias: face.alias,
+    ...newItem(svc, auth, face, 'thr'),
     label: body.label,
     source: 'submit',
+    token_count: 0,
     messages: [],
     messages_archived: 0,
     override,
-    created_at: now,
-    updated_at: now,
-    token_count: 0,
-    synced: false,
-    sync_started_ms: null,
-    synced_token_count: null,
-    billing_source: null,
   };
   svc.store.put('threads', thread);
   return { status: 201, body: threadView(svc, thread, auth.user) };
