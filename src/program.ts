@@ -9,6 +9,7 @@ import { addExamples, lazyAction } from './commands/kit.js';
 import { registerOAuthCommands } from './commands/oauth/register.js';
 import { registerThreadsCommands } from './commands/threads/register.js';
 import type { Context } from './context.js';
+import { GLOBAL_FLAGS } from './global-flags.js';
 import { formatHelp } from './help-format.js';
 import { VERSION } from './version.js';
 
@@ -20,8 +21,8 @@ import { VERSION } from './version.js';
  *
  * To add a command group: write `src/commands/<group>/register.ts` exporting
  * `register<Group>(program, ctx)` (commander + kit only, no other imports) that declares exactly one
- * top-level command, import it below and add it to TOP_LEVEL. Global flags are declared once, here (for
- * help and completion); verbs must not redefine them. main.ts takes them off the line before commander
+ * top-level command, import it below and add it to TOP_LEVEL. Global flags are declared here from
+ * global-flags.ts's table (for help and completion); verbs must not redefine them. main.ts takes them off the line before commander
  * parses it (global-flags.ts), so the tree built here never sees them.
  */
 
@@ -63,15 +64,8 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const program = new Command('facectl')
     .description('Manage faces and compile material on the Face Compilation Service.')
     .version(VERSION, '-V, --version', 'print the version')
-    .option('--base-url <url>', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)')
-    .option('--profile <name>', 'configuration profile to use (else FACECTL_PROFILE, default_profile)')
-    .option('--json', 'print one JSON document on stdout; an error is one JSON document on stderr')
-    .option('--jq <expression>', 'filter the JSON output with a jq expression (implies --json)')
-    .option('--no-input', 'never prompt: a missing value is an error naming its flag')
-    .option('--debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces')
-    .option('--insecure-http', 'allow plain http to hosts other than loopback')
-    .option('--api-key-stdin', 'read the API key from the first line of standard input')
     .showSuggestionAfterError(true);
+  for (const { flag, value, help } of GLOBAL_FLAGS) program.option(value ? `${flag} ${value}` : flag, help);
 
   addExamples(program, [
     'facectl auth login',
