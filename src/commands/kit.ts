@@ -24,12 +24,59 @@ export function addExamples(cmd: Command, examples: string[]): Command {
   return cmd;
 }
 
+/** What a verb that sends one request and shows the answer uses of the context. */
+export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
+
+/** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
+export type PromptContext = Pick<Context, 'io' | 'prompter'>;
+
 /** What a verb module exports for its wiring: raw commander options in, work done, nothing returned. */
 export type VerbAction<A extends unknown[] = string[]> = (
   ctx: Context,
   opts: Record<string, unknown>,
   ...args: A
 ) => Promise<void>;
+
+/** A verb as its group's register module declares it; its module is imported only when it runs. */
+export interface VerbSpec {
+  /** The one line `facectl <group> --help` lists (else the description's first line). */
+  summary?: string;
+  description: string;
+  arguments?: readonly (readonly [name: string, description: string])[];
+  /** Flags, each `[flags, description]` or `[flags, description, default]`, in the order help lists them. */
+  options?: readonly (readonly [flags: string, description: string, defaultValue?: string])[];
+  /** Shell lines shown under EXAMPLES. */
+  examples: string[];
+  /** Imports the verb module and returns its action (the verb's own parsing starts there). */
+  run: () => Promise<VerbAction>;
+}
+
+/**
+ * Declares the verbs of a group on commander: `addVerbs(group, ctx, { create: {...}, get: {...} })`.
+ * A verb's flags are declared here and parsed in its module by a zod schema whose keys are commander's
+ * camel-case names of the same flags (`--expires-in-days` -> `expiresInDays`).
+ */
+export function addVerbs(parent: Command, ctx: Context, verbs: Readonly<Record<string, VerbSpec>>): void {
+  for (const [name, spec] of Object.entries(verbs)) {
+    const verb = parent.command(name).description(spec.description);
+    if (spec.summary !== undefined) verb.summary(spec.summary);
+    for (const [argument, description] of spec.arguments ?? []) verb.argument(argument, description);
+    for (const [flags, description, defaultValue] of spec.options ?? []) verb.option(flags, description, defaultValue);
+    verb.action(lazyAction(ctx, spec.run));
+    addExamples(verb, spec.examples);
+  }
+}
+
+/** The flags of `docs sync` and `threads sync` (parsed by parseWaitFlags in docs/wait-ready.ts). */
+export const WAIT_OPTIONS: VerbSpec['options'] = [
+  ['--wait', 'wait until preparation is ready, with a progress bar'],
+  ['--timeout <seconds>', 'with --wait: give up after this many seconds (default 300)'],
+];
+
+/** A verb's description with the note that it uses an endpoint the published interface does not show. */
+export function withExtensionNote(text: string): string {
+  return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
+}
 
 /**
  * Wires a commander action to a verb module imported only when the command runs, so `--help` and other
@@ -87,7 +134,7 @@ export interface RequireValueOptions {
  * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
  * a missing value is a usage error naming the flag, so nothing is sent.
  */
-export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
+export async function requireValue(ctx: PromptContext, options: RequireValueOptions): Promise<string> {
   const { flag, value, validate } = options;
   if (value !== undefined && value !== '') {
     const verdict = validate ? validate(value) : true;
@@ -144,6 +191,32 @@ export function parseOptions<T>(
     return `${where}${rest.length > 0 ? `[${rest.join('.')}]` : ''}: ${issue.message}`;
   });
   throw new UsageError(problems.join('\n'));
+}
+
+/** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */
+type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S;
+
+/** The options of O that are always there (their type does not admit undefined). */
+type GivenKeys<O> = { [K in keyof O]-?: undefined extends O[K] ? never : K }[keyof O] & string;
+
+/** The request body `requestBody` builds from options of type O: an option that may be missing is optional. */
+export type RequestBody<O> = { [K in GivenKeys<O> as SnakeCase<K>]: O[K] } & {
+  [K in Exclude<keyof O & string, GivenKeys<O>> as SnakeCase<K>]?: Exclude<O[K], undefined>;
+};
+
+/**
+ * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option the user
+ * did not give (undefined) is left out, so the service applies its own default. The client adds no
+ * value of its own here: what the seed leaves open is the service's choice.
+ */
+export function requestBody<O extends object>(options: O): RequestBody<O> {
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) body[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+  }
+  return body as RequestBody<O>;
 }
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */

@@ -27,7 +27,7 @@ function chunks(item: { chunks_completed?: number | null; chunks_total?: number 
 }
 
 /** Submitting or importing only counts tokens; the spec says the charge is made at sync. Say so. */
-export function notePreview(ctx: Context, document: Document): void {
+export function notePreview(ctx: Pick<Context, 'out'>, document: Document): void {
   if (document.synced) return;
   ctx.out.info(
     `token_count ${document.token_count} is a preview: nothing is charged until sync ` +

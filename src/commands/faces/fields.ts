@@ -13,7 +13,7 @@ export function createdAsDate(created: number): string | number {
 }
 
 /** The service's `warnings` on a face, each on stderr: a face may be created and still need a look. */
-export function showFaceWarnings(ctx: Context, face: Face): void {
+export function showFaceWarnings(ctx: Pick<Context, 'out'>, face: Face): void {
   for (const warning of face.warnings ?? []) ctx.out.warn(`the service says: ${warning}`);
 }
 

@@ -1,17 +1,10 @@
 import * as z from 'zod';
-import type { Context } from '../../context.js';
 import { createThread, type Thread, type ThreadCreateRequest } from '../../contract/threads.js';
 import { aliasOption, billingSourceOption, checkAlias } from '../../input/options.js';
-import { parseOptions, requireValue } from '../kit.js';
+import { parseOptions, type PromptContext, type RequestContext, requestBody, requireValue } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads create`: a compile thread; alias and label are asked for on a terminal. */
-
-export interface CreateThreadOptions {
-  alias: string;
-  label: string;
-  interviewerBillingSource?: ThreadCreateRequest['interviewer_billing_source'];
-}
 
 const optionsSchema = z.object({
   alias: aliasOption.optional(),
@@ -19,8 +12,11 @@ const optionsSchema = z.object({
   interviewerBillingSource: billingSourceOption.optional(),
 });
 
+/** The flags once resolved: alias and label given or asked for. */
+export type CreateThreadOptions = z.output<typeof optionsSchema> & { alias: string; label: string };
+
 export async function resolveCreateThreadOptions(
-  ctx: Context,
+  ctx: PromptContext,
   raw: Record<string, unknown>,
 ): Promise<CreateThreadOptions> {
   const flags = parseOptions(optionsSchema, raw);
@@ -31,16 +27,18 @@ export async function resolveCreateThreadOptions(
     validate: checkAlias,
   });
   const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: 'Label of the thread' });
-  return { alias, label, interviewerBillingSource: flags.interviewerBillingSource };
+  return { ...flags, alias, label };
 }
 
-export async function createThreadAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
+export async function createThreadAction(
+  ctx: RequestContext & PromptContext,
+  raw: Record<string, unknown>,
+): Promise<void> {
   await runCreateThread(ctx, await resolveCreateThreadOptions(ctx, raw));
 }
 
-export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): Promise<Thread> {
-  const body: ThreadCreateRequest = { alias: opts.alias, label: opts.label };
-  if (opts.interviewerBillingSource !== undefined) body.interviewer_billing_source = opts.interviewerBillingSource;
+export async function runCreateThread(ctx: RequestContext, opts: CreateThreadOptions): Promise<Thread> {
+  const body: ThreadCreateRequest = requestBody(opts);
   const api = await ctx.api();
   const thread = await api.call(createThread, { body }, { signal: ctx.signal });
   ctx.out.record(thread, THREAD_FIELDS);
