@@ -3,7 +3,7 @@ import { type Document, type ImportRequest, importIntoFace } from '../contract/d
 import { UsageError } from '../errors.js';
 import { importTypeOption, perspectiveOption, requireArgument } from '../input/options.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
-import { parseOptions, type RequestContext, requestBody } from './kit.js';
+import { parseOptions, type RequestContext, requestBody, send } from './kit.js';
 
 /** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
 
@@ -48,11 +48,10 @@ export async function importAction(
 export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<Document> {
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);
-  const api = await ctx.api();
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
   let document: Document;
   try {
-    document = await api.call(importIntoFace, { params: { face_id: faceId }, body }, { signal: ctx.signal });
+    document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body });
   } finally {
     spinner.stop();
   }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Column, Context } from '../context.js';
+import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { setExamples } from '../help-format.js';
 
@@ -27,15 +28,29 @@ export function addExamples(cmd: Command, examples: string[]): Command {
 /** What a verb that sends one request and shows the answer uses of the context. */
 export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
 
+/** One request of the contract, with the context's client, cancelled by Ctrl-C (the context's signal). */
+export async function send<R extends AnyRoute>(
+  ctx: Pick<Context, 'api' | 'signal'>,
+  route: R,
+  input: { params?: ParamsOf<R>; body?: BodyOf<R> },
+): Promise<ResponseOf<R>> {
+  return (await ctx.api()).call(route, input, { signal: ctx.signal });
+}
+
+/** Columns that show fields as they are, each under its own name (`token_count` under "token_count"). */
+export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
+  return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
+}
+
 /** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
 export type PromptContext = Pick<Context, 'io' | 'prompter'>;
 
-/** What a verb module exports for its wiring: raw commander options in, work done, nothing returned. */
+/** What a verb module exports for its wiring: raw commander options in, work done (what it returns is not used). */
 export type VerbAction<A extends unknown[] = string[]> = (
   ctx: Context,
   opts: Record<string, unknown>,
   ...args: A
-) => Promise<void>;
+) => Promise<unknown>;
 
 /** A verb as its group's register module declares it; its module is imported only when it runs. */
 export interface VerbSpec {

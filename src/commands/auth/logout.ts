@@ -9,10 +9,6 @@ export interface LogoutResult {
   config_file: string;
 }
 
-export async function logoutAction(ctx: Context): Promise<void> {
-  await runLogout(ctx);
-}
-
 export async function runLogout(ctx: Context): Promise<LogoutResult> {
   const store = await ctx.config();
   const profile = await activeProfile(ctx);

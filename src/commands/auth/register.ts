@@ -16,12 +16,12 @@ export function registerAuth(program: Command, ctx: Context): void {
         'printenv FACECTL_KEY | facectl auth login --api-key-stdin --base-url https://api.example.com',
         'facectl auth login --profile work',
       ],
-      run: async () => (await import('./login.js')).loginAction,
+      run: async () => (await import('./login.js')).runLogin,
     },
     logout: {
       description: 'Remove the stored API key from the active profile (other settings stay).',
       examples: ['facectl auth logout', 'facectl auth logout --profile work'],
-      run: async () => (await import('./logout.js')).logoutAction,
+      run: async () => (await import('./logout.js')).runLogout,
     },
     status: {
       description:

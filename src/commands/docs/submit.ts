@@ -7,9 +7,10 @@ import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
 import type { DocumentDefaults, DocumentFormat } from '../../input/documents.js';
 import { type PreparedDocument, preparedText, readDocumentInput } from '../../input/document-input.js';
-import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
+import { aliasOption, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
 import { resolveSource } from '../../input/source.js';
-import { parseOptions, requireValue } from '../kit.js';
+import { requireAliasAndLabel } from '../alias-label.js';
+import { parseOptions } from '../kit.js';
 import type { JournalMode } from '../../state/batch-journal.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
@@ -116,14 +117,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
 
 /** Plain text needs --alias and --label; on a terminal they are asked for. */
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: opts.alias,
-    message: 'Alias of the face the document belongs to',
-    validate: checkAlias,
-  });
-  const label = await requireValue(ctx, { flag: '--label', value: opts.label, message: 'Label of the document' });
-  return { alias, label, perspective: opts.perspective };
+  return { ...(await requireAliasAndLabel(ctx, opts, 'document')), perspective: opts.perspective };
 }
 
 export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<Document> {

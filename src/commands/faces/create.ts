@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { createFace, type Face, type FaceCreateRequest } from '../../contract/faces.js';
 import { readJsonObjectFlag } from '../../input/json-flag.js';
 import { aliasOption, checkAlias, nonEmptyOption } from '../../input/options.js';
-import { parseOptions, type RequestContext, requestBody, requireValue, splitList } from '../kit.js';
+import { parseOptions, type RequestContext, requestBody, requireValue, send, splitList } from '../kit.js';
 import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces create`: a new face; name and alias are asked for on a terminal when not given. */
@@ -51,8 +51,7 @@ export async function createFaceAction(ctx: Context, raw: Record<string, unknown
 
 export async function runCreateFace(ctx: RequestContext, opts: CreateFaceOptions): Promise<Face> {
   const body: FaceCreateRequest = requestBody(opts);
-  const api = await ctx.api();
-  const face = await api.call(createFace, { body }, { signal: ctx.signal });
+  const face = await send(ctx, createFace, { body });
   ctx.out.record(face, FACE_FIELDS);
   showFaceWarnings(ctx, face);
   ctx.out.success(`Created face ${face.alias}${face.uid ? ` (${face.uid})` : ''}`);

@@ -4,7 +4,7 @@ import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { daysOption, usdOption } from '../../input/options.js';
-import { parseOptions, requestBody, splitList } from '../kit.js';
+import { parseOptions, requestBody, send, splitList } from '../kit.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
 
@@ -57,8 +57,7 @@ const KEY_FIELDS: Column<ApiKey>[] = [
 export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  const api = await ctx.api();
-  const key = await api.call(createApiKey, { body }, { signal: ctx.signal });
+  const key = await send(ctx, createApiKey, { body });
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(

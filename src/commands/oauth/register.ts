@@ -16,7 +16,7 @@ export function registerOAuthCommands(program: Command, ctx: Context): void {
     list: {
       description: "List the OAuth connections of the key's user.",
       examples: ['facectl oauth list', "facectl oauth list --json | jq '.[] | select(.connected)'"],
-      run: async () => (await import('./list.js')).listConnectionsAction,
+      run: async () => (await import('./list.js')).runListConnections,
     },
     connect: {
       summary: 'Connect a provider in the browser',

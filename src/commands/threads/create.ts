@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { createThread, type Thread, type ThreadCreateRequest } from '../../contract/threads.js';
-import { aliasOption, billingSourceOption, checkAlias } from '../../input/options.js';
-import { parseOptions, type PromptContext, type RequestContext, requestBody, requireValue } from '../kit.js';
+import { aliasOption, billingSourceOption } from '../../input/options.js';
+import { requireAliasAndLabel } from '../alias-label.js';
+import { parseOptions, type PromptContext, type RequestContext, requestBody, send } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads create`: a compile thread; alias and label are asked for on a terminal. */
@@ -20,14 +21,7 @@ export async function resolveCreateThreadOptions(
   raw: Record<string, unknown>,
 ): Promise<CreateThreadOptions> {
   const flags = parseOptions(optionsSchema, raw);
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: flags.alias,
-    message: 'Alias of the face the thread belongs to',
-    validate: checkAlias,
-  });
-  const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: 'Label of the thread' });
-  return { ...flags, alias, label };
+  return { ...flags, ...(await requireAliasAndLabel(ctx, flags, 'thread')) };
 }
 
 export async function createThreadAction(
@@ -39,8 +33,7 @@ export async function createThreadAction(
 
 export async function runCreateThread(ctx: RequestContext, opts: CreateThreadOptions): Promise<Thread> {
   const body: ThreadCreateRequest = requestBody(opts);
-  const api = await ctx.api();
-  const thread = await api.call(createThread, { body }, { signal: ctx.signal });
+  const thread = await send(ctx, createThread, { body });
   ctx.out.record(thread, THREAD_FIELDS);
   ctx.out.success(`Created thread ${thread.thread_id ?? ''} for ${thread.alias ?? opts.alias}`);
   return thread;
