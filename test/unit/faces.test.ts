@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
-import { runGetFace } from '../../src/commands/faces/get.js';
+import { getFaceAction } from '../../src/commands/faces/get.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
@@ -172,7 +172,7 @@ describe('faces get', () => {
     await createFace(service, service.key('pro'), 'ada-lovelace');
     const stored = await storedFace('ada-lovelace');
     const tc = contextFor(service, { globals: { json: true } });
-    const byUid = await runGetFace(tc.ctx, { faceId: stored.uid });
+    const byUid = await getFaceAction(tc.ctx, {}, stored.uid);
     await tc.close();
     expect(byUid).toEqual(stored);
     expect(JSON.parse(tc.stdout())).toEqual(stored);

@@ -4,13 +4,8 @@ import { type RequestContext, send } from '../kit.js';
 import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces get <face_id>` (an extension endpoint of the local service). */
-
-export async function getFaceAction(ctx: RequestContext, _raw: Record<string, unknown>, faceId: string): Promise<void> {
-  await runGetFace(ctx, { faceId: requireArgument('face_id', faceId) });
-}
-
-export async function runGetFace(ctx: RequestContext, opts: { faceId: string }): Promise<Face> {
-  const face = await send(ctx, getFace, { params: { face_id: opts.faceId } });
+export async function getFaceAction(ctx: RequestContext, _raw: Record<string, unknown>, faceId: string): Promise<Face> {
+  const face = await send(ctx, getFace, { params: { face_id: requireArgument('face_id', faceId) } });
   ctx.out.record(face, FACE_FIELDS);
   showFaceWarnings(ctx, face);
   return face;

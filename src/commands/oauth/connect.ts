@@ -29,11 +29,6 @@ const optionsSchema = z.object({
   timeout: timeoutOption,
 });
 
-export function parseConnectOptions(raw: Record<string, unknown>, provider: string): ConnectOptions {
-  const flags = parseOptions(optionsSchema, raw);
-  return { provider: requireArgument('provider', provider), openBrowser: flags.browser, timeoutSeconds: flags.timeout };
-}
-
 /** What `oauth connect` uses of the context: the client, a browser, and the clock and output to wait. */
 type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
 
@@ -42,7 +37,12 @@ export async function connectAction(
   raw: Record<string, unknown>,
   provider: string,
 ): Promise<void> {
-  await runConnect(ctx, parseConnectOptions(raw, provider));
+  const flags = parseOptions(optionsSchema, raw);
+  await runConnect(ctx, {
+    provider: requireArgument('provider', provider),
+    openBrowser: flags.browser,
+    timeoutSeconds: flags.timeout,
+  });
 }
 
 export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<OAuthConnection> {

@@ -14,16 +14,12 @@ export type DisconnectOptions = z.output<typeof optionsSchema> & { provider: str
 /** What `oauth disconnect` uses of the context: the client, and a terminal to confirm on. */
 type DisconnectContext = RequestContext & PromptContext;
 
-export function parseDisconnectOptions(raw: Record<string, unknown>, provider: string): DisconnectOptions {
-  return { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) };
-}
-
 export async function disconnectAction(
   ctx: DisconnectContext,
   raw: Record<string, unknown>,
   provider: string,
 ): Promise<void> {
-  await runDisconnect(ctx, parseDisconnectOptions(raw, provider));
+  await runDisconnect(ctx, { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) });
 }
 
 export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {

@@ -13,12 +13,8 @@ export async function getThreadAction(
   ctx: ThreadContext,
   _raw: Record<string, unknown>,
   threadId: string,
-): Promise<void> {
-  await runGetThread(ctx, { threadId: requireArgument('thread_id', threadId) });
-}
-
-export async function runGetThread(ctx: ThreadContext, opts: { threadId: string }): Promise<Thread> {
-  const thread = await send(ctx, getThread, { params: { thread_id: opts.threadId } });
+): Promise<Thread> {
+  const thread = await send(ctx, getThread, { params: { thread_id: requireArgument('thread_id', threadId) } });
   ctx.out.record(thread, THREAD_FIELDS);
   // --json prints one document (messages included) and piped output stays one record; a terminal also shows the messages.
   if (ctx.io.stdoutIsTTY && !ctx.out.json && thread.messages && thread.messages.length > 0) {
