@@ -178,6 +178,8 @@ export async function requireValue(ctx: PromptContext, options: RequireValueOpti
 
 /** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
 export interface SafeParser<T> {
+  /** A zod object's fields: every option commander hands over must be one of them. */
+  readonly shape?: object;
   safeParse(
     value: unknown,
   ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
@@ -197,6 +199,12 @@ export function parseOptions<T>(
   raw: Record<string, unknown>,
   flagNameOf: (key: string) => string = flagName,
 ): T {
+  // register.ts declares the flags and the verb's schema parses them, matched by name: a flag the schema
+  // does not know would be dropped without a word, so it is a bug in facectl, said at once.
+  const unparsed = schema.shape ? Object.keys(raw).filter((key) => !(key in (schema.shape as object))) : [];
+  if (unparsed.length > 0) {
+    throw new Error(`facectl bug: ${unparsed.map(flagNameOf).join(', ')} declared but not in the verb's option schema`);
+  }
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {

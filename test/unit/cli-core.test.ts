@@ -79,6 +79,13 @@ describe('kit.parseOptions and splitList', () => {
     expect(parseOptions(schema, { expiresInDays: '30', name: 'ci' })).toEqual({ expiresInDays: 30, name: 'ci' });
   });
 
+  it('an option its schema does not parse (declared in register.ts, missing in the verb) is a bug, not ignored', () => {
+    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).toThrow(
+      "facectl bug: --budget-usd declared but not in the verb's option schema",
+    );
+    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).not.toThrow(UsageError);
+  });
+
   it('splits lists', () => {
     expect(splitList('a, b,,c ')).toEqual(['a', 'b', 'c']);
     expect(splitList(undefined)).toBeUndefined();
