@@ -45,6 +45,9 @@ export function fieldColumns<T extends object>(...names: (keyof T & string)[]): 
 /** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
 export type PromptContext = Pick<Context, 'io' | 'prompter'>;
 
+/** What a verb that reads or changes the settings file uses of the context (`config ...`, `auth logout`). */
+export type SettingsContext = Pick<Context, 'config' | 'globals' | 'env' | 'out' | 'io'>;
+
 /** What a verb module exports for its wiring: raw commander options in, work done (what it returns is not used). */
 export type VerbAction<A extends unknown[] = string[]> = (
   ctx: Context,
