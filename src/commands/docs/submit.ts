@@ -5,7 +5,7 @@ import { capYoungGeneration } from '../../api/young-generation.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
-import type { DocumentDefaults, DocumentFormat } from '../../input/documents.js';
+import type { DocumentDefaults } from '../../input/documents.js';
 import { type PreparedDocument, preparedText, readDocumentInput } from '../../input/document-input.js';
 import { aliasOption, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
 import { resolveSource } from '../../input/source.js';
@@ -20,17 +20,6 @@ import { submitBatch } from './submit-batch.js';
  * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
  * --format names it.
  */
-
-export interface SubmitOptions extends DocumentDefaults {
-  content?: string | undefined;
-  /** A path, or `-` for standard input (from `--file -` or the `-` argument). */
-  file?: string | undefined;
-  format?: DocumentFormat | undefined;
-  concurrency: number;
-  continueOnError: boolean;
-  /** For a batch: `resume` sends only what an earlier run left, `restart` every line again. */
-  journal: JournalMode;
-}
 
 export const STDIN_HINT =
   'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
@@ -48,8 +37,14 @@ const optionsSchema = z.object({
   restart: z.boolean().default(false),
 });
 
+/**
+ * The flags, checked together. `file` is a path or `-` (standard input, from `--file -` or the `-`
+ * argument); --resume and --restart become `journal`: what a batch does with an earlier run's record.
+ */
+export type SubmitOptions = Omit<z.output<typeof optionsSchema>, 'resume' | 'restart'> & { journal: JournalMode };
+
 export function parseSubmitOptions(raw: Record<string, unknown>, input?: string): SubmitOptions {
-  const options = parseOptions(optionsSchema, { ...raw, concurrency: raw.concurrency ?? '4' });
+  const options = parseOptions(optionsSchema, raw);
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to submit a file, use --file ${input}; for text, --content "..."`,
