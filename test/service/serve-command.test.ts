@@ -60,6 +60,38 @@ describe('flags', () => {
     expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
   });
 
+  test('the messages say what is allowed and quote what was given; every bad flag is named', () => {
+    const message = (opts: Record<string, unknown>) => {
+      try {
+        parseServeOptions(ctx, opts);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as UsageError).message;
+      }
+      throw new Error('no usage error');
+    };
+    expect(message({ port: '70000' })).toBe('--port: must be a whole number from 0 to 65535, got "70000"');
+    expect(message({ rateLimit: '0' })).toBe(
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "0"',
+    );
+    expect(message({ oauthProvider: 'Bad Name' })).toBe(
+      '--oauth-provider: must be lower-case letters, digits, - or _ (at most 64), got "Bad Name"',
+    );
+    expect(message({ host: 'a b' })).toBe('--host: not a host name or address: "a b"');
+    expect(message({ data: '' })).toBe('--data: needs a file path');
+    expect(message({ port: 'x', rateLimit: 'fast' }).split('\n')).toEqual([
+      '--port: must be a whole number from 0 to 65535, got "x"',
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "fast"',
+    ]);
+  });
+
+  test('without flags (a direct call) the defaults are those commander fills in', () => {
+    const options = parseServeOptions(ctx, {});
+    expect(options).toMatchObject({ host: '127.0.0.1', port: 8787, oauthProvider: 'example', allowPrivateUrls: false });
+    expect(options.dataFile).toBeUndefined();
+    expect(options.rateLimit).toBeUndefined();
+  });
+
   test('valid flags', () => {
     expect(parseServeOptions(ctx, { port: '0', rateLimit: '5', data: 'x.json', oauthProvider: 'acme' })).toMatchObject({
       port: 0,

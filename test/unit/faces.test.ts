@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
-import { runGetFace } from '../../src/commands/faces/get.js';
+import { getFaceAction } from '../../src/commands/faces/get.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, createFace, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
@@ -141,7 +141,7 @@ describe('faces get', () => {
     await createFace(service, service.key('pro'), 'ada-lovelace');
     const stored = await storedFace('ada-lovelace');
     const tc = contextFor(service, { globals: { json: true } });
-    const byUid = await runGetFace(tc.ctx, { faceId: stored.uid });
+    const byUid = await getFaceAction(tc.ctx, {}, stored.uid);
     await tc.close();
     expect(byUid).toEqual(stored);
     expect(JSON.parse(tc.stdout())).toEqual(stored);
