@@ -1,35 +1,20 @@
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
+import { documentLoad } from '../helpers/document-load.js';
+import { BIN, ROOT } from '../helpers/run-cli.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'facectl.js');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(() => {
-  const cli = join(ROOT, 'dist', 'cli.js');
-  if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
-  }
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 /** The smallest Context runServe needs: captured stdout/stderr, a signal, globals. */
 function fakeContext(json = false) {
@@ -73,6 +58,38 @@ describe('flags', () => {
   ])('%o is a usage error naming %s', (opts, flag) => {
     expect(() => parseServeOptions(ctx, opts)).toThrow(UsageError);
     expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
+  });
+
+  test('the messages say what is allowed and quote what was given; every bad flag is named', () => {
+    const message = (opts: Record<string, unknown>) => {
+      try {
+        parseServeOptions(ctx, opts);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as UsageError).message;
+      }
+      throw new Error('no usage error');
+    };
+    expect(message({ port: '70000' })).toBe('--port: must be a whole number from 0 to 65535, got "70000"');
+    expect(message({ rateLimit: '0' })).toBe(
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "0"',
+    );
+    expect(message({ oauthProvider: 'Bad Name' })).toBe(
+      '--oauth-provider: must be lower-case letters, digits, - or _ (at most 64), got "Bad Name"',
+    );
+    expect(message({ host: 'a b' })).toBe('--host: not a host name or address: "a b"');
+    expect(message({ data: '' })).toBe('--data: needs a file path');
+    expect(message({ port: 'x', rateLimit: 'fast' }).split('\n')).toEqual([
+      '--port: must be a whole number from 0 to 65535, got "x"',
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "fast"',
+    ]);
+  });
+
+  test('without flags (a direct call) the defaults are those commander fills in', () => {
+    const options = parseServeOptions(ctx, {});
+    expect(options).toMatchObject({ host: '127.0.0.1', port: 8787, oauthProvider: 'example', allowPrivateUrls: false });
+    expect(options.dataFile).toBeUndefined();
+    expect(options.rateLimit).toBeUndefined();
   });
 
   test('valid flags', () => {
@@ -192,27 +209,13 @@ describe('the built bin', () => {
       // A second service on the same data file is refused while the first runs.
       await expect(startService({ dataFile: file })).rejects.toThrow(/in use/);
 
-      const acknowledged: string[] = [];
-      let killed = false;
-      const worker = async (w: number) => {
-        for (let i = 0; !killed; i++) {
-          try {
-            const res = await call(svc, 'createDocument', {
-              key,
-              body: { alias: 'load-face', content: `worker ${w} document ${i}`, label: `w${w}-${i}` },
-            });
-            if (res.status === 201) acknowledged.push(res.body.document_id);
-          } catch {
-            return; // the connection died with the process
-          }
-        }
-      };
-      const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+      const load = documentLoad(svc, key, 'load-face');
+      const { acknowledged } = load;
       await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(300);
       s.child.kill('SIGKILL');
-      killed = true;
+      const stopping = load.stop();
       await s.exit;
-      await Promise.all(workers);
+      await stopping;
 
       const again = await startTestService({ dataFile: file });
       try {
