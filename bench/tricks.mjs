@@ -106,14 +106,14 @@ const TRICKS = {
     edits: [
       {
         file: 'src/run.ts',
-        from: '  const ctx = createProcessContext(argv);\n',
+        from: 'export async function runProcess(argv: string[]): Promise<number> {\n',
         to: () =>
-          `  await Promise.all([${[
+          `export async function runProcess(argv: string[]): Promise<number> {\n  await Promise.all([${[
             ...modulesUnder(join(root, 'src', 'commands')),
             ...modulesUnder(join(root, 'src', 'config')),
           ]
             .map((m) => `import(${JSON.stringify(m)})`)
-            .join(', ')}]);\n  const ctx = createProcessContext(argv);\n`,
+            .join(', ')}]);\n`,
       },
     ],
   },
