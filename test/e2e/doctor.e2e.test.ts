@@ -1,25 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useService } from '../helpers/hooks.js';
 import { runCli } from '../helpers/run-cli.js';
-import { ensureBuilt } from '../helpers/serve-process.js';
-import { startTestService, type TestService } from '../helpers/service.js';
 
 /** `facectl doctor` as a script runs it: the built bin, a key from the environment, --json. */
 
-let service: TestService;
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startTestService();
-}, 120_000);
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService({ bin: true });
 
 describe('facectl doctor (built bin)', () => {
   it('prints one JSON document of checks and exits 0 with a working key, 1 without one', async () => {
     const key = service.key('connect');
-    const good = await runCli(['doctor', '--json'], {
-      env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: service.baseUrl },
-    });
+    const good = await runCli(['doctor', '--json'], { env: service.env('connect') });
     expect(good.code, good.stderr).toBe(0);
     const { checks } = JSON.parse(good.stdout);
     expect(checks.filter((c: { status: string }) => c.status !== 'ok')).toEqual([]);

@@ -1,5 +1,5 @@
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
+import { createDocumentsUnderLoad } from '../helpers/load.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
@@ -15,21 +17,7 @@ import { call, expectContract, startTestService, tempDir } from '../helpers/serv
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'facectl.js');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(() => {
-  const cli = join(ROOT, 'dist', 'cli.js');
-  if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
-  }
-}, 120_000);
+beforeAll(() => ensureBuilt(), 120_000);
 
 /** The smallest Context runServe needs: captured stdout/stderr, a signal, globals. */
 function fakeContext(json = false) {
@@ -192,27 +180,12 @@ describe('the built bin', () => {
       // A second service on the same data file is refused while the first runs.
       await expect(startService({ dataFile: file })).rejects.toThrow(/in use/);
 
-      const acknowledged: string[] = [];
-      let killed = false;
-      const worker = async (w: number) => {
-        for (let i = 0; !killed; i++) {
-          try {
-            const res = await call(svc, 'createDocument', {
-              key,
-              body: { alias: 'load-face', content: `worker ${w} document ${i}`, label: `w${w}-${i}` },
-            });
-            if (res.status === 201) acknowledged.push(res.body.document_id);
-          } catch {
-            return; // the connection died with the process
-          }
-        }
-      };
-      const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+      const load = createDocumentsUnderLoad(svc, key, 'load-face', 8);
+      const { acknowledged } = load;
       await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(300);
       s.child.kill('SIGKILL');
-      killed = true;
       await s.exit;
-      await Promise.all(workers);
+      await load.stop();
 
       const again = await startTestService({ dataFile: file });
       try {

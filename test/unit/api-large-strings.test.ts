@@ -8,7 +8,7 @@ import { type ApiClientOptions, createApiClient } from '../../src/api/client.js'
 import { LargeStrings } from '../../src/api/large-strings.js';
 import { routes } from '../../src/contract/index.js';
 import { ApiError, ResponseError } from '../../src/errors.js';
-import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { documentBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 
 /**
  * CallOptions.largeStrings: the answer is parsed as it arrives and the named strings (a document's
@@ -19,21 +19,7 @@ const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
 const CONTENT = `${'Ada said "hi" \\ naïve 日本語 🎉 \u2028\u0001\n'.repeat(20_000)}end`;
 
 function documentAnswer(content: string) {
-  return {
-    document_id: 'doc_1',
-    alias: 'ada-lovelace',
-    label: 'notes',
-    source: 'submit',
-    version: 1,
-    content,
-    token_count: 42,
-    tokens_used: 0,
-    tokens_limit: 1000,
-    synced: false,
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    extra_field: { content: 'nested, kept' },
-  };
+  return documentBody({ content, token_count: 42, tokens_limit: 1000, extra_field: { content: 'nested, kept' } });
 }
 
 /** Writes a JSON answer in small pieces, cutting multi-byte characters and escapes. */
