@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useFaultServer, useService } from '../helpers/hooks.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
-import { watchChild } from '../helpers/watch-child.js';
+import { type Watched, watchChild } from '../helpers/watch-child.js';
 import { batchEnv, batchFile, journalFiles, stored, until } from './support.js';
 
 // Case 53 of docs/reliability.md: a batch stopped by a closed output pipe, SIGTERM (`timeout`, a CI
@@ -29,7 +29,7 @@ interface Setup {
   prefix: string;
   configDir: string;
   env: Record<string, string>;
-  /** Between the bin (at server) and the service: holds answers back on demand. */
+  /** Between the bin (at server) and the service: three answers pass, then it holds them back. */
   proxy: SlowProxy;
 }
 
@@ -38,6 +38,8 @@ function setup(name: string): Setup {
   const { file: batch } = batchFile('ada-stop', prefix, LINES, (i) => `${name} ${i} ✓`);
   const env = batchEnv(service.key('pro'), server.baseUrl);
   const configDir = env.FACECTL_CONFIG_DIR;
+  const proxy = slowProxy(server, service.baseUrl, 0);
+  proxy.holdAfter(3);
   return {
     batch,
     prefix,
@@ -50,7 +52,7 @@ function setup(name: string): Setup {
       TERM: 'xterm',
       FACECTL_STATE_DIR: join(configDir, 'state'),
     },
-    proxy: slowProxy(server, service.baseUrl, 0),
+    proxy,
   };
 }
 
@@ -77,54 +79,53 @@ async function checkStopped(s: Setup, stopped: Stopped, exitCode: number): Promi
   expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
 }
 
-function startBatch(s: Setup): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [BIN, 'docs', 'submit', '--file', s.batch, '--concurrency', '2', '--json'], {
-    cwd: ROOT,
-    env: s.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+/**
+ * The batch started, as a pipe would run it or (`tty`) through a pseudo-terminal (script), where Ctrl-C
+ * is the byte 0x03 typed into it, turned into SIGINT by the terminal.
+ */
+function startBatch(s: Setup, tty = false): { child: ChildProcessWithoutNullStreams; run: Watched } {
+  const args = [BIN, 'docs', 'submit', '--file', s.batch, '--concurrency', '2', '--json'];
+  const child = tty
+    ? spawn('script', ['-qefc', `${process.execPath} ${args.join(' ')}`, '/dev/null'], { cwd: ROOT, env: s.env })
+    : spawn(process.execPath, args, { cwd: ROOT, env: s.env });
+  return { child, run: watchChild(child, 30_000) };
 }
 
 describe('case 53: a batch stopped short says how far it got and how to go on', () => {
   it('output pipe closed by its reader (`| head`): exit 141, the interrupted line and the --resume command', async () => {
     const s = setup('pipe');
-    const from = s.proxy.answered();
-    s.proxy.holdAfter(from + 3);
-    const child = startBatch(s);
-    const run = watchChild(child, 30_000);
+    const { child, run } = startBatch(s);
     // Results are on stdout; the reader then goes away, and one more answer is let through, whose
     // result line meets the closed pipe.
     await until(() => run.stdout().includes('\n'), 'the first result line');
     child.stdout.destroy();
-    s.proxy.holdAfter(from + 4);
+    s.proxy.holdAfter(4);
     const { code } = await run.exit;
     await checkStopped(s, { code, said: run.stderr() }, 141);
   });
 
-  it('SIGTERM (`timeout`, a CI cancel): exit 143, the interrupted line and the --resume command', async () => {
-    const s = setup('term');
-    const from = s.proxy.answered();
-    s.proxy.holdAfter(from + 3);
-    const child = startBatch(s);
-    const run = watchChild(child, 30_000);
+  it.each([
+    {
+      how: 'SIGTERM (`timeout`, a CI cancel)',
+      exitCode: 143,
+      tty: false,
+      stop: (child: ChildProcessWithoutNullStreams) => child.kill('SIGTERM'),
+    },
+    {
+      how: 'Ctrl-C on a terminal',
+      exitCode: 130,
+      tty: true,
+      stop: (child: ChildProcessWithoutNullStreams) => child.stdin.write('\x03'),
+    },
+  ])('$how: exit $exitCode, the interrupted line and the --resume command', async ({ exitCode, tty, stop }) => {
+    const s = setup(tty ? 'tty' : 'term');
+    const { child, run } = startBatch(s, tty);
     // Three answered, and more applied by the service with their answers held back.
-    await until(() => s.proxy.answered() >= from + 3 && s.proxy.held() >= 1, 'three answers and one held');
-    child.kill('SIGTERM');
+    await until(() => s.proxy.answered() >= 3 && s.proxy.held() >= 1, 'three answers and one held');
+    stop(child);
     const { code } = await run.exit;
-    await checkStopped(s, { code, said: run.stderr() }, 143);
-  });
-
-  it('Ctrl-C on a terminal: exit 130, the interrupted line and the --resume command', async () => {
-    const s = setup('tty');
-    const from = s.proxy.answered();
-    s.proxy.holdAfter(from + 3);
-    const command = `${process.execPath} ${BIN} docs submit --file ${s.batch} --concurrency 2 --json`;
-    // A pseudo-terminal (script): Ctrl-C is the byte 0x03 typed into it, turned into SIGINT by the terminal.
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: ROOT, env: s.env, stdio: 'pipe' });
-    const run = watchChild(child, 30_000);
-    await until(() => s.proxy.answered() >= from + 3 && s.proxy.held() >= 1, 'three answers and one held');
-    child.stdin.write('\x03');
-    const { code } = await run.exit;
-    await checkStopped(s, { code, said: run.stdout().replaceAll('\r\n', '\n') }, 130);
+    // Through the terminal, what it showed (stdout and stderr alike) is the script's output.
+    const said = tty ? run.stdout().replaceAll('\r\n', '\n') : run.stderr();
+    await checkStopped(s, { code, said }, exitCode);
   });
 });
