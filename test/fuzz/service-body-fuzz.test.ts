@@ -1,16 +1,10 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, type RouteName, routes } from '../../src/contract/index.js';
 import { MAX_JSON_DEPTH } from '../../src/service/http-util.js';
 import { Store } from '../../src/service/store.js';
-import {
-  call,
-  createDocument,
-  createFace,
-  expectContract,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
+import { call, createDocument, expectContract } from '../helpers/service.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { Gen, mulberry32, type TreeShape } from './generators.js';
 
@@ -56,18 +50,18 @@ interface Target {
   valid: (gen: Gen) => Record<string, unknown>;
 }
 
-let svc: TestService;
-let dataFile: string;
+const dataFile = join(makeTempDir('facectl-body-fuzz-'), 'state.json');
+const svc = useService(
+  {
+    dataFile,
+    fetchUrl: async (url) => ({ text: `imported from ${url}`, finalUrl: url, contentType: 'text/plain' }),
+  },
+  { faces: ['fuzz-face'] },
+);
 const targets: Target[] = [];
 
 beforeAll(async () => {
-  dataFile = join(makeTempDir('facectl-body-fuzz-'), 'state.json');
-  svc = await startTestService({
-    dataFile,
-    fetchUrl: async (url) => ({ text: `imported from ${url}`, finalUrl: url, contentType: 'text/plain' }),
-  });
   const key = svc.key('pro');
-  await createFace(svc, key, 'fuzz-face');
   const doc = await createDocument(svc, key, 'fuzz-face', 'a document to edit');
   const thread = expectContract(
     'createThread',
@@ -108,10 +102,6 @@ beforeAll(async () => {
       valid: (gen) => ({ url: `https://example.org/${gen.int(0, 1e6)}`, type: 'document' }),
     },
   );
-});
-
-afterAll(async () => {
-  await svc?.close();
 });
 
 /** Random JSON values for bodies: keys from KEY_NAMES or random; empty, huge and look-alike strings. */

@@ -1,14 +1,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { ServiceOptions } from '../../src/service/index.js';
 import { type FaultHandler, type FaultServer, startFaultServer } from './fault-server.js';
 import { ensureBuilt, type ServeProcess, startServeProcess, startServeWithFace } from './serve-process.js';
-import { createFace, type Plan, startTestService, type TestService } from './service.js';
 
 /**
  * What a test file runs against, set up by its own hooks: call one of these at the top of the file
  * instead of writing `let x; beforeAll(start x); afterAll(stop x)`. The object returned stands for
  * the running one (a property read inside a test reaches the current instance), so tests use it as
- * they would the instance itself; outside a test it throws.
+ * they would the instance itself; outside a test it throws. The in-process service: useService in
+ * service-suite.ts.
  */
 
 function standIn<T extends object>(what: string, current: () => T | undefined): T {
@@ -69,29 +68,6 @@ export function useServe(options: { face?: string; args?: string[] } & Lifetime 
     },
     (serve) => serve.stop(),
     options,
-  );
-}
-
-/**
- * The local service in-process, with the face `face` created for the Pro user when given. `bin: true`
- * also builds dist/ (when stale) first, for files that run the built bin against it.
- */
-export function useService(
-  options: ServiceOptions & { face?: string; bin?: boolean } & Lifetime = {},
-): TestService & Pick<ServeProcess, 'env'> {
-  const { face, bin, eachTest, ...serviceOptions } = options;
-  return useRunning(
-    'the in-process service',
-    async () => {
-      if (bin) ensureBuilt();
-      const service = await startTestService(serviceOptions);
-      if (face !== undefined) await createFace(service, service.key('pro'), face);
-      return Object.assign(service, {
-        env: (plan: Plan = 'pro') => ({ FACECTL_API_KEY: service.key(plan), FACECTL_BASE_URL: service.baseUrl }),
-      });
-    },
-    (service) => service.close(),
-    { eachTest },
   );
 }
 

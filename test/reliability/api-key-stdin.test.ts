@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { useService } from '../helpers/hooks.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
 
 // Issue 12, item 6: `--api-key-stdin` with the input on standard input too. The key is the first line
@@ -7,7 +8,8 @@ import { makeConfigDir, runCli } from '../helpers/run-cli.js';
 // standard input: docs submit -, threads replace-messages -, faces create --basic-facts -. An empty or
 // mangled key line is a usage error (exit 2) before anything is sent.
 
-const service = useService({ face: 'ada-keyin', bin: true });
+const service = useService({}, { faces: ['ada-keyin'] });
+beforeAll(() => ensureBuilt(), 120_000);
 const key = () => service.key('pro');
 
 /** The bin with no key but the one on standard input. */

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ContenderResult, race, rounds } from '../helpers/concurrent.js';
 import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
-import { useFaultServer, useService } from '../helpers/hooks.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
 import { batchFile, stored } from './support.js';
 
@@ -15,7 +17,8 @@ const PROCESSES = 4;
 const ROUNDS = 8;
 const LINES = 3;
 
-const service = useService({ face: 'ada-lock', bin: true });
+const service = useService({}, { faces: ['ada-lock'] });
+beforeAll(() => ensureBuilt(), 120_000);
 const front = useFaultServer();
 /** Takes requests and never answers them: the run killed there leaves its lock behind. */
 const silent = useFaultServer(() => new Promise<void>(() => {}));
@@ -26,7 +29,7 @@ beforeAll(() => {
 
 function environment(configDir: string, baseUrl: string): Record<string, string> {
   return {
-    ...service.env(),
+    FACECTL_API_KEY: service.key('pro'),
     FACECTL_CONFIG_DIR: configDir,
     FACECTL_STATE_DIR: join(configDir, 'state'),
     FACECTL_BASE_URL: baseUrl,

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { useFaultServer, useService } from '../helpers/hooks.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
 import { batchEnv, batchFile, journalFiles, start, stored, tempFile, until } from './support.js';
@@ -10,7 +12,8 @@ import { batchEnv, batchFile, journalFiles, start, stored, tempFile, until } fro
 // edited between runs, two invocations on the same file, --restart and --resume without a record.
 
 const server = useFaultServer();
-const service = useService({ face: 'ada-resume', bin: true });
+const service = useService({}, { faces: ['ada-resume'] });
+beforeAll(() => ensureBuilt(), 120_000);
 const makeBatch = (prefix: string, count: number) => batchFile('ada-resume', `${prefix}-`, count);
 
 /** Each stored document of the batch, by label: every label once, with its line's content. */
@@ -233,7 +236,7 @@ describe('resumable batches', () => {
   it('--resume and --restart are refused where they cannot apply (exit 2, nothing sent)', async () => {
     const text = tempFile('note.txt', 'just text\n');
     const before = service.stats.requests;
-    const env = service.env();
+    const env = { FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl };
     const cases: [string[], RegExp][] = [
       [['--resume', '--restart', '--file', text], /give only one of --resume and --restart/],
       [

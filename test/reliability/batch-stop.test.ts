@@ -1,8 +1,10 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { useFaultServer, useService } from '../helpers/hooks.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
 import { type Watched, watchChild } from '../helpers/watch-child.js';
@@ -16,7 +18,8 @@ import { batchEnv, batchFile, journalFiles, stored, until } from './support.js';
 const LINES = 20;
 
 const server = useFaultServer();
-const service = useService({ face: 'ada-stop', bin: true });
+const service = useService({}, { faces: ['ada-stop'] });
+beforeAll(() => ensureBuilt(), 120_000);
 
 interface Stopped {
   code: number | null;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { keepJsonKeys } from '../../src/contract/json-keys.js';
 import { face } from '../../src/contract/index.js';
-import { useFaultServer, useService } from '../helpers/hooks.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { useService } from '../helpers/service-suite.js';
 import { request } from '../helpers/service.js';
 import { runIn } from './support.js';
 
@@ -13,7 +14,7 @@ import { runIn } from './support.js';
 const FACTS = '{"__proto__":{"polluted":true},"constructor":"c","prototype":{"p":1},"born":1815}';
 const ownKeys = (value: unknown) => Object.keys(value as object).sort();
 
-const svc = useService({ eachTest: true });
+const svc = useService({}, { each: true });
 const fault = useFaultServer();
 
 describe('case 55: __proto__, constructor, prototype as JSON keys', () => {

@@ -2,20 +2,17 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
-import { createDocumentsUnderLoad } from '../helpers/load.js';
+import { BIN, ROOT } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
+import { createDocumentsUnderLoad } from '../helpers/load.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'facectl.js');
 
 beforeAll(() => ensureBuilt(), 120_000);
 

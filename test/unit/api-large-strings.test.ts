@@ -6,9 +6,10 @@ import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
 import { LargeStrings } from '../../src/api/large-strings.js';
+import { documentBody } from '../helpers/fault-server.js';
 import { routes } from '../../src/contract/index.js';
 import { ApiError, ResponseError } from '../../src/errors.js';
-import { documentBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 
 /**
  * CallOptions.largeStrings: the answer is parsed as it arrives and the named strings (a document's
