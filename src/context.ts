@@ -158,6 +158,19 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * What a command would otherwise read from `process`: the working directory, the process id, the
+ * platform and Node's version. Production reads them from the process; a test may give its own.
+ */
+export interface Runtime {
+  /** The working directory relative paths are read from (a function: it throws once the directory is gone). */
+  cwd(): string;
+  readonly pid: number;
+  readonly platform: NodeJS.Platform;
+  /** Node's version, without the `v` (process.versions.node). */
+  readonly nodeVersion: string;
+}
+
 export interface Context {
   readonly io: IO;
   readonly out: Output;
@@ -166,6 +179,7 @@ export interface Context {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
   readonly browser: Browser;
+  readonly runtime: Runtime;
   /** Aborted on Ctrl-C. */
   readonly signal: AbortSignal;
   /** The config store; built on first use (commands that need no file never read it). */

@@ -7,19 +7,14 @@ import { UsageError } from './errors.js';
  * stdout and exits 0, as gh does. resolveHelp() rewrites such a command line into its `--help` form.
  */
 
-const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile', '--jq']);
-
-/** The words of a command line that are not flags (nor a global flag's value), up to `--`. */
+/** The words of a command line (its global flags already taken off) that are not flags, up to `--`. */
 function positional(argv: readonly string[]): { words: string[]; flags: string[] } {
   const words: string[] = [];
   const flags: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] as string;
     if (word === '--') break;
-    if (GLOBAL_VALUE_FLAGS.has(word)) {
-      flags.push(word, argv[i + 1] ?? '');
-      i++;
-    } else if (word.startsWith('-') && word !== '-') flags.push(word);
+    if (word.startsWith('-') && word !== '-') flags.push(word);
     else words.push(word);
   }
   return { words, flags };

@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
-import { jsonRequested } from './commands/kit.js';
+import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, UsageError } from './errors.js';
+import { splitGlobalFlags } from './global-flags.js';
 import { resolveHelp } from './help-topics.js';
 import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
@@ -14,10 +14,21 @@ import { buildProgram } from './program.js';
  * detail or its list of field errors), then the fix as the last line. With --json stderr carries
  * exactly one JSON document and nothing else: {"error": {code, message, status?, detail?, hint?,
  * warnings?}} (messages held during the command are its warnings). No stack trace unless --debug.
+ *
+ * The global flags are taken off the line first, once (global-flags.ts), into ctx.globals, which the
+ * output, the prompts and the commands read: they hold from the first word on, whatever fails later.
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
+  const line = splitGlobalFlags(argv);
+  Object.assign(ctx.globals, line.given);
+  argv = line.words;
   let program: ReturnType<typeof buildProgram> | undefined;
   try {
+    if (line.missingValue) {
+      throw new UsageError(`option '${line.missingValue}' argument missing`, {
+        hint: 'run `facectl --help` for the global flags',
+      });
+    }
     program = buildProgram(ctx, argv);
     const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
     if (helpLine) {
@@ -40,7 +51,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
       }
       // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
       // quiet then); a bad command line is a usage error.
-      if (jsonRequested(ctx, argv)) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
+      if (ctx.globals.json) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
       return ExitCode.usage;
     }
     reportError(ctx, error);

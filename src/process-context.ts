@@ -8,6 +8,7 @@ import type {
   Credentials,
   GlobalOptions,
   Prompter,
+  Runtime,
 } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED } from './errors.js';
@@ -31,6 +32,8 @@ export interface ContextParts {
   clock: Clock;
   browser: Browser;
   signal: AbortSignal;
+  /** Defaults to this process's (processRuntime). */
+  runtime?: Runtime;
   /** Defaults to @inquirer/prompts bound to the streams. */
   prompter?: Prompter;
   /** Defaults to the file store (src/config/file-store.ts). */
@@ -97,6 +100,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     env,
     clock: parts.clock,
     browser: parts.browser,
+    runtime: parts.runtime ?? processRuntime,
     signal,
     config,
     credentials,
@@ -108,20 +112,25 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   return ctx;
 }
 
+/** The running process, as Context.runtime describes it. */
+export const processRuntime: Runtime = {
+  cwd: () => process.cwd(),
+  pid: process.pid,
+  platform: process.platform,
+  nodeVersion: process.versions.node,
+};
+
 export { systemClock } from './clock.js';
 
 export { createSystemBrowser } from './io/browser.js';
 
-/** The reason the invocation is aborted when stdout is closed by its reader (`facectl ... | head`). */
-
 /**
- * Builds the context from process.*. Global flags are guessed from argv here only so that errors before
- * parsing (none today) render right; program.ts's preAction hook sets them from commander's parse.
- * Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
+ * Builds the context from process.*. Its global flags start unset: main.ts's run() takes them off the
+ * command line (global-flags.ts) before anything reads them. Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
  * Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on stdout aborts quietly (a batch
  * cut short by it says so, exit 141).
  */
-export function createProcessContext(argv: string[]): ClosableContext {
+export function createProcessContext(): ClosableContext {
   // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the
   // background, and Node waits for that work before exiting: ~100 ms on every API command. The flag
   // must be set before undici compiles the parser, i.e. before the first request.
@@ -130,12 +139,7 @@ export function createProcessContext(argv: string[]): ClosableContext {
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
-  const globals: GlobalOptions = {
-    json: argv.includes('--json'),
-    noInput: argv.includes('--no-input'),
-    debug: argv.includes('--debug'),
-    insecureHttp: argv.includes('--insecure-http'),
-  };
+  const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
   process.on('SIGINT', () => {
     if (controller.signal.aborted) process.exit(ExitCode.interrupted);
     controller.abort(new CancelError());

@@ -5,10 +5,11 @@ import { registerDocsCommands } from './commands/docs/register.js';
 import { registerDoctor } from './commands/doctor/register.js';
 import { registerFacesCommands, registerImportCommand } from './commands/faces/register.js';
 import { registerKeysCommands } from './commands/keys/register.js';
-import { addExamples, applyGlobalOptions, jsonRequested, lazyAction } from './commands/kit.js';
+import { addExamples, lazyAction } from './commands/kit.js';
 import { registerOAuthCommands } from './commands/oauth/register.js';
 import { registerThreadsCommands } from './commands/threads/register.js';
 import type { Context } from './context.js';
+import { GLOBAL_FLAGS } from './global-flags.js';
 import { formatHelp } from './help-format.js';
 import { VERSION } from './version.js';
 
@@ -20,8 +21,9 @@ import { VERSION } from './version.js';
  *
  * To add a command group: write `src/commands/<group>/register.ts` exporting
  * `register<Group>(program, ctx)` (commander + kit only, no other imports) that declares exactly one
- * top-level command, import it below and add it to TOP_LEVEL. Global flags are defined once, here;
- * verbs must not redefine them.
+ * top-level command, import it below and add it to TOP_LEVEL. Global flags are declared here from
+ * global-flags.ts's table (for help and completion); verbs must not redefine them. main.ts takes them off the line before commander
+ * parses it (global-flags.ts), so the tree built here never sees them.
  */
 
 export { VERSION } from './version.js';
@@ -62,19 +64,8 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const program = new Command('facectl')
     .description('Manage faces and compile material on the Face Compilation Service.')
     .version(VERSION, '-V, --version', 'print the version')
-    .option('--base-url <url>', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)')
-    .option('--profile <name>', 'configuration profile to use (else FACECTL_PROFILE, default_profile)')
-    .option('--json', 'print one JSON document on stdout; an error is one JSON document on stderr')
-    .option('--jq <expression>', 'filter the JSON output with a jq expression (implies --json)')
-    .option('--no-input', 'never prompt: a missing value is an error naming its flag')
-    .option('--debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces')
-    .option('--insecure-http', 'allow plain http to hosts other than loopback')
-    .option('--api-key-stdin', 'read the API key from the first line of standard input')
     .showSuggestionAfterError(true);
-
-  // Global flags may be written before or after the subcommand; commander parses them on the program
-  // wherever they are, and this hook copies them into ctx.globals before any action runs.
-  program.hook('preAction', (_program, action) => applyGlobalOptions(ctx, action.optsWithGlobals()));
+  for (const { flag, value, help } of GLOBAL_FLAGS) program.option(value ? `${flag} ${value}` : flag, help);
 
   addExamples(program, [
     'facectl auth login',
@@ -85,34 +76,20 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
   const selected = argv ? namedCommand(argv) : undefined;
   for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
 
-  configureTree(program, ctx, () => jsonRequested(ctx, argv ?? []));
+  configureTree(program, ctx);
   return program;
 }
 
-/** Global flags that take a value (as a separate word unless written `--flag=value`). */
-const GLOBAL_VALUE_FLAGS = new Set(['--base-url', '--profile', '--jq']);
-const GLOBAL_SWITCHES = new Set(['--json', '--no-input', '--debug', '--insecure-http', '--api-key-stdin']);
-
 /**
- * The top-level command a command line names, when that is certain: the first word that is not a
- * global flag (or its value) and names a command of the table that does not need the whole tree.
- * Anything else on the way (another flag, `--help`, `--`) gives undefined: build everything.
+ * The top-level command a command line (without its global flags) names, when that is certain: the
+ * first word, if it names a command of the table that does not need the whole tree. A flag first
+ * (`--help`, `--`, an unknown one) gives undefined: build everything.
  */
 export function namedCommand(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i] as string;
-    if (GLOBAL_SWITCHES.has(word)) continue;
-    if (GLOBAL_VALUE_FLAGS.has(word)) {
-      i++;
-      continue;
-    }
-    const equals = word.indexOf('=');
-    if (word.startsWith('--') && equals > 0 && GLOBAL_VALUE_FLAGS.has(word.slice(0, equals))) continue;
-    if (word.startsWith('-')) return undefined;
-    const known = TOP_LEVEL.some(([name]) => name === word);
-    return known && !NEEDS_WHOLE_TREE.has(word) ? word : undefined;
-  }
-  return undefined;
+  const word = argv[0];
+  if (word === undefined || word.startsWith('-')) return undefined;
+  const known = TOP_LEVEL.some(([name]) => name === word);
+  return known && !NEEDS_WHOLE_TREE.has(word) ? word : undefined;
 }
 
 function registerServe(program: Command, ctx: Context): void {
@@ -141,11 +118,7 @@ function registerOpenApi(program: Command, ctx: Context): void {
   const openapi = program
     .command('openapi')
     .description('Print the OpenAPI 3.1 document generated from the interface contract.')
-    .action(async () => {
-      await ctx.out.prepare?.();
-      const { runOpenApi } = await import('./commands/openapi.js');
-      await runOpenApi(ctx);
-    });
+    .action(lazyAction(ctx, async () => (await import('./commands/openapi.js')).runOpenApi));
   addExamples(openapi, ['facectl openapi > openapi.json', 'facectl openapi | jq ".paths | keys"']);
 }
 
@@ -193,13 +166,13 @@ function registerCompletion(program: Command, ctx: Context): void {
  * get them too: errors throw (main.ts decides the exit code), output goes to the context's streams,
  * and a usage error ends with the command's usage line.
  */
-function configureTree(command: Command, ctx: Context, json: () => boolean): void {
+function configureTree(command: Command, ctx: Context): void {
   command
     .exitOverride()
     .configureOutput({
       writeOut: (text) => void ctx.io.stdout.write(text),
       // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
-      writeErr: (text) => void (json() ? undefined : ctx.io.stderr.write(text)),
+      writeErr: (text) => void (ctx.globals.json ? undefined : ctx.io.stderr.write(text)),
       outputError: (text, write) => write(text),
       // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
@@ -209,7 +182,7 @@ function configureTree(command: Command, ctx: Context, json: () => boolean): voi
     .showHelpAfterError(
       `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
     );
-  for (const sub of command.commands) configureTree(sub, ctx, json);
+  for (const sub of command.commands) configureTree(sub, ctx);
 }
 
 /**

@@ -7,7 +7,7 @@ import { createProcessContext } from './process-context.js';
  * stays one small file that imports nothing until it needs this.
  */
 export async function runProcess(argv: string[]): Promise<number> {
-  const ctx = createProcessContext(argv);
+  const ctx = createProcessContext();
   try {
     return await run(argv, ctx);
   } finally {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { notAnAnswer, validateRequest, validateResponse } from '../api/client.js';
 import { errorFromResponse } from '../api/error-mapping.js';
@@ -125,7 +126,7 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
     }
     if (route.body) validateRequest(route, 'body', route.body, body);
     if (route.idempotent && headers['idempotency-key'] === undefined) {
-      headers['idempotency-key'] = process.getBuiltinModule('node:crypto').randomUUID();
+      headers['idempotency-key'] = randomUUID();
     }
   } else {
     ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);

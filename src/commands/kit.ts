@@ -8,16 +8,6 @@ import { setExamples } from '../help-format.js';
  * only, no zod, no prompts (those arrive with the verb module that needs them).
  */
 
-/**
- * --json was asked for. When commander refused the line, no action ran and ctx.globals was not updated
- * from the parse: look at the line itself (up to a `--`, after which words are arguments).
- */
-export function jsonRequested(ctx: Context, argv: readonly string[]): boolean {
-  if (ctx.globals.json) return true;
-  const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).some((w) => w === '--json' || w === '--jq' || w.startsWith('--jq='));
-}
-
 /** The examples of a command's `--help` (each one shell line), shown under EXAMPLES. */
 export function addExamples(cmd: Command, examples: string[]): Command {
   setExamples(cmd, examples);
@@ -34,8 +24,8 @@ export type VerbAction<A extends unknown[] = string[]> = (
 /**
  * Wires a commander action to a verb module imported only when the command runs, so `--help` and other
  * commands never pay for it. Commander hands an action its positional arguments, then the options, then
- * the command; the verb receives (ctx, options, ...arguments). Global flags were already merged into
- * ctx.globals by the program's preAction hook, wherever they were written on the line.
+ * the command; the verb receives (ctx, options, ...arguments). The global flags are in ctx.globals (main.ts
+ * took them off the line before commander parsed it).
  */
 export function lazyAction<A extends unknown[] = string[]>(
   ctx: Context,
@@ -44,31 +34,10 @@ export function lazyAction<A extends unknown[] = string[]>(
   return async (...received: unknown[]) => {
     const command = received.at(-1) as Command;
     const args = received.slice(0, -2) as A;
-    applyGlobalOptions(ctx, command.optsWithGlobals());
     const action = await load();
     await ctx.out.prepare?.();
     await action(ctx, command.opts(), ...args);
   };
-}
-
-/**
- * Copies the global flags commander parsed into ctx.globals (which commands and the output renderer read
- * at call time). Only flags actually given override what the context was built with.
- */
-export function applyGlobalOptions(ctx: Context, parsed: Record<string, unknown>): void {
-  const globals = ctx.globals as { -readonly [K in keyof Context['globals']]: Context['globals'][K] };
-  if (typeof parsed.baseUrl === 'string') globals.baseUrl = parsed.baseUrl;
-  if (typeof parsed.profile === 'string') globals.profile = parsed.profile;
-  if (parsed.json === true) globals.json = true;
-  if (typeof parsed.jq === 'string') {
-    globals.jq = parsed.jq;
-    globals.json = true;
-  }
-  // commander turns `--no-input` into input: false.
-  if (parsed.input === false) globals.noInput = true;
-  if (parsed.debug === true) globals.debug = true;
-  if (parsed.insecureHttp === true) globals.insecureHttp = true;
-  if (parsed.apiKeyStdin === true) globals.apiKeyStdin = true;
 }
 
 export interface RequireValueOptions {

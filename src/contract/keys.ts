@@ -47,19 +47,10 @@ export const apiKey = z.looseObject({
 export type ApiKey = z.output<typeof apiKey>;
 
 /**
- * Extension: the key the request authenticates with, without its secret, plus what the service
- * tells about it (scopes, plan). Used by `auth status` and `doctor`.
+ * Extension: the key the request authenticates with, as above without its secret, plus what the
+ * service tells about it (scopes, plan). Used by `auth status` and `doctor`.
  */
-export const currentApiKey = z.looseObject({
-  id: z.string(),
-  name: z.string().nullable(),
-  created_at: dateTime,
-  expires_at: dateTime.nullable(),
-  key_prefix: z.string(),
-  budget_usd: z.number().nullable(),
-  spent_usd: z.number(),
-  allowed_face_ids: z.array(z.string()).nullable(),
-  allowed_llm_models: z.array(z.string()).nullable(),
+export const currentApiKey = apiKey.omit({ key: true }).extend({
   scopes: z.array(z.string()).optional(),
   plan: z.string().optional(),
 });

@@ -87,6 +87,13 @@ export function locateJsonError(text: string): JsonProblem {
   const skipSpace = () => {
     while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
   };
+  /** Steps over `char` when it comes next (after white space). */
+  const next = (char: string): boolean => {
+    skipSpace();
+    if (text[i] !== char) return false;
+    i++;
+    return true;
+  };
   const literal = (word: string) => {
     if (text.startsWith(word, i)) i += word.length;
     else fail(`${describe(i)} where a value was expected`);
@@ -123,41 +130,23 @@ export function locateJsonError(text: string): JsonProblem {
     const c = text[i];
     if (c === '{') {
       i++;
-      skipSpace();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
+      if (next('}')) return;
       for (;;) {
         skipSpace();
         if (text[i] !== '"') fail(`${describe(i)} where a property name in double quotes was expected`);
         string();
-        skipSpace();
-        if (text[i] !== ':') fail(`${describe(i)} where ':' was expected`);
-        i++;
+        if (!next(':')) fail(`${describe(i)} where ':' was expected`);
         value(depth + 1);
-        skipSpace();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') {
-          i++;
-          return;
-        } else fail(`${describe(i)} where ',' or '}' was expected`);
+        if (next('}')) return;
+        if (!next(',')) fail(`${describe(i)} where ',' or '}' was expected`);
       }
     } else if (c === '[') {
       i++;
-      skipSpace();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
+      if (next(']')) return;
       for (;;) {
         value(depth + 1);
-        skipSpace();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') {
-          i++;
-          return;
-        } else fail(`${describe(i)} where ',' or ']' was expected`);
+        if (next(']')) return;
+        if (!next(',')) fail(`${describe(i)} where ',' or ']' was expected`);
       }
     } else if (c === '"') string();
     else if (c === 't') literal('true');

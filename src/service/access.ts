@@ -1,6 +1,6 @@
 import type { AuthInfo } from './auth.js';
 import { forbidden, notFound } from './errors.js';
-import type { DocumentRecord, FaceRecord, ThreadRecord } from './records.js';
+import type { Collections, DocumentRecord, FaceRecord, ThreadRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -43,17 +43,28 @@ export function requireModelAllowed(auth: AuthInfo, model: string | null | undef
 }
 
 export function ownDocument(store: Store, auth: AuthInfo, id: string): { doc: DocumentRecord; face: FaceRecord } {
-  const doc = store.get('documents', id);
-  const face = doc ? store.get('faces', doc.face_id) : undefined;
-  if (!doc || !face || doc.user_id !== auth.user.id) throw notFound('document_not_found', `no document ${id}`);
-  requireFaceAllowed(auth, face);
+  const { item: doc, face } = ownItem(store, auth, 'documents', id);
   return { doc, face };
 }
 
 export function ownThread(store: Store, auth: AuthInfo, id: string): { thread: ThreadRecord; face: FaceRecord } {
-  const thread = store.get('threads', id);
-  const face = thread ? store.get('faces', thread.face_id) : undefined;
-  if (!thread || !face || thread.user_id !== auth.user.id) throw notFound('thread_not_found', `no thread ${id}`);
-  requireFaceAllowed(auth, face);
+  const { item: thread, face } = ownItem(store, auth, 'threads', id);
   return { thread, face };
+}
+
+/** A document or thread of the caller's with its face, which the key must be allowed to use; else a 404. */
+function ownItem<C extends 'documents' | 'threads'>(
+  store: Store,
+  auth: AuthInfo,
+  collection: C,
+  id: string,
+): { item: Collections[C]; face: FaceRecord } {
+  const item = store.get(collection, id);
+  const face = item ? store.get('faces', item.face_id) : undefined;
+  if (!item || !face || item.user_id !== auth.user.id) {
+    const what = collection === 'documents' ? 'document' : 'thread';
+    throw notFound(`${what}_not_found`, `no ${what} ${id}`);
+  }
+  requireFaceAllowed(auth, face);
+  return { item, face };
 }

@@ -64,20 +64,24 @@ export interface Syncable {
   billing_source: BillingSource | null;
 }
 
-export interface DocumentRecord extends Syncable {
+/** What documents and threads share: an item of a user's face, with its label, source and sync bookkeeping. */
+export interface FaceItem extends Syncable {
   id: string;
   user_id: string;
   face_id: string;
   alias: string;
   label: string;
   source: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentRecord extends FaceItem {
   type: string;
   perspective: string;
   face_speaker: string | null;
   version: number;
   content: string;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface StoredMessage {
@@ -86,19 +90,11 @@ export interface StoredMessage {
   from: string;
 }
 
-export interface ThreadRecord extends Syncable {
-  id: string;
-  user_id: string;
-  face_id: string;
-  alias: string;
-  label: string;
-  source: string;
+export interface ThreadRecord extends FaceItem {
   messages: StoredMessage[];
   messages_archived: number;
   /** interviewer_billing_source given at creation; null = automatic choice. */
   override: BillingSource | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface ConnectionRecord {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { addExamples, lazyAction, parseOptions, requireValue, splitList } from '../../src/commands/kit.js';
 import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.js';
+import { splitGlobalFlags } from '../../src/global-flags.js';
 import { colorEnabled } from '../../src/io/terminal.js';
 import { reportError, run } from '../../src/main.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -85,36 +86,81 @@ describe('kit.parseOptions and splitList', () => {
   });
 });
 
-describe('kit.lazyAction and global flags', () => {
+describe('global flags, taken off the line once', () => {
+  it.each([
+    [['--json', '--profile', 'work', 'config', 'get', 'base_url']],
+    [['config', 'get', 'base_url', '--json', '--profile', 'work']],
+    [['config', '--json', 'get', '--profile=work', 'base_url']],
+  ])('hold wherever they are written: %j', async (argv) => {
+    const tc = createTestContext({ config: { profiles: { work: { base_url: 'http://work.test' } } } });
+    expect(await run(argv, tc.ctx), tc.stderr()).toBe(0);
+    expect(JSON.parse(tc.stdout())).toEqual({ key: 'base_url', value: 'http://work.test', profile: 'work' });
+    expect(splitGlobalFlags(argv)).toEqual({
+      given: { json: true, profile: 'work' },
+      words: ['config', 'get', 'base_url'],
+    });
+  });
+
+  it('--jq implies --json, --no-input and the switches are read, a value may look like a flag, -- ends them', () => {
+    expect(
+      splitGlobalFlags([
+        '--jq',
+        '.id',
+        'faces',
+        '--no-input',
+        'get',
+        '--debug',
+        'x',
+        '--insecure-http',
+        '--api-key-stdin',
+      ]),
+    ).toEqual({
+      given: { jq: '.id', json: true, noInput: true, debug: true, insecureHttp: true, apiKeyStdin: true },
+      words: ['faces', 'get', 'x'],
+    });
+    expect(splitGlobalFlags(['--profile', '--json', 'api', '--base-url=http://h', '--', '--debug'])).toEqual({
+      given: { profile: '--json', baseUrl: 'http://h' },
+      words: ['api', '--', '--debug'],
+    });
+  });
+
+  it('a value flag ending the line is a usage error naming it, rendered by the flags before it', async () => {
+    expect(splitGlobalFlags(['faces', '--profile'])).toEqual({
+      given: {},
+      words: ['faces'],
+      missingValue: '--profile <name>',
+    });
+    const tc = createTestContext();
+    expect(await run(['--json', 'faces', '--profile'], tc.ctx)).toBe(ExitCode.usage);
+    expect(JSON.parse(tc.stderr()).error).toMatchObject({
+      code: 'usage',
+      message: "option '--profile <name>' argument missing",
+    });
+    expect(tc.stdout()).toBe('');
+  });
+});
+
+describe('kit.lazyAction', () => {
   function program(ctx: ReturnType<typeof createTestContext>['ctx'], seen: unknown[]) {
-    const root = new Command('facectl')
-      .exitOverride()
-      .option('--json')
-      .option('--no-input')
-      .option('--profile <name>')
-      .configureHelp({ formatHelp });
+    const root = new Command('facectl').exitOverride().configureHelp({ formatHelp });
     const sub = root
       .command('thing')
       .argument('<id>')
       .option('--name <name>')
       .action(
         lazyAction(ctx, async () => async (_ctx, opts, id) => {
-          seen.push({ opts, id, json: ctx.globals.json, noInput: ctx.globals.noInput, profile: ctx.globals.profile });
+          seen.push({ opts, id });
         }),
       );
     addExamples(sub, ['facectl thing 1 --name x']);
     return root;
   }
 
-  it.each([
-    [['--json', '--profile', 'work', 'thing', 'id1', '--name', 'n']],
-    [['thing', 'id1', '--name', 'n', '--json', '--profile', 'work']],
-    [['thing', '--json', 'id1', '--profile=work', '--name', 'n']],
-  ])('merges global flags written anywhere: %j', async (argv) => {
+  it('hands the verb its options and arguments', async () => {
     const tc = createTestContext();
     const seen: unknown[] = [];
-    await program(tc.ctx, seen).parseAsync(argv, { from: 'user' });
-    expect(seen).toEqual([{ opts: { name: 'n' }, id: 'id1', json: true, noInput: false, profile: 'work' }]);
+    await program(tc.ctx, seen).parseAsync(['thing', 'id1', '--name', 'n'], { from: 'user' });
+    expect(seen).toEqual([{ opts: { name: 'n' }, id: 'id1' }]);
   });
 
   it('help ends with the examples', () => {

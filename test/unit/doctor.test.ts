@@ -178,6 +178,29 @@ describe('facectl doctor', () => {
     expect(r.byName('config directory mode')).toMatchObject({ status: 'warn', fix: `chmod 700 ${dir}` });
   });
 
+  it('takes the platform and Node version from the context: no mode checks on Windows, its version in the user agent', async () => {
+    const fault = await startFaultServer((_req, res) => json(res, 200, currentKeyBody({})));
+    const dir = configDir('{"profiles": {}}', 0o644, 0o755);
+    const tc = createTestContext({
+      baseUrl: fault.baseUrl,
+      apiKey: 'fcs_abcdefgh_0123456789',
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    const runtime = { ...tc.ctx.runtime, platform: 'win32' as const, nodeVersion: '99.1.2' };
+    try {
+      expect(await run(['doctor', '--json'], { ...tc.ctx, runtime }), tc.stderr()).toBe(0);
+      const names = (JSON.parse(tc.stdout()).checks as Check[]).map((check) => check.name);
+      expect(names).toContain('config file');
+      expect(names).not.toContain('config file mode');
+      expect(names).not.toContain('config directory mode');
+      expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o644);
+      expect(fault.requests[0]?.headers['user-agent']).toMatch(/ node\/99\.1\.2$/);
+    } finally {
+      await tc.close();
+      await fault.close();
+    }
+  });
+
   it('fails on a configuration file that is not JSON, naming the file', async () => {
     const dir = configDir('{"profiles": ');
     const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: dir } });

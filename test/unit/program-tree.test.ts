@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { splitGlobalFlags } from '../../src/global-flags.js';
 import { commandPaths } from '../../src/help-pages.js';
 import { run } from '../../src/main.js';
 import { buildProgram, namedCommand, TOP_LEVEL_NAMES } from '../../src/program.js';
@@ -24,13 +25,14 @@ describe('the command tree for a command line', () => {
     }
   });
 
-  it('finds the command after global flags and their values', () => {
-    expect(namedCommand(['faces', 'get', 'ada'])).toBe('faces');
-    expect(namedCommand(['--json', '--no-input', 'docs', 'submit'])).toBe('docs');
-    expect(namedCommand(['--profile', 'faces', 'keys', 'create'])).toBe('keys');
-    expect(namedCommand(['--base-url', 'http://x', '--debug', 'api', 'GET', '/v1/x'])).toBe('api');
-    expect(namedCommand(['--profile=work', '--base-url=http://x', 'threads'])).toBe('threads');
-    expect(namedCommand(['--insecure-http', '--api-key-stdin', 'auth', 'status'])).toBe('auth');
+  it('finds the command once the global flags and their values are off the line', () => {
+    const named = (argv: string[]) => namedCommand(splitGlobalFlags(argv).words);
+    expect(named(['faces', 'get', 'ada'])).toBe('faces');
+    expect(named(['--json', '--no-input', 'docs', 'submit'])).toBe('docs');
+    expect(named(['--profile', 'faces', 'keys', 'create'])).toBe('keys');
+    expect(named(['--base-url', 'http://x', '--debug', 'api', 'GET', '/v1/x'])).toBe('api');
+    expect(named(['--profile=work', '--base-url=http://x', 'threads'])).toBe('threads');
+    expect(named(['--insecure-http', '--api-key-stdin', 'auth', 'status'])).toBe('auth');
   });
 
   it('builds everything when the line does not plainly name one command', () => {

@@ -52,7 +52,7 @@ const EXIT_PRIORITY: ExitCodeValue[] = [
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const journal = await openBatchJournal({
     dir: stateDir(ctx.env),
-    identity: await inputIdentity(input.source),
+    identity: await inputIdentity(input.source, ctx.runtime.cwd()),
     sourceName: input.source.name,
     mode: input.journal,
   });
@@ -71,12 +71,13 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
 }
 
 /** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
-async function inputIdentity(source: InputSource): Promise<string> {
-  if (source.kind === 'stdin') return `stdin:${process.cwd()}`;
+async function inputIdentity(source: InputSource, cwd: string): Promise<string> {
+  if (source.kind === 'stdin') return `stdin:${cwd}`;
+  const path = resolve(cwd, source.name);
   try {
-    return `file:${await realpath(source.name)}`;
+    return `file:${await realpath(path)}`;
   } catch {
-    return `file:${resolve(source.name)}`;
+    return `file:${path}`;
   }
 }
 

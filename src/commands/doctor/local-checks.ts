@@ -16,7 +16,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export { configFilePath };
 
-export function checkConfigFile(path: string): Check[] {
+export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
   const refusal = writeRefusal(path);
@@ -43,13 +43,13 @@ export function checkConfigFile(path: string): Check[] {
       ...unsafe,
     ];
   }
-  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink).
-  return [ok(name, `${path} parses`), ...(refusal ? unsafe : checkModes(path))];
+  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink),
+  // nor anything at all on Windows.
+  return [ok(name, `${path} parses`), ...(refusal || platform === 'win32' ? unsafe : checkModes(path))];
 }
 
 function checkModes(path: string): Check[] {
   const checks: Check[] = [];
-  if (process.platform === 'win32') return checks; // POSIX modes mean nothing there
   const fileMode = statSync(path).mode & 0o777;
   checks.push(
     (fileMode & 0o077) === 0

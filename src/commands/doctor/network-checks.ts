@@ -53,7 +53,7 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
   }
   const headers: Record<string, string> = {
     accept: 'application/json',
-    'user-agent': `facectl/${VERSION} node/${process.versions.node}`,
+    'user-agent': `facectl/${VERSION} node/${ctx.runtime.nodeVersion}`,
   };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const started = performance.now();

@@ -39,7 +39,7 @@ export async function doctorAction(ctx: Context): Promise<void> {
 
 export async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
-  const checks: Check[] = checkConfigFile(configFilePath(ctx.env));
+  const checks: Check[] = checkConfigFile(configFilePath(ctx.env), ctx.runtime.platform);
 
   let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
   let key: { key: string; source: KeySource } | undefined;

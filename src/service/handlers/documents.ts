@@ -1,12 +1,11 @@
 import type { Document } from '../../contract/index.js';
-import { ownDocument, requireModelAllowed, resolveFace } from '../access.js';
+import { ownDocument, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
-import { charge } from '../billing.js';
-import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
-import { billingEnv, type ServiceCore } from '../service-core.js';
+import type { ServiceCore } from '../service-core.js';
 import { countTokens } from '../tokens.js';
 import { documentView } from '../views.js';
+import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler } from './types.js';
 
 type NewDocument = Pick<
@@ -16,21 +15,7 @@ type NewDocument = Pick<
 
 /** Stores a new document of `face` (submit and import share this). */
 export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecord, fields: NewDocument): Document {
-  const now = svc.clock.now().toISOString();
-  const doc: DocumentRecord = {
-    id: newId('doc'),
-    user_id: auth.user.id,
-    face_id: face.id,
-    alias: face.alias,
-    version: 1,
-    created_at: now,
-    updated_at: now,
-    synced: false,
-    sync_started_ms: null,
-    synced_token_count: null,
-    billing_source: null,
-    ...fields,
-  };
+  const doc: DocumentRecord = { ...newItem(svc, auth, face, 'doc'), version: 1, ...fields };
   svc.store.put('documents', doc);
   return documentView(svc, doc, auth.user);
 }
@@ -69,10 +54,7 @@ export const editDocument: Handler<'editDocument'> = async ({ params, body, auth
   }
   if (body.label !== undefined) doc.label = body.label;
   doc.version += 1;
-  doc.synced = false;
-  doc.sync_started_ms = null;
-  doc.synced_token_count = null;
-  doc.updated_at = svc.clock.now().toISOString();
+  markChanged(doc, svc.clock.now());
   svc.store.put('documents', doc);
   return { status: 200, body: documentView(svc, doc, auth.user) };
 };
@@ -83,15 +65,6 @@ export const editDocument: Handler<'editDocument'> = async ({ params, body, auth
  */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
   const { doc, face } = ownDocument(svc.store, auth, params.document_id);
-  if (!doc.synced) {
-    requireModelAllowed(auth, face.default_model);
-    const env = billingEnv(svc);
-    doc.billing_source = charge(env, auth.user, auth.key, doc.token_count, null);
-    doc.synced = true;
-    doc.sync_started_ms = env.now.getTime();
-    doc.synced_token_count = doc.token_count;
-    doc.updated_at = env.now.toISOString();
-    svc.store.put('documents', doc);
-  }
+  syncItem(svc, auth, 'documents', doc, face, null);
   return { status: 200, body: documentView(svc, doc, auth.user) };
 };

@@ -1,27 +1,13 @@
-import { createDocument, editDocument, getDocument, syncDocument } from './documents.js';
-import { createFace, getFace, importIntoFace } from './faces.js';
-import { createApiKey, getCurrentApiKey } from './keys.js';
-import { authorizeOAuth, disconnectOAuth, listOAuthConnections, oauthCallback } from './oauth.js';
-import { createThread, getThread, replaceThreadMessages, syncThread } from './threads.js';
+import * as documents from './documents.js';
+import * as faces from './faces.js';
+import * as keys from './keys.js';
+import * as oauth from './oauth.js';
+import * as threads from './threads.js';
 import type { HandlerMap } from './types.js';
 
-/** The handler of every contract route; typed against the route names, so a missing one does not compile. */
-export const handlers: HandlerMap = {
-  listOAuthConnections,
-  authorizeOAuth,
-  disconnectOAuth,
-  oauthCallback,
-  createApiKey,
-  getCurrentApiKey,
-  createFace,
-  getFace,
-  importIntoFace,
-  createDocument,
-  getDocument,
-  editDocument,
-  syncDocument,
-  createThread,
-  getThread,
-  replaceThreadMessages,
-  syncThread,
-};
+/**
+ * The handler of every contract route: each module exports its handlers under their route names
+ * (contract/index.ts lists them), and the map is typed against those names, so a missing one does not
+ * compile. (documents.ts also exports insertDocument, which faces.ts's import shares; it is no route.)
+ */
+export const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };

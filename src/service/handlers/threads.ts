@@ -1,10 +1,10 @@
 import { ownThread, requireModelAllowed, resolveFace } from '../access.js';
-import { charge, checkOverrideAvailable } from '../billing.js';
-import { newId } from '../ids.js';
+import { checkOverrideAvailable } from '../billing.js';
 import type { ThreadRecord } from '../records.js';
 import { billingEnv } from '../service-core.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
+import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler } from './types.js';
 
 /**
@@ -16,24 +16,14 @@ export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
   requireModelAllowed(auth, face.default_model);
   const override = body.interviewer_billing_source ?? null;
   if (override) checkOverrideAvailable(billingEnv(svc), auth.user, override);
-  const now = svc.clock.now().toISOString();
   const thread: ThreadRecord = {
-    id: newId('thr'),
-    user_id: auth.user.id,
-    face_id: face.id,
-    alias: face.alias,
+    ...newItem(svc, auth, face, 'thr'),
     label: body.label,
     source: 'submit',
+    token_count: 0,
     messages: [],
     messages_archived: 0,
     override,
-    created_at: now,
-    updated_at: now,
-    token_count: 0,
-    synced: false,
-    sync_started_ms: null,
-    synced_token_count: null,
-    billing_source: null,
   };
   svc.store.put('threads', thread);
   return { status: 201, body: threadView(svc, thread, auth.user) };
@@ -59,10 +49,7 @@ export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ 
   thread.messages_archived += thread.messages.length;
   thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
   thread.token_count = tokenCount;
-  thread.synced = false;
-  thread.sync_started_ms = null;
-  thread.synced_token_count = null;
-  thread.updated_at = svc.clock.now().toISOString();
+  markChanged(thread, svc.clock.now());
   svc.store.put('threads', thread);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };
@@ -70,15 +57,6 @@ export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ 
 /** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
   const { thread, face } = ownThread(svc.store, auth, params.thread_id);
-  if (!thread.synced) {
-    requireModelAllowed(auth, face.default_model);
-    const env = billingEnv(svc);
-    thread.billing_source = charge(env, auth.user, auth.key, thread.token_count, thread.override);
-    thread.synced = true;
-    thread.sync_started_ms = env.now.getTime();
-    thread.synced_token_count = thread.token_count;
-    thread.updated_at = env.now.toISOString();
-    svc.store.put('threads', thread);
-  }
+  syncItem(svc, auth, 'threads', thread, face, thread.override);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };

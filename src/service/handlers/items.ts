@@ -1,0 +1,63 @@
+import { requireModelAllowed } from '../access.js';
+import type { AuthInfo } from '../auth.js';
+import { charge } from '../billing.js';
+import type { BillingSource } from '../billing-types.js';
+import type { Collections, FaceItem, FaceRecord } from '../records.js';
+import { newId } from '../ids.js';
+import { billingEnv, type ServiceCore } from '../service-core.js';
+
+/** What documents and threads share: how one starts, how a change and a sync mark it. */
+
+/** A new document's or thread's own fields: its id, owner, face and times, not synced yet. */
+export function newItem(
+  svc: ServiceCore,
+  auth: AuthInfo,
+  face: FaceRecord,
+  idPrefix: 'doc' | 'thr',
+): Omit<FaceItem, 'label' | 'source' | 'token_count'> {
+  const now = svc.clock.now().toISOString();
+  return {
+    id: newId(idPrefix),
+    user_id: auth.user.id,
+    face_id: face.id,
+    alias: face.alias,
+    created_at: now,
+    updated_at: now,
+    synced: false,
+    sync_started_ms: null,
+    synced_token_count: null,
+    billing_source: null,
+  };
+}
+
+/**
+ * A sync: the first one after a change charges token_count (billing order, budgets; `override` is a
+ * thread's interviewer_billing_source) and starts the preparation. An item already synced and not
+ * changed since is left as it is, free.
+ */
+export function syncItem<C extends 'documents' | 'threads'>(
+  svc: ServiceCore,
+  auth: AuthInfo,
+  collection: C,
+  item: Collections[C],
+  face: FaceRecord,
+  override: BillingSource | null,
+): void {
+  if (item.synced) return;
+  requireModelAllowed(auth, face.default_model);
+  const env = billingEnv(svc);
+  item.billing_source = charge(env, auth.user, auth.key, item.token_count, override);
+  item.synced = true;
+  item.sync_started_ms = env.now.getTime();
+  item.synced_token_count = item.token_count;
+  item.updated_at = env.now.toISOString();
+  svc.store.put(collection, item);
+}
+
+/** A change (new content, new messages): the item must be synced again, its preparation is forgotten. */
+export function markChanged(item: FaceItem, now: Date): void {
+  item.synced = false;
+  item.sync_started_ms = null;
+  item.synced_token_count = null;
+  item.updated_at = now.toISOString();
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/context.js';
+import { run } from '../../src/main.js';
+import { contextFor } from '../helpers/command-harness.js';
+import { createFace, startTestService } from '../helpers/service.js';
+import { makeTempDir } from '../helpers/temp.js';
+
+// Issue 14: commands take the working directory from the context (ctx.runtime), not from process.cwd().
+describe('ctx.runtime', () => {
+  it('a batch read from standard input is resumed only in the directory it was read in', async () => {
+    const service = await startTestService();
+    await createFace(service, service.key('pro'), 'ada-lovelace', { name: 'Ada Lovelace' });
+    try {
+      const stateDir = makeTempDir('facectl-runtime-');
+      const lines = ['ada-lovelace', 'nobody-here', 'ada-lovelace'].map((alias, i) =>
+        JSON.stringify({ alias, label: `l${i}`, content: 'x' }),
+      );
+      const submit = async (cwd: string, extra: string[]) => {
+        const tc = contextFor(service, { stdin: `${lines.join('\n')}\n`, env: { FACECTL_STATE_DIR: stateDir } });
+        const runtime: Runtime = { ...tc.ctx.runtime, cwd: () => cwd };
+        try {
+          const code = await run(['docs', 'submit', '-', '--no-input', '--concurrency', '1', ...extra], {
+            ...tc.ctx,
+            runtime,
+          });
+          return { code, stderr: tc.stderr() };
+        } finally {
+          await tc.close();
+        }
+      };
+      const stopped = await submit('/work/a', []);
+      expect(stopped.code).not.toBe(0);
+      expect(stopped.stderr).toContain('--resume');
+
+      const elsewhere = await submit('/work/b', ['--resume']);
+      expect(elsewhere.stderr).toContain('Nothing to resume: no unfinished batch of standard input was recorded');
+
+      const here = await submit('/work/a', ['--resume']);
+      expect(here.stderr).not.toContain('Nothing to resume');
+    } finally {
+      await service.close();
+    }
+  });
+});
