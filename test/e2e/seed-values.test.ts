@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { documentBody, json, type RecordedRequest } from '../helpers/fault-server.js';
+import { json, type RecordedRequest } from '../helpers/fault-server.js';
+import { documentBody, NOW } from '../helpers/seed-bodies.js';
 import { useFaultServer, useServe } from '../helpers/hooks.js';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -10,7 +11,6 @@ import { runCli } from '../helpers/run-cli.js';
  * that the CLI prints field by field. A document without perspective is sent without one.
  */
 
-const NOW = '2026-03-15T12:00:00.000Z';
 const document = (body: Record<string, unknown>) =>
   documentBody({
     alias: String(body.alias ?? 'x'),

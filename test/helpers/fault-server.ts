@@ -89,22 +89,3 @@ export function currentKeyBody(overrides: Record<string, unknown> = {}): Record<
     ...overrides,
   };
 }
-
-/** A document as the service answers it (POST /v1/compile/documents, GET /v1/compile/documents/{id}). */
-export function documentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    document_id: 'doc_1',
-    alias: 'ada-lovelace',
-    label: 'notes',
-    source: 'submit',
-    version: 1,
-    content: 'x',
-    token_count: 1,
-    tokens_used: 0,
-    tokens_limit: 100,
-    synced: false,
-    created_at: '2026-03-15T12:00:00.000Z',
-    updated_at: '2026-03-15T12:00:00.000Z',
-    ...overrides,
-  };
-}

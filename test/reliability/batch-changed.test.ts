@@ -1,6 +1,7 @@
 import { appendFileSync, openSync, readFileSync, truncateSync, writeSync, closeSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentBody, json } from '../helpers/fault-server.js';
+import { json } from '../helpers/fault-server.js';
+import { documentBody } from '../helpers/seed-bodies.js';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt, type FaultServer, journalFiles, KEY, startFaultServer, tempFile } from './support.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
-import { documentBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
 
 /**
@@ -96,13 +96,23 @@ describe("a face's created in seconds or milliseconds", () => {
 
 describe('fields beyond the seed', () => {
   it('a document with extra fields: read, and --json prints them unchanged', async () => {
-    const answer = documentBody({
+    const answer = {
+      document_id: 'doc_1',
+      alias: 'ada-lovelace',
+      label: 'notes',
+      source: 'submit',
+      version: 1,
+      content: 'x',
+      token_count: 1,
+      tokens_used: 0,
+      tokens_limit: 100,
+      synced: false,
       created_at: NOW,
       updated_at: NOW,
       type: 'document',
       language: 'en',
       review: { state: 'queued', reviewers: ['a'] },
-    });
+    };
     const result = await cli(['docs', 'get', 'doc_1', '--json', '--no-input'], answer);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(answer);
