@@ -1,26 +1,19 @@
 import * as z from 'zod';
-import type { Context } from '../context.js';
 import { type Document, type ImportRequest, importIntoFace } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { importTypeOption, perspectiveOption, requireArgument } from '../input/options.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
-import { parseOptions } from './kit.js';
+import { parseOptions, type RequestContext, requestBody, send } from './kit.js';
 
 /** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
-
-export interface ImportOptions {
-  faceId: string;
-  url: string;
-  type?: ImportRequest['type'];
-  perspective?: ImportRequest['perspective'];
-  faceSpeaker?: string | undefined;
-}
 
 const optionsSchema = z.object({
   type: importTypeOption.optional(),
   perspective: perspectiveOption.optional(),
   faceSpeaker: z.string().optional(),
 });
+
+export type ImportOptions = z.output<typeof optionsSchema> & { faceId: string; url: string };
 
 export function parseImportOptions(raw: Record<string, unknown>, faceId: string, url: string): ImportOptions {
   const flags = parseOptions(optionsSchema, raw);
@@ -44,7 +37,7 @@ function checkUrl(value: string): string {
 }
 
 export async function importAction(
-  ctx: Context,
+  ctx: RequestContext,
   raw: Record<string, unknown>,
   faceId: string,
   url: string,
@@ -52,22 +45,18 @@ export async function importAction(
   await runImport(ctx, parseImportOptions(raw, faceId, url));
 }
 
-export async function runImport(ctx: Context, opts: ImportOptions): Promise<Document> {
-  const body: ImportRequest = { url: opts.url };
-  if (opts.type !== undefined) body.type = opts.type;
-  if (opts.perspective !== undefined) body.perspective = opts.perspective;
-  if (opts.faceSpeaker !== undefined) body.face_speaker = opts.faceSpeaker;
-
-  const api = await ctx.api();
+export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<Document> {
+  const { faceId, ...fields } = opts;
+  const body: ImportRequest = requestBody(fields);
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
   let document: Document;
   try {
-    document = await api.call(importIntoFace, { params: { face_id: opts.faceId }, body }, { signal: ctx.signal });
+    document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body });
   } finally {
     spinner.stop();
   }
   ctx.out.record(document, DOCUMENT_FIELDS);
-  ctx.out.success(`Imported ${opts.url} into ${opts.faceId} as ${document.document_id}`);
+  ctx.out.success(`Imported ${opts.url} into ${faceId} as ${document.document_id}`);
   notePreview(ctx, document);
   return document;
 }

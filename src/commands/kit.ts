@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Column, Context } from '../context.js';
+import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { setExamples } from '../help-format.js';
 
@@ -14,12 +15,76 @@ export function addExamples(cmd: Command, examples: string[]): Command {
   return cmd;
 }
 
-/** What a verb module exports for its wiring: raw commander options in, work done, nothing returned. */
+/** What a verb that sends one request and shows the answer uses of the context. */
+export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
+
+/** One request of the contract, with the context's client, cancelled by Ctrl-C (the context's signal). */
+export async function send<R extends AnyRoute>(
+  ctx: Pick<Context, 'api' | 'signal'>,
+  route: R,
+  input: { params?: ParamsOf<R>; body?: BodyOf<R> },
+): Promise<ResponseOf<R>> {
+  return (await ctx.api()).call(route, input, { signal: ctx.signal });
+}
+
+/** Columns that show fields as they are, each under its own name (`token_count` under "token_count"). */
+export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
+  return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
+}
+
+/** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
+export type PromptContext = Pick<Context, 'io' | 'prompter'>;
+
+/** What a verb that reads or changes the settings file uses of the context (`config ...`, `auth logout`). */
+export type SettingsContext = Pick<Context, 'config' | 'globals' | 'env' | 'out' | 'io'>;
+
+/** What a verb module exports for its wiring: raw commander options in, work done (what it returns is not used). */
 export type VerbAction<A extends unknown[] = string[]> = (
   ctx: Context,
   opts: Record<string, unknown>,
   ...args: A
-) => Promise<void>;
+) => Promise<unknown>;
+
+/** A verb as its group's register module declares it; its module is imported only when it runs. */
+export interface VerbSpec {
+  /** The one line `facectl <group> --help` lists (else the description's first line). */
+  summary?: string;
+  description: string;
+  arguments?: readonly (readonly [name: string, description: string])[];
+  /** Flags, each `[flags, description]` or `[flags, description, default]`, in the order help lists them. */
+  options?: readonly (readonly [flags: string, description: string, defaultValue?: string])[];
+  /** Shell lines shown under EXAMPLES. */
+  examples: string[];
+  /** Imports the verb module and returns its action (the verb's own parsing starts there). */
+  run: () => Promise<VerbAction>;
+}
+
+/**
+ * Declares the verbs of a group on commander: `addVerbs(group, ctx, { create: {...}, get: {...} })`.
+ * A verb's flags are declared here and parsed in its module by a zod schema whose keys are commander's
+ * camel-case names of the same flags (`--expires-in-days` -> `expiresInDays`).
+ */
+export function addVerbs(parent: Command, ctx: Context, verbs: Readonly<Record<string, VerbSpec>>): void {
+  for (const [name, spec] of Object.entries(verbs)) {
+    const verb = parent.command(name).description(spec.description);
+    if (spec.summary !== undefined) verb.summary(spec.summary);
+    for (const [argument, description] of spec.arguments ?? []) verb.argument(argument, description);
+    for (const [flags, description, defaultValue] of spec.options ?? []) verb.option(flags, description, defaultValue);
+    verb.action(lazyAction(ctx, spec.run));
+    addExamples(verb, spec.examples);
+  }
+}
+
+/** The flags of `docs sync` and `threads sync` (parsed by parseWaitFlags in docs/wait-ready.ts). */
+export const WAIT_OPTIONS: VerbSpec['options'] = [
+  ['--wait', 'wait until preparation is ready, with a progress bar'],
+  ['--timeout <seconds>', 'with --wait: give up after this many seconds (default 300)'],
+];
+
+/** A verb's description with the note that it uses an endpoint the published interface does not show. */
+export function withExtensionNote(text: string): string {
+  return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
+}
 
 /**
  * Wires a commander action to a verb module imported only when the command runs, so `--help` and other
@@ -56,7 +121,7 @@ export interface RequireValueOptions {
  * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
  * a missing value is a usage error naming the flag, so nothing is sent.
  */
-export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
+export async function requireValue(ctx: PromptContext, options: RequireValueOptions): Promise<string> {
   const { flag, value, validate } = options;
   if (value !== undefined && value !== '') {
     const verdict = validate ? validate(value) : true;
@@ -85,6 +150,8 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
 
 /** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
 export interface SafeParser<T> {
+  /** A zod object's fields: every option commander hands over must be one of them. */
+  readonly shape?: object;
   safeParse(
     value: unknown,
   ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
@@ -104,6 +171,12 @@ export function parseOptions<T>(
   raw: Record<string, unknown>,
   flagNameOf: (key: string) => string = flagName,
 ): T {
+  // register.ts declares the flags and the verb's schema parses them, matched by name: a flag the schema
+  // does not know would be dropped without a word, so it is a bug in facectl, said at once.
+  const unparsed = schema.shape ? Object.keys(raw).filter((key) => !(key in (schema.shape as object))) : [];
+  if (unparsed.length > 0) {
+    throw new Error(`facectl bug: ${unparsed.map(flagNameOf).join(', ')} declared but not in the verb's option schema`);
+  }
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
@@ -113,6 +186,32 @@ export function parseOptions<T>(
     return `${where}${rest.length > 0 ? `[${rest.join('.')}]` : ''}: ${issue.message}`;
   });
   throw new UsageError(problems.join('\n'));
+}
+
+/** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */
+type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S;
+
+/** The options of O that are always there (their type does not admit undefined). */
+type GivenKeys<O> = { [K in keyof O]-?: undefined extends O[K] ? never : K }[keyof O] & string;
+
+/** The request body `requestBody` builds from options of type O: an option that may be missing is optional. */
+export type RequestBody<O> = { [K in GivenKeys<O> as SnakeCase<K>]: O[K] } & {
+  [K in Exclude<keyof O & string, GivenKeys<O>> as SnakeCase<K>]?: Exclude<O[K], undefined>;
+};
+
+/**
+ * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option the user
+ * did not give (undefined) is left out, so the service applies its own default. The client adds no
+ * value of its own here: what the seed leaves open is the service's choice.
+ */
+export function requestBody<O extends object>(options: O): RequestBody<O> {
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) body[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+  }
+  return body as RequestBody<O>;
 }
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */

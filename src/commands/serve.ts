@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
+import * as z from 'zod';
 import type { Context } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+import { parseOptions } from './kit.js';
 
 /**
  * `facectl serve`: runs the local Face Compilation Service until Ctrl-C or SIGTERM, then finishes the
@@ -9,49 +11,39 @@ import type { BootstrapUser, RunningService, ServiceOptions } from '../service/i
  * line, `{"base_url": ..., "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
  */
 
-export interface ServeOptions {
-  host: string;
-  port: number;
-  dataFile: string | undefined;
-  json: boolean;
-  allowPrivateUrls: boolean;
-  oauthProvider: string;
-  rateLimit: number | undefined;
-}
+/** A flag's value that must pass `test`; the message quotes what was given. */
+const checked = (test: (value: string) => boolean, rule: string) =>
+  z.string().refine(test, { error: (issue) => `${rule}, got "${String(issue.input)}"` });
+
+/** A whole number from min to max, given as digits only. */
+const wholeNumber = (min: number, max: number, rule: string) =>
+  checked((text) => /^\d{1,9}$/.test(text) && Number(text) >= min && Number(text) <= max, rule).transform(Number);
+
+/** commander fills the defaults of --host, --port and --oauth-provider; these are the same, for direct callers. */
+const optionsSchema = z.object({
+  host: z
+    .string()
+    .refine((host) => host.length > 0 && !/\s/.test(host), {
+      error: (issue) => `not a host name or address: "${String(issue.input)}"`,
+    })
+    .default('127.0.0.1'),
+  port: wholeNumber(0, 65535, 'must be a whole number from 0 to 65535').default(8787),
+  data: z.string().min(1, { error: 'needs a file path' }).optional(),
+  allowPrivateUrls: z.boolean().default(false),
+  oauthProvider: checked(
+    (name) => /^[a-z0-9][a-z0-9_-]{0,63}$/.test(name),
+    'must be lower-case letters, digits, - or _ (at most 64)',
+  ).default('example'),
+  rateLimit: wholeNumber(1, 999_999_999, 'must be a whole number of requests per second, 1 or more').optional(),
+  json: z.boolean().default(false),
+});
+
+export type ServeOptions = Omit<z.output<typeof optionsSchema>, 'data'> & { dataFile: string | undefined };
 
 /** Raw commander options -> typed options; a bad value is a UsageError naming the flag. */
-export function parseServeOptions(ctx: Context, opts: Record<string, unknown>): ServeOptions {
-  const host = String(opts.host ?? '127.0.0.1');
-  if (host.length === 0 || /\s/.test(host)) throw new UsageError(`--host: not a host name or address: "${host}"`);
-  const portText = String(opts.port ?? '8787');
-  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
-  if (!(port >= 0 && port <= 65535))
-    throw new UsageError(`--port: must be a whole number from 0 to 65535, got "${portText}"`);
-  let rateLimit: number | undefined;
-  if (opts.rateLimit !== undefined) {
-    const text = String(opts.rateLimit);
-    rateLimit = /^\d{1,9}$/.test(text) ? Number(text) : 0;
-    if (rateLimit < 1)
-      throw new UsageError(`--rate-limit: must be a whole number of requests per second, 1 or more, got "${text}"`);
-  }
-  const oauthProvider = String(opts.oauthProvider ?? 'example');
-  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(oauthProvider)) {
-    throw new UsageError(
-      `--oauth-provider: must be lower-case letters, digits, - or _ (at most 64), got "${oauthProvider}"`,
-    );
-  }
-  const data = opts.data;
-  if (data !== undefined && (typeof data !== 'string' || data.length === 0))
-    throw new UsageError('--data: needs a file path');
-  return {
-    host,
-    port,
-    dataFile: typeof data === 'string' ? resolve(data) : undefined,
-    json: opts.json === true || ctx.globals.json,
-    allowPrivateUrls: opts.allowPrivateUrls === true,
-    oauthProvider,
-    rateLimit,
-  };
+export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
+  const { data, json, ...flags } = parseOptions(optionsSchema, raw);
+  return { ...flags, dataFile: data === undefined ? undefined : resolve(data), json: json || ctx.globals.json };
 }
 
 /**

@@ -63,54 +63,31 @@ interface Where {
   inner?: string[];
 }
 
+/** Where `facectl openapi` shows a schema: `method path`, the request or the response, a path inside it. */
+const at = (route: string, part: Part, ...inner: string[]): Where => {
+  const [method = '', path = ''] = route.split(' ');
+  return { path, method, part, ...(inner.length > 0 ? { inner } : {}) };
+};
+
+const MESSAGES = 'patch /v1/compile/threads/{thread_id}/messages';
+
 /** Each seed table: the contract schema it must equal, and where `facectl openapi` shows it. */
 const TABLES: Record<string, { schema: z.ZodType; where: Where }> = {
-  'API key create request': {
-    schema: apiKeyCreateRequest,
-    where: { path: '/v1/auth/api-keys', method: 'post', part: 'request' },
-  },
-  'API key': { schema: apiKey, where: { path: '/v1/auth/api-keys', method: 'post', part: 'response' } },
-  'Face create request': { schema: faceCreateRequest, where: { path: '/v1/faces', method: 'post', part: 'request' } },
-  Face: { schema: face, where: { path: '/v1/faces', method: 'post', part: 'response' } },
-  'Import request': {
-    schema: importRequest,
-    where: { path: '/v1/faces/{face_id}/import', method: 'post', part: 'request' },
-  },
+  'API key create request': { schema: apiKeyCreateRequest, where: at('post /v1/auth/api-keys', 'request') },
+  'API key': { schema: apiKey, where: at('post /v1/auth/api-keys', 'response') },
+  'Face create request': { schema: faceCreateRequest, where: at('post /v1/faces', 'request') },
+  Face: { schema: face, where: at('post /v1/faces', 'response') },
+  'Import request': { schema: importRequest, where: at('post /v1/faces/{face_id}/import', 'request') },
   'Compile document create request': {
     schema: documentCreateRequest,
-    where: { path: '/v1/compile/documents', method: 'post', part: 'request' },
+    where: at('post /v1/compile/documents', 'request'),
   },
-  Document: { schema: document, where: { path: '/v1/compile/documents', method: 'post', part: 'response' } },
-  'Compile thread': {
-    schema: thread,
-    where: { path: '/v1/compile/threads/{thread_id}/messages', method: 'patch', part: 'response' },
-  },
-  'Thread message (request)': {
-    schema: threadMessageRequest,
-    where: {
-      path: '/v1/compile/threads/{thread_id}/messages',
-      method: 'patch',
-      part: 'request',
-      inner: ['messages', 'items'],
-    },
-  },
-  'Thread message (response)': {
-    schema: threadMessageResponse,
-    where: {
-      path: '/v1/compile/threads/{thread_id}/messages',
-      method: 'patch',
-      part: 'response',
-      inner: ['messages', 'items'],
-    },
-  },
-  'Compile thread create request': {
-    schema: threadCreateRequest,
-    where: { path: '/v1/compile/threads', method: 'post', part: 'request' },
-  },
-  'OAuth connection entry': {
-    schema: oauthConnection,
-    where: { path: '/v1/oauth', method: 'get', part: 'response', inner: ['items'] },
-  },
+  Document: { schema: document, where: at('post /v1/compile/documents', 'response') },
+  'Compile thread': { schema: thread, where: at(MESSAGES, 'response') },
+  'Thread message (request)': { schema: threadMessageRequest, where: at(MESSAGES, 'request', 'messages', 'items') },
+  'Thread message (response)': { schema: threadMessageResponse, where: at(MESSAGES, 'response', 'messages', 'items') },
+  'Compile thread create request': { schema: threadCreateRequest, where: at('post /v1/compile/threads', 'request') },
+  'OAuth connection entry': { schema: oauthConnection, where: at('get /v1/oauth', 'response', 'items') },
 };
 
 const contractJson = (schema: z.ZodType): Json =>

@@ -3,23 +3,14 @@ import { basename, dirname, join } from 'node:path';
 import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { type ServeProcess, startServeProcess } from './serve-process.js';
 
+/** mulberry32, the fuzz runs' seeded PRNG, so a failing soak can be replayed with the same choices. */
+export { mulberry32 as prng } from '../fuzz/generators.js';
+
 /**
  * Pieces of the service soak (test/service/soak.test.ts): a seeded PRNG, a plain node:http client that
  * tells a connection lost (the request may or may not have been applied) from an answer, and a
  * `facectl serve --data FILE` process that the soak kills with SIGKILL and starts again on the same file.
  */
-
-/** mulberry32: a small seeded PRNG, so a failing soak can be replayed with the same choices. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface HttpAnswer {
   status: number;
@@ -196,21 +187,22 @@ export class RestartingService {
 
   /** kill -9, leaving the service down. */
   async crash(): Promise<void> {
-    const target = this.target;
-    if (!target) return;
-    this.target = null;
-    await target.process.kill();
-    target.agent.destroy();
-    this.kills++;
+    if (await this.halt((process) => process.kill())) this.kills++;
   }
 
   /** SIGTERM: the service finishes what is in flight and writes a final snapshot. */
   async stop(): Promise<void> {
+    await this.halt((process) => process.stop());
+  }
+
+  /** Ends the running process (if any) the given way and drops its connections; false when none ran. */
+  private async halt(end: (process: ServeProcess) => Promise<unknown>): Promise<boolean> {
     const target = this.target;
-    if (!target) return;
+    if (!target) return false;
     this.target = null;
-    await target.process.stop();
+    await end(target.process);
     target.agent.destroy();
+    return true;
   }
 }
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConnectRequest, fetchImportUrl } from '../../src/service/url-fetch/index.js';
-import { createDocumentsUnderLoad } from '../helpers/load.js';
+import { documentLoad } from '../helpers/document-load.js';
 import { startServeProcess } from '../helpers/serve-process.js';
 import {
   call,
@@ -219,7 +219,7 @@ describe('local service', () => {
     const remote = await startServeProcess(['--data', file]);
     const key = remote.key('pro');
     await createFace(remote, key, 'load-face');
-    const load = createDocumentsUnderLoad(remote, key, 'load-face', 6);
+    const load = documentLoad(remote, key, 'load-face', 6);
     const { acknowledged } = load;
     await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(100);
     await remote.kill();

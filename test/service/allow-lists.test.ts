@@ -1,30 +1,20 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  call,
-  createDocument,
-  createFace,
-  expectContract,
-  expectError,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { call, createDocument, createFace, expectContract, expectError } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 /** A key's allow-lists: allowed_face_ids (uid or alias) and allowed_llm_models (local-service.md, "API keys"). */
 
-let svc: TestService;
-let key: string;
 const fetched: string[] = [];
-
-beforeAll(async () => {
-  svc = await startTestService({
-    fetchUrl: async (url) => {
-      fetched.push(url);
-      return { text: 'fetched', finalUrl: url, contentType: 'text/plain' };
-    },
-  });
+const svc = useService({
+  fetchUrl: async (url) => {
+    fetched.push(url);
+    return { text: 'fetched', finalUrl: url, contentType: 'text/plain' };
+  },
+});
+let key: string;
+beforeAll(() => {
   key = svc.key('pro');
 });
-afterAll(() => svc.close());
 
 describe('allow-lists', () => {
   let limited: string;

@@ -1,33 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  call,
-  createFace,
-  expectContract,
-  expectError,
-  manualClock,
-  startTestService,
-  type TestService,
-  tempDir,
-} from '../helpers/service.js';
+import { describe, expect, test } from 'vitest';
+import { call, createFace, expectContract, expectError, manualClock } from '../helpers/service.js';
+import { createKey, useService, useTempFiles } from '../helpers/service-suite.js';
 
 const clock = manualClock();
-const tmp = tempDir();
-let svc: TestService;
+const tmp = useTempFiles('facectl-service-');
+const svc = useService({ clock, dataFile: join(tmp.dir, 'state.json'), accessLog: true });
 
-beforeAll(async () => {
-  svc = await startTestService({ clock, dataFile: join(tmp.dir, 'state.json'), accessLog: true });
-});
-afterAll(async () => {
-  await svc.close();
-  tmp.cleanup();
-});
-
-async function newKey(parent: string, body: object) {
-  const res = await call(svc, 'createApiKey', { key: parent, body });
-  return expectContract('createApiKey', res, 201);
-}
+const newKey = (parent: string, body: object) => createKey(svc, parent, body);
 
 describe('authentication (401 with WWW-Authenticate: Bearer)', () => {
   const cases: [string, Record<string, string>][] = [

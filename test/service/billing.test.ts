@@ -1,28 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import {
-  call,
-  createFace,
-  decideConsent,
-  expectContract,
-  expectError,
-  type ManualClock,
-  manualClock,
-  type Plan,
-  startTestService,
-  type TestService,
-  textOfTokens,
-} from '../helpers/service.js';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { call, createFace, decideConsent, expectContract, expectError } from '../helpers/service.js';
+import { manualClock, type Plan, textOfTokens } from '../helpers/service.js';
+import { createKey, useService } from '../helpers/service-suite.js';
 
 /** Billing at sync (local-service.md, "Billing source"; reliability.md cases 37 and 42). */
 
-let clock: ManualClock;
-let svc: TestService;
-
-beforeEach(async () => {
-  clock = manualClock('2026-03-15T12:00:00.000Z');
-  svc = await startTestService({ clock });
-});
-afterEach(() => svc.close());
+// A fresh service for each test, on a clock set back to the same start.
+const clock = manualClock();
+beforeEach(() => clock.set('2026-03-15T12:00:00.000Z'));
+const svc = useService({ clock }, { each: true });
 
 async function docOf(plan: Plan, tokens: number, key = svc.key(plan), alias = `face-${plan}`) {
   if (!svc.store.faceByAlias(svc.userId(plan), alias)) await createFace(svc, svc.key(plan), alias);
@@ -130,40 +116,27 @@ describe('interviewer_billing_source overrides', () => {
     await createFace(svc, svc.key('standard'), 'face-standard');
     const messages = [{ role: 'user', content: textOfTokens(60_000), from: 'Interviewer' }];
     const key = svc.key('standard');
+    /** Creates a thread with the override, puts the messages in it and syncs it: the sync's answer. */
+    const syncWith = async (source: string, check?: (thread: { interviewer_billing_source: string }) => void) => {
+      const thread = expectContract('createThread', await create('standard', source), 201);
+      check?.(thread);
+      await call(svc, 'replaceThreadMessages', { key, params: { thread_id: thread.thread_id }, body: { messages } });
+      return call(svc, 'syncThread', { key, params: { thread_id: thread.thread_id } });
+    };
 
-    const viaCredits = expectContract('createThread', await create('standard', 'credits'), 201);
-    expect(viaCredits.interviewer_billing_source).toBe('credits');
-    await call(svc, 'replaceThreadMessages', { key, params: { thread_id: viaCredits.thread_id }, body: { messages } });
     const synced = expectContract(
       'syncThread',
-      await call(svc, 'syncThread', { key, params: { thread_id: viaCredits.thread_id } }),
+      await syncWith('credits', (thread) => expect(thread.interviewer_billing_source).toBe('credits')),
       200,
     );
     expect(synced).toMatchObject({ interviewer_billing_source: 'credits', tokens_used: 0, synced: true });
 
-    const viaCompile = expectContract('createThread', await create('standard', 'compile'), 201);
-    await call(svc, 'replaceThreadMessages', { key, params: { thread_id: viaCompile.thread_id }, body: { messages } });
-    const first = await call(svc, 'syncThread', { key, params: { thread_id: viaCompile.thread_id } });
-    expect(expectContract('syncThread', first, 200).tokens_used).toBe(60_000);
-    const again = expectContract('createThread', await create('standard', 'compile'), 201);
-    await call(svc, 'replaceThreadMessages', { key, params: { thread_id: again.thread_id }, body: { messages } });
-    expectError(
-      'syncThread',
-      await call(svc, 'syncThread', { key, params: { thread_id: again.thread_id } }),
-      402,
-      'insufficient_quota',
-    );
+    expect(expectContract('syncThread', await syncWith('compile'), 200).tokens_used).toBe(60_000);
+    expectError('syncThread', await syncWith('compile'), 402, 'insufficient_quota');
 
     const user = svc.store.get('users', svc.userId('standard'));
     if (user) user.credits_micro = 0;
-    const poor = expectContract('createThread', await create('standard', 'credits'), 201);
-    await call(svc, 'replaceThreadMessages', { key, params: { thread_id: poor.thread_id }, body: { messages } });
-    expectError(
-      'syncThread',
-      await call(svc, 'syncThread', { key, params: { thread_id: poor.thread_id } }),
-      402,
-      'insufficient_credits',
-    );
+    expectError('syncThread', await syncWith('credits'), 402, 'insufficient_credits');
   });
 
   test('connect: an oauth override works while connected and is a 409 at sync after disconnecting', async () => {
@@ -187,11 +160,7 @@ describe('budgets', () => {
   test('case 37: parallel syncs that together pass a budget: exactly the affordable ones succeed', async () => {
     const tokens = 1_000;
     const costUsd = (tokens * 2) / 1_000_000;
-    const child = expectContract(
-      'createApiKey',
-      await call(svc, 'createApiKey', { key: svc.key('pro'), body: { budget_usd: costUsd * 7 } }),
-      201,
-    );
+    const child = await createKey(svc, svc.key('pro'), { budget_usd: costUsd * 7 });
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await docOf('pro', tokens, child.key));
     const results = await Promise.all(ids.map((id) => sync('pro', id, child.key)));
@@ -208,13 +177,9 @@ describe('budgets', () => {
   });
 
   test('a child key spends out of its parent budget too, so children never multiply a budget', async () => {
-    const parent = expectContract(
-      'createApiKey',
-      await call(svc, 'createApiKey', { key: svc.key('pro'), body: { budget_usd: 0.01 } }),
-      201,
-    );
-    const a = expectContract('createApiKey', await call(svc, 'createApiKey', { key: parent.key, body: {} }), 201);
-    const b = expectContract('createApiKey', await call(svc, 'createApiKey', { key: parent.key, body: {} }), 201);
+    const parent = await createKey(svc, svc.key('pro'), { budget_usd: 0.01 });
+    const a = await createKey(svc, parent.key);
+    const b = await createKey(svc, parent.key);
     expect(a.budget_usd).toBe(0.01);
     expect((await sync('pro', await docOf('pro', 4_000, a.key), a.key)).status).toBe(200);
     expectError('syncDocument', await sync('pro', await docOf('pro', 2_000, b.key), b.key), 402, 'budget_exceeded');

@@ -1,14 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { type RouteName, routes } from '../../src/contract/index.js';
-import {
-  call,
-  expectContract,
-  manualClock,
-  type Plan,
-  request,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { call, expectContract, manualClock, type Plan, request, startTestService } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 /**
  * Every route, for every plan, on its success path and its error paths, answers a body that the
@@ -17,7 +10,6 @@ import {
 
 const PLANS: Plan[] = ['free', 'standard', 'pro', 'connect'];
 const clock = manualClock();
-let svc: TestService;
 const seen = new Set<RouteName>();
 
 function check(name: RouteName, res: Awaited<ReturnType<typeof call>>, status: number) {
@@ -25,13 +17,10 @@ function check(name: RouteName, res: Awaited<ReturnType<typeof call>>, status: n
   return expectContract(name, res, status);
 }
 
-beforeAll(async () => {
-  svc = await startTestService({
-    clock,
-    fetchUrl: async (url) => ({ text: `Imported text from ${url}.`, finalUrl: url, contentType: 'text/plain' }),
-  });
+const svc = useService({
+  clock,
+  fetchUrl: async (url) => ({ text: `Imported text from ${url}.`, finalUrl: url, contentType: 'text/plain' }),
 });
-afterAll(() => svc.close());
 
 describe.each(PLANS)('every route on the %s plan', (plan) => {
   test('success paths answer bodies the contract accepts', async () => {

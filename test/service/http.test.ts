@@ -1,28 +1,19 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  call,
-  createFace,
-  expectContract,
-  expectError,
-  manualClock,
-  request,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { call, createFace, expectContract, expectError, request } from '../helpers/service.js';
+import { manualClock, startTestService } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 /** The HTTP layer: limits, malformed requests, timeouts, rate limits, idempotency (cases 39 and more). */
 
 const clock = manualClock();
-let svc: TestService;
+const limits = { maxBodyBytes: 64 * 1024, headersTimeoutMs: 300, requestTimeoutMs: 600 };
+const svc = useService({ clock, ...limits }, { faces: ['http-face'] });
 let key: string;
-beforeAll(async () => {
-  svc = await startTestService({ clock, maxBodyBytes: 64 * 1024, headersTimeoutMs: 300, requestTimeoutMs: 600 });
+beforeAll(() => {
   key = svc.key('pro');
-  await createFace(svc, key, 'http-face');
 });
-afterAll(() => svc.close());
 
 /** Sends raw bytes on a socket and collects whatever comes back until the server closes it. */
 function rawExchange(port: number, payload: string, { end = false } = {}): Promise<string> {

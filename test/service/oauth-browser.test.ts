@@ -1,20 +1,16 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type HeadlessBrowser, launchChromium } from '../helpers/chromium.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 /** The consent page in a real headless Chromium: Approve connects the account, Deny does not. */
 
 let browser: HeadlessBrowser;
-let svc: TestService;
-
 beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(() => browser.close());
-beforeEach(async () => {
-  svc = await startTestService();
-});
-afterEach(() => svc.close());
+const svc = useService({}, { each: true });
 
 async function openConsent() {
   const key = svc.key('connect');

@@ -1,32 +1,25 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { CLIENT_ID, OAuthFlows } from '../../src/service/oauth-flow.js';
-import {
-  call,
-  decideConsent,
-  expectContract,
-  expectError,
-  type ManualClock,
-  manualClock,
-  type Plan,
-  request,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { call, decideConsent, expectContract, expectError, manualClock, type Plan } from '../helpers/service.js';
+import { request, startTestService } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 /** The OAuth endpoints and the flow behind them (local-service.md "OAuth"; reliability.md case 38). */
 
-let clock: ManualClock;
-let svc: TestService;
-beforeEach(async () => {
-  clock = manualClock();
-  svc = await startTestService({ clock });
-});
-afterEach(() => svc.close());
+// A fresh service for each test, on a clock set back to the same start.
+const clock = manualClock();
+beforeEach(() => clock.set('2026-03-15T12:00:00.000Z'));
+const svc = useService({ clock }, { each: true });
 
 const form = (fields: Record<string, string>) => ({
   rawBody: new URLSearchParams(fields).toString(),
   headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
 });
+/** GETs a URL of the service (a consent page, a callback) by its path and query. */
+const visit = (url: URL) => request(svc.baseUrl, 'GET', `${url.pathname}${url.search}`);
+/** POSTs the consent form of the page at `url`: its query's fields, with `fields` added or replaced. */
+const decide = (url: URL, fields: Record<string, string>) =>
+  request(svc.baseUrl, 'POST', url.pathname, form({ ...Object.fromEntries(url.searchParams), ...fields }));
 
 async function authorizeUrl(key = svc.key('connect')): Promise<URL> {
   const res = await call(svc, 'authorizeOAuth', { key, params: { provider: 'example' } });
@@ -73,7 +66,7 @@ test('authorize: a consent URL with a random state and PKCE S256 (the verifier n
 
 test('the consent page names the provider and the account and offers Approve and Deny', async () => {
   const url = await authorizeUrl();
-  const page = await request(svc.baseUrl, 'GET', `${url.pathname}${url.search}`);
+  const page = await visit(url);
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toMatch(/^text\/html/);
   expect(page.headers.get('x-frame-options')).toBe('DENY');
@@ -117,7 +110,7 @@ test('deny: the callback reports access denied and nothing is connected', async 
 describe('case 38: replayed, unknown or expired state -> 400; a code is exchanged at most once', () => {
   test('a replayed callback is 400 (HTML, not JSON) and exchanges nothing more', async () => {
     const { callbackUrl } = await decideConsent(svc, svc.key('connect'), 'approve');
-    const replay = await request(svc.baseUrl, 'GET', `${callbackUrl.pathname}${callbackUrl.search}`);
+    const replay = await visit(callbackUrl);
     expect(replay.status).toBe(400);
     expect(replay.headers.get('content-type')).toMatch(/^text\/html/);
     expect(replay.body).toBeUndefined();
@@ -150,46 +143,32 @@ describe('case 38: replayed, unknown or expired state -> 400; a code is exchange
     expect(cb.status).toBe(400);
     const url = await authorizeUrl();
     url.searchParams.set('state', 'forged');
-    expect((await request(svc.baseUrl, 'GET', `${url.pathname}${url.search}`)).status).toBe(400);
+    expect((await visit(url)).status).toBe(400);
   });
 
   test('a state expires after 10 minutes, on the consent page and at the callback', async () => {
     const url = await authorizeUrl();
     clock.advance(10 * 60 * 1000);
-    expect((await request(svc.baseUrl, 'GET', `${url.pathname}${url.search}`)).status).toBe(400);
-    const consent = await request(
-      svc.baseUrl,
-      'POST',
-      url.pathname,
-      form({ ...Object.fromEntries(url.searchParams), decision: 'approve' }),
-    );
+    expect((await visit(url)).status).toBe(400);
+    const consent = await decide(url, { decision: 'approve' });
     expect(consent.status).toBe(400);
 
     const late = await authorizeUrl();
-    const approved = await request(
-      svc.baseUrl,
-      'POST',
-      late.pathname,
-      form({ ...Object.fromEntries(late.searchParams), decision: 'approve' }),
-    );
+    const approved = await decide(late, { decision: 'approve' });
     expect(approved.status).toBe(302);
     clock.advance(10 * 60 * 1000 + 1);
     const target = new URL(approved.headers.get('location') as string);
-    expect((await request(svc.baseUrl, 'GET', `${target.pathname}${target.search}`)).status).toBe(400);
+    expect((await visit(target)).status).toBe(400);
     expect((await connections())[0].connected).toBe(false);
   });
 
   test('a state can be decided once; a tampered PKCE challenge is refused', async () => {
     const url = await authorizeUrl();
-    const fields = Object.fromEntries(url.searchParams);
-    expect((await request(svc.baseUrl, 'POST', url.pathname, form({ ...fields, decision: 'deny' }))).status).toBe(302);
-    expect((await request(svc.baseUrl, 'POST', url.pathname, form({ ...fields, decision: 'approve' }))).status).toBe(
-      400,
-    );
+    expect((await decide(url, { decision: 'deny' })).status).toBe(302);
+    expect((await decide(url, { decision: 'approve' })).status).toBe(400);
 
     const other = await authorizeUrl();
-    const tampered = { ...Object.fromEntries(other.searchParams), code_challenge: 'A'.repeat(43), decision: 'approve' };
-    expect((await request(svc.baseUrl, 'POST', other.pathname, form(tampered))).status).toBe(400);
+    expect((await decide(other, { code_challenge: 'A'.repeat(43), decision: 'approve' })).status).toBe(400);
   });
 });
 

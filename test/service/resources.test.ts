@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { ImportFetcher } from '../../src/service/index.js';
 import {
   call,
@@ -8,8 +8,8 @@ import {
   expectError,
   manualClock,
   startTestService,
-  type TestService,
 } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 const clock = manualClock('2026-03-15T12:00:00.000Z');
 const fetched: string[] = [];
@@ -24,14 +24,11 @@ const fetcher: ImportFetcher = async (url) => {
     contentType: 'text/plain',
   };
 };
-let svc: TestService;
+const svc = useService({ clock, fetchUrl: fetcher });
 let key: string;
-
-beforeAll(async () => {
-  svc = await startTestService({ clock, fetchUrl: fetcher });
+beforeAll(() => {
   key = svc.key('pro');
 });
-afterAll(() => svc.close());
 
 describe('faces', () => {
   test('created is Unix seconds, owned_by the user, object face, counts zero, uid or alias both find it', async () => {
@@ -231,13 +228,14 @@ describe('import', () => {
 });
 
 describe('threads', () => {
+  /** Creates a face and a thread of it (201, checked against the contract); the thread. */
+  const faceWithThread = async (alias: string, label: string) => {
+    await createFace(svc, key, alias);
+    return expectContract('createThread', await call(svc, 'createThread', { key, body: { alias, label } }), 201);
+  };
+
   test('create, replace messages (from -> name, counts, archive, recount, synced false)', async () => {
-    await createFace(svc, key, 'thread-face');
-    const created = expectContract(
-      'createThread',
-      await call(svc, 'createThread', { key, body: { alias: 'thread-face', label: 'Interview 1' } }),
-      201,
-    );
+    const created = await faceWithThread('thread-face', 'Interview 1');
     expect(created).toMatchObject({
       label: 'Interview 1',
       alias: 'thread-face',
@@ -283,12 +281,7 @@ describe('threads', () => {
   });
 
   test('prepare_status is a string and the chunk counts integers from the first answer on: pending, queued, processing, ready', async () => {
-    await createFace(svc, key, 'thread-prep');
-    const created = expectContract(
-      'createThread',
-      await call(svc, 'createThread', { key, body: { alias: 'thread-prep', label: 'prep' } }),
-      201,
-    );
+    const created = await faceWithThread('thread-prep', 'prep');
     expect(created).toMatchObject({ prepare_status: 'pending', chunks_total: 0, chunks_completed: 0 });
     const tid = { thread_id: created.thread_id };
     const messages = [{ role: 'user', content: 'word '.repeat(1500), from: 'Ada' }];

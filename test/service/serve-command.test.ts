@@ -7,10 +7,10 @@ import { parseServeOptions, runServe } from '../../src/commands/serve.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
+import { documentLoad } from '../helpers/document-load.js';
 import { BIN, ROOT } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
-import { createDocumentsUnderLoad } from '../helpers/load.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
@@ -58,6 +58,38 @@ describe('flags', () => {
   ])('%o is a usage error naming %s', (opts, flag) => {
     expect(() => parseServeOptions(ctx, opts)).toThrow(UsageError);
     expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
+  });
+
+  test('the messages say what is allowed and quote what was given; every bad flag is named', () => {
+    const message = (opts: Record<string, unknown>) => {
+      try {
+        parseServeOptions(ctx, opts);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as UsageError).message;
+      }
+      throw new Error('no usage error');
+    };
+    expect(message({ port: '70000' })).toBe('--port: must be a whole number from 0 to 65535, got "70000"');
+    expect(message({ rateLimit: '0' })).toBe(
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "0"',
+    );
+    expect(message({ oauthProvider: 'Bad Name' })).toBe(
+      '--oauth-provider: must be lower-case letters, digits, - or _ (at most 64), got "Bad Name"',
+    );
+    expect(message({ host: 'a b' })).toBe('--host: not a host name or address: "a b"');
+    expect(message({ data: '' })).toBe('--data: needs a file path');
+    expect(message({ port: 'x', rateLimit: 'fast' }).split('\n')).toEqual([
+      '--port: must be a whole number from 0 to 65535, got "x"',
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "fast"',
+    ]);
+  });
+
+  test('without flags (a direct call) the defaults are those commander fills in', () => {
+    const options = parseServeOptions(ctx, {});
+    expect(options).toMatchObject({ host: '127.0.0.1', port: 8787, oauthProvider: 'example', allowPrivateUrls: false });
+    expect(options.dataFile).toBeUndefined();
+    expect(options.rateLimit).toBeUndefined();
   });
 
   test('valid flags', () => {
@@ -177,12 +209,13 @@ describe('the built bin', () => {
       // A second service on the same data file is refused while the first runs.
       await expect(startService({ dataFile: file })).rejects.toThrow(/in use/);
 
-      const load = createDocumentsUnderLoad(svc, key, 'load-face', 8);
+      const load = documentLoad(svc, key, 'load-face');
       const { acknowledged } = load;
       await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(300);
       s.child.kill('SIGKILL');
+      const stopping = load.stop();
       await s.exit;
-      await load.stop();
+      await stopping;
 
       const again = await startTestService({ dataFile: file });
       try {

@@ -6,24 +6,29 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type ConnectRequest,
   type ConnectStep,
   connectPinned,
   type FetchImportOptions,
   fetchImportUrl,
-  type LookupAddress,
-  UrlFetchError,
 } from '../../src/service/url-fetch/index.js';
+import type { LookupAddress } from '../../src/service/url-fetch/index.js';
+import { spyConnect, urlFetchError } from '../helpers/url-fetch-spy.js';
 
-function spyConnect() {
-  const addresses: string[] = [];
-  const connect: ConnectStep = async (request: ConnectRequest) => {
-    addresses.push(request.address);
-    if (!/^(127\.|::1$|::ffff:7f)/.test(request.address)) throw new Error(`test spy: refusing ${request.address}`);
-    return connectPinned(request);
-  };
-  return { connect, addresses };
-}
+/** The loopback server's fixed pages: path -> status, headers, body. */
+const PAGES: Record<string, [number, http.OutgoingHttpHeaders, string | Buffer]> = {
+  '/text': [200, { 'content-type': 'text/plain; charset=utf-8' }, 'héllo ✓'],
+  '/markdown': [200, { 'content-type': 'text/markdown' }, '# Title\n'],
+  '/json': [200, { 'content-type': 'Application/JSON' }, '{"a":1}'],
+  // Declared Latin-1 but sent as UTF-8: the fetcher reads every body as UTF-8.
+  '/latin1': [200, { 'content-type': 'text/plain; charset=iso-8859-1' }, 'café'],
+  '/binary': [200, { 'content-type': 'application/octet-stream' }, Buffer.from([0, 1, 2])],
+  '/image': [200, { 'content-type': 'image/png' }, 'png'],
+  '/untyped': [200, {}, 'no type'],
+  '/gzip': [200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, 'x'],
+  '/missing': [404, { 'content-type': 'text/plain' }, 'not here'],
+  '/exactly-1000': [200, { 'content-type': 'text/plain' }, 'a'.repeat(1000)],
+  '/big': [200, { 'content-type': 'text/plain' }, 'a'.repeat(2000)],
+};
 
 let server: http.Server;
 let base = '';
@@ -39,43 +44,14 @@ beforeAll(async () => {
       else res.writeHead(302, { location: `/chain/${left - 1}` }).end();
       return;
     }
+    const page = PAGES[path];
+    if (page) {
+      res.writeHead(page[0], page[1]).end(page[2]);
+      return;
+    }
     switch (path) {
-      case '/text':
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('héllo ✓');
-        return;
-      case '/markdown':
-        res.writeHead(200, { 'content-type': 'text/markdown' }).end('# Title\n');
-        return;
-      case '/json':
-        res.writeHead(200, { 'content-type': 'Application/JSON' }).end('{"a":1}');
-        return;
-      case '/latin1':
-        // Declared Latin-1 but sent as UTF-8: the fetcher reads every body as UTF-8.
-        res.writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' }).end('café');
-        return;
       case '/host':
         res.writeHead(200, { 'content-type': 'text/plain' }).end(req.headers.host);
-        return;
-      case '/binary':
-        res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from([0, 1, 2]));
-        return;
-      case '/image':
-        res.writeHead(200, { 'content-type': 'image/png' }).end('png');
-        return;
-      case '/untyped':
-        res.writeHead(200).end('no type');
-        return;
-      case '/gzip':
-        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end('x');
-        return;
-      case '/missing':
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
-        return;
-      case '/exactly-1000':
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('a'.repeat(1000));
-        return;
-      case '/big':
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('a'.repeat(2000));
         return;
       case '/big-chunked': {
         // No Content-Length: the cap has to be enforced while the body streams.
@@ -103,15 +79,6 @@ afterAll(() => {
   server.closeAllConnections();
   server.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UrlFetchError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(UrlFetchError);
-  return error as UrlFetchError;
-}
 
 function options(extra: Partial<FetchImportOptions> = {}): FetchImportOptions & { addresses: string[] } {
   const spy = spyConnect();
@@ -161,7 +128,7 @@ describe('fetching an allowed URL', () => {
       return [{ address: calls === 1 ? '127.0.0.1' : '10.0.0.1', family: 4 }];
     };
     const opts = options({ lookup });
-    const error = await failure(fetchImportUrl(`http://rebind.test:${port}/chain/1`, opts));
+    const error = await urlFetchError(fetchImportUrl(`http://rebind.test:${port}/chain/1`, opts));
     expect(error.code).toBe('url_not_allowed');
     expect(error.message).toMatch(/redirect target .*rebind\.test resolves to 10\.0\.0\.1/);
     expect(opts.addresses).toEqual(['127.0.0.1']);
@@ -179,7 +146,7 @@ describe('fetching an allowed URL', () => {
 
   it('refuses a connection whose socket reports another address than the checked one', async () => {
     const lying: ConnectStep = async (request) => ({ ...(await connectPinned(request)), remoteAddress: '10.0.0.9' });
-    const error = await failure(fetchImportUrl(`${base}/text`, options({ connect: lying })));
+    const error = await urlFetchError(fetchImportUrl(`${base}/text`, options({ connect: lying })));
     expect(error.code).toBe('url_not_allowed');
     expect(error.message).toMatch(/connected to 10\.0\.0\.9, not the checked 127\.0\.0\.1/);
   });
@@ -192,13 +159,13 @@ describe('redirects', () => {
   });
 
   it('fails on the 4th redirect', async () => {
-    const error = await failure(fetchImportUrl(`${base}/chain/4`, options()));
+    const error = await urlFetchError(fetchImportUrl(`${base}/chain/4`, options()));
     expect(error.code).toBe('fetch_failed');
     expect(error.message).toMatch(/too many redirects \(more than 3\)/);
   });
 
   it('honours a lower maxRedirects', async () => {
-    const error = await failure(fetchImportUrl(`${base}/chain/1`, options({ maxRedirects: 0 })));
+    const error = await urlFetchError(fetchImportUrl(`${base}/chain/1`, options({ maxRedirects: 0 })));
     expect(error.message).toMatch(/too many redirects/);
   });
 });
@@ -211,7 +178,7 @@ describe('responses that cannot be imported', () => {
     ['/gzip', /gzip-encoded/],
     ['/missing', /answered HTTP 404/],
   ])('%s', async (path, message) => {
-    const error = await failure(fetchImportUrl(`${base}${path}`, options()));
+    const error = await urlFetchError(fetchImportUrl(`${base}${path}`, options()));
     expect(error.code).toBe('fetch_failed');
     expect(error.message).toMatch(message);
   });
@@ -221,13 +188,13 @@ describe('responses that cannot be imported', () => {
   });
 
   it.each(['/big', '/big-chunked'])('refuses %s past maxBytes', async (path) => {
-    const error = await failure(fetchImportUrl(`${base}${path}`, options({ maxBytes: 1000 })));
+    const error = await urlFetchError(fetchImportUrl(`${base}${path}`, options({ maxBytes: 1000 })));
     expect(error.code).toBe('fetch_failed');
     expect(error.message).toMatch(/larger than the import limit of 1000 bytes/);
   });
 
   it.each(['/slow-headers', '/slow-body'])('gives up on %s at the timeout', async (path) => {
-    const error = await failure(fetchImportUrl(`${base}${path}`, options({ timeoutMs: 300 })));
+    const error = await urlFetchError(fetchImportUrl(`${base}${path}`, options({ timeoutMs: 300 })));
     expect(error.code).toBe('fetch_failed');
     expect(error.message).toBe('timed out after 300 ms');
   });
@@ -236,7 +203,7 @@ describe('responses that cannot be imported', () => {
     const controller = new AbortController();
     const pending = fetchImportUrl(`${base}/slow-headers`, options({ signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
-    const error = await failure(pending);
+    const error = await urlFetchError(pending);
     expect(error.message).toMatch(/cancelled/);
   });
 
@@ -244,7 +211,7 @@ describe('responses that cannot be imported', () => {
     const lookup = async (): Promise<LookupAddress[]> => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
     };
-    const error = await failure(fetchImportUrl('http://nowhere.test/', options({ lookup })));
+    const error = await urlFetchError(fetchImportUrl('http://nowhere.test/', options({ lookup })));
     expect(error).toMatchObject({ code: 'fetch_failed', message: 'cannot resolve nowhere.test: ENOTFOUND' });
   });
 
@@ -253,7 +220,7 @@ describe('responses that cannot be imported', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const freePort = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const error = await failure(fetchImportUrl(`http://127.0.0.1:${freePort}/`, options()));
+    const error = await urlFetchError(fetchImportUrl(`http://127.0.0.1:${freePort}/`, options()));
     expect(error.code).toBe('fetch_failed');
     expect(error.message).toMatch(/cannot connect to 127\.0\.0\.1:\d+: ECONNREFUSED/);
   });

@@ -5,39 +5,13 @@
 // private host; each test also asserts the spy was never asked for a refused address.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BlockList } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ConnectRequest,
-  type ConnectResponse,
-  connectPinned,
-  fetchImportUrl,
-  type LookupAddress,
-  UrlFetchError,
-} from '../../src/service/url-fetch/index.js';
-
-// An independent notion of loopback for the spy (node's BlockList also matches ::ffff:127.x).
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
-const isLoopback = (address: string) => loopback.check(address, address.includes(':') ? 'ipv6' : 'ipv4');
+import { type ConnectRequest, type ConnectResponse, fetchImportUrl } from '../../src/service/url-fetch/index.js';
+import type { LookupAddress } from '../../src/service/url-fetch/index.js';
+import { spyConnect, urlFetchError } from '../helpers/url-fetch-spy.js';
 
 // A public address that only the spy "serves", from canned responses: no socket is ever opened to it.
 const FAKE_PUBLIC = '93.184.216.34';
-
-type Canned = (request: ConnectRequest) => ConnectResponse | undefined;
-
-function spyConnect(canned?: Canned) {
-  const addresses: string[] = [];
-  const connect = async (request: ConnectRequest): Promise<ConnectResponse> => {
-    addresses.push(request.address);
-    const answer = canned?.(request);
-    if (answer) return answer;
-    if (!isLoopback(request.address)) throw new Error(`test spy: refusing to connect to ${request.address}`);
-    return connectPinned(request);
-  };
-  return { connect, addresses };
-}
 
 function redirectFrom(request: ConnectRequest, location: string): ConnectResponse {
   return {
@@ -64,15 +38,6 @@ async function lookup(hostname: string): Promise<LookupAddress[]> {
   const found = names[hostname];
   if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
   return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-}
-
-async function refusal(promise: Promise<unknown>): Promise<UrlFetchError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(UrlFetchError);
-  return error as UrlFetchError;
 }
 
 // The loopback server that refused URLs point at: it counts what reached it.
@@ -110,6 +75,14 @@ afterAll(() => {
   redirector.close();
 });
 
+/** Fetches `url` through a fresh spy and checks it was refused: the error, and the addresses the spy was asked for. */
+async function refused(url: string, { allowPrivate }: { allowPrivate: boolean }) {
+  const spy = spyConnect();
+  const error = await urlFetchError(fetchImportUrl(url, { allowPrivate, lookup, connect: spy.connect }));
+  expect(error.code).toBe('url_not_allowed');
+  return { error, addresses: spy.addresses };
+}
+
 describe('import URLs refused before any connection', () => {
   const cases: Array<[string, () => string, RegExp]> = [
     ['file:', () => 'file:///etc/passwd', /"file:" scheme/],
@@ -140,24 +113,24 @@ describe('import URLs refused before any connection', () => {
   ];
 
   it.each(cases)('%s', async (_name, url, message) => {
-    const spy = spyConnect();
     const hitsBefore = targetHits;
-    const error = await refusal(fetchImportUrl(url(), { allowPrivate: false, lookup, connect: spy.connect }));
-    expect(error.code).toBe('url_not_allowed');
+    const { error, addresses } = await refused(url(), { allowPrivate: false });
     expect(error.message).toMatch(message);
-    expect(spy.addresses).toEqual([]);
+    expect(addresses).toEqual([]);
     expect(targetHits).toBe(hitsBefore);
   });
 
   it('never echoes the password of a refused URL', async () => {
-    const error = await refusal(fetchImportUrl('https://alice:hunter2@example.com/x', { allowPrivate: true, lookup }));
+    const error = await urlFetchError(
+      fetchImportUrl('https://alice:hunter2@example.com/x', { allowPrivate: true, lookup }),
+    );
     expect(error.code).toBe('url_not_allowed');
     expect(error.message).not.toContain('hunter2');
   });
 
   it('does not look up the host of a URL with credentials', async () => {
     lookups.length = 0;
-    await refusal(fetchImportUrl('http://user:pass@public.test/', { allowPrivate: false, lookup }));
+    await urlFetchError(fetchImportUrl('http://user:pass@public.test/', { allowPrivate: false, lookup }));
     expect(lookups).toEqual([]);
   });
 });
@@ -178,10 +151,7 @@ describe('allowPrivate admits loopback only', () => {
   ];
 
   it.each(cases)('%s', async (url) => {
-    const spy = spyConnect();
-    const error = await refusal(fetchImportUrl(url, { allowPrivate: true, lookup, connect: spy.connect }));
-    expect(error.code).toBe('url_not_allowed');
-    expect(spy.addresses).toEqual([]);
+    expect((await refused(url, { allowPrivate: true })).addresses).toEqual([]);
   });
 });
 
@@ -201,13 +171,11 @@ describe('redirects to refused URLs', () => {
   // The redirector is a real loopback server, so these run with allowPrivate: true; the targets are
   // refused all the same.
   it.each(targets)('from a loopback server to %s', async (to) => {
-    const spy = spyConnect();
     const before = redirectorHits;
     const url = `http://127.0.0.1:${redirectorPort}/go?to=${encodeURIComponent(to)}`;
-    const error = await refusal(fetchImportUrl(url, { allowPrivate: true, lookup, connect: spy.connect }));
-    expect(error.code).toBe('url_not_allowed');
+    const { error, addresses } = await refused(url, { allowPrivate: true });
     expect(error.message).toMatch(/^redirect target/);
-    expect(spy.addresses).toEqual(['127.0.0.1']);
+    expect(addresses).toEqual(['127.0.0.1']);
     expect(redirectorHits).toBe(before + 1);
   });
 
@@ -223,7 +191,7 @@ describe('redirects to refused URLs', () => {
   it.each(loopbackTargets)('from a public server to %s', async (_name, to) => {
     const spy = spyConnect((request) => (request.address === FAKE_PUBLIC ? redirectFrom(request, to()) : undefined));
     const before = targetHits;
-    const error = await refusal(
+    const error = await urlFetchError(
       fetchImportUrl('http://public.test/doc', { allowPrivate: false, lookup, connect: spy.connect }),
     );
     expect(error.code).toBe('url_not_allowed');

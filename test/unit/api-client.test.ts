@@ -14,6 +14,7 @@ import {
   UsageError,
 } from '../../src/errors.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { failure } from '../helpers/unit-harness.js';
 
 const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
 
@@ -42,15 +43,6 @@ function client(overrides: Partial<ApiClientOptions> = {}) {
   });
   clients.push(made);
   return made;
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 beforeEach(async () => {

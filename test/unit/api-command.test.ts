@@ -1,31 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
-import { run } from '../../src/main.js';
 import { VERSION } from '../../src/version.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
-import { call, startTestService, type TestService } from '../helpers/service.js';
+import { call } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 import { makeTempDir } from '../helpers/temp.js';
-import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+import type { TestContextOptions } from '../helpers/test-context.js';
+import { runInProcess } from '../helpers/unit-harness.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service.close();
-});
-
-async function cli(argv: string[], options: TestContextOptions = {}) {
-  const tc = createTestContext({ baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
-  try {
-    const code = await run(argv, tc.ctx);
-    return { code, stdout: tc.stdout(), stderr: tc.stderr() };
-  } finally {
-    await tc.close();
-  }
-}
+const service = useService();
+const cli = (argv: string[], options: TestContextOptions = {}) =>
+  runInProcess(argv, { baseUrl: service.baseUrl, apiKey: service.key('pro'), ...options });
 
 describe('facectl api', () => {
   it('GET a known route: the validated answer as JSON', async () => {
@@ -96,20 +83,12 @@ describe('facectl api: flags as gh users know them', () => {
   beforeAll(async () => {
     server = await startFaultServer();
   });
-  afterAll(async () => {
-    await server.close();
-  });
-  /** Runs the command; returns what it printed and the one request the server received for it. */
+  afterAll(() => server.close());
+  /** Runs the command; returns what it printed and the requests the server received for it. */
   async function send(argv: string[], options: TestContextOptions = {}) {
     const before = server.requests.length;
-    const tc = createTestContext({ baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
-    try {
-      const code = await run(argv, tc.ctx);
-      const received = server.requests.slice(before);
-      return { code, stdout: tc.stdout(), stderr: tc.stderr(), received };
-    } finally {
-      await tc.close();
-    }
+    const result = await runInProcess(argv, { baseUrl: server.baseUrl, apiKey: 'fk_test_key_0123456789', ...options });
+    return { ...result, received: server.requests.slice(before) };
   }
 
   it('keeps the query string of a known path (issue 12 item 13)', async () => {
@@ -246,21 +225,29 @@ describe('facectl api: flags as gh users know them', () => {
     expect(received).toHaveLength(1);
   });
 
-  it('bad flags: exit 2 naming the flag, nothing sent', async () => {
-    const cases: [string[], string][] = [
-      [['-H', 'no colon'], '-H "no colon": expected \'Name: value\''],
-      [['-H', 'Content-Length: 3'], '-H Content-Length: facectl sets this header itself'],
-      [['-f', 'novalue'], '-f "novalue": expected key=value'],
-      [['-F', 'a[][b]=1'], '-F a[][b]: [] may only come last in a key'],
-      [['-f', '__proto__[x]=1'], '-f __proto__[x]: __proto__ cannot be sent as a field'],
-      [['-X', 'GET', 'POST'], 'the method is given twice: POST and -X GET'],
-    ];
-    for (const [flags, message] of cases) {
-      const argv = flags.includes('-X') ? ['api', ...flags, '/v1/custom'] : ['api', '/v1/custom', ...flags];
+  /** Each command line is refused: exit 2 saying the message (and not "try again"), nothing sent. */
+  const expectAllRefused = async (cases: [string[], string][]) => {
+    for (const [argv, message] of cases) {
       const { code, stderr, received } = await send(argv);
-      expect({ argv, code, has: stderr.includes(message) }).toEqual({ argv, code: ExitCode.usage, has: true });
+      expect({ argv, code, has: stderr.includes(message), stderr }).toEqual({
+        argv,
+        code: ExitCode.usage,
+        has: true,
+        stderr: expect.not.stringContaining('try again'),
+      });
       expect(received).toEqual([]);
     }
+  };
+
+  it('bad flags: exit 2 naming the flag, nothing sent', async () => {
+    await expectAllRefused([
+      [['api', '/v1/custom', '-H', 'no colon'], '-H "no colon": expected \'Name: value\''],
+      [['api', '/v1/custom', '-H', 'Content-Length: 3'], '-H Content-Length: facectl sets this header itself'],
+      [['api', '/v1/custom', '-f', 'novalue'], '-f "novalue": expected key=value'],
+      [['api', '/v1/custom', '-F', 'a[][b]=1'], '-F a[][b]: [] may only come last in a key'],
+      [['api', '/v1/custom', '-f', '__proto__[x]=1'], '-f __proto__[x]: __proto__ cannot be sent as a field'],
+      [['api', '-X', 'GET', 'POST', '/v1/custom'], 'the method is given twice: POST and -X GET'],
+    ]);
   });
 
   // These reached undici, which refused them mid-request: reported as a dropped connection (exit 8, "try again").
@@ -276,17 +263,7 @@ describe('facectl api: flags as gh users know them', () => {
       [['-X', 'CONNECT'], '-X CONNECT: facectl does not send CONNECT'],
       [['-X', 'connect'], '-X CONNECT: facectl does not send CONNECT'],
     ];
-    for (const [flags, message] of cases) {
-      const argv = ['api', ...flags, '/v1/auth/api-keys/current'];
-      const { code, stderr, received } = await send(argv);
-      expect({ argv, code, has: stderr.includes(message), stderr }).toEqual({
-        argv,
-        code: ExitCode.usage,
-        has: true,
-        stderr: expect.not.stringContaining('try again'),
-      });
-      expect(received).toEqual([]);
-    }
+    await expectAllRefused(cases.map(([flags, message]) => [['api', ...flags, '/v1/auth/api-keys/current'], message]));
     // CONNECT given before the path too.
     const positional = await send(['api', 'CONNECT', '/v1/auth/api-keys/current']);
     expect(positional.code).toBe(ExitCode.usage);

@@ -10,6 +10,7 @@ import { documentBody } from '../helpers/seed-bodies.js';
 import { routes } from '../../src/contract/index.js';
 import { ApiError, ResponseError } from '../../src/errors.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { failure } from '../helpers/unit-harness.js';
 
 /**
  * CallOptions.largeStrings: the answer is parsed as it arrives and the named strings (a document's
@@ -62,15 +63,6 @@ async function printed(set: LargeStrings, value: unknown): Promise<string> {
   out.on('data', (c: Buffer) => parts.push(c));
   await set.writeJson(out, value);
   return Buffer.concat(parts).toString('utf8');
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 // A private parent for the files of the sets made here: tests in other files make theirs in parallel.

@@ -1,29 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/auth/login.js';
 import { runStatus } from '../../src/commands/auth/status.js';
 import { ExitCode } from '../../src/errors.js';
-import { run } from '../../src/main.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
-import { createTestContext, type TestContextOptions } from '../helpers/test-context.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { runInProcess as cli } from '../helpers/unit-harness.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service.close();
-});
-
-/** Runs a whole command line in-process and returns what a user would see. */
-async function cli(argv: string[], options: TestContextOptions = {}) {
-  const tc = createTestContext(options);
-  try {
-    const code = await run(argv, tc.ctx);
-    return { code, stdout: tc.stdout(), stderr: tc.stderr(), tc };
-  } finally {
-    await tc.close();
-  }
-}
+const service = useService();
 
 const terminal = { stdinIsTTY: true, stdoutIsTTY: true, env: { NO_COLOR: '1' } };
 

@@ -2,21 +2,13 @@ import { Command } from 'commander';
 import { formatHelp } from '../../src/help-format.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addExamples, lazyAction, parseOptions, requireValue, splitList } from '../../src/commands/kit.js';
+import { addExamples, lazyAction, parseOptions, requestBody, requireValue, splitList } from '../../src/commands/kit.js';
 import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { splitGlobalFlags } from '../../src/global-flags.js';
 import { colorEnabled } from '../../src/io/terminal.js';
 import { reportError, run } from '../../src/main.js';
 import { createTestContext } from '../helpers/test-context.js';
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a failure');
-}
+import { failure } from '../helpers/unit-harness.js';
 
 describe('kit.requireValue', () => {
   const terminal = { stdinIsTTY: true, stdoutIsTTY: true };
@@ -80,9 +72,40 @@ describe('kit.parseOptions and splitList', () => {
     expect(parseOptions(schema, { expiresInDays: '30', name: 'ci' })).toEqual({ expiresInDays: 30, name: 'ci' });
   });
 
+  it('an option its schema does not parse (declared in register.ts, missing in the verb) is a bug, not ignored', () => {
+    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).toThrow(
+      "facectl bug: --budget-usd declared but not in the verb's option schema",
+    );
+    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).not.toThrow(UsageError);
+  });
+
   it('splits lists', () => {
     expect(splitList('a, b,,c ')).toEqual(['a', 'b', 'c']);
     expect(splitList(undefined)).toBeUndefined();
+  });
+});
+
+describe('kit.requestBody', () => {
+  it('names each field as the service does and sends only the options the user gave', () => {
+    const body = requestBody({
+      name: 'ci',
+      expiresInDays: 30,
+      allowedLlmModels: ['gpt-x'],
+      budgetUsd: undefined,
+      scopes: undefined,
+    });
+    expect(body).toEqual({ name: 'ci', expires_in_days: 30, allowed_llm_models: ['gpt-x'] });
+    expect(Object.keys(body)).not.toContain('budget_usd');
+  });
+
+  it('keeps values that are given but falsy, and adds nothing of its own', () => {
+    expect(requestBody({ budgetUsd: 0, label: '', save: false, tools: [] })).toEqual({
+      budget_usd: 0,
+      label: '',
+      save: false,
+      tools: [],
+    });
+    expect(requestBody({})).toEqual({});
   });
 });
 

@@ -1,31 +1,19 @@
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runGetDocument } from '../../src/commands/docs/get.js';
-import { runSyncDocument } from '../../src/commands/docs/sync.js';
-import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import {
-  call,
-  createDocument,
-  createFace,
-  expectContract,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { getDocumentAction } from '../../src/commands/docs/get.js';
+import { syncDocumentAction } from '../../src/commands/docs/sync.js';
+import { contextFor, runCommand } from '../helpers/command-harness.js';
+import { call, createDocument, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
+import { argv, expectRefused } from '../helpers/unit-harness.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService({}, { faces: ['ada-lovelace'] });
 
 describe('docs get', () => {
   it('prints the stored document; --json the service object', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'Some notes to read back.');
     const tc = contextFor(service, { globals: { json: true } });
-    const read = await runGetDocument(tc.ctx, { documentId: doc.document_id });
+    const read = await getDocumentAction(tc.ctx, {}, doc.document_id);
     await tc.close();
     expect(read).toEqual(doc);
     expect(JSON.parse(tc.stdout())).toEqual(doc);
@@ -55,7 +43,7 @@ describe('docs sync', () => {
   it('charges the document (pro: compile quota) and, with --wait, follows preparation to ready', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'word '.repeat(1500));
     const tc = contextFor(service, { globals: { json: true } });
-    const synced = await runSyncDocument(tc.ctx, { documentId: doc.document_id, wait: true, timeoutSeconds: 30 });
+    const synced = await syncDocumentAction(tc.ctx, { wait: true, timeout: '30' }, doc.document_id);
     await tc.close();
     expect(synced.prepare_status).toBe('ready');
     expect(synced.chunks_completed).toBe(synced.chunks_total);
@@ -68,7 +56,7 @@ describe('docs sync', () => {
   it('terminal form: a progress bar from chunks_completed/chunks_total', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(2500));
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    await runSyncDocument(tc.ctx, { documentId: doc.document_id, wait: true, timeoutSeconds: 30 });
+    await syncDocumentAction(tc.ctx, { wait: true, timeout: '30' }, doc.document_id);
     await tc.close();
     const stderr = stripVTControlCharacters(tc.stderr());
     expect(stderr).toMatch(/Preparing .* 3\/3 ready/);
@@ -95,11 +83,11 @@ describe('docs sync', () => {
   });
 
   it('--timeout must be a whole number of seconds; nothing sent', async () => {
-    const before = requestCount(service);
-    const result = await runCommand(service, ['docs', 'sync', 'doc_x', '--wait', '--timeout', '1.5']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--timeout: must be a whole number of seconds from 1 to 86400');
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      argv`docs sync doc_x --wait --timeout 1.5`,
+      '--timeout: must be a whole number of seconds from 1 to 86400',
+    );
   });
 
   it('a key whose budget is spent is refused: exit 6 naming the budget, nothing charged', async () => {

@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
 
 /**
  * `docs submit` of a streamed text document: the service echoes the whole document, content included.
@@ -16,16 +13,8 @@ import { createFace, startTestService, type TestService } from '../helpers/servi
 const TRICKY =
   'Ada said "hi" \\ back\\slash\ttab\r\n\u0001\u001f\u007f\u2028\u2029naïve 日本語 🎉🎉 <|endoftext|> "content":null\n';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-answer-'));
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { faces: ['ada-lovelace'] });
+const { file } = useTempFiles('facectl-answer-');
 
 /** Ids and times differ from one submission to the next; nothing else may. */
 const normalise = (text: string) =>
@@ -38,16 +27,9 @@ const contents: [string, string][] = [
 ];
 
 describe.each(contents)('docs submit of %s', (_name, content) => {
-  const textPath = () => {
-    const path = join(dir, `text-${content.length}.txt`);
-    writeFileSync(path, content);
-    return path;
-  };
-  const jsonPath = () => {
-    const path = join(dir, `doc-${content.length}.json`);
-    writeFileSync(path, JSON.stringify({ alias: 'ada-lovelace', label: 'answer', content }));
-    return path;
-  };
+  const textPath = () => file(`text-${content.length}.txt`, content);
+  const jsonPath = () =>
+    file(`doc-${content.length}.json`, JSON.stringify({ alias: 'ada-lovelace', label: 'answer', content }));
 
   it.each([
     ['--json', ['--json']],

@@ -1,10 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SPOOL_MEMORY_BYTES, streamTextBody } from '../../src/input/text-body.js';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
 
 /**
  * `docs submit` of a text document streams the body (the content escaped into the JSON chunk by
@@ -14,16 +13,8 @@ import { createFace, startTestService, type TestService } from '../helpers/servi
 // Quotes, backslashes, control characters, U+2028, 2-, 3- and 4-byte characters, a special token.
 const TRICKY = 'Ada said "hi" \\ back\\slash\ttab\r\n\u0001\u2028naïve 日本語 🎉🎉 <|endoftext|> "content":null\n';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-stream-'));
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { faces: ['ada-lovelace'] });
+const { dir, file } = useTempFiles('facectl-stream-');
 
 const storedByLabel = (label: string) => [...service.store.values('documents')].filter((d) => d.label === label);
 const submitArgs = (label: string, ...rest: string[]) => [
@@ -73,8 +64,7 @@ describe('docs submit: a streamed text document', () => {
   it('from a file: stored byte-exact, in one request', async () => {
     // About 1.5 MiB: many read chunks, with multi-byte characters across their boundaries.
     const content = `${TRICKY.repeat(12_000)}end`;
-    const path = join(dir, 'big.txt');
-    writeFileSync(path, content);
+    const path = file('big.txt', content);
     const before = requestCount(service);
     const res = await runCommand(service, submitArgs('stream-file', '--file', path));
     expect(res.code).toBe(0);
@@ -97,8 +87,7 @@ describe('docs submit: a streamed text document', () => {
   });
 
   it('a file that is not UTF-8 is refused before anything is sent', async () => {
-    const path = join(dir, 'latin1.txt');
-    writeFileSync(path, Buffer.concat([Buffer.from('fine\n'.repeat(100_000)), Buffer.from([0xe9, 0x0a])]));
+    const path = file('latin1.txt', Buffer.concat([Buffer.from('fine\n'.repeat(100_000)), Buffer.from([0xe9, 0x0a])]));
     const before = requestCount(service);
     const res = await runCommand(service, submitArgs('stream-bad', '--file', path));
     expect(res.code).toBe(2);
@@ -182,8 +171,7 @@ describe('docs submit: an NDJSON batch', () => {
 
   it.each(['file', 'stdin'] as const)('from %s: every document sent once, in full, byte-exact', async (from) => {
     for (const d of storedBatch()) service.store.del('documents', d.id);
-    const path = join(dir, 'batch.ndjson');
-    writeFileSync(path, body);
+    const path = file('batch.ndjson', body);
     const args = ['docs', 'submit', '--concurrency', '16', '--json', ...(from === 'file' ? ['--file', path] : ['-'])];
     const before = requestCount(service);
     const res = await runCommand(service, args, from === 'stdin' ? { stdin: body } : {});
@@ -199,10 +187,9 @@ describe('docs submit: an NDJSON batch', () => {
 
   it('from a file too large to keep between the passes (over 16 MiB): read twice, each document sent once', async () => {
     for (const d of storedBatch()) service.store.del('documents', d.id);
-    const path = join(dir, 'batch-large.ndjson');
     // Small documents, each line padded with spaces after its JSON value, so the file is large.
     const padding = ' '.repeat(60 * 1024);
-    writeFileSync(path, `${docs.map((d) => `${JSON.stringify(d)}${padding}`).join('\n')}\n`);
+    const path = file('batch-large.ndjson', `${docs.map((d) => `${JSON.stringify(d)}${padding}`).join('\n')}\n`);
     expect(statSync(path).size).toBeGreaterThan(16 * 1024 * 1024);
     const before = requestCount(service);
     const res = await runCommand(service, ['docs', 'submit', '--concurrency', '16', '--json', '--file', path]);

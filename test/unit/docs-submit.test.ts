@@ -1,30 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseSubmitOptions, runSubmit } from '../../src/commands/docs/submit.js';
 import { run } from '../../src/main.js';
 import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-submit-'));
-const file = (name: string, content: string | Buffer) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
-
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-  await createFace(service, service.key('pro'), 'grace-hopper');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { faces: ['ada-lovelace', 'grace-hopper'] });
+const { dir, file } = useTempFiles('facectl-submit-');
 
 const stored = async (id: string) =>
   expectContract(
@@ -38,6 +24,21 @@ const storedWithLabel = (prefix: string) =>
     .filter((d) => d.label.startsWith(prefix))
     .sort((a, b) => a.label.localeCompare(b.label));
 const ndjson = (docs: object[]) => `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`;
+/**
+ * An NDJSON file with one document per entry of `aliases`, labelled batch-<letter>-1, -2, … with the
+ * content <letter>1, <letter>2, …; each has the alias given (none where the entry is undefined: --alias says it).
+ */
+const batchFile = (name: string, letter: string, aliases: (string | undefined)[]) =>
+  file(
+    name,
+    ndjson(
+      aliases.map((alias, i) => ({
+        label: `batch-${letter}-${i + 1}`,
+        content: `${letter}${i + 1}`,
+        ...(alias && { alias }),
+      })),
+    ),
+  );
 
 describe('docs submit: one document', () => {
   it('run() with --content: stored as given; the output says token_count is a preview', async () => {
@@ -61,19 +62,10 @@ describe('docs submit: one document', () => {
 
   it('--file with text and --perspective; --json prints the service object', async () => {
     const path = file('letter.txt', 'Dear Charles,\nthe engine…\n');
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'letter',
-      '--perspective',
-      'first-person',
-      '--file',
-      path,
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label letter --perspective first-person --file ${path} --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await stored(printed.document_id));
@@ -104,27 +96,17 @@ describe('docs submit: one document', () => {
 
   it('--format text sends JSON-looking input as text', async () => {
     const content = '{"alias": "x", "content": "y"}\n';
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'raw',
-      '--format',
-      'text',
-      '--file',
-      file('raw.json', content),
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label raw --format text --file ${file('raw.json', content)} --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     expect((await stored(JSON.parse(result.stdout).document_id)).content).toBe(content);
   });
 
   it('terminal form: a missing --alias and --label are asked for', async () => {
-    const tc = contextFor(service, { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] });
-    const code = await run(['docs', 'submit', '--content', 'typed at a terminal'], tc.ctx);
-    await tc.close();
+    const terminal = { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] };
+    const { code, tc } = await runCommand(service, ['docs', 'submit', '--content', 'typed at a terminal'], terminal);
     expect(code, tc.stderr()).toBe(0);
     tc.assertNoLeftoverAnswers();
     const id = /document_id +(doc_\w+)/.exec(stripVTControlCharacters(tc.stdout()))?.[1] as string;
@@ -213,15 +195,16 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
   });
 
+  const concurrency = '--concurrency: must be a whole number of requests from 1 to 64';
   it.each([
-    [['--concurrency', '0'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--concurrency', '65'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--concurrency', 'many'], '--concurrency: must be a whole number of requests from 1 to 64'],
-    [['--format', 'xml'], '--format: must be one of text, json, ndjson'],
-    [['--perspective', 'second-person'], '--perspective: must be one of first-person, third-person'],
-    [['--alias', ''], '--alias: an alias must not be empty'],
-  ])('%j', async (flags, message) => {
-    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', ...flags], `error: ${message}`);
+    ['--concurrency', '0', concurrency],
+    ['--concurrency', '65', concurrency],
+    ['--concurrency', 'many', concurrency],
+    ['--format', 'xml', '--format: must be one of text, json, ndjson'],
+    ['--perspective', 'second-person', '--perspective: must be one of first-person, third-person'],
+    ['--alias', '', '--alias: an alias must not be empty'],
+  ])('%s %j', async (flag, value, message) => {
+    await refused(['--alias', 'ada-lovelace', '--label', 'l', '--content', 'x', flag, value], `error: ${message}`);
   });
 
   it('one source only, and one at least', async () => {
@@ -240,17 +223,10 @@ describe('docs submit: NDJSON batches', () => {
       content: `Doc ${i}: "quoted" \\ back-slash, ünïcödé ✓ 🚀\n\ttabbed`,
     }));
     const path = file('good.ndjson', ndjson(docs));
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--file',
-      path,
-      '--concurrency',
-      '3',
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --file ${path} --concurrency 3 --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const results = result.stdout
       .trimEnd()
@@ -276,13 +252,7 @@ describe('docs submit: NDJSON batches', () => {
   });
 
   it('piped without --json: one tab-separated line per document', async () => {
-    const path = file(
-      'piped.ndjson',
-      ndjson([
-        { label: 'batch-b-1', content: 'b1' },
-        { label: 'batch-b-2', content: 'b2' },
-      ]),
-    );
+    const path = batchFile('piped.ndjson', 'b', [undefined, undefined]);
     const result = await runCommand(service, ['docs', 'submit', '--alias', 'grace-hopper', '--file', path]);
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout
@@ -302,16 +272,10 @@ describe('docs submit: NDJSON batches', () => {
       'mixed.ndjson',
       `${JSON.stringify({ label: 'batch-c-1', content: 'c1' })}\nnot json\n${JSON.stringify({ label: 'batch-c-3', content: 'c3' })}\n`,
     );
-    const result = await runCommand(service, [
-      'docs',
-      'submit',
-      '--alias',
-      'ada-lovelace',
-      '--file',
-      path,
-      '--continue-on-error',
-      '--json',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --file ${path} --continue-on-error --json`,
+    );
     expect(result.code).toBe(2);
     const results = result.stdout
       .trimEnd()
@@ -330,14 +294,7 @@ describe('docs submit: NDJSON batches', () => {
 
   it('a refused line stops the batch by default; the exit code is the most pressing failure', async () => {
     // Line 2 names a face that does not exist (404); the batch stops there (concurrency 1).
-    const path = file(
-      'refused.ndjson',
-      ndjson([
-        { label: 'batch-d-1', content: 'd1', alias: 'ada-lovelace' },
-        { label: 'batch-d-2', content: 'd2', alias: 'no-such-face' },
-        { label: 'batch-d-3', content: 'd3', alias: 'ada-lovelace' },
-      ]),
-    );
+    const path = batchFile('refused.ndjson', 'd', ['ada-lovelace', 'no-such-face', 'ada-lovelace']);
     const result = await runCommand(service, ['docs', 'submit', '--file', path, '--concurrency', '1', '--json']);
     expect(result.code).toBe(4);
     expect(storedWithLabel('batch-d-').map((d) => d.label)).toEqual(['batch-d-1']);
@@ -356,14 +313,7 @@ describe('docs submit: NDJSON batches', () => {
       await call(service, 'createApiKey', { key: service.key('pro'), body: { allowed_face_ids: ['grace-hopper'] } }),
       201,
     ).key;
-    const mixed = file(
-      'mixed-failures.ndjson',
-      ndjson([
-        { label: 'batch-e-1', content: 'e1', alias: 'no-such-face' },
-        { label: 'batch-e-2', content: 'e2', alias: 'ada-lovelace' },
-        { label: 'batch-e-3', content: 'e3', alias: 'grace-hopper' },
-      ]),
-    );
+    const mixed = batchFile('mixed-failures.ndjson', 'e', ['no-such-face', 'ada-lovelace', 'grace-hopper']);
     const second = await runCommand(service, ['docs', 'submit', '--file', mixed, '--continue-on-error', '--json'], {
       apiKey: limitedKey,
     });
@@ -413,16 +363,13 @@ describe('docs submit: NDJSON batches', () => {
   });
 
   it('terminal form: a progress bar on stderr, a table of results on stdout', async () => {
-    const path = file(
-      'tty.ndjson',
-      ndjson([
-        { label: 'batch-g-1', content: 'g1' },
-        { label: 'batch-g-2', content: 'g2' },
-      ]),
+    const path = batchFile('tty.ndjson', 'g', [undefined, undefined]);
+    const terminal = { stdoutIsTTY: true, stdinIsTTY: true };
+    const { code, tc } = await runCommand(
+      service,
+      ['docs', 'submit', '--alias', 'ada-lovelace', '--file', path],
+      terminal,
     );
-    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    const code = await run(['docs', 'submit', '--alias', 'ada-lovelace', '--file', path], tc.ctx);
-    await tc.close();
     expect(code, tc.stderr()).toBe(0);
     const stdout = stripVTControlCharacters(tc.stdout());
     expect(stdout).toMatch(/LINE +DOCUMENT_ID +TOKEN_COUNT/);

@@ -1,26 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
-import { runGetFace } from '../../src/commands/faces/get.js';
-import { run } from '../../src/main.js';
+import { getFaceAction } from '../../src/commands/faces/get.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, createFace, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv, callVerb, expectRefused } from '../helpers/unit-harness.js';
 
 // A service of its own for each test: no test depends on a face another one created.
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-faces-'));
-beforeEach(async () => {
-  service = await startTestService();
-});
-afterEach(async () => {
-  await service.close();
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useService({}, { each: true });
+const { file } = useTempFiles('facectl-faces-');
 
 const storedFace = async (alias: string, plan: 'pro' | 'free' = 'pro') =>
   expectContract(
@@ -31,16 +20,15 @@ const storedFace = async (alias: string, plan: 'pro' | 'free' = 'pro') =>
 
 describe('faces create', () => {
   it('run() creates the face with every field; piped output is tab-separated', async () => {
-    const tc = contextFor(service);
-    const face = await runCreateFace(tc.ctx, {
+    const everyField = {
       name: 'Ada Lovelace',
       alias: 'ada-lovelace',
       basicFacts: { born: 1815, city: 'London' },
       defaultTools: ['search', 'calc'],
       defaultModel: 'gpt-x',
       formula: 'a+b',
-    });
-    await tc.close();
+    };
+    const [face, tc] = await callVerb(service, (ctx) => runCreateFace(ctx, everyField));
     expect(tc.stdout()).toContain('alias\tada-lovelace\n');
     expect(tc.stdout()).toContain('default_tools\tsearch,calc\n');
     expect(tc.stdout()).toContain(`uid\t${face.uid}\n`);
@@ -56,20 +44,11 @@ describe('faces create', () => {
   });
 
   it('script form: --json --no-input with --basic-facts from a file prints the service object', async () => {
-    const facts = join(dir, 'facts.json');
-    writeFileSync(facts, '{"field": "mathematics"}');
-    const result = await runCommand(service, [
-      'faces',
-      'create',
-      '--name',
-      'Grace',
-      '--alias',
-      'grace-hopper',
-      '--basic-facts',
-      `@${facts}`,
-      '--json',
-      '--no-input',
-    ]);
+    const facts = file('facts.json', '{"field": "mathematics"}');
+    const result = await runCommand(
+      service,
+      argv`faces create --name Grace --alias grace-hopper --basic-facts ${`@${facts}`} --json --no-input`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await storedFace('grace-hopper'));
@@ -87,9 +66,8 @@ describe('faces create', () => {
   });
 
   it('terminal form: missing --name and --alias are asked for, and the answers are used', async () => {
-    const tc = contextFor(service, { stdinIsTTY: true, stdoutIsTTY: true, answers: ['Emmy Noether', 'emmy-noether'] });
-    const code = await run(['faces', 'create', '--default-model', 'gpt-x'], tc.ctx);
-    await tc.close();
+    const terminal = { stdinIsTTY: true, stdoutIsTTY: true, answers: ['Emmy Noether', 'emmy-noether'] };
+    const { code, tc } = await runCommand(service, ['faces', 'create', '--default-model', 'gpt-x'], terminal);
     expect(code, tc.stderr()).toBe(0);
     tc.assertNoLeftoverAnswers();
     expect(tc.prompts.map((p) => p.message)).toEqual([
@@ -102,11 +80,11 @@ describe('faces create', () => {
   });
 
   it('without a terminal a missing --alias is exit 2 naming the flag, nothing sent', async () => {
-    const before = requestCount(service);
-    const result = await runCommand(service, ['faces', 'create', '--name', 'X']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('error: --alias is required when not running interactively');
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      argv`faces create --name X`,
+      'error: --alias is required when not running interactively',
+    );
   });
 
   it('--no-input on a terminal still never prompts', async () => {
@@ -135,28 +113,19 @@ describe('faces create', () => {
   );
 
   it('an empty alias is refused before sending (exit 2), nothing sent', async () => {
-    const before = requestCount(service);
-    const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', ' ']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--alias: an alias must not be empty');
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      ['faces', 'create', '--name', 'N', '--alias', ' '],
+      '--alias: an alias must not be empty',
+    );
   });
 
   it('bad --basic-facts JSON is exit 2 naming the flag and column; nothing sent', async () => {
-    const before = requestCount(service);
-    const result = await runCommand(service, [
-      'faces',
-      'create',
-      '--name',
-      'N',
-      '--alias',
-      'abc',
-      '--basic-facts',
-      '{"a": 1,}',
-    ]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('error: --basic-facts: line 1, column 9: invalid JSON');
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      ['faces', 'create', '--name', 'N', '--alias', 'abc', '--basic-facts', '{"a": 1,}'],
+      'error: --basic-facts: line 1, column 9: invalid JSON',
+    );
   });
 
   it('a duplicate alias is exit 5 (409) with the fix', async () => {
@@ -172,7 +141,7 @@ describe('faces get', () => {
     await createFace(service, service.key('pro'), 'ada-lovelace');
     const stored = await storedFace('ada-lovelace');
     const tc = contextFor(service, { globals: { json: true } });
-    const byUid = await runGetFace(tc.ctx, { faceId: stored.uid });
+    const byUid = await getFaceAction(tc.ctx, {}, stored.uid);
     await tc.close();
     expect(byUid).toEqual(stored);
     expect(JSON.parse(tc.stdout())).toEqual(stored);

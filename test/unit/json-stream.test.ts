@@ -145,35 +145,20 @@ describe('JsonStreamParser: the value JSON.parse gives', () => {
 
 describe('JsonStreamParser: not JSON', () => {
   const bad = [
-    '',
-    '   ',
-    '{',
-    '{"a"',
-    '{"a":',
-    '{"a":1',
-    '{"a":1,',
-    '{"a":"unterminated',
-    '{"a":1}}',
-    '{"a":1} x',
-    '[1,]',
-    '[,1]',
-    '{"a" 1}',
-    '{a:1}',
-    "{'a':1}",
-    '{"a":01}',
-    '{"a":1.}',
-    '{"a":-}',
-    '{"a":+1}',
-    '{"a":.5}',
-    '{"a":NaN}',
-    '{"a":nul}',
-    '{"a":truex}',
-    '{"a":"\\x"}',
-    '{"a":"\\u12"}',
-    '{"a":"\\u12G4"}',
-    '{"a":"tab\tinside"}',
-    '{"a":"new\nline"}',
-    '\ufeff{"a":1}',
+    // nothing, or a value cut short
+    ...['', '   ', '{', '{"a"', '{"a":', '{"a":1', '{"a":1,', '{"a":"unterminated'],
+    // more after the value
+    ...['{"a":1}}', '{"a":1} x'],
+    // misplaced commas and colons, unquoted or single-quoted keys
+    ...['[1,]', '[,1]', '{"a" 1}', '{a:1}', "{'a':1}"],
+    // numbers
+    ...['{"a":01}', '{"a":1.}', '{"a":-}', '{"a":+1}', '{"a":.5}', '{"a":NaN}'],
+    // literals
+    ...['{"a":nul}', '{"a":truex}'],
+    // escapes
+    ...['{"a":"\\x"}', '{"a":"\\u12"}', '{"a":"\\u12G4"}'],
+    // raw control characters in a string, a byte order mark
+    ...['{"a":"tab\tinside"}', '{"a":"new\nline"}', '\ufeff{"a":1}'],
   ];
 
   it('throws JsonStreamError naming the offset, wherever the chunks are cut', () => {

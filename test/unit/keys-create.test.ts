@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseCreateKeyOptions, runCreateKey } from '../../src/commands/keys/create.js';
 import { UsageError } from '../../src/errors.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 describe('keys create: run()', () => {
   it('creates a key with every field, prints the secret once and the service stores what was asked', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../src/main.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
-import { createTestContext } from '../helpers/test-context.js';
+import { documentBody, NOW } from '../helpers/seed-bodies.js';
+import { runInProcess } from '../helpers/unit-harness.js';
 
 /**
  * What a real service may legitimately answer where the seed is silent or loose, read by the CLI: a
@@ -16,22 +16,16 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function cli(argv: string[], answer: unknown, stdin?: string) {
+/** Runs the command line against the stand-in server, which answers every request with `answer`. */
+function cli(argv: string[], answer: unknown, stdin?: string) {
   server.handle((_req, res) => json(res, 200, answer));
-  const tc = createTestContext({
+  return runInProcess(argv, {
     baseUrl: server.baseUrl,
     apiKey: 'fcs_lenient',
     ...(stdin === undefined ? {} : { stdin }),
   });
-  try {
-    const code = await run(argv, tc.ctx);
-    return { code, stdout: tc.stdout(), stderr: tc.stderr() };
-  } finally {
-    await tc.close();
-  }
 }
 
-const NOW = '2026-03-15T12:00:00.000Z';
 const FULL_THREAD = {
   thread_id: 'thr_1',
   label: 'Interview',
@@ -96,23 +90,8 @@ describe("a face's created in seconds or milliseconds", () => {
 
 describe('fields beyond the seed', () => {
   it('a document with extra fields: read, and --json prints them unchanged', async () => {
-    const answer = {
-      document_id: 'doc_1',
-      alias: 'ada-lovelace',
-      label: 'notes',
-      source: 'submit',
-      version: 1,
-      content: 'x',
-      token_count: 1,
-      tokens_used: 0,
-      tokens_limit: 100,
-      synced: false,
-      created_at: NOW,
-      updated_at: NOW,
-      type: 'document',
-      language: 'en',
-      review: { state: 'queued', reviewers: ['a'] },
-    };
+    const extra = { type: 'document', language: 'en', review: { state: 'queued', reviewers: ['a'] } };
+    const answer = documentBody({ alias: 'ada-lovelace', label: 'notes', ...extra });
     const result = await cli(['docs', 'get', 'doc_1', '--json', '--no-input'], answer);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(answer);

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiError, createClient, ExitCode, RequestValidationError, routes } from '../../src/index.js';
 import { startFaultServer } from '../helpers/fault-server.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 describe('createClient (the library face)', () => {
   it('has one typed method per route, on the same contract and HTTP layer', async () => {

@@ -1,17 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runConnect } from '../../src/commands/oauth/connect.js';
 import { run } from '../../src/main.js';
 import { approveConsent, contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, decideConsent, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import type { AsUserOptions } from '../helpers/command-harness.js';
+import type { TestContext } from '../helpers/test-context.js';
+import { call, decideConsent, expectContract } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
 
 // A service of its own for each test: no test depends on a connection another one made.
-let service: TestService;
-beforeEach(async () => {
-  service = await startTestService();
-});
-afterEach(async () => {
-  await service.close();
-});
+const service = useService({}, { each: true });
 
 /** Connects the Connect-plan account over plain HTTP, as a browser approving the consent page would. */
 const connectOverHttp = async () => {
@@ -25,6 +22,30 @@ const connections = async () =>
     await call(service, 'listOAuthConnections', { key: service.key('connect') }),
     200,
   );
+
+/** Runs a command line as the Connect-plan user. */
+const asConnect = (argv: string[], options: AsUserOptions = {}) =>
+  runCommand(service, argv, { plan: 'connect', ...options });
+
+/** Starts runConnect for the example provider as the Connect-plan user: opening the browser, polling every 50 ms. */
+const startConnect = (options: AsUserOptions = {}) => {
+  const tc = contextFor(service, { plan: 'connect', ...options });
+  const connecting = runConnect(tc.ctx, { provider: 'example', openBrowser: true, timeoutSeconds: 30, intervalMs: 50 });
+  return { tc, connecting };
+};
+
+/** Waits until the command has said `text` on stderr. */
+const saidOnStderr = (tc: TestContext, text: string) =>
+  eventually(() => (tc.stderr().includes(text) ? true : undefined));
+
+/** Starts `oauth connect example --json` (stderr not a terminal); returns once the browser was given the URL. */
+const startJsonConnect = async (options: AsUserOptions = {}) => {
+  const tc = contextFor(service, { plan: 'connect', ...options });
+  const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
+  const opened = await eventually(() => tc.browserOpened[0]);
+  expect(tc.stderr()).toBe('');
+  return { tc, running, opened };
+};
 
 describe('oauth on a plan other than Connect (case 21)', () => {
   it.each(['connect', 'list', 'disconnect'])(
@@ -48,25 +69,24 @@ describe('oauth on a plan other than Connect (case 21)', () => {
 
 describe('oauth list', () => {
   it('lists the provider, not connected yet; --json is the service array', async () => {
-    const piped = await runCommand(service, ['oauth', 'list'], { plan: 'connect' });
+    const piped = await asConnect(['oauth', 'list']);
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe('example\tfalse\t\n');
-    const json = await runCommand(service, ['oauth', 'list', '--json'], { plan: 'connect' });
+    const json = await asConnect(['oauth', 'list', '--json']);
     expect(JSON.parse(json.stdout)).toEqual(await connections());
   });
 });
 
 describe('oauth connect', () => {
   it('unknown provider: exit 4 before any browser opens', async () => {
-    const result = await runCommand(service, ['oauth', 'connect', 'github'], { plan: 'connect' });
+    const result = await asConnect(['oauth', 'connect', 'github']);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('unknown_provider');
     expect(result.tc.browserOpened).toEqual([]);
   });
 
   it('--no-browser: prints the URL, opens nothing, and times out with exit 8 when no approval comes', async () => {
-    const result = await runCommand(service, ['oauth', 'connect', 'example', '--no-browser', '--timeout', '5'], {
-      plan: 'connect',
+    const result = await asConnect(['oauth', 'connect', 'example', '--no-browser', '--timeout', '5'], {
       now: '2026-03-15T12:00:00Z', // virtual clock: the five seconds pass at once
     });
     expect(result.code).toBe(8);
@@ -91,13 +111,7 @@ describe('oauth connect', () => {
 
   it('opens the browser, waits with the URL on stderr, and succeeds once the consent page is approved', async () => {
     // --json with stderr a terminal: a person is there, the URL is said at once.
-    const tc = contextFor(service, { plan: 'connect', globals: { json: true }, stderrIsTTY: true });
-    const connecting = runConnect(tc.ctx, {
-      provider: 'example',
-      openBrowser: true,
-      timeoutSeconds: 30,
-      intervalMs: 50,
-    });
+    const { tc, connecting } = startConnect({ globals: { json: true }, stderrIsTTY: true });
     const url = await eventually(() => tc.browserOpened[0]);
     expect(tc.stderr()).toContain(url);
     expect(await approveConsent(url)).toContain('Connected to example');
@@ -110,15 +124,9 @@ describe('oauth connect', () => {
 
   it('when the stub browser cannot open, says so and still waits for the approval', async () => {
     await connectOverHttp();
-    const tc = contextFor(service, { plan: 'connect', browserOpens: false });
-    const connecting = runConnect(tc.ctx, {
-      provider: 'example',
-      openBrowser: true,
-      timeoutSeconds: 30,
-      intervalMs: 50,
-    });
+    const { tc, connecting } = startConnect({ browserOpens: false });
     const url = await eventually(() => tc.browserOpened[0]);
-    await eventually(() => (tc.stderr().includes('No browser could be opened') ? true : undefined));
+    await saidOnStderr(tc, 'No browser could be opened');
     // Already connected: a new approval renews the connection, and only that ends the wait.
     expect(tc.stderr()).toContain('example is already connected');
     await approveConsent(url);
@@ -133,8 +141,7 @@ describe('oauth connect --json, stderr not a terminal: stderr is one JSON docume
 
   it('a timeout: the URL and the messages are inside the error document, nothing else on stderr', async () => {
     await connectOverHttp();
-    const result = await runCommand(service, ['oauth', 'connect', 'example', '--json', '--timeout', '5'], {
-      plan: 'connect',
+    const result = await asConnect(['oauth', 'connect', 'example', '--json', '--timeout', '5'], {
       browserUnavailable: 'CI is set',
       now: '2026-03-15T12:00:00Z', // virtual clock: the five seconds pass at once
     });
@@ -152,10 +159,7 @@ describe('oauth connect --json, stderr not a terminal: stderr is one JSON docume
   });
 
   it('interrupted: exit 130, one error document carrying the URL the browser was given', async () => {
-    const tc = contextFor(service, { plan: 'connect', globals: { json: true } });
-    const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
-    const opened = await eventually(() => tc.browserOpened[0]);
-    expect(tc.stderr()).toBe('');
+    const { tc, running, opened } = await startJsonConnect({ globals: { json: true } });
     tc.interrupt();
     expect(await running).toBe(130);
     await tc.close();
@@ -168,10 +172,7 @@ describe('oauth connect --json, stderr not a terminal: stderr is one JSON docume
   });
 
   it('success: the connection on stdout, the held messages printed on stderr at the end', async () => {
-    const tc = contextFor(service, { plan: 'connect' });
-    const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
-    const opened = await eventually(() => tc.browserOpened[0]);
-    expect(tc.stderr()).toBe('');
+    const { tc, running, opened } = await startJsonConnect();
     await approveConsent(opened);
     expect(await running).toBe(0);
     await tc.close();
@@ -186,7 +187,7 @@ describe('oauth disconnect', () => {
   it('without a terminal and without --yes: exit 2 naming --yes, nothing sent', async () => {
     await connectOverHttp();
     const before = requestCount(service);
-    const result = await runCommand(service, ['oauth', 'disconnect', 'example'], { plan: 'connect' });
+    const result = await asConnect(['oauth', 'disconnect', 'example']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('error: --yes is required to disconnect when not running interactively');
     expect(requestCount(service)).toBe(before);
@@ -195,23 +196,15 @@ describe('oauth disconnect', () => {
 
   it('on a terminal asks first: "no" keeps the connection (exit 1, not 130), "yes" disconnects', async () => {
     await connectOverHttp();
-    const declined = await runCommand(service, ['oauth', 'disconnect', 'example'], {
-      plan: 'connect',
-      stdinIsTTY: true,
-      stdoutIsTTY: true,
-      answers: [false],
-    });
+    const onTerminal = (answer: boolean) =>
+      asConnect(['oauth', 'disconnect', 'example'], { stdinIsTTY: true, stdoutIsTTY: true, answers: [answer] });
+    const declined = await onTerminal(false);
     // 130 is Ctrl-C's (README); a declined confirmation is an ordinary failure, as in gh.
     expect(declined.code).toBe(1);
     expect(declined.stderr).toContain('error: not disconnected: example is still connected');
     expect((await connections())[0].connected).toBe(true);
 
-    const accepted = await runCommand(service, ['oauth', 'disconnect', 'example'], {
-      plan: 'connect',
-      stdinIsTTY: true,
-      stdoutIsTTY: true,
-      answers: [true],
-    });
+    const accepted = await onTerminal(true);
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(accepted.tc.prompts[0]?.kind).toBe('confirm');
     // The result is said once on a terminal (not as a table and again as a check line).
@@ -222,16 +215,14 @@ describe('oauth disconnect', () => {
 
   it('piped with --yes: the result once, as a record on stdout', async () => {
     await connectOverHttp();
-    const result = await runCommand(service, ['oauth', 'disconnect', 'example', '--yes'], { plan: 'connect' });
+    const result = await asConnect(['oauth', 'disconnect', 'example', '--yes']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('detail\tDisconnected from example\n');
     expect(result.stderr).toBe('');
   });
 
   it('--yes in a script; disconnecting what is not connected is exit 4', async () => {
-    const result = await runCommand(service, ['oauth', 'disconnect', 'example', '--yes', '--json'], {
-      plan: 'connect',
-    });
+    const result = await asConnect(['oauth', 'disconnect', 'example', '--yes', '--json']);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('not_connected');
   });
@@ -239,13 +230,7 @@ describe('oauth disconnect', () => {
 
 describe('oauth connect: what it says about the browser', () => {
   it('where no browser can appear (CI), it says why and does not try', async () => {
-    const tc = contextFor(service, { plan: 'connect', browserUnavailable: 'CI is set' });
-    const connecting = runConnect(tc.ctx, {
-      provider: 'example',
-      openBrowser: true,
-      timeoutSeconds: 30,
-      intervalMs: 50,
-    });
+    const { tc, connecting } = startConnect({ browserUnavailable: 'CI is set' });
     const url = await eventually(() => /https?:\/\/\S+authorize\S*/.exec(tc.stderr())?.[0]);
     expect(tc.stderr()).toContain('Not opening a browser here (CI is set); open the URL above on any device.');
     expect(tc.stderr()).not.toContain('No browser could be opened');
@@ -256,30 +241,16 @@ describe('oauth connect: what it says about the browser', () => {
   });
 
   it('when the opener fails, it says so at once and keeps waiting; when it works, it says so', async () => {
-    const failing = contextFor(service, { plan: 'connect', browserOpens: false });
-    const connecting = runConnect(failing.ctx, {
-      provider: 'example',
-      openBrowser: true,
-      timeoutSeconds: 30,
-      intervalMs: 50,
-    });
+    const { tc: failing, connecting } = startConnect({ browserOpens: false });
     const url = await eventually(() => failing.browserOpened[0]);
-    await eventually(() =>
-      failing.stderr().includes('No browser could be opened (the opener failed)') ? true : undefined,
-    );
+    await saidOnStderr(failing, 'No browser could be opened (the opener failed)');
     await approveConsent(url);
     await connecting;
     await failing.close();
 
-    const working = contextFor(service, { plan: 'connect' });
-    const again = runConnect(working.ctx, {
-      provider: 'example',
-      openBrowser: true,
-      timeoutSeconds: 30,
-      intervalMs: 50,
-    });
+    const { tc: working, connecting: again } = startConnect();
     const second = await eventually(() => working.browserOpened[0]);
-    await eventually(() => (working.stderr().includes('Opened it in your browser') ? true : undefined));
+    await saidOnStderr(working, 'Opened it in your browser');
     await approveConsent(second);
     await again;
     await working.close();

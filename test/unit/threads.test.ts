@@ -1,35 +1,20 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCreateThread } from '../../src/commands/threads/create.js';
 import { runReplaceMessages } from '../../src/commands/threads/replace-messages.js';
-import { runSyncThread } from '../../src/commands/threads/sync.js';
+import { syncThreadAction } from '../../src/commands/threads/sync.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
-import { call, createFace, expectContract, startTestService, type TestService } from '../helpers/service.js';
+import { call, expectContract } from '../helpers/service.js';
+import { useService, useTempFiles } from '../helpers/service-suite.js';
+import { argv, callVerb, expectRefused } from '../helpers/unit-harness.js';
 
-let service: TestService;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-threads-'));
-const file = (name: string, content: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
+const service = useService({}, { faces: ['ada-lovelace'] });
+const { file } = useTempFiles('facectl-threads-');
 const MESSAGES = [
   { role: 'assistant', content: 'What drew you to the engine?', from: 'Interviewer' },
   { role: 'user', content: 'Its poetry — «algebraic patterns».', from: 'Ada' },
 ];
-
-beforeAll(async () => {
-  service = await startTestService();
-  await createFace(service, service.key('pro'), 'ada-lovelace');
-});
-afterAll(async () => {
-  await service.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const storedThread = async (id: string) =>
   expectContract(
@@ -46,13 +31,9 @@ const newThread = async (label = 'interview') => {
 
 describe('threads create', () => {
   it('run() creates the thread with a billing override; the service stored it', async () => {
-    const tc = contextFor(service);
-    const thread = await runCreateThread(tc.ctx, {
-      alias: 'ada-lovelace',
-      label: 'Interview 1',
-      interviewerBillingSource: 'credits',
-    });
-    await tc.close();
+    const [thread, tc] = await callVerb(service, (ctx) =>
+      runCreateThread(ctx, { alias: 'ada-lovelace', label: 'Interview 1', interviewerBillingSource: 'credits' }),
+    );
     expect(tc.stdout()).toContain(`thread_id\t${thread.thread_id}\n`);
     expect(tc.stdout()).toContain('interviewer_billing_source\tcredits\n');
     expect(await storedThread(thread.thread_id as string)).toMatchObject({
@@ -64,16 +45,10 @@ describe('threads create', () => {
   });
 
   it('script form prints the service object under --json', async () => {
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'scripted',
-      '--json',
-      '--no-input',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label scripted --json --no-input`,
+    );
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed).toEqual(await storedThread(printed.thread_id));
@@ -92,32 +67,20 @@ describe('threads create', () => {
 
   it('--interviewer-billing-source outside its set is exit 2 listing the values (case 6)', async () => {
     const before = requestCount(service);
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'x',
-      '--interviewer-billing-source',
-      'card',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label x --interviewer-billing-source card`,
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('error: --interviewer-billing-source: must be one of oauth, compile, credits');
     expect(requestCount(service)).toBe(before);
   });
 
   it('an override that cannot apply (oauth on the pro plan) is exit 5 with the fix', async () => {
-    const result = await runCommand(service, [
-      'threads',
-      'create',
-      '--alias',
-      'ada-lovelace',
-      '--label',
-      'x',
-      '--interviewer-billing-source',
-      'oauth',
-    ]);
+    const result = await runCommand(
+      service,
+      argv`threads create --alias ada-lovelace --label x --interviewer-billing-source oauth`,
+    );
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('billing_source_unavailable');
     expect(result.stderr).toContain('choose another --interviewer-billing-source');
@@ -147,14 +110,10 @@ describe('threads replace-messages', () => {
 
   it('from a file holding {"messages": [...]}, then from standard input holding an array: old ones archived', async () => {
     const id = await newThread();
-    const first = await runCommand(service, [
-      'threads',
-      'replace-messages',
-      id,
-      '--file',
-      file('m.json', JSON.stringify({ messages: MESSAGES })),
-      '--json',
-    ]);
+    const first = await runCommand(
+      service,
+      argv`threads replace-messages ${id} --file ${file('m.json', JSON.stringify({ messages: MESSAGES }))} --json`,
+    );
     expect(first.code, first.stderr).toBe(0);
     const second = await runCommand(service, ['threads', 'replace-messages', id, '-', '--json', '--no-input'], {
       stdin: JSON.stringify([{ role: 'user', content: 'Only this now', from: 'Ada' }]),
@@ -167,11 +126,11 @@ describe('threads replace-messages', () => {
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {
     const id = await newThread();
     const path = file('bad.json', JSON.stringify([...MESSAGES, MESSAGES[0], { role: 'user', content: 'no speaker' }]));
-    const before = requestCount(service);
-    const result = await runCommand(service, ['threads', 'replace-messages', id, '--file', path]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`error: ${path}: messages[3].from: required`);
-    expect(requestCount(service)).toBe(before);
+    await expectRefused(
+      service,
+      argv`threads replace-messages ${id} --file ${path}`,
+      `error: ${path}: messages[3].from: required`,
+    );
     expect((await storedThread(id)).message_count).toBe(0);
   });
 
@@ -221,7 +180,7 @@ describe('threads get and sync', () => {
     await runReplaceMessages(tc0.ctx, { threadId: id, messages: MESSAGES });
     await tc0.close();
     const tc = contextFor(service, { globals: { json: true } });
-    const thread = await runSyncThread(tc.ctx, { threadId: id, wait: true, timeoutSeconds: 30 });
+    const thread = await syncThreadAction(tc.ctx, { wait: true, timeout: '30' }, id);
     await tc.close();
     expect(thread).toMatchObject({ synced: true, prepare_status: 'ready' });
     expect(JSON.parse(tc.stdout())).toEqual(thread);

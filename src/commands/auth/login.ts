@@ -16,10 +16,6 @@ export interface LoginResult {
   config_file: string;
 }
 
-export async function loginAction(ctx: Context): Promise<void> {
-  await runLogin(ctx);
-}
-
 export async function runLogin(ctx: Context): Promise<LoginResult> {
   const creds = await ctx.credentials();
   const key = await obtainKey(ctx);

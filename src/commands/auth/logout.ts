@@ -1,5 +1,5 @@
 import { activeProfile } from '../../config/credentials.js';
-import type { Context } from '../../context.js';
+import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth logout`: forget the active profile's key; its base URL and other settings stay. */
 
@@ -9,11 +9,7 @@ export interface LogoutResult {
   config_file: string;
 }
 
-export async function logoutAction(ctx: Context): Promise<void> {
-  await runLogout(ctx);
-}
-
-export async function runLogout(ctx: Context): Promise<LogoutResult> {
+export async function runLogout(ctx: SettingsContext): Promise<LogoutResult> {
   const store = await ctx.config();
   const profile = await activeProfile(ctx);
   const removed = typeof store.getProfile(profile).api_key === 'string';

@@ -1,8 +1,8 @@
-import type { Context } from '../../context.js';
 import { checkKnownProfile } from '../config/set.js';
+import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
-export async function switchAction(ctx: Context, _raw: Record<string, unknown>, name: string): Promise<void> {
+export async function switchAction(ctx: SettingsContext, _raw: Record<string, unknown>, name: string): Promise<void> {
   const store = await ctx.config();
   checkKnownProfile(store, name);
   store.setDefaultProfile?.(name);

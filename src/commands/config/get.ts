@@ -1,7 +1,7 @@
 import { activeProfile } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import type { Context } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
+import type { SettingsContext } from '../kit.js';
 
 /** `facectl config get <key>`: the stored value (not the effective one: `auth status` shows that). */
 
@@ -11,11 +11,11 @@ export interface SettingValue {
   profile: string | null;
 }
 
-export async function getAction(ctx: Context, _raw: Record<string, unknown>, key: string): Promise<void> {
+export async function getAction(ctx: SettingsContext, _raw: Record<string, unknown>, key: string): Promise<void> {
   await runConfigGet(ctx, key);
 }
 
-export async function runConfigGet(ctx: Context, key: string): Promise<SettingValue> {
+export async function runConfigGet(ctx: SettingsContext, key: string): Promise<SettingValue> {
   const setting = findSetting(key);
   const store = await ctx.config();
   let stored: unknown;

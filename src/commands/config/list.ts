@@ -1,6 +1,6 @@
 import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
-import type { Context } from '../../context.js';
+import type { SettingsContext } from '../kit.js';
 
 /** `facectl config list`: every stored setting, per profile, with the key shown as its prefix. */
 
@@ -18,11 +18,11 @@ export interface ConfigListing {
   profiles: Record<string, Record<string, string>>;
 }
 
-export async function listAction(ctx: Context): Promise<void> {
+export async function listAction(ctx: SettingsContext): Promise<void> {
   await runConfigList(ctx);
 }
 
-export async function runConfigList(ctx: Context): Promise<ConfigListing> {
+export async function runConfigList(ctx: SettingsContext): Promise<ConfigListing> {
   const store = await ctx.config();
   const active = await activeProfile(ctx);
   const storedDefault = store.getGlobal?.('default_profile');

@@ -1,7 +1,8 @@
 import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import type { ConfigStore, Context, ProfileSettings } from '../../context.js';
+import type { ConfigStore, ProfileSettings } from '../../context.js';
 import { UsageError } from '../../errors.js';
+import type { SettingsContext } from '../kit.js';
 
 /** `facectl config set|unset <key>`: change the settings file (written atomically, mode 0600). */
 
@@ -13,7 +14,7 @@ export interface SettingChange {
 }
 
 export async function setAction(
-  ctx: Context,
+  ctx: SettingsContext,
   _raw: Record<string, unknown>,
   key: string,
   value: string,
@@ -21,11 +22,15 @@ export async function setAction(
   await runConfigSet(ctx, key, value);
 }
 
-export async function unsetAction(ctx: Context, _raw: Record<string, unknown>, key: string): Promise<void> {
+export async function unsetAction(ctx: SettingsContext, _raw: Record<string, unknown>, key: string): Promise<void> {
   await runConfigSet(ctx, key, undefined);
 }
 
-export async function runConfigSet(ctx: Context, key: string, value: string | undefined): Promise<SettingChange> {
+export async function runConfigSet(
+  ctx: SettingsContext,
+  key: string,
+  value: string | undefined,
+): Promise<SettingChange> {
   const setting = findSetting(key);
   if (setting.refuseSet) {
     throw new UsageError(
@@ -77,7 +82,12 @@ export function checkKnownProfile(store: ConfigStore, name: string): void {
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
-function warnKeyStaysBehind(ctx: Context, settings: ProfileSettings, profile: string, next: string | undefined): void {
+function warnKeyStaysBehind(
+  ctx: SettingsContext,
+  settings: ProfileSettings,
+  profile: string,
+  next: string | undefined,
+): void {
   if (typeof settings.api_key !== 'string' || !settings.api_key) return;
   const boundTo = storedKeyBaseUrl(settings);
   const target = next ?? DEFAULT_BASE_URL;

@@ -1,20 +1,14 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { addExamples, lazyAction } from '../kit.js';
-
-const EXTENSION_NOTE =
-  'Uses an endpoint the published interface does not show (an extension that `facectl serve` implements).';
-const withNote = (text: string) => `${text}\n\n${EXTENSION_NOTE}`;
+import { addVerbs, WAIT_OPTIONS, withExtensionNote } from '../kit.js';
 
 /** `facectl docs ...`: declared with commander only; the verb modules load when a command runs. */
 export function registerDocsCommands(program: Command, ctx: Context): void {
   const docs = program.command('docs').description('Submit, read and sync compile documents.');
-
-  const submit = docs
-    .command('submit')
-    .summary('Submit a document, or a batch of them (NDJSON)')
-    .description(
-      [
+  addVerbs(docs, ctx, {
+    submit: {
+      summary: 'Submit a document, or a batch of them (NDJSON)',
+      description: [
         'Submit a document, or a batch of them.',
         '',
         'The input is --content TEXT, --file PATH, or - (standard input). A file or standard input is read as:',
@@ -31,43 +25,45 @@ export function registerDocsCommands(program: Command, ctx: Context): void {
         '',
         'token_count in the answer is a preview: nothing is charged until the document is synced.',
       ].join('\n'),
-    )
-    .argument('[input]', '- to read the document(s) from standard input')
-    .option('--alias <alias>', 'alias of the face the document belongs to (for JSON input: the default)')
-    .option('--label <label>', 'label of the document (for JSON input: the default)')
-    .option('--perspective <perspective>', 'first-person or third-person (the service defaults to third-person)')
-    .option('--content <text>', 'the document text')
-    .option('--file <path>', 'read the document(s) from a file (- for standard input)')
-    .option('--format <format>', 'text, json or ndjson (default: detected)')
-    .option('--concurrency <n>', 'requests in flight for a batch, 1 to 64', '4')
-    .option('--continue-on-error', 'in a batch, report bad or refused lines and keep sending the others')
-    .option('--resume', 'continue a batch that stopped short: send only the lines not yet submitted')
-    .option('--restart', 'send every line of a batch again, dropping the record of an unfinished earlier run')
-    .action(lazyAction<[string | undefined]>(ctx, async () => (await import('./submit.js')).submitAction));
-  addExamples(submit, [
-    'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
-    'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
-    `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
-    'facectl docs submit --file docs.ndjson --concurrency 16 --resume',
-  ]);
-
-  const get = docs
-    .command('get')
-    .description(withNote('Show a document.'))
-    .argument('<document_id>', 'the document id (doc_...)')
-    .action(lazyAction<[string]>(ctx, async () => (await import('./get.js')).getDocumentAction));
-  addExamples(get, ['facectl docs get doc_7Hc2Lq', 'facectl docs get doc_7Hc2Lq --json | jq .prepare_status']);
-
-  const sync = docs
-    .command('sync')
-    .description(withNote('Sync a document: its token_count is charged to the billing source and preparation starts.'))
-    .argument('<document_id>', 'the document id (doc_...)')
-    .option('--wait', 'wait until preparation is ready, with a progress bar')
-    .option('--timeout <seconds>', 'with --wait: give up after this many seconds (default 300)')
-    .action(lazyAction<[string]>(ctx, async () => (await import('./sync.js')).syncDocumentAction));
-  addExamples(sync, [
-    'facectl docs sync doc_7Hc2Lq',
-    'facectl docs sync doc_7Hc2Lq --wait --timeout 60',
-    'facectl docs sync doc_7Hc2Lq --wait --json --no-input | jq .prepare_status',
-  ]);
+      arguments: [['[input]', '- to read the document(s) from standard input']],
+      options: [
+        ['--alias <alias>', 'alias of the face the document belongs to (for JSON input: the default)'],
+        ['--label <label>', 'label of the document (for JSON input: the default)'],
+        ['--perspective <perspective>', 'first-person or third-person (the service defaults to third-person)'],
+        ['--content <text>', 'the document text'],
+        ['--file <path>', 'read the document(s) from a file (- for standard input)'],
+        ['--format <format>', 'text, json or ndjson (default: detected)'],
+        ['--concurrency <n>', 'requests in flight for a batch, 1 to 64', '4'],
+        ['--continue-on-error', 'in a batch, report bad or refused lines and keep sending the others'],
+        ['--resume', 'continue a batch that stopped short: send only the lines not yet submitted'],
+        ['--restart', 'send every line of a batch again, dropping the record of an unfinished earlier run'],
+      ],
+      examples: [
+        'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
+        'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
+        `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
+        'facectl docs submit --file docs.ndjson --concurrency 16 --resume',
+      ],
+      run: async () => (await import('./submit.js')).submitAction,
+    },
+    get: {
+      description: withExtensionNote('Show a document.'),
+      arguments: [['<document_id>', 'the document id (doc_...)']],
+      examples: ['facectl docs get doc_7Hc2Lq', 'facectl docs get doc_7Hc2Lq --json | jq .prepare_status'],
+      run: async () => (await import('./get.js')).getDocumentAction,
+    },
+    sync: {
+      description: withExtensionNote(
+        'Sync a document: its token_count is charged to the billing source and preparation starts.',
+      ),
+      arguments: [['<document_id>', 'the document id (doc_...)']],
+      options: WAIT_OPTIONS,
+      examples: [
+        'facectl docs sync doc_7Hc2Lq',
+        'facectl docs sync doc_7Hc2Lq --wait --timeout 60',
+        'facectl docs sync doc_7Hc2Lq --wait --json --no-input | jq .prepare_status',
+      ],
+      run: async () => (await import('./sync.js')).syncDocumentAction,
+    },
+  });
 }

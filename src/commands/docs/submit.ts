@@ -5,11 +5,12 @@ import { capYoungGeneration } from '../../api/young-generation.js';
 import type { Context } from '../../context.js';
 import { createDocument, type Document } from '../../contract/documents.js';
 import { UsageError } from '../../errors.js';
-import type { DocumentDefaults, DocumentFormat } from '../../input/documents.js';
+import type { DocumentDefaults } from '../../input/documents.js';
 import { type PreparedDocument, preparedText, readDocumentInput } from '../../input/document-input.js';
-import { aliasOption, checkAlias, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
+import { aliasOption, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
 import { resolveSource } from '../../input/source.js';
-import { parseOptions, requireValue } from '../kit.js';
+import { requireAliasAndLabel } from '../alias-label.js';
+import { parseOptions } from '../kit.js';
 import type { JournalMode } from '../../state/batch-journal.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
@@ -19,17 +20,6 @@ import { submitBatch } from './submit-batch.js';
  * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
  * --format names it.
  */
-
-export interface SubmitOptions extends DocumentDefaults {
-  content?: string | undefined;
-  /** A path, or `-` for standard input (from `--file -` or the `-` argument). */
-  file?: string | undefined;
-  format?: DocumentFormat | undefined;
-  concurrency: number;
-  continueOnError: boolean;
-  /** For a batch: `resume` sends only what an earlier run left, `restart` every line again. */
-  journal: JournalMode;
-}
 
 export const STDIN_HINT =
   'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
@@ -47,8 +37,14 @@ const optionsSchema = z.object({
   restart: z.boolean().default(false),
 });
 
+/**
+ * The flags, checked together. `file` is a path or `-` (standard input, from `--file -` or the `-`
+ * argument); --resume and --restart become `journal`: what a batch does with an earlier run's record.
+ */
+export type SubmitOptions = Omit<z.output<typeof optionsSchema>, 'resume' | 'restart'> & { journal: JournalMode };
+
 export function parseSubmitOptions(raw: Record<string, unknown>, input?: string): SubmitOptions {
-  const options = parseOptions(optionsSchema, { ...raw, concurrency: raw.concurrency ?? '4' });
+  const options = parseOptions(optionsSchema, raw);
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to submit a file, use --file ${input}; for text, --content "..."`,
@@ -116,14 +112,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
 
 /** Plain text needs --alias and --label; on a terminal they are asked for. */
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: opts.alias,
-    message: 'Alias of the face the document belongs to',
-    validate: checkAlias,
-  });
-  const label = await requireValue(ctx, { flag: '--label', value: opts.label, message: 'Label of the document' });
-  return { alias, label, perspective: opts.perspective };
+  return { ...(await requireAliasAndLabel(ctx, opts, 'document')), perspective: opts.perspective };
 }
 
 export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<Document> {

@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import type { Context } from '../../context.js';
+import type { Column, Context } from '../../context.js';
 import { CliError, NetworkError } from '../../errors.js';
 import { integerOption } from '../../input/options.js';
-import { parseOptions } from '../kit.js';
+import { parseOptions, type RequestContext } from '../kit.js';
 
 /**
  * `--wait` of `docs sync` and `threads sync`: polls until preparation is ready, with a progress bar from
@@ -27,21 +27,64 @@ export interface WaitOptions<T extends Preparable> {
   intervalMs?: number;
 }
 
+/** What waiting uses of the context: the output for the progress bar, the clock, Ctrl-C. */
+export type WaitContext = Pick<Context, 'out' | 'clock' | 'signal'>;
+
 export const DEFAULT_WAIT_SECONDS = 300;
 
-const waitFlags = z.object({
-  wait: z.boolean().default(false),
-  timeout: integerOption(1, 86_400, 'seconds').optional(),
-});
+/** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`): 300 s when not given. */
+export const timeoutOption = integerOption(1, 86_400, 'seconds').default(DEFAULT_WAIT_SECONDS);
+
+const waitFlags = z.object({ wait: z.boolean().default(false), timeout: timeoutOption });
+
+export interface WaitFlags {
+  wait: boolean;
+  timeoutSeconds: number;
+}
 
 /** The `--wait` and `--timeout SECONDS` flags of the sync commands. */
-export function parseWaitFlags(raw: Record<string, unknown>): { wait: boolean; timeoutSeconds: number } {
+export function parseWaitFlags(raw: Record<string, unknown>): WaitFlags {
   const flags = parseOptions(waitFlags, raw);
-  return { wait: flags.wait, timeoutSeconds: flags.timeout ?? DEFAULT_WAIT_SECONDS };
+  return { wait: flags.wait, timeoutSeconds: flags.timeout };
 }
+
+/** What `docs sync` and `threads sync` send: the sync, and the read that --wait repeats. */
+export interface SyncTarget<T> {
+  kind: 'document' | 'thread';
+  id: string;
+  sync: () => Promise<T>;
+  fetch: () => Promise<T>;
+}
+
+/**
+ * `docs sync` and `threads sync`: the sync (the charge is made and preparation starts), then with --wait
+ * the progress until preparation is ready; the item is shown as it last came back.
+ */
+export async function syncAndShow<T extends Preparable & { token_count?: number | null }>(
+  ctx: RequestContext & WaitContext,
+  flags: WaitFlags,
+  fields: Column<T>[],
+  target: SyncTarget<T>,
+): Promise<T> {
+  let item = await target.sync();
+  ctx.out.success(`Synced ${target.id} (token_count ${item.token_count ?? 0})`);
+  if (flags.wait) {
+    const group = target.kind === 'document' ? 'docs' : 'threads';
+    item = await waitUntilReady(ctx, {
+      what: `${target.kind} ${target.id}`,
+      showCommand: `facectl ${group} get ${target.id}`,
+      initial: item,
+      fetch: target.fetch,
+      timeoutSeconds: flags.timeoutSeconds,
+    });
+  }
+  ctx.out.record(item, fields);
+  return item;
+}
+
 const FAILED_STATES = new Set(['failed', 'error']);
 
-export async function waitUntilReady<T extends Preparable>(ctx: Context, options: WaitOptions<T>): Promise<T> {
+export async function waitUntilReady<T extends Preparable>(ctx: WaitContext, options: WaitOptions<T>): Promise<T> {
   const interval = options.intervalMs ?? 250;
   const deadline = ctx.clock.now().getTime() + options.timeoutSeconds * 1000;
   const bar = ctx.out.progress('Preparing');

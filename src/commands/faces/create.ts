@@ -3,19 +3,10 @@ import type { Context } from '../../context.js';
 import { createFace, type Face, type FaceCreateRequest } from '../../contract/faces.js';
 import { readJsonObjectFlag } from '../../input/json-flag.js';
 import { aliasOption, checkAlias, nonEmptyOption } from '../../input/options.js';
-import { parseOptions, requireValue, splitList } from '../kit.js';
+import { parseOptions, type RequestContext, requestBody, requireValue, send, splitList } from '../kit.js';
 import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces create`: a new face; name and alias are asked for on a terminal when not given. */
-
-export interface CreateFaceOptions {
-  name: string;
-  alias: string;
-  basicFacts?: Record<string, unknown> | undefined;
-  defaultTools?: string[] | undefined;
-  defaultModel?: string | undefined;
-  formula?: string | undefined;
-}
 
 const optionsSchema = z.object({
   name: nonEmptyOption.optional(),
@@ -23,11 +14,18 @@ const optionsSchema = z.object({
   basicFacts: z.string().optional(),
   defaultTools: z
     .string()
-    .optional()
-    .transform((value) => splitList(value)),
+    .transform((value) => splitList(value) ?? [])
+    .optional(),
   defaultModel: nonEmptyOption.optional(),
   formula: z.string().optional(),
 });
+
+/** The flags once resolved: name and alias given or asked for, --basic-facts read as a JSON object. */
+export type CreateFaceOptions = Omit<z.output<typeof optionsSchema>, 'name' | 'alias' | 'basicFacts'> & {
+  name: string;
+  alias: string;
+  basicFacts?: Record<string, unknown> | undefined;
+};
 
 /**
  * Flags first (a bad value is refused before anything else happens), then the --basic-facts input,
@@ -44,29 +42,16 @@ export async function resolveCreateFaceOptions(ctx: Context, raw: Record<string,
     message: 'Alias (a slug such as ada-lovelace)',
     validate: checkAlias,
   });
-  return {
-    name,
-    alias,
-    basicFacts,
-    defaultTools: flags.defaultTools,
-    defaultModel: flags.defaultModel,
-    formula: flags.formula,
-  };
+  return { ...flags, name, alias, basicFacts };
 }
 
 export async function createFaceAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
   await runCreateFace(ctx, await resolveCreateFaceOptions(ctx, raw));
 }
 
-export async function runCreateFace(ctx: Context, opts: CreateFaceOptions): Promise<Face> {
-  const body: FaceCreateRequest = { name: opts.name, alias: opts.alias };
-  if (opts.basicFacts !== undefined) body.basic_facts = opts.basicFacts;
-  if (opts.defaultTools !== undefined) body.default_tools = opts.defaultTools;
-  if (opts.defaultModel !== undefined) body.default_model = opts.defaultModel;
-  if (opts.formula !== undefined) body.formula = opts.formula;
-
-  const api = await ctx.api();
-  const face = await api.call(createFace, { body }, { signal: ctx.signal });
+export async function runCreateFace(ctx: RequestContext, opts: CreateFaceOptions): Promise<Face> {
+  const body: FaceCreateRequest = requestBody(opts);
+  const face = await send(ctx, createFace, { body });
   ctx.out.record(face, FACE_FIELDS);
   showFaceWarnings(ctx, face);
   ctx.out.success(`Created face ${face.alias}${face.uid ? ` (${face.uid})` : ''}`);

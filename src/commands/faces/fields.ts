@@ -1,5 +1,6 @@
 import type { Column, Context } from '../../context.js';
 import type { Face } from '../../contract/faces.js';
+import { fieldColumns } from '../kit.js';
 
 /**
  * `created` as a date. The seed types it as an integer and leaves its unit "not shown": the local
@@ -13,22 +14,15 @@ export function createdAsDate(created: number): string | number {
 }
 
 /** The service's `warnings` on a face, each on stderr: a face may be created and still need a look. */
-export function showFaceWarnings(ctx: Context, face: Face): void {
+export function showFaceWarnings(ctx: Pick<Context, 'out'>, face: Face): void {
   for (const warning of face.warnings ?? []) ctx.out.warn(`the service says: ${warning}`);
 }
 
 /** The face fields shown on a terminal or as tab-separated lines; --json prints the whole object. */
 export const FACE_FIELDS: Column<Face>[] = [
-  { header: 'uid', value: (f) => f.uid },
-  { header: 'alias', value: (f) => f.alias },
-  { header: 'name', value: (f) => f.name },
-  { header: 'owned_by', value: (f) => f.owned_by },
+  ...fieldColumns<Face>('uid', 'alias', 'name', 'owned_by'),
   { header: 'created', value: (f) => createdAsDate(f.created) },
-  { header: 'default_model', value: (f) => f.default_model },
-  { header: 'default_tools', value: (f) => f.default_tools },
-  { header: 'formula', value: (f) => f.formula },
-  { header: 'basic_facts', value: (f) => f.basic_facts },
-  { header: 'component_counts', value: (f) => f.component_counts },
-  { header: 'profile_token_count', value: (f) => f.profile_token_count },
+  ...fieldColumns<Face>('default_model', 'default_tools', 'formula'),
+  ...fieldColumns<Face>('basic_facts', 'component_counts', 'profile_token_count'),
   { header: 'warnings', value: (f) => (f.warnings && f.warnings.length > 0 ? f.warnings : null) },
 ];

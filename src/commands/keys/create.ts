@@ -4,26 +4,16 @@ import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { daysOption, usdOption } from '../../input/options.js';
-import { parseOptions, splitList } from '../kit.js';
+import { parseOptions, requestBody, send, splitList } from '../kit.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
-
-export interface CreateKeyOptions {
-  name?: string | undefined;
-  expiresInDays?: number | undefined;
-  scopes?: string[] | undefined;
-  budgetUsd?: number | undefined;
-  allowedFaceIds?: string[] | undefined;
-  allowedLlmModels?: string[] | undefined;
-  save: boolean;
-}
 
 const list = (flag: string) =>
   z
     .string()
-    .optional()
-    .transform((value) => splitList(value))
-    .refine((items) => items === undefined || items.length > 0, { error: `give at least one value (${flag} a,b)` });
+    .transform((value) => splitList(value) ?? [])
+    .refine((items) => items.length > 0, { error: `give at least one value (${flag} a,b)` })
+    .optional();
 
 const optionsSchema = z.object({
   name: z.string().optional(),
@@ -39,11 +29,16 @@ const optionsSchema = z.object({
   save: z.boolean().default(false),
 });
 
+export type CreateKeyOptions = z.output<typeof optionsSchema>;
+
+/** What `keys create` uses of the context: the client, the output, and the config for --save. */
+type CreateKeyContext = Pick<Context, 'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config'>;
+
 export function parseCreateKeyOptions(raw: Record<string, unknown>): CreateKeyOptions {
   return parseOptions(optionsSchema, raw);
 }
 
-export async function createKeyAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
+export async function createKeyAction(ctx: CreateKeyContext, raw: Record<string, unknown>): Promise<void> {
   await runCreateKey(ctx, parseCreateKeyOptions(raw));
 }
 
@@ -59,17 +54,10 @@ const KEY_FIELDS: Column<ApiKey>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promise<ApiKey> {
-  const body: ApiKeyCreateRequest = {};
-  if (opts.name !== undefined) body.name = opts.name;
-  if (opts.expiresInDays !== undefined) body.expires_in_days = opts.expiresInDays;
-  if (opts.scopes !== undefined) body.scopes = opts.scopes;
-  if (opts.budgetUsd !== undefined) body.budget_usd = opts.budgetUsd;
-  if (opts.allowedFaceIds !== undefined) body.allowed_face_ids = opts.allowedFaceIds;
-  if (opts.allowedLlmModels !== undefined) body.allowed_llm_models = opts.allowedLlmModels;
-
-  const api = await ctx.api();
-  const key = await api.call(createApiKey, { body }, { signal: ctx.signal });
+export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
+  const { save, ...fields } = opts;
+  const body: ApiKeyCreateRequest = requestBody(fields);
+  const key = await send(ctx, createApiKey, { body });
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(
@@ -79,11 +67,11 @@ export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promis
   if (ctx.io.stderrIsTTY) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
-  if (opts.save) await saveKey(ctx, key);
+  if (save) await saveKey(ctx, key);
   return key;
 }
 
-async function saveKey(ctx: Context, key: ApiKey): Promise<void> {
+async function saveKey(ctx: Pick<Context, 'out' | 'credentials' | 'config'>, key: ApiKey): Promise<void> {
   try {
     const credentials = await ctx.credentials();
     const config = await ctx.config();

@@ -1,9 +1,10 @@
 import * as z from 'zod';
-import type { ApiClient, Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import { authorizeOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
-import { integerOption, requireArgument } from '../../input/options.js';
-import { parseOptions } from '../kit.js';
+import { requireArgument } from '../../input/options.js';
+import { timeoutOption, type WaitContext } from '../docs/wait-ready.js';
+import { parseOptions, type RequestContext, send } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /**
@@ -22,36 +23,36 @@ export interface ConnectOptions {
   intervalMs?: number;
 }
 
-export const DEFAULT_CONNECT_TIMEOUT_SECONDS = 300;
-
 const optionsSchema = z.object({
   // commander turns --no-browser into browser: false.
   browser: z.boolean().default(true),
-  timeout: integerOption(1, 86_400, 'seconds').optional(),
+  timeout: timeoutOption,
 });
 
-export function parseConnectOptions(raw: Record<string, unknown>, provider: string): ConnectOptions {
+/** What `oauth connect` uses of the context: the client, a browser, and the clock and output to wait. */
+type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
+
+export async function connectAction(
+  ctx: ConnectContext,
+  raw: Record<string, unknown>,
+  provider: string,
+): Promise<void> {
   const flags = parseOptions(optionsSchema, raw);
-  return {
+  await runConnect(ctx, {
     provider: requireArgument('provider', provider),
     openBrowser: flags.browser,
-    timeoutSeconds: flags.timeout ?? DEFAULT_CONNECT_TIMEOUT_SECONDS,
-  };
+    timeoutSeconds: flags.timeout,
+  });
 }
 
-export async function connectAction(ctx: Context, raw: Record<string, unknown>, provider: string): Promise<void> {
-  await runConnect(ctx, parseConnectOptions(raw, provider));
-}
-
-export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<OAuthConnection> {
-  const api = await ctx.api();
+export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<OAuthConnection> {
   const { provider } = opts;
   let url: string;
   let before: OAuthConnection | undefined;
   try {
     // Authorize first: a non-Connect plan is refused here, before any browser opens.
-    url = (await api.call(authorizeOAuth, { params: { provider } }, { signal: ctx.signal })).authorize_url;
-    before = await findConnection(ctx, api, provider);
+    url = (await send(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
+    before = await findConnection(ctx, provider);
   } catch (error) {
     throw explainPlanRequired(error);
   }
@@ -74,15 +75,14 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<OA
     }
   }
 
-  const connection = await waitForConnection(ctx, api, opts, before);
+  const connection = await waitForConnection(ctx, opts, before);
   ctx.out.success(`Connected ${provider}`);
   ctx.out.record(connection, CONNECTION_COLUMNS);
   return connection;
 }
 
 async function waitForConnection(
-  ctx: Context,
-  api: ApiClient,
+  ctx: RequestContext & WaitContext,
   opts: ConnectOptions,
   before: OAuthConnection | undefined,
 ): Promise<OAuthConnection> {
@@ -92,7 +92,7 @@ async function waitForConnection(
     for (;;) {
       // sleep() rejects with CancelError on Ctrl-C, which ends the wait with exit 130.
       await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
-      const current = await findConnection(ctx, api, opts.provider);
+      const current = await findConnection(ctx, opts.provider);
       if (current?.connected && (!before?.connected || current.connected_at !== before.connected_at)) return current;
       if (ctx.clock.now().getTime() >= deadline) {
         throw new NetworkError(
@@ -109,7 +109,7 @@ async function waitForConnection(
   }
 }
 
-async function findConnection(ctx: Context, api: ApiClient, provider: string): Promise<OAuthConnection | undefined> {
-  const connections = await api.call(listOAuthConnections, {}, { signal: ctx.signal });
+async function findConnection(ctx: RequestContext, provider: string): Promise<OAuthConnection | undefined> {
+  const connections = await send(ctx, listOAuthConnections, {});
   return connections.find((c) => c.provider === provider);
 }

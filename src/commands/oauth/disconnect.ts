@@ -1,29 +1,28 @@
 import * as z from 'zod';
-import type { Context } from '../../context.js';
 import { disconnectOAuth } from '../../contract/oauth.js';
 import { DeclinedError, UsageError } from '../../errors.js';
 import { requireArgument } from '../../input/options.js';
-import { parseOptions } from '../kit.js';
+import { parseOptions, type PromptContext, type RequestContext, send } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
 
 /** `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes. */
 
-export interface DisconnectOptions {
-  provider: string;
-  yes: boolean;
-}
-
 const optionsSchema = z.object({ yes: z.boolean().default(false) });
 
-export function parseDisconnectOptions(raw: Record<string, unknown>, provider: string): DisconnectOptions {
-  return { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) };
+export type DisconnectOptions = z.output<typeof optionsSchema> & { provider: string };
+
+/** What `oauth disconnect` uses of the context: the client, and a terminal to confirm on. */
+type DisconnectContext = RequestContext & PromptContext;
+
+export async function disconnectAction(
+  ctx: DisconnectContext,
+  raw: Record<string, unknown>,
+  provider: string,
+): Promise<void> {
+  await runDisconnect(ctx, { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) });
 }
 
-export async function disconnectAction(ctx: Context, raw: Record<string, unknown>, provider: string): Promise<void> {
-  await runDisconnect(ctx, parseDisconnectOptions(raw, provider));
-}
-
-export async function runDisconnect(ctx: Context, opts: DisconnectOptions): Promise<{ detail: string }> {
+export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {
   if (!opts.yes) {
     if (!ctx.io.canPrompt()) {
       throw new UsageError('--yes is required to disconnect when not running interactively', {
@@ -36,10 +35,9 @@ export async function runDisconnect(ctx: Context, opts: DisconnectOptions): Prom
     });
     if (!confirmed) throw new DeclinedError(`not disconnected: ${opts.provider} is still connected`);
   }
-  const api = await ctx.api();
   let result: { detail: string };
   try {
-    result = await api.call(disconnectOAuth, { params: { provider: opts.provider } }, { signal: ctx.signal });
+    result = await send(ctx, disconnectOAuth, { params: { provider: opts.provider } });
   } catch (error) {
     throw explainPlanRequired(error);
   }

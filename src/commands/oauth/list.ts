@@ -1,18 +1,13 @@
-import type { Context } from '../../context.js';
 import { listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
+import { type RequestContext, send } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /** `facectl oauth list`: the OAuth connections of the key's user (Connect plan only). */
 
-export async function listConnectionsAction(ctx: Context): Promise<void> {
-  await runListConnections(ctx);
-}
-
-export async function runListConnections(ctx: Context): Promise<OAuthConnection[]> {
-  const api = await ctx.api();
+export async function runListConnections(ctx: RequestContext): Promise<OAuthConnection[]> {
   let connections: OAuthConnection[];
   try {
-    connections = await api.call(listOAuthConnections, {}, { signal: ctx.signal });
+    connections = await send(ctx, listOAuthConnections, {});
   } catch (error) {
     throw explainPlanRequired(error);
   }

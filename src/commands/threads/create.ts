@@ -1,17 +1,11 @@
 import * as z from 'zod';
-import type { Context } from '../../context.js';
 import { createThread, type Thread, type ThreadCreateRequest } from '../../contract/threads.js';
-import { aliasOption, billingSourceOption, checkAlias } from '../../input/options.js';
-import { parseOptions, requireValue } from '../kit.js';
+import { aliasOption, billingSourceOption } from '../../input/options.js';
+import { requireAliasAndLabel } from '../alias-label.js';
+import { parseOptions, type PromptContext, type RequestContext, requestBody, send } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads create`: a compile thread; alias and label are asked for on a terminal. */
-
-export interface CreateThreadOptions {
-  alias: string;
-  label: string;
-  interviewerBillingSource?: ThreadCreateRequest['interviewer_billing_source'];
-}
 
 const optionsSchema = z.object({
   alias: aliasOption.optional(),
@@ -19,30 +13,27 @@ const optionsSchema = z.object({
   interviewerBillingSource: billingSourceOption.optional(),
 });
 
+/** The flags once resolved: alias and label given or asked for. */
+export type CreateThreadOptions = z.output<typeof optionsSchema> & { alias: string; label: string };
+
 export async function resolveCreateThreadOptions(
-  ctx: Context,
+  ctx: PromptContext,
   raw: Record<string, unknown>,
 ): Promise<CreateThreadOptions> {
   const flags = parseOptions(optionsSchema, raw);
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: flags.alias,
-    message: 'Alias of the face the thread belongs to',
-    validate: checkAlias,
-  });
-  const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: 'Label of the thread' });
-  return { alias, label, interviewerBillingSource: flags.interviewerBillingSource };
+  return { ...flags, ...(await requireAliasAndLabel(ctx, flags, 'thread')) };
 }
 
-export async function createThreadAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
+export async function createThreadAction(
+  ctx: RequestContext & PromptContext,
+  raw: Record<string, unknown>,
+): Promise<void> {
   await runCreateThread(ctx, await resolveCreateThreadOptions(ctx, raw));
 }
 
-export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): Promise<Thread> {
-  const body: ThreadCreateRequest = { alias: opts.alias, label: opts.label };
-  if (opts.interviewerBillingSource !== undefined) body.interviewer_billing_source = opts.interviewerBillingSource;
-  const api = await ctx.api();
-  const thread = await api.call(createThread, { body }, { signal: ctx.signal });
+export async function runCreateThread(ctx: RequestContext, opts: CreateThreadOptions): Promise<Thread> {
+  const body: ThreadCreateRequest = requestBody(opts);
+  const thread = await send(ctx, createThread, { body });
   ctx.out.record(thread, THREAD_FIELDS);
   ctx.out.success(`Created thread ${thread.thread_id ?? ''} for ${thread.alias ?? opts.alias}`);
   return thread;

@@ -6,7 +6,7 @@ import { parseJson } from '../../input/json.js';
 import { type ThreadMessage, validateMessageList } from '../../input/messages.js';
 import { requireArgument } from '../../input/options.js';
 import { readSourceText, resolveSource } from '../../input/source.js';
-import { parseOptions } from '../kit.js';
+import { parseOptions, type RequestContext, send } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
@@ -57,13 +57,11 @@ export async function replaceMessagesAction(
   await runReplaceMessages(ctx, await resolveReplaceMessagesOptions(ctx, raw, threadId, input));
 }
 
-export async function runReplaceMessages(ctx: Context, opts: ReplaceMessagesOptions): Promise<Thread> {
-  const api = await ctx.api();
-  const thread = await api.call(
-    replaceThreadMessages,
-    { params: { thread_id: opts.threadId }, body: { messages: opts.messages.map((m) => ({ ...m })) } },
-    { signal: ctx.signal },
-  );
+export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<Thread> {
+  const thread = await send(ctx, replaceThreadMessages, {
+    params: { thread_id: opts.threadId },
+    body: { messages: opts.messages.map((m) => ({ ...m })) },
+  });
   ctx.out.record(thread, THREAD_FIELDS);
   ctx.out.success(
     `Replaced the messages of ${opts.threadId}: ${thread.message_count ?? opts.messages.length} now, ` +
