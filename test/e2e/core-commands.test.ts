@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { useServe } from '../helpers/hooks.js';
+import { tracing, traced } from '../helpers/module-trace.js';
+import { watchChild } from '../helpers/watch-child.js';
 
 /**
  * The built bin against `facectl serve` on port 0: auth, config, api and completion in their script
@@ -11,14 +13,7 @@ import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/se
  * and the process-level behaviours (exit codes, EPIPE, startup without heavy modules).
  */
 
-let serve: ServeProcess;
-beforeAll(async () => {
-  ensureBuilt();
-  serve = await startServeProcess();
-}, 120_000);
-afterAll(async () => {
-  await serve?.stop();
-});
+const serve = useServe();
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -189,37 +184,18 @@ describe('process behaviour', () => {
       env: { PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    const run = watchChild(child);
     child.stdout.once('data', () => child.stdout.destroy());
-    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-    expect(stderr).toBe('');
+    const { code } = await run.exit;
+    expect(run.stderr()).toBe('');
     expect(code).toBe(0);
   });
 
   it('--version and --help load only the small entry chunks, nothing from node_modules', async () => {
-    const dir = makeConfigDir();
-    // A loader hook that reports every module file loaded during the run, on stderr.
-    writeFileSync(
-      join(dir, 'hooks.mjs'),
-      `import { writeSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\n');
-  return next(url, context);
-}
-`,
-    );
-    writeFileSync(
-      join(dir, 'trace.mjs'),
-      `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
-    );
     for (const args of [['--version'], ['--help']]) {
-      const result = await runCli(args, { env: { NODE_OPTIONS: `--import ${join(dir, 'trace.mjs')}` } });
+      const result = await runCli(args, { env: tracing() });
       expect(result.code).toBe(0);
-      const files = [...result.stderr.matchAll(/^LOADED file:\/\/(.+)$/gm)].map((m) => m[1] as string);
-      const ours = files.filter((f) => !f.startsWith(dir));
+      const ours = traced(result.stderr).files;
       expect(ours).toContain(join(ROOT, 'dist', 'cli.js'));
       expect(ours.every((f) => f.startsWith(join(ROOT, 'dist')) || f === BIN)).toBe(true);
       // zod, undici, conf and the prompts each weigh hundreds of KB bundled; commander and the tree ~150 KB.

@@ -1,37 +1,19 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { worldReadableCli } from '../helpers/world-readable-cli.js';
-import { type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
-import { call, expectContract } from '../helpers/service.js';
+import { useServe } from '../helpers/hooks.js';
+import { makeTempDir, tempFile } from '../helpers/temp.js';
+import { readBack } from '../helpers/serve-process.js';
 
 /** docs submit / get / sync, run as the built bin against `facectl serve`, in script and pipe forms. */
 
-let service: ServeProcess;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-docs-e2e-'));
-const file = (name: string, content: string | Buffer) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
-const env = () => ({ FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl });
-const stored = async (id: string) =>
-  expectContract(
-    'getDocument',
-    await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } }),
-    200,
-  );
-
-beforeAll(async () => {
-  service = await startServeWithFace();
-}, 120_000);
-afterAll(async () => {
-  await service?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useServe({ face: 'ada-lovelace' });
+const dir = makeTempDir('facectl-docs-e2e-');
+const env = () => service.env();
+const stored = (id: string) => readBack(service, 'getDocument', { document_id: id });
 
 describe('docs submit (built bin)', () => {
   it('pipe form: text on stdin', async () => {
@@ -92,7 +74,7 @@ describe('docs submit (built bin)', () => {
   });
 
   it('script form: an NDJSON file; a bad line in the middle means nothing of it is sent', async () => {
-    const good = file(
+    const good = tempFile(
       'good.ndjson',
       `${JSON.stringify({ alias: 'ada-lovelace', label: 'f1', content: 'file one' })}\n`.repeat(3),
     );
@@ -100,7 +82,7 @@ describe('docs submit (built bin)', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout.trimEnd().split('\n')).toHaveLength(3);
 
-    const bad = file(
+    const bad = tempFile(
       'bad.ndjson',
       `${JSON.stringify({ alias: 'ada-lovelace', label: 'b1', content: 'x' })}\n{"alias": "ada-lovelace", "label": "b2", "content": }\n${JSON.stringify({ alias: 'ada-lovelace', label: 'b3', content: 'y' })}\n`,
     );
@@ -136,8 +118,7 @@ describe('docs submit (built bin)', () => {
     // (the clone may be in a private directory); otherwise as the current user.
     const asRoot = process.getuid?.() === 0;
     const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir };
-    const secret = join(cli.dir, 'secret.txt');
-    writeFileSync(secret, 'hidden');
+    const secret = tempFile('secret.txt', 'hidden', cli.dir);
     chmodSync(secret, 0o000);
     const asNobody = asRoot ? { uid: 65534, gid: 65534 } : {};
     const child = spawn(

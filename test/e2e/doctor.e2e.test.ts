@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
+import { runCli } from '../helpers/run-cli.js';
 
 /** `facectl doctor` as a script runs it: the built bin, a key from the environment, --json. */
 
-let service: TestService;
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startTestService();
-}, 120_000);
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService();
+beforeAll(() => ensureBuilt(), 120_000);
 
 describe('facectl doctor (built bin)', () => {
   it('prints one JSON document of checks and exits 0 with a working key, 1 without one', async () => {

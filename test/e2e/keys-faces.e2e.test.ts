@@ -1,36 +1,20 @@
 import { readFileSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { useFaultServer, useServe } from '../helpers/hooks.js';
+import { readBack } from '../helpers/serve-process.js';
 import { call, createFace, expectContract } from '../helpers/service.js';
 
 /** keys create, faces create/get and import, run as the built bin against `facectl serve`. */
 
-let service: ServeProcess;
-let pages: Server;
-let pagesUrl: string;
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startServeProcess(['--allow-private-urls']);
-  pages = createServer((_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-    res.end('An essay on the Analytical Engine.\n');
-  });
-  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  pagesUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-}, 120_000);
-afterAll(async () => {
-  await service?.stop();
-  await new Promise((resolve) => pages?.close(resolve));
+const service = useServe({ args: ['--allow-private-urls'] });
+/** Pages to import: every path is the same short text. */
+const pages = useFaultServer((_req, res) => {
+  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end('An essay on the Analytical Engine.\n');
 });
-
-const env = (plan: 'pro' | 'connect' | 'free' = 'pro') => ({
-  FACECTL_API_KEY: service.key(plan),
-  FACECTL_BASE_URL: service.baseUrl,
-});
+const env = (plan: 'pro' | 'connect' | 'free' = 'pro') => service.env(plan);
 
 describe('keys create (built bin)', () => {
   it('script form: --json --no-input prints the key object once; the key works', async () => {
@@ -110,11 +94,7 @@ describe('faces (built bin)', () => {
     );
     expect(created.code, created.stderr).toBe(0);
     const face = JSON.parse(created.stdout);
-    const stored = expectContract(
-      'getFace',
-      await call(service, 'getFace', { key: service.key('pro'), params: { face_id: 'ada-lovelace' } }),
-      200,
-    );
+    const stored = await readBack(service, 'getFace', { face_id: 'ada-lovelace' });
     expect(face).toEqual(stored);
     expect(stored).toMatchObject({ basic_facts: { born: 1815 }, default_tools: ['search', 'calc'] });
 
@@ -142,18 +122,14 @@ describe('import (built bin)', () => {
   it('imports a URL into the face; the document is stored with the URL as source', async () => {
     await createFace(service, service.key('pro'), 'ada-import');
     const result = await runCli(
-      ['import', 'ada-import', `${pagesUrl}/essay.txt`, '--type', 'document', '--json', '--no-input'],
+      ['import', 'ada-import', `${pages.baseUrl}/essay.txt`, '--type', 'document', '--json', '--no-input'],
       { env: env() },
     );
     expect(result.code, result.stderr).toBe(0);
     const doc = JSON.parse(result.stdout);
-    const stored = expectContract(
-      'getDocument',
-      await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: doc.document_id } }),
-      200,
-    );
+    const stored = await readBack(service, 'getDocument', { document_id: doc.document_id });
     expect(stored).toMatchObject({
-      source: `${pagesUrl}/essay.txt`,
+      source: `${pages.baseUrl}/essay.txt`,
       content: 'An essay on the Analytical Engine.\n',
       synced: false,
     });
@@ -161,7 +137,7 @@ describe('import (built bin)', () => {
   });
 
   it("--type outside the local service's set: sent, refused by it with 422 listing its values", async () => {
-    const result = await runCli(['import', 'ada-lovelace', `${pagesUrl}/x`, '--type', 'video'], { env: env() });
+    const result = await runCli(['import', 'ada-lovelace', `${pages.baseUrl}/x`, '--type', 'video'], { env: env() });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('status: 422 validation_error');
     expect(result.stderr).toMatch(/- type: .*"document".*"transcript"/);

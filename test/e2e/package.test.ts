@@ -1,10 +1,11 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp.js';
+import { startServeProcess } from '../helpers/serve-process.js';
+import { makeTempDir, tempFile } from '../helpers/temp.js';
 
 /**
  * The package as users get it (issues 15 and 16): `npm pack` of a copy of the checkout (so the build it
@@ -144,59 +145,25 @@ describe('npm install -g of the tarball', () => {
     const version = await runBin(['--version']);
     expect(version).toMatchObject({ code: 0, stdout: `${manifestVersion()}\n`, stderr: '' });
 
-    const serve = spawn(bin, ['serve', '--port', '0', '--json'], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: makeTempDir('facectl-pkg-home-') },
-    });
+    const serve = await startServeProcess([], [bin]);
     try {
-      const started = JSON.parse(await firstLine(serve)) as {
-        base_url: string;
-        users: { plan: string; key: string }[];
-      };
-      const env = {
-        FACECTL_BASE_URL: started.base_url,
-        FACECTL_API_KEY: started.users.find((user) => user.plan === 'pro')?.key ?? '',
-      };
+      const env = serve.env();
       const face = await runBin(['api', '-X', 'POST', '/v1/faces', '-f', 'name=Pack Age', '-f', 'alias=pack-age'], env);
       expect(face).toMatchObject({ code: 0, stderr: '' });
-      const small = await runBin(
-        [
-          'api',
-          '--raw',
-          'POST',
-          '/v1/compile/documents',
-          '-f',
-          'alias=pack-age',
-          '-f',
-          'label=small',
-          '-f',
-          'content=hello world',
-        ],
-        env,
-      );
+      const submit = (label: string, content: string[]) =>
+        runBin(
+          ['api', '--raw', 'POST', '/v1/compile/documents', '-f', 'alias=pack-age', '-f', `label=${label}`, ...content],
+          env,
+        );
+      const small = await submit('small', ['-f', 'content=hello world']);
       expect(small).toMatchObject({ code: 0, stderr: '' });
       expect(JSON.parse(small.stdout)).toMatchObject({ token_count: 2 });
-      const file = join(makeTempDir('facectl-pkg-doc-'), 'large.txt');
       const text = 'hello world '.repeat(30_000);
-      writeFileSync(file, text);
-      const large = await runBin(
-        [
-          'api',
-          '--raw',
-          'POST',
-          '/v1/compile/documents',
-          '-f',
-          'alias=pack-age',
-          '-f',
-          'label=large',
-          '-F',
-          `content=@${file}`,
-        ],
-        env,
-      );
+      const large = await submit('large', ['-F', `content=@${tempFile('large.txt', text)}`]);
       expect(large).toMatchObject({ code: 0, stderr: '' });
       expect(JSON.parse(large.stdout)).toMatchObject({ token_count: o200k.countTokens(text) });
     } finally {
-      serve.kill();
+      await serve.kill();
     }
   });
 
@@ -244,21 +211,5 @@ function runBin(args: string[], env: Record<string, string> = {}): Promise<Run> 
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-function firstLine(child: ChildProcessWithoutNullStreams): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const newline = out.indexOf('\n');
-      if (newline >= 0) resolve(out.slice(0, newline));
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
   });
 }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FaultServer, json, type RecordedRequest, startFaultServer } from '../helpers/fault-server.js';
+import { describe, expect, it } from 'vitest';
+import { json, type RecordedRequest } from '../helpers/fault-server.js';
+import { documentBody, NOW } from '../helpers/seed-bodies.js';
+import { useFaultServer, useServe } from '../helpers/hooks.js';
 import { runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
 
 /**
  * Values the seed allows but `facectl serve` does not (its own choices: scope grammar, slug alias of
@@ -10,22 +11,13 @@ import { ensureBuilt, type ServeProcess, startServeWithFace } from '../helpers/s
  * that the CLI prints field by field. A document without perspective is sent without one.
  */
 
-const NOW = '2026-03-15T12:00:00.000Z';
-const document = (body: Record<string, unknown>) => ({
-  document_id: 'doc_1',
-  alias: String(body.alias ?? 'x'),
-  label: String(body.label ?? body.url ?? 'x'),
-  source: 'submit',
-  version: 1,
-  content: String(body.content ?? 'x'),
-  token_count: 1,
-  tokens_used: 0,
-  tokens_limit: 100,
-  synced: false,
-  created_at: NOW,
-  updated_at: NOW,
-  ...(body.type === undefined ? {} : { type: body.type }),
-});
+const document = (body: Record<string, unknown>) =>
+  documentBody({
+    alias: String(body.alias ?? 'x'),
+    label: String(body.label ?? body.url ?? 'x'),
+    content: String(body.content ?? 'x'),
+    ...(body.type === undefined ? {} : { type: body.type }),
+  });
 
 /** Answers each creating POST with a minimal valid body, whatever it was sent. */
 function acceptAnything(req: RecordedRequest, res: Parameters<typeof json>[0]) {
@@ -51,23 +43,14 @@ function acceptAnything(req: RecordedRequest, res: Parameters<typeof json>[0]) {
   return json(res, 201, document(body));
 }
 
-let fault: FaultServer;
-let serve: ServeProcess;
-beforeAll(async () => {
-  ensureBuilt();
-  fault = await startFaultServer(acceptAnything);
-  serve = await startServeWithFace('ada-lovelace', ['--allow-private-urls']);
-}, 120_000);
-afterAll(async () => {
-  await fault?.close();
-  await serve?.stop();
-});
+const fault = useFaultServer(acceptAnything);
+const serve = useServe({ face: 'ada-lovelace', args: ['--allow-private-urls'] });
 
 const toFault = (args: string[]) =>
   runCli([...args, '--json', '--no-input'], { env: { FACECTL_API_KEY: 'fcs_any', FACECTL_BASE_URL: fault.baseUrl } });
 const toServe = (args: string[], form: '--json' | 'human' = '--json') =>
   runCli([...args, ...(form === '--json' ? ['--json'] : []), '--no-input'], {
-    env: { FACECTL_API_KEY: serve.key('pro'), FACECTL_BASE_URL: serve.baseUrl },
+    env: serve.env(),
   });
 
 const long = 'a'.repeat(100);

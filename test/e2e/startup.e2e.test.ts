@@ -3,10 +3,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import module from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { renderHelpPage } from '../../src/help-pages.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
-import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { useServe } from '../helpers/hooks.js';
+import { tracing, traced } from '../helpers/module-trace.js';
+import { watchChild } from '../helpers/watch-child.js';
 
 /**
  * What the built bin loads at start: `--help` answered from the pages made at build time (and the same
@@ -14,44 +16,7 @@ import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/se
  * config store or node:http2, and a compile cache (Node 22+) that can never get in the way.
  */
 
-let serve: ServeProcess;
-beforeAll(async () => {
-  ensureBuilt();
-  serve = await startServeProcess();
-}, 120_000);
-afterAll(async () => {
-  await serve?.stop();
-});
-
-/** NODE_OPTIONS that report, on stderr, every module file loaded and, at exit, the built-in modules. */
-function tracing(): { NODE_OPTIONS: string } {
-  const dir = makeConfigDir();
-  writeFileSync(
-    join(dir, 'hooks.mjs'),
-    `import { writeSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\n');
-  return next(url, context);
-}
-`,
-  );
-  writeFileSync(
-    join(dir, 'trace.mjs'),
-    `import { register } from 'node:module';
-import { writeSync } from 'node:fs';
-register('./hooks.mjs', import.meta.url);
-process.on('exit', () => writeSync(2, 'BUILTINS ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));
-`,
-  );
-  return { NODE_OPTIONS: `--import ${join(dir, 'trace.mjs')}` };
-}
-
-function traced(stderr: string) {
-  const files = [...stderr.matchAll(/^LOADED file:\/\/(.+)$/gm)].map((m) => m[1] as string);
-  const builtins = (/^BUILTINS (.*)$/m.exec(stderr)?.[1] ?? '').split(' ');
-  const rest = stderr.replace(/^(LOADED|BUILTINS) .*\n/gm, '');
-  return { files: files.filter((f) => f.startsWith(ROOT)), builtins, rest };
-}
+const serve = useServe();
 
 describe('--help', () => {
   it.each([[['--help']], [['-h']], [['faces', '--help']], [['faces', 'get', '--help']], [['docs', 'submit', '-h']]])(
@@ -75,20 +40,17 @@ describe('--help', () => {
 
   it('| head: the reader leaving early is a quiet exit', async () => {
     const child = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    const run = watchChild(child);
     child.stdout.destroy();
-    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-    expect(stderr).toBe('');
+    const { code } = await run.exit;
+    expect(run.stderr()).toBe('');
     expect(code).toBe(0);
   });
 });
 
 describe('an API command with the key in FACECTL_API_KEY', () => {
   it('faces get --json loads the client and the contract, not the renderers, prompts, config store or http2', async () => {
-    const env = { FACECTL_API_KEY: serve.key('pro'), FACECTL_BASE_URL: serve.baseUrl };
+    const env = serve.env();
     const created = await runCli(['faces', 'create', '--name', 'Start Up', '--alias', 'start-up', '--json'], { env });
     expect(created.code).toBe(0);
 

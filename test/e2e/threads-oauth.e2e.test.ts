@@ -1,35 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
-import { type ServeProcess, startServeWithFace } from '../helpers/serve-process.js';
-import { call, decideConsent, expectContract } from '../helpers/service.js';
+import { useServe } from '../helpers/hooks.js';
+import { tempFile } from '../helpers/temp.js';
+import { readBack } from '../helpers/serve-process.js';
+import { decideConsent } from '../helpers/service.js';
 
 /** threads create / replace-messages / get / sync and oauth list / connect / disconnect, as the built bin. */
 
-let service: ServeProcess;
-const dir = mkdtempSync(join(tmpdir(), 'facectl-threads-e2e-'));
-const env = (plan: 'pro' | 'connect' | 'standard' = 'pro') => ({
-  FACECTL_API_KEY: service.key(plan),
-  FACECTL_BASE_URL: service.baseUrl,
-});
-const storedThread = async (id: string) =>
-  expectContract(
-    'getThread',
-    await call(service, 'getThread', { key: service.key('pro'), params: { thread_id: id } }),
-    200,
-  );
-
-beforeAll(async () => {
-  service = await startServeWithFace();
-}, 120_000);
-afterAll(async () => {
-  await service?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const service = useServe({ face: 'ada-lovelace' });
+const env = (plan: 'pro' | 'connect' | 'standard' = 'pro') => service.env(plan);
+const storedThread = (id: string) => readBack(service, 'getThread', { thread_id: id });
 
 describe('threads (built bin)', () => {
   it('create, replace-messages from a pipe and from a file, get, sync --wait', async () => {
@@ -59,9 +41,8 @@ describe('threads (built bin)', () => {
     expect(piped.code, piped.stderr).toBe(0);
     expect(JSON.parse(piped.stdout).message_count).toBe(1);
 
-    const path = join(dir, 'messages.json');
-    writeFileSync(
-      path,
+    const path = tempFile(
+      'messages.json',
       JSON.stringify({
         messages: [
           { role: 'assistant', content: 'What is the engine for?', from: 'Interviewer' },

@@ -76,30 +76,51 @@ export class Gen {
     return s;
   }
 
-  /** A random JSON value (depth-limited). */
-  json(depth = 0): unknown {
-    const kind = this.int(0, depth > 2 ? 4 : 6);
-    switch (kind) {
-      case 0:
-        return null;
-      case 1:
-        return this.chance(0.5);
-      case 2:
-        return this.pick([0, -1, 1.5, 1e300, 365, 366, Number.MAX_SAFE_INTEGER]);
-      case 3:
-      case 4:
-        return this.text(12);
-      case 5:
-        return Array.from({ length: this.int(0, 3) }, () => this.json(depth + 1));
-      default: {
-        const out: Record<string, unknown> = {};
-        for (let i = this.int(0, 4); i > 0; i--)
-          out[this.pick(['alias', 'label', 'content', 'role', 'from', 'x', this.text(6)])] = this.json(depth + 1);
-        return out;
-      }
+  /** A random JSON value, up to three levels of arrays and objects, with keys the CLI's inputs use. */
+  json(): unknown {
+    return this.tree(CLI_VALUES, 3);
+  }
+
+  /**
+   * A random JSON value up to `levels` levels deep: one of the shape's leaves, or (above the last
+   * level) an array or an object of random members. Members are defined, not assigned, so a key such as
+   * `__proto__` stays an own key of the object.
+   */
+  tree(shape: TreeShape, levels: number): unknown {
+    const leaves = shape.leaves.length;
+    const kind = this.int(0, levels <= 0 ? leaves - 1 : leaves + 1);
+    if (kind < leaves) return (shape.leaves[kind] as (gen: Gen) => unknown)(this);
+    if (kind === leaves) return Array.from({ length: this.int(0, shape.items) }, () => this.tree(shape, levels - 1));
+    const out: Record<string, unknown> = {};
+    for (let n = this.int(0, shape.members); n > 0; n--) {
+      const name = shape.key(this);
+      const value = this.tree(shape, levels - 1);
+      Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     }
+    return out;
   }
 }
+
+/** What Gen.tree builds from: its leaves (picked evenly), the most items of an array and members of an object. */
+export interface TreeShape {
+  leaves: readonly ((gen: Gen) => unknown)[];
+  items: number;
+  members: number;
+  key(gen: Gen): string;
+}
+
+const CLI_VALUES: TreeShape = {
+  leaves: [
+    () => null,
+    (gen) => gen.chance(0.5),
+    (gen) => gen.pick([0, -1, 1.5, 1e300, 365, 366, Number.MAX_SAFE_INTEGER]),
+    (gen) => gen.text(12),
+    (gen) => gen.text(12),
+  ],
+  items: 3,
+  members: 4,
+  key: (gen) => gen.pick(['alias', 'label', 'content', 'role', 'from', 'x', gen.text(6)]),
+};
 
 /** Bytes that are not UTF-8 (a lone continuation byte, an overlong form, a truncated sequence). */
 export const INVALID_UTF8: readonly Buffer[] = [

@@ -85,6 +85,11 @@ function poison(g: Gen, flags: Record<string, readonly string[]>): [string, stri
   return [flag, g.pick(flags[flag] as readonly string[])];
 }
 
+/** --alias with the fuzz face, sometimes mutated or a known-bad one. */
+function alias(g: Gen): [string, string] {
+  return ['--alias', sometimes(g, () => FACE, BAD.alias)];
+}
+
 function addFlags(g: Gen, argv: string[], flags: Record<string, () => string>, p = 0.5): void {
   for (const [flag, value] of Object.entries(flags)) if (g.chance(p)) argv.push(flag, value());
 }
@@ -155,12 +160,7 @@ function buildCase(g: Gen, index: number): Case {
       break;
     }
     case 'threads': {
-      argv.push(
-        'threads',
-        'create',
-        '--alias',
-        sometimes(g, () => FACE, BAD.alias),
-      );
+      argv.push('threads', 'create', ...alias(g));
       argv.push(
         '--label',
         sometimes(g, () => `thread ${index}`),
@@ -191,8 +191,7 @@ function buildCase(g: Gen, index: number): Case {
       argv.push(
         'docs',
         'submit',
-        '--alias',
-        sometimes(g, () => FACE, BAD.alias),
+        ...alias(g),
         '--label',
         sometimes(g, () => 'notes'),
       );

@@ -1,18 +1,12 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, type RouteName, routes } from '../../src/contract/index.js';
 import { MAX_JSON_DEPTH } from '../../src/service/http-util.js';
 import { Store } from '../../src/service/store.js';
-import {
-  call,
-  createDocument,
-  createFace,
-  expectContract,
-  startTestService,
-  type TestService,
-} from '../helpers/service.js';
+import { useService } from '../helpers/service-suite.js';
+import { call, createDocument, expectContract } from '../helpers/service.js';
 import { makeTempDir } from '../helpers/temp.js';
-import { Gen, mulberry32 } from './generators.js';
+import { Gen, mulberry32, type TreeShape } from './generators.js';
 
 /**
  * Fuzz target for the JSON bodies of the local service (`facectl serve`): every route that takes a
@@ -56,18 +50,18 @@ interface Target {
   valid: (gen: Gen) => Record<string, unknown>;
 }
 
-let svc: TestService;
-let dataFile: string;
+const dataFile = join(makeTempDir('facectl-body-fuzz-'), 'state.json');
+const svc = useService(
+  {
+    dataFile,
+    fetchUrl: async (url) => ({ text: `imported from ${url}`, finalUrl: url, contentType: 'text/plain' }),
+  },
+  { faces: ['fuzz-face'] },
+);
 const targets: Target[] = [];
 
 beforeAll(async () => {
-  dataFile = join(makeTempDir('facectl-body-fuzz-'), 'state.json');
-  svc = await startTestService({
-    dataFile,
-    fetchUrl: async (url) => ({ text: `imported from ${url}`, finalUrl: url, contentType: 'text/plain' }),
-  });
   const key = svc.key('pro');
-  await createFace(svc, key, 'fuzz-face');
   const doc = await createDocument(svc, key, 'fuzz-face', 'a document to edit');
   const thread = expectContract(
     'createThread',
@@ -110,37 +104,24 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  await svc?.close();
-});
+/** Random JSON values for bodies: keys from KEY_NAMES or random; empty, huge and look-alike strings. */
+const BODY_VALUES: TreeShape = {
+  leaves: [
+    () => null,
+    (gen) => gen.chance(0.5),
+    (gen) => gen.pick([0, -0, 1, -1, 1.5, 2 ** 53 + 1, 1e308, -1e-308, 365, 366, 0.1]),
+    (gen) => gen.text(30),
+    (gen) => (gen.chance(0.2) ? 'a'.repeat(gen.int(1, 20_000)) : gen.text(5)),
+    (gen) => gen.pick(['', ' ', 'null', '{}', '[]', '<|endoftext|>', '\u0000\u001b[2J']),
+  ],
+  items: 4,
+  members: 4,
+  key: (gen) => (gen.chance(0.5) ? gen.pick(KEY_NAMES) : gen.text(12)),
+};
 
-/** A random JSON value: up to `depth` levels of arrays and objects, keys from KEY_NAMES or random. */
+/** A random JSON value: up to `depth` levels of arrays and objects. */
 function value(gen: Gen, depth: number): unknown {
-  const kind = depth <= 0 ? gen.int(0, 5) : gen.int(0, 7);
-  switch (kind) {
-    case 0:
-      return null;
-    case 1:
-      return gen.chance(0.5);
-    case 2:
-      return gen.pick([0, -0, 1, -1, 1.5, 2 ** 53 + 1, 1e308, -1e-308, 365, 366, 0.1]);
-    case 3:
-      return gen.text(30);
-    case 4:
-      return gen.chance(0.2) ? 'a'.repeat(gen.int(1, 20_000)) : gen.text(5);
-    case 5:
-      return gen.pick(['', ' ', 'null', '{}', '[]', '<|endoftext|>', '\u0000\u001b[2J']);
-    case 6:
-      return Array.from({ length: gen.int(0, 4) }, () => value(gen, depth - 1));
-    default: {
-      const out: Record<string, unknown> = {};
-      for (let n = gen.int(0, 4); n > 0; n--) {
-        const name = gen.chance(0.5) ? gen.pick(KEY_NAMES) : gen.text(12);
-        Object.defineProperty(out, name, { value: value(gen, depth - 1), enumerable: true, writable: true });
-      }
-      return out;
-    }
-  }
+  return gen.tree(BODY_VALUES, depth);
 }
 
 /** `inner` inside `levels` more levels of objects and arrays. */

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, ROOT } from './run-cli.js';
-import type { Plan } from './service.js';
+import { call, expectContract, type Json, type Plan } from './service.js';
 
 /**
  * `node bin/facectl.js serve --port 0 --json --debug` as a separate process, for end-to-end tests of
@@ -20,6 +20,8 @@ export interface ServeProcess {
    * probe's own (the log is in order, so every earlier request's line has arrived by then).
    */
   settledRequests(): Promise<number>;
+  /** The environment that points the bin at this service with the plan's key (Pro unless given). */
+  env(plan?: Plan): { FACECTL_API_KEY: string; FACECTL_BASE_URL: string };
   stop(): Promise<void>;
   /** kill -9: the process ends at once, saving nothing more (resolves once it has exited). */
   kill(): Promise<void>;
@@ -49,8 +51,13 @@ function countRequests(log: string): number {
   return (log.match(LOG_LINE) ?? []).length;
 }
 
-export async function startServeProcess(extraArgs: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', '--debug', ...extraArgs], {
+/** `command` runs the bin: this checkout's unless given (an installed package's bin, say). */
+export async function startServeProcess(
+  extraArgs: string[] = [],
+  command: string[] = [process.execPath, BIN],
+): Promise<ServeProcess> {
+  const [file, ...args] = command as [string, ...string[]];
+  const child = spawn(file, [...args, 'serve', '--port', '0', '--json', '--debug', ...extraArgs], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,13 +80,15 @@ export async function startServeProcess(extraArgs: string[] = []): Promise<Serve
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });
   const started = JSON.parse(first) as { base_url: string; users: { plan: Plan; key: string }[] };
+  const key = (plan: Plan) => {
+    const user = started.users.find((u) => u.plan === plan);
+    if (!user) throw new Error(`no ${plan} user`);
+    return user.key;
+  };
   return {
     baseUrl: started.base_url,
-    key: (plan) => {
-      const user = started.users.find((u) => u.plan === plan);
-      if (!user) throw new Error(`no ${plan} user`);
-      return user.key;
-    },
+    key,
+    env: (plan = 'pro') => ({ FACECTL_API_KEY: key(plan), FACECTL_BASE_URL: started.base_url }),
     requests: () => countRequests(stderr),
     settledRequests: async () => {
       const probe = `/v1/faces/probe-${Math.random().toString(36).slice(2)}`;
@@ -124,4 +133,16 @@ export async function startServeWithFace(alias = 'ada-lovelace', extraArgs: stri
     throw new Error(`creating the face ${alias} answered ${res.status}: ${await res.text()}`);
   }
   return service;
+}
+
+/**
+ * What the service stores, read back as the Pro user through the API (the answer checked against
+ * the contract): the check that a command's effect reached the service.
+ */
+export async function readBack(
+  service: { baseUrl: string; key(plan: Plan): string },
+  route: 'getDocument' | 'getFace' | 'getThread',
+  params: Record<string, string>,
+): Promise<Json> {
+  return expectContract(route, await call(service, route, { key: service.key('pro'), params }), 200);
 }

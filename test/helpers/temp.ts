@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -27,4 +27,11 @@ export function makeTempDir(prefix: string): string {
   const dir = mkdtempSync(join(TEMP_ROOT, prefix));
   made.push(dir);
   return dir;
+}
+
+/** Writes `content` to the file `name` in `dir` (a new temporary directory unless given); returns its path. */
+export function tempFile(name: string, content: string | Buffer, dir = makeTempDir('facectl-file-')): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
 }

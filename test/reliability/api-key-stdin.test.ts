@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
-import { ensureBuilt } from './support.js';
 
 // Issue 12, item 6: `--api-key-stdin` with the input on standard input too. The key is the first line
 // of standard input and the input is the rest (README, "Global flags"), in every command that reads
 // standard input: docs submit -, threads replace-messages -, faces create --basic-facts -. An empty or
 // mangled key line is a usage error (exit 2) before anything is sent.
 
-let service: TestService;
-let key: string;
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startTestService();
-  key = service.key('pro');
-  await createFace(service, key, 'ada-keyin');
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService({}, { faces: ['ada-keyin'] });
+beforeAll(() => ensureBuilt(), 120_000);
+const key = () => service.key('pro');
 
 /** The bin with no key but the one on standard input. */
 function cli(args: string[], stdin: string) {
@@ -36,7 +28,7 @@ describe('--api-key-stdin with the input on standard input: the key is the first
   it('docs submit - (plain text): the rest is the document', async () => {
     const result = await cli(
       ['docs', 'submit', '--alias', 'ada-keyin', '--label', 'keyin-text', '-'],
-      `${key}\nDear Babbage,\nyours, Ada`,
+      `${key()}\nDear Babbage,\nyours, Ada`,
     );
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).label).toBe('keyin-text');
@@ -47,7 +39,7 @@ describe('--api-key-stdin with the input on standard input: the key is the first
     const lines = ['keyin-nd-1', 'keyin-nd-2'].map((label) =>
       JSON.stringify({ alias: 'ada-keyin', label, content: label }),
     );
-    const result = await cli(['docs', 'submit', '-'], `${key}\n${lines.join('\n')}\n`);
+    const result = await cli(['docs', 'submit', '-'], `${key()}\n${lines.join('\n')}\n`);
     expect(result.code, result.stderr).toBe(0);
     const results = result.stdout
       .trim()
@@ -60,12 +52,12 @@ describe('--api-key-stdin with the input on standard input: the key is the first
 
   it('threads replace-messages -: the rest is the message list', async () => {
     const created = await runCli(['threads', 'create', '--alias', 'ada-keyin', '--label', 'keyin-thread', '--json'], {
-      env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: key },
+      env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: key() },
     });
     expect(created.code, created.stderr).toBe(0);
     const threadId = JSON.parse(created.stdout).thread_id as string;
     const messages = [{ role: 'user', content: 'Dear Babbage', from: 'Ada' }];
-    const result = await cli(['threads', 'replace-messages', threadId, '-'], `${key}\n${JSON.stringify(messages)}`);
+    const result = await cli(['threads', 'replace-messages', threadId, '-'], `${key()}\n${JSON.stringify(messages)}`);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).message_count).toBe(1);
   });
@@ -73,7 +65,7 @@ describe('--api-key-stdin with the input on standard input: the key is the first
   it('faces create --basic-facts -: the rest is the JSON object', async () => {
     const result = await cli(
       ['faces', 'create', '--name', 'Ada', '--alias', 'ada-keyin-facts', '--basic-facts', '-'],
-      `${key}\n{"born": 1815}\n`,
+      `${key()}\n{"born": 1815}\n`,
     );
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).basic_facts).toEqual({ born: 1815 });

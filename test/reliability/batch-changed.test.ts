@@ -1,6 +1,7 @@
 import { appendFileSync, openSync, readFileSync, truncateSync, writeSync, closeSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
+import { documentBody } from '../helpers/seed-bodies.js';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt, type FaultServer, journalFiles, KEY, startFaultServer, tempFile } from './support.js';
 
@@ -26,20 +27,7 @@ function documentLine(label: string, letter: string): string {
 
 /** The service's answer to a created document (its content not echoed: the contract allows any string). */
 function answer(label: string, n: number): Record<string, unknown> {
-  return {
-    document_id: `doc_${n}`,
-    alias: 'ada-changed',
-    label,
-    source: 'api',
-    version: 1,
-    content: '',
-    token_count: 1,
-    tokens_used: 0,
-    tokens_limit: 1000,
-    synced: false,
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-  };
+  return documentBody({ document_id: `doc_${n}`, alias: 'ada-changed', label, source: 'api', content: '' });
 }
 
 const changes: Record<string, (file: string, size: number) => void> = {

@@ -1,12 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ContenderResult, race, rounds } from '../helpers/concurrent.js';
 import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
-import { ensureBuilt, type FaultServer, startFaultServer, stored, tempDir } from './support.js';
+import { batchFile, stored } from './support.js';
 
 // Case 45 of docs/reliability.md: N `docs submit` of one file at once, with or without a stale lock
 // left by kill -9 -> exactly one runs, the others exit 5; no line is created twice.
@@ -15,33 +17,21 @@ const PROCESSES = 4;
 const ROUNDS = 8;
 const LINES = 3;
 
-let service: TestService;
-let key: string;
-let front: FaultServer;
-let proxy: SlowProxy;
+const service = useService({}, { faces: ['ada-lock'] });
+beforeAll(() => ensureBuilt(), 120_000);
+const front = useFaultServer();
 /** Takes requests and never answers them: the run killed there leaves its lock behind. */
-let silent: FaultServer;
-
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startTestService();
-  key = service.key('pro');
-  await createFace(service, key, 'ada-lock');
-  front = await startFaultServer();
+const silent = useFaultServer(() => new Promise<void>(() => {}));
+let proxy: SlowProxy;
+beforeAll(() => {
   proxy = slowProxy(front, service.baseUrl, 0);
-  silent = await startFaultServer(() => new Promise<void>(() => {}));
-});
-afterAll(async () => {
-  await front.close();
-  await silent.close();
-  await service.close();
 });
 
 function environment(configDir: string, baseUrl: string): Record<string, string> {
   return {
+    FACECTL_API_KEY: service.key('pro'),
     FACECTL_CONFIG_DIR: configDir,
     FACECTL_STATE_DIR: join(configDir, 'state'),
-    FACECTL_API_KEY: key,
     FACECTL_BASE_URL: baseUrl,
     NO_COLOR: '1',
   };
@@ -90,12 +80,9 @@ interface Round {
  * and shows up as a line created twice.
  */
 async function contend(tag: string, n: number, staleLock: boolean): Promise<Round> {
-  const labels = Array.from({ length: LINES }, (_, i) => `lock-${tag}-${n}-${i}`);
-  const file = join(tempDir(), 'batch.ndjson');
-  writeFileSync(
-    file,
-    `${labels.map((label) => JSON.stringify({ alias: 'ada-lock', label, content: label })).join('\n')}\n`,
-  );
+  const prefix = `lock-${tag}-${n}-`;
+  const { file } = batchFile('ada-lock', prefix, LINES, (i) => `${prefix}${i}`);
+  const labels = Array.from({ length: LINES }, (_, i) => `${prefix}${i}`);
   const configDir = makeConfigDir();
   if (staleLock) await killedRun(file, configDir);
 

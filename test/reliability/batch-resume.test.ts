@@ -1,41 +1,20 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeConfigDir, runCli } from '../helpers/run-cli.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
+import { runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
-import { ensureBuilt, type FaultServer, journalFiles, start, startFaultServer, stored, tempFile } from './support.js';
+import { batchEnv, batchFile, journalFiles, start, stored, tempFile, until } from './support.js';
 
 // Issue 5, item 3: resumable batches. A batch killed with kill -9 (twice), a stdin batch, a line
 // edited between runs, two invocations on the same file, --restart and --resume without a record.
 
-let server: FaultServer;
-let service: TestService;
-let key: string;
-beforeAll(async () => {
-  ensureBuilt();
-  server = await startFaultServer();
-  service = await startTestService();
-  key = service.key('pro');
-  await createFace(service, key, 'ada-resume');
-});
-afterAll(async () => {
-  await server.close();
-  await service.close();
-});
-
-const batchLines = (prefix: string, n: number) =>
-  Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ alias: 'ada-resume', label: `${prefix}-${i}`, content: `${prefix} ${i}: "naïve" 日本 🎉` }),
-  );
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const server = useFaultServer();
+const service = useService({}, { faces: ['ada-resume'] });
+beforeAll(() => ensureBuilt(), 120_000);
+const makeBatch = (prefix: string, count: number) => batchFile('ada-resume', `${prefix}-`, count);
 
 /** Each stored document of the batch, by label: every label once, with its line's content. */
 function expectEachOnce(prefix: string, lines: string[]): void {
@@ -49,9 +28,8 @@ function expectEachOnce(prefix: string, lines: string[]): void {
 
 describe('resumable batches', () => {
   it('kill -9 twice mid-batch, then --resume: every line created exactly once', async () => {
-    const lines = batchLines('kill9', 40);
-    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const { file: batch, lines } = makeBatch('kill9', 40);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
     const proxy = slowProxy(server, service.baseUrl, 250);
     let kills = 0;
     for (const [extra, stopAt] of [
@@ -100,9 +78,9 @@ describe('resumable batches', () => {
   });
 
   it('standard input: interrupted, then the same input with --resume sends only the rest', async () => {
-    const lines = batchLines('stdin', 12);
-    const input = `${lines.join('\n')}\n`;
-    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const { file: batch, lines } = makeBatch('stdin', 12);
+    const input = readFileSync(batch, 'utf8');
+    const env = batchEnv(service.key('pro'), server.baseUrl);
     const proxy = slowProxy(server, service.baseUrl, 250);
     proxy.holdAfter(3);
     const run = start(['docs', 'submit', '--concurrency', '1', '--json', '-'], env, input);
@@ -128,9 +106,8 @@ describe('resumable batches', () => {
   });
 
   it('a line edited between runs is sent again (as its new content); unchanged finished lines are not', async () => {
-    const lines = batchLines('edit', 10);
-    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const { file: batch, lines } = makeBatch('edit', 10);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
     const proxy = slowProxy(server, service.baseUrl, 200);
     proxy.holdAfter(4);
     const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1', '--json'], env);
@@ -164,7 +141,7 @@ describe('resumable batches', () => {
       '{"alias":"ada-resume","label":"sent-4","content":"null perspective","perspective":null}',
     ];
     const batch = tempFile('sent.ndjson', `\ufeff${lines[0]}\r\n${lines.slice(1).join('\n')}\n`);
-    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const env = batchEnv(service.key('pro'), server.baseUrl);
     slowProxy(server, service.baseUrl, 0);
     const first = server.requests.length;
     const res = await runCli(['docs', 'submit', '--file', batch, '--json', '--concurrency', '1', '--label', 'sent-2'], {
@@ -207,9 +184,8 @@ describe('resumable batches', () => {
   });
 
   it('a second invocation on the same file while one runs is refused (exit 5), sending nothing', async () => {
-    const lines = batchLines('lock', 8);
-    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: server.baseUrl };
+    const { file: batch } = makeBatch('lock', 8);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
     const proxy = slowProxy(server, service.baseUrl, 200);
     // The first run stops after one answer until it is interrupted, however busy the machine is.
     proxy.holdAfter(1);
@@ -226,13 +202,8 @@ describe('resumable batches', () => {
   });
 
   it('--restart sends every line again; --resume without a record sends every line and says so', async () => {
-    const lines = batchLines('restart', 4);
-    const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-    const env = {
-      FACECTL_CONFIG_DIR: makeConfigDir(),
-      FACECTL_API_KEY: key,
-      FACECTL_BASE_URL: service.baseUrl,
-    };
+    const { file: batch } = makeBatch('restart', 4);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
     const nothing = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
     expect(nothing.code, nothing.stderr).toBe(0);
     expect(nothing.stderr).toContain(`Nothing to resume: no unfinished batch of ${batch} was recorded`);
@@ -265,7 +236,7 @@ describe('resumable batches', () => {
   it('--resume and --restart are refused where they cannot apply (exit 2, nothing sent)', async () => {
     const text = tempFile('note.txt', 'just text\n');
     const before = service.stats.requests;
-    const env = { FACECTL_API_KEY: key, FACECTL_BASE_URL: service.baseUrl };
+    const env = { FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl };
     const cases: [string[], RegExp][] = [
       [['--resume', '--restart', '--file', text], /give only one of --resume and --restart/],
       [

@@ -1,11 +1,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
-import { ensureBuilt, type FaultServer, journalFiles, startFaultServer, stored, tempFile } from './support.js';
+import { type Watched, watchChild } from '../helpers/watch-child.js';
+import { batchEnv, batchFile, journalFiles, stored, until } from './support.js';
 
 // Case 53 of docs/reliability.md: a batch stopped by a closed output pipe, SIGTERM (`timeout`, a CI
 // cancel) or Ctrl-C on a terminal -> lock released, journal kept, the "interrupted: N of M" line and
@@ -14,30 +17,9 @@ import { ensureBuilt, type FaultServer, journalFiles, startFaultServer, stored, 
 
 const LINES = 20;
 
-let server: FaultServer;
-let service: TestService;
-let key: string;
-let proxy: SlowProxy;
-beforeAll(async () => {
-  ensureBuilt();
-  service = await startTestService();
-  key = service.key('pro');
-  await createFace(service, key, 'ada-stop');
-  server = await startFaultServer();
-  proxy = slowProxy(server, service.baseUrl, 0);
-});
-afterAll(async () => {
-  await server.close();
-  await service.close();
-});
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const server = useFaultServer();
+const service = useService({}, { faces: ['ada-stop'] });
+beforeAll(() => ensureBuilt(), 120_000);
 
 interface Stopped {
   code: number | null;
@@ -50,53 +32,31 @@ interface Setup {
   prefix: string;
   configDir: string;
   env: Record<string, string>;
+  /** Between the bin (at server) and the service: three answers pass, then it holds them back. */
+  proxy: SlowProxy;
 }
 
 function setup(name: string): Setup {
   const prefix = `stop-${name}-`;
-  const lines = Array.from({ length: LINES }, (_, i) =>
-    JSON.stringify({ alias: 'ada-stop', label: `${prefix}${i}`, content: `${name} ${i} ✓` }),
-  );
-  const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-  const configDir = makeConfigDir();
+  const { file: batch } = batchFile('ada-stop', prefix, LINES, (i) => `${name} ${i} ✓`);
+  const env = batchEnv(service.key('pro'), server.baseUrl);
+  const configDir = env.FACECTL_CONFIG_DIR;
+  const proxy = slowProxy(server, service.baseUrl, 0);
+  proxy.holdAfter(3);
   return {
     batch,
     prefix,
     configDir,
     env: {
+      ...env,
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: configDir,
       NO_COLOR: '1',
       TERM: 'xterm',
-      FACECTL_CONFIG_DIR: configDir,
       FACECTL_STATE_DIR: join(configDir, 'state'),
-      FACECTL_API_KEY: key,
-      FACECTL_BASE_URL: server.baseUrl,
     },
+    proxy,
   };
-}
-
-function collect(child: ChildProcessWithoutNullStreams): {
-  out: () => string;
-  err: () => string;
-  exit: Promise<number | null>;
-} {
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    err += chunk.toString('utf8');
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const exit = new Promise<number | null>((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(killer);
-      resolve(code);
-    }),
-  );
-  return { out: () => out, err: () => err, exit };
 }
 
 /** After the stop: what every case must show, then the printed command run as printed. */
@@ -113,7 +73,7 @@ async function checkStopped(s: Setup, stopped: Stopped, exitCode: number): Promi
   expect(journalFiles(s.configDir)).toHaveLength(1);
 
   // The printed command, run word for word, sends the rest; nothing is created twice.
-  proxy.release();
+  s.proxy.release();
   const words = (command as string).split(' ').slice(1);
   const resumed = await runCli(words, { env: { ...s.env, FACECTL_BASE_URL: service.baseUrl } });
   expect(resumed.code, resumed.stderr).toBe(0);
@@ -122,54 +82,53 @@ async function checkStopped(s: Setup, stopped: Stopped, exitCode: number): Promi
   expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
 }
 
-function startBatch(s: Setup): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [BIN, 'docs', 'submit', '--file', s.batch, '--concurrency', '2', '--json'], {
-    cwd: ROOT,
-    env: s.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+/**
+ * The batch started, as a pipe would run it or (`tty`) through a pseudo-terminal (script), where Ctrl-C
+ * is the byte 0x03 typed into it, turned into SIGINT by the terminal.
+ */
+function startBatch(s: Setup, tty = false): { child: ChildProcessWithoutNullStreams; run: Watched } {
+  const args = [BIN, 'docs', 'submit', '--file', s.batch, '--concurrency', '2', '--json'];
+  const child = tty
+    ? spawn('script', ['-qefc', `${process.execPath} ${args.join(' ')}`, '/dev/null'], { cwd: ROOT, env: s.env })
+    : spawn(process.execPath, args, { cwd: ROOT, env: s.env });
+  return { child, run: watchChild(child, 30_000) };
 }
 
 describe('case 53: a batch stopped short says how far it got and how to go on', () => {
   it('output pipe closed by its reader (`| head`): exit 141, the interrupted line and the --resume command', async () => {
     const s = setup('pipe');
-    const from = proxy.answered();
-    proxy.holdAfter(from + 3);
-    const child = startBatch(s);
-    const run = collect(child);
+    const { child, run } = startBatch(s);
     // Results are on stdout; the reader then goes away, and one more answer is let through, whose
     // result line meets the closed pipe.
-    await until(() => run.out().includes('\n'), 'the first result line');
+    await until(() => run.stdout().includes('\n'), 'the first result line');
     child.stdout.destroy();
-    proxy.holdAfter(from + 4);
-    const code = await run.exit;
-    await checkStopped(s, { code, said: run.err() }, 141);
+    s.proxy.holdAfter(4);
+    const { code } = await run.exit;
+    await checkStopped(s, { code, said: run.stderr() }, 141);
   });
 
-  it('SIGTERM (`timeout`, a CI cancel): exit 143, the interrupted line and the --resume command', async () => {
-    const s = setup('term');
-    const from = proxy.answered();
-    proxy.holdAfter(from + 3);
-    const child = startBatch(s);
-    const run = collect(child);
+  it.each([
+    {
+      how: 'SIGTERM (`timeout`, a CI cancel)',
+      exitCode: 143,
+      tty: false,
+      stop: (child: ChildProcessWithoutNullStreams) => child.kill('SIGTERM'),
+    },
+    {
+      how: 'Ctrl-C on a terminal',
+      exitCode: 130,
+      tty: true,
+      stop: (child: ChildProcessWithoutNullStreams) => child.stdin.write('\x03'),
+    },
+  ])('$how: exit $exitCode, the interrupted line and the --resume command', async ({ exitCode, tty, stop }) => {
+    const s = setup(tty ? 'tty' : 'term');
+    const { child, run } = startBatch(s, tty);
     // Three answered, and more applied by the service with their answers held back.
-    await until(() => proxy.answered() >= from + 3 && proxy.held() >= 1, 'three answers and one held');
-    child.kill('SIGTERM');
-    const code = await run.exit;
-    await checkStopped(s, { code, said: run.err() }, 143);
-  });
-
-  it('Ctrl-C on a terminal: exit 130, the interrupted line and the --resume command', async () => {
-    const s = setup('tty');
-    const from = proxy.answered();
-    proxy.holdAfter(from + 3);
-    const command = `${process.execPath} ${BIN} docs submit --file ${s.batch} --concurrency 2 --json`;
-    // A pseudo-terminal (script): Ctrl-C is the byte 0x03 typed into it, turned into SIGINT by the terminal.
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: ROOT, env: s.env, stdio: 'pipe' });
-    const run = collect(child);
-    await until(() => proxy.answered() >= from + 3 && proxy.held() >= 1, 'three answers and one held');
-    child.stdin.write('\x03');
-    const code = await run.exit;
-    await checkStopped(s, { code, said: run.out().replaceAll('\r\n', '\n') }, 130);
+    await until(() => s.proxy.answered() >= 3 && s.proxy.held() >= 1, 'three answers and one held');
+    stop(child);
+    const { code } = await run.exit;
+    // Through the terminal, what it showed (stdout and stderr alike) is the script's output.
+    const said = tty ? run.stdout().replaceAll('\r\n', '\n') : run.stderr();
+    await checkStopped(s, { code, said }, exitCode);
   });
 });

@@ -83,6 +83,20 @@ async function expectRefused(
   }
 }
 
+/** `facectl config set base_url http://127.0.0.1:6`: a write to the configuration. */
+function setBaseUrl(env: Record<string, string | undefined>) {
+  return runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], { env });
+}
+
+/** A config directory `theirs` holding a config.json, owned by the other user (uid 65534). */
+function theirDirectory(): string {
+  const dir = join(makeConfigDir(), 'theirs');
+  mkdirSync(dir, { mode: 0o755 });
+  writeFileSync(join(dir, 'config.json'), OLD, { mode: 0o600 });
+  chownSync(dir, NOBODY, NOBODY);
+  return dir;
+}
+
 /** The CLI run by a real unprivileged user (uid 65534), as the copy in world-readable-cli lets it. */
 async function runAsNobody(
   args: string[],
@@ -149,10 +163,7 @@ describe('case 46: a config file or directory facectl must not write', () => {
   itAsRoot('a config directory owned by another user -> refused with the fix; doctor reports it', async () => {
     await expectRefused(
       () => {
-        const dir = join(makeConfigDir(), 'theirs');
-        mkdirSync(dir, { mode: 0o755 });
-        writeFileSync(join(dir, 'config.json'), OLD, { mode: 0o600 });
-        chownSync(dir, NOBODY, NOBODY);
+        const dir = theirDirectory();
         return { dir, watched: join(dir, 'config.json') };
       },
       /configuration directory .*theirs belongs to another user \(uid 65534/,
@@ -163,10 +174,7 @@ describe('case 46: a config file or directory facectl must not write', () => {
   itAsRoot("a config directory that is a symlink of mine to another user's directory -> refused", async () => {
     await expectRefused(
       () => {
-        const theirs = join(makeConfigDir(), 'theirs');
-        mkdirSync(theirs, { mode: 0o755 });
-        writeFileSync(join(theirs, 'config.json'), OLD, { mode: 0o600 });
-        chownSync(theirs, NOBODY, NOBODY);
+        const theirs = theirDirectory();
         const dir = join(makeConfigDir(), 'link');
         symlinkSync(theirs, dir);
         return { dir, watched: join(theirs, 'config.json') };
@@ -191,7 +199,7 @@ describe('case 46: a config file or directory facectl must not write', () => {
     const mine = makeConfigDir();
     const dir = join(makeConfigDir(), 'link');
     symlinkSync(mine, dir);
-    const set = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], { env: { FACECTL_CONFIG_DIR: dir } });
+    const set = await setBaseUrl({ FACECTL_CONFIG_DIR: dir });
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(mine, 'config.json'), 'utf8'))).toEqual({
       profiles: { default: { base_url: 'http://127.0.0.1:6' } },
@@ -245,9 +253,7 @@ describe('a config directory its group or others can write to', () => {
   it('with no config.json yet -> nothing is created in it', async () => {
     const dir = makeConfigDir();
     chmodSync(dir, 0o777);
-    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
-      env: { FACECTL_CONFIG_DIR: dir },
-    });
+    const result = await setBaseUrl({ FACECTL_CONFIG_DIR: dir });
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(
       `the configuration directory ${dir} has mode 0777: its group and everyone can write to it`,
@@ -262,9 +268,7 @@ describe('a config directory its group or others can write to', () => {
     const dir = join(home, '.config', 'facectl');
     mkdirSync(dir, { recursive: true });
     chmodSync(dir, 0o777);
-    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
-      env: { HOME: home, FACECTL_CONFIG_DIR: undefined, XDG_CONFIG_HOME: undefined },
-    });
+    const result = await setBaseUrl({ HOME: home, FACECTL_CONFIG_DIR: undefined, XDG_CONFIG_HOME: undefined });
     expect(result.code, result.stderr).toBe(0);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toMatchObject({
@@ -275,9 +279,7 @@ describe('a config directory its group or others can write to', () => {
   it('mode 0755 (others may list it, not write) is still used, and doctor only warns', async () => {
     const dir = makeConfigDir();
     chmodSync(dir, 0o755);
-    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
-      env: { FACECTL_CONFIG_DIR: dir },
-    });
+    const result = await setBaseUrl({ FACECTL_CONFIG_DIR: dir });
     expect(result.code, result.stderr).toBe(0);
     const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: dir } });
     const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string }[];

@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keepJsonKeys } from '../../src/contract/json-keys.js';
 import { face } from '../../src/contract/index.js';
-import { run } from '../../src/main.js';
-import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
-import { request, startTestService, type TestService } from '../helpers/service.js';
-import { createTestContext } from '../helpers/test-context.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { useService } from '../helpers/service-suite.js';
+import { request } from '../helpers/service.js';
+import { runIn } from './support.js';
 
 /**
  * Case 55: `__proto__`, `constructor` and `prototype` keys in any JSON object sent or received are kept
@@ -14,26 +14,8 @@ import { createTestContext } from '../helpers/test-context.js';
 const FACTS = '{"__proto__":{"polluted":true},"constructor":"c","prototype":{"p":1},"born":1815}';
 const ownKeys = (value: unknown) => Object.keys(value as object).sort();
 
-let svc: TestService;
-let fault: FaultServer;
-beforeEach(async () => {
-  svc = await startTestService();
-});
-afterEach(() => svc.close());
-beforeAll(async () => {
-  fault = await startFaultServer();
-});
-afterAll(() => fault.close());
-
-async function cli(argv: string[], baseUrl: string, apiKey: string, stdin?: string) {
-  const tc = createTestContext({ baseUrl, apiKey, ...(stdin === undefined ? {} : { stdin }) });
-  try {
-    const code = await run(argv, tc.ctx);
-    return { code, stdout: tc.stdout(), stderr: tc.stderr() };
-  } finally {
-    await tc.close();
-  }
-}
+const svc = useService({}, { each: true });
+const fault = useFaultServer();
 
 describe('case 55: __proto__, constructor, prototype as JSON keys', () => {
   it('keepJsonKeys: what zod drops comes back as an own key, and the prototype stays ordinary', () => {
@@ -49,10 +31,10 @@ describe('case 55: __proto__, constructor, prototype as JSON keys', () => {
   });
 
   it('faces create --basic-facts with those keys: sent, stored and answered with all of them', async () => {
-    const result = await cli(
+    const result = await runIn(
+      svc,
       ['faces', 'create', '--name', 'Ada', '--alias', 'proto-keys', '--basic-facts', FACTS, '--json', '--no-input'],
-      svc.baseUrl,
-      svc.key('pro'),
+      { apiKey: svc.key('pro') },
     );
     expect(result.code, result.stderr).toBe(0);
     // What the CLI printed (the service's answer, through the client's contract check).
@@ -73,7 +55,7 @@ describe('case 55: __proto__, constructor, prototype as JSON keys', () => {
         `{"alias":"ada","created":1,"owned_by":"u","__proto__":{"admin":true},"constructor":1,"prototype":2,"basic_facts":${FACTS}}`,
       );
     });
-    const result = await cli(['faces', 'get', 'ada', '--json', '--no-input'], fault.baseUrl, 'fcs_any');
+    const result = await runIn(fault, ['faces', 'get', 'ada', '--json', '--no-input'], { apiKey: 'fcs_any' });
     expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(ownKeys(printed)).toEqual(expect.arrayContaining(['__proto__', 'constructor', 'prototype']));
@@ -95,12 +77,10 @@ describe('case 55: __proto__, constructor, prototype as JSON keys', () => {
 
   it('a docs submit JSON document with a __proto__ key: refused before sending, naming it', async () => {
     const before = svc.stats.requests;
-    const result = await cli(
-      ['docs', 'submit', '--format', 'json', '-', '--no-input'],
-      svc.baseUrl,
-      svc.key('pro'),
-      '{"alias":"ada-lovelace","label":"l","content":"x","__proto__":{"x":1}}',
-    );
+    const result = await runIn(svc, ['docs', 'submit', '--format', 'json', '-', '--no-input'], {
+      apiKey: svc.key('pro'),
+      stdin: '{"alias":"ada-lovelace","label":"l","content":"x","__proto__":{"x":1}}',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('__proto__');
     expect(svc.stats.requests).toBe(before);

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConnectRequest, fetchImportUrl } from '../../src/service/url-fetch/index.js';
-import { BIN, ROOT } from '../helpers/run-cli.js';
+import { documentLoad } from '../helpers/document-load.js';
+import { startServeProcess } from '../helpers/serve-process.js';
 import {
   call,
   createFace,
@@ -216,44 +216,14 @@ describe('local service', () => {
   it('case 41: kill -9 of `facectl serve --data FILE` under load -> restart loads a valid state with every 2xx-answered request', async () => {
     ensureBuilt();
     const file = join(tempDir(), 'state.json');
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', '--data', file], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise((resolve) => child.on('close', resolve));
-    const first = await new Promise<string>((resolve) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
-      });
-    });
-    const info = JSON.parse(first);
-    const remote = { baseUrl: info.base_url as string };
-    const key = info.users.find((u: { plan: string }) => u.plan === 'pro').key as string;
+    const remote = await startServeProcess(['--data', file]);
+    const key = remote.key('pro');
     await createFace(remote, key, 'load-face');
-    const acknowledged: string[] = [];
-    let killed = false;
-    const worker = async (w: number) => {
-      for (let i = 0; !killed; i++) {
-        try {
-          const res = await call(remote, 'createDocument', {
-            key,
-            body: { alias: 'load-face', content: `worker ${w} doc ${i}`, label: `w${w}-${i}` },
-          });
-          if (res.status === 201) acknowledged.push(res.body.document_id);
-        } catch {
-          return;
-        }
-      }
-    };
-    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    const load = documentLoad(remote, key, 'load-face', 6);
+    const { acknowledged } = load;
     await expect.poll(() => acknowledged.length, { timeout: 20_000 }).toBeGreaterThan(100);
-    child.kill('SIGKILL');
-    killed = true;
-    await exited;
-    await Promise.all(workers);
+    await remote.kill();
+    await load.stop();
     svc = await startTestService({ dataFile: file });
     const stored = new Set(svc.store.maps.documents.keys());
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);

@@ -1,36 +1,18 @@
 import { readFileSync, statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
-import { makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { useFaultServer, useServe } from '../helpers/hooks.js';
+import { runCli } from '../helpers/run-cli.js';
 import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
-import { type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
-import {
-  ensureBuilt,
-  type FaultServer,
-  journalFiles,
-  KEY,
-  start,
-  startFaultServer,
-  stored,
-  tempFile,
-} from './support.js';
+import { batchEnv, batchFile, journalFiles, KEY, start, stored } from './support.js';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Cases 31-33 of docs/reliability.md: Ctrl-C (SIGINT to the bin) and a closed stdout.
 
-let server: FaultServer;
-let serve: ServeProcess;
-beforeAll(async () => {
-  ensureBuilt();
-  server = await startFaultServer();
-  serve = await startServeProcess();
-});
-afterAll(async () => {
-  await server.close();
-  await serve.stop();
-});
+const server = useFaultServer();
+const serve = useServe();
 
 describe('signals', () => {
   it('case 31: Ctrl-C during a batch submit -> stops new requests, journal of what finished, "N of M"; --resume sends only the rest and creates nothing twice', async () => {
@@ -42,15 +24,9 @@ describe('signals', () => {
       // that the service applied but the CLI never saw answered.
       const proxy = slowProxy(server, service.baseUrl, 300);
       proxy.holdAfter(4);
-      const lines = Array.from({ length: 20 }, (_, i) =>
-        JSON.stringify({ alias: 'ada-resume', label: `case31-${i}`, content: `document ${i} "quoted" ✓` }),
-      );
-      const batch = tempFile('batch.ndjson', `${lines.join('\n')}\n`);
-      const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key };
-      const run = start(['docs', 'submit', '--file', batch, '--concurrency', '2', '--json'], {
-        ...env,
-        FACECTL_BASE_URL: server.baseUrl,
-      });
+      const { file: batch, lines } = batchFile('ada-resume', 'case31-', 20, (i) => `document ${i} "quoted" ✓`);
+      const env = batchEnv(key, server.baseUrl);
+      const run = start(['docs', 'submit', '--file', batch, '--concurrency', '2', '--json'], env);
       const deadline = Date.now() + 15_000;
       // Four answered, and at least one more applied by the service whose answer is still held back.
       const ready = () => proxy.answered() >= 4 && stored(service, 'case31-').length > proxy.answered();
@@ -143,10 +119,7 @@ describe('signals', () => {
   });
 
   it('case 33: Ctrl-C while waiting for an OAuth connection -> exit 130', async () => {
-    const run = start(['oauth', 'connect', 'example', '--no-browser'], {
-      FACECTL_BASE_URL: serve.baseUrl,
-      FACECTL_API_KEY: serve.key('connect'),
-    });
+    const run = start(['oauth', 'connect', 'example', '--no-browser'], serve.env('connect'));
     await run.waitFor(/\/authorize|https?:\/\/\S+/);
     const before = await serve.settledRequests();
     expect(before).toBeGreaterThanOrEqual(1);
@@ -162,10 +135,7 @@ describe('signals', () => {
   });
 
   it('SIGTERM (timeout, a CI cancel) while waiting for an OAuth connection -> exit 143, not 130', async () => {
-    const run = start(['oauth', 'connect', 'example', '--no-browser'], {
-      FACECTL_BASE_URL: serve.baseUrl,
-      FACECTL_API_KEY: serve.key('connect'),
-    });
+    const run = start(['oauth', 'connect', 'example', '--no-browser'], serve.env('connect'));
     await run.waitFor(/\/authorize|https?:\/\/\S+/);
     run.child.kill('SIGTERM');
     const { code } = await run.exit;

@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../src/main.js';
 import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
@@ -7,7 +7,8 @@ import { BIN, makeConfigDir, ROOT, type RunCliOptions, type RunCliResult, runCli
 import { ensureBuilt } from '../helpers/serve-process.js';
 import type { TestService } from '../helpers/service.js';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/test-context.js';
-import { makeTempDir } from '../helpers/temp.js';
+import { makeTempDir, tempFile } from '../helpers/temp.js';
+import { until, type Watched, watchChild } from '../helpers/watch-child.js';
 
 /**
  * Shared by the reliability catalogue's tests: the built bin pointed at a request-counting fault
@@ -17,17 +18,11 @@ import { makeTempDir } from '../helpers/temp.js';
 
 export const KEY = 'fcs_abcdefgh_0123456789abcdefABCDEFGHIJ0123';
 
-export { ensureBuilt, startFaultServer };
+export { ensureBuilt, startFaultServer, tempFile, until };
 export type { FaultServer };
 
 export function tempDir(): string {
   return makeTempDir('facectl-rel-');
-}
-
-export function tempFile(name: string, content: string | Buffer): string {
-  const path = join(tempDir(), name);
-  writeFileSync(path, content);
-  return path;
 }
 
 /** The bin, logged in (by environment) to the given server. */
@@ -63,13 +58,8 @@ export async function runIn(
   }
 }
 
-export interface Running {
+export interface Running extends Watched {
   child: ChildProcessWithoutNullStreams;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves when stderr matches. */
-  waitFor(pattern: RegExp): Promise<void>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /**
@@ -91,34 +81,7 @@ export function start(args: string[], env: Record<string, string>, stdin = ''): 
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end(stdin);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    err += c.toString('utf8');
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(killer);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exit,
-    waitFor: async (pattern) => {
-      const deadline = Date.now() + 15_000;
-      while (!pattern.test(err)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`never saw ${pattern}: ${err}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
-  };
+  return { child, ...watchChild(child) };
 }
 
 /** The batch journals left in a config directory's state directory (as `start` and runCli set it). */
@@ -135,4 +98,28 @@ export function stored(service: TestService, prefix: string): { id: string; labe
   return [...service.store.values('documents')]
     .filter((d) => d.label.startsWith(prefix))
     .map((d) => ({ id: d.id, label: d.label, content: d.content }));
+}
+
+/**
+ * An NDJSON batch for the face `alias` in a file of its own: `count` documents labelled `${prefix}${i}`,
+ * their content `content(i)` (by default with quotes and characters beyond ASCII).
+ */
+export function batchFile(
+  alias: string,
+  prefix: string,
+  count: number,
+  content = (i: number) => `${prefix}${i}: "naïve" 日本 🎉 ✓`,
+): { file: string; lines: string[] } {
+  const lines = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ alias, label: `${prefix}${i}`, content: content(i) }),
+  );
+  return { file: tempFile('batch.ndjson', `${lines.join('\n')}\n`), lines };
+}
+
+/** The environment of a batch run: a fresh config directory (so its own journal), the key and the URL. */
+export function batchEnv(
+  key: string,
+  baseUrl: string,
+): { FACECTL_CONFIG_DIR: string; FACECTL_API_KEY: string; FACECTL_BASE_URL: string } {
+  return { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: baseUrl };
 }

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
 import { LargeStrings } from '../../src/api/large-strings.js';
+import { documentBody } from '../helpers/seed-bodies.js';
 import { routes } from '../../src/contract/index.js';
 import { ApiError, ResponseError } from '../../src/errors.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
@@ -20,21 +21,14 @@ const KEY = 'fcs_abcdefgh_0123456789abcdefghijABCDEFGHIJ';
 const CONTENT = `${'Ada said "hi" \\ naïve 日本語 🎉 \u2028\u0001\n'.repeat(20_000)}end`;
 
 function documentAnswer(content: string) {
-  return {
-    document_id: 'doc_1',
+  return documentBody({
     alias: 'ada-lovelace',
     label: 'notes',
-    source: 'submit',
-    version: 1,
     content,
     token_count: 42,
-    tokens_used: 0,
     tokens_limit: 1000,
-    synced: false,
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
     extra_field: { content: 'nested, kept' },
-  };
+  });
 }
 
 /** Writes a JSON answer in small pieces, cutting multi-byte characters and escapes. */
