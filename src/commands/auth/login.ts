@@ -3,6 +3,7 @@ import { activeProfile, checkApiKey, KEY_SOURCE_LABELS, keyPrefix, sameBaseUrl }
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
+import { saveKeyInProfile } from './save-key.js';
 
 /** `facectl auth login`: check a key with the service, then store it (and --base-url) in the profile. */
 
@@ -44,10 +45,10 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
   // from a flag or the environment becomes the profile's, so the next command goes where the key works.
   const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
   const previous = store.getProfile(profile).base_url;
-  store.updateProfile(profile, {
-    api_key: key,
-    api_key_base_url: creds.baseUrl,
-    ...(fromOutside ? { base_url: creds.baseUrl } : {}),
+  saveKeyInProfile(ctx, store, profile, {
+    key,
+    baseUrl: creds.baseUrl,
+    ...(fromOutside ? { profileBaseUrl: creds.baseUrl } : {}),
   });
 
   const result: LoginResult = {

@@ -4,6 +4,7 @@ import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { daysOption, usdOption } from '../../input/options.js';
+import { saveKeyInProfile } from '../auth/save-key.js';
 import { parseOptions, requestBody, send, splitList } from '../kit.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
@@ -79,10 +80,10 @@ async function saveKey(ctx: Pick<Context, 'out' | 'credentials' | 'config'>, key
     // a flag or the environment rather than from the profile itself. One locked write, read back:
     // "Saved" is printed only once the key is in the file.
     const fromOutside = credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env';
-    config.updateProfile(credentials.profile, {
-      api_key: key.key,
-      api_key_base_url: credentials.baseUrl,
-      ...(fromOutside ? { base_url: credentials.baseUrl } : {}),
+    saveKeyInProfile(ctx, config, credentials.profile, {
+      key: key.key,
+      baseUrl: credentials.baseUrl,
+      ...(fromOutside ? { profileBaseUrl: credentials.baseUrl } : {}),
     });
     ctx.out.info(`Saved key ${key.key_prefix} in profile "${credentials.profile}" (${config.path}).`);
   } catch (error) {

@@ -1,0 +1,44 @@
+import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
+import type { ConfigStore, Context } from '../../context.js';
+
+/**
+ * Stores a key in a profile, as `auth login` and `keys create --save` do: one locked write of the key,
+ * the base URL it belongs to (and, when given, the profile's new base_url), read back.
+ *
+ * Saving is what was asked, so a key already in the profile is replaced; but a key that is not kept
+ * anywhere else would be lost without a word, so the replaced key is named (its prefix, never more)
+ * with the service it was for, and how to keep both next time. The first profile of a fresh file
+ * becomes the default one; a profile saved beside another default says how to switch to it.
+ */
+export function saveKeyInProfile(
+  ctx: Pick<Context, 'out'>,
+  store: ConfigStore,
+  profile: string,
+  saved: { key: string; baseUrl: string; profileBaseUrl?: string },
+): void {
+  const before = store.getProfile(profile);
+  const fresh = store.getGlobal?.('default_profile') === undefined && !store.listProfiles().includes('default');
+  store.updateProfile(profile, {
+    api_key: saved.key,
+    api_key_base_url: saved.baseUrl,
+    ...(saved.profileBaseUrl === undefined ? {} : { base_url: saved.profileBaseUrl }),
+  });
+
+  const old = before.api_key;
+  if (typeof old === 'string' && old !== '' && old !== saved.key) {
+    ctx.out.warn(
+      `replaced key ${keyPrefix(old)}… (saved for ${storedKeyBaseUrl(before)}) in profile ${profile}; ` +
+        'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
+    );
+  }
+  if (profile === store.defaultProfile) return;
+  if (fresh && store.setDefaultProfile) {
+    store.setDefaultProfile(profile);
+    ctx.out.info(`profile ${profile} is now the default profile`);
+  } else {
+    ctx.out.info(
+      `profile ${profile} is not the default one (${store.defaultProfile}); use it with --profile ${profile}, ` +
+        `or make it the default with \`facectl auth switch ${profile}\``,
+    );
+  }
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/command-harness.js';
+import { useService } from '../helpers/service-suite.js';
+import { runInProcess as cli } from '../helpers/unit-harness.js';
+
+/** `auth login` and `keys create --save` store a key in a profile: what they say when that replaces one. */
+
+const service = useService();
+
+const OLD_KEY = `fcs_oldoldol_${'k'.repeat(32)}`;
+const OTHER_URL = 'https://other.example';
+
+describe('saving a key over another one', () => {
+  it('auth login: saves, and warns naming the old key by prefix, its base URL and how to keep both', async () => {
+    const key = service.key('pro');
+    const { code, stdout, stderr, tc } = await cli(
+      ['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl],
+      {
+        stdin: `${key}\n`,
+        config: { profiles: { default: { api_key: OLD_KEY, api_key_base_url: OTHER_URL, base_url: OTHER_URL } } },
+      },
+    );
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe('');
+    expect(tc.config.data.profiles?.default).toEqual({
+      api_key: key,
+      api_key_base_url: service.baseUrl,
+      base_url: service.baseUrl,
+    });
+    expect(stderr).toContain(
+      `warning: replaced key ${OLD_KEY.slice(0, 12)}… (saved for ${OTHER_URL}) in profile default; ` +
+        'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
+    );
+    expect(stderr).not.toContain(OLD_KEY);
+    expect(stderr).not.toContain(key);
+  });
+
+  it('keys create --save: the key it authenticated with is named as replaced, never shown whole', async () => {
+    const creating = service.key('pro');
+    const result = await runCommand(service, ['keys', 'create', '--name', 'laptop', '--save', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const made = JSON.parse(result.stdout) as { key: string; key_prefix: string };
+    expect(result.tc.config.data.profiles?.default).toEqual({
+      api_key: made.key,
+      api_key_base_url: service.baseUrl,
+      base_url: service.baseUrl,
+    });
+    expect(result.stderr).toContain(`replaced key ${creating.slice(0, 12)}… (saved for ${service.baseUrl})`);
+    expect(result.stderr).toContain('--profile NAME');
+    expect(result.stderr).not.toContain(creating);
+    expect(result.stderr).not.toContain(made.key);
+  });
+
+  it('saving the key the profile already holds warns of nothing', async () => {
+    const key = service.key('pro');
+    const { code, stderr } = await cli(['auth', 'login', '--api-key-stdin'], {
+      stdin: `${key}\n`,
+      config: { profiles: { default: { api_key: key, api_key_base_url: service.baseUrl, base_url: service.baseUrl } } },
+    });
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toContain('replaced');
+  });
+});
+
+describe('the profile a key is saved in', () => {
+  it('auth login --profile on a fresh file makes that profile the default one', async () => {
+    const key = service.key('pro');
+    const { code, stderr, tc } = await cli(
+      ['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl, '--profile', 'std'],
+      { stdin: `${key}\n` },
+    );
+    expect(code, stderr).toBe(0);
+    expect(tc.config.data).toEqual({
+      default_profile: 'std',
+      profiles: { std: { api_key: key, api_key_base_url: service.baseUrl, base_url: service.baseUrl } },
+    });
+    expect(stderr).toContain('profile std is now the default profile');
+  });
+
+  it('keys create --save --profile on a fresh file (key from FACECTL_API_KEY) makes it the default one', async () => {
+    const { code, stdout, stderr, tc } = await cli(['keys', 'create', '--save', '--profile', 'std', '--json'], {
+      env: { FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(code, stderr).toBe(0);
+    const made = JSON.parse(stdout) as { key: string };
+    expect(tc.config.data).toEqual({
+      default_profile: 'std',
+      profiles: { std: { api_key: made.key, api_key_base_url: service.baseUrl, base_url: service.baseUrl } },
+    });
+    expect(stderr).toContain('profile std is now the default profile');
+  });
+
+  it('beside another default profile: the default stays, and the hint says how to switch', async () => {
+    const key = service.key('pro');
+    const work = { api_key: OLD_KEY, api_key_base_url: OTHER_URL, base_url: OTHER_URL };
+    const { code, stderr, tc } = await cli(
+      ['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl, '--profile', 'std'],
+      { stdin: `${key}\n`, config: { default_profile: 'work', profiles: { work } } },
+    );
+    expect(code, stderr).toBe(0);
+    expect(tc.config.data).toEqual({
+      default_profile: 'work',
+      profiles: { work, std: { api_key: key, api_key_base_url: service.baseUrl, base_url: service.baseUrl } },
+    });
+    expect(stderr).toContain(
+      'profile std is not the default one (work); use it with --profile std, or make it the default with `facectl auth switch std`',
+    );
+    expect(stderr).not.toContain('replaced');
+  });
+});
