@@ -55,12 +55,21 @@ export interface CommandLine {
   words: string[];
   /** A value flag that ends the line without its value, as `--profile <name>` (a usage error). */
   missingValue?: string;
+  /** A value flag followed by another flag instead of its value, as `--profile --json` (a usage error). */
+  flagForValue?: { flag: string; next: string };
+}
+
+/** Words that are flags wherever they stand, so never taken as a global flag's value: `--profile --json`. */
+export function isKnownFlag(word: string): boolean {
+  const name = word.startsWith('--') ? word.split('=', 1)[0] : undefined;
+  return name !== undefined && (BY_FLAG.has(name) || name === '--help' || name === '--version');
 }
 
 export function splitGlobalFlags(argv: readonly string[]): CommandLine {
   const given: Partial<Record<keyof GlobalOptions, string | boolean>> = {};
   const words: string[] = [];
   let missingValue: string | undefined;
+  let flagForValue: CommandLine['flagForValue'];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] as string;
     if (word === '--') {
@@ -75,9 +84,15 @@ export function splitGlobalFlags(argv: readonly string[]): CommandLine {
       if (equals > 0) words.push(word);
       else given[global.key] = true;
     } else if (equals > 0) given[global.key] = word.slice(equals + 1);
-    else if (i + 1 < argv.length) given[global.key] = argv[++i] as string;
-    else missingValue = `${global.flag} ${global.value}`;
+    else if (i + 1 >= argv.length) missingValue = `${global.flag} ${global.value}`;
+    else if (isKnownFlag(argv[i + 1] as string)) flagForValue ??= { flag: global.flag, next: argv[i + 1] as string };
+    else given[global.key] = argv[++i] as string;
   }
   if (given.jq !== undefined) given.json = true;
-  return { given: given as Partial<GlobalOptions>, words, ...(missingValue ? { missingValue } : {}) };
+  return {
+    given: given as Partial<GlobalOptions>,
+    words,
+    ...(missingValue ? { missingValue } : {}),
+    ...(flagForValue ? { flagForValue } : {}),
+  };
 }

@@ -29,6 +29,12 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
         hint: 'run `facectl --help` for the global flags',
       });
     }
+    if (line.flagForValue) {
+      const { flag, next } = line.flagForValue;
+      throw new UsageError(`${flag} needs a value`, {
+        hint: `${next} is a flag, not the value of ${flag}; to give a value spelled like a flag, write ${flag}=${next}`,
+      });
+    }
     program = buildProgram(ctx, argv);
     const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
     if (helpLine) {

@@ -2,6 +2,7 @@ import { DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
+import { checkKnownProfile } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -50,6 +51,8 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
         return { key: checkApiKey(await readKeyFromStdin(sources), 'stdin'), source: 'stdin' as const };
       const fromEnv = nonEmpty(env.FACECTL_API_KEY);
       if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
+      // The key would come from the profile: one named on the line or in the environment must exist.
+      if (store) checkExplicitProfile(store, sources);
       if (typeof settings.api_key === 'string' && settings.api_key) {
         // A stored key goes only to the service it was saved for (gh keeps one token per host).
         const boundTo = keyBaseUrl as string;
@@ -165,11 +168,22 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
 /**
  * The active profile: `--profile`, FACECTL_PROFILE, the file's default_profile, "default". Commands that
  * read or write the profile use this (credentials skip the file when flags and variables settle them).
+ * A profile named by the flag or the variable must exist (a usage error naming both and the profiles
+ * there are), unless the command `creates` it (`auth login`, `keys create --save`, `config set`).
  */
-export async function activeProfile(ctx: {
-  globals: GlobalOptions;
-  env: Env;
-  config(): Promise<ConfigStore>;
-}): Promise<string> {
-  return ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE) ?? (await ctx.config()).defaultProfile;
+export async function activeProfile(
+  ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
+  options: { creates?: boolean } = {},
+): Promise<string> {
+  const store = await ctx.config();
+  if (!options.creates) checkExplicitProfile(store, ctx);
+  return ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE) ?? store.defaultProfile;
+}
+
+/** A profile named by --profile or FACECTL_PROFILE that the file does not hold (the default one aside) is refused. */
+function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
+  const fromEnv = nonEmpty(ctx.env.FACECTL_PROFILE);
+  const name = ctx.globals.profile ?? fromEnv;
+  if (name === undefined || name === store.defaultProfile) return;
+  checkKnownProfile(store, name, ctx.globals.profile === undefined ? `FACECTL_PROFILE=${name}` : '--profile');
 }

@@ -54,6 +54,21 @@ export function checkProfileName(name: string): string {
   return name;
 }
 
+/**
+ * Refuses a profile that is not in the file (a typo would silently log out, or send nothing useful),
+ * naming where the name came from (`--profile`, `FACECTL_PROFILE=...`) and the profiles there are.
+ */
+export function checkKnownProfile(store: ConfigStore, name: string, via?: string): void {
+  const known = store.listProfiles();
+  if (known.includes(name)) return;
+  throw new UsageError(`no profile named ${JSON.stringify(name)}${via ? ` (${via})` : ''} in ${store.path}`, {
+    code: 'unknown_profile',
+    hint: known.length
+      ? `known profiles: ${known.join(', ')}; create one with \`facectl auth login --profile ${name}\``
+      : `no profiles yet; create one with \`facectl auth login --profile ${name}\``,
+  });
+}
+
 /** Checks the parsed file has the shape above, naming the file and the part that is wrong. */
 export function checkConfigShape(data: unknown, path: string): ConfigData {
   const broken = (what: string) =>

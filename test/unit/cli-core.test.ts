@@ -124,7 +124,7 @@ describe('global flags, taken off the line once', () => {
     });
   });
 
-  it('--jq implies --json, --no-input and the switches are read, a value may look like a flag, -- ends them', () => {
+  it('--jq implies --json, --no-input and the switches are read, a value written --flag=value may look like a flag, -- ends them', () => {
     expect(
       splitGlobalFlags([
         '--jq',
@@ -141,7 +141,7 @@ describe('global flags, taken off the line once', () => {
       given: { jq: '.id', json: true, noInput: true, debug: true, insecureHttp: true, apiKeyStdin: true },
       words: ['faces', 'get', 'x'],
     });
-    expect(splitGlobalFlags(['--profile', '--json', 'api', '--base-url=http://h', '--', '--debug'])).toEqual({
+    expect(splitGlobalFlags(['--profile=--json', 'api', '--base-url', 'http://h', '--', '--debug'])).toEqual({
       given: { profile: '--json', baseUrl: 'http://h' },
       words: ['api', '--', '--debug'],
     });

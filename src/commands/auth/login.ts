@@ -40,7 +40,7 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
   }
 
   const store = await ctx.config();
-  const profile = await activeProfile(ctx);
+  const profile = await activeProfile(ctx, { creates: true });
   // The key is stored with the base URL it was checked against, and is sent nowhere else. A base URL
   // from a flag or the environment becomes the profile's, so the next command goes where the key works.
   const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';

@@ -1,4 +1,4 @@
-import { checkKnownProfile } from '../config/set.js';
+import { checkKnownProfile } from '../../config/profile-store.js';
 import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */

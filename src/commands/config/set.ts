@@ -1,6 +1,7 @@
 import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import type { ConfigStore, ProfileSettings } from '../../context.js';
+import { checkKnownProfile } from '../../config/profile-store.js';
+import type { ProfileSettings } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
 
@@ -49,7 +50,8 @@ export async function runConfigSet(
       store.setDefaultProfile?.(parsed);
     }
   } else {
-    profile = await activeProfile(ctx);
+    // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.
+    profile = await activeProfile(ctx, { creates: true });
     const before = store.getProfile(profile);
     // A key stored before keys were bound to their base URL belongs to the profile's old URL: pin it
     // there, so that moving the profile does not carry the key along to another service.
@@ -67,18 +69,6 @@ export async function runConfigSet(
   if (ctx.out.json) ctx.out.record(result);
   else ctx.out.success(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`);
   return result;
-}
-
-/** `default_profile` (and `auth switch`) must name a profile that exists: a typo would silently log out. */
-export function checkKnownProfile(store: ConfigStore, name: string): void {
-  const known = store.listProfiles();
-  if (known.includes(name)) return;
-  throw new UsageError(`no profile named ${JSON.stringify(name)} in ${store.path}`, {
-    code: 'unknown_profile',
-    hint: known.length
-      ? `known profiles: ${known.join(', ')}; create one with \`facectl auth login --profile ${name}\``
-      : `no profiles yet; create one with \`facectl auth login --profile ${name}\``,
-  });
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { splitGlobalFlags } from '../../src/global-flags.js';
+import { runCommand } from '../helpers/command-harness.js';
+import { useService } from '../helpers/service-suite.js';
+import { argv, expectRefused, runInProcess } from '../helpers/unit-harness.js';
+
+/** A flag's value that is itself a flag, and a profile that does not exist: refused, naming the flag. */
+
+const service = useService({}, { faces: ['ada-lovelace'] });
+
+describe('a global flag followed by another flag instead of its value', () => {
+  it('is split off as such: the next flag is not taken as the value', () => {
+    expect(splitGlobalFlags(['--profile', '--json', 'faces', 'get', 'x'])).toEqual({
+      given: { json: true },
+      words: ['faces', 'get', 'x'],
+      flagForValue: { flag: '--profile', next: '--json' },
+    });
+    expect(splitGlobalFlags(['--base-url', '--help'])).toMatchObject({ flagForValue: { flag: '--base-url' } });
+    // A value that only looks like a flag, or is written --flag=value, is a value.
+    expect(splitGlobalFlags(['--jq', '--x', '--profile=--json']).given).toEqual({
+      jq: '--x',
+      json: true,
+      profile: '--json',
+    });
+  });
+
+  it('--profile --json: "--profile needs a value", exit 2, one JSON error, nothing sent', async () => {
+    const result = await expectRefused(
+      service,
+      argv`faces get ada-lovelace --profile --json`,
+      '--profile needs a value',
+    );
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: '--profile needs a value',
+        hint: '--json is a flag, not the value of --profile; to give a value spelled like a flag, write --profile=--json',
+      },
+    });
+  });
+
+  it('--base-url --debug: refused the same way, in plain text', async () => {
+    const result = await expectRefused(service, argv`--base-url --debug faces get ada-lovelace`, [
+      'error: --base-url needs a value',
+      'write --base-url=--debug',
+    ]);
+    expect(result.stdout).toBe('');
+  });
+});
+
+describe('a profile that does not exist', () => {
+  const config = { profiles: { work: { base_url: 'http://work.test' } } };
+
+  it('--profile nosuch for a command that needs a key: exit 2 naming it and the profiles there are', async () => {
+    const result = await expectRefused(
+      service,
+      argv`faces get ada-lovelace --profile nosuch`,
+      [
+        'error: no profile named "nosuch" (--profile) in /test/facectl/config.json',
+        'known profiles: default, work; create one with `facectl auth login --profile nosuch`',
+      ],
+      { config },
+    );
+    expect(result.stdout).toBe('');
+  });
+
+  it('FACECTL_PROFILE=nosuch: the error names the variable', async () => {
+    const result = await expectRefused(service, argv`faces get ada-lovelace --json`, [], {
+      env: { FACECTL_PROFILE: 'nosuch' },
+      config,
+    });
+    expect(JSON.parse(result.stderr).error).toEqual({
+      code: 'unknown_profile',
+      message: 'no profile named "nosuch" (FACECTL_PROFILE=nosuch) in /test/facectl/config.json',
+      hint: 'known profiles: default, work; create one with `facectl auth login --profile nosuch`',
+    });
+  });
+
+  it.each([
+    [argv`config get base_url --profile nosuch`],
+    [argv`auth status --profile nosuch`],
+    [argv`auth logout --profile nosuch`],
+    [argv`auth token --profile nosuch`],
+  ])('%j reads the profile: refused, exit 2, the file unchanged', async (...[args]) => {
+    const { code, stdout, stderr, tc } = await runInProcess(args, { config });
+    expect(code, stderr).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('no profile named "nosuch" (--profile)');
+    expect(stderr).toContain('known profiles: work');
+    expect(tc.config.data).toEqual(config);
+  });
+
+  it('a key from FACECTL_API_KEY and FACECTL_BASE_URL: the profile is not read, the command runs', async () => {
+    const result = await runCommand(service, argv`faces get ada-lovelace --profile nosuch --json`, {
+      env: { FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ alias: 'ada-lovelace' });
+  });
+
+  it('config set creates the profile it names', async () => {
+    const { code, stderr, tc } = await runInProcess(argv`config set base_url http://new.test --profile fresh`, {
+      config,
+    });
+    expect(code, stderr).toBe(0);
+    expect(tc.config.data.profiles).toEqual({ ...config.profiles, fresh: { base_url: 'http://new.test' } });
+  });
+
+  it('the default profile may be named before it holds anything', async () => {
+    const { code, stdout, stderr } = await runInProcess(argv`config get default_profile --profile default --json`);
+    expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringContaining('not_set') });
+    expect(JSON.parse(stdout)).toEqual({ key: 'default_profile', value: null, profile: null });
+  });
+});
