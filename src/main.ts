@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, UsageError } from './errors.js';
+import { checkFlagValues, needsValueError } from './flag-values.js';
 import { splitGlobalFlags } from './global-flags.js';
 import { resolveHelp } from './help-topics.js';
 import { safeJson, visible } from './io/output.js';
@@ -19,6 +20,7 @@ import { buildProgram } from './program.js';
  * output, the prompts and the commands read: they hold from the first word on, whatever fails later.
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
+  const given = argv;
   const line = splitGlobalFlags(argv);
   Object.assign(ctx.globals, line.given);
   argv = line.words;
@@ -29,18 +31,13 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
         hint: 'run `facectl --help` for the global flags',
       });
     }
-    if (line.flagForValue) {
-      const { flag, next } = line.flagForValue;
-      throw new UsageError(`${flag} needs a value`, {
-        hint: `${next} is a flag, not the value of ${flag}; to give a value spelled like a flag, write ${flag}=${next}`,
-      });
-    }
+    if (line.flagForValue) throw needsValueError(line.flagForValue.flag, line.flagForValue.next);
     program = buildProgram(ctx, argv);
     const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
     if (helpLine) {
       argv = helpLine;
       program = buildProgram(ctx, argv);
-    }
+    } else checkFlagValues(program, given);
     await program.parseAsync(argv, { from: 'user' });
     ctx.out.flush?.();
     return ExitCode.ok;

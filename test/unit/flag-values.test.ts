@@ -113,3 +113,49 @@ describe('a profile that does not exist', () => {
     expect(JSON.parse(stdout)).toEqual({ key: 'default_profile', value: null, profile: null });
   });
 });
+
+describe("a verb's value flag followed by a flag instead of its value", () => {
+  it('docs submit --label --content hi: "--label needs a value", exit 2, nothing sent', async () => {
+    const result = await expectRefused(service, argv`docs submit --alias ada-lovelace --label --content hi`, []);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'error: --label needs a value\n' +
+        '--content is a flag, not the value of --label; to give a value spelled like a flag, write --label=--content\n',
+    );
+  });
+
+  it.each([
+    // A global flag after it (taken off the line before commander parses) is no value either.
+    [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--json'],
+    [argv`keys create --name --save`, '--name', '--save'],
+    [argv`keys create --scopes --help`, '--scopes', '--help'],
+    [argv`threads create --alias --label x`, '--alias', '--label'],
+    [argv`--profile default docs sync doc_1 --timeout --wait`, '--timeout', '--wait'],
+  ])('%j: refused naming %s, nothing sent, nothing stored', async (args, flag, next) => {
+    const result = await expectRefused(service, [...args, '--json'], []);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'usage', message: `${flag} needs a value` });
+    expect(JSON.parse(result.stderr).error.hint).toContain(`write ${flag}=${next}`);
+    expect(result.tc.config.data.profiles?.default).toEqual({ api_key: service.key('pro'), base_url: service.baseUrl });
+  });
+
+  it('a short flag (api -X --include) names itself and gives the long form to write', async () => {
+    const result = await expectRefused(service, argv`api -X --include /v1/auth/api-keys/current`, '-X needs a value');
+    expect(result.stderr).toContain('write --method=--include');
+  });
+
+  it('--label=--content is a value: the document is stored with that label', async () => {
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label=--content --content hi --json`,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout) as { document_id: string };
+    expect(service.store.get('documents', printed.document_id)).toMatchObject({ label: '--content', content: 'hi' });
+  });
+
+  it('a value that starts with a dash but is no flag of the verb is still a value (checked by its own rule)', async () => {
+    const result = await expectRefused(service, argv`keys create --budget-usd -1`, '--budget-usd:');
+    expect(result.stderr).not.toContain('needs a value');
+  });
+});

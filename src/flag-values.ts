@@ -1,0 +1,59 @@
+import type { Command, Option } from 'commander';
+import { UsageError } from './errors.js';
+import { GLOBAL_FLAGS } from './global-flags.js';
+
+/**
+ * A flag that takes a value, followed by another flag instead (`docs submit --label --content hi`):
+ * commander would take `--content` as the label and then stumble over `hi`, or complain of something
+ * else. Before commander parses, the line is walked down the command tree, and a value flag whose next
+ * word is a flag of the same command, a global flag or `--help` is refused, naming the flag. A value
+ * spelled like a flag is written `--label=--content`.
+ */
+
+const GLOBAL_VALUE = new Map(GLOBAL_FLAGS.map((global) => [global.flag as string, global.value !== undefined]));
+const ALWAYS_FLAGS = new Set(['--help', '-h', '--version', '-V']);
+
+/** The usage error for `flag` followed by `next` (a flag) where its value should be. */
+export function needsValueError(flag: string, next: string, long: string = flag): UsageError {
+  return new UsageError(`${flag} needs a value`, {
+    hint: `${next} is a flag, not the value of ${flag}; to give a value spelled like a flag, write ${long}=${next}`,
+  });
+}
+
+/**
+ * Throws needsValueError for the first value flag of `argv` (the whole line, global flags included)
+ * that is followed by a flag of its command. `program` is the tree built for the line.
+ */
+export function checkFlagValues(program: Command, argv: readonly string[]): void {
+  let command = program;
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] as string;
+    if (word === '--') return;
+    if (!word.startsWith('-') || word === '-') {
+      const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+      if (sub) command = sub;
+      continue;
+    }
+    if (word.includes('=')) continue;
+    if (GLOBAL_VALUE.has(word)) {
+      // global-flags.ts has checked these; only step over the value.
+      if (GLOBAL_VALUE.get(word)) i++;
+      continue;
+    }
+    const option = findOption(command, word);
+    if (!option?.required) continue;
+    const next = argv[i + 1];
+    if (next !== undefined && isFlagOf(command, next)) throw needsValueError(word, next, option.long ?? word);
+    i++;
+  }
+}
+
+function findOption(command: Command, word: string): Option | undefined {
+  return command.options.find((option) => option.long === word || option.short === word);
+}
+
+function isFlagOf(command: Command, word: string): boolean {
+  if (!word.startsWith('-') || word === '-') return false;
+  const name = word.startsWith('--') ? (word.split('=', 1)[0] as string) : word;
+  return ALWAYS_FLAGS.has(name) || GLOBAL_VALUE.has(name) || findOption(command, name) !== undefined;
+}
