@@ -42,6 +42,14 @@ export function safeJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
 }
 
+/**
+ * The indentation of a --json document on stdout: two spaces for a person at a terminal, none (one
+ * line) when piped, as gh does; NDJSON lines are one line each either way.
+ */
+export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
+  return io.stdoutIsTTY ? 2 : 0;
+}
+
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
 /**
@@ -62,7 +70,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const document = (json: string, compact: boolean) => {
     if (globals.jq === undefined) return out(`${json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
-    const result = loaded.jq.apply(json, compact);
+    const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
     out(io.stdoutIsTTY ? visible(result) : result);
   };
   // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
@@ -103,7 +111,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json;
     },
     record(value, fields) {
-      if (globals.json) return document(JSON.stringify(value, null, 2), false);
+      if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -114,7 +122,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
-      if (globals.json) return document(JSON.stringify(rows, null, 2), false);
+      if (globals.json) return document(JSON.stringify(rows, null, jsonIndent(io)), false);
       if (toTable()) {
         if (rows.length === 0) return err('no results\n');
         return table(

@@ -232,10 +232,14 @@ describe('output', () => {
     { header: 'note', value: (r: (typeof rows)[number]) => r.note },
   ];
 
-  it('--json prints exactly one JSON document', () => {
+  it('--json prints exactly one JSON document: one line when piped, indented on a terminal', () => {
     const tc = createTestContext({ globals: { json: true } });
     tc.ctx.out.list(rows, columns);
     expect(JSON.parse(tc.stdout())).toEqual(rows);
+    expect(tc.stdout()).toBe(`${JSON.stringify(rows)}\n`);
+    const terminal = createTestContext({ globals: { json: true }, stdoutIsTTY: true });
+    terminal.ctx.out.record(rows[0] as object);
+    expect(terminal.stdout()).toBe(`${JSON.stringify(rows[0], null, 2)}\n`);
   });
 
   it('piped: tab-separated rows, no header, one line per row', () => {

@@ -54,7 +54,13 @@ describe('--jq', () => {
     tc.ctx.out.text('{"line":1,"ok":true}\n');
     tc.ctx.out.text('{"line":2,"ok":true}\n{"line":3,"ok":false}\n');
     tc.ctx.out.text(`${JSON.stringify({ line: 4 }, null, 2)}\n`);
-    expect(tc.stdout()).toBe('{"line":1}\n{"line":2}\n{"line":3}\n{\n  "line": 4\n}\n');
+    // Piped, a whole document comes out of jq on one line too; on a terminal it is indented.
+    expect(tc.stdout()).toBe('{"line":1}\n{"line":2}\n{"line":3}\n{"line":4}\n');
+    const terminal = createTestContext({ globals: { json: true, jq: '{line}' }, stdoutIsTTY: true });
+    await terminal.ctx.out.prepare?.();
+    terminal.ctx.out.text('{"line":1,"ok":true}\n');
+    terminal.ctx.out.text(`${JSON.stringify({ line: 4 }, null, 2)}\n`);
+    expect(terminal.stdout()).toBe('{"line":1}\n{\n  "line": 4\n}\n');
   });
 
   it('filters the answer of a text document streamed from standard input (its content read back for jq)', async () => {

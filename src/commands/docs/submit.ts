@@ -12,6 +12,7 @@ import { resolveSource } from '../../input/source.js';
 import { requireAliasAndLabel } from '../alias-label.js';
 import { parseOptions } from '../kit.js';
 import type { JournalMode } from '../../state/batch-journal.js';
+import { jsonIndent } from '../../io/output.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 import { submitBatch } from './submit-batch.js';
 
@@ -135,7 +136,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
       { signal: ctx.signal, rawBody: prepared.body, largeStrings: large },
     );
     if (ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
-    else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document);
+    else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
     else ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
     notePreview(ctx, document);
