@@ -33,6 +33,8 @@ export function resolveHelp(argv: readonly string[], program: Command, tree: () 
   if (flags.some((f) => f === '--help' || f === '-h' || f === '--version' || f === '-V')) return undefined;
   if (words[0] === 'help') {
     const topic = words.slice(1);
+    // `facectl help help`: the page of `help` itself (program.ts declares it for such a line).
+    if (topic[0] === 'help') return ['help', ...flags, '--help'];
     let cmd = tree();
     for (const [i, word] of topic.entries()) {
       const next = find(cmd, word);
@@ -52,16 +54,26 @@ export function resolveHelp(argv: readonly string[], program: Command, tree: () 
   return cmd.commands.length > 0 ? [...words, ...flags, '--help'] : undefined;
 }
 
+/**
+ * The name of `names` closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
+ * word's length for long words), or the word is its beginning. Undefined when nothing is that close.
+ */
+export function closestName(word: string, names: readonly string[]): string | undefined {
+  return names
+    .map((name) => ({ name, distance: distance(name, word) }))
+    .filter((c) => c.distance <= Math.max(2, Math.floor(word.length / 3)) || c.name.startsWith(word))
+    .sort((a, b) => a.distance - b.distance)[0]?.name;
+}
+
 function unknownTopic(topic: string[], parent: Command): UsageError {
   const wrong = topic.at(-1) as string;
-  const names = parent.commands.map((c) => c.name());
-  const near = names
-    .map((name) => ({ name, distance: distance(name, wrong) }))
-    .filter((c) => c.distance <= Math.max(2, Math.floor(wrong.length / 3)) || c.name.startsWith(wrong))
-    .sort((a, b) => a.distance - b.distance)[0];
+  const near = closestName(
+    wrong,
+    parent.commands.map((c) => c.name()),
+  );
   const prefix = topic.slice(0, -1);
   const hint = near
-    ? `did you mean \`facectl help ${[...prefix, near.name].join(' ')}\`?`
+    ? `did you mean \`facectl help ${[...prefix, near].join(' ')}\`?`
     : `run \`facectl help${prefix.length > 0 ? ` ${prefix.join(' ')}` : ''}\` for the list of commands`;
   return new UsageError(`unknown help topic "${topic.join(' ')}"`, { hint });
 }

@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, UsageError } from './errors.js';
-import { checkFlagValues, needsValueError } from './flag-values.js';
+import { checkCommandLine, needsValueError } from './command-line.js';
 import { splitGlobalFlags } from './global-flags.js';
 import { resolveHelp } from './help-topics.js';
 import { safeJson, visible } from './io/output.js';
@@ -37,7 +37,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     if (helpLine) {
       argv = helpLine;
       program = buildProgram(ctx, argv);
-    } else checkFlagValues(program, given);
+    } else checkCommandLine(program, given);
     await program.parseAsync(argv, { from: 'user' });
     ctx.out.flush?.();
     return ExitCode.ok;

@@ -75,6 +75,7 @@ export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
 
   const selected = argv ? namedCommand(argv) : undefined;
   for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
+  if (argv?.[0] === 'help' && argv.some((word) => word === '--help' || word === '-h')) registerHelpPage(program);
 
   configureTree(program, ctx);
   return program;
@@ -143,6 +144,22 @@ function registerApi(program: Command, ctx: Context): void {
     "facectl api -i GET '/v1/faces/ada?fields=name'",
     'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
   ]);
+}
+
+/**
+ * `help` as a command of its own, for its page only (`facectl help help`, `facectl help --help`): every
+ * other `help` line is rewritten by help-topics.ts before commander parses it. Hidden: the program's
+ * page lists `help` already.
+ */
+function registerHelpPage(program: Command): void {
+  const help = new Command('help')
+    .description(
+      'Show help for a command: `facectl help A B` prints the same as `facectl A B --help`; ' +
+        '`facectl help` alone lists the commands. An unknown command is an error (exit 2) with a suggestion.',
+    )
+    .argument('[command...]', 'the command, and its subcommand, to show help for');
+  addExamples(help, ['facectl help', 'facectl help docs submit']);
+  program.addCommand(help, { hidden: true });
 }
 
 function registerCompletion(program: Command, ctx: Context): void {
