@@ -21,7 +21,7 @@ export function registerDocsCommands(program: Command, ctx: Context): void {
         '',
         'A batch is sent --concurrency documents at a time, with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero.',
         '',
-        'A batch keeps a record of the lines the service acknowledged (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines not yet submitted, and a line that was in flight is not created twice. While such a record exists, a plain rerun is refused: choose --resume or --restart.',
+        'A batch keeps a record of the lines the service acknowledged (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines not yet submitted, and a line that was in flight is not created twice. While such a record exists, a plain rerun is refused: choose --resume or --restart. --resume of a batch that already finished sends nothing (its results are reported again); without --resume, a run is a new batch.',
         '',
         'token_count in the answer is a preview: nothing is charged until the document is synced.',
       ].join('\n'),

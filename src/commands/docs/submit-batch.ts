@@ -63,6 +63,10 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   try {
     const summary = await sendLines(ctx, input, journal);
     complete = true;
+    if (journal.finished && summary.earlier === summary.submitted) {
+      const documents = summary.earlier === 1 ? 'document' : 'documents';
+      ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
+    }
     return summary;
   } finally {
     if (complete) await journal.complete();
