@@ -173,16 +173,19 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
-      throw new CliError(`${fatal.message} (${progressNote})`, fatal.exitCode, {
+      throw new CliError(`${fatal.message} (${progressNote})`, partlySent(fatal.exitCode, summary), {
         code: fatal.code,
         hint: resumeHint(input, first),
         cause: fatal,
       });
     }
+    if (fatal instanceof CliError && partlySent(fatal.exitCode, summary) !== fatal.exitCode) {
+      throw new CliError(fatal.message, ExitCode.error, { code: fatal.code, hint: fatal.hint, cause: fatal });
+    }
     throw fatal;
   }
   if (stopReason) {
-    throw new UsageError(stopReason.message, {
+    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
       code: 'invalid_input',
       hint:
         `${summary.submitted} document(s) before it were already submitted (standard input is read once, so its ` +
@@ -193,10 +196,20 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   return summary;
 }
 
+/**
+ * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
+ * documents is a partly failed batch, exit 1.
+ */
+function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue {
+  return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
+}
+
 function batchError(failures: Failures, summary: BatchSummary, input: BatchInput): CliError {
   const continued = input.continueOnError;
-  const exitCode = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code)) ?? ExitCode.error;
-  const first = failures.firstByExitCode.get(exitCode) ?? failures.listed[0];
+  // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
+  const worst = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
+  const exitCode = worst ?? ExitCode.error;
+  const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
   const stopped = continued ? '' : '; the batch stopped at the first failure';
   return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
