@@ -17,7 +17,7 @@ export function registerDocsCommands(program: Command, ctx: Context): void {
         '  ndjson  one such document per line: a batch',
         '  text    anything else: the content, with --alias and --label',
         '',
-        'For JSON and NDJSON, --alias, --label and --perspective fill the fields a document leaves out. The kind is detected (a first line that is a whole JSON object, followed by more lines, is NDJSON); --format names it.',
+        'For JSON and NDJSON, --alias, --label and --perspective fill the fields a document leaves out. The kind is detected (a first line that is a whole JSON object, followed by more lines, is NDJSON; a file named *.ndjson or *.jsonl is NDJSON even of one line); --format names it.',
         '',
         'A batch is sent --concurrency documents at a time, with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero; 2 (bad input) only when nothing was sent: a batch that submitted some lines and failed on a bad one exits 1.',
         '',
