@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
@@ -14,7 +15,8 @@ import { type BatchSummary, createReporter, type Failures } from './batch-report
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
  * exact body to send) go through a pool of --concurrency workers (batch-pool.ts), each line's result to
  * the reporter (batch-report.ts). With --continue-on-error, bad lines and refused documents are reported
- * and the rest is still sent; otherwise the first stops the batch.
+ * and the rest is still sent; otherwise the first stops the batch. The workers share one pause
+ * (src/api/rate-gate.ts): when the service answers one of them 429, all of them wait as it asked.
  *
  * A journal (src/state/batch-journal.ts) records every line the service acknowledged, by a hash of the
  * body sent. When the batch stops short (Ctrl-C, SIGTERM, a closed output, a failure, a killed process),
@@ -99,6 +101,8 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   const api = await ctx.api();
   const { source } = input;
   const reporter = createReporter(ctx, input.total);
+  // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
+  const gate = new RateGate(() => ctx.clock.now().getTime());
   let stopReason: UsageError | undefined;
   let fatal: unknown;
 
@@ -136,7 +140,7 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
       const document = await api.call(
         createDocument,
         { body: line.document },
-        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: line.body },
+        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: line.body, gate },
       );
       const { document_id, token_count } = document;
       journal.record({ line: line.line, hash, document_id, token_count });
