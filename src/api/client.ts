@@ -115,6 +115,7 @@ export function createApiClient(
         signal: signalFor(callOptions.signal),
         info,
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
+        ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
       return interpret(route, result, info) as ResponseOf<R>;
     },

@@ -8,6 +8,7 @@ import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from '.
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
+import type { RateGate } from './rate-gate.js';
 import { proxyFor, tunnelConnector } from './proxy.js';
 
 /**
@@ -60,6 +61,8 @@ export interface Exchange {
    * json-stream.ts); the result then carries `json` and an empty body. Other answers are read whole.
    */
   largeStrings?: LargeStrings;
+  /** A pause shared with other requests (a batch's): a 429 makes them all wait (see rate-gate.ts). */
+  gate?: RateGate;
 }
 
 /** The body of an answer as undici gives it. */
@@ -133,9 +136,15 @@ export class Transport {
     const maxRetryAfterMs = this.options.maxRetryAfterMs ?? 30_000;
     // A bare stream can be read once: such a request is never repeated.
     const canRepeat = isResendable(exchange.body);
+    const { gate } = exchange;
+    // Retries counted against maxRetries; those through a gate are counted by the gate.
+    let retries = 0;
     for (let attempt = 0; ; attempt++) {
       // The client's own signal is not handed to undici (see TransportOptions.signal): checked here.
       if (exchange.signal.aborted) throw abortReason(exchange.signal);
+      const paused = gate?.delay() ?? 0;
+      if (paused > 0) await this.wait(paused, 'rate limited: waiting with the whole batch', exchange.signal);
+      const ticket = gate?.ticket() ?? 0;
       let result: ExchangeResult;
       try {
         result = await this.once(exchange, attempt);
@@ -143,18 +152,25 @@ export class Transport {
         if (exchange.signal.aborted) throw abortReason(exchange.signal);
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
-        if (exchange.repeatable && canRepeat && attempt < maxRetries && isRetryableNetworkError(error)) {
-          await this.wait(backoff(attempt), `connection dropped (${errorCode(error)})`, exchange.signal);
+        if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
+          await this.wait(backoff(retries++), `connection dropped (${errorCode(error)})`, exchange.signal);
           continue;
         }
         throw networkErrorFrom(error, exchange.info, this.limits);
       }
+      if (result.status !== 429) gate?.passed();
       // 429 means the request was not processed, so any method may be sent again; 5xx only repeatable ones.
       const retryable =
         canRepeat && (result.status === 429 || (RETRY_STATUSES.has(result.status) && exchange.repeatable));
-      if (!retryable || attempt >= maxRetries) return result;
+      if (!retryable || (retries >= maxRetries && !(gate && result.status === 429))) return result;
       if (result.retryAfterSeconds !== undefined && result.retryAfterSeconds * 1000 > maxRetryAfterMs) return result;
-      const delay = result.retryAfterSeconds !== undefined ? result.retryAfterSeconds * 1000 : backoff(attempt);
+      const delay = result.retryAfterSeconds !== undefined ? result.retryAfterSeconds * 1000 : backoff(retries);
+      if (gate && result.status === 429) {
+        // The wait is the gate's, taken before the next attempt (by every request through it).
+        if (!gate.pause(ticket, delay, attempt - retries, maxRetries)) return result;
+        continue;
+      }
+      retries++;
       await this.wait(delay, `status ${result.status}`, exchange.signal);
     }
   }

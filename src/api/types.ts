@@ -1,5 +1,6 @@
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
 import type { LargeStrings } from './large-strings.js';
+import type { RateGate } from './rate-gate.js';
 
 /** What a command, the library entry and the tests see of the HTTP layer. */
 
@@ -23,6 +24,8 @@ export interface CallOptions {
    * content) out of memory: the result holds markers in their place (see src/api/large-strings.ts).
    */
   largeStrings?: LargeStrings;
+  /** A pause shared with the other requests of a batch: a 429 makes them all wait (see rate-gate.ts). */
+  gate?: RateGate;
 }
 
 /** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */

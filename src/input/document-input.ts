@@ -13,7 +13,7 @@ import { checkUtf8, spoolText, streamTextBody } from './text-body.js';
 
 /**
  * The one reader of `docs submit`'s input: whatever the source holds (plain text, one JSON document,
- * NDJSON), it yields request bodies that are prepared and checked against the request contract, or
+ * NDJSON: named by --format, by a file's extension .ndjson/.jsonl, else detected), it yields request bodies that are prepared and checked against the request contract, or
  * throws a CliError naming the source (exit 2, nothing sent).
  */
 
@@ -48,10 +48,13 @@ export interface ReadDocumentOptions {
 
 const nothingToFree = async () => {};
 
+/** A file named *.ndjson or *.jsonl is NDJSON whatever it holds: a batch even of one line. */
+const NDJSON_NAME = /\.(ndjson|jsonl)$/i;
+
 export async function readDocumentInput(source: InputSource, options: ReadDocumentOptions): Promise<DocumentInput> {
-  const detected = options.format
-    ? { format: options.format, chunks: source.open() }
-    : await detectDocumentFormat(source.open(), source.name);
+  const named = source.kind === 'file' && NDJSON_NAME.test(source.name) ? 'ndjson' : undefined;
+  const format = options.format ?? named;
+  const detected = format ? { format, chunks: source.open() } : await detectDocumentFormat(source.open(), source.name);
   if (options.batchFlag !== undefined && detected.format !== 'ndjson') {
     const kind = detected.format === 'json' ? 'one JSON document' : 'text';
     throw new UsageError(`${options.batchFlag} applies to a batch (NDJSON), but ${source.name} was read as ${kind}`, {

@@ -1,6 +1,6 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
@@ -24,7 +24,10 @@ import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
  * sent again by --resume with the same key, and the service answers with the document it already made
  * instead of creating a second one. A line edited since is a different body, so a different key.
  *
- * The journal is removed when every line of the batch was submitted. A lock next to it (src/state/lock.ts:
+ * When every line of the batch was submitted, the journal is renamed `<id>.finished`: the record of a
+ * finished batch, so that --resume of it sends nothing (and reports its lines again); a plain run or
+ * --restart starts a new batch, which replaces that record when it finishes. There is one such record
+ * per input, and only the KEEP_FINISHED most recent are kept. A lock next to it (src/state/lock.ts:
  * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
  * sending the same input at once: the second exits 5. A lock left by a killed run is taken over.
  */
@@ -34,6 +37,9 @@ export type JournalMode = 'new' | 'resume' | 'restart';
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
 const STALE_SECONDS = 10;
+/** The records of finished batches kept (the most recent, by their last write); older ones are removed. */
+export const KEEP_FINISHED = 20;
+const FINISHED = '.finished';
 
 export interface JournalEntry {
   line: number;
@@ -48,11 +54,13 @@ export interface BatchJournal {
   readonly earlier: ReadonlyMap<number, JournalEntry>;
   /** Whether --resume found an earlier run to continue. */
   readonly resumed: boolean;
+  /** Whether that earlier run had finished the batch (every line submitted). */
+  readonly finished: boolean;
   idempotencyKey(line: number, hash: string): string;
   record(entry: JournalEntry): void;
   /** Resolves when every record so far is written and synced to disk. */
   flush(): Promise<void>;
-  /** Every line was submitted: the journal is removed. */
+  /** Every line was submitted: the journal becomes the batch's finished record. */
   complete(): Promise<void>;
   /** The batch stopped short: the journal stays for --resume. */
   close(): Promise<void>;
@@ -101,7 +109,7 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
     lost = error;
   });
   try {
-    return await openLocked(options, path, lock, () => lost);
+    return await openLocked(options, { path, finishedPath: join(dir, `${id}${FINISHED}`) }, lock, () => lost);
   } catch (error) {
     lock.release();
     throw error;
@@ -110,11 +118,14 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
 
 async function openLocked(
   options: OpenJournalOptions,
-  path: string,
+  { path, finishedPath }: { path: string; finishedPath: string },
   lock: HeldLock,
   lockLost: () => Error | undefined,
 ): Promise<BatchJournal> {
-  const existing = await readJournal(path);
+  const unfinished = await readJournal(path);
+  // No unfinished journal: --resume goes on from the batch's finished record, if there is one.
+  const finished = unfinished === undefined && options.mode === 'resume' ? await readJournal(finishedPath) : undefined;
+  const existing = unfinished ?? finished;
   const hasEarlier = existing !== undefined && existing.entries.size > 0;
   if (options.mode === 'new' && hasEarlier) {
     throw new UsageError(
@@ -131,6 +142,9 @@ async function openLocked(
   try {
     if (resume) {
       batchId = existing.header.batch_id;
+      // A copy of the finished record becomes the journal (renamed into place whole), so the record
+      // stays as it was until this run finishes too.
+      if (finished !== undefined) await copyWhole(finishedPath, path);
       handle = await open(path, 'a', 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
@@ -196,6 +210,7 @@ async function openLocked(
     path,
     earlier: resume ? existing.entries : new Map(),
     resumed: resume,
+    finished: resume && finished !== undefined,
     idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
     record(entry) {
       queued.push(`${JSON.stringify(entry)}\n`);
@@ -209,11 +224,17 @@ async function openLocked(
     },
     flush,
     async complete() {
-      // The record goes before the lock: a run that takes the lock next never sees a finished batch's record.
+      // The journal becomes the finished record before the lock goes: a run that takes the lock next
+      // never sees a finished batch's journal as unfinished.
       try {
         await flush();
         await handle.close().catch(() => undefined);
-        await rm(path, { force: true });
+        try {
+          await rename(path, finishedPath);
+        } catch (error) {
+          throw stateError(finishedPath, error);
+        }
+        await pruneFinished(dirname(path), finishedPath);
       } finally {
         await release();
       }
@@ -227,6 +248,41 @@ async function openLocked(
     },
     lockLost,
   };
+}
+
+/** `from` copied to `to` through a temporary file renamed into place: `to` is never half-written. */
+async function copyWhole(from: string, to: string): Promise<void> {
+  const temp = `${to}.${process.pid}.tmp`;
+  await copyFile(from, temp);
+  await rename(temp, to);
+}
+
+/**
+ * Keeps the records of finished batches to the KEEP_FINISHED most recent (the one just written always
+ * among them), so they cannot pile up however many inputs are submitted. Best effort: a record another
+ * run is using or has removed is left to it.
+ */
+async function pruneFinished(dir: string, keep: string): Promise<void> {
+  try {
+    const names = (await readdir(dir)).filter((name) => name.endsWith(FINISHED));
+    if (names.length <= KEEP_FINISHED) return;
+    const records = await Promise.all(
+      names
+        .map((name) => join(dir, name))
+        .filter((path) => path !== keep)
+        .map(async (path) => ({
+          path,
+          mtimeMs: await stat(path).then(
+            (s) => s.mtimeMs,
+            () => 0,
+          ),
+        })),
+    );
+    records.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
+  } catch {
+    // A record left over is only disk space; the batch itself finished.
+  }
 }
 
 interface ReadJournal {

@@ -1,4 +1,4 @@
-import { appendFileSync, openSync, readFileSync, truncateSync, writeSync, closeSync } from 'node:fs';
+import { appendFileSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
 import { documentBody } from '../helpers/seed-bodies.js';
@@ -88,4 +88,41 @@ describe('case 50: a batch file changed between the check and the send', () => {
       expect(records).toHaveLength(seen.length);
     }, 90_000);
   }
+
+  it('--resume of a finished batch reads the file the same way: changed under it, it stops (exit 1)', async () => {
+    const labels = Array.from({ length: LINES }, (_, i) => `changed-finished-${i}`);
+    const lines = labels.map((label) => documentLine(label, 'a'));
+    const file = tempFile('finished.ndjson', `${lines.join('\n')}\n`);
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY };
+    let seen: string[] = [];
+    let onRequest = () => {};
+    server.handle((req, res) => {
+      onRequest();
+      const { label } = JSON.parse(req.body) as { label: string };
+      seen.push(label);
+      json(res, 201, answer(label, seen.length));
+    });
+    const args = ['docs', 'submit', '--file', file, '--concurrency', '1', '--json'];
+    const first = await runCli(args, { env, timeoutMs: 60_000 });
+    expect(first.code, first.stderr).toBe(0);
+    expect(seen).toHaveLength(LINES);
+
+    // Line 1 edited since (same size), so the resume sends it; while it is in flight the file is cut.
+    const text = `${[documentLine(labels[0] as string, 'b'), ...lines.slice(1)].join('\n')}\n`;
+    writeFileSync(file, text);
+    seen = [];
+    onRequest = () => {
+      truncateSync(file, Math.floor(Buffer.byteLength(text) / 2));
+      onRequest = () => {};
+    };
+    const result = await runCli([...args, '--resume'], { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(1);
+    const { error } = JSON.parse(result.stderr) as { error: { code: string; message: string } };
+    expect(error.code).toBe('input_changed');
+    expect(error.message).toContain(`${file} changed after its lines were checked`);
+    expect(result.stderr).not.toContain('already finished');
+    // Only the edited line was sent; the lines the finished batch had submitted were not sent again.
+    expect(seen).toEqual([labels[0]]);
+    for (const line of result.stdout.trim().split('\n')) expect(JSON.parse(line)).toMatchObject({ ok: true });
+  }, 90_000);
 });

@@ -123,3 +123,25 @@ export function batchEnv(
 ): { FACECTL_CONFIG_DIR: string; FACECTL_API_KEY: string; FACECTL_BASE_URL: string } {
   return { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: key, FACECTL_BASE_URL: baseUrl };
 }
+
+/** The labels of the documents stored with this prefix, sorted: a label twice means a line created twice. */
+export function storedLabels(service: TestService, prefix: string): string[] {
+  return stored(service, prefix)
+    .map((d) => d.label)
+    .sort();
+}
+
+/** A batch's NDJSON result lines (--json), parsed. */
+export function resultLines(stdout: string): {
+  line: number;
+  ok: boolean;
+  document_id?: string;
+  token_count?: number;
+  resumed?: boolean;
+  error?: { code: string; message: string };
+}[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as ReturnType<typeof resultLines>[number]);
+}

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statS
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bodyHash, openBatchJournal } from '../../src/state/batch-journal.js';
+import { bodyHash, KEEP_FINISHED, openBatchJournal } from '../../src/state/batch-journal.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { makeTempDir } from '../helpers/temp.js';
@@ -13,7 +13,7 @@ const open = (dir: string, mode: 'new' | 'resume' | 'restart' = 'new', identity 
   openBatchJournal({ dir, identity, sourceName: 'batch.ndjson', mode });
 
 describe('batch journal', () => {
-  it('records acknowledged lines in a 0600 file that --resume reads back; complete() removes it', async () => {
+  it('records acknowledged lines in a 0600 file that --resume reads back; complete() keeps it as the finished record', async () => {
     const dir = fresh();
     const first = await open(dir);
     expect(first.resumed).toBe(false);
@@ -32,8 +32,51 @@ describe('batch journal', () => {
     ]);
     // The same batch, so the same Idempotency-Key for the same line and body.
     expect(second.idempotencyKey(2, 'c'.repeat(32))).toBe(first.idempotencyKey(2, 'c'.repeat(32)));
+    expect(second.finished).toBe(false);
     await second.complete();
-    expect(readdirSync(join(dir, 'batches'))).toEqual([]);
+    const finishedPath = second.path.replace(/\.ndjson$/, '.finished');
+    expect(readdirSync(join(dir, 'batches'))).toEqual([finishedPath.split('/').pop()]);
+    expect(statSync(finishedPath).mode & 0o777).toBe(0o600);
+
+    // --resume of the finished batch: the same batch (same keys), its lines all earlier ones.
+    const third = await open(dir, 'resume');
+    expect(third).toMatchObject({ resumed: true, finished: true });
+    expect([...third.earlier.keys()]).toEqual([1, 3]);
+    expect(third.idempotencyKey(2, 'c'.repeat(32))).toBe(first.idempotencyKey(2, 'c'.repeat(32)));
+    await third.complete();
+    // A plain run starts a new batch whatever finished before; the finished record is not an unfinished one.
+    const fourth = await open(dir, 'new');
+    expect(fourth).toMatchObject({ resumed: false, finished: false });
+    expect(fourth.earlier.size).toBe(0);
+    await fourth.complete();
+    expect(readdirSync(join(dir, 'batches'))).toEqual([finishedPath.split('/').pop()]);
+    // That new batch's record replaced the old one: nothing of the first batch is left to resume.
+    const fifth = await open(dir, 'resume');
+    expect(fifth).toMatchObject({ resumed: true, finished: true });
+    expect(fifth.earlier.size).toBe(0);
+    await fifth.close();
+  });
+
+  it('finished records are bounded: one per input, and only the KEEP_FINISHED most recent inputs', async () => {
+    const dir = fresh();
+    const batches = join(dir, 'batches');
+    const finishedNames = () => readdirSync(batches).filter((name) => name.endsWith('.finished'));
+    for (let run = 0; run < 3; run++) {
+      const journal = await open(dir, run === 0 ? 'new' : 'resume', 'file:/same.ndjson');
+      journal.record({ line: run + 1, hash: 'a'.repeat(32), document_id: `doc_${run}`, token_count: 1 });
+      await journal.complete();
+    }
+    expect(finishedNames()).toHaveLength(1);
+    let last = '';
+    for (let i = 0; i < KEEP_FINISHED + 5; i++) {
+      const journal = await open(dir, 'new', `file:/input-${i}.ndjson`);
+      journal.record({ line: 1, hash: 'a'.repeat(32), document_id: `doc_${i}`, token_count: 1 });
+      await journal.complete();
+      last = journal.path.replace(/\.ndjson$/, '.finished');
+    }
+    expect(finishedNames()).toHaveLength(KEEP_FINISHED);
+    expect(existsSync(last)).toBe(true);
+    expect(readdirSync(batches).filter((name) => !name.endsWith('.finished'))).toEqual([]);
   });
 
   it('a plain run over an unfinished record is refused (exit 2) and leaves the record as it was', async () => {

@@ -267,7 +267,7 @@ describe('docs submit: NDJSON batches', () => {
     }
   });
 
-  it('--continue-on-error sends the valid lines and reports the others; exit 2 for the invalid ones', async () => {
+  it('--continue-on-error sends the valid lines and reports the others; exit 1 (partly failed: 2 means nothing sent)', async () => {
     const path = file(
       'mixed.ndjson',
       `${JSON.stringify({ label: 'batch-c-1', content: 'c1' })}\nnot json\n${JSON.stringify({ label: 'batch-c-3', content: 'c3' })}\n`,
@@ -276,7 +276,7 @@ describe('docs submit: NDJSON batches', () => {
       service,
       argv`docs submit --alias ada-lovelace --file ${path} --continue-on-error --json`,
     );
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     const results = result.stdout
       .trimEnd()
       .split('\n')
@@ -326,7 +326,8 @@ describe('docs submit: NDJSON batches', () => {
     const result = await runCommand(service, ['docs', 'submit', '--alias', 'ada-lovelace', '-', '--concurrency', '1'], {
       stdin,
     });
-    expect(result.code).toBe(2);
+    // Lines 1 and 2 were sent: a partly failed batch (exit 1), not "bad input, nothing sent" (2).
+    expect(result.code).toBe(1);
     expect(result.stderr).toContain('error: standard input: line 3: content: must be a string, found number');
     expect(result.stderr).toContain('2 document(s) before it were already submitted');
     expect(storedWithLabel('batch-f-').map((d) => d.label)).toEqual(['batch-f-1', 'batch-f-2']);

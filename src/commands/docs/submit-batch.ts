@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
@@ -14,7 +15,8 @@ import { type BatchSummary, createReporter, type Failures } from './batch-report
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
  * exact body to send) go through a pool of --concurrency workers (batch-pool.ts), each line's result to
  * the reporter (batch-report.ts). With --continue-on-error, bad lines and refused documents are reported
- * and the rest is still sent; otherwise the first stops the batch.
+ * and the rest is still sent; otherwise the first stops the batch. The workers share one pause
+ * (src/api/rate-gate.ts): when the service answers one of them 429, all of them wait as it asked.
  *
  * A journal (src/state/batch-journal.ts) records every line the service acknowledged, by a hash of the
  * body sent. When the batch stops short (Ctrl-C, SIGTERM, a closed output, a failure, a killed process),
@@ -63,6 +65,10 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   try {
     const summary = await sendLines(ctx, input, journal);
     complete = true;
+    if (journal.finished && summary.earlier === summary.submitted) {
+      const documents = summary.earlier === 1 ? 'document' : 'documents';
+      ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
+    }
     return summary;
   } finally {
     if (complete) await journal.complete();
@@ -95,6 +101,8 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   const api = await ctx.api();
   const { source } = input;
   const reporter = createReporter(ctx, input.total);
+  // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
+  const gate = new RateGate(() => ctx.clock.now().getTime());
   let stopReason: UsageError | undefined;
   let fatal: unknown;
 
@@ -132,7 +140,7 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
       const document = await api.call(
         createDocument,
         { body: line.document },
-        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: line.body },
+        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: line.body, gate },
       );
       const { document_id, token_count } = document;
       journal.record({ line: line.line, hash, document_id, token_count });
@@ -169,16 +177,19 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
-      throw new CliError(`${fatal.message} (${progressNote})`, fatal.exitCode, {
+      throw new CliError(`${fatal.message} (${progressNote})`, partlySent(fatal.exitCode, summary), {
         code: fatal.code,
         hint: resumeHint(input, first),
         cause: fatal,
       });
     }
+    if (fatal instanceof CliError && partlySent(fatal.exitCode, summary) !== fatal.exitCode) {
+      throw new CliError(fatal.message, ExitCode.error, { code: fatal.code, hint: fatal.hint, cause: fatal });
+    }
     throw fatal;
   }
   if (stopReason) {
-    throw new UsageError(stopReason.message, {
+    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
       code: 'invalid_input',
       hint:
         `${summary.submitted} document(s) before it were already submitted (standard input is read once, so its ` +
@@ -189,10 +200,20 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   return summary;
 }
 
+/**
+ * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
+ * documents is a partly failed batch, exit 1.
+ */
+function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue {
+  return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
+}
+
 function batchError(failures: Failures, summary: BatchSummary, input: BatchInput): CliError {
   const continued = input.continueOnError;
-  const exitCode = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code)) ?? ExitCode.error;
-  const first = failures.firstByExitCode.get(exitCode) ?? failures.listed[0];
+  // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
+  const worst = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
+  const exitCode = worst ?? ExitCode.error;
+  const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
   const stopped = continued ? '' : '; the batch stopped at the first failure';
   return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {

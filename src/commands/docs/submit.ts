@@ -19,7 +19,7 @@ import { submitBatch } from './submit-batch.js';
 /**
  * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
  * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
- * --format names it.
+ * --format names it; a file named *.ndjson or *.jsonl is always NDJSON (see readDocumentInput).
  */
 
 export const STDIN_HINT =

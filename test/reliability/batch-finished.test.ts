@@ -1,0 +1,93 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
+import { runCli } from '../helpers/run-cli.js';
+import { batchEnv, batchFile, journalFiles, stored } from './support.js';
+
+// `docs submit --resume` of a batch that already finished: nothing is sent again (the finished
+// batch's record is kept), the earlier results are reported again, exit 0. A line edited since is
+// sent as the new body it is; a run without --resume is a new batch.
+
+const service = useService({}, { faces: ['ada-done'] });
+beforeAll(() => ensureBuilt(), 120_000);
+
+const results = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { line: number; ok: boolean; document_id: string; resumed?: boolean });
+
+describe('--resume of a finished batch', () => {
+  it('sends nothing, reports the saved results (resumed) under --json, says so on stderr, exit 0', async () => {
+    const { file, lines } = batchFile('ada-done', 'done-', 5);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const created = results(first.stdout);
+    expect(created.map((r) => r.line).sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+
+    for (let round = 0; round < 2; round++) {
+      const before = service.stats.requests;
+      const again = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(service.stats.requests - before, 'requests sent by the resume').toBe(0);
+      expect(again.stderr).toContain('batch already finished: 5 documents sent; nothing to do');
+      expect(again.stderr).not.toContain('Nothing to resume');
+      const saved = results(again.stdout);
+      expect(saved).toHaveLength(5);
+      for (const result of saved) {
+        expect(result).toMatchObject({ ok: true, resumed: true });
+        expect(result.document_id).toBe(created.find((r) => r.line === result.line)?.document_id);
+      }
+    }
+    const docs = stored(service, 'done-');
+    expect(docs.map((d) => d.label).sort()).toEqual(lines.map((l) => JSON.parse(l).label).sort());
+
+    // Without --resume a run is a new batch, as before: every line is sent again.
+    const plain = await runCli(['docs', 'submit', '--file', file], { env });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).not.toContain('already finished');
+    expect(stored(service, 'done-')).toHaveLength(10);
+  });
+
+  it('standard input: --resume of the same finished input sends nothing (tab-separated output)', async () => {
+    const { file } = batchFile('ada-done', 'stdin-done-', 3);
+    const input = readFileSync(file, 'utf8');
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const first = await runCli(['docs', 'submit', '-'], { env, stdin: input });
+    expect(first.code, first.stderr).toBe(0);
+    const before = service.stats.requests;
+    const again = await runCli(['docs', 'submit', '--resume', '-'], { env, stdin: input });
+    expect(again.code, again.stderr).toBe(0);
+    expect(service.stats.requests - before).toBe(0);
+    expect(again.stderr).toContain('batch already finished: 3 documents sent; nothing to do');
+    expect(again.stdout).toBe(first.stdout);
+    expect(stored(service, 'stdin-done-')).toHaveLength(3);
+  });
+
+  it('a file changed since it finished: --resume sends only the changed line, once', async () => {
+    const { file, lines } = batchFile('ada-done', 'changed-', 4);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const edited = JSON.stringify({ alias: 'ada-done', label: 'changed-2', content: 'changed 2, second version' });
+    writeFileSync(file, `${[...lines.slice(0, 2), edited, lines[3]].join('\n')}\n`);
+
+    for (const expectSent of [1, 0]) {
+      const before = service.stats.requests;
+      const again = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(service.stats.requests - before).toBe(expectSent);
+      const out = results(again.stdout);
+      expect(out.filter((r) => r.resumed !== true).map((r) => r.line)).toEqual(expectSent === 1 ? [3] : []);
+      expect(out).toHaveLength(4);
+      if (expectSent === 1) expect(again.stderr).not.toContain('already finished');
+      else expect(again.stderr).toContain('batch already finished: 4 documents sent; nothing to do');
+    }
+    const contents = stored(service, 'changed-2').map((d) => d.content);
+    expect(contents.sort()).toEqual([JSON.parse(lines[2] as string).content, 'changed 2, second version'].sort());
+    expect(stored(service, 'changed-')).toHaveLength(5);
+  });
+});

@@ -1,0 +1,82 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
+import { runCli } from '../helpers/run-cli.js';
+import { batchEnv, resultLines, storedLabels, tempFile } from './support.js';
+
+// What a batch's exit code says: 2 only when bad input left nothing sent; a batch that submitted some
+// lines and failed on others is a partly failed batch, exit 1, the bad line named either way.
+
+const service = useService({}, { faces: ['ada-out'] });
+beforeAll(() => ensureBuilt(), 120_000);
+
+const doc = (label: string) => JSON.stringify({ alias: 'ada-out', label, content: `${label} ✓` });
+const env = () => batchEnv(service.key('pro'), service.baseUrl);
+
+describe('batch exit codes: 2 only when nothing was sent', () => {
+  it('a file with a bad line under --continue-on-error: the rest is sent, exit 1, line 3 named', async () => {
+    const file = tempFile(
+      'mixed.ndjson',
+      `${[doc('mix-1'), doc('mix-2'), '{"alias": oops', doc('mix-4')].join('\n')}\n`,
+    );
+    const res = await runCli(['docs', 'submit', '--file', file, '--continue-on-error', '--json'], { env: env() });
+    expect(res.code, res.stderr).toBe(1);
+    const out = resultLines(res.stdout);
+    expect(out.map((r) => [r.line, r.ok]).sort()).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+      [4, true],
+    ]);
+    expect(out.find((r) => r.line === 3)?.error).toMatchObject({ code: 'invalid_input' });
+    const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('batch_failed');
+    expect(error.message).toMatch(/^1 document\(s\) failed \(line 3: column \d+: invalid JSON/);
+    expect(storedLabels(service, 'mix-')).toEqual(['mix-1', 'mix-2', 'mix-4']);
+  });
+
+  it('every line bad under --continue-on-error: nothing sent, exit 2', async () => {
+    const file = tempFile(
+      'allbad.ndjson',
+      '{"alias":"ada-out","label":"allbad-1"}\n{"content":"x","label":"allbad-2"}\n',
+    );
+    const before = service.stats.requests;
+    const res = await runCli(['docs', 'submit', '--file', file, '--continue-on-error'], { env: env() });
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/line 1: content: required/);
+    expect(res.stderr).toMatch(/line 2: alias: required/);
+    expect(service.stats.requests).toBe(before);
+    expect(storedLabels(service, 'allbad-')).toEqual([]);
+  });
+
+  it('standard input: a bad line after sent ones stops the batch with exit 1, naming the line', async () => {
+    const input = `${[doc('in-1'), doc('in-2'), '[1, 2]', doc('in-4')].join('\n')}\n`;
+    const res = await runCli(['docs', 'submit', '-'], { env: env(), stdin: input });
+    expect(res.code, res.stderr).toBe(1);
+    expect(
+      res.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(['1', '2']);
+    expect(res.stderr).toContain('error: standard input: line 3: expected a JSON object');
+    expect(res.stderr).toContain('2 document(s) before it were already submitted');
+    expect(storedLabels(service, 'in-')).toEqual(['in-1', 'in-2']);
+  });
+
+  it('standard input: a bad first line is exit 2, nothing sent', async () => {
+    const before = service.stats.requests;
+    const res = await runCli(['docs', 'submit', '--json', '-'], {
+      env: env(),
+      stdin: `{"alias":"ada-out"}\n${doc('first-2')}\n`,
+    });
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stdout).toBe('');
+    const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
+    expect(error).toMatchObject({ code: 'invalid_input' });
+    expect(error.message).toMatch(/^standard input: line 1: content: required/);
+    expect(service.stats.requests).toBe(before);
+    expect(storedLabels(service, 'first-')).toEqual([]);
+  });
+});
