@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import * as z from 'zod';
 import type { Context } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
@@ -28,7 +29,14 @@ const optionsSchema = z.object({
     })
     .default('127.0.0.1'),
   port: wholeNumber(0, 65535, 'must be a whole number from 0 to 65535').default(8787),
-  data: z.string().min(1, { error: 'needs a file path' }).optional(),
+  data: z
+    .string()
+    .min(1, { error: 'needs a file path' })
+    .superRefine((data, check) => {
+      const problem = data === '' ? undefined : dataFileProblem(resolve(data));
+      if (problem !== undefined) check.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   allowPrivateUrls: z.boolean().default(false),
   oauthProvider: checked(
     (name) => /^[a-z0-9][a-z0-9_-]{0,63}$/.test(name),
@@ -39,6 +47,72 @@ const optionsSchema = z.object({
 });
 
 export type ServeOptions = Omit<z.output<typeof optionsSchema>, 'data'> & { dataFile: string | undefined };
+
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
+ * one starts empty), but its directory must exist (it is not created: a mistyped path would otherwise
+ * leave directories behind) and serve must be able to create files in it: it writes `FILE.journal`,
+ * `FILE.lock` and its snapshots (a temp file renamed over FILE) there. An existing FILE must be a
+ * regular file serve can read and write.
+ */
+export function dataFileProblem(file: string): string | undefined {
+  const dir = dirname(file);
+  const said = (what: string) => `${file}: ${what}`;
+  let exists = true;
+  try {
+    const stat = statSync(file);
+    if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.json')}`);
+    if (!stat.isFile()) return said('is not a regular file');
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === 'ENOTDIR') return said(`${nonDirectory(dir)} is not a directory`);
+    if (code === 'EACCES') return said('cannot be reached (permission denied on a directory of the path)');
+    if (code !== 'ENOENT') return said((error as Error).message);
+    exists = false;
+  }
+  if (!exists) {
+    try {
+      if (!statSync(dir).isDirectory()) return said(`${dir} is not a directory`);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return said(`the directory ${dir} does not exist (serve does not create it)`);
+      return said((error as Error).message);
+    }
+  }
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    return said(`cannot create files in ${dir} (${reason(error)})`);
+  }
+  if (exists) {
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (error) {
+      return said(`cannot read and write it (${reason(error)})`);
+    }
+  }
+  return undefined;
+}
+
+/** The part of `dir` (from the root down) that exists and is not a directory: what ENOTDIR is about. */
+function nonDirectory(dir: string): string {
+  const parts: string[] = [];
+  for (let at = dir; !parts.includes(at); at = dirname(at)) parts.unshift(at);
+  return (
+    parts.find((part) => {
+      try {
+        return !statSync(part).isDirectory();
+      } catch {
+        return false;
+      }
+    }) ?? dir
+  );
+}
+
+const reason = (error: unknown) =>
+  ({ EACCES: 'permission denied', EPERM: 'permission denied', EROFS: 'read-only file system' })[errnoOf(error) ?? ''] ??
+  (error as Error).message;
 
 /** Raw commander options -> typed options; a bad value is a UsageError naming the flag. */
 export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
@@ -106,6 +180,8 @@ export async function runServe(
   );
 }
 
+const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
+
 function startFailure(error: unknown, options: ServeOptions): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
@@ -124,6 +200,16 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     return new CliError(`--data: ${message}`, ExitCode.usage, {
       code: 'invalid_state_file',
       hint: 'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
+      cause: error,
+    });
+  }
+  if (
+    options.dataFile !== undefined &&
+    DATA_PATH_ERRORS.has(code ?? '') &&
+    (error as NodeJS.ErrnoException).syscall !== 'listen'
+  ) {
+    // The path changed after dataFileProblem checked it: still a problem with --data, said the same way.
+    return new UsageError(`--data: ${dataFileProblem(options.dataFile) ?? `${options.dataFile}: ${message}`}`, {
       cause: error,
     });
   }

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -8,9 +9,11 @@ import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
 import { documentLoad } from '../helpers/document-load.js';
-import { BIN, ROOT } from '../helpers/run-cli.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
+import { makeTempDir } from '../helpers/temp.js';
+import { watchChild } from '../helpers/watch-child.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
@@ -55,6 +58,7 @@ describe('flags', () => {
     [{ rateLimit: '2.5' }, '--rate-limit'],
     [{ oauthProvider: 'Bad Name' }, '--oauth-provider'],
     [{ host: '' }, '--host'],
+    [{ data: '/nonexistent-facectl-dir/state.json' }, '--data: /nonexistent-facectl-dir/state.json: the directory'],
   ])('%o is a usage error naming %s', (opts, flag) => {
     expect(() => parseServeOptions(ctx, opts)).toThrow(UsageError);
     expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
@@ -235,5 +239,102 @@ describe('the built bin', () => {
     } finally {
       tmp.cleanup();
     }
+  });
+});
+
+describe('--data that serve cannot use: exit 2 naming --data, the path and what is wrong (the built bin)', () => {
+  /** The directory's entries, to show that a refused serve created nothing. */
+  const entries = (dir: string) => readdirSync(dir).sort();
+
+  test.each([
+    [
+      'a missing directory',
+      (dir: string) => join(dir, 'missing', 'state.json'),
+      (dir: string) => `the directory ${join(dir, 'missing')} does not exist (serve does not create it)`,
+    ],
+    [
+      'a directory',
+      (dir: string) => dir,
+      (dir: string) => `is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+    ],
+    [
+      'a path through a file',
+      (dir: string) => join(dir, 'plain.txt', 'state.json'),
+      (dir: string) => `${join(dir, 'plain.txt')} is not a directory`,
+    ],
+  ])('%s: exit 2, nothing started, nothing created', async (_what, pathIn, problem) => {
+    const dir = makeTempDir('facectl-data-');
+    writeFileSync(join(dir, 'plain.txt'), 'not a directory');
+    const path = pathIn(dir);
+    const r = await runCli(['serve', '--port', '0', '--data', path]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: --data: ${path}: ${problem(dir)}\n`);
+    expect(entries(dir)).toEqual(['plain.txt']);
+  });
+
+  test('reported with the other bad flags at once; under --json as one error document', async () => {
+    const dir = makeTempDir('facectl-data-');
+    const path = join(dir, 'nope', 'state.json');
+    const r = await runCli(['serve', '--port', '99999', '--data', path, '--rate-limit', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')).toEqual([
+      'error: --port: must be a whole number from 0 to 65535, got "99999"',
+      `--data: ${path}: the directory ${join(dir, 'nope')} does not exist (serve does not create it)`,
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "0"',
+      '',
+    ]);
+    const j = await runCli(['serve', '--json', '--port', '0', '--data', dir]);
+    expect(j.code).toBe(2);
+    expect(j.stdout).toBe('');
+    expect(JSON.parse(j.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: `--data: ${dir}: is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+      },
+    });
+  });
+
+  /**
+   * As root every file is writable, so serve is run as nobody there (the temp directory opened to it);
+   * as another user it runs as that user.
+   */
+  function serveAsUnprivileged(path: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const root = process.getuid?.() === 0;
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', path], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), NO_COLOR: '1' },
+      ...(root ? { uid: 65534, gid: 65534 } : {}),
+    });
+    const watched = watchChild(child);
+    return watched.exit.then(({ code }) => ({ code, stdout: watched.stdout(), stderr: watched.stderr() }));
+  }
+
+  test('a directory serve cannot write in, and a file it cannot write: exit 2, the file as it was', async () => {
+    const dir = makeTempDir('facectl-data-');
+    chmodSync(dir, 0o755);
+    const locked = join(dir, 'locked');
+    mkdirSync(locked, { mode: 0o555 });
+    chmodSync(locked, 0o555);
+    const inLocked = join(locked, 'state.json');
+    const r = await serveAsUnprivileged(inLocked);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: --data: ${inLocked}: cannot create files in ${locked} (permission denied)\n`);
+    expect(entries(locked)).toEqual([]);
+
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const readOnly = join(open, 'state.json');
+    writeFileSync(readOnly, 'kept', { mode: 0o444 });
+    chmodSync(readOnly, 0o444);
+    const f = await serveAsUnprivileged(readOnly);
+    expect(f.code).toBe(2);
+    expect(f.stdout).toBe('');
+    expect(f.stderr).toBe(`error: --data: ${readOnly}: cannot read and write it (permission denied)\n`);
+    expect(readFileSync(readOnly, 'utf8')).toBe('kept');
+    expect(entries(open)).toEqual(['state.json']);
   });
 });
