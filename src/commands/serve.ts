@@ -2,14 +2,15 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import * as z from 'zod';
 import type { Context } from '../context.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { parseOptions } from './kit.js';
 
 /**
  * `facectl serve`: runs the local Face Compilation Service until Ctrl-C or SIGTERM, then finishes the
- * requests in flight, saves and returns (exit 0). `--json` prints one JSON object on the first stdout
- * line, `{"base_url": ..., "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
+ * requests in flight, saves and ends as every command a signal stops (exit 130 or 143). `--json`
+ * prints one JSON object on the first stdout line, `{"base_url": ..., "users": [{"plan", "key", ...}
+ * x4]}`, so scripts can read it.
  */
 
 /** A flag's value that must pass `test`; the message quotes what was given. */
@@ -122,20 +123,35 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
 
 /**
  * How serve learns it should stop besides ctx.signal: by default SIGINT and SIGTERM on the process.
- * The context aborts its signal on Ctrl-C only; SIGTERM (what service managers and test harnesses
- * send) would otherwise kill the process without saving, so serve listens for both itself. Tests
- * inject their own hook. Returns a function that removes the listeners.
+ * The process context aborts its signal on both already; serve listens itself as well so that a context
+ * that does not (an embedder's) still stops with a save. Tests inject their own hook; `stop` says which
+ * signal it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes
+ * the listeners.
  */
-export type StopHook = (stop: () => void) => () => void;
+export type StopHook = (stop: (signal?: 'SIGINT' | 'SIGTERM') => void) => () => void;
 
 const processSignals: StopHook = (stop) => {
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const onInt = () => stop('SIGINT');
+  const onTerm = () => stop('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
   return () => {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   };
 };
+
+/**
+ * What serve ends with after its clean stop: the signal that stopped it decides the exit code, as for
+ * every command (README): Ctrl-C 130, SIGTERM 143; the context's own reason when it aborted (a closed
+ * stdout among them).
+ */
+function stoppedBy(signal: AbortSignal, hookSignal: 'SIGINT' | 'SIGTERM' | undefined): CliError | undefined {
+  if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : cancelledBy(signal);
+  if (hookSignal === 'SIGTERM') return new CancelError('terminated', { exitCode: ExitCode.terminated });
+  if (hookSignal === 'SIGINT') return new CancelError();
+  return undefined;
+}
 
 export async function runServe(
   ctx: Context,
@@ -168,16 +184,23 @@ export async function runServe(
   }
 
   let removeListeners = () => {};
+  let hookSignal: 'SIGINT' | 'SIGTERM' | undefined;
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? processSignals)(() => resolveStop());
+    removeListeners = (hooks.onStop ?? processSignals)((signal) => {
+      hookSignal ??= signal;
+      resolveStop();
+    });
   });
   removeListeners();
   await service.close();
   ctx.out.info(
     options.dataFile ? `facectl serve stopped; state saved to ${options.dataFile}` : 'facectl serve stopped',
   );
+  // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
+  const stop = stoppedBy(ctx.signal, hookSignal);
+  if (stop) throw stop;
 }
 
 const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);

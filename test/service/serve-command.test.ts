@@ -13,7 +13,7 @@ import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
 import { makeTempDir } from '../helpers/temp.js';
-import { watchChild } from '../helpers/watch-child.js';
+import { until, watchChild } from '../helpers/watch-child.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
@@ -107,7 +107,7 @@ describe('flags', () => {
 });
 
 describe('runServe in-process', () => {
-  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly', async () => {
+  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly (Ctrl-C: 130)', async () => {
     const t = fakeContext(true);
     const done = runServe(t.ctx, { port: '0', json: true }, { onStop: () => () => {} });
     await expect.poll(() => t.stdout()).toContain('\n');
@@ -117,9 +117,45 @@ describe('runServe in-process', () => {
     const res = await call({ baseUrl: first.base_url }, 'getCurrentApiKey', { key: first.users[3].key });
     expect(expectContract('getCurrentApiKey', res, 200).plan).toBe('connect');
     t.stop();
-    await done;
-    expect(t.stderr()).toContain('stopped');
+    await expect(done).rejects.toMatchObject({ exitCode: 130, code: 'interrupted' });
+    expect(t.stderr()).toBe('facectl serve stopped\n');
     await expect(fetch(first.base_url)).rejects.toThrow();
+  });
+
+  test.each([
+    ['SIGTERM', 143, 'terminated'],
+    ['SIGINT', 130, 'interrupted'],
+  ] as const)('stopped by %s: saves first, then ends with exit %d', async (signal, exitCode, message) => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const t = fakeContext(true);
+      let stop: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
+      const done = runServe(
+        t.ctx,
+        { port: '0', json: true, data: file },
+        {
+          onStop: (s) => {
+            stop = s;
+            return () => {};
+          },
+        },
+      );
+      await expect.poll(() => t.stdout()).toContain('\n');
+      const first = JSON.parse(t.stdout().split('\n')[0] as string);
+      const created = await call({ baseUrl: first.base_url }, 'createFace', {
+        key: first.users[2].key,
+        body: { name: 'T', alias: `${message}-face` },
+      });
+      expectContract('createFace', created, 201);
+      stop(signal);
+      await expect(done).rejects.toMatchObject({ exitCode, code: 'interrupted', message });
+      expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
+      expect(readFileSync(file, 'utf8')).toContain(`${message}-face`);
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test('without --json: base URL, and per plan its key, credits and compile quota', async () => {
@@ -168,7 +204,7 @@ describe('the built bin', () => {
     return { child, exit, firstLine, stderr: () => stderr };
   }
 
-  test('serve --port 0 --json prints the base URL and four keys first, and exits 0 on SIGTERM after saving', async () => {
+  test('serve --port 0 --json prints the base URL and four keys first, and exits 143 on SIGTERM after saving', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     const s = serve(['--data', file]);
@@ -190,11 +226,40 @@ describe('the built bin', () => {
     });
     expectContract('createFace', created, 201);
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(0);
-    expect(s.stderr()).toContain(`state saved to ${file}`);
+    expect(await s.exit).toBe(143);
+    // --json: stderr is one error document; the stop message is among its warnings.
+    expect(JSON.parse(s.stderr())).toEqual({
+      error: {
+        code: 'interrupted',
+        message: 'terminated',
+        warnings: [`facectl serve stopped; state saved to ${file}`],
+      },
+    });
     expect(readFileSync(file, 'utf8')).toContain('term-face');
     expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
     tmp.cleanup();
+  });
+
+  test('Ctrl-C (SIGINT) without --json: the state is saved, then exit 130', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', file], { cwd: ROOT });
+      children.push(child);
+      const watched = watchChild(child);
+      await until(() => watched.stdout().includes('Press Ctrl-C to stop.'), 'serve to start');
+      const baseUrl = /at (http:\/\/\S+)/.exec(watched.stdout())?.[1] as string;
+      const pro = /pro\s+(fcs_\S+)/.exec(watched.stdout())?.[1] as string;
+      const created = await call({ baseUrl }, 'createFace', { key: pro, body: { name: 'I', alias: 'int-face' } });
+      expectContract('createFace', created, 201);
+      child.kill('SIGINT');
+      expect(await watched.exit).toEqual({ code: 130, signal: null });
+      expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\nerror: interrupted\n`);
+      expect(readFileSync(file, 'utf8')).toContain('int-face');
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test('case 41: kill -9 under load, then restart: every request answered 2xx before the kill is there', async () => {
