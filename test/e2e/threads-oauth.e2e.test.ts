@@ -83,6 +83,20 @@ describe('threads (built bin)', () => {
   });
 });
 
+/** `facectl oauth connect example ARGS` as the Connect-plan user, its pipes to read while it waits. */
+const spawnConnect = (args: string[]) =>
+  spawn(process.execPath, [BIN, 'oauth', 'connect', 'example', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/tmp',
+      NO_COLOR: '1',
+      FACECTL_CONFIG_DIR: makeConfigDir(),
+      ...env('connect'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
 /** Not connected to start with, whatever another test left (a connected provider needs no approval). */
 const disconnected = () =>
   fetch(`${service.baseUrl}/v1/oauth/example`, {
@@ -102,22 +116,8 @@ describe('oauth (built bin)', () => {
     await disconnected();
     const browser = await launchChromium();
     try {
-      const child = spawn(
-        process.execPath,
-        // Not --json: this reads the URL from the human form (`--json` gives it as a JSON line, below).
-        [BIN, 'oauth', 'connect', 'example', '--no-browser', '--timeout', '60'],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            HOME: '/tmp',
-            NO_COLOR: '1',
-            FACECTL_CONFIG_DIR: makeConfigDir(),
-            ...env('connect'),
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      // Not --json: this reads the URL from the human form (`--json` gives it as a JSON line, below).
+      const child = spawnConnect(['--no-browser', '--timeout', '60']);
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -154,17 +154,7 @@ describe('oauth (built bin)', () => {
 
   it('connect --json, stdout and stderr piped: {"authorize_url"} on stderr at once; approved, exit 0; again: already connected, exit 0', async () => {
     await disconnected();
-    const child = spawn(process.execPath, [BIN, 'oauth', 'connect', 'example', '--json', '--no-browser'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: '/tmp',
-        NO_COLOR: '1',
-        FACECTL_CONFIG_DIR: makeConfigDir(),
-        ...env('connect'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnConnect(['--json', '--no-browser']);
     const watched = watchChild(child, 60_000);
     // Said while it waits (before any approval), as one JSON line.
     await until(() => watched.stderr().includes('\n'), 'the authorize URL line on stderr');
