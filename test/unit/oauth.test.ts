@@ -248,7 +248,36 @@ describe('oauth disconnect', () => {
   it('--yes in a script; disconnecting what is not connected is exit 4', async () => {
     const result = await asConnect(['oauth', 'disconnect', 'example', '--yes', '--json']);
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain('not_connected');
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'not_connected',
+        message: 'example is not connected; nothing to disconnect',
+        hint: 'see `facectl oauth list`',
+      },
+    });
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
+  });
+
+  it('not connected, on a terminal: said at once, exit 4, no confirmation asked, no DELETE sent', async () => {
+    const result = await asConnect(['oauth', 'disconnect', 'example'], {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [true],
+    });
+    expect(result.code).toBe(4);
+    expect(result.tc.prompts).toEqual([]);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('error: example is not connected; nothing to disconnect\nsee `facectl oauth list`\n');
+    expect(service.stats.byRoute.listOAuthConnections).toBe(1);
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
+
+    const unknown = await asConnect(['oauth', 'disconnect', 'github'], { stdinIsTTY: true, stdoutIsTTY: true });
+    expect(unknown.code).toBe(4);
+    expect(unknown.tc.prompts).toEqual([]);
+    expect(unknown.stderr).toContain(
+      'error: github is not connected; nothing to disconnect (the service offers: example)\n',
+    );
   });
 });
 
