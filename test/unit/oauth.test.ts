@@ -253,7 +253,7 @@ describe('oauth disconnect', () => {
       error: {
         code: 'not_connected',
         message: 'example is not connected; nothing to disconnect',
-        hint: 'see `facectl oauth list`',
+        hint: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
       },
     });
     expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
@@ -268,7 +268,10 @@ describe('oauth disconnect', () => {
     expect(result.code).toBe(4);
     expect(result.tc.prompts).toEqual([]);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('error: example is not connected; nothing to disconnect\nsee `facectl oauth list`\n');
+    expect(result.stderr).toBe(
+      'error: example is not connected; nothing to disconnect\n' +
+        'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)\n',
+    );
     expect(service.stats.byRoute.listOAuthConnections).toBe(1);
     expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
 

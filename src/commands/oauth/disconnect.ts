@@ -68,6 +68,10 @@ function notConnected(provider: string, connections: OAuthConnection[]): CliErro
       ? `${provider} is not connected; nothing to disconnect`
       : `${provider} is not connected; nothing to disconnect (the service offers: ${offered})`,
     ExitCode.notFound,
-    { code: 'not_connected', hint: 'see `facectl oauth list`' },
+    {
+      code: 'not_connected',
+      // As the service's 404 not_connected would be hinted (api/error-mapping.ts).
+      hint: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
+    },
   );
 }
