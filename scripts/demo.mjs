@@ -19,13 +19,19 @@ const dim = (s) => (process.stdout.isTTY && !process.env.NO_COLOR ? `\x1b[2m${s}
 
 // 1. The embedded local service, with loopback imports allowed so the demo can import from a page
 //    it serves itself.
+//    Its stderr is kept and shown only if it fails: stopped by the demo's SIGTERM it ends with exit 143
+//    and says so on stderr, as every facectl command does.
 const service = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json', '--allow-private-urls'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+  stdio: ['ignore', 'pipe', 'pipe'],
 });
+let serviceStderr = '';
+service.stderr.setEncoding('utf8');
+service.stderr.on('data', (chunk) => (serviceStderr += chunk));
+const serviceExit = new Promise((resolve) => service.once('exit', (code, signal) => resolve(code ?? signal)));
 const first = await new Promise((resolve, reject) => {
   const lines = createInterface({ input: service.stdout });
   lines.once('line', resolve);
-  service.once('exit', (code) => reject(new Error(`facectl serve exited with ${code}`)));
+  service.once('exit', (code) => reject(new Error(`facectl serve exited with ${code}: ${serviceStderr}`)));
 });
 const { base_url: baseUrl, users } = JSON.parse(first);
 const connectKey = users.find((u) => u.plan === 'connect').key;
@@ -118,10 +124,17 @@ async function approveInBrowser(authorizeUrl) {
   await fetch(new URL(decided.headers.get('location'), authorizeUrl));
 }
 
+/** Stops the service (a clean stop on SIGTERM: exit 143) and the page, then exits with `code`. */
 async function shutdown(code) {
   service.kill('SIGTERM');
   page.close();
+  const served = await serviceExit;
   rmSync(work, { recursive: true, force: true });
+  if (served !== 143) {
+    process.stderr.write(serviceStderr);
+    console.error(`demo: facectl serve exited with ${served} on SIGTERM (expected 143)`);
+    process.exit(1);
+  }
   process.exit(code);
 }
 

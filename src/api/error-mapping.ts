@@ -54,6 +54,13 @@ export function errorFromResponse(
       );
     case 400:
     case 422:
+      if (IMPORT_FETCH_CODES.has(code)) {
+        // The service fetched the URL (or refused to): the URL is what to fix, not the request's values.
+        return make(
+          `the service could not import the URL: ${detailText ?? code}`,
+          hintForImportFetch(code, detailText),
+        );
+      }
       return make(
         Array.isArray(detail)
           ? `the service refused the request as invalid (${status} ${code})`
@@ -73,6 +80,41 @@ export function errorFromResponse(
         status >= 500 ? 'the service had a problem; try again later (run with --debug for the exchange)' : undefined,
       );
   }
+}
+
+/** The service's answers to an import whose URL it could not fetch (or would not). */
+const IMPORT_FETCH_CODES = new Set(['fetch_failed', 'url_not_allowed']);
+
+/** What to check when the service could not import a URL, from what its detail says went wrong. */
+function hintForImportFetch(code: string, detail = ''): string {
+  if (code === 'url_not_allowed') {
+    if (/user name or password/.test(detail)) return 'give the URL without a user name or password';
+    if (/scheme/.test(detail)) return 'give an http:// or https:// URL';
+    return (
+      'give a public URL: the service does not fetch private, loopback or otherwise internal addresses ' +
+      '(`facectl serve --allow-private-urls` fetches loopback ones, for tests)'
+    );
+  }
+  const status = /answered (?:HTTP )?(\d{3})/.exec(detail)?.[1];
+  if (status !== undefined) {
+    const n = Number(status);
+    const why =
+      n === 404 || n === 410
+        ? 'no such page there'
+        : n === 401 || n === 403
+          ? 'the page needs a login the service does not have'
+          : n >= 500
+            ? 'a problem on that server: try again later'
+            : 'not a page the service can import';
+    return `check the URL: the server there answered HTTP ${status} (${why})`;
+  }
+  if (/cannot connect|cannot resolve|timed out|fetch failed/.test(detail)) {
+    return (
+      "check the URL's host name and port, and that the site is up and reachable over the network from " +
+      'the service (the service fetches the URL, not this machine)'
+    );
+  }
+  return 'check the URL: it must give a text document (text, JSON, XML or Markdown) the service can reach';
 }
 
 function codeForStatus(status: number): string {

@@ -1,14 +1,16 @@
-import { resolve } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import * as z from 'zod';
 import type { Context } from '../context.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { parseOptions } from './kit.js';
 
 /**
  * `facectl serve`: runs the local Face Compilation Service until Ctrl-C or SIGTERM, then finishes the
- * requests in flight, saves and returns (exit 0). `--json` prints one JSON object on the first stdout
- * line, `{"base_url": ..., "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
+ * requests in flight, saves and ends as every command a signal stops (exit 130 or 143). `--json`
+ * prints one JSON object on the first stdout line, `{"base_url": ..., "users": [{"plan", "key", ...}
+ * x4]}`, so scripts can read it.
  */
 
 /** A flag's value that must pass `test`; the message quotes what was given. */
@@ -28,7 +30,14 @@ const optionsSchema = z.object({
     })
     .default('127.0.0.1'),
   port: wholeNumber(0, 65535, 'must be a whole number from 0 to 65535').default(8787),
-  data: z.string().min(1, { error: 'needs a file path' }).optional(),
+  data: z
+    .string()
+    .min(1, { error: 'needs a file path' })
+    .superRefine((data, check) => {
+      const problem = data === '' ? undefined : dataFileProblem(resolve(data));
+      if (problem !== undefined) check.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   allowPrivateUrls: z.boolean().default(false),
   oauthProvider: checked(
     (name) => /^[a-z0-9][a-z0-9_-]{0,63}$/.test(name),
@@ -40,6 +49,72 @@ const optionsSchema = z.object({
 
 export type ServeOptions = Omit<z.output<typeof optionsSchema>, 'data'> & { dataFile: string | undefined };
 
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
+ * one starts empty), but its directory must exist (it is not created: a mistyped path would otherwise
+ * leave directories behind) and serve must be able to create files in it: it writes `FILE.journal`,
+ * `FILE.lock` and its snapshots (a temp file renamed over FILE) there. An existing FILE must be a
+ * regular file serve can read and write.
+ */
+export function dataFileProblem(file: string): string | undefined {
+  const dir = dirname(file);
+  const said = (what: string) => `${file}: ${what}`;
+  let exists = true;
+  try {
+    const stat = statSync(file);
+    if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.json')}`);
+    if (!stat.isFile()) return said('is not a regular file');
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === 'ENOTDIR') return said(`${nonDirectory(dir)} is not a directory`);
+    if (code === 'EACCES') return said('cannot be reached (permission denied on a directory of the path)');
+    if (code !== 'ENOENT') return said((error as Error).message);
+    exists = false;
+  }
+  if (!exists) {
+    try {
+      if (!statSync(dir).isDirectory()) return said(`${dir} is not a directory`);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return said(`the directory ${dir} does not exist (serve does not create it)`);
+      return said((error as Error).message);
+    }
+  }
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    return said(`cannot create files in ${dir} (${reason(error)})`);
+  }
+  if (exists) {
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (error) {
+      return said(`cannot read and write it (${reason(error)})`);
+    }
+  }
+  return undefined;
+}
+
+/** The part of `dir` (from the root down) that exists and is not a directory: what ENOTDIR is about. */
+function nonDirectory(dir: string): string {
+  const parts: string[] = [];
+  for (let at = dir; !parts.includes(at); at = dirname(at)) parts.unshift(at);
+  return (
+    parts.find((part) => {
+      try {
+        return !statSync(part).isDirectory();
+      } catch {
+        return false;
+      }
+    }) ?? dir
+  );
+}
+
+const reason = (error: unknown) =>
+  ({ EACCES: 'permission denied', EPERM: 'permission denied', EROFS: 'read-only file system' })[errnoOf(error) ?? ''] ??
+  (error as Error).message;
+
 /** Raw commander options -> typed options; a bad value is a UsageError naming the flag. */
 export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
   const { data, json, ...flags } = parseOptions(optionsSchema, raw);
@@ -48,20 +123,35 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
 
 /**
  * How serve learns it should stop besides ctx.signal: by default SIGINT and SIGTERM on the process.
- * The context aborts its signal on Ctrl-C only; SIGTERM (what service managers and test harnesses
- * send) would otherwise kill the process without saving, so serve listens for both itself. Tests
- * inject their own hook. Returns a function that removes the listeners.
+ * The process context aborts its signal on both already; serve listens itself as well so that a context
+ * that does not (an embedder's) still stops with a save. Tests inject their own hook; `stop` says which
+ * signal it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes
+ * the listeners.
  */
-export type StopHook = (stop: () => void) => () => void;
+export type StopHook = (stop: (signal?: 'SIGINT' | 'SIGTERM') => void) => () => void;
 
 const processSignals: StopHook = (stop) => {
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const onInt = () => stop('SIGINT');
+  const onTerm = () => stop('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
   return () => {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   };
 };
+
+/**
+ * What serve ends with after its clean stop: the signal that stopped it decides the exit code, as for
+ * every command (README): Ctrl-C 130, SIGTERM 143; the context's own reason when it aborted (a closed
+ * stdout among them).
+ */
+function stoppedBy(signal: AbortSignal, hookSignal: 'SIGINT' | 'SIGTERM' | undefined): CliError | undefined {
+  if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : cancelledBy(signal);
+  if (hookSignal === 'SIGTERM') return new CancelError('terminated', { exitCode: ExitCode.terminated });
+  if (hookSignal === 'SIGINT') return new CancelError();
+  return undefined;
+}
 
 export async function runServe(
   ctx: Context,
@@ -94,17 +184,26 @@ export async function runServe(
   }
 
   let removeListeners = () => {};
+  let hookSignal: 'SIGINT' | 'SIGTERM' | undefined;
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? processSignals)(() => resolveStop());
+    removeListeners = (hooks.onStop ?? processSignals)((signal) => {
+      hookSignal ??= signal;
+      resolveStop();
+    });
   });
   removeListeners();
   await service.close();
   ctx.out.info(
     options.dataFile ? `facectl serve stopped; state saved to ${options.dataFile}` : 'facectl serve stopped',
   );
+  // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
+  const stop = stoppedBy(ctx.signal, hookSignal);
+  if (stop) throw stop;
 }
+
+const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
 
 function startFailure(error: unknown, options: ServeOptions): CliError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -124,6 +223,16 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     return new CliError(`--data: ${message}`, ExitCode.usage, {
       code: 'invalid_state_file',
       hint: 'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
+      cause: error,
+    });
+  }
+  if (
+    options.dataFile !== undefined &&
+    DATA_PATH_ERRORS.has(code ?? '') &&
+    (error as NodeJS.ErrnoException).syscall !== 'listen'
+  ) {
+    // The path changed after dataFileProblem checked it: still a problem with --data, said the same way.
+    return new UsageError(`--data: ${dataFileProblem(options.dataFile) ?? `${options.dataFile}: ${message}`}`, {
       cause: error,
     });
   }

@@ -9,9 +9,9 @@ import { call, createFace, expectContract } from '../helpers/service.js';
 /** keys create, faces create/get and import, run as the built bin against `facectl serve`. */
 
 const service = useServe({ args: ['--allow-private-urls'] });
-/** Pages to import: every path is the same short text. */
-const pages = useFaultServer((_req, res) => {
-  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+/** Pages to import: every path is the same short text, but /missing.txt, which is 404. */
+const pages = useFaultServer((req, res) => {
+  res.writeHead(req.url === '/missing.txt' ? 404 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   res.end('An essay on the Analytical Engine.\n');
 });
 const env = (plan: 'pro' | 'connect' | 'free' = 'pro') => service.env(plan);
@@ -134,6 +134,19 @@ describe('import (built bin)', () => {
       synced: false,
     });
     expect(result.stderr).toContain('is a preview: nothing is charged until sync');
+  });
+
+  it("a URL that answers 404: exit 2, the service's reason and a hint about the URL", async () => {
+    await createFace(service, service.key('pro'), 'ada-missing');
+    const url = `${pages.baseUrl}/missing.txt`;
+    const result = await runCli(['import', 'ada-missing', url], { env: env() });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `error: the service could not import the URL: ${url} answered HTTP 404\n` +
+        '  status: 422 fetch_failed\n' +
+        'check the URL: the server there answered HTTP 404 (no such page there)\n',
+    );
   });
 
   it("--type outside the local service's set: sent, refused by it with 422 listing its values", async () => {

@@ -6,6 +6,8 @@ import { useServe } from '../helpers/hooks.js';
 import { tempFile } from '../helpers/temp.js';
 import { readBack } from '../helpers/serve-process.js';
 import { decideConsent } from '../helpers/service.js';
+import { approveConsent } from '../helpers/command-harness.js';
+import { until, watchChild } from '../helpers/watch-child.js';
 
 /** threads create / replace-messages / get / sync and oauth list / connect / disconnect, as the built bin. */
 
@@ -81,6 +83,27 @@ describe('threads (built bin)', () => {
   });
 });
 
+/** `facectl oauth connect example ARGS` as the Connect-plan user, its pipes to read while it waits. */
+const spawnConnect = (args: string[]) =>
+  spawn(process.execPath, [BIN, 'oauth', 'connect', 'example', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/tmp',
+      NO_COLOR: '1',
+      FACECTL_CONFIG_DIR: makeConfigDir(),
+      ...env('connect'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+/** Not connected to start with, whatever another test left (a connected provider needs no approval). */
+const disconnected = () =>
+  fetch(`${service.baseUrl}/v1/oauth/example`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${service.key('connect')}` },
+  });
+
 describe('oauth (built bin)', () => {
   it('a Standard-plan key: 403 plan_required explained, exit 6', async () => {
     const result = await runCli(['oauth', 'connect', 'example', '--no-browser'], { env: env('standard') });
@@ -90,24 +113,11 @@ describe('oauth (built bin)', () => {
   });
 
   it('connect: the URL on stderr is approved in headless Chromium while the CLI waits; list shows it connected', async () => {
+    await disconnected();
     const browser = await launchChromium();
     try {
-      const child = spawn(
-        process.execPath,
-        // Not --json: with stderr piped, --json holds the URL until the end (stderr stays one document).
-        [BIN, 'oauth', 'connect', 'example', '--no-browser', '--timeout', '60'],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            HOME: '/tmp',
-            NO_COLOR: '1',
-            FACECTL_CONFIG_DIR: makeConfigDir(),
-            ...env('connect'),
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      // Not --json: this reads the URL from the human form (`--json` gives it as a JSON line, below).
+      const child = spawnConnect(['--no-browser', '--timeout', '60']);
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -141,6 +151,33 @@ describe('oauth (built bin)', () => {
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ provider: 'example', connected: true })]);
   }, 60_000);
+
+  it('connect --json, stdout and stderr piped: {"authorize_url"} on stderr at once; approved, exit 0; again: already connected, exit 0', async () => {
+    await disconnected();
+    const child = spawnConnect(['--json', '--no-browser']);
+    const watched = watchChild(child, 60_000);
+    // Said while it waits (before any approval), as one JSON line.
+    await until(() => watched.stderr().includes('\n'), 'the authorize URL line on stderr');
+    const { authorize_url: url } = JSON.parse(watched.stderr().split('\n')[0] as string) as { authorize_url: string };
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?/);
+    expect(watched.stdout()).toBe('');
+    expect(await approveConsent(url)).toContain('Connected to example');
+    expect(await watched.exit).toEqual({ code: 0, signal: null });
+    const connection = JSON.parse(watched.stdout()) as { connected: boolean; connected_at: string };
+    expect(connection).toMatchObject({ provider: 'example', connected: true });
+    expect(watched.stderr()).toBe(`${JSON.stringify({ authorize_url: url })}\n`);
+
+    // Connected already: no wait, no new authorization; only the list is asked for.
+    const before = await service.settledRequests();
+    const again = await runCli(['oauth', 'connect', 'example', '--json', '--no-browser'], { env: env('connect') });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual(connection);
+    expect(again.stderr).toBe(
+      `example is already connected (since ${connection.connected_at}); nothing to do. ` +
+        'To connect another account, run `facectl oauth disconnect example` first.\n',
+    );
+    expect(await service.settledRequests()).toBe(before + 1);
+  });
 
   it('disconnect: without --yes and without a terminal, exit 2; with --yes, disconnected', async () => {
     // Its own connection, made over plain HTTP, so this test does not depend on the browser test.

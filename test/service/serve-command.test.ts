@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -8,9 +9,11 @@ import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
 import { startService } from '../../src/service/index.js';
 import { documentLoad } from '../helpers/document-load.js';
-import { BIN, ROOT } from '../helpers/run-cli.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
+import { makeTempDir } from '../helpers/temp.js';
+import { until, watchChild } from '../helpers/watch-child.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
 
@@ -55,6 +58,7 @@ describe('flags', () => {
     [{ rateLimit: '2.5' }, '--rate-limit'],
     [{ oauthProvider: 'Bad Name' }, '--oauth-provider'],
     [{ host: '' }, '--host'],
+    [{ data: '/nonexistent-facectl-dir/state.json' }, '--data: /nonexistent-facectl-dir/state.json: the directory'],
   ])('%o is a usage error naming %s', (opts, flag) => {
     expect(() => parseServeOptions(ctx, opts)).toThrow(UsageError);
     expect(() => parseServeOptions(ctx, opts)).toThrow(flag);
@@ -103,7 +107,7 @@ describe('flags', () => {
 });
 
 describe('runServe in-process', () => {
-  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly', async () => {
+  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly (Ctrl-C: 130)', async () => {
     const t = fakeContext(true);
     const done = runServe(t.ctx, { port: '0', json: true }, { onStop: () => () => {} });
     await expect.poll(() => t.stdout()).toContain('\n');
@@ -113,9 +117,45 @@ describe('runServe in-process', () => {
     const res = await call({ baseUrl: first.base_url }, 'getCurrentApiKey', { key: first.users[3].key });
     expect(expectContract('getCurrentApiKey', res, 200).plan).toBe('connect');
     t.stop();
-    await done;
-    expect(t.stderr()).toContain('stopped');
+    await expect(done).rejects.toMatchObject({ exitCode: 130, code: 'interrupted' });
+    expect(t.stderr()).toBe('facectl serve stopped\n');
     await expect(fetch(first.base_url)).rejects.toThrow();
+  });
+
+  test.each([
+    ['SIGTERM', 143, 'terminated'],
+    ['SIGINT', 130, 'interrupted'],
+  ] as const)('stopped by %s: saves first, then ends with exit %d', async (signal, exitCode, message) => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const t = fakeContext(true);
+      let stop: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
+      const done = runServe(
+        t.ctx,
+        { port: '0', json: true, data: file },
+        {
+          onStop: (s) => {
+            stop = s;
+            return () => {};
+          },
+        },
+      );
+      await expect.poll(() => t.stdout()).toContain('\n');
+      const first = JSON.parse(t.stdout().split('\n')[0] as string);
+      const created = await call({ baseUrl: first.base_url }, 'createFace', {
+        key: first.users[2].key,
+        body: { name: 'T', alias: `${message}-face` },
+      });
+      expectContract('createFace', created, 201);
+      stop(signal);
+      await expect(done).rejects.toMatchObject({ exitCode, code: 'interrupted', message });
+      expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
+      expect(readFileSync(file, 'utf8')).toContain(`${message}-face`);
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test('without --json: base URL, and per plan its key, credits and compile quota', async () => {
@@ -164,7 +204,7 @@ describe('the built bin', () => {
     return { child, exit, firstLine, stderr: () => stderr };
   }
 
-  test('serve --port 0 --json prints the base URL and four keys first, and exits 0 on SIGTERM after saving', async () => {
+  test('serve --port 0 --json prints the base URL and four keys first, and exits 143 on SIGTERM after saving', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     const s = serve(['--data', file]);
@@ -186,11 +226,40 @@ describe('the built bin', () => {
     });
     expectContract('createFace', created, 201);
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(0);
-    expect(s.stderr()).toContain(`state saved to ${file}`);
+    expect(await s.exit).toBe(143);
+    // --json: stderr is one error document; the stop message is among its warnings.
+    expect(JSON.parse(s.stderr())).toEqual({
+      error: {
+        code: 'interrupted',
+        message: 'terminated',
+        warnings: [`facectl serve stopped; state saved to ${file}`],
+      },
+    });
     expect(readFileSync(file, 'utf8')).toContain('term-face');
     expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
     tmp.cleanup();
+  });
+
+  test('Ctrl-C (SIGINT) without --json: the state is saved, then exit 130', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', file], { cwd: ROOT });
+      children.push(child);
+      const watched = watchChild(child);
+      await until(() => watched.stdout().includes('Press Ctrl-C to stop.'), 'serve to start');
+      const baseUrl = /at (http:\/\/\S+)/.exec(watched.stdout())?.[1] as string;
+      const pro = /pro\s+(fcs_\S+)/.exec(watched.stdout())?.[1] as string;
+      const created = await call({ baseUrl }, 'createFace', { key: pro, body: { name: 'I', alias: 'int-face' } });
+      expectContract('createFace', created, 201);
+      child.kill('SIGINT');
+      expect(await watched.exit).toEqual({ code: 130, signal: null });
+      expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\nerror: interrupted\n`);
+      expect(readFileSync(file, 'utf8')).toContain('int-face');
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test('case 41: kill -9 under load, then restart: every request answered 2xx before the kill is there', async () => {
@@ -235,5 +304,102 @@ describe('the built bin', () => {
     } finally {
       tmp.cleanup();
     }
+  });
+});
+
+describe('--data that serve cannot use: exit 2 naming --data, the path and what is wrong (the built bin)', () => {
+  /** The directory's entries, to show that a refused serve created nothing. */
+  const entries = (dir: string) => readdirSync(dir).sort();
+
+  test.each([
+    [
+      'a missing directory',
+      (dir: string) => join(dir, 'missing', 'state.json'),
+      (dir: string) => `the directory ${join(dir, 'missing')} does not exist (serve does not create it)`,
+    ],
+    [
+      'a directory',
+      (dir: string) => dir,
+      (dir: string) => `is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+    ],
+    [
+      'a path through a file',
+      (dir: string) => join(dir, 'plain.txt', 'state.json'),
+      (dir: string) => `${join(dir, 'plain.txt')} is not a directory`,
+    ],
+  ])('%s: exit 2, nothing started, nothing created', async (_what, pathIn, problem) => {
+    const dir = makeTempDir('facectl-data-');
+    writeFileSync(join(dir, 'plain.txt'), 'not a directory');
+    const path = pathIn(dir);
+    const r = await runCli(['serve', '--port', '0', '--data', path]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: --data: ${path}: ${problem(dir)}\n`);
+    expect(entries(dir)).toEqual(['plain.txt']);
+  });
+
+  test('reported with the other bad flags at once; under --json as one error document', async () => {
+    const dir = makeTempDir('facectl-data-');
+    const path = join(dir, 'nope', 'state.json');
+    const r = await runCli(['serve', '--port', '99999', '--data', path, '--rate-limit', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')).toEqual([
+      'error: --port: must be a whole number from 0 to 65535, got "99999"',
+      `--data: ${path}: the directory ${join(dir, 'nope')} does not exist (serve does not create it)`,
+      '--rate-limit: must be a whole number of requests per second, 1 or more, got "0"',
+      '',
+    ]);
+    const j = await runCli(['serve', '--json', '--port', '0', '--data', dir]);
+    expect(j.code).toBe(2);
+    expect(j.stdout).toBe('');
+    expect(JSON.parse(j.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: `--data: ${dir}: is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+      },
+    });
+  });
+
+  /**
+   * As root every file is writable, so serve is run as nobody there (the temp directory opened to it);
+   * as another user it runs as that user.
+   */
+  function serveAsUnprivileged(path: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const root = process.getuid?.() === 0;
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', path], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), NO_COLOR: '1' },
+      ...(root ? { uid: 65534, gid: 65534 } : {}),
+    });
+    const watched = watchChild(child);
+    return watched.exit.then(({ code }) => ({ code, stdout: watched.stdout(), stderr: watched.stderr() }));
+  }
+
+  test('a directory serve cannot write in, and a file it cannot write: exit 2, the file as it was', async () => {
+    const dir = makeTempDir('facectl-data-');
+    chmodSync(dir, 0o755);
+    const locked = join(dir, 'locked');
+    mkdirSync(locked, { mode: 0o555 });
+    chmodSync(locked, 0o555);
+    const inLocked = join(locked, 'state.json');
+    const r = await serveAsUnprivileged(inLocked);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: --data: ${inLocked}: cannot create files in ${locked} (permission denied)\n`);
+    expect(entries(locked)).toEqual([]);
+
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const readOnly = join(open, 'state.json');
+    writeFileSync(readOnly, 'kept', { mode: 0o444 });
+    chmodSync(readOnly, 0o444);
+    const f = await serveAsUnprivileged(readOnly);
+    expect(f.code).toBe(2);
+    expect(f.stdout).toBe('');
+    expect(f.stderr).toBe(`error: --data: ${readOnly}: cannot read and write it (permission denied)\n`);
+    expect(readFileSync(readOnly, 'utf8')).toBe('kept');
+    expect(entries(open)).toEqual(['state.json']);
   });
 });

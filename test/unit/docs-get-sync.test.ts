@@ -90,6 +90,19 @@ describe('docs sync', () => {
     );
   });
 
+  it.each(['docs sync doc_x', 'threads sync thr_x'])(
+    '%s --timeout without --wait: exit 2 naming both flags, nothing sent (a limit silently ignored would mislead)',
+    async (command) => {
+      const result = await expectRefused(
+        service,
+        [...command.split(' '), '--timeout', '60'],
+        'error: --timeout: only applies with --wait: add --wait, or leave --timeout out',
+      );
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe('error: --timeout: only applies with --wait: add --wait, or leave --timeout out\n');
+    },
+  );
+
   it('a key whose budget is spent is refused: exit 6 naming the budget, nothing charged', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'some words to sync');
     const broke = expectContract(

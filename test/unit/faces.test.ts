@@ -79,6 +79,47 @@ describe('faces create', () => {
     expect(await storedFace('emmy-noether')).toMatchObject({ name: 'Emmy Noether', default_model: 'gpt-x' });
   });
 
+  it('terminal form: an alias typed at the prompt that the service refuses is asked for again, with the reason', async () => {
+    await createFace(service, service.key('pro'), 'ada-lovelace');
+    const terminal = {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: ['Ada Lovelace', 'Ada Lovelace', 'ada-lovelace', 'ada-byron'],
+    };
+    const before = requestCount(service);
+    const { code, tc } = await runCommand(service, ['faces', 'create'], terminal);
+    expect(code, tc.stderr()).toBe(0);
+    tc.assertNoLeftoverAnswers();
+    expect(tc.prompts.map((p) => p.message)).toEqual([
+      'Display name of the face',
+      'Alias (a slug such as ada-lovelace)',
+      'Alias (a slug such as ada-lovelace)',
+      'Alias (a slug such as ada-lovelace)',
+    ]);
+    expect(stripVTControlCharacters(tc.stderr()).split('\n')).toEqual([
+      'The service refused that alias: must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)',
+      'The service refused that alias: a face with alias ada-lovelace already exists',
+      expect.stringMatching(/^✓ Created face ada-byron \(face_\w+\)$/),
+      '',
+    ]);
+    expect(stripVTControlCharacters(tc.stdout())).toMatch(/^alias +ada-byron$/m);
+    // Three sends: two refused (nothing stored), the third created the face.
+    expect(requestCount(service)).toBe(before + 3);
+    expect(await storedFace('ada-byron')).toMatchObject({ name: 'Ada Lovelace', alias: 'ada-byron' });
+    expect([...service.store.values('faces')].map((f) => f.alias).sort()).toEqual(['ada-byron', 'ada-lovelace']);
+  });
+
+  it('on a terminal, an alias given as --alias that the service refuses is not asked for again: exit 2', async () => {
+    const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', 'Ada'], {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+    });
+    expect(result.code).toBe(2);
+    expect(result.tc.prompts).toEqual([]);
+    expect(result.stderr).toContain('status: 422 validation_error');
+    expect([...service.store.values('faces')]).toEqual([]);
+  });
+
   it('without a terminal a missing --alias is exit 2 naming the flag, nothing sent', async () => {
     await expectRefused(
       service,

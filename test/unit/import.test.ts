@@ -14,7 +14,8 @@ const TEXT =
 
 beforeAll(async () => {
   pages = createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    const status = { '/missing.txt': 404, '/broken.txt': 503 }[req.url ?? ''] ?? 200;
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end(req.url === '/interview.txt' ? TEXT : 'other');
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
@@ -107,8 +108,69 @@ describe('import', () => {
     const result = await runCommand(strict, ['import', 'ada-lovelace', `${pagesUrl}/interview.txt`]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('url_not_allowed');
+    expect(result.stderr).not.toContain('fix the values');
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(
+      'give a public URL: the service does not fetch private, loopback or otherwise internal addresses ' +
+        '(`facectl serve --allow-private-urls` fetches loopback ones, for tests)',
+    );
     expect(result.stdout).toBe('');
   });
+
+  /** A loopback port nothing listens on (a server started and closed again). */
+  const closedPort = async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  };
+
+  it.each([
+    [
+      '404',
+      () => `${pagesUrl}/missing.txt`,
+      (url: string) => `${url} answered HTTP 404`,
+      'check the URL: the server there answered HTTP 404 (no such page there)',
+    ],
+    [
+      '503',
+      () => `${pagesUrl}/broken.txt`,
+      (url: string) => `${url} answered HTTP 503`,
+      'check the URL: the server there answered HTTP 503 (a problem on that server: try again later)',
+    ],
+    [
+      'connection refused',
+      async () => `http://127.0.0.1:${await closedPort()}/notes.txt`,
+      (url: string) => `cannot connect to ${new URL(url).host}: ECONNREFUSED`,
+      "check the URL's host name and port, and that the site is up and reachable over the network from the " +
+        'service (the service fetches the URL, not this machine)',
+    ],
+  ])(
+    'the fetch fails (%s): exit 2, the hint is about the URL, not "the values listed above"; nothing stored',
+    async (_what, urlOf, detailOf, hint) => {
+      const url = await urlOf();
+      const documents = service.store.maps.documents.size;
+      const result = await runCommand(service, ['import', 'ada-lovelace', url]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `error: the service could not import the URL: ${detailOf(url)}\n  status: 422 fetch_failed\n${hint}\n`,
+      );
+      expect(service.store.maps.documents.size).toBe(documents);
+
+      const json = await runCommand(service, ['import', 'ada-lovelace', url, '--json']);
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stderr)).toEqual({
+        error: {
+          code: 'fetch_failed',
+          status: 422,
+          message: `the service could not import the URL: ${detailOf(url)}`,
+          detail: detailOf(url),
+          hint,
+        },
+      });
+    },
+  );
 
   it('an unknown face is exit 4', async () => {
     const result = await runCommand(service, ['import', 'no-such-face', `${pagesUrl}/interview.txt`]);

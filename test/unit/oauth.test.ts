@@ -38,12 +38,15 @@ const startConnect = (options: AsUserOptions = {}) => {
 const saidOnStderr = (tc: TestContext, text: string) =>
   eventually(() => (tc.stderr().includes(text) ? true : undefined));
 
-/** Starts `oauth connect example --json` (stderr not a terminal); returns once the browser was given the URL. */
+/**
+ * Starts `oauth connect example --json` (stderr not a terminal); returns once the browser was given the
+ * URL, which stderr has said at once as one JSON line.
+ */
 const startJsonConnect = async (options: AsUserOptions = {}) => {
   const tc = contextFor(service, { plan: 'connect', ...options });
   const running = run(['oauth', 'connect', 'example', '--json'], tc.ctx);
   const opened = await eventually(() => tc.browserOpened[0]);
-  expect(tc.stderr()).toBe('');
+  expect(tc.stderr()).toBe(`${JSON.stringify({ authorize_url: opened })}\n`);
   return { tc, running, opened };
 };
 
@@ -123,12 +126,9 @@ describe('oauth connect', () => {
   });
 
   it('when the stub browser cannot open, says so and still waits for the approval', async () => {
-    await connectOverHttp();
     const { tc, connecting } = startConnect({ browserOpens: false });
     const url = await eventually(() => tc.browserOpened[0]);
     await saidOnStderr(tc, 'No browser could be opened');
-    // Already connected: a new approval renews the connection, and only that ends the wait.
-    expect(tc.stderr()).toContain('example is already connected');
     await approveConsent(url);
     const connection = await connecting;
     await tc.close();
@@ -136,38 +136,38 @@ describe('oauth connect', () => {
   });
 });
 
-describe('oauth connect --json, stderr not a terminal: stderr is one JSON document', () => {
+describe('oauth connect --json, stderr not a terminal: the URL as a JSON line at once, then JSON only', () => {
   const authorizeUrl = /^http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?\S+$/;
 
-  it('a timeout: the URL and the messages are inside the error document, nothing else on stderr', async () => {
-    await connectOverHttp();
+  it('a timeout: {"authorize_url"} first, then the error document with the other messages', async () => {
     const result = await asConnect(['oauth', 'connect', 'example', '--json', '--timeout', '5'], {
       browserUnavailable: 'CI is set',
       now: '2026-03-15T12:00:00Z', // virtual clock: the five seconds pass at once
     });
     expect(result.code).toBe(8);
     expect(result.stdout).toBe('');
-    const { error } = JSON.parse(result.stderr); // the whole of stderr is one document
+    const lines = result.stderr.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    expect(Object.keys(JSON.parse(lines[0] as string))).toEqual(['authorize_url']);
+    expect(JSON.parse(lines[0] as string).authorize_url).toMatch(authorizeUrl);
+    const { error } = JSON.parse(lines[1] as string);
     expect(error.code).toBe('timeout');
     expect(error.message).toBe('example was not connected within 5 s (the browser approval did not arrive)');
-    expect(error.warnings).toHaveLength(3);
-    expect(error.warnings[0]).toBe('example is already connected; approving again renews the connection.');
-    const [intro, url] = (error.warnings[1] as string).split('\n  ');
-    expect(intro).toBe('Open this URL in a browser to connect example:');
-    expect(url).toMatch(authorizeUrl);
-    expect(error.warnings[2]).toBe('Not opening a browser here (CI is set); open the URL above on any device.');
+    expect(error.warnings).toEqual(['Not opening a browser here (CI is set); open the URL above on any device.']);
   });
 
-  it('interrupted: exit 130, one error document carrying the URL the browser was given', async () => {
+  it('interrupted: exit 130; the URL line, then one error document', async () => {
     const { tc, running, opened } = await startJsonConnect({ globals: { json: true } });
     tc.interrupt();
     expect(await running).toBe(130);
     await tc.close();
-    const { error } = JSON.parse(tc.stderr());
-    expect(error.warnings).toEqual([
-      `Open this URL in a browser to connect example:\n  ${opened}`,
+    const [urlLine, errorLine, end] = tc.stderr().split('\n');
+    expect(JSON.parse(urlLine as string)).toEqual({ authorize_url: opened });
+    expect(JSON.parse(errorLine as string).error.warnings).toEqual([
       'Opened it in your browser; approve the connection there.',
     ]);
+    expect(end).toBe('');
     expect(tc.stdout()).toBe('');
   });
 
@@ -178,8 +178,32 @@ describe('oauth connect --json, stderr not a terminal: stderr is one JSON docume
     await tc.close();
     expect(JSON.parse(tc.stdout())).toMatchObject({ provider: 'example', connected: true });
     expect(tc.stderr()).toBe(
-      `Open this URL in a browser to connect example:\n  ${opened}\nOpened it in your browser; approve the connection there.\n`,
+      `${JSON.stringify({ authorize_url: opened })}\nOpened it in your browser; approve the connection there.\n`,
     );
+  });
+});
+
+describe('oauth connect when the provider is connected already', () => {
+  it('says so and ends at once, exit 0: the connection on stdout, no authorize URL asked for, no browser', async () => {
+    await connectOverHttp();
+    const [connected] = await connections();
+    const authorizeBefore = service.stats.byRoute.authorizeOAuth ?? 0;
+    const piped = await asConnect(['oauth', 'connect', 'example', '--timeout', '600']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toBe(`provider\texample\nconnected\ttrue\nconnected_at\t${connected.connected_at}\n`);
+    expect(piped.stderr).toBe(
+      `example is already connected (since ${connected.connected_at}); nothing to do. ` +
+        'To connect another account, run `facectl oauth disconnect example` first.\n',
+    );
+    expect(piped.tc.browserOpened).toEqual([]);
+
+    const json = await asConnect(['oauth', 'connect', 'example', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(connected);
+    expect(json.stderr).toContain('example is already connected');
+    expect(service.stats.byRoute.authorizeOAuth ?? 0).toBe(authorizeBefore);
+    // The connection is as it was.
+    expect(await connections()).toEqual([connected]);
   });
 });
 
@@ -224,7 +248,39 @@ describe('oauth disconnect', () => {
   it('--yes in a script; disconnecting what is not connected is exit 4', async () => {
     const result = await asConnect(['oauth', 'disconnect', 'example', '--yes', '--json']);
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain('not_connected');
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'not_connected',
+        message: 'example is not connected; nothing to disconnect',
+        hint: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
+      },
+    });
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
+  });
+
+  it('not connected, on a terminal: said at once, exit 4, no confirmation asked, no DELETE sent', async () => {
+    const result = await asConnect(['oauth', 'disconnect', 'example'], {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [true],
+    });
+    expect(result.code).toBe(4);
+    expect(result.tc.prompts).toEqual([]);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'error: example is not connected; nothing to disconnect\n' +
+        'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)\n',
+    );
+    expect(service.stats.byRoute.listOAuthConnections).toBe(1);
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
+
+    const unknown = await asConnect(['oauth', 'disconnect', 'github'], { stdinIsTTY: true, stdoutIsTTY: true });
+    expect(unknown.code).toBe(4);
+    expect(unknown.tc.prompts).toEqual([]);
+    expect(unknown.stderr).toContain(
+      'error: github is not connected; nothing to disconnect (the service offers: example)\n',
+    );
   });
 });
 
@@ -247,6 +303,12 @@ describe('oauth connect: what it says about the browser', () => {
     await approveConsent(url);
     await connecting;
     await failing.close();
+    // Disconnected again, so that the second connect has something to wait for.
+    expectContract(
+      'disconnectOAuth',
+      await call(service, 'disconnectOAuth', { key: service.key('connect'), params: { provider: 'example' } }),
+      200,
+    );
 
     const { tc: working, connecting: again } = startConnect();
     const second = await eventually(() => working.browserOpened[0]);

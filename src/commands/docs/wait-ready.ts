@@ -33,9 +33,21 @@ export type WaitContext = Pick<Context, 'out' | 'clock' | 'signal'>;
 export const DEFAULT_WAIT_SECONDS = 300;
 
 /** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`): 300 s when not given. */
-export const timeoutOption = integerOption(1, 86_400, 'seconds').default(DEFAULT_WAIT_SECONDS);
+const timeoutSeconds = integerOption(1, 86_400, 'seconds');
+export const timeoutOption = timeoutSeconds.default(DEFAULT_WAIT_SECONDS);
 
-const waitFlags = z.object({ wait: z.boolean().default(false), timeout: timeoutOption });
+// --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead.
+const waitFlags = z
+  .object({ wait: z.boolean().default(false), timeout: timeoutSeconds.optional() })
+  .superRefine((flags, check) => {
+    if (flags.timeout !== undefined && !flags.wait) {
+      check.addIssue({
+        code: 'custom',
+        path: ['timeout'],
+        message: 'only applies with --wait: add --wait, or leave --timeout out',
+      });
+    }
+  });
 
 export interface WaitFlags {
   wait: boolean;
@@ -45,7 +57,7 @@ export interface WaitFlags {
 /** The `--wait` and `--timeout SECONDS` flags of the sync commands. */
 export function parseWaitFlags(raw: Record<string, unknown>): WaitFlags {
   const flags = parseOptions(waitFlags, raw);
-  return { wait: flags.wait, timeoutSeconds: flags.timeout };
+  return { wait: flags.wait, timeoutSeconds: flags.timeout ?? DEFAULT_WAIT_SECONDS };
 }
 
 /** What `docs sync` and `threads sync` send: the sync, and the read that --wait repeats. */

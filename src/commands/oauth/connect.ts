@@ -2,17 +2,19 @@ import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { authorizeOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
+import { safeJson } from '../../io/output.js';
 import { requireArgument } from '../../input/options.js';
 import { timeoutOption, type WaitContext } from '../docs/wait-ready.js';
 import { parseOptions, type RequestContext, send } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /**
- * `facectl oauth connect <provider>`: asks the service for the provider's authorize URL, prints it on
- * stderr (always: the browser may open on another machine, or not at all; under --json to a stderr
- * that is not a terminal, at the end or inside the error document), opens it unless
- * --no-browser, then polls the connection list until the provider shows as newly connected, the wait
- * times out (exit 8) or Ctrl-C ends it (exit 130).
+ * `facectl oauth connect <provider>`: when the provider is connected already, says so and ends (exit 0,
+ * the connection on stdout): there is nothing to wait for. Otherwise asks the service for the provider's
+ * authorize URL and prints it on stderr at once, in every mode (the browser may open on another machine,
+ * or not at all; under --json as one JSON line, `{"authorize_url": ...}`), opens it unless --no-browser,
+ * then polls the connection list until the provider shows as connected, the wait times out (exit 8) or
+ * Ctrl-C ends it (exit 130).
  */
 
 export interface ConnectOptions {
@@ -48,22 +50,30 @@ export async function connectAction(
 export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<OAuthConnection> {
   const { provider } = opts;
   let url: string;
-  let before: OAuthConnection | undefined;
   try {
-    // Authorize first: a non-Connect plan is refused here, before any browser opens.
+    // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
+    // connected needs no approval, and asking for an authorize URL would only leave one pending.
+    const before = await findConnection(ctx, provider);
+    if (before?.connected) {
+      ctx.out.info(
+        `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
+          `To connect another account, run \`facectl oauth disconnect ${provider}\` first.`,
+      );
+      ctx.out.record(before, CONNECTION_COLUMNS);
+      return before;
+    }
     url = (await send(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
-    before = await findConnection(ctx, provider);
   } catch (error) {
     throw explainPlanRequired(error);
   }
 
-  // A person at a terminal has to act on the URL while the command waits: said at once, even under
-  // --json. Under --json with stderr not a terminal (a script reads it), stderr must stay one JSON
-  // document on failure: the messages are held, printed at the end on success, inside the error's
-  // `warnings` otherwise.
+  // A person has to act on the URL while the command waits, so it is said at once, whatever the mode:
+  // under --json as one JSON line on stderr, which a script can read before the wait ends. The other
+  // messages are said at once on a terminal; under --json to a stderr that is not one they are held like
+  // any message: printed at the end on success, inside the error's `warnings` otherwise.
+  if (ctx.out.json) ctx.io.stderr.write(`${safeJson({ authorize_url: url })}\n`);
+  else ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
   const now = { immediate: ctx.io.stderrIsTTY };
-  if (before?.connected) ctx.out.info(`${provider} is already connected; approving again renews the connection.`, now);
-  ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`, now);
   if (opts.openBrowser) {
     const why = ctx.browser.unavailable?.();
     if (why) {
@@ -75,17 +85,13 @@ export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Pro
     }
   }
 
-  const connection = await waitForConnection(ctx, opts, before);
+  const connection = await waitForConnection(ctx, opts);
   ctx.out.success(`Connected ${provider}`);
   ctx.out.record(connection, CONNECTION_COLUMNS);
   return connection;
 }
 
-async function waitForConnection(
-  ctx: RequestContext & WaitContext,
-  opts: ConnectOptions,
-  before: OAuthConnection | undefined,
-): Promise<OAuthConnection> {
+async function waitForConnection(ctx: RequestContext & WaitContext, opts: ConnectOptions): Promise<OAuthConnection> {
   const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
@@ -93,7 +99,7 @@ async function waitForConnection(
       // sleep() rejects with CancelError on Ctrl-C, which ends the wait with exit 130.
       await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
       const current = await findConnection(ctx, opts.provider);
-      if (current?.connected && (!before?.connected || current.connected_at !== before.connected_at)) return current;
+      if (current?.connected) return current;
       if (ctx.clock.now().getTime() >= deadline) {
         throw new NetworkError(
           `${opts.provider} was not connected within ${opts.timeoutSeconds} s (the browser approval did not arrive)`,

@@ -1,11 +1,14 @@
 import * as z from 'zod';
-import { disconnectOAuth } from '../../contract/oauth.js';
-import { DeclinedError, UsageError } from '../../errors.js';
+import { disconnectOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
+import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
 import { requireArgument } from '../../input/options.js';
 import { parseOptions, type PromptContext, type RequestContext, send } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
 
-/** `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes. */
+/**
+ * `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes; but
+ * only once GET /v1/oauth shows the provider connected (else exit 4 at once, nothing asked).
+ */
 
 const optionsSchema = z.object({ yes: z.boolean().default(false) });
 
@@ -23,21 +26,30 @@ export async function disconnectAction(
 }
 
 export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {
+  const { provider } = opts;
+  if (!opts.yes && !ctx.io.canPrompt()) {
+    throw new UsageError('--yes is required to disconnect when not running interactively', {
+      hint: `run \`facectl oauth disconnect ${provider} --yes\``,
+    });
+  }
+  // Asked first, so that nobody confirms disconnecting what is not connected.
+  let connections: OAuthConnection[];
+  try {
+    connections = await send(ctx, listOAuthConnections, {});
+  } catch (error) {
+    throw explainPlanRequired(error);
+  }
+  if (!connections.some((c) => c.provider === provider && c.connected)) throw notConnected(provider, connections);
   if (!opts.yes) {
-    if (!ctx.io.canPrompt()) {
-      throw new UsageError('--yes is required to disconnect when not running interactively', {
-        hint: `run \`facectl oauth disconnect ${opts.provider} --yes\``,
-      });
-    }
     const confirmed = await ctx.prompter.confirm({
-      message: `Disconnect ${opts.provider}? Compile interviews will no longer be billed to that account.`,
+      message: `Disconnect ${provider}? Compile interviews will no longer be billed to that account.`,
       default: false,
     });
-    if (!confirmed) throw new DeclinedError(`not disconnected: ${opts.provider} is still connected`);
+    if (!confirmed) throw new DeclinedError(`not disconnected: ${provider} is still connected`);
   }
   let result: { detail: string };
   try {
-    result = await send(ctx, disconnectOAuth, { params: { provider: opts.provider } });
+    result = await send(ctx, disconnectOAuth, { params: { provider } });
   } catch (error) {
     throw explainPlanRequired(error);
   }
@@ -45,4 +57,21 @@ export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOpti
   if (ctx.io.stdoutIsTTY && ctx.io.stderrIsTTY && !ctx.out.json) ctx.out.success(result.detail);
   else ctx.out.record(result, [{ header: 'detail', value: (r) => r.detail }]);
   return result;
+}
+
+/** Nothing to disconnect: exit 4 (not found), as the service's 404 not_connected would be. */
+function notConnected(provider: string, connections: OAuthConnection[]): CliError {
+  const known = connections.some((c) => c.provider === provider);
+  const offered = connections.map((c) => c.provider).join(', ') || 'none';
+  return new CliError(
+    known
+      ? `${provider} is not connected; nothing to disconnect`
+      : `${provider} is not connected; nothing to disconnect (the service offers: ${offered})`,
+    ExitCode.notFound,
+    {
+      code: 'not_connected',
+      // As the service's 404 not_connected would be hinted (api/error-mapping.ts).
+      hint: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
+    },
+  );
 }

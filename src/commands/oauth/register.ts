@@ -21,8 +21,10 @@ export function registerOAuthCommands(program: Command, ctx: Context): void {
     connect: {
       summary: 'Connect a provider in the browser',
       description:
-        'Connect a provider: prints the authorize URL on stderr, opens it in a browser (unless --no-browser, ' +
-        'SSH, CI or no display), then waits until the approval arrives (--timeout, default 300 s; Ctrl-C stops).',
+        'Connect a provider: prints the authorize URL on stderr at once (with --json as one JSON line, ' +
+        '{"authorize_url": ...}), opens it in a browser (unless --no-browser, SSH, CI or no display), then waits ' +
+        'until the approval arrives (--timeout, default 300 s; Ctrl-C stops). A provider connected already: ' +
+        'says so and exits 0.',
       arguments: [['<provider>', 'the provider id (the local service offers `example`)']],
       options: [
         ['--no-browser', 'do not open a browser; open the printed URL yourself (e.g. on another device)'],
