@@ -38,7 +38,7 @@ complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcom
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l budget-usd -r -d 'spending budget in US dollars (0 or more)'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l allowed-face-ids -r -d 'comma-separated face ids the key may use'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l allowed-llm-models -r -d 'comma-separated language models the key may use'
-complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l save -d 'store the new key in the active profile (it then authenticates later commands)'
+complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l save -d 'store the new key in the active profile (it then authenticates later commands); --profile NEW creates NEW'
 complete -c facectl -n '__fish_seen_subcommand_from faces; and not __fish_seen_subcommand_from create get' -a create -d 'Create a face. On a terminal, a missing --name or --alias is asked for'
 complete -c facectl -n '__fish_seen_subcommand_from faces; and not __fish_seen_subcommand_from create get' -a get -d 'Show a face, by uid or alias'
 complete -c facectl -n '__fish_seen_subcommand_from faces; and __fish_seen_subcommand_from create' -l name -r -d 'display name'

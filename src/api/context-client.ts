@@ -9,7 +9,7 @@ import { type ApiClientOptions, createApiClient } from './client.js';
  * check a key before storing it.
  */
 export function clientForContext(
-  ctx: Context,
+  ctx: Pick<Context, 'globals' | 'env' | 'signal' | 'clock' | 'io'>,
   target: Pick<ApiClientOptions, 'baseUrl' | 'apiKey' | 'noKeyMessage'>,
   extra: Partial<ApiClientOptions> = {},
 ): ApiClient & { request(request: RawRequest): Promise<RawResponse> } {

@@ -180,6 +180,24 @@ export async function activeProfile(
   return ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE) ?? store.defaultProfile;
 }
 
+/**
+ * For `keys create --save` naming a profile the file does not hold yet (by --profile or FACECTL_PROFILE):
+ * the credentials that would be used without naming it (FACECTL_API_KEY, else the default profile's key,
+ * with that base URL), which create the key the new profile will hold. Undefined when the named profile
+ * exists (or none is named): the command then uses its own credentials.
+ */
+export async function credentialsBesideNewProfile(
+  sources: CredentialSources,
+): Promise<(Credentials & { describe(): string }) | undefined> {
+  const name = sources.globals.profile ?? nonEmpty(sources.env.FACECTL_PROFILE);
+  if (name === undefined) return undefined;
+  const store = await sources.config();
+  if (name === store.defaultProfile || store.listProfiles().includes(name)) return undefined;
+  const { profile: _named, ...globals } = sources.globals;
+  const env = sources.env.FACECTL_PROFILE === name ? { ...sources.env, FACECTL_PROFILE: undefined } : sources.env;
+  return resolveCredentials({ ...sources, globals, env });
+}
+
 /** A profile named by --profile or FACECTL_PROFILE that the file does not hold (the default one aside) is refused. */
 function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
   const fromEnv = nonEmpty(ctx.env.FACECTL_PROFILE);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../helpers/command-harness.js';
-import { useService } from '../helpers/service-suite.js';
-import { runInProcess as cli } from '../helpers/unit-harness.js';
+import { requestCount } from '../helpers/command-harness.js';
+import { createKey, useService } from '../helpers/service-suite.js';
+import { argv, runInProcess as cli, expectRefused } from '../helpers/unit-harness.js';
 
 /** `auth login` and `keys create --save` store a key in a profile: what they say when that replaces one. */
 
@@ -88,6 +89,38 @@ describe('the profile a key is saved in', () => {
       profiles: { std: { api_key: made.key, api_key_base_url: service.baseUrl, base_url: service.baseUrl } },
     });
     expect(stderr).toContain('profile std is now the default profile');
+  });
+
+  it("keys create --save --profile NEW: made with the default profile's key, saved in the new profile with its base URL", async () => {
+    const creating = await createKey(service, service.key('pro'), { name: 'default-key' });
+    const home = { api_key: creating.key, api_key_base_url: service.baseUrl, base_url: service.baseUrl };
+    const before = requestCount(service);
+    const { code, stdout, stderr, tc } = await cli(argv`keys create --name laptop --save --profile laptop`, {
+      config: { profiles: { default: home } },
+    });
+    expect(code, stderr).toBe(0);
+    const made = stdout.match(/^key\t(\S+)$/m)?.[1] as string;
+    expect(stdout.split(made)).toHaveLength(2);
+    expect(tc.config.data).toEqual({
+      profiles: {
+        default: home,
+        laptop: { api_key: made, api_key_base_url: service.baseUrl, base_url: service.baseUrl },
+      },
+    });
+    // One request (the POST), made with the default profile's key: the new key is its child.
+    expect(requestCount(service)).toBe(before + 1);
+    const children = [...service.store.values('keys')].filter((k) => k.parent_id === creating.id);
+    expect(children.map((k) => [k.name, k.key_prefix])).toEqual([['laptop', made.slice(0, 12)]]);
+    expect(stderr).toBe(
+      `profile "laptop" does not exist yet: creating the key with key ${creating.key_prefix}… of profile "default" ` +
+        `at ${service.baseUrl}, then saving it in a new profile "laptop"\n` +
+        'profile laptop is not the default one (default); use it with --profile laptop, or make it the default with `facectl auth switch laptop`\n' +
+        `Saved key ${made.slice(0, 12)} in profile "laptop" (/test/facectl/config.json).\n`,
+    );
+  });
+
+  it('keys create without --save still refuses an unknown --profile, nothing sent', async () => {
+    await expectRefused(service, argv`keys create --name x --profile nosuch`, 'no profile named "nosuch" (--profile)');
   });
 
   it('beside another default profile: the default stays, and the hint says how to switch', async () => {

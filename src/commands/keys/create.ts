@@ -1,5 +1,7 @@
 import * as z from 'zod';
-import type { Column, Context } from '../../context.js';
+import { clientForContext } from '../../api/context-client.js';
+import { credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
+import type { Column, Context, Credentials } from '../../context.js';
 import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
@@ -33,7 +35,10 @@ const optionsSchema = z.object({
 export type CreateKeyOptions = z.output<typeof optionsSchema>;
 
 /** What `keys create` uses of the context: the client, the output, and the config for --save. */
-type CreateKeyContext = Pick<Context, 'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config'>;
+type CreateKeyContext = Pick<
+  Context,
+  'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
+>;
 
 export function parseCreateKeyOptions(raw: Record<string, unknown>): CreateKeyOptions {
   return parseOptions(optionsSchema, raw);
@@ -58,7 +63,8 @@ const KEY_FIELDS: Column<ApiKey>[] = [
 export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  const key = await send(ctx, createApiKey, { body });
+  const creator = save ? await creatorOfNewProfile(ctx) : undefined;
+  const key = creator ? await creator.send(body) : await send(ctx, createApiKey, { body });
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(
@@ -68,24 +74,82 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
   if (ctx.io.stderrIsTTY) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
-  if (save) await saveKey(ctx, key);
+  if (save) await saveKey(ctx, key, creator?.target);
   return key;
 }
 
-async function saveKey(ctx: Pick<Context, 'out' | 'credentials' | 'config'>, key: ApiKey): Promise<void> {
-  try {
-    const credentials = await ctx.credentials();
-    const config = await ctx.config();
-    // The key only works at the service that made it: keep the base URL with it when it came from
-    // a flag or the environment rather than from the profile itself. One locked write, read back:
-    // "Saved" is printed only once the key is in the file.
-    const fromOutside = credentials.baseUrlSource === 'flag' || credentials.baseUrlSource === 'env';
-    saveKeyInProfile(ctx, config, credentials.profile, {
-      key: key.key,
+/**
+ * `--save` into a profile the file does not hold yet (`--profile laptop`): the README says it creates
+ * the profile, so the key is made with what would be used without naming it (FACECTL_API_KEY, else the
+ * default profile's key, at that base URL), and the new profile gets the new key and that base URL.
+ * Which key made it is said on stderr, by its prefix only.
+ */
+async function creatorOfNewProfile(ctx: CreateKeyContext) {
+  const named = (await ctx.credentials()).profile;
+  const { env, globals, io, config } = ctx;
+  const credentials = await credentialsBesideNewProfile({
+    env,
+    globals,
+    stdin: io.stdin,
+    stdinIsTTY: io.stdinIsTTY,
+    config,
+  });
+  if (!credentials) return undefined;
+  const found = await credentials.apiKey();
+  if (found) {
+    const from = found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_FROM[found.source]}`;
+    ctx.out.info(
+      `profile "${named}" does not exist yet: creating the key with key ${keyPrefix(found.key)}… ${from} ` +
+        `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
+    );
+  }
+  const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
+    const client = clientForContext(ctx, {
       baseUrl: credentials.baseUrl,
-      ...(fromOutside ? { profileBaseUrl: credentials.baseUrl } : {}),
+      apiKey: async () => found?.key,
+      noKeyMessage: `not logged in: ${credentials.describe()}`,
     });
-    ctx.out.info(`Saved key ${key.key_prefix} in profile "${credentials.profile}" (${config.path}).`);
+    try {
+      return await client.call(createApiKey, { body }, { signal: ctx.signal });
+    } finally {
+      await client.close();
+    }
+  };
+  const target: SaveTarget = { profile: named, baseUrl: credentials.baseUrl, setsBaseUrl: true };
+  return { target, send };
+}
+
+function activeTarget(credentials: Credentials): SaveTarget {
+  const { profile, baseUrl, baseUrlSource } = credentials;
+  return { profile, baseUrl, setsBaseUrl: baseUrlSource === 'flag' || baseUrlSource === 'env' };
+}
+
+const KEY_FROM = { env: 'FACECTL_API_KEY', stdin: '--api-key-stdin' } as const;
+
+/** Where --save puts the key: the profile, the base URL the key was made at, and whether that becomes the profile's. */
+interface SaveTarget {
+  profile: string;
+  baseUrl: string;
+  setsBaseUrl: boolean;
+}
+
+async function saveKey(
+  ctx: Pick<Context, 'out' | 'credentials' | 'config'>,
+  key: ApiKey,
+  target?: SaveTarget,
+): Promise<void> {
+  try {
+    // The key only works at the service that made it: keep the base URL with it when it came from
+    // a flag or the environment rather than from the profile itself (or when the profile is new).
+    // One locked write, read back: "Saved" is printed only once the key is in the file.
+    const { profile, baseUrl, setsBaseUrl } = target ?? activeTarget(await ctx.credentials());
+    const config = await ctx.config();
+    saveKeyInProfile(ctx, config, profile, {
+      key: key.key,
+      baseUrl,
+      ...(setsBaseUrl ? { profileBaseUrl: baseUrl } : {}),
+    });
+    ctx.out.info(`Saved key ${key.key_prefix} in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const exitCode = error instanceof CliError ? error.exitCode : 1;

@@ -21,7 +21,10 @@ export function registerKeysCommands(program: Command, ctx: Context): void {
         ['--budget-usd <usd>', 'spending budget in US dollars (0 or more)'],
         ['--allowed-face-ids <ids>', 'comma-separated face ids the key may use'],
         ['--allowed-llm-models <models>', 'comma-separated language models the key may use'],
-        ['--save', 'store the new key in the active profile (it then authenticates later commands)'],
+        [
+          '--save',
+          'store the new key in the active profile (it then authenticates later commands); --profile NEW creates NEW',
+        ],
       ],
       examples: [
         'facectl keys create --name ci --expires-in-days 30 --scopes v1:compile --budget-usd 5',
