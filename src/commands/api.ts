@@ -7,6 +7,7 @@ import { routes } from '../contract/index.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { parseJson } from '../input/json.js';
+import { jsonIndent } from '../io/output.js';
 import { readSourceText, resolveSource } from '../input/source.js';
 import { type Field, fieldsToObject, fieldsToQuery, parseField, parseHeaders } from './api-fields.js';
 
@@ -151,10 +152,18 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
   return result;
 }
 
+/**
+ * A JSON answer as every --json document is printed (with or without --json, as gh api does): indented
+ * on a terminal, one line when piped. A text answer is printed as received.
+ */
 function printBody(ctx: Context, body: unknown): void {
   if (body === '' || body === undefined) return;
   ctx.out.text(
-    typeof body === 'string' ? (body.endsWith('\n') ? body : `${body}\n`) : `${JSON.stringify(body, null, 2)}\n`,
+    typeof body === 'string'
+      ? body.endsWith('\n')
+        ? body
+        : `${body}\n`
+      : `${JSON.stringify(body, null, jsonIndent(ctx.io))}\n`,
   );
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { VERSION } from '../../src/version.js';
 import { type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
-import { call } from '../helpers/service.js';
+import { call, createFace } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { makeTempDir } from '../helpers/temp.js';
 import type { TestContextOptions } from '../helpers/test-context.js';
@@ -20,6 +20,16 @@ describe('facectl api', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(JSON.parse(stdout)).toMatchObject({ plan: 'pro', key_prefix: service.key('pro').slice(0, 12) });
+  });
+
+  it('GET /v1/faces/<alias> --json piped: the face on one line, as README says of --json', async () => {
+    await createFace(service, service.key('pro'), 'api-one-line');
+    const { code, stdout, stderr } = await cli(['api', '/v1/faces/api-one-line', '--json']);
+    expect(code, stderr).toBe(0);
+    expect(stderr).toBe('');
+    const face = JSON.parse(stdout) as { alias: string };
+    expect(face.alias).toBe('api-one-line');
+    expect(stdout).toBe(`${JSON.stringify(face)}\n`);
   });
 
   it('POST with a body from stdin creates the face once', async () => {
@@ -167,6 +177,41 @@ describe('facectl api: flags as gh users know them', () => {
     expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/custom/list?a=1&q=two+words&n=3']);
   });
 
+  it('a JSON answer is one line when piped (with or without --json), indented on a terminal', async () => {
+    const face = { id: 'face_1', alias: 'ada', tags: ['a', 'b'], meta: { n: 1 } };
+    server.handle((_req, res) => json(res, 200, face));
+    for (const argv of [
+      ['api', '/v1/custom/ada'],
+      ['api', '/v1/custom/ada', '--json'],
+    ]) {
+      const piped = await send(argv);
+      expect({ argv, code: piped.code, stdout: piped.stdout, stderr: piped.stderr }).toEqual({
+        argv,
+        code: 0,
+        stdout: `${JSON.stringify(face)}\n`,
+        stderr: expect.stringContaining('no route of the interface matches GET /v1/custom/ada'),
+      });
+      const terminal = await send(argv, { stdoutIsTTY: true });
+      expect({ argv, code: terminal.code, stdout: terminal.stdout }).toEqual({
+        argv,
+        code: 0,
+        stdout: `${JSON.stringify(face, null, 2)}\n`,
+      });
+    }
+  });
+
+  it('a text answer is printed as received, piped or on a terminal', async () => {
+    const text = '{ not json\n  indented: kept }\n';
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(text);
+    });
+    for (const stdoutIsTTY of [false, true]) {
+      const { code, stdout } = await send(['api', '/v1/custom/text'], { stdoutIsTTY });
+      expect({ stdoutIsTTY, code, stdout }).toEqual({ stdoutIsTTY, code: 0, stdout: text });
+    }
+  });
+
   it('-i prints the status line and headers before the body', async () => {
     server.handle((_req, res) => json(res, 200, { id: 1 }, { 'x-request-id': 'req_42' }));
     const { code, stdout } = await send(['api', '-i', '/v1/custom/one']);
@@ -209,7 +254,7 @@ describe('facectl api: flags as gh users know them', () => {
     const { code, stdout, stderr } = await send(['api', '-i', '/v1/custom/status'], { apiOptions: { maxRetries: 0 } });
     expect(code).toBe(exit);
     expect(stdout.split('\n')[0]).toMatch(new RegExp(`^HTTP/1.1 ${status}`));
-    expect(stdout).toContain(`"detail": "status was ${status}"`);
+    expect(stdout).toContain(`{"detail":"status was ${status}","code":"some_code"}\n`);
     expect(stderr).not.toBe('');
   });
 
