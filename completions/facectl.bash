@@ -3,7 +3,7 @@
 
 _facectl_subcommands() {
   case "$1" in
-    '') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion' ;;
+    '') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion help' ;;
     'serve') echo '' ;;
     'openapi') echo '' ;;
     'keys') echo 'create' ;;
@@ -39,6 +39,7 @@ _facectl_subcommands() {
     'doctor') echo '' ;;
     'api') echo '' ;;
     'completion') echo 'bash zsh fish' ;;
+    'help') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion' ;;
   esac
 }
 
@@ -80,6 +81,7 @@ _facectl_flags() {
     'doctor') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'api') echo '--method --header --raw-field --field --input --include --raw --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'completion') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'help') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
   esac
 }
 
@@ -94,6 +96,10 @@ _facectl_choices() {
   esac
 }
 
+_facectl_profiles() {
+  env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null
+}
+
 _facectl() {
   local cur prev path="" word i
   cur="${COMP_WORDS[COMP_CWORD]}"
@@ -106,7 +112,11 @@ _facectl() {
   done
   local choices
   choices="$(_facectl_choices "$path" "$prev")"
-  if [[ -n "$choices" ]]; then
+  if [[ "$prev" == --profile || ("$path" == 'auth switch' && "$cur" != -*) ]]; then
+    # Profile names only: no file names, even when there is no profile yet.
+    compopt +o default 2>/dev/null
+    COMPREPLY=($(compgen -W "$(_facectl_profiles)" -- "$cur"))
+  elif [[ -n "$choices" ]]; then
     COMPREPLY=($(compgen -W "$choices" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_facectl_flags "$path")" -- "$cur"))

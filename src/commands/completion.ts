@@ -35,6 +35,18 @@ export const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config unset': settable,
 };
 
+/**
+ * Profile names, read from the configuration file when a completion is asked for (they change after the
+ * script is installed): the value of these flags and the argument of these commands. FACECTL_PROFILE is
+ * blanked so a profile it names that does not exist does not make the listing fail.
+ */
+export const PROFILE_FLAGS: readonly string[] = ['--profile'];
+export const PROFILE_ARGUMENTS: readonly string[] = ['auth switch'];
+const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
+
+/** `help` is registered only to print its own page (program.ts), yet a command like any other to type. */
+const HELP_DESCRIPTION = 'Show help for a command';
+
 interface FlagInfo {
   long: string;
   short?: string;
@@ -60,6 +72,16 @@ export async function runCompletion(ctx: Context, program: Command, shell: Shell
 
 export function generateCompletion(program: Command, shell: Shell): string {
   const tree = describe(program, '');
+  if (!tree.subcommands.some((sub) => sub.name === 'help')) {
+    tree.subcommands.push({
+      path: 'help',
+      name: 'help',
+      description: HELP_DESCRIPTION,
+      subcommands: [],
+      flags: [{ long: '--help', short: '-h', description: 'display help', takesValue: false }],
+      argChoices: tree.subcommands.map((sub) => sub.name),
+    });
+  }
   if (shell === 'bash') return bashScript(tree);
   if (shell === 'zsh') return zshScript(tree);
   return fishScript(tree);
@@ -138,6 +160,10 @@ ${choiceCases || "    '|') ;;"}
   esac
 }
 
+_facectl_profiles() {
+  ${LIST_PROFILES}
+}
+
 _facectl() {
   local cur prev path="" word i
   cur="\${COMP_WORDS[COMP_CWORD]}"
@@ -150,7 +176,11 @@ _facectl() {
   done
   local choices
   choices="$(_facectl_choices "$path" "$prev")"
-  if [[ -n "$choices" ]]; then
+  if ${profileCondition('"$prev"', '"$path"', '"$cur"')}; then
+    # Profile names only: no file names, even when there is no profile yet.
+    compopt +o default 2>/dev/null
+    COMPREPLY=($(compgen -W "$(_facectl_profiles)" -- "$cur"))
+  elif [[ -n "$choices" ]]; then
     COMPREPLY=($(compgen -W "$choices" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_facectl_flags "$path")" -- "$cur"))
@@ -161,6 +191,13 @@ _facectl() {
 
 complete -o default -F _facectl facectl
 `;
+}
+
+/** The test (bash and zsh alike) that the word being completed is a profile name. */
+function profileCondition(prev: string, path: string, cur: string): string {
+  const flags = PROFILE_FLAGS.map((flag) => `${prev} == ${flag}`);
+  const args = PROFILE_ARGUMENTS.map((command) => `(${path} == '${command}' && ${cur} != -*)`);
+  return `[[ ${[...flags, ...args].join(' || ')} ]]`;
 }
 
 function zshEscape(text: string): string {
@@ -192,7 +229,10 @@ _facectl() {
     (( \${subs[(Ie)$word]} )) && path_="\${path_:+$path_ }$word"
   done
   _facectl_choices "$path_" "\${words[CURRENT-1]}"
-  if (( \${#items} )); then
+  if ${profileCondition('"${words[CURRENT-1]}"', '"$path_"', '"${words[CURRENT]}"')}; then
+    items=(\${(f)"$(${LIST_PROFILES})"})
+    _describe -t profiles 'profile' items
+  elif (( \${#items} )); then
     _describe -t values 'value' items
   elif [[ "\${words[CURRENT]}" == -* ]]; then
     _facectl_items "$path_" flags
@@ -259,6 +299,7 @@ function fishScript(tree: CommandInfo): string {
     if (flag.short) parts.push(`-s ${flag.short.replace(/^-/, '')}`);
     if (flag.takesValue) parts.push('-r');
     if (flag.choices) parts.push(`-a ${fishQuote(flag.choices.join(' '))}`);
+    else if (PROFILE_FLAGS.includes(flag.long)) parts.push(`-a ${fishQuote(`(${LIST_PROFILES})`)}`);
     parts.push(`-d ${fishQuote(flag.description)}`);
     return parts.join(' ');
   };
@@ -276,6 +317,9 @@ function fishScript(tree: CommandInfo): string {
       if (node.argChoices.length > 0) {
         lines.push(`complete -c facectl -n ${fishQuote(condition)} -a ${fishQuote(node.argChoices.join(' '))}`);
       }
+    }
+    if (PROFILE_ARGUMENTS.includes(node.path)) {
+      lines.push(`complete -c facectl -n ${fishQuote(inNode.join('; and '))} -a ${fishQuote(`(${LIST_PROFILES})`)}`);
     }
     if (seen.length > 0) {
       for (const flag of node.flags.filter((f) => f.long !== '--help'))

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -177,6 +177,37 @@ describe('process behaviour', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(readFileSync(join(ROOT, file), 'utf8'));
     }
+  });
+
+  it('bash completion of `auth switch` and --profile lists the profiles of the config file (the built bin on PATH)', async () => {
+    const dir = makeConfigDir();
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ default_profile: 'work', profiles: { work: { base_url: serve.baseUrl }, laptop: {} } }),
+      { mode: 0o600 },
+    );
+    const bin = makeConfigDir();
+    writeFileSync(join(bin, 'facectl'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
+    const script = readFileSync(join(ROOT, 'completions/facectl.bash'), 'utf8');
+    const complete = (words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `${script}\nCOMP_WORDS=(${words.join(' ')} ''); COMP_CWORD=${words.length}; _facectl; echo "\${COMPREPLY[*]}"`,
+        ],
+        {
+          encoding: 'utf8',
+          env: {
+            HOME: process.env.HOME ?? dir,
+            PATH: `${bin}:${process.env.PATH ?? ''}`,
+            FACECTL_CONFIG_DIR: dir,
+            FACECTL_PROFILE: 'gone',
+          },
+        },
+      ).trim();
+    expect(complete(['facectl', 'auth', 'switch'])).toBe('laptop work');
+    expect(complete(['facectl', 'docs', 'get', '--profile'])).toBe('laptop work');
   });
 
   it('stdout closed early (| head): quiet exit', async () => {

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
 import { ROOT } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
 import { createTestContext } from '../helpers/test-context.js';
 
 const FILES = {
@@ -20,11 +21,31 @@ async function generate(shell: string): Promise<string> {
 }
 
 /** What bash offers for the last of `words` (COMP_WORDS as bash sets them) with the generated script loaded. */
-function bashComplete(script: string, words: string[]): string {
+function bashComplete(script: string, words: string[], env: NodeJS.ProcessEnv = process.env): string {
   const setup = `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`;
   return execFileSync('bash', ['-c', `${script}\n${setup}; _facectl; echo "\${COMPREPLY[*]}"`], {
     encoding: 'utf8',
+    env,
   }).trim();
+}
+
+/**
+ * A `facectl` first on PATH that answers as `config list --json --jq '.profiles | keys[]'` would for a
+ * file holding the profiles default, laptop and work, and logs each command line it got (with
+ * FACECTL_PROFILE as it saw it) to the file `calls`.
+ */
+function fakeFacectl(): { env: NodeJS.ProcessEnv; calls: () => string[] } {
+  const dir = makeTempDir('facectl-completion-');
+  const log = join(dir, 'calls');
+  writeFileSync(
+    join(dir, 'facectl'),
+    `#!/bin/sh\necho "FACECTL_PROFILE=\${FACECTL_PROFILE-unset} $*" >> '${log}'\nprintf 'default\\nlaptop\\nwork\\n'\n`,
+    { mode: 0o755 },
+  );
+  return {
+    env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}`, FACECTL_PROFILE: 'nosuch' },
+    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n') : []),
+  };
 }
 
 describe('completion scripts', () => {
@@ -44,6 +65,48 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'completion', ''])).toBe('bash zsh fish');
     expect(complete(['facectl', 'auth', 'login', '--'])).toContain('--api-key-stdin');
     expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --include --insecure-http');
+  });
+
+  it('bash completes `help` among the commands, and the commands after it', async () => {
+    const script = await generate('bash');
+    expect(bashComplete(script, ['facectl', 'he'])).toBe('help');
+    expect(bashComplete(script, ['facectl', ''])).toMatch(/ completion help$/);
+    expect(bashComplete(script, ['facectl', 'help', 'd'])).toBe('docs doctor');
+  });
+
+  it('bash completes profile names from `facectl config list` after `auth switch` and --profile, never file names', async () => {
+    const script = await generate('bash');
+    const { env, calls } = fakeFacectl();
+    const complete = (words: string[]) => bashComplete(script, words, env);
+    expect(complete(['facectl', 'auth', 'switch', ''])).toBe('default laptop work');
+    expect(complete(['facectl', 'auth', 'switch', 'w'])).toBe('work');
+    expect(complete(['facectl', '--profile', 'l'])).toBe('laptop');
+    expect(complete(['facectl', 'faces', 'get', '--profile', ''])).toBe('default laptop work');
+    expect(complete(['facectl', 'auth', 'switch', '--'])).toContain('--help');
+    expect(complete(['facectl', 'auth', 's'])).toBe('status switch');
+    // Asked once per profile completion, with FACECTL_PROFILE blanked (one naming a missing profile fails).
+    expect(calls()).toEqual(Array(4).fill('FACECTL_PROFILE= config list --json --jq .profiles | keys[]'));
+    // The script is installed with `complete -o default` (file names when nothing matches): not here.
+    expect(script).toMatch(
+      /auth switch.*\n.*\n\s+compopt \+o default 2>\/dev\/null\n\s+COMPREPLY=\(\$\(compgen -W "\$\(_facectl_profiles\)"/,
+    );
+  });
+
+  it('zsh and fish complete profile names after `auth switch` and --profile, and `help`', async () => {
+    const list = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
+    const zsh = await generate('zsh');
+    const fish = await generate('fish');
+    expect(zsh).toContain(
+      `  if [[ "\${words[CURRENT-1]}" == --profile || ("$path_" == 'auth switch' && "\${words[CURRENT]}" != -*) ]]; then\n` +
+        `    items=(\${(f)"$(${list})"})\n` +
+        "    _describe -t profiles 'profile' items\n",
+    );
+    expect(zsh).toContain("'help:Show help for a command'");
+    expect(fish).toContain(
+      `complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(${list})'\n`,
+    );
+    expect(fish).toContain(`complete -c facectl -l profile -r -a '(${list})' -d `);
+    expect(fish).toContain("complete -c facectl -n '__fish_use_subcommand' -a help -d 'Show help for a command'\n");
   });
 
   it('bash completes the values of every enumerated flag and the config keys (issue 12 item 11)', async () => {
