@@ -222,3 +222,16 @@ export function splitList(value: string | undefined): string[] | undefined {
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }
+
+/** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * A flag and its value as a hint can show them to be typed: `--file notes.md`, `--file 'my notes.md'`,
+ * and `--file=--json` for a value spelled like a flag (`--file --json` would be refused).
+ */
+export function flagAndValue(flag: string, value: string): string {
+  return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
+}

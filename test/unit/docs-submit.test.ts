@@ -126,6 +126,24 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     return result;
   };
 
+  it('a file name after -- is refused with a --file hint that can be typed as shown (--file=--json, quoted spaces)', async () => {
+    const hints: [string, string][] = [
+      ['--json', '--file=--json'],
+      ['-notes.md', '--file=-notes.md'],
+      ['my notes.md', "--file 'my notes.md'"],
+      ['notes.md', '--file notes.md'],
+    ];
+    for (const [name, hint] of hints) {
+      const result = await refused(argv`--alias a --label dd -- ${name}`, '');
+      expect(result.stderr).toBe(
+        `error: unexpected argument ${JSON.stringify(name)}\nto submit a file, use ${hint}; for text, --content "..."\n`,
+      );
+    }
+    // The hinted spelling passes the command-line check: --json is taken as the file's name.
+    const followed = await refused(argv`--alias a --label dd --file=--json`, '');
+    expect(followed.stderr).toBe('error: cannot read --json: no such file\n');
+  });
+
   it('missing, directory, empty, invalid UTF-8 and too large files (cases 7, 12)', async () => {
     const missing = join(dir, 'missing.txt');
     await refused(

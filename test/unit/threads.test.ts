@@ -123,6 +123,12 @@ describe('threads replace-messages', () => {
     expect((await storedThread(id)).messages).toEqual([{ role: 'user', content: 'Only this now', name: 'Ada' }]);
   });
 
+  it('a file name after -- that looks like a flag: the hint says --file=NAME (--file NAME would be refused)', async () => {
+    const result = await expectRefused(service, argv`threads replace-messages thr_1 -- -m.json`, []);
+    expect(result.stderr).toBe('error: unexpected argument "-m.json"\nto read a file, use --file=-m.json\n');
+    expect(result.stdout).toBe('');
+  });
+
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {
     const id = await newThread();
     const path = file('bad.json', JSON.stringify([...MESSAGES, MESSAGES[0], { role: 'user', content: 'no speaker' }]));

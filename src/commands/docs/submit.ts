@@ -10,7 +10,7 @@ import { type PreparedDocument, preparedText, readDocumentInput } from '../../in
 import { aliasOption, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
 import { resolveSource } from '../../input/source.js';
 import { requireAliasAndLabel } from '../alias-label.js';
-import { parseOptions } from '../kit.js';
+import { flagAndValue, parseOptions, shellWord } from '../kit.js';
 import type { JournalMode } from '../../state/batch-journal.js';
 import { jsonIndent } from '../../io/output.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
@@ -48,7 +48,7 @@ export function parseSubmitOptions(raw: Record<string, unknown>, input?: string)
   const options = parseOptions(optionsSchema, raw);
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
-      hint: `to submit a file, use --file ${input}; for text, --content "..."`,
+      hint: `to submit a file, use ${flagAndValue('--file', input)}; for text, --content "..."`,
     });
   }
   const given = [options.content !== undefined, options.file !== undefined, input === '-'].filter(Boolean).length;
@@ -190,9 +190,4 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   if (ctx.globals.insecureHttp) words.push('--insecure-http');
   if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
   return words.map(shellWord).join(' ');
-}
-
-/** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

@@ -6,7 +6,7 @@ import { parseJson } from '../../input/json.js';
 import { type ThreadMessage, validateMessageList } from '../../input/messages.js';
 import { requireArgument } from '../../input/options.js';
 import { readSourceText, resolveSource } from '../../input/source.js';
-import { parseOptions, type RequestContext, send } from '../kit.js';
+import { flagAndValue, parseOptions, type RequestContext, send } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
@@ -35,7 +35,7 @@ export async function resolveReplaceMessagesOptions(
   const id = requireArgument('thread_id', threadId);
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
-      hint: `to read a file, use --file ${input}`,
+      hint: `to read a file, use ${flagAndValue('--file', input)}`,
     });
   }
   if (input === '-' && flags.file !== undefined) throw new UsageError('give only one of --file and - (standard input)');
