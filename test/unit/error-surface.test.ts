@@ -62,12 +62,13 @@ describe('--json errors: one JSON document on stderr and nothing else', () => {
     expect(result.stderr).not.toContain('{"error"');
   });
 
-  it('a successful --json command still prints its messages (after the work)', async () => {
+  it('a successful --json command still prints its messages (after the work), each a JSON line', async () => {
     const tc = createTestContext({ globals: { json: true } });
     tc.ctx.out.info('said');
+    tc.ctx.out.warn('careful\u001b');
     expect(tc.stderr()).toBe('');
     tc.ctx.out.flush?.();
-    expect(tc.stderr()).toBe('said\n');
+    expect(tc.stderr()).toBe('{"notice":"said"}\n{"warning":"careful\\u001b"}\n');
   });
 });
 

@@ -178,7 +178,8 @@ describe('oauth connect --json, stderr not a terminal: the URL as a JSON line at
     await tc.close();
     expect(JSON.parse(tc.stdout())).toMatchObject({ provider: 'example', connected: true });
     expect(tc.stderr()).toBe(
-      `${JSON.stringify({ authorize_url: opened })}\nOpened it in your browser; approve the connection there.\n`,
+      `${JSON.stringify({ authorize_url: opened })}\n` +
+        `${JSON.stringify({ notice: 'Opened it in your browser; approve the connection there.' })}\n`,
     );
   });
 });
