@@ -83,7 +83,7 @@ export interface Output {
    * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
    */
   info(message: string, options?: { immediate?: boolean }): void;
-  warn(message: string): void;
+  warn(message: string, options?: { immediate?: boolean }): void;
   /** Writes the held messages (the command succeeded). */
   flush?(): void;
   /** Returns and forgets the held messages (the command failed: they go into the JSON error). */

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { visible } from '../io/output.js';
+import { safeJson, visible } from '../io/output.js';
 import type { ApiClient, RawRequest, RawResponse } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
@@ -19,7 +19,12 @@ export function clientForContext(
     env: ctx.env,
     signal: ctx.signal,
     sleep: ctx.clock.sleep,
-    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(`debug: ${visible(line)}\n`) } : {}),
+    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(debugLine(ctx, line)) } : {}),
     ...extra,
   });
+}
+
+/** A --debug trace line: under --json a JSON line `{"debug": ...}` like every stderr line, else `debug: ...`. */
+function debugLine(ctx: Pick<Context, 'globals'>, line: string): string {
+  return ctx.globals.json ? `${safeJson({ debug: line })}\n` : `debug: ${visible(line)}\n`;
 }

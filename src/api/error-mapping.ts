@@ -177,7 +177,7 @@ function hintForRefusal(code: string, detail: string | undefined): string {
     case 'key_escalation':
       return 'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own';
     case 'budget_exceeded':
-      return "this key's budget_usd is spent; use a key with budget left, or create one with a larger --budget-usd";
+      return "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd";
     case 'insufficient_credits':
       return 'add credits to the account, or connect an OAuth provider on the Connect plan';
     case 'insufficient_quota':

@@ -177,10 +177,21 @@ export async function runServe(
     throw startFailure(error, options);
   }
 
+  const port = new URL(service.baseUrl).port;
+  const everywhere = ALL_INTERFACES.has(options.host);
+  if (everywhere) {
+    // The bootstrap keys are printed below: whoever reaches this port can use them.
+    ctx.out.warn(
+      `listening on all interfaces (${options.host}): anyone who can reach this machine on port ${port} can use ` +
+        'the service and its bootstrap keys; use --host 127.0.0.1 to keep it to this machine',
+      { immediate: true },
+    );
+  }
   if (options.json) {
     ctx.out.line({ base_url: service.baseUrl, users: service.users });
   } else {
-    ctx.out.text(summary(service.baseUrl, service.users, options));
+    const listening = everywhere ? `http://${options.host.includes(':') ? '[::]' : '0.0.0.0'}:${port}` : undefined;
+    ctx.out.text(summary(service.baseUrl, service.users, options, listening));
   }
 
   let removeListeners = () => {};
@@ -252,14 +263,20 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
 
 const usd = (amount: number) => `$${amount.toFixed(2)}`;
 
-function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions): string {
+/** The --host values that listen on every interface (IPv4 or IPv6): the banner and a warning say so. */
+const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0']);
+
+/** `listening`: the address bound when it is not the base URL (all interfaces); the base URL is then loopback. */
+function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions, listening?: string): string {
   const rows = users.map((u) => {
     const quota =
       u.compile_quota_tokens > 0 ? `${u.compile_quota_tokens.toLocaleString('en-US')} tokens/month` : 'none';
     return `  ${u.plan.padEnd(9)} ${u.key}  credits ${usd(u.credits_usd).padEnd(7)} compile quota ${quota}`;
   });
   return [
-    `Local Face Compilation Service at ${baseUrl}`,
+    ...(listening
+      ? [`Local Face Compilation Service listening on all interfaces at ${listening}`, `From this machine: ${baseUrl}`]
+      : [`Local Face Compilation Service at ${baseUrl}`]),
     '',
     'Bootstrap API keys (one per plan; new ones at every start):',
     ...rows,

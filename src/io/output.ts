@@ -75,11 +75,14 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
   // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
   // People's messages are held until the command ends: written on success, carried in the error otherwise.
-  const held: string[] = [];
+  // Every stderr line under --json is JSON: a message is `{"notice": text}` or `{"warning": text}`, one a line.
+  const held: { text: string; label?: 'warning:' }[] = [];
+  const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A label (`warning:`) is ours and may be coloured; the text may carry the service's words and is made
   // visible (case 51), so the colour codes must go on after that, never through it.
   const message = (text: string, immediate = false, label?: 'warning:') => {
-    if (globals.json && !immediate) held.push(label ? `${label} ${text}` : text);
+    if (globals.json && !immediate) held.push(label ? { text, label } : { text });
+    else if (globals.json) jsonLine(text, label);
     else err(`${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
   };
 
@@ -145,19 +148,20 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      if (io.stderrIsTTY) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
+      // Under --json the document on stdout says it: no plain `✓` line on stderr.
+      if (io.stderrIsTTY && !globals.json) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
     },
     info(text, options) {
       message(text, options?.immediate);
     },
-    warn(text) {
-      message(text, false, 'warning:');
+    warn(text, options) {
+      message(text, options?.immediate, 'warning:');
     },
     flush() {
-      for (const text of held.splice(0)) err(`${visible(text)}\n`);
+      for (const { text, label } of held.splice(0)) jsonLine(text, label);
     },
     takeHeld() {
-      return held.splice(0);
+      return held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text));
     },
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;

@@ -119,7 +119,7 @@ export function charge(
     if (k.spent_micro + cost > budget) {
       throw paymentRequired(
         'budget_exceeded',
-        `this sync costs ${formatUsd(cost)}; key ${k.key_prefix} has spent ${formatUsd(k.spent_micro)} of its ${formatUsd(budget)} budget`,
+        `this sync costs ${formatUsd(cost)}; key ${k.key_prefix} has spent ${formatUsd(k.spent_micro, [budget])} of its ${formatUsd(budget, [k.spent_micro])} budget`,
       );
     }
   }

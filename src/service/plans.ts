@@ -28,6 +28,11 @@ export function usdToMicroFloor(usd: number): number {
   return micro;
 }
 
-export function formatUsd(micro: number): string {
-  return `$${microToUsd(micro).toFixed(micro % 10_000 === 0 ? 2 : 6)}`;
+/**
+ * Dollars: cents when whole cents, else micro-dollars. `alongside`: the other figures said with it (spent
+ * of a budget), so all show the same digits: `$0.000000 of its $0.000100`, never `$0.00 of its $0.000100`.
+ */
+export function formatUsd(micro: number, alongside: number[] = []): string {
+  const cents = [micro, ...alongside].every((m) => m % 10_000 === 0);
+  return `$${microToUsd(micro).toFixed(cents ? 2 : 6)}`;
 }

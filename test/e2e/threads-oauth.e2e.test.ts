@@ -172,9 +172,13 @@ describe('oauth (built bin)', () => {
     const again = await runCli(['oauth', 'connect', 'example', '--json', '--no-browser'], { env: env('connect') });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual(connection);
+    // Under --json every stderr line is JSON: the message is a notice.
     expect(again.stderr).toBe(
-      `example is already connected (since ${connection.connected_at}); nothing to do. ` +
-        'To connect another account, run `facectl oauth disconnect example` first.\n',
+      `${JSON.stringify({
+        notice:
+          `example is already connected (since ${connection.connected_at}); nothing to do. ` +
+          'To connect another account, run `facectl oauth disconnect example` first.',
+      })}\n`,
     );
     expect(await service.settledRequests()).toBe(before + 1);
   });

@@ -77,7 +77,14 @@ describe('case 44: writers of one config file at once', () => {
       for (const want of expected) {
         const result = results[want.index];
         const value = want.value || JSON.parse(result?.stdout ?? '{}').key;
-        if (want.profile.startsWith('k')) expect(result?.stderr).toMatch(/Saved key fcs_\w+ in profile "k\d"/);
+        if (want.profile.startsWith('k')) {
+          // Under --json each stderr line is JSON; the save is a notice.
+          const notices = (result?.stderr ?? '')
+            .trimEnd()
+            .split('\n')
+            .map((line) => (JSON.parse(line) as { notice?: string }).notice);
+          expect(notices).toContainEqual(expect.stringMatching(/^Saved key fcs_\w+ in profile "k\d"/));
+        }
         if (file.profiles?.[want.profile]?.[want.key] !== value) lost++;
       }
       return { processes: contenders.length, lost };

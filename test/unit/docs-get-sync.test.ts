@@ -116,4 +116,30 @@ describe('docs sync', () => {
     expect(result.stderr).toContain('budget');
     expect(service.store.get('documents', doc.document_id)?.synced).toBe(false);
   });
+
+  it('a budget under a cent: spent and budget said with the same digits, and the hint agrees', async () => {
+    // 200 words cost more than $0.0001 (2 micro-dollars a token).
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'word '.repeat(200));
+    const tiny = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'tiny', budget_usd: 0.0001 } }),
+      201,
+    );
+    const result = await runCommand(service, ['docs', 'sync', doc.document_id], { apiKey: tiny.key });
+    expect(result.code).toBe(6);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^error: this sync costs \\$0\\.\\d{6}; key ${tiny.key_prefix} has spent \\$0\\.000000 of its \\$0\\.000100 budget$`,
+      ),
+    );
+    expect(lines.at(-1)).toBe(
+      "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd",
+    );
+    expect(service.store.get('documents', doc.document_id)?.synced).toBe(false);
+    expect(
+      expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: tiny.key }), 200).spent_usd,
+    ).toBe(0);
+  });
 });

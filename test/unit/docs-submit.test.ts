@@ -73,6 +73,29 @@ describe('docs submit: one document', () => {
     expect(service.store.get('documents', printed.document_id)?.perspective).toBe('first-person');
   });
 
+  it('--json on a terminal: stdout one JSON document, every stderr line JSON (the preview a notice, no ✓ line)', async () => {
+    const result = await runCommand(
+      service,
+      argv`docs submit --alias ada-lovelace --label notice --content ${'Hi'} --json`,
+      { stderrIsTTY: true },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed).toEqual(await stored(printed.document_id));
+    expect(
+      result.stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
+      {
+        notice:
+          `token_count ${printed.token_count} is a preview: nothing is charged until sync ` +
+          `(\`facectl docs sync ${printed.document_id}\`).`,
+      },
+    ]);
+  });
+
   it('pipe form: a JSON document on standard input, completed by the flags', async () => {
     const result = await runCommand(service, ['docs', 'submit', '--label', 'from flag', '-', '--json', '--no-input'], {
       stdin: JSON.stringify({ alias: 'grace-hopper', content: 'COBOL notes', perspective: 'first-person' }, null, 2),

@@ -45,6 +45,22 @@ describe('--json errors: one JSON document on stderr and nothing else', () => {
     expect(error.warnings).toEqual([expect.stringContaining('no route of the interface matches GET /v1/nothing')]);
   });
 
+  it('--debug --json: the trace is JSON lines too ({"debug"}, the key redacted), then the one error document', async () => {
+    const result = await runCommand(service, ['faces', 'get', 'nope', '--json', '--debug']);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({ error: { status: 404, code: 'face_not_found' } });
+    const trace = lines.slice(0, -1);
+    expect(trace.length).toBeGreaterThan(1);
+    for (const line of trace) expect(Object.keys(line)).toEqual(['debug']);
+    expect(trace).toContainEqual({ debug: '> authorization: Bearer [redacted]' });
+    expect(result.stderr).not.toContain(service.key('pro'));
+  });
+
   it('an unexpected failure under --json is one JSON document too', async () => {
     const tc = createTestContext({ globals: { json: true } });
     tc.ctx.out.warn('held');
@@ -62,12 +78,13 @@ describe('--json errors: one JSON document on stderr and nothing else', () => {
     expect(result.stderr).not.toContain('{"error"');
   });
 
-  it('a successful --json command still prints its messages (after the work)', async () => {
+  it('a successful --json command still prints its messages (after the work), each a JSON line', async () => {
     const tc = createTestContext({ globals: { json: true } });
     tc.ctx.out.info('said');
+    tc.ctx.out.warn('careful\u001b');
     expect(tc.stderr()).toBe('');
     tc.ctx.out.flush?.();
-    expect(tc.stderr()).toBe('said\n');
+    expect(tc.stderr()).toBe('{"notice":"said"}\n{"warning":"careful\\u001b"}\n');
   });
 });
 

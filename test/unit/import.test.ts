@@ -71,6 +71,13 @@ describe('import', () => {
     const printed = JSON.parse(result.stdout);
     expect(printed.type).toBe('document');
     expect(printed.content).toBe(TEXT);
+    // Every stderr line is JSON under --json: the token-count preview is a notice.
+    expect(
+      result.stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([{ notice: expect.stringContaining(`token_count ${printed.token_count} is a preview`) as string }]);
   });
 
   it('--type pdf (a type the seed leaves open) is sent; the local service refuses it with 422 listing its types', async () => {

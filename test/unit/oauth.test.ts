@@ -102,6 +102,24 @@ describe('oauth connect', () => {
     expect((await connections())[0].connected).toBe(false);
   });
 
+  it('Deny on the consent page: the wait ends at --timeout, exit 8, a message that claims no cause it cannot know', async () => {
+    const tc = contextFor(service, { plan: 'connect' });
+    const running = run(['oauth', 'connect', 'example', '--timeout', '1'], tc.ctx);
+    const url = await eventually(() => tc.browserOpened[0]);
+    await approveConsent(url, 'deny');
+    expect(await running).toBe(8);
+    await tc.close();
+    expect(tc.stdout()).toBe('');
+    const lines = tc.stderr().trimEnd().split('\n');
+    expect(lines.at(-2)).toBe(
+      'error: example was not connected within 1 s: it was not approved in the browser (denied, closed, or not yet done)',
+    );
+    expect(lines.at(-1)).toBe(
+      'run `facectl oauth connect example` again and approve in the browser, or wait longer with --timeout SECONDS',
+    );
+    expect((await connections())[0].connected).toBe(false);
+  });
+
   it('Ctrl-C while waiting is exit 130', async () => {
     const tc = contextFor(service, { plan: 'connect' });
     const running = run(['oauth', 'connect', 'example'], tc.ctx);
@@ -153,7 +171,9 @@ describe('oauth connect --json, stderr not a terminal: the URL as a JSON line at
     expect(JSON.parse(lines[0] as string).authorize_url).toMatch(authorizeUrl);
     const { error } = JSON.parse(lines[1] as string);
     expect(error.code).toBe('timeout');
-    expect(error.message).toBe('example was not connected within 5 s (the browser approval did not arrive)');
+    expect(error.message).toBe(
+      'example was not connected within 5 s: it was not approved in the browser (denied, closed, or not yet done)',
+    );
     expect(error.warnings).toEqual(['Not opening a browser here (CI is set); open the URL above on any device.']);
   });
 
@@ -178,7 +198,8 @@ describe('oauth connect --json, stderr not a terminal: the URL as a JSON line at
     await tc.close();
     expect(JSON.parse(tc.stdout())).toMatchObject({ provider: 'example', connected: true });
     expect(tc.stderr()).toBe(
-      `${JSON.stringify({ authorize_url: opened })}\nOpened it in your browser; approve the connection there.\n`,
+      `${JSON.stringify({ authorize_url: opened })}\n` +
+        `${JSON.stringify({ notice: 'Opened it in your browser; approve the connection there.' })}\n`,
     );
   });
 });

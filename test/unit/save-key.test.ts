@@ -46,8 +46,19 @@ describe('saving a key over another one', () => {
       api_key_base_url: service.baseUrl,
       base_url: service.baseUrl,
     });
-    expect(result.stderr).toContain(`replaced key ${creating.slice(0, 12)}… (saved for ${service.baseUrl})`);
-    expect(result.stderr).toContain('--profile NAME');
+    // Under --json every stderr line is JSON: the replaced key a warning, the save a notice.
+    const said = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    expect(said).toEqual([
+      {
+        warning:
+          `replaced key ${creating.slice(0, 12)}… (saved for ${service.baseUrl}) in profile default; ` +
+          'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
+      },
+      { notice: `Saved key ${made.key_prefix} in profile "default" (${result.tc.config.path}).` },
+    ]);
     expect(result.stderr).not.toContain(creating);
     expect(result.stderr).not.toContain(made.key);
   });

@@ -101,8 +101,11 @@ async function waitForConnection(ctx: RequestContext & WaitContext, opts: Connec
       const current = await findConnection(ctx, opts.provider);
       if (current?.connected) return current;
       if (ctx.clock.now().getTime() >= deadline) {
+        // The spec gives the client no way to learn of a denial (it only polls GET /v1/oauth): say what
+        // is known, that no approval came, and not why.
         throw new NetworkError(
-          `${opts.provider} was not connected within ${opts.timeoutSeconds} s (the browser approval did not arrive)`,
+          `${opts.provider} was not connected within ${opts.timeoutSeconds} s: it was not approved in the browser ` +
+            '(denied, closed, or not yet done)',
           {
             code: 'timeout',
             hint: `run \`facectl oauth connect ${opts.provider}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
