@@ -30,7 +30,27 @@ function jqMessage(error: JqFailure): string {
   return lines.join('; ').replace(/:; /g, ': ') || 'jq failed';
 }
 
+/**
+ * The longest --jq expression, in characters. jq-web runs synchronously (a signal cannot stop it), and
+ * compiling some long expressions never ends: about 28,000 `.|` spun at 100% CPU, deaf to Ctrl-C and
+ * SIGTERM. Up to this length every shape tried (`.|` chains, `(((…)))`, `[[[…]]]`, objects, strings,
+ * defs, interpolation) compiled or failed within half a second; `[[[…]]]` twice as long took seconds.
+ */
+export const JQ_MAX_CHARACTERS = 8192;
+
+/** The --jq expression refused unseen when it is longer than JQ_MAX_CHARACTERS: exit 2, nothing sent. */
+function checkLength(expression: string): void {
+  // Counted in code points only when the UTF-16 length is over the limit (cheap for a huge argument).
+  const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
+  if (length <= JQ_MAX_CHARACTERS) return;
+  throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
+    code: 'invalid_jq',
+    hint: 'for a longer program, pipe the --json output to jq itself',
+  });
+}
+
 export async function loadJq(expression: string): Promise<JqFilter> {
+  checkLength(expression);
   // jq-web is CommonJS whose export is a promise: required as such (an ESM import would wrap it).
   const { createRequire } = await import('node:module');
   const jq = await (createRequire(import.meta.url)('jq-web') as Promise<JqWeb>);
