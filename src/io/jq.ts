@@ -55,11 +55,17 @@ export async function loadJq(expression: string): Promise<JqFilter> {
   const { createRequire } = await import('node:module');
   const jq = await (createRequire(import.meta.url)('jq-web') as Promise<JqWeb>);
   try {
-    jq.raw('null', expression, ['-r']);
+    quietly(() => jq.raw('null', expression, ['-r']));
   } catch (error) {
-    // Exit 3 is jq's "does not compile"; anything else is a runtime error on null, which says nothing.
-    if ((error as JqFailure).exitCode === 3) {
-      throw new UsageError(`--jq: ${jqMessage(error as JqFailure)}`, {
+    // Exit 3 is jq's "does not compile"; no exit code at all is the WebAssembly engine crashing (deep
+    // nesting such as 512 `[`, within the length limit, overflows its stack), after which it runs
+    // nothing more. Any other exit is a runtime error on null, which says nothing.
+    const { exitCode } = error as JqFailure;
+    if (exitCode === 3 || exitCode === undefined) {
+      const message = jqMessage(error as JqFailure).replace(/\.? ?Build with -sASSERTIONS for more info\.?$/, '');
+      const said =
+        exitCode === 3 ? message : `jq's engine failed on this expression (${message}); is it nested too deeply?`;
+      throw new UsageError(`--jq: ${said}`, {
         code: 'invalid_jq',
         hint: 'check the expression (jq 1.7 syntax), e.g. --jq ".name"',
       });
@@ -77,4 +83,19 @@ export async function loadJq(expression: string): Promise<JqFilter> {
       }
     },
   };
+}
+
+/**
+ * Runs `work` with the process's stderr muted: a crashing jq-web prints `Aborted()` there itself
+ * (console.error, bound when it loaded), which would break the one-JSON-document stderr of --json;
+ * the error it throws says the same. jq.raw is synchronous, so nothing else writes meanwhile.
+ */
+function quietly<T>(work: () => T): T {
+  const write = process.stderr.write;
+  process.stderr.write = (() => true) as typeof write;
+  try {
+    return work();
+  } finally {
+    process.stderr.write = write;
+  }
 }
