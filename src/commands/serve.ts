@@ -1,5 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { accessSync, constants, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
 import type { Context } from '../context.js';
 import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
@@ -34,7 +34,7 @@ const optionsSchema = z.object({
     .string()
     .min(1, { error: 'needs a file path' })
     .superRefine((data, check) => {
-      const problem = data === '' ? undefined : dataFileProblem(resolve(data));
+      const problem = data === '' ? undefined : dataFileProblem(realDataPath(resolve(data)));
       if (problem !== undefined) check.addIssue({ code: 'custom', message: problem });
     })
     .optional(),
@@ -47,9 +47,45 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
 });
 
-export type ServeOptions = Omit<z.output<typeof optionsSchema>, 'data'> & { dataFile: string | undefined };
+/** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
+export type ServeOptions = Omit<z.output<typeof optionsSchema>, 'data'> & {
+  dataFile: string | undefined;
+  dataGiven: string | undefined;
+};
 
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * The file a --data path stands for, resolved once at start: through symbolic links (a link to a
+ * file not yet created included) to the real file, or the real directory plus the name of a file
+ * to create. serve locks, writes (a temp file renamed over it) and names this path, so a second serve
+ * given a link to a file in use is refused, and a save never replaces the link with a regular file.
+ * A path that cannot be resolved is returned as it is; dataFileProblem says what is wrong with it.
+ * (Hard links cannot be told apart from distinct files: see docs/local-service-choices.md.)
+ */
+export function realDataPath(file: string): string {
+  let path = file;
+  for (let hops = 0; hops < 40; hops += 1) {
+    try {
+      return realpathSync(path);
+    } catch (error) {
+      if (errnoOf(error) !== 'ENOENT') return path;
+    }
+    let target: string;
+    try {
+      target = readlinkSync(path);
+    } catch {
+      // Not a link: a file serve creates, in the real directory.
+      try {
+        return join(realpathSync(dirname(path)), basename(path));
+      } catch {
+        return path;
+      }
+    }
+    path = resolve(dirname(path), target);
+  }
+  return path;
+}
 
 /**
  * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
@@ -118,7 +154,15 @@ const reason = (error: unknown) =>
 /** Raw commander options -> typed options; a bad value is a UsageError naming the flag. */
 export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
   const { data, json, ...flags } = parseOptions(optionsSchema, raw);
-  return { ...flags, dataFile: data === undefined ? undefined : resolve(data), json: json || ctx.globals.json };
+  const dataGiven = data === undefined ? undefined : resolve(data);
+  const dataFile = dataGiven === undefined ? undefined : realDataPath(dataGiven);
+  return { ...flags, dataFile, dataGiven, json: json || ctx.globals.json };
+}
+
+/** The state file for messages: the real file, and the path given when that was a link to it. */
+function dataName(options: ServeOptions): string | undefined {
+  const { dataFile, dataGiven } = options;
+  return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
 }
 
 /**
@@ -207,7 +251,7 @@ export async function runServe(
   removeListeners();
   await service.close();
   ctx.out.info(
-    options.dataFile ? `facectl serve stopped; state saved to ${options.dataFile}` : 'facectl serve stopped',
+    options.dataFile ? `facectl serve stopped; state saved to ${dataName(options)}` : 'facectl serve stopped',
   );
   // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
   const stop = stoppedBy(ctx.signal, hookSignal);
@@ -249,7 +293,8 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
   }
   if (code === 'EDATAINUSE') {
     // Not a usage error: the same command works once the other serve stops.
-    return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
+    const given = options.dataFile === options.dataGiven ? '' : ` (given as ${options.dataGiven})`;
+    return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.error, {
       code: 'data_in_use',
       hint: 'stop the other facectl serve first, or give this one another --data file',
       cause: error,
@@ -282,7 +327,7 @@ function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions,
     ...rows,
     '',
     `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
-    options.dataFile ? `State: ${options.dataFile}` : 'State: in memory only (use --data FILE to keep it)',
+    options.dataFile ? `State: ${dataName(options)}` : 'State: in memory only (use --data FILE to keep it)',
     '',
     `Try: FACECTL_BASE_URL=${baseUrl} FACECTL_API_KEY=<key> facectl ...`,
     'Press Ctrl-C to stop.',

@@ -118,6 +118,26 @@ describe('faces (built bin)', () => {
   });
 });
 
+describe('--jq (built bin)', () => {
+  it('an expression nested too deeply for jq-web (it crashes on it) is exit 2 with one error document, nothing sent', async () => {
+    const before = await service.settledRequests();
+    const nested = `${'['.repeat(512)}.${']'.repeat(512)}`;
+    const result = await runCli(['faces', 'create', '--name', 'Deep', '--alias', 'deep-jq-face', '--jq', nested], {
+      env: env(),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    // The engine's own "Aborted()" line is not printed: stderr is exactly the one JSON document.
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('invalid_jq');
+    expect(error.message).toMatch(/^--jq: jq's engine failed on this expression \(.+\); is it nested too deeply\?$/);
+    expect(error.message).not.toContain('ASSERTIONS');
+    expect(await service.settledRequests()).toBe(before);
+    const face = await call(service, 'getFace', { key: service.key('pro'), params: { face_id: 'deep-jq-face' } });
+    expect(face.status).toBe(404);
+  });
+});
+
 describe('import (built bin)', () => {
   it('imports a URL into the face; the document is stored with the URL as source', async () => {
     await createFace(service, service.key('pro'), 'ada-import');

@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -257,6 +257,89 @@ describe('the built bin', () => {
       expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\nerror: interrupted\n`);
       expect(readFileSync(file, 'utf8')).toContain('int-face');
       expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('a second serve given a symbolic link to the file in use is refused (data_in_use, exit 1); the first runs on', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    const alias = join(tmp.dir, 'alias.json');
+    try {
+      const first = serve(['--data', file]);
+      const info = await first.firstLine;
+      symlinkSync(file, alias);
+      const second = await runCli(['serve', '--port', '0', '--data', alias]);
+      expect(second.code).toBe(1);
+      expect(second.stdout).toBe('');
+      expect(second.stderr).toMatch(
+        new RegExp(
+          `^error: cannot start the local service: ${file} is in use by another facectl serve \\(pid ${first.child.pid}\\) \\(given as ${alias}\\)\n`,
+        ),
+      );
+      const json = await runCli(['serve', '--json', '--port', '0', '--data', alias]);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stderr).error.code).toBe('data_in_use');
+
+      const key = info.users[2]?.key as string;
+      const created = await call({ baseUrl: info.base_url }, 'createFace', {
+        key,
+        body: { name: 'Kept', alias: 'kept-face' },
+      });
+      expectContract('createFace', created, 201);
+      first.child.kill('SIGTERM');
+      expect(await first.exit).toBe(143);
+      expect(readFileSync(file, 'utf8')).toContain('kept-face');
+      expect(lstatSync(alias).isSymbolicLink()).toBe(true);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('serve on a symbolic link saves into the real file (created when missing); the link stays a link', async () => {
+    const tmp = tempDir();
+    const realDir = join(tmp.dir, 'real');
+    const linkDir = join(tmp.dir, 'links');
+    mkdirSync(realDir);
+    mkdirSync(linkDir);
+    const file = join(realDir, 'state.json');
+    const alias = join(linkDir, 'alias.json');
+    // A relative link to a file not created yet.
+    symlinkSync(join('..', 'real', 'state.json'), alias);
+    try {
+      const s = serve(['--data', alias]);
+      const info = await s.firstLine;
+      const key = info.users[2]?.key as string;
+      const created = await call({ baseUrl: info.base_url }, 'createFace', {
+        key,
+        body: { name: 'Linked', alias: 'linked-face' },
+      });
+      expectContract('createFace', created, 201);
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toBe(143);
+      expect(JSON.parse(s.stderr()).error.warnings).toEqual([
+        `facectl serve stopped; state saved to ${file} (given as ${alias})`,
+      ]);
+      expect(lstatSync(alias).isSymbolicLink()).toBe(true);
+      expect(lstatSync(file).isFile()).toBe(true);
+      expect(readFileSync(file, 'utf8')).toContain('linked-face');
+      // The journal and the lock live beside the real file, none beside the link.
+      expect(readdirSync(linkDir)).toEqual(['alias.json']);
+      expect(readdirSync(realDir).sort()).toEqual(['state.json', 'state.json.journal']);
+
+      // Started again through the link (now to an existing file): the state is there, and saved there.
+      const again = serve(['--data', alias]);
+      const next = await again.firstLine;
+      const faces = await call({ baseUrl: next.base_url }, 'getFace', {
+        key: next.users[2]?.key as string,
+        params: { face_id: 'linked-face' },
+      });
+      expectContract('getFace', faces, 200);
+      again.child.kill('SIGTERM');
+      expect(await again.exit).toBe(143);
+      expect(lstatSync(alias).isSymbolicLink()).toBe(true);
+      expect(readFileSync(file, 'utf8')).toContain('linked-face');
     } finally {
       tmp.cleanup();
     }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
 import { createFace, startTestService, type TestService } from '../helpers/service.js';
 import { createTestContext } from '../helpers/test-context.js';
+import { JQ_MAX_CHARACTERS } from '../../src/io/jq.js';
 
 // Issue 12: `--jq EXPR` on every command that has --json, with jq itself (jq-web), loaded only then.
 let service: TestService;
@@ -115,6 +116,45 @@ describe('--jq', () => {
     expect(error.code).toBe('invalid_jq');
     expect(error.message).toMatch(/^--jq: syntax error/);
     expect(requestCount(service)).toBe(before);
+  });
+
+  it('an expression over the length limit is exit 2 before jq or the service sees it; one at the limit runs', async () => {
+    const aliases = () => [...service.store.maps.faces.values()].map((face) => face.alias).sort();
+    const before = requestCount(service);
+    const overLimit = `${'.|'.repeat(JQ_MAX_CHARACTERS / 2)}.`;
+    // About 28,000 pipes made the old check spin forever; 40,000 passed it and failed after the send.
+    for (const expression of [overLimit, `${'.|'.repeat(40_000)}.`]) {
+      const result = await runCommand(service, [
+        'faces',
+        'create',
+        '--name',
+        'Y',
+        '--alias',
+        'yy-y',
+        '--jq',
+        expression,
+      ]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(JSON.parse(result.stderr)).toEqual({
+        error: {
+          code: 'invalid_jq',
+          message: `--jq: the expression is ${expression.length} characters; at most ${JQ_MAX_CHARACTERS}`,
+          hint: 'for a longer program, pipe the --json output to jq itself',
+        },
+      });
+    }
+    expect(requestCount(service)).toBe(before);
+    expect(aliases()).toEqual(['ada-lovelace']);
+
+    // Long but valid, exactly at the limit: the face is created and the filter runs on the answer.
+    const atLimit = `${'.|'.repeat(JQ_MAX_CHARACTERS / 2 - 3)}.name`.padEnd(JQ_MAX_CHARACTERS, ' ');
+    expect(atLimit).toHaveLength(JQ_MAX_CHARACTERS);
+    const created = await runCommand(service, ['faces', 'create', '--name', 'Zed', '--alias', 'zz-z', '--jq', atLimit]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toBe('Zed\n');
+    expect(created.stderr).toBe('');
+    expect(aliases()).toEqual(['ada-lovelace', 'zz-z']);
   });
 
   it('a filter that fails on the answer is exit 1 with jq’s message', async () => {
