@@ -95,7 +95,11 @@ export async function readBatchLines(
   }
   const lines = kept
     ? fromMemory(kept)
-    : readNdjsonDocuments(sameAsFingerprint(source.open(), first, source.name), source.name, defaults);
+    : readNdjsonDocuments(
+        sameAsFingerprint(source.open(), first, source.name, () => source.currentSize?.()),
+        source.name,
+        defaults,
+      );
   return { total: count, lines };
 }
 
