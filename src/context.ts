@@ -185,6 +185,10 @@ export interface Context {
   /** The config store; built on first use (commands that need no file never read it). */
   config(): Promise<ConfigStore>;
   credentials(): Promise<Credentials>;
-  /** The API client; built on first use, with the resolved base URL and key. */
-  api(): Promise<ApiClient>;
+  /**
+   * The API client; built on first use, with the resolved base URL and key. Ctrl-C/SIGTERM abort its
+   * requests in flight; with `untilAnswered` they are not: a request sent through that client is waited
+   * for (within the HTTP timeouts) whatever the signal, for an answer that cannot be asked for again.
+   */
+  api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
 }

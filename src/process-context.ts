@@ -75,22 +75,26 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     return resolveCredentials({ env, globals, stdin: io.stdin, stdinIsTTY: io.stdinIsTTY, config });
   });
 
-  let client: ApiClient | undefined;
-  const api = once(async () => {
-    await parts.beforeApi?.();
-    // The client's modules (undici among them) load while the credentials are resolved.
-    const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
-    client = clientForContext(
-      ctx,
-      {
-        baseUrl: creds.baseUrl,
-        apiKey: async () => (await creds.apiKey())?.key,
-        noKeyMessage: `not logged in: ${creds.describe()}`,
-      },
-      parts.apiOptions,
-    );
-    return client;
-  });
+  const clients: ApiClient[] = [];
+  // The client of requests the signal does not abandon (Context.api's untilAnswered) is built without it.
+  const client = (untilAnswered: boolean) =>
+    once(async () => {
+      await parts.beforeApi?.();
+      // The client's modules (undici among them) load while the credentials are resolved.
+      const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
+      const made = clientForContext(
+        ctx,
+        {
+          baseUrl: creds.baseUrl,
+          apiKey: async () => (await creds.apiKey())?.key,
+          noKeyMessage: `not logged in: ${creds.describe()}`,
+        },
+        { ...parts.apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
+      );
+      clients.push(made);
+      return made;
+    });
+  const [api, apiUntilAnswered] = [client(false), client(true)];
 
   const ctx: ClosableContext = {
     io,
@@ -104,9 +108,9 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     signal,
     config,
     credentials,
-    api,
+    api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
     close: async () => {
-      await client?.close();
+      await Promise.all(clients.map((made) => made.close()));
     },
   };
   return ctx;

@@ -36,6 +36,8 @@ export async function* sameAsFingerprint(
   chunks: AsyncIterable<Buffer>,
   expected: Fingerprint,
   name: string,
+  /** The file's size now (stat), for the message when it turns out shorter. */
+  currentSize?: () => number | undefined,
 ): AsyncGenerator<Buffer> {
   const blocks = new BlockHasher();
   let index = 0;
@@ -63,7 +65,14 @@ export async function* sameAsFingerprint(
     for (const part of ready) if (part.length > 0) yield part;
   }
   if (read < expected.size) {
-    throw changedError(name, `it is now shorter (${read} bytes) than the ${expected.size} bytes checked`);
+    // What this read got may include bytes read before the file was cut: its size is what stat says now.
+    const now = currentSize?.();
+    throw changedError(
+      name,
+      now !== undefined && now < expected.size
+        ? `it is now shorter (${now} bytes) than the ${expected.size} bytes checked`
+        : `it is now shorter than the ${expected.size} bytes checked (${read} bytes read)`,
+    );
   }
   blocks.end(check);
   for (const part of waiting) yield part;

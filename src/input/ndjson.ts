@@ -95,7 +95,11 @@ export async function readBatchLines(
   }
   const lines = kept
     ? fromMemory(kept)
-    : readNdjsonDocuments(sameAsFingerprint(source.open(), first, source.name), source.name, defaults);
+    : readNdjsonDocuments(
+        sameAsFingerprint(source.open(), first, source.name, () => source.currentSize?.()),
+        source.name,
+        defaults,
+      );
   return { total: count, lines };
 }
 
@@ -118,6 +122,11 @@ export async function* readNdjsonDocuments(
   for await (const { number, text, bytes, error } of readLines(chunks, sourceName)) {
     if (error) {
       yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };
+      continue;
+    }
+    // Decoding drops a byte order mark at the start of any line; only the input's own first one is allowed.
+    if (number > 1 && bytes !== undefined && startsWithBom(bytes)) {
+      yield { line: number, error: BOM_INSIDE };
       continue;
     }
     if (text.trim() === '') continue;
@@ -155,6 +164,13 @@ export function checkNdjsonLine(
  * given twice in a line is read as its last value, by JSON.parse here as by the service.
  */
 function sendsAsRead(object: Record<string, unknown>, filled: DocumentBody, bytes: Buffer): boolean {
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return false;
+  if (startsWithBom(bytes)) return false;
   return object.alias === filled.alias && object.label === filled.label && object.perspective === filled.perspective;
+}
+
+const BOM_INSIDE =
+  'starts with a UTF-8 byte order mark: one is allowed only at the start of the input (an input joined from several files?)';
+
+function startsWithBom(bytes: Buffer): boolean {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
@@ -19,6 +19,8 @@ export interface InputSource {
   readonly reopenable: boolean;
   /** The bytes from the start. Read errors become usage errors naming the source. */
   open(): AsyncIterable<Buffer>;
+  /** A file's size as it is now (undefined when it cannot be read): for messages about a file changed. */
+  currentSize?(): number | undefined;
 }
 
 export const STDIN_NAME = 'standard input';
@@ -55,6 +57,13 @@ export async function fileSource(path: string): Promise<InputSource> {
     size: regular ? info.size : undefined,
     reopenable: regular,
     open: () => readFileStream(path),
+    currentSize: () => {
+      try {
+        return statSync(path).size;
+      } catch {
+        return undefined;
+      }
+    },
   };
 }
 

@@ -10,7 +10,8 @@ import { join } from 'node:path';
  * support). Its holder keeps touching it (a heartbeat), so a lock whose holder died (kill -9, a crash, a
  * lost machine) is known by its age alone, with no pid to trust, across containers and hosts. As a fast
  * path, the directory also holds an owner record; when that record names this very machine (host name
- * and boot id) and its pid is gone, the lock is taken over at once instead of after `staleMs`.
+ * and boot id) and its pid is gone (or a zombie, or a later process's: its start time differs), the lock
+ * is taken over at once instead of after `staleMs`.
  *
  * Only a lock's holder removes it, with one exception: a stale lock. Taking one over happens under a
  * second, short-lived lock (`<path>.takeover`), and the stale lock is checked again while holding it,
@@ -49,6 +50,8 @@ interface OwnerRecord {
   pid: number;
   host: string;
   boot: string;
+  /** The holder's start time (processStat), telling it from a later process given the same pid. */
+  start?: string;
 }
 
 const DEFAULT_STALE_MS = 10_000;
@@ -95,6 +98,7 @@ function create(lockPath: string): Lock | undefined {
     pid: process.pid,
     host: hostname(),
     boot: bootId(),
+    ...startOfThisProcess(),
   };
   try {
     writeFileSync(join(lockPath, OWNER_FILE), JSON.stringify(owner), { mode: 0o600 });
@@ -202,7 +206,8 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(lockPath, OWNER_FILE), 'utf8')) as Partial<OwnerRecord>;
     if (typeof parsed.token !== 'string' || typeof parsed.pid !== 'number') return undefined;
-    return { token: parsed.token, pid: parsed.pid, host: String(parsed.host), boot: String(parsed.boot) };
+    const { token, pid, host, boot, start } = parsed;
+    return { token, pid, host: String(host), boot: String(boot), ...(typeof start === 'string' ? { start } : {}) };
   } catch {
     // Missing (the holder is between mkdir and writing it) or unreadable: judged by age alone.
     return undefined;
@@ -214,10 +219,36 @@ function ownerIsDeadHere(owner: OwnerRecord): boolean {
   if (owner.pid === process.pid) return false;
   try {
     process.kill(owner.pid, 0);
-    return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+  // The pid answers, but it may not be the holder running: a process killed (kill -9) whose parent has
+  // not reaped it yet (a zombie), or a later process given the same pid.
+  const now = processStat(owner.pid);
+  if (now === undefined) return false;
+  return 'ZXx'.includes(now.state) || (owner.start !== undefined && now.start !== owner.start);
+}
+
+/** The state letter and start time (clock ticks since boot) of a process, from Linux's /proc; else undefined. */
+function processStat(pid: number | 'self'): { state: string; start: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // `pid (name) state ppid ...`: the name may hold spaces and parentheses; the fields follow its last `)`.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const [state, start] = [fields[0], fields[19]];
+    return state && start ? { state, start } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let cachedStart: { start?: string } | undefined;
+function startOfThisProcess(): { start?: string } {
+  if (cachedStart === undefined) {
+    const start = processStat('self')?.start;
+    cachedStart = start === undefined ? {} : { start };
+  }
+  return cachedStart;
 }
 
 let cachedBootId: string | undefined;

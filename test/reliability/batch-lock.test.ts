@@ -1,14 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ContenderResult, race, rounds } from '../helpers/concurrent.js';
-import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
 import { type SlowProxy, slowProxy } from '../helpers/slow-proxy.js';
-import { batchFile, stored } from './support.js';
+import { startUnreaped } from '../helpers/unreaped.js';
+import { batchFile, resultLines, stored, until } from './support.js';
 
 // Case 45 of docs/reliability.md: N `docs submit` of one file at once, with or without a stale lock
 // left by kill -9 -> exactly one runs, the others exit 5; no line is created twice.
@@ -159,4 +160,39 @@ describe('case 45: one batch file submitted N times at once', () => {
       expect(figures).toEqual({ winners: ROUNDS, refused: ROUNDS * (PROCESSES - 1), duplicates: 0, lost: 0 });
     }, 240_000);
   }
+});
+
+describe('a run killed and not yet reaped by its parent (a zombie: its pid still answers)', () => {
+  it('--resume right after takes its lock over at once: exit 0, every line stored once', async () => {
+    const prefix = 'lock-zombie-';
+    const { file } = batchFile('ada-lock', prefix, LINES, (i) => `${prefix}${i}`);
+    const labels = Array.from({ length: LINES }, (_, i) => `${prefix}${i}`);
+    const configDir = makeConfigDir();
+    const env = environment(configDir, front.baseUrl);
+    // The service applies what the killed run sent; its answers are held, so the run never saw them.
+    proxy.holdAfter(proxy.answered());
+    const run = await startUnreaped(`exec "${process.execPath}" "${BIN}" docs submit --file "${file}"`, {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...env,
+    });
+    try {
+      await until(() => proxy.held() > 0, 'the killed run to have a line applied');
+      await run.kill();
+      proxy.release();
+      const lock = leftovers(configDir).find((name) => name.endsWith('.lock')) as string;
+      const owner = JSON.parse(readFileSync(join(configDir, 'state', 'batches', lock, 'owner.json'), 'utf8'));
+      expect(owner.pid).toBe(run.pid);
+      const resumed = await runCli(['docs', 'submit', '--file', file, '--resume', '--json'], {
+        env: environment(configDir, service.baseUrl),
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).not.toContain('another facectl');
+      expect(resultLines(resumed.stdout).map((r) => r.line)).toEqual([1, 2, 3]);
+      for (const label of labels) expect(stored(service, label).map((d) => d.label)).toEqual([label]);
+      expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.finished$/)]);
+    } finally {
+      run.end();
+    }
+  }, 60_000);
 });

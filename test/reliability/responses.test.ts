@@ -186,6 +186,30 @@ describe('service responses', () => {
     expect(slowBody.stdout).toBe('');
   });
 
+  it('keys create sent but never answered -> exit 8 saying a key may have been made whose secret cannot be shown again; refused -> not said', async () => {
+    server.handle(() => new Promise<void>(() => {})); // never answers
+    const from = server.requests.length;
+    const lost = await runIn(server, ['keys', 'create', '--name', 'lost'], {
+      apiOptions: { headersTimeoutMs: 300, maxRetries: 0 },
+    });
+    expect(lost.code).toBe(8);
+    expect(server.requests.slice(from).map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/auth/api-keys']);
+    expect(lost.stderr).toContain('no response within 0.3 s: a key may have been created on the service');
+    expect(lost.stderr).toContain('its secret cannot be shown again');
+    expect(lost.stdout).toBe('');
+
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await runIn({ baseUrl: `http://127.0.0.1:${port}` }, ['keys', 'create'], {
+      apiOptions: { maxRetries: 0 },
+    });
+    expect(refused.code).toBe(8);
+    expect(refused.stderr).toContain(`cannot reach http://127.0.0.1:${port}`);
+    expect(refused.stderr).not.toContain('may have been created');
+  });
+
   /**
    * Answers with a 64 MiB body that only the client's abort stops (its Content-Length declared or not);
    * `sent()` is how much was written, `closed` resolves when the response closes.

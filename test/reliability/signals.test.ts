@@ -1,11 +1,13 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
 import { useFaultServer, useServe } from '../helpers/hooks.js';
 import { runCli } from '../helpers/run-cli.js';
 import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
-import { batchEnv, batchFile, journalFiles, KEY, start, stored } from './support.js';
+import { batchEnv, batchFile, journalFiles, KEY, start, stored, until } from './support.js';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -141,5 +143,34 @@ describe('signals', () => {
     const { code } = await run.exit;
     expect(code, run.stderr()).toBe(143);
     expect(run.stderr()).toMatch(/terminated/);
+  });
+  it('SIGTERM while `keys create --save` waits for the answer -> the key is still shown and saved, then exit 143', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      // The service makes the key at once; its answer is held back until the CLI has been told to stop.
+      const proxy = slowProxy(server, service.baseUrl, 0);
+      proxy.holdAfter(0);
+      const env = batchEnv(key, server.baseUrl);
+      const run = start(['keys', 'create', '--name', 'term', '--save'], env);
+      await until(() => proxy.held() === 1, 'the service to create the key');
+      run.child.kill('SIGTERM');
+      await run.waitFor(/terminated: waiting for the service's answer/);
+      proxy.release();
+      const { code } = await run.exit;
+      expect(code, run.stderr()).toBe(143);
+      const made = [...service.store.values('keys')].filter((k) => k.name === 'term');
+      expect(made).toHaveLength(1);
+      const secret = /^key\t(fcs_\S+)$/m.exec(run.stdout())?.[1] as string;
+      expect(createHash('sha256').update(secret).digest('hex')).toBe(made[0]?.hash);
+      expect(run.stdout().split(secret)).toHaveLength(2); // shown once
+      expect(run.stderr()).toMatch(/Saved key .* in profile "default"/);
+      expect(run.stderr()).toMatch(/error: terminated/);
+      expect(run.stderr()).not.toContain(secret);
+      const config = JSON.parse(readFileSync(join(env.FACECTL_CONFIG_DIR, 'config.json'), 'utf8'));
+      expect(config.profiles.default.api_key).toBe(secret);
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { acquireLock, LockHeldError } from '../../src/state/lock.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { ROOT } from '../helpers/run-cli.js';
+import { startUnreaped } from '../helpers/unreaped.js';
 
 /**
  * The lock every file facectl writes is guarded by (src/state/lock.ts), tested with real processes
@@ -112,6 +113,37 @@ describe('lock between processes', () => {
       }
       await contend(lockPath, 6);
     });
+  });
+
+  it('a holder killed but not reaped (a zombie), or a pid another process has now, is taken over at once; a live holder is not', async () => {
+    const dir = makeTempDir('facectl-lock-');
+    const owner = (pid: number, extra: object = {}) =>
+      JSON.stringify({ token: 'gone', pid, host: hostname(), boot: bootId(), ...extra });
+    const zombie = await startUnreaped('sleep 60');
+    try {
+      await zombie.kill();
+      const lockPath = join(dir, 'zombie.lock');
+      mkdirSync(lockPath);
+      writeFileSync(join(lockPath, 'owner.json'), owner(zombie.pid));
+      acquireLock(lockPath).release(); // fresh by age, yet no wait
+      expect(existsSync(lockPath)).toBe(false);
+    } finally {
+      zombie.end();
+    }
+    const live = await startUnreaped('sleep 60');
+    try {
+      const lockPath = join(dir, 'live.lock');
+      mkdirSync(lockPath);
+      // The pid of a running process, recorded with another start time: a holder that died, its pid reused.
+      writeFileSync(join(lockPath, 'owner.json'), owner(live.pid, { start: '1' }));
+      acquireLock(lockPath).release();
+      // The same running process as recorded (no start time, as older versions wrote): held.
+      mkdirSync(lockPath);
+      writeFileSync(join(lockPath, 'owner.json'), owner(live.pid));
+      expect(() => acquireLock(lockPath)).toThrow(new RegExp(`held by another process \\(pid ${live.pid}\\)`));
+    } finally {
+      live.end();
+    }
   });
 
   it('release removes only a lock this process still holds', () => {

@@ -54,4 +54,24 @@ describe('file fingerprint (the proof a batch file read twice did not change)', 
       expect(through.length % BLOCK_BYTES).toBe(0);
     }
   });
+
+  it('cut while read: the message gives the size the file has now, not the bytes this read got before the cut', async () => {
+    const print: Fingerprint = { blocks: [], size: 0 };
+    await collect(fingerprint(chunked(original, 65536), print));
+    // Two and a half blocks read (some of them before the cut), then the end; the file now holds 1.5 blocks.
+    const read = original.subarray(0, 2 * BLOCK_BYTES + BLOCK_BYTES / 2);
+    const cutTo = BLOCK_BYTES + BLOCK_BYTES / 2;
+    const stopped = (currentSize?: () => number | undefined) =>
+      collect(sameAsFingerprint(chunked(read, 100_000), print, 'big.ndjson', currentSize)).then(
+        () => '',
+        (e: unknown) => (e as Error).message,
+      );
+    expect(await stopped(() => cutTo)).toBe(
+      `big.ndjson changed after its lines were checked: it is now shorter (${cutTo} bytes) than the ${original.length} bytes checked`,
+    );
+    // Its size unknown (the file gone): the bytes read are said as such.
+    expect(await stopped(() => undefined)).toBe(
+      `big.ndjson changed after its lines were checked: it is now shorter than the ${original.length} bytes checked (${read.length} bytes read)`,
+    );
+  });
 });

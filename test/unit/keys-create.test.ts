@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCreateKeyOptions, runCreateKey } from '../../src/commands/keys/create.js';
-import { UsageError } from '../../src/errors.js';
+import { CancelError, UsageError } from '../../src/errors.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
@@ -65,6 +65,18 @@ describe('keys create: run()', () => {
     expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
     expect(tc.stderr()).toContain(`Saved key ${key.key_prefix} in profile "default"`);
     expect(tc.stderr()).not.toContain(key.key);
+  });
+
+  it('Ctrl-C before the request is sent -> CancelError at once, no key made', async () => {
+    const tc = contextFor(service);
+    const before = requestCount(service);
+    const stored = JSON.stringify(tc.config.data);
+    tc.interrupt();
+    await expect(runCreateKey(tc.ctx, { name: 'early', save: true })).rejects.toBeInstanceOf(CancelError);
+    await tc.close();
+    expect(requestCount(service)).toBe(before);
+    expect(tc.stdout()).toBe('');
+    expect(JSON.stringify(tc.config.data)).toBe(stored);
   });
 
   it('a wider key than the creating one is refused by the service: exit 6 with the fix', async () => {

@@ -4,10 +4,11 @@ import { credentialsBesideNewProfile, keyPrefix } from '../../config/credentials
 import type { Column, Context, Credentials } from '../../context.js';
 import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
-import { CliError } from '../../errors.js';
+import { cancelledBy, CliError, NetworkError } from '../../errors.js';
+import { errorCode } from '../../api/error-mapping.js';
 import { daysOption, usdOption } from '../../input/options.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
-import { parseOptions, requestBody, send, splitList } from '../kit.js';
+import { parseOptions, requestBody, splitList } from '../kit.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
 
@@ -64,7 +65,7 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   const creator = save ? await creatorOfNewProfile(ctx) : undefined;
-  const key = creator ? await creator.send(body) : await send(ctx, createApiKey, { body });
+  const key = creator ? await untilAnswered(ctx, creator.send(body)) : await createUntilAnswered(ctx, body);
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(
@@ -75,8 +76,47 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
   if (save) await saveKey(ctx, key, creator?.target);
+  // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
+  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   return key;
 }
+
+/**
+ * Sends the creating request and waits for its answer even past Ctrl-C/SIGTERM (within the HTTP
+ * timeouts): the service keeps only the key's hash, so an answer abandoned would leave a live key no one
+ * ever saw. A signal before the request is sent ends the command at once.
+ */
+async function createUntilAnswered(ctx: CreateKeyContext, body: ApiKeyCreateRequest): Promise<ApiKey> {
+  // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
+  await (await ctx.credentials()).apiKey();
+  const api = await ctx.api({ untilAnswered: true });
+  return untilAnswered(ctx, () => api.call(createApiKey, { body }));
+}
+
+/** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
+async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<ApiKey>): Promise<ApiKey> {
+  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
+  const onSignal = () =>
+    ctx.out.warn(
+      `${cancelledBy(ctx.signal).message}: waiting for the service's answer to show the new key (it cannot be shown later)`,
+    );
+  ctx.signal.addEventListener('abort', onSignal, { once: true });
+  try {
+    return await send();
+  } catch (error) {
+    if (!(error instanceof NetworkError) || NOT_SENT.has(errorCode(error.cause) ?? '')) throw error;
+    throw new NetworkError(`${error.message}: a key may have been created on the service`, {
+      code: error.code,
+      hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
+      cause: error,
+    });
+  } finally {
+    ctx.signal.removeEventListener('abort', onSignal);
+  }
+}
+
+/** Failures before anything reached the service: no key can have been made. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'FACECTL_PROXY']);
 
 /**
  * `--save` into a profile the file does not hold yet (`--profile laptop`): the README says it creates
@@ -103,14 +143,19 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
         `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
     );
   }
-  const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
-    const client = clientForContext(ctx, {
-      baseUrl: credentials.baseUrl,
-      apiKey: async () => found?.key,
-      noKeyMessage: `not logged in: ${credentials.describe()}`,
-    });
+  // Like ctx.api({ untilAnswered }): a client without the abort signal, the request waited for past it.
+  const send = (body: ApiKeyCreateRequest) => async (): Promise<ApiKey> => {
+    const client = clientForContext(
+      ctx,
+      {
+        baseUrl: credentials.baseUrl,
+        apiKey: async () => found?.key,
+        noKeyMessage: `not logged in: ${credentials.describe()}`,
+      },
+      { signal: undefined },
+    );
     try {
-      return await client.call(createApiKey, { body }, { signal: ctx.signal });
+      return await client.call(createApiKey, { body });
     } finally {
       await client.close();
     }
