@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
 import type { Context } from '../context.js';
 import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
+import { safeJson } from '../io/output.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { parseOptions } from './kit.js';
 
@@ -213,7 +214,9 @@ export async function runServe(
       allowPrivateUrls: options.allowPrivateUrls,
       oauthProvider: options.oauthProvider,
       rateLimit: options.rateLimit,
-      log: (line) => ctx.io.stderr.write(`facectl serve: ${line}\n`),
+      // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
+      log: (line, kind = 'warning') =>
+        ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
       accessLog: ctx.globals.debug,
       ...hooks.service,
     });

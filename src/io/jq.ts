@@ -49,17 +49,57 @@ function checkLength(expression: string): void {
   });
 }
 
+/**
+ * The deepest bracket nesting (`(`, `[`, `{`, string interpolation) a --jq expression may have. jq-web
+ * compiles deep nesting but its engine crashes when running it (512 `[` on null: `Aborted()`), and the
+ * check no longer runs the filter before the request is sent; 256 `(` still run.
+ */
+export const JQ_MAX_NESTING = 256;
+
+/** How deep the expression's brackets nest, outside string literals and comments. */
+function nesting(expression: string): number {
+  let depth = 0;
+  let deepest = 0;
+  // One entry per open bracket; `"` marks an interpolation `\(` whose `)` goes back into its string.
+  const open: string[] = [];
+  let inString = false;
+  for (let i = 0; i < expression.length; i++) {
+    const c = expression[i];
+    if (inString) {
+      if (c === '"') inString = false;
+      else if (c === '\\' && expression[i + 1] === '(') {
+        open.push('"');
+        inString = false;
+        i++;
+      } else if (c === '\\') i++;
+    } else if (c === '"') inString = true;
+    else if (c === '#') while (i + 1 < expression.length && expression[i + 1] !== '\n') i++;
+    else if (c === '(' || c === '[' || c === '{') open.push(c);
+    else if (c === ')' || c === ']' || c === '}') inString = open.pop() === '"';
+    depth = open.length;
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
 export async function loadJq(expression: string): Promise<JqFilter> {
   checkLength(expression);
+  const depth = nesting(expression);
+  if (depth > JQ_MAX_NESTING)
+    throw new UsageError(`--jq: the expression nests brackets ${depth} deep; at most ${JQ_MAX_NESTING}`, {
+      code: 'invalid_jq',
+      hint: 'for a deeper program, pipe the --json output to jq itself',
+    });
   // jq-web is CommonJS whose export is a promise: required as such (an ESM import would wrap it).
   const { createRequire } = await import('node:module');
   const jq = await (createRequire(import.meta.url)('jq-web') as Promise<JqWeb>);
   try {
-    quietly(() => jq.raw('null', expression, ['-r']));
+    compiles(jq, expression);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     // Exit 3 is jq's "does not compile"; no exit code at all is the WebAssembly engine crashing (deep
     // nesting such as 512 `[`, within the length limit, overflows its stack), after which it runs
-    // nothing more. Any other exit is a runtime error on null, which says nothing.
+    // nothing more.
     const { exitCode } = error as JqFailure;
     if (exitCode === 3 || exitCode === undefined) {
       const message = jqMessage(error as JqFailure).replace(/\.? ?Build with -sASSERTIONS for more info\.?$/, '');
@@ -75,14 +115,59 @@ export async function loadJq(expression: string): Promise<JqFilter> {
     apply(json, compact) {
       try {
         // No output at all (`empty`) comes back as undefined.
-        const result = jq.raw(json, expression, compact ? ['-r', '-c'] : ['-r']) ?? '';
+        const result =
+          signalsKill(() => quietly(() => jq.raw(json, expression, compact ? ['-r', '-c'] : ['-r']))) ?? '';
         // jq ends each output with a newline; jq-web hands them back without the last one.
         return result === '' || result.endsWith('\n') ? result : `${result}\n`;
       } catch (error) {
-        throw new CliError(`--jq: ${jqMessage(error as JqFailure)}`, ExitCode.error, { code: 'jq_error' });
+        // No exit code: the engine itself crashed on the answer (it runs nothing more).
+        const message = jqMessage(error as JqFailure).replace(/\.? ?Build with -sASSERTIONS for more info\.?$/, '');
+        const said =
+          (error as JqFailure).exitCode === undefined ? `jq's engine failed on this expression (${message})` : message;
+        throw new CliError(`--jq: ${said}`, ExitCode.error, { code: 'jq_error' });
       }
     },
   };
+}
+
+/**
+ * Throws jq's failure when `expression` does not compile, without ever running it: a filter that never
+ * ends (`def f: f; f`, `repeat(.)`) would spin forever here, deaf to Ctrl-C and SIGTERM. The check is
+ * `empty | (EXPR\n)`, which jq compiles but never evaluates (the newline ends a trailing comment). Only
+ * when that fails is the expression itself given to jq, for jq's own message and position: it fails to
+ * compile too (an empty program or one of only `def`s included), or it starts with `import`/`include`,
+ * which cannot go in parentheses (jq-web finds no module: a compile error). A leading `module` directive
+ * would compile and run alone, so it is refused.
+ */
+function compiles(jq: JqWeb, expression: string): void {
+  try {
+    quietly(() => jq.raw('null', `empty | (${expression}\n)`, ['-n']));
+  } catch (error) {
+    if ((error as JqFailure).exitCode !== 3) throw error;
+    // `module {…}; BODY` compiles on its own and would run BODY: refused unrun.
+    if (/unexpected module\b/.test(jqMessage(error as JqFailure)))
+      throw new UsageError('--jq: a `module` directive is not supported (jq-web has no modules)', {
+        code: 'invalid_jq',
+        hint: 'leave the module line out',
+      });
+    quietly(() => jq.raw('null', expression, ['-n']));
+  }
+}
+
+/**
+ * Runs `work` (jq on the answer, synchronous: the event loop cannot see a signal meanwhile) with the
+ * process's SIGINT and SIGTERM handlers set aside, so a filter that never ends on the answer (it hangs,
+ * as jq itself would) is still ended by Ctrl-C or SIGTERM: the signal's default action ends the process,
+ * which the shell reports as 130 or 143. The handlers are back as soon as jq returns.
+ */
+function signalsKill<T>(work: () => T): T {
+  const saved = (['SIGINT', 'SIGTERM'] as const).map((signal) => [signal, process.listeners(signal)] as const);
+  for (const [signal] of saved) process.removeAllListeners(signal);
+  try {
+    return work();
+  } finally {
+    for (const [signal, listeners] of saved) for (const listener of listeners) process.on(signal, listener);
+  }
 }
 
 /**

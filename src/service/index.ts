@@ -5,7 +5,7 @@ import { OAuthFlows } from './oauth-flow.js';
 import { RateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { createRequestHandler } from './server.js';
-import type { ImportFetcher, ServiceClock, ServiceCore, ServiceStats } from './service-core.js';
+import type { ImportFetcher, ServiceClock, ServiceCore, ServiceLog, ServiceStats } from './service-core.js';
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
@@ -40,8 +40,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** How long close() lets requests in flight finish before cutting them (default 10 s). */
   closeGraceMs?: number;
-  /** Where the service's own messages go (errors, and the access log when enabled). */
-  log?: (line: string) => void;
+  /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
+  log?: ServiceLog;
   /** One log line per request: method, path (no query), status, time. */
   accessLog?: boolean;
 }

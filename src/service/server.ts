@@ -102,7 +102,7 @@ async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: Server
   }
   send(req, res, reply, deps.closing());
   if (deps.accessLog) {
-    svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
+    svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`, 'debug');
   }
 }
 

@@ -4,6 +4,9 @@ import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 import type { ServiceClock } from './service-clock.js';
 
+/** The service's own message line: a `warning` (a failure; the default) or `debug` (the access log). */
+export type ServiceLog = (line: string, kind?: 'warning' | 'debug') => void;
+
 export type { ServiceClock } from './service-clock.js';
 
 export interface FetchedDocument {
@@ -41,7 +44,7 @@ export interface ServiceCore {
   readonly fetchUrl: ImportFetcher;
   readonly oauth: OAuthFlows;
   readonly stats: ServiceStats;
-  readonly log: (line: string) => void;
+  readonly log: ServiceLog;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
   /** Aborted as soon as the service begins to stop: token counts in progress end (503) at once. */

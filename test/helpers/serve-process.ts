@@ -45,7 +45,8 @@ export function ensureBuilt(): void {
 }
 
 // One access-log line per request; the probes of settledRequests() are not counted.
-const LOG_LINE = /^(?:facectl serve: )?(?:GET|POST|PATCH|DELETE|PUT|HEAD) (?!\/v1\/faces\/probe-)\/\S* \d{3} /gm;
+const LOG_LINE =
+  /^(?:facectl serve: |\{"debug":")?(?:GET|POST|PATCH|DELETE|PUT|HEAD) (?!\/v1\/faces\/probe-)\/\S* \d{3} /gm;
 
 function countRequests(log: string): number {
   return (log.match(LOG_LINE) ?? []).length;

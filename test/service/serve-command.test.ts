@@ -1,5 +1,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -122,6 +131,39 @@ describe('runServe in-process', () => {
     await expect(fetch(first.base_url)).rejects.toThrow();
   });
 
+  test('--json: the service\'s own failure lines are `{"warning": …}` JSON lines, like every command\'s', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const t = fakeContext(true);
+      let stop: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
+      const done = runServe(
+        t.ctx,
+        { port: '0', json: true, data: file },
+        {
+          onStop: (s) => {
+            stop = s;
+            return () => {};
+          },
+        },
+      );
+      await expect.poll(() => t.stdout()).toContain('\n');
+      // The directory gone, the final snapshot cannot be written: the service says so on stderr.
+      rmSync(tmp.dir, { recursive: true, force: true });
+      stop('SIGTERM');
+      await expect(done).rejects.toMatchObject({ exitCode: 143, code: 'interrupted' });
+      // The service's line is JSON; the stop message after it goes through ctx.out (held for the error document).
+      const [line] = t.stderr().split('\n');
+      expect(JSON.parse(line as string)).toEqual({
+        warning: expect.stringMatching(
+          /^could not write the final snapshot of .*state\.json \(ENOENT: .+\); every change is in the journal$/,
+        ),
+      });
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test.each([
     ['SIGTERM', 143, 'terminated'],
     ['SIGINT', 130, 'interrupted'],
@@ -238,6 +280,26 @@ describe('the built bin', () => {
     expect(readFileSync(file, 'utf8')).toContain('term-face');
     expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
     tmp.cleanup();
+  });
+
+  test('--json --debug: every stderr line is JSON, the access log `{"debug": …}` lines like any command\'s trace', async () => {
+    const s = serve(['--debug']);
+    const info = await s.firstLine;
+    const created = await call({ baseUrl: info.base_url }, 'createFace', {
+      key: info.users[2]?.key as string,
+      body: { name: 'J', alias: 'json-log-face' },
+    });
+    expectContract('createFace', created, 201);
+    await until(() => s.stderr().includes('/v1/faces '), 'the access log line');
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(143);
+    const lines = s.stderr().trimEnd().split('\n');
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed[0]).toEqual({ debug: expect.stringMatching(/^POST \/v1\/faces 201 \d+\.\dms$/) });
+    expect(parsed.at(-1)).toEqual({
+      error: { code: 'interrupted', message: 'terminated', warnings: ['facectl serve stopped'] },
+    });
+    expect(parsed).toHaveLength(2);
   });
 
   test('Ctrl-C (SIGINT) without --json: the state is saved, then exit 130', async () => {

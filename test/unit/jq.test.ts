@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
 import { createFace, startTestService, type TestService } from '../helpers/service.js';
 import { createTestContext } from '../helpers/test-context.js';
-import { JQ_MAX_CHARACTERS } from '../../src/io/jq.js';
+import { JQ_MAX_CHARACTERS, JQ_MAX_NESTING } from '../../src/io/jq.js';
 
 // Issue 12: `--jq EXPR` on every command that has --json, with jq itself (jq-web), loaded only then.
 let service: TestService;
@@ -155,6 +155,70 @@ describe('--jq', () => {
     expect(created.stdout).toBe('Zed\n');
     expect(created.stderr).toBe('');
     expect(aliases()).toEqual(['ada-lovelace', 'zz-z']);
+  });
+
+  it('the check only compiles: a filter that would never end on null is sent and runs on the answer', async () => {
+    const aliases = () => [...service.store.maps.faces.values()].map((face) => face.alias).sort();
+    // Each of these spun forever on null in the old check (deaf to Ctrl-C), so nothing was ever sent.
+    const filters = [
+      'if . == null then repeat(.) else .alias end',
+      'def f: if . == null then f else .alias end; f',
+      'until(. != null; .) | .alias # a trailing comment',
+    ];
+    for (const [i, filter] of filters.entries()) {
+      const alias = `loop-${i}-face`;
+      const before = requestCount(service);
+      const result = await runCommand(service, ['faces', 'create', '--name', 'L', '--alias', alias, '--jq', filter]);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        code: 0,
+        stdout: `${alias}\n`,
+        stderr: '',
+      });
+      expect(requestCount(service)).toBe(before + 1);
+    }
+    expect(aliases()).toEqual(['ada-lovelace', 'loop-0-face', 'loop-1-face', 'loop-2-face']);
+    const loc = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '$__loc__ | .line']);
+    expect({ code: loc.code, stdout: loc.stdout }).toEqual({ code: 0, stdout: '1\n' });
+  });
+
+  it('compile errors keep jq’s own message and position; import, module and deep nesting are refused unsent', async () => {
+    const before = requestCount(service);
+    const refused = async (expression: string) => {
+      const result = await runCommand(service, [
+        'faces',
+        'create',
+        '--name',
+        'X',
+        '--alias',
+        'xx-x',
+        '--jq',
+        expression,
+      ]);
+      expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 2, stdout: '' });
+      const { error } = JSON.parse(result.stderr);
+      expect(error.code).toBe('invalid_jq');
+      return error.message as string;
+    };
+    expect(await refused('.name | foo')).toBe('--jq: foo/0 is not defined at <top-level>, line 1: .name | foo');
+    expect(await refused('{a: 1')).toMatch(
+      /^--jq: syntax error, unexpected end of file, expecting '}' .*line 1: \{a: 1$/,
+    );
+    expect(await refused('import "a" as a; .')).toBe('--jq: module not found: a');
+    expect(await refused('module {a: 1}; repeat(.)')).toBe(
+      '--jq: a `module` directive is not supported (jq-web has no modules)',
+    );
+    expect(await refused(`${'('.repeat(JQ_MAX_NESTING + 1)}.${')'.repeat(JQ_MAX_NESTING + 1)}`)).toBe(
+      `--jq: the expression nests brackets ${JQ_MAX_NESTING + 1} deep; at most ${JQ_MAX_NESTING}`,
+    );
+    expect(requestCount(service)).toBe(before);
+    // At the limit it runs; brackets inside strings and comments do not count.
+    const deep = `${'('.repeat(JQ_MAX_NESTING)}.name${')'.repeat(JQ_MAX_NESTING)} | . + "${'['.repeat(300)}" # ${'{'.repeat(300)}`;
+    const result = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', deep]);
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      code: 0,
+      stdout: `Ada Lovelace${'['.repeat(300)}\n`,
+      stderr: '',
+    });
   });
 
   it('a filter that fails on the answer is exit 1 with jq’s message', async () => {
