@@ -2,7 +2,7 @@ import { DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
-import { checkKnownProfile } from './profile-store.js';
+import { checkKnownProfile, checkProfileName } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -175,9 +175,21 @@ export async function activeProfile(
   ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
   options: { creates?: boolean } = {},
 ): Promise<string> {
+  const named = checkNamedProfile(ctx);
   const store = await ctx.config();
   if (!options.creates) checkExplicitProfile(store, ctx);
-  return ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE) ?? store.defaultProfile;
+  return named ?? store.defaultProfile;
+}
+
+/**
+ * The profile named by `--profile` or FACECTL_PROFILE, if any, refused (exit 2, naming the flag or the
+ * variable) when no profile can have that name. Commands that save into it call this before sending
+ * anything: the key would be made, then fail to be saved.
+ */
+export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): string | undefined {
+  const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
+  if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');
+  return name;
 }
 
 /**
@@ -200,8 +212,7 @@ export async function credentialsBesideNewProfile(
 
 /** A profile named by --profile or FACECTL_PROFILE that the file does not hold (the default one aside) is refused. */
 function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
-  const fromEnv = nonEmpty(ctx.env.FACECTL_PROFILE);
-  const name = ctx.globals.profile ?? fromEnv;
+  const name = checkNamedProfile(ctx);
   if (name === undefined || name === store.defaultProfile) return;
   checkKnownProfile(store, name, ctx.globals.profile === undefined ? `FACECTL_PROFILE=${name}` : '--profile');
 }

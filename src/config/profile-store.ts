@@ -45,9 +45,10 @@ export class ConfigWriteError extends CliError {
   }
 }
 
-export function checkProfileName(name: string): string {
+/** Refuses a name no profile can have (exit 2), naming where it came from when given (`--profile`). */
+export function checkProfileName(name: string, via?: string): string {
   if (!PROFILE_NAME.test(name)) {
-    throw new UsageError(`invalid profile name ${JSON.stringify(name)}`, {
+    throw new UsageError(`invalid profile name ${JSON.stringify(name)}${via ? ` (${via})` : ''}`, {
       hint: 'use letters, digits, - and _ (up to 64 characters)',
     });
   }

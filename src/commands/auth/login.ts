@@ -1,5 +1,12 @@
 import { clientForContext } from '../../api/context-client.js';
-import { activeProfile, checkApiKey, KEY_SOURCE_LABELS, keyPrefix, sameBaseUrl } from '../../config/credentials.js';
+import {
+  activeProfile,
+  checkApiKey,
+  checkNamedProfile,
+  KEY_SOURCE_LABELS,
+  keyPrefix,
+  sameBaseUrl,
+} from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
@@ -18,6 +25,8 @@ export interface LoginResult {
 }
 
 export async function runLogin(ctx: Context): Promise<LoginResult> {
+  // A name no profile can have is refused before the key is asked for or checked with the service.
+  checkNamedProfile(ctx);
   const creds = await ctx.credentials();
   const key = await obtainKey(ctx);
 

@@ -1,9 +1,14 @@
-import { checkKnownProfile } from '../../config/profile-store.js';
+import { checkKnownProfile, checkProfileName } from '../../config/profile-store.js';
 import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
 export async function switchAction(ctx: SettingsContext, _raw: Record<string, unknown>, name: string): Promise<void> {
   const store = await ctx.config();
+  // --profile chooses nothing here, but like every command's it must name a profile that exists (the default one aside).
+  const flag = ctx.globals.profile;
+  if (flag !== undefined && checkProfileName(flag, '--profile') !== store.defaultProfile) {
+    checkKnownProfile(store, flag, '--profile');
+  }
   checkKnownProfile(store, name);
   store.setDefaultProfile?.(name);
   const settings = store.getProfile(name);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { clientForContext } from '../../api/context-client.js';
-import { credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
+import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
 import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
 import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
@@ -64,6 +64,8 @@ const KEY_FIELDS: Column<ApiKey>[] = [
 export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
+  // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
+  if (save) checkNamedProfile(ctx);
   const creator = save ? await creatorOfNewProfile(ctx) : undefined;
   const key = creator ? await untilAnswered(ctx, creator.send(body)) : await createUntilAnswered(ctx, body);
 
