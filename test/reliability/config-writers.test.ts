@@ -83,7 +83,7 @@ describe('case 44: writers of one config file at once', () => {
             .trimEnd()
             .split('\n')
             .map((line) => (JSON.parse(line) as { notice?: string }).notice);
-          expect(notices).toContainEqual(expect.stringMatching(/^Saved key fcs_\w+ in profile "k\d"/));
+          expect(notices).toContainEqual(expect.stringMatching(/^Saved key fcs_\w+… in profile "k\d"/));
         }
         if (file.profiles?.[want.profile]?.[want.key] !== value) lost++;
       }

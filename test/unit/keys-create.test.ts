@@ -63,7 +63,7 @@ describe('keys create: run()', () => {
     const key = await runCreateKey(tc.ctx, { name: 'saved', save: true });
     await tc.close();
     expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
-    expect(tc.stderr()).toContain(`Saved key ${key.key_prefix} in profile "default"`);
+    expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default"`);
     expect(tc.stderr()).not.toContain(key.key);
   });
 

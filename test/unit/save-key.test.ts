@@ -57,7 +57,7 @@ describe('saving a key over another one', () => {
           `replaced key ${creating.slice(0, 12)}… (saved for ${service.baseUrl}) in profile default; ` +
           'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
       },
-      { notice: `Saved key ${made.key_prefix} in profile "default" (${result.tc.config.path}).` },
+      { notice: `Saved key ${made.key_prefix}… in profile "default" (${result.tc.config.path}).` },
     ]);
     expect(result.stderr).not.toContain(creating);
     expect(result.stderr).not.toContain(made.key);
@@ -126,7 +126,7 @@ describe('the profile a key is saved in', () => {
       `profile "laptop" does not exist yet: creating the key with key ${creating.key_prefix}… of profile "default" ` +
         `at ${service.baseUrl}, then saving it in a new profile "laptop"\n` +
         'profile laptop is not the default one (default); use it with --profile laptop, or make it the default with `facectl auth switch laptop`\n' +
-        `Saved key ${made.slice(0, 12)} in profile "laptop" (/test/facectl/config.json).\n`,
+        `Saved key ${made.slice(0, 12)}… in profile "laptop" (/test/facectl/config.json).\n`,
     );
   });
 

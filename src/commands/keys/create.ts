@@ -196,7 +196,7 @@ async function saveKey(
       baseUrl,
       ...(setsBaseUrl ? { profileBaseUrl: baseUrl } : {}),
     });
-    ctx.out.info(`Saved key ${key.key_prefix} in profile "${profile}" (${config.path}).`);
+    ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const exitCode = error instanceof CliError ? error.exitCode : 1;
