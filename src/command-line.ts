@@ -10,6 +10,8 @@ import { closestName } from './help-topics.js';
  *   commander would take `--content` as the label and then stumble over `hi`, or complain of something
  *   else. A value flag whose next word is a flag of the same command, a global flag or `--help` is
  *   refused, naming the flag. A value spelled like a flag is written `--label=--content`.
+ * - A value flag that ends the line (`docs submit --content hi --label`): refused the same way, where
+ *   commander would say `option '--label <label>' argument missing`.
  * - A word that names no command of a group (`facectl nosuch`): commander's error, with a suggestion
  *   only when a command is close to it (commander would offer `oauth` for `nosuch`).
  */
@@ -17,8 +19,21 @@ import { closestName } from './help-topics.js';
 const GLOBAL_VALUE = new Map(GLOBAL_FLAGS.map((global) => [global.flag as string, global.value !== undefined]));
 const ALWAYS_FLAGS = new Set(['--help', '-h', '--version', '-V']);
 
-/** The usage error for `flag` followed by `next` (a flag) where its value should be. */
-export function needsValueError(flag: string, next: string, long: string = flag): UsageError {
+/**
+ * The usage error for `flag` followed by `next` (a flag) where its value should be, or ending the line
+ * (`next` undefined; `placeholder` is its value as help writes it, `<label>`).
+ */
+export function needsValueError(
+  flag: string,
+  next: string | undefined,
+  long: string = flag,
+  placeholder = '<value>',
+): UsageError {
+  if (next === undefined) {
+    return new UsageError(`${flag} needs a value`, {
+      hint: `${flag} ends the line, with nothing after it for its value; write ${long} ${placeholder}`,
+    });
+  }
   return new UsageError(`${flag} needs a value`, {
     hint: `${next} is a flag, not the value of ${flag}; to give a value spelled like a flag, write ${long}=${next}`,
   });
@@ -26,7 +41,7 @@ export function needsValueError(flag: string, next: string, long: string = flag)
 
 /**
  * Throws needsValueError for the first value flag of `argv` (the whole line, global flags included)
- * that is followed by a flag of its command, and commander's error for a word that names no command of
+ * that is followed by a flag of its command or ends the line, and commander's error for a word that names no command of
  * its group. `program` is the tree built for the line.
  */
 export function checkCommandLine(program: Command, argv: readonly string[]): void {
@@ -49,7 +64,9 @@ export function checkCommandLine(program: Command, argv: readonly string[]): voi
     const option = findOption(command, word);
     if (!option?.required) continue;
     const next = argv[i + 1];
-    if (next !== undefined && isFlagOf(command, next)) throw needsValueError(word, next, option.long ?? word);
+    if (next === undefined || isFlagOf(command, next)) {
+      throw needsValueError(word, next, option.long ?? word, /<[^>]+>/.exec(option.flags)?.[0]);
+    }
     i++;
   }
 }

@@ -53,8 +53,8 @@ export interface CommandLine {
   given: Partial<GlobalOptions>;
   /** The line without them: what commander parses. */
   words: string[];
-  /** A value flag that ends the line without its value, as `--profile <name>` (a usage error). */
-  missingValue?: string;
+  /** A value flag that ends the line without its value, as `--profile` (`<name>`) (a usage error). */
+  missingValue?: { flag: string; value: string };
   /** A value flag followed by another flag instead of its value, as `--profile --json` (a usage error). */
   flagForValue?: { flag: string; next: string };
 }
@@ -68,7 +68,7 @@ export function isKnownFlag(word: string): boolean {
 export function splitGlobalFlags(argv: readonly string[]): CommandLine {
   const given: Partial<Record<keyof GlobalOptions, string | boolean>> = {};
   const words: string[] = [];
-  let missingValue: string | undefined;
+  let missingValue: CommandLine['missingValue'];
   let flagForValue: CommandLine['flagForValue'];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] as string;
@@ -84,7 +84,7 @@ export function splitGlobalFlags(argv: readonly string[]): CommandLine {
       if (equals > 0) words.push(word);
       else given[global.key] = true;
     } else if (equals > 0) given[global.key] = word.slice(equals + 1);
-    else if (i + 1 >= argv.length) missingValue = `${global.flag} ${global.value}`;
+    else if (i + 1 >= argv.length) missingValue = { flag: global.flag, value: global.value };
     else if (isKnownFlag(argv[i + 1] as string)) flagForValue ??= { flag: global.flag, next: argv[i + 1] as string };
     else given[global.key] = argv[++i] as string;
   }

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, UsageError } from './errors.js';
+import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
 import { checkCommandLine, needsValueError } from './command-line.js';
 import { splitGlobalFlags } from './global-flags.js';
 import { resolveHelp } from './help-topics.js';
@@ -27,9 +27,8 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
   let program: ReturnType<typeof buildProgram> | undefined;
   try {
     if (line.missingValue) {
-      throw new UsageError(`option '${line.missingValue}' argument missing`, {
-        hint: 'run `facectl --help` for the global flags',
-      });
+      const { flag, value } = line.missingValue;
+      throw needsValueError(flag, undefined, flag, value);
     }
     if (line.flagForValue) throw needsValueError(line.flagForValue.flag, line.flagForValue.next);
     program = buildProgram(ctx, argv);

@@ -151,13 +151,14 @@ describe('global flags, taken off the line once', () => {
     expect(splitGlobalFlags(['faces', '--profile'])).toEqual({
       given: {},
       words: ['faces'],
-      missingValue: '--profile <name>',
+      missingValue: { flag: '--profile', value: '<name>' },
     });
     const tc = createTestContext();
     expect(await run(['--json', 'faces', '--profile'], tc.ctx)).toBe(ExitCode.usage);
-    expect(JSON.parse(tc.stderr()).error).toMatchObject({
+    expect(JSON.parse(tc.stderr()).error).toEqual({
       code: 'usage',
-      message: "option '--profile <name>' argument missing",
+      message: '--profile needs a value',
+      hint: '--profile ends the line, with nothing after it for its value; write --profile <name>',
     });
     expect(tc.stdout()).toBe('');
   });

@@ -362,6 +362,27 @@ describe('docs submit: NDJSON batches', () => {
     expect(storedWithLabel('batch-e-').map((d) => d.label)).toEqual(['batch-e-3']);
   });
 
+  it('a refused line at the default concurrency: the message says which later lines in flight were still submitted', async () => {
+    // Line 2 names a face that does not exist (404); line 3 was taken with it (4 workers), so it is
+    // finished although the batch stopped.
+    const path = batchFile('in-flight.ndjson', 'z', ['ada-lovelace', 'no-such-face', 'ada-lovelace']);
+    const result = await runCommand(service, ['docs', 'submit', '--file', path, '--json']);
+    expect(result.code).toBe(4);
+    expect(storedWithLabel('batch-z-').map((d) => d.label)).toEqual(['batch-z-1', 'batch-z-3']);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'batch_failed',
+        message:
+          '1 document(s) failed (line 2: no face no-such-face); the batch stopped at the first failure, ' +
+          'but 1 line after line 2, already in flight, was still submitted',
+        hint: expect.stringMatching(/^Fix the cause, then run `facectl docs submit --file .* --resume --json`/),
+        warnings: [
+          'Submitted 2 of 3 documents, 1 failed. token_count total 4 (a preview: nothing is charged until each document is synced).',
+        ],
+      },
+    });
+  });
+
   it('from standard input, lines are checked as they are sent: the first bad line stops the batch', async () => {
     const stdin = `${JSON.stringify({ label: 'batch-f-1', content: 'f1' })}\n${JSON.stringify({ label: 'batch-f-2', content: 'f2' })}\n{"label": "batch-f-3", "content": 3}\n${JSON.stringify({ label: 'batch-f-4', content: 'f4' })}\n`;
     const result = await runCommand(service, ['docs', 'submit', '--alias', 'ada-lovelace', '-', '--concurrency', '1'], {

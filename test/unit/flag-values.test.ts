@@ -139,6 +139,45 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
     expect(result.tc.config.data.profiles?.default).toEqual({ api_key: service.key('pro'), base_url: service.baseUrl });
   });
 
+  it('docs submit --content hi --label (the last word): "--label needs a value", exit 2, nothing sent', async () => {
+    const result = await expectRefused(service, argv`docs submit --alias ada-lovelace --content hi --label`, []);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'error: --label needs a value\n' +
+        '--label ends the line, with nothing after it for its value; write --label <label>\n',
+    );
+
+    const json = await expectRefused(service, argv`docs submit --json --alias ada-lovelace --content hi --label`, []);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: '--label needs a value',
+        hint: '--label ends the line, with nothing after it for its value; write --label <label>',
+      },
+    });
+  });
+
+  it.each([
+    [argv`auth status --profile`, '--profile', '--profile <name>'],
+    [argv`faces get ada-lovelace --base-url`, '--base-url', '--base-url <url>'],
+    [argv`faces get ada-lovelace --jq`, '--jq', '--jq <expression>'],
+    [argv`api /v1/auth/api-keys/current -X`, '-X', '--method <method>'],
+    [argv`--profile default docs sync doc_1 --timeout`, '--timeout', '--timeout <seconds>'],
+  ])('%j, a value flag ending the line: refused naming %s, exit 2, nothing sent', async (args, flag, write) => {
+    const result = await expectRefused(service, args, []);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `error: ${flag} needs a value\n${flag} ends the line, with nothing after it for its value; write ${write}\n`,
+    );
+    const json = await expectRefused(service, ['--json', ...args], []);
+    expect(JSON.parse(json.stderr).error).toEqual({
+      code: 'usage',
+      message: `${flag} needs a value`,
+      hint: `${flag} ends the line, with nothing after it for its value; write ${write}`,
+    });
+  });
+
   it('a short flag (api -X --include) names itself and gives the long form to write', async () => {
     const result = await expectRefused(service, argv`api -X --include /v1/auth/api-keys/current`, '-X needs a value');
     expect(result.stderr).toContain('write --method=--include');

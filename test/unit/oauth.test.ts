@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runConnect } from '../../src/commands/oauth/connect.js';
 import { run } from '../../src/main.js';
-import { approveConsent, contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
+import { approveConsent, contextFor, eventually, runCommand } from '../helpers/command-harness.js';
 import type { AsUserOptions } from '../helpers/command-harness.js';
 import type { TestContext } from '../helpers/test-context.js';
 import { call, decideConsent, expectContract } from '../helpers/service.js';
@@ -229,14 +229,34 @@ describe('oauth connect when the provider is connected already', () => {
 });
 
 describe('oauth disconnect', () => {
-  it('without a terminal and without --yes: exit 2 naming --yes, nothing sent', async () => {
+  it('without a terminal and without --yes, connected: checked first, then exit 2 naming --yes, nothing DELETEd', async () => {
     await connectOverHttp();
-    const before = requestCount(service);
     const result = await asConnect(['oauth', 'disconnect', 'example']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('error: --yes is required to disconnect when not running interactively');
-    expect(requestCount(service)).toBe(before);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'error: --yes is required to disconnect when not running interactively\n' +
+        'run `facectl oauth disconnect example --yes`\n',
+    );
+    expect(service.stats.byRoute.listOAuthConnections).toBe(1);
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
     expect((await connections())[0].connected).toBe(true);
+  });
+
+  it('without a terminal and without --yes, not connected: exit 4 not_connected at once, not the --yes error', async () => {
+    const result = await asConnect(['oauth', 'disconnect', 'example']);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      'error: example is not connected; nothing to disconnect\n' +
+        'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)\n',
+    );
+    expect(service.stats.byRoute.listOAuthConnections).toBe(1);
+    expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
+
+    const json = await asConnect(['oauth', 'disconnect', 'example', '--json']);
+    expect(json.code).toBe(4);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'not_connected' } });
   });
 
   it('on a terminal asks first: "no" keeps the connection (exit 1, not 130), "yes" disconnects', async () => {

@@ -105,6 +105,7 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   const gate = new RateGate(() => ctx.clock.now().getTime());
   let stopReason: UsageError | undefined;
   let fatal: unknown;
+  const overtaken = trackOvertaken(!input.continueOnError);
 
   /**
    * Whether a line may be sent: a bad line stops the batch (unless --continue-on-error), decided as the
@@ -133,9 +134,11 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
     const earlier = journal.earlier.get(line.line);
     if (earlier !== undefined && earlier.hash === hash) {
       const { document_id, token_count } = earlier;
+      overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count, resumed: true });
       return true;
     }
+    overtaken.start(line.line);
     try {
       const document = await api.call(
         createDocument,
@@ -144,10 +147,12 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
       );
       const { document_id, token_count } = document;
       journal.record({ line: line.line, hash, document_id, token_count });
+      overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count });
       return true;
     } catch (error) {
       if (ctx.signal.aborted) return false;
+      overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
       const message = error instanceof Error ? error.message : String(error);
       reporter.report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
@@ -196,7 +201,7 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
         `lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
-  if (summary.failed > 0) throw batchError(failures, summary, input);
+  if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
   return summary;
 }
 
@@ -208,14 +213,27 @@ function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeVal
   return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 }
 
-function batchError(failures: Failures, summary: BatchSummary, input: BatchInput): CliError {
+function batchError(
+  failures: Failures,
+  summary: BatchSummary,
+  input: BatchInput,
+  after: { line: number; submitted: number } | undefined,
+): CliError {
   const continued = input.continueOnError;
   // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
   const worst = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
-  const stopped = continued ? '' : '; the batch stopped at the first failure';
+  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
+  // "nothing after that line was submitted".
+  const inFlight =
+    after === undefined || after.submitted === 0
+      ? ''
+      : after.submitted === 1
+        ? `, but 1 line after line ${after.line}, already in flight, was still submitted`
+        : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
+  const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
     code: 'batch_failed',
     hint: continued
@@ -230,4 +248,35 @@ function stopExitCode(signal: AbortSignal): ExitCodeValue {
   if (reason instanceof CliError && reason.code === OUTPUT_CLOSED) return ExitCode.outputClosed;
   if (reason instanceof CliError && reason.exitCode !== ExitCode.ok) return reason.exitCode;
   return ExitCode.interrupted;
+}
+
+/**
+ * How many lines after the first failed line (in file order) were submitted anyway: lines are taken in
+ * order, so a later line is submitted while the failed one is in flight, or after it failed while the
+ * later one was already in flight. Memory stays bounded: only lines in flight and failed lines are
+ * watched (after a failure without --continue-on-error no new line is taken; with it, nothing is watched).
+ */
+function trackOvertaken(enabled: boolean) {
+  const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
+  return {
+    start(line: number): void {
+      if (enabled) watched.set(line, { laterSubmitted: 0, failed: false });
+    },
+    ok(line: number): void {
+      watched.delete(line);
+      for (const [earlier, state] of watched) if (earlier < line) state.laterSubmitted++;
+    },
+    failed(line: number): void {
+      const state = watched.get(line);
+      if (state) state.failed = true;
+    },
+    afterFirstFailure(): { line: number; submitted: number } | undefined {
+      let first: { line: number; submitted: number } | undefined;
+      for (const [line, state] of watched) {
+        if (state.failed && (first === undefined || line < first.line))
+          first = { line, submitted: state.laterSubmitted };
+      }
+      return first;
+    },
+  };
 }

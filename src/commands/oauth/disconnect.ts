@@ -27,12 +27,8 @@ export async function disconnectAction(
 
 export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {
   const { provider } = opts;
-  if (!opts.yes && !ctx.io.canPrompt()) {
-    throw new UsageError('--yes is required to disconnect when not running interactively', {
-      hint: `run \`facectl oauth disconnect ${provider} --yes\``,
-    });
-  }
-  // Asked first, so that nobody confirms disconnecting what is not connected.
+  // Checked first (README): what is not connected is said at once, exit 4, with or without --yes or a
+  // terminal; nobody confirms (or is asked for --yes to disconnect) what is not connected.
   let connections: OAuthConnection[];
   try {
     connections = await send(ctx, listOAuthConnections, {});
@@ -40,6 +36,11 @@ export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOpti
     throw explainPlanRequired(error);
   }
   if (!connections.some((c) => c.provider === provider && c.connected)) throw notConnected(provider, connections);
+  if (!opts.yes && !ctx.io.canPrompt()) {
+    throw new UsageError('--yes is required to disconnect when not running interactively', {
+      hint: `run \`facectl oauth disconnect ${provider} --yes\``,
+    });
+  }
   if (!opts.yes) {
     const confirmed = await ctx.prompter.confirm({
       message: `Disconnect ${provider}? Compile interviews will no longer be billed to that account.`,
