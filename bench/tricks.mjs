@@ -83,12 +83,6 @@ const TRICKS = {
     groups: 'startup,api',
     edits: [{ file: 'scripts/build.mjs', from: '  minifyWhitespace: true,\n  minifySyntax: true,\n', to: '' }],
   },
-  'compile-cache': {
-    what: "bin/facectl.js: V8's compile cache in the user's cache directory (Node 22.1 and later)",
-    groups: 'startup,api',
-    edits: [],
-    env: { NODE_DISABLE_COMPILE_CACHE: '1' },
-  },
   'help-pages': {
     what: 'src/cli.ts: --version and prerendered --help answered without loading run.js and commander',
     groups: 'startup',

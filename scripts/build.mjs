@@ -130,7 +130,7 @@ const common = {
   logLevel: 'warning',
   // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
   // Row: one API command; on Node 20 without it 5.87x against 4.95x (3 rounds, loaded machine; earlier
-  // runs were mixed), on Node 24 no difference (the compile cache). `npm run bench:tricks -- minify`.
+  // runs were mixed), on Node 24 no difference. `npm run bench:tricks -- minify`.
   minifyWhitespace: true,
   minifySyntax: true,
 };
