@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import {
   chmodSync,
+  cpSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -507,13 +508,25 @@ describe('--data that serve cannot use: exit 2 naming --data, the path and what 
   });
 
   /**
-   * As root every file is writable, so serve is run as nobody there (the temp directory opened to it);
-   * as another user it runs as that user.
+   * As root every file is writable, so serve is run as nobody there (the temp directory opened to it),
+   * from a copy of the built package that nobody can read: the clone itself may sit in a private (0700)
+   * directory. As another user it runs as that user, from the clone.
    */
+  let copied: string | undefined;
+  function builtCopyForNobody(): string {
+    if (copied) return copied;
+    const dir = makeTempDir('facectl-pkg-');
+    chmodSync(dir, 0o755);
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+    copied = dir;
+    return dir;
+  }
+
   function serveAsUnprivileged(path: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const root = process.getuid?.() === 0;
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', path], {
-      cwd: ROOT,
+    const home = root ? builtCopyForNobody() : ROOT;
+    const child = spawn(process.execPath, [join(home, 'bin', 'facectl.js'), 'serve', '--port', '0', '--data', path], {
+      cwd: home,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), NO_COLOR: '1' },
       ...(root ? { uid: 65534, gid: 65534 } : {}),
     });
