@@ -1,7 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import {
   chmodSync,
-  cpSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -23,6 +22,7 @@ import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
 import { makeTempDir } from '../helpers/temp.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { until, watchChild } from '../helpers/watch-child.js';
 
 /** `facectl serve`: flags, output, shutdown; and the built bin, including kill -9 under load (case 41). */
@@ -509,24 +509,14 @@ describe('--data that serve cannot use: exit 2 naming --data, the path and what 
 
   /**
    * As root every file is writable, so serve is run as nobody there (the temp directory opened to it),
-   * from a copy of the built package that nobody can read: the clone itself may sit in a private (0700)
-   * directory. As another user it runs as that user, from the clone.
+   * from the world-readable copy of the CLI (the clone, and Node 24 in CI, may sit in private 0700
+   * directories nobody cannot enter). As another user it runs as that user, from the clone.
    */
-  let copied: string | undefined;
-  function builtCopyForNobody(): string {
-    if (copied) return copied;
-    const dir = makeTempDir('facectl-pkg-');
-    chmodSync(dir, 0o755);
-    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
-    copied = dir;
-    return dir;
-  }
-
-  function serveAsUnprivileged(path: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  async function serveAsUnprivileged(path: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const root = process.getuid?.() === 0;
-    const home = root ? builtCopyForNobody() : ROOT;
-    const child = spawn(process.execPath, [join(home, 'bin', 'facectl.js'), 'serve', '--port', '0', '--data', path], {
-      cwd: home,
+    const cli = root ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: ROOT };
+    const child = spawn(cli.node, [cli.bin, 'serve', '--port', '0', '--data', path], {
+      cwd: cli.dir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), NO_COLOR: '1' },
       ...(root ? { uid: 65534, gid: 65534 } : {}),
     });
