@@ -132,23 +132,29 @@ describe('runServe in-process', () => {
     await expect(fetch(first.base_url)).rejects.toThrow();
   });
 
+  /** runServe in this process on a data file, under --json, stopped as SIGINT/SIGTERM would stop it; once it listens. */
+  async function serveOnDataFile(file: string) {
+    const t = fakeContext(true);
+    let stopHook: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
+    const done = runServe(
+      t.ctx,
+      { port: '0', json: true, data: file },
+      {
+        onStop: (s) => {
+          stopHook = s;
+          return () => {};
+        },
+      },
+    );
+    await expect.poll(() => t.stdout()).toContain('\n');
+    return { t, done, stop: (signal: 'SIGINT' | 'SIGTERM') => stopHook(signal) };
+  }
+
   test('--json: the service\'s own failure lines are `{"warning": …}` JSON lines, like every command\'s', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     try {
-      const t = fakeContext(true);
-      let stop: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
-      const done = runServe(
-        t.ctx,
-        { port: '0', json: true, data: file },
-        {
-          onStop: (s) => {
-            stop = s;
-            return () => {};
-          },
-        },
-      );
-      await expect.poll(() => t.stdout()).toContain('\n');
+      const { t, done, stop } = await serveOnDataFile(file);
       // The directory gone, the final snapshot cannot be written: the service says so on stderr.
       rmSync(tmp.dir, { recursive: true, force: true });
       stop('SIGTERM');
@@ -172,19 +178,7 @@ describe('runServe in-process', () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     try {
-      const t = fakeContext(true);
-      let stop: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
-      const done = runServe(
-        t.ctx,
-        { port: '0', json: true, data: file },
-        {
-          onStop: (s) => {
-            stop = s;
-            return () => {};
-          },
-        },
-      );
-      await expect.poll(() => t.stdout()).toContain('\n');
+      const { t, done, stop } = await serveOnDataFile(file);
       const first = JSON.parse(t.stdout().split('\n')[0] as string);
       const created = await call({ baseUrl: first.base_url }, 'createFace', {
         key: first.users[2].key,
