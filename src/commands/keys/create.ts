@@ -67,7 +67,8 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
   if (save) checkNamedProfile(ctx);
   const creator = save ? await creatorOfNewProfile(ctx) : undefined;
-  const key = creator ? await untilAnswered(ctx, creator.send(body)) : await createUntilAnswered(ctx, body);
+  const send = creator?.send ?? (await activeSender(ctx));
+  const key = await untilAnswered(ctx, () => send(body));
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(
@@ -84,18 +85,21 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
 }
 
 /**
- * Sends the creating request and waits for its answer even past Ctrl-C/SIGTERM (within the HTTP
- * timeouts): the service keeps only the key's hash, so an answer abandoned would leave a live key no one
- * ever saw. A signal before the request is sent ends the command at once.
+ * The creating request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts): the service
+ * keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
+ * client built without the abort signal, here the context's own (ctx.api's untilAnswered).
  */
-async function createUntilAnswered(ctx: CreateKeyContext, body: ApiKeyCreateRequest): Promise<ApiKey> {
+async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<ApiKey>> {
   // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
   await (await ctx.credentials()).apiKey();
   const api = await ctx.api({ untilAnswered: true });
-  return untilAnswered(ctx, () => api.call(createApiKey, { body }));
+  return (body) => api.call(createApiKey, { body });
 }
 
-/** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
+/**
+ * Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile; a signal
+ * before it is sent ends the command at once.
+ */
 async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<ApiKey>): Promise<ApiKey> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
@@ -145,8 +149,8 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
         `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
     );
   }
-  // Like ctx.api({ untilAnswered }): a client without the abort signal, the request waited for past it.
-  const send = (body: ApiKeyCreateRequest) => async (): Promise<ApiKey> => {
+  // Like activeSender: a client without the abort signal, the request waited for past it.
+  const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
     const client = clientForContext(
       ctx,
       {
