@@ -180,11 +180,7 @@ describe('runServe in-process', () => {
     try {
       const { t, done, stop } = await serveOnDataFile(file);
       const first = JSON.parse(t.stdout().split('\n')[0] as string);
-      const created = await call({ baseUrl: first.base_url }, 'createFace', {
-        key: first.users[2].key,
-        body: { name: 'T', alias: `${message}-face` },
-      });
-      expectContract('createFace', created, 201);
+      await createFaceAsPro(first, `${message}-face`, 'T');
       stop(signal);
       await expect(done).rejects.toMatchObject({ exitCode, code: 'interrupted', message });
       expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
@@ -214,6 +210,15 @@ describe('runServe in-process', () => {
     await done;
   });
 });
+
+/** Creates a face as the pro user (the third key) of serve's first JSON line, and checks the 201. */
+async function createFaceAsPro(info: { base_url: string; users: { key: string }[] }, alias: string, name: string) {
+  const created = await call({ baseUrl: info.base_url }, 'createFace', {
+    key: info.users[2]?.key as string,
+    body: { name, alias },
+  });
+  expectContract('createFace', created, 201);
+}
 
 describe('the built bin', () => {
   const children: ChildProcessWithoutNullStreams[] = [];
@@ -256,12 +261,7 @@ describe('the built bin', () => {
         200,
       );
     }
-    const pro = info.users[2]?.key as string;
-    const created = await call({ baseUrl: info.base_url }, 'createFace', {
-      key: pro,
-      body: { name: 'T', alias: 'term-face' },
-    });
-    expectContract('createFace', created, 201);
+    await createFaceAsPro(info, 'term-face', 'T');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(143);
     // --json: stderr is one error document; the stop message is among its warnings.
@@ -280,11 +280,7 @@ describe('the built bin', () => {
   test('--json --debug: every stderr line is JSON, the access log `{"debug": …}` lines like any command\'s trace', async () => {
     const s = serve(['--debug']);
     const info = await s.firstLine;
-    const created = await call({ baseUrl: info.base_url }, 'createFace', {
-      key: info.users[2]?.key as string,
-      body: { name: 'J', alias: 'json-log-face' },
-    });
-    expectContract('createFace', created, 201);
+    await createFaceAsPro(info, 'json-log-face', 'J');
     await until(() => s.stderr().includes('/v1/faces '), 'the access log line');
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(143);
@@ -339,12 +335,7 @@ describe('the built bin', () => {
       expect(json.code).toBe(1);
       expect(JSON.parse(json.stderr).error.code).toBe('data_in_use');
 
-      const key = info.users[2]?.key as string;
-      const created = await call({ baseUrl: info.base_url }, 'createFace', {
-        key,
-        body: { name: 'Kept', alias: 'kept-face' },
-      });
-      expectContract('createFace', created, 201);
+      await createFaceAsPro(info, 'kept-face', 'Kept');
       first.child.kill('SIGTERM');
       expect(await first.exit).toBe(143);
       expect(readFileSync(file, 'utf8')).toContain('kept-face');
@@ -367,12 +358,7 @@ describe('the built bin', () => {
     try {
       const s = serve(['--data', alias]);
       const info = await s.firstLine;
-      const key = info.users[2]?.key as string;
-      const created = await call({ baseUrl: info.base_url }, 'createFace', {
-        key,
-        body: { name: 'Linked', alias: 'linked-face' },
-      });
-      expectContract('createFace', created, 201);
+      await createFaceAsPro(info, 'linked-face', 'Linked');
       s.child.kill('SIGTERM');
       expect(await s.exit).toBe(143);
       expect(JSON.parse(s.stderr()).error.warnings).toEqual([
