@@ -27,8 +27,11 @@ function jqMessage(error: JqFailure): string {
     .split('\n')
     .map((line) => line.replace(/^jq: (error: )?/, '').trim())
     .filter((line) => line !== '' && !/^\d+ compile errors?$/.test(line) && !/^Non-zero exit code/.test(line));
-  return lines.join('; ').replace(/:; /g, ': ') || 'jq failed';
+  // A crashing engine (no exit code) ends its message with a hint for jq-web's own developers.
+  return (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');
 }
+
+const ENGINE_HINT = /\.? ?Build with -sASSERTIONS for more info\.?$/;
 
 /**
  * The longest --jq expression, in characters. jq-web runs synchronously (a signal cannot stop it), and
@@ -102,7 +105,7 @@ export async function loadJq(expression: string): Promise<JqFilter> {
     // nothing more.
     const { exitCode } = error as JqFailure;
     if (exitCode === 3 || exitCode === undefined) {
-      const message = jqMessage(error as JqFailure).replace(/\.? ?Build with -sASSERTIONS for more info\.?$/, '');
+      const message = jqMessage(error as JqFailure);
       const said =
         exitCode === 3 ? message : `jq's engine failed on this expression (${message}); is it nested too deeply?`;
       throw new UsageError(`--jq: ${said}`, {
@@ -121,7 +124,7 @@ export async function loadJq(expression: string): Promise<JqFilter> {
         return result === '' || result.endsWith('\n') ? result : `${result}\n`;
       } catch (error) {
         // No exit code: the engine itself crashed on the answer (it runs nothing more).
-        const message = jqMessage(error as JqFailure).replace(/\.? ?Build with -sASSERTIONS for more info\.?$/, '');
+        const message = jqMessage(error as JqFailure);
         const said =
           (error as JqFailure).exitCode === undefined ? `jq's engine failed on this expression (${message})` : message;
         throw new CliError(`--jq: ${said}`, ExitCode.error, { code: 'jq_error' });
