@@ -26,8 +26,13 @@ export async function startUnreaped(command: string, env: NodeJS.ProcessEnv = pr
   return {
     pid,
     kill: async () => {
-      process.kill(pid, 'SIGKILL');
+      // Until the shell has become `sleep`, it would still reap the killed command itself.
       const deadline = Date.now() + 10_000;
+      while (commandOf(parent.pid as number) !== 'sleep') {
+        if (Date.now() > deadline) throw new Error(`the parent of pid ${pid} never became sleep`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      process.kill(pid, 'SIGKILL');
       while (processState(pid) !== 'Z') {
         if (Date.now() > deadline) throw new Error(`pid ${pid} never became a zombie`);
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -42,6 +47,15 @@ export function processState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The command name of a process (Linux /proc), e.g. sh, sleep; undefined once it is gone. */
+function commandOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
     return undefined;
   }
