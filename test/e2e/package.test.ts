@@ -188,6 +188,16 @@ describe('a clone', () => {
     expect(existsSync(join(clone, 'node_modules', 'open'))).toBe(true);
     expect(existsSync(join(clone, 'node_modules', 'esbuild'))).toBe(false);
   });
+
+  it('npm ci with the dev dependencies, as the Quick start runs it on Node 20, prints no warning', async () => {
+    // An engine range that leaves out the Node that README supports (EBADENGINE), or an install script
+    // nobody reviewed (npm's allowScripts), is a warning a newcomer would have to wonder about.
+    const clone = makeTempDir('facectl-clone-dev-');
+    for (const entry of ['package.json', 'package-lock.json']) cpSync(join(ROOT, entry), join(clone, entry));
+    const result = await npm(['ci', '--no-audit', '--no-fund'], clone);
+    expect(result.code, result.stderr).toBe(0);
+    expect(warnings(result.stderr)).toEqual([]);
+  });
 });
 
 function manifestVersion(): string {
