@@ -3,7 +3,7 @@
 // alternately in the same run (these machines are shared and noisy), medians of several runs.
 //
 // Options: --node PATH (or BENCH_NODE): the Node binary for the CLI, the service and every baseline.
-//          --readme: also put the tables of bench/results/node<major>.md into README.md.
+//          --docs: also put the tables of bench/results/node<major>.md into docs/performance.md.
 // Environment (defaults take a few minutes on 2 cores):
 //   BENCH_START_RUNS=15  runs of each start-up row (each side)
 //   BENCH_BULK_RUNS=8    runs of the bulk rows (each side on a fresh service of its own; even, so each
@@ -420,21 +420,21 @@ mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...info, rows }, null, 2)}\n`);
 writeFileSync(join(outDir, `${stem}.md`), md);
 log(`wrote ${join(outDir, stem)}.json and .md`);
-if (argv.includes('--readme') && !ONLY) updateReadme(outDir);
+if (argv.includes('--docs') && !ONLY) updateDocs(outDir);
 
-/** Puts every whole table of bench/results (one per Node major) into README, between the bench markers. */
-function updateReadme(dir) {
-  const readme = join(root, 'README.md');
-  const text = readFileSync(readme, 'utf8');
+/** Puts every whole table of bench/results (one per Node major) into docs/performance.md, between the bench markers. */
+function updateDocs(dir) {
+  const page = join(root, 'docs', 'performance.md');
+  const text = readFileSync(page, 'utf8');
   const start = '<!-- bench:start -->';
   const end = '<!-- bench:end -->';
   const a = text.indexOf(start);
   const b = text.indexOf(end);
-  if (a < 0 || b < a) return log('README has no bench markers: not updated');
+  if (a < 0 || b < a) return log('docs/performance.md has no bench markers: not updated');
   const tables = readdirSync(dir)
     .filter((f) => /^node\d+\.md$/.test(f))
     .sort((x, y) => Number(x.match(/\d+/)[0]) - Number(y.match(/\d+/)[0]))
     .map((f) => readFileSync(join(dir, f), 'utf8').trim());
-  writeFileSync(readme, `${text.slice(0, a + start.length)}\n${tables.join('\n\n')}\n${text.slice(b)}`);
-  log('updated the bench tables in README.md');
+  writeFileSync(page, `${text.slice(0, a + start.length)}\n${tables.join('\n\n')}\n${text.slice(b)}`);
+  log('updated the bench tables in docs/performance.md');
 }

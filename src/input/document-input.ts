@@ -50,11 +50,14 @@ const nothingToFree = async () => {};
 
 /** A file named *.ndjson or *.jsonl is NDJSON whatever it holds: a batch even of one line. */
 const NDJSON_NAME = /\.(ndjson|jsonl)$/i;
+const JSON_NAME = /\.json$/i;
 
 export async function readDocumentInput(source: InputSource, options: ReadDocumentOptions): Promise<DocumentInput> {
   const named = source.kind === 'file' && NDJSON_NAME.test(source.name) ? 'ndjson' : undefined;
   const format = options.format ?? named;
   const detected = format ? { format, chunks: source.open() } : await detectDocumentFormat(source.open(), source.name);
+  // A *.json file is never sent as text: what does not parse as a JSON document is said so.
+  if (!format && detected.format === 'text' && JSON_NAME.test(source.name)) detected.format = 'json';
   if (options.batchFlag !== undefined && detected.format !== 'ndjson') {
     const kind = detected.format === 'json' ? 'one JSON document' : 'text';
     throw new UsageError(`${options.batchFlag} applies to a batch (NDJSON), but ${source.name} was read as ${kind}`, {

@@ -3,8 +3,8 @@ import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { formatIssue } from './issues.js';
-import { isPlainObject, parseJsonObject } from './json.js';
-import { readChunksText } from './source.js';
+import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
+import { readChunksText, STDIN_NAME } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
@@ -53,6 +53,12 @@ export async function detectDocumentFormat(
   if (first === 0 && (await peek.find(2, () => true)) === 2 && isByteOrderMark(peek)) {
     first = await peek.find(3, isNonSpace);
   }
+  // `[{...}, ...]` is a JSON array of documents, never a text (readJsonDocument says how to send it).
+  if (first !== -1 && peek.byteAt(first) === 0x5b) {
+    const second = await peek.find(first + 1, isNonSpace);
+    const opening = second === -1 ? undefined : peek.byteAt(second);
+    if (opening === 0x7b || opening === 0x5d) return { format: 'json', chunks: peek.replay() };
+  }
   if (first === -1 || peek.byteAt(first) !== 0x7b) return { format: 'text', chunks: peek.replay() };
   const lineEnd = await peek.find(first, (b) => b === 0x0a);
   if (lineEnd === -1) return { format: 'json', chunks: peek.replay() };
@@ -69,12 +75,42 @@ export async function readJsonDocument(
   defaults: DocumentDefaults,
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName);
-  const object = parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
+  const parsed = tryParseJson(text);
+  refuseManyDocuments(parsed, text, sourceName);
+  // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
+  const object =
+    parsed.ok && isPlainObject(parsed.value)
+      ? parsed.value
+      : parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
   const checked = checkDocument(fillDefaults(object, defaults));
   if (!checked.ok) {
     throw new UsageError(`${sourceName}: ${checked.problem}`, { code: 'invalid_input', hint: FIELDS_NOTE });
   }
   return checked.document;
+}
+
+/**
+ * A JSON array of documents, or objects one after another as `jq '.[]'` prints them: many documents
+ * where one was expected. A batch is NDJSON (one object a line), so the hint gives the jq line that
+ * makes it; nothing is sent.
+ */
+function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string): void {
+  const isArray = parsed.ok && Array.isArray(parsed.value);
+  const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
+  if (!isArray && !isSequence) return;
+  const filter = isArray ? `'.[]'` : '.';
+  const stdin = sourceName === STDIN_NAME;
+  const file = /^[\w@%+=:,./-]+$/.test(sourceName) ? sourceName : `'${sourceName.replaceAll("'", "'\\''")}'`;
+  const what = isArray
+    ? `holds a JSON array of ${plural((parsed as { value: unknown[] }).value.length, 'item')}`
+    : 'holds JSON objects one after another';
+  throw new UsageError(
+    `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
+    {
+      code: 'invalid_input',
+      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit -`,
+    },
+  );
 }
 
 /** A plain-text document: the content as given, the rest from the flags; a UsageError names what is wrong. */
@@ -200,4 +236,8 @@ class PeekedChunks {
       yield next.value;
     }
   }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -14,7 +14,7 @@ export interface JsonLocation {
 }
 
 export type JsonParseResult =
-  { ok: true; value: unknown } | { ok: false; line: number; column: number; reason: string };
+  { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };
 
 /** Parses JSON; on failure says where (line and column, counted from `firstLine`) and why. */
 export function tryParseJson(text: string, firstLine = 1): JsonParseResult {
@@ -22,7 +22,12 @@ export function tryParseJson(text: string, firstLine = 1): JsonParseResult {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     const problem = locateJsonError(text);
-    return { ok: false, ...lineAndColumn(text, problem.offset, firstLine), reason: problem.reason };
+    return {
+      ok: false,
+      ...lineAndColumn(text, problem.offset, firstLine),
+      offset: problem.offset,
+      reason: problem.reason,
+    };
   }
 }
 
@@ -71,6 +76,9 @@ function lineAndColumn(text: string, offset: number, firstLine: number): { line:
   }
   return { line, column: offset - lineStart + 1 };
 }
+
+/** The reason given for a text that holds more after its first JSON value. */
+export const UNEXPECTED_AFTER_VALUE = 'unexpected text after the JSON value';
 
 interface JsonProblem {
   offset: number;
@@ -158,7 +166,7 @@ export function locateJsonError(text: string): JsonProblem {
   try {
     value(0);
     skipSpace();
-    if (i < text.length) fail('unexpected text after the JSON value');
+    if (i < text.length) fail(UNEXPECTED_AFTER_VALUE);
   } catch (problem) {
     if (typeof problem === 'object' && problem !== null && 'reason' in problem) return problem as JsonProblem;
     throw problem;

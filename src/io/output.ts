@@ -20,26 +20,38 @@ export interface RenderModules {
 /**
  * Text from the service made safe for a terminal: control characters (C0 but newline and tab, DEL,
  * C1) are shown as visible escapes (`\x1b`), so a name like `\e]0;...\a` cannot retitle or clear
- * the terminal (reliability case 51). With `keepLines: false` newlines and tabs are escaped too.
+ * the terminal (reliability case 51). Bidirectional controls (U+202A-202E, U+2066-2069), zero-width
+ * characters and marks (U+200B-200F, U+FEFF) and the Unicode line separators (U+2028, U+2029) are
+ * escaped the same way (`\u202e`), so `Evil\u202egnp.exe` cannot pass for "Evilexe.png".
+ * With `keepLines: false` newlines and tabs are escaped too.
  */
 export function visible(text: string, keepLines = true): string {
-  const pattern = keepLines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x1f\x7f-\x9f]/g;
+  const pattern = keepLines ? UNSAFE_KEEPING_LINES : UNSAFE;
   return text.replace(pattern, (c) => {
     const code = c.charCodeAt(0);
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
     if (c === '\t') return '\\t';
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : c;
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+const UNSAFE_KEEPING_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /**
- * JSON text with DEL and C1 escaped as well (JSON.stringify escapes only C0): same data, safe to show.
- * For errors and table cells; the --json documents on stdout stay exactly JSON.stringify's (their C0
- * controls, ESC and BEL included, are escaped by it).
+ * JSON text with DEL, C1 and the invisible characters above written as \u escapes (JSON.stringify
+ * escapes only C0): the same data, safe to show. For errors, table cells, and --json on a terminal;
+ * --json into a pipe or file stays exactly JSON.stringify's.
  */
 export function safeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  return safeJsonText(JSON.stringify(value, null, indent));
+}
+
+function safeJsonText(json: string): string {
+  return json.replace(
+    /[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
@@ -68,7 +80,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const err = (text: string) => void io.stderr.write(text);
   /** A JSON document for stdout: through --jq when given (its raw strings made safe on a terminal). */
   const document = (json: string, compact: boolean) => {
-    if (globals.jq === undefined) return out(`${json}\n`);
+    if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
     const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
     out(io.stdoutIsTTY ? visible(result) : result);

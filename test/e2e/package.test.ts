@@ -100,9 +100,9 @@ describe('npm pack', () => {
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
   });
 
-  it('README states the tarball size and file count it has', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const stated = /tarball of about ([\d.]+) MB \((\d+) files/.exec(readme);
+  it('docs/development.md states the tarball size and file count it has', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'development.md'), 'utf8');
+    const stated = /tarball of about ([\d.]+) MB \((\d+) files/.exec(page);
     expect(stated).not.toBeNull();
     expect(Math.abs(Number(stated?.[1]) - packed.size / 1e6)).toBeLessThan(0.15);
     expect(Math.abs(Number(stated?.[2]) - packed.files.length)).toBeLessThanOrEqual(5);
@@ -187,6 +187,16 @@ describe('a clone', () => {
     expect(result.code).toBe(0);
     expect(existsSync(join(clone, 'node_modules', 'open'))).toBe(true);
     expect(existsSync(join(clone, 'node_modules', 'esbuild'))).toBe(false);
+  });
+
+  it('npm ci with the dev dependencies, as the Quick start runs it on Node 20, prints no warning', async () => {
+    // An engine range that leaves out the Node that README supports (EBADENGINE), or an install script
+    // nobody reviewed (npm's allowScripts), is a warning a newcomer would have to wonder about.
+    const clone = makeTempDir('facectl-clone-dev-');
+    for (const entry of ['package.json', 'package-lock.json']) cpSync(join(ROOT, entry), join(clone, entry));
+    const result = await npm(['ci', '--no-audit', '--no-fund'], clone);
+    expect(result.code, result.stderr).toBe(0);
+    expect(warnings(result.stderr)).toEqual([]);
   });
 });
 

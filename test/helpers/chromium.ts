@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';
 
 /**
@@ -65,7 +65,6 @@ function unpackedRegistryChromium(): string {
   const entry = require.resolve('@sparticuz/chromium');
   const pkgDir = join(dirname(entry), '..', '..');
   const pkgJson = join(pkgDir, 'package.json');
-  const esm = join(pkgDir, 'build', 'esm', 'index.mjs');
   const { version } = JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string };
   const cache = join(ROOT, 'node_modules', '.cache', 'facectl-chromium');
   const final = join(cache, version);
@@ -79,9 +78,10 @@ function unpackedRegistryChromium(): string {
       [
         '--input-type=module',
         '-e',
-        `const { default: c } = await import(${JSON.stringify(pathToFileURL(esm).href)}); await c.executablePath();`,
+        // Resolved by the package's own exports from the clone's root (its file layout changes between versions).
+        `const { default: c } = await import('@sparticuz/chromium'); await c.executablePath();`,
       ],
-      { env: { ...process.env, TMPDIR: staging }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 120_000 },
+      { cwd: ROOT, env: { ...process.env, TMPDIR: staging }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 120_000 },
     );
     if (!existsSync(join(staging, 'chromium'))) throw new Error(`@sparticuz/chromium did not unpack into ${staging}`);
     try {

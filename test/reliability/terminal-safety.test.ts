@@ -108,3 +108,50 @@ describe('case 51 with colour on: our own label is coloured, the text beside it 
     expect(written).toBe(`\x1b[33mwarning:\x1b[39m Save this key now ${SHOWN}\n`);
   });
 });
+
+// Issue 22 item 4: bidirectional controls and invisible characters would let a name pass for another
+// ("Evil\u202egnp.exe" shows as "Evilexe.png"); they are escaped wherever control characters are.
+const SPOOF = 'Evil\u202egnp.exe\u2066 \u2028X\u200b\ufeff';
+const SPOOF_SHOWN = 'Evil\\u202egnp.exe\\u2066 \\u2028X\\u200b\\ufeff';
+const INVISIBLE = /[\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/;
+
+describe('bidi controls and invisible characters from the service are made visible', () => {
+  const spoofed = { ...FACE, name: SPOOF };
+
+  it('in a table on a terminal, and in TSV when piped', async () => {
+    server.handle((_req, res) => json(res, 200, spoofed));
+    const table = await runIn(server, ['faces', 'get', 'face_1'], { stdoutIsTTY: true, env });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).not.toMatch(INVISIBLE);
+    expect(table.stdout).toContain(SPOOF_SHOWN);
+
+    const piped = await runIn(server, ['faces', 'get', 'face_1'], { env });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).not.toMatch(INVISIBLE);
+    expect(piped.stdout).toContain(`name\t${SPOOF_SHOWN}\n`);
+  });
+
+  it('in --json on a terminal (valid JSON, same data); into a pipe the document is exactly as received', async () => {
+    server.handle((_req, res) => json(res, 200, spoofed));
+    const shown = await runIn(server, ['faces', 'get', 'face_1', '--json'], { stdoutIsTTY: true, env });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toMatch(INVISIBLE);
+    expect(JSON.parse(shown.stdout).name).toBe(SPOOF);
+
+    const piped = await runIn(server, ['faces', 'get', 'face_1', '--json'], { env });
+    expect(piped.stdout).toContain(SPOOF);
+    expect(JSON.parse(piped.stdout).name).toBe(SPOOF);
+  });
+
+  it('in errors, plain and --json', async () => {
+    server.handle((_req, res) => json(res, 404, { detail: `no face ${SPOOF}`, code: 'face_not_found' }));
+    const plain = await runIn(server, ['faces', 'get', 'face_1'], { stdoutIsTTY: true, env });
+    expect(plain.code).toBe(4);
+    expect(plain.stderr).not.toMatch(INVISIBLE);
+    expect(plain.stderr).toContain(`error: no face ${SPOOF_SHOWN}`);
+
+    const asJson = await runIn(server, ['faces', 'get', 'face_1', '--json'], { env });
+    expect(asJson.stderr).not.toMatch(INVISIBLE);
+    expect(JSON.parse(asJson.stderr).error.message).toBe(`no face ${SPOOF}`);
+  });
+});

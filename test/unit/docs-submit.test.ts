@@ -167,6 +167,48 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     expect(followed.stderr).toBe('error: cannot read --json: no such file\n');
   });
 
+  it('a JSON array of documents, or objects one after another, is never stored as text: the jq line that makes a batch', async () => {
+    const docs = [
+      { alias: 'ada-lovelace', label: 'arr-1', content: 'one' },
+      { alias: 'ada-lovelace', label: 'arr-2', content: 'two' },
+    ];
+    const array = file('docs.json', JSON.stringify(docs));
+    const result = await refused(
+      ['--file', array, '--alias', 'ada-lovelace', '--label', 'l'],
+      `error: ${array}: holds a JSON array of 2 items; one document is one JSON object, many are a batch in NDJSON (one object a line)\n`,
+    );
+    expect(result.stderr).toContain(`send them as a batch: jq -c '.[]' ${array} | facectl docs submit -\n`);
+    // Whatever the file is called, and from standard input, pretty-printed or not.
+    await refused(['--file', file('docs.txt', JSON.stringify(docs, null, 2))], 'holds a JSON array of 2 items');
+    const piped = await refused(['-', '--alias', 'ada-lovelace', '--label', 'l'], 'holds a JSON array of 2 items', {
+      stdin: ` \n${JSON.stringify(docs)}`,
+    });
+    expect(piped.stderr).toContain("send them as a batch: ... | jq -c '.[]' | facectl docs submit -\n");
+    // `jq '.[]'` prints the objects pretty, one after another.
+    const sequence = await refused(
+      ['-'],
+      'error: standard input: holds JSON objects one after another; one document is one JSON object',
+      { stdin: docs.map((d) => JSON.stringify(d, null, 2)).join('\n') },
+    );
+    expect(sequence.stderr).toContain('send them as a batch: ... | jq -c . | facectl docs submit -\n');
+    // A .json file that parses but is no object, or does not parse, is said so; never sent as text.
+    await refused(
+      ['--file', file('words.json', '"just words"'), '--alias', 'ada-lovelace', '--label', 'l'],
+      'found a string',
+    );
+    await refused(
+      ['--file', file('broken.json', 'not json at all'), '--alias', 'ada-lovelace', '--label', 'l'],
+      'line 1, column 1: invalid JSON',
+    );
+    expect(storedWithLabel('arr-')).toEqual([]);
+    // Text that merely starts with a bracket is still text.
+    const text = await runCommand(service, ['docs', 'submit', '-', '--alias', 'ada-lovelace', '--label', 'arr-text'], {
+      stdin: '[Chorus] sung twice',
+    });
+    expect(text.code, text.stderr).toBe(0);
+    expect(storedWithLabel('arr-').map((d) => d.content)).toEqual(['[Chorus] sung twice']);
+  });
+
   it('missing, directory, empty, invalid UTF-8 and too large files (cases 7, 12)', async () => {
     const missing = join(dir, 'missing.txt');
     await refused(

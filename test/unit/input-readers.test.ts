@@ -218,7 +218,10 @@ describe('docs submit input kinds', () => {
       ),
     ).toMatch(/^doc\.json: unknown field "title"/);
     expect(await usageMessage(readJsonDocument(chunks('[1]'), 'doc.json', {}))).toMatch(
-      /^doc\.json: line 1: expected a JSON object .*found an array$/,
+      /^doc\.json: holds a JSON array of 1 item; one document is one JSON object/,
+    );
+    expect(await usageMessage(readJsonDocument(chunks('42'), 'doc.json', {}))).toMatch(
+      /^doc\.json: line 1: expected a JSON object .*found a number$/,
     );
   });
 
