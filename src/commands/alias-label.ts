@@ -1,5 +1,12 @@
-import { checkAlias } from '../input/options.js';
 import { type PromptContext, requireValue } from './kit.js';
+
+/**
+ * An alias given as a flag or typed at a prompt. The seed says only that it is a string (a slug whose
+ * grammar it does not give), so the client refuses just an empty one; the service checks its own rule.
+ */
+export function checkAlias(text: string): string | undefined {
+  return text.trim() === '' ? 'an alias must not be empty' : undefined;
+}
 
 /**
  * The face (by alias) and the label a document or a thread is filed under: from --alias and --label,
@@ -14,7 +21,7 @@ export async function requireAliasAndLabel(
     flag: '--alias',
     value: flags.alias,
     message: `Alias of the face the ${what} belongs to`,
-    validate: checkAlias,
+    check: checkAlias,
   });
   const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: `Label of the ${what}` });
   return { alias, label };
