@@ -188,7 +188,7 @@ const HELP = {
     const declared = declarationOf(option);
     const extra = [
       ...(declared?.choices ? [`one of: ${declared.choices.join(', ')}`] : []),
-      ...(declared?.type === 'int' ? [`${declared.min} to ${declared.max}`] : []),
+      ...(declared?.min !== undefined && declared.type === 'int' ? [`${declared.min} to ${declared.max}`] : []),
       ...(option.required && option.defaultValue !== undefined ? [`default: ${option.defaultValueDescription}`] : []),
     ];
     return extra.length > 0 ? `${option.description} (${extra.join('; ')})` : option.description;

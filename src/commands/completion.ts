@@ -82,7 +82,7 @@ function describe(command: Command, path: string): CommandInfo {
   return {
     path,
     name: command.name(),
-    description: command.summary() || firstLine(command.description()),
+    description: command.summary(),
     subcommands,
     flags,
     argChoices: command.registeredArguments[0]?.argChoices ?? [...(ARGUMENT_VALUES[path] ?? [])],
@@ -97,10 +97,6 @@ function walk(tree: CommandInfo): CommandInfo[] {
 function inherited(tree: CommandInfo, node: CommandInfo): FlagInfo[] {
   if (node.path === '') return [];
   return tree.flags.filter((f) => f.long !== '--version' && f.long !== '--help');
-}
-
-function firstLine(text: string): string {
-  return text.split('\n')[0]?.replace(/\.$/, '') ?? '';
 }
 
 const HEADER = (shell: Shell) =>

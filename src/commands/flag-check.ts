@@ -1,13 +1,14 @@
 import * as z from 'zod';
 import { UsageError } from '../errors.js';
-import { choiceOption, daysOption, integerOption, usdOption } from '../input/options.js';
 import { splitList } from './kit.js';
 import { type Flags, type FlagSpec, type FlagValues, flagName } from './verb.js';
 
 /**
- * The check of a verb's flags, made from its declaration (verb.ts) when the verb runs: the values
- * commander read, as strings, become the typed values run receives. A bad value is a usage error
- * naming its flag (`--expires-in-days: must be a whole number of days`); every issue is listed.
+ * The check of a verb's flags, made from its declaration (verb.ts) when the verb runs: the strings
+ * commander read become the typed values run receives. A bad value is a usage error naming its flag
+ * (`--expires-in-days: must be a whole number of days`); every issue is listed. Each type refuses what
+ * the seed does not allow (a type, an enum it lists); bounds and grammars the local service chose (its
+ * slug rule, its import types) are its own to check: the client sends such values as given.
  */
 export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknown>): FlagValues<F> {
   const shape = Object.fromEntries(Object.entries(flags).map(([key, flag]) => [key, schemaOf(key, flag)]));
@@ -20,23 +21,51 @@ export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknow
   throw new UsageError(problems.join('\n'));
 }
 
+const WHOLE_NUMBER = /^\s*[+-]?\d+\s*$/;
+const DECIMAL_NUMBER = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/i;
+
 function schemaOf(key: string, flag: FlagSpec): z.ZodType {
   if (flag.value === undefined) return z.boolean().default(flag.negate === true);
   if (flag.repeat) return z.array(z.string()).optional();
   const schema =
     flag.type === 'int'
-      ? integerOption(flag.min ?? 0, flag.max ?? Number.MAX_SAFE_INTEGER, flag.unit ?? 'units')
-      : flag.type === 'days'
-        ? daysOption
-        : flag.type === 'usd'
-          ? usdOption
-          : flag.type === 'list'
-            ? listOf(key, flag)
-            : flag.choices
-              ? choiceOption(flag.choices as [string, ...string[]])
-              : z.string().superRefine(ruleOf(flag));
+      ? wholeNumber(flag)
+      : flag.type === 'usd'
+        ? dollars
+        : flag.type === 'list'
+          ? listOf(key, flag)
+          : flag.choices
+            ? z.enum(flag.choices as [string, ...string[]], { error: `must be one of ${flag.choices.join(', ')}` })
+            : z.string().superRefine(ruleOf(flag));
   return flag.default === undefined ? schema.optional() : schema;
 }
+
+/** A whole number (of the flag's `unit`), from `min` to `max` when it has them. */
+function wholeNumber({ min, max, unit = 'units' }: FlagSpec) {
+  const rule = `must be a whole number of ${unit}${min === undefined ? '' : ` from ${min} to ${max}`}`;
+  return z
+    .string()
+    .regex(WHOLE_NUMBER, { error: rule })
+    .transform(Number)
+    .pipe(
+      z
+        .int({ error: rule })
+        .min(min ?? -Infinity, { error: rule })
+        .max(max ?? Infinity, { error: rule }),
+    );
+}
+
+/** A finite amount of US dollars, 0 or more. */
+const dollars = z
+  .string()
+  .regex(DECIMAL_NUMBER, { error: 'must be an amount of US dollars, e.g. 25 or 7.50' })
+  .transform(Number)
+  .pipe(
+    // zod's number() refuses Infinity (1e309) itself; the message says why.
+    z
+      .number({ error: 'must be a finite amount of US dollars' })
+      .refine((n) => n >= 0, { error: 'must be 0 or more US dollars' }),
+  );
 
 /** Comma-separated items, each under the flag's rule; `min: 1` wants at least one. */
 function listOf(key: string, flag: FlagSpec) {

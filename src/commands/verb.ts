@@ -17,11 +17,11 @@ export interface FlagSpec {
   readonly short?: `-${string}`;
   readonly help: string;
   /**
-   * How the value is read: as text (the default); `int`, a whole number from `min` to `max` (the
-   * message names the `unit`); `days`, any whole number of days; `usd`, an amount of US dollars, 0 or
-   * more; `list`, comma-separated items (`min: 1`, at least one).
+   * How the value is read: as text (the default); `int`, a whole number of `unit`s, from `min` to
+   * `max` when given; `usd`, an amount of US dollars, 0 or more; `list`, comma-separated items
+   * (`min: 1`, at least one).
    */
-  readonly type?: 'int' | 'days' | 'usd' | 'list';
+  readonly type?: 'int' | 'usd' | 'list';
   readonly min?: number;
   readonly max?: number;
   readonly unit?: string;
@@ -44,7 +44,7 @@ export type Flags = Readonly<Record<string, FlagSpec>>;
 /** An argument: `<name>` (required) or `[name]`, and its help. */
 export type ArgSpec = readonly [name: `<${string}>` | `[${string}]`, help: string];
 
-type NumberFlag = { readonly type: 'int' | 'days' | 'usd' };
+type NumberFlag = { readonly type: 'int' | 'usd' };
 type ListFlag = { readonly type: 'list' } | { readonly repeat: true };
 
 /** The value a flag has once checked. */

@@ -14,7 +14,8 @@ const flags = {
   name: { value: '<name>', help: 'a label for the key' },
   expiresInDays: {
     value: '<days>',
-    type: 'days',
+    type: 'int',
+    unit: 'days',
     help: 'lifetime in days, 1 to 365 (default: that of the creating key)',
   },
   scopes: {
