@@ -1,10 +1,10 @@
+import { verb } from './kit.js';
 import { errorFromResponse } from '../api/error-mapping.js';
 import type { Context, RawResponse } from '../context.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { jsonIndent } from '../io/output.js';
 import { type Field, fieldsToObject, fieldsToQuery, parseField, parseHeaders } from './api-fields.js';
-import { verb } from './verb.js';
 
 /**
  * `facectl api [METHOD] <PATH>`: any endpoint, for what no verb covers, with gh's `api` flags:

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
-import { type AnyVerb, type ArgSpec, type Flags, type FlagSpec, flagName, type GroupSpec } from './verb.js';
+import type { AnyVerb, ArgSpec, Flags, FlagSpec, GroupSpec } from './verb.js';
+import { flagName } from './kit.js';
 
 /**
  * Declarations (verb.ts) made into commander commands: one option per flag, the arguments, the

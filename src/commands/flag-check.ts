@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { UsageError } from '../errors.js';
-import { splitList } from './kit.js';
-import { type Flags, type FlagSpec, type FlagValues, flagName } from './verb.js';
+import { flagName, splitList } from './kit.js';
+import type { Flags, FlagSpec, FlagValues } from './verb.js';
 
 /**
  * The check of a verb's flags, made from its declaration (verb.ts) when the verb runs: the strings

@@ -1,10 +1,9 @@
 import type { Document, ImportRequest } from '../contract/documents.js';
 import { IMPORT_TYPES, PERSPECTIVES } from '../contract/values.js';
 import { UsageError } from '../errors.js';
-import { requireArgument } from '../input/arguments.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
-import { notEmpty, type RequestContext, requestBody, send } from './kit.js';
-import { type Flags, type FlagValues, verb } from './verb.js';
+import { notEmpty, requestBody, type RequestContext, requireArgument, send, verb } from './kit.js';
+import type { Flags, FlagValues } from './verb.js';
 
 /** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
 

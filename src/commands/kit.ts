@@ -1,11 +1,27 @@
 import type { Column, Context } from '../context.js';
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
+import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
 /**
- * Small helpers the verbs' runs use. Every verb file imports this module, and program.ts every verb
- * file, so it must stay cheap: no zod, no prompts, no client (those arrive inside run).
+ * Small helpers every verb file uses (verb() to declare itself, then those of its run). Every verb file
+ * imports this module, and program.ts the verb files it needs, so it must stay cheap: no zod, no
+ * prompts, no client (those arrive inside run).
  */
+
+/** Declares a verb; the types of run's flags and arguments follow from the declaration. */
+export function verb<
+  const F extends Flags = Record<never, FlagSpec>,
+  const A extends readonly ArgSpec[] = [],
+  R = unknown,
+>(spec: VerbSpec<F, A, R>): VerbSpec<F, A, R> {
+  return spec;
+}
+
+/** `expiresInDays` -> `--expires-in-days` (`--no-browser` for a negated `browser`). */
+export function flagName(key: string, flag?: FlagSpec): string {
+  return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
 
 /** What a verb that sends one request and shows the answer uses of the context. */
 export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
@@ -74,6 +90,39 @@ export async function requireValue(ctx: PromptContext, options: RequireValueOpti
 /** A flag's rule (verb.ts FlagSpec.check): a value given must not be empty or only spaces. */
 export function notEmpty(text: string): string | undefined {
   return text.trim() === '' ? 'must not be empty' : undefined;
+}
+
+/** A positional argument that must not be empty (commander accepts `''`). */
+export function requireArgument(name: string, value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new UsageError(`<${name}> must not be empty`);
+  return value;
+}
+
+/**
+ * An alias given as a flag or typed at a prompt. The seed says only that it is a string (a slug whose
+ * grammar it does not give), so the client refuses just an empty one; the service checks its own rule.
+ */
+export function checkAlias(text: string): string | undefined {
+  return text.trim() === '' ? 'an alias must not be empty' : undefined;
+}
+
+/**
+ * The face (by alias) and the label a document or a thread is filed under: from --alias and --label,
+ * else asked for on a terminal; without one, a missing flag is a usage error naming it.
+ */
+export async function requireAliasAndLabel(
+  ctx: PromptContext,
+  flags: { alias?: string | undefined; label?: string | undefined },
+  what: 'document' | 'thread',
+): Promise<{ alias: string; label: string }> {
+  const alias = await requireValue(ctx, {
+    flag: '--alias',
+    value: flags.alias,
+    message: `Alias of the face the ${what} belongs to`,
+    check: checkAlias,
+  });
+  const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: `Label of the ${what}` });
+  return { alias, label };
 }
 
 /** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */

@@ -1,4 +1,4 @@
-import { verb } from './verb.js';
+import { verb } from './kit.js';
 
 /** `facectl openapi`: the OpenAPI 3.1 document, generated from src/contract. */
 export default verb({

@@ -1,13 +1,14 @@
 import type { Context } from '../context.js';
 
 /**
- * A verb is declared once, in its own file: its flags, its arguments, its examples and its run. The
- * commander options, the help page, the values completion offers (declare.ts) and the check of every
- * value (flag-check.ts, with zod, loaded only when the verb runs) are all made from that declaration.
- * A group (`faces`) only lists its verbs.
+ * The types of a verb's declaration. A verb is declared once, in its own file, with kit.ts's verb():
+ * its flags, its arguments, its examples and its run. The commander options, the help page, the
+ * values completion offers (declare.ts) and the check of every value (flag-check.ts, with zod, loaded
+ * only when the verb runs) are all made from that declaration. A group (`faces`) only lists its verbs.
  *
- * program.ts imports every declaration, so a verb file imports nothing heavy at its top: zod (the
- * contract's routes), undici (the client), prompts come in inside run, with `await import(...)`.
+ * program.ts imports the declarations a command line needs to build the tree, so a verb file imports
+ * nothing heavy at its top: zod (the contract's routes), undici (the client), prompts come in inside
+ * run, with `await import(...)`.
  */
 
 export interface FlagSpec {
@@ -95,17 +96,3 @@ export interface GroupSpec {
 /** A verb of any flags and arguments, as a group lists it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyVerb = VerbSpec<any, any>;
-
-/** Declares a verb; the types of run's flags and arguments follow from the declaration. */
-export function verb<
-  const F extends Flags = Record<never, FlagSpec>,
-  const A extends readonly ArgSpec[] = [],
-  R = unknown,
->(spec: VerbSpec<F, A, R>): VerbSpec<F, A, R> {
-  return spec;
-}
-
-/** `expiresInDays` -> `--expires-in-days` (`--no-browser` for a negated `browser`). */
-export function flagName(key: string, flag?: FlagSpec): string {
-  return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-}

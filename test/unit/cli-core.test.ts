@@ -1,9 +1,8 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { checkFlags } from '../../src/commands/flag-check.js';
-import { requestBody, requireValue, splitList } from '../../src/commands/kit.js';
+import { requestBody, requireValue, splitList, verb } from '../../src/commands/kit.js';
 import { declare } from '../../src/commands/declare.js';
-import { verb } from '../../src/commands/verb.js';
 import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { colorEnabled } from '../../src/io/terminal.js';
 import { reportError, run } from '../../src/main.js';

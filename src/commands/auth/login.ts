@@ -1,3 +1,4 @@
+import { verb } from '../kit.js';
 import {
   activeProfile,
   checkApiKey,
@@ -8,7 +9,6 @@ import {
 } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
-import { verb } from '../verb.js';
 import { saveKeyInProfile } from './save-key.js';
 
 /** `facectl auth login`: check a key with the service, then store it (and --base-url) in the profile. */

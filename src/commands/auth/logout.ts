@@ -1,6 +1,6 @@
+import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import type { SettingsContext } from '../kit.js';
-import { verb } from '../verb.js';
 
 /** `facectl auth logout`: forget the active profile's key; its base URL and other settings stay. */
 export default verb({

@@ -1,7 +1,7 @@
+import { verb } from '../kit.js';
 import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
 import { AuthError, CliError } from '../../errors.js';
-import { verb } from '../verb.js';
 
 /**
  * `facectl auth status`: which service, which profile, which key and where each came from, then what

@@ -1,6 +1,6 @@
+import { verb } from '../kit.js';
 import { checkKnownProfile, checkProfileName } from '../../config/profile-store.js';
 import type { SettingsContext } from '../kit.js';
-import { verb } from '../verb.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
 export default verb({

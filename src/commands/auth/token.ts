@@ -1,7 +1,7 @@
+import { verb } from '../kit.js';
 import { KEY_SOURCE_LABELS } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { AuthError } from '../../errors.js';
-import { verb } from '../verb.js';
 
 /**
  * `facectl auth token`: prints the key facectl would send to the current base URL, for other tools

@@ -1,8 +1,8 @@
+import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { CliError, ExitCode } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
-import { verb } from '../verb.js';
 
 /** `facectl config get <key>`: the stored value (not the effective one: `auth status` shows that). */
 

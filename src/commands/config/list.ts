@@ -1,7 +1,7 @@
+import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
 import type { SettingsContext } from '../kit.js';
-import { verb } from '../verb.js';
 
 /** `facectl config list`: every stored setting, per profile, with the key shown as its prefix. */
 

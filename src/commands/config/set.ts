@@ -1,10 +1,10 @@
+import { verb } from '../kit.js';
 import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile } from '../../config/profile-store.js';
 import type { ProfileSettings } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
-import { verb } from '../verb.js';
 
 /** `facectl config set <key> <value>`: change the settings file (written atomically, mode 0600). */
 

@@ -1,4 +1,4 @@
-import { verb } from '../verb.js';
+import { verb } from '../kit.js';
 import { runConfigSet } from './set.js';
 
 /** `facectl config unset <key>`: remove a setting of the active profile. */

@@ -1,6 +1,4 @@
-import { requireArgument } from '../../input/arguments.js';
-import { send, withExtensionNote } from '../kit.js';
-import { verb } from '../verb.js';
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { DOCUMENT_FIELDS } from './fields.js';
 
 /** `facectl docs get <document_id>` (an extension endpoint of the local service). */

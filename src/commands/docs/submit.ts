@@ -8,9 +8,8 @@ import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
 import { jsonIndent } from '../../io/output.js';
 import type { JournalMode } from '../../state/batch-journal.js';
-import { checkAlias, requireAliasAndLabel } from '../alias-label.js';
-import { flagAndValue, notEmpty, shellWord } from '../kit.js';
-import { type Flags, type FlagValues, verb } from '../verb.js';
+import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
 
 /**

@@ -1,6 +1,4 @@
-import { requireArgument } from '../../input/arguments.js';
-import { send, withExtensionNote } from '../kit.js';
-import { verb } from '../verb.js';
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { DOCUMENT_FIELDS } from './fields.js';
 import { syncAndShow, WAIT_FLAGS, waitFlags } from './wait-ready.js';
 

@@ -1,7 +1,7 @@
+import { verb } from '../kit.js';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
-import { verb } from '../verb.js';
 import { type Check, fail, ok, warn } from './checks.js';
 import { checkConfigFile, checkProxy, configFilePath } from './local-checks.js';
 

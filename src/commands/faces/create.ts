@@ -1,9 +1,8 @@
 import type { Context } from '../../context.js';
 import type { Face, FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
-import { checkAlias } from '../alias-label.js';
-import { notEmpty, type RequestContext, requestBody, requireValue, send } from '../kit.js';
-import { type Flags, type FlagValues, verb } from '../verb.js';
+import { checkAlias, notEmpty, requestBody, type RequestContext, requireValue, send, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
 /** `facectl faces create`: a new face; --name and --alias are asked for on a terminal when not given. */

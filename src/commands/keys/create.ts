@@ -5,8 +5,8 @@ import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import { cancelledBy, CliError, NetworkError } from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
-import { requestBody } from '../kit.js';
-import { type Flags, type FlagValues, verb } from '../verb.js';
+import { requestBody, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
 

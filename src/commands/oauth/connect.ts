@@ -1,11 +1,9 @@
 import type { Context } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
-import { requireArgument } from '../../input/arguments.js';
 import { safeJson } from '../../io/output.js';
 import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG, type WaitContext } from '../docs/wait-ready.js';
-import { type RequestContext, send } from '../kit.js';
-import { verb } from '../verb.js';
+import { type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /**

@@ -1,8 +1,6 @@
 import type { OAuthConnection } from '../../contract/oauth.js';
 import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
-import { requireArgument } from '../../input/arguments.js';
-import { type PromptContext, type RequestContext, send } from '../kit.js';
-import { verb } from '../verb.js';
+import { type PromptContext, type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
 
 /**

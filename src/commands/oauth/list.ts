@@ -1,6 +1,5 @@
 import type { OAuthConnection } from '../../contract/oauth.js';
-import { send } from '../kit.js';
-import { verb } from '../verb.js';
+import { send, verb } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /** `facectl oauth list`: the OAuth connections of the key's user (Connect plan only). */

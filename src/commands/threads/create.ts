@@ -1,8 +1,7 @@
 import type { Thread, ThreadCreateRequest } from '../../contract/threads.js';
 import { BILLING_SOURCES } from '../../contract/values.js';
-import { checkAlias, requireAliasAndLabel } from '../alias-label.js';
-import { type RequestContext, requestBody, send } from '../kit.js';
-import { type Flags, type FlagValues, verb } from '../verb.js';
+import { checkAlias, requestBody, type RequestContext, requireAliasAndLabel, send, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads create`: a compile thread; --alias and --label are asked for on a terminal. */

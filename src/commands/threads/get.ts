@@ -1,6 +1,4 @@
-import { requireArgument } from '../../input/arguments.js';
-import { send, withExtensionNote } from '../kit.js';
-import { verb } from '../verb.js';
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads get <thread_id>` (an extension endpoint of the local service). */

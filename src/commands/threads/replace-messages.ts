@@ -2,9 +2,7 @@ import type { Context } from '../../context.js';
 import type { Thread } from '../../contract/threads.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
-import { requireArgument } from '../../input/arguments.js';
-import { flagAndValue, type RequestContext, send } from '../kit.js';
-import { verb } from '../verb.js';
+import { flagAndValue, type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**

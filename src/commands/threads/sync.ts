@@ -1,7 +1,5 @@
-import { requireArgument } from '../../input/arguments.js';
 import { syncAndShow, WAIT_FLAGS, waitFlags } from '../docs/wait-ready.js';
-import { send, withExtensionNote } from '../kit.js';
-import { verb } from '../verb.js';
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
