@@ -95,7 +95,7 @@ const TRICKS = {
     ],
   },
   'lazy-actions': {
-    what: 'lazy import() of each verb (kit.lazyAction) and of the config store: here every one imported at start',
+    what: 'lazy import() of what verbs run (contract, client, input readers) and of the config store: here every one imported at start',
     groups: 'api',
     edits: [
       {

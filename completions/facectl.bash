@@ -39,7 +39,7 @@ _facectl_subcommands() {
     'doctor') echo '' ;;
     'api') echo '' ;;
     'completion') echo 'bash zsh fish' ;;
-    'help') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion' ;;
+    'help') echo 'serve openapi keys faces import docs threads oauth auth config doctor api completion help' ;;
   esac
 }
 

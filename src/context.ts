@@ -92,7 +92,7 @@ export interface Output {
   progress(label: string): ProgressBar;
   /**
    * Loads what rendering needs for this invocation (cli-table3 on a terminal, chalk when coloured, ora
-   * for spinners). lazyAction calls it before a verb runs; without it the renderer falls back to plain text.
+   * for spinners). declare.ts calls it before a verb runs; without it the renderer falls back to plain text.
    */
   prepare?(): Promise<void>;
 }

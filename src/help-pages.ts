@@ -54,6 +54,6 @@ export async function renderHelpPage(path: string): Promise<string> {
 /** Every help page, keyed by command path ('' for the program). */
 export async function renderHelpPages(): Promise<Record<string, string>> {
   const pages: Record<string, string> = {};
-  for (const path of commandPaths(buildProgram(captureContext().ctx))) pages[path] = await renderHelpPage(path);
+  for (const path of commandPaths(await buildProgram(captureContext().ctx))) pages[path] = await renderHelpPage(path);
   return pages;
 }

@@ -1,9 +1,6 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
-import { checkCommandLine, needsValueError } from './command-line.js';
-import { splitGlobalFlags } from './global-flags.js';
-import { resolveHelp } from './help-topics.js';
 import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
@@ -16,28 +13,15 @@ import { buildProgram } from './program.js';
  * exactly one JSON document and nothing else: {"error": {code, message, status?, detail?, hint?,
  * warnings?}} (messages held during the command are its warnings). No stack trace unless --debug.
  *
- * The global flags are taken off the line first, once (global-flags.ts), into ctx.globals, which the
- * output, the prompts and the commands read: they hold from the first word on, whatever fails later.
+ * --json (anywhere before `--`) makes errors JSON from the first word on, whatever fails: before `--`
+ * that word is always the switch, never a value (a value spelled like it is written `--flag=--json`).
+ * The other global flags reach ctx.globals as commander reads them (program.ts).
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
-  const given = argv;
-  const line = splitGlobalFlags(argv);
-  Object.assign(ctx.globals, line.given);
-  argv = line.words;
-  let program: ReturnType<typeof buildProgram> | undefined;
+  const end = argv.indexOf('--');
+  if ((end < 0 ? argv : argv.slice(0, end)).includes('--json')) ctx.globals.json = true;
   try {
-    if (line.missingValue) {
-      const { flag, value } = line.missingValue;
-      throw needsValueError(flag, undefined, flag, value);
-    }
-    if (line.flagForValue) throw needsValueError(line.flagForValue.flag, line.flagForValue.next);
-    program = buildProgram(ctx, argv);
-    const helpLine = resolveHelp(argv, program, () => buildProgram(ctx));
-    if (helpLine) {
-      argv = helpLine;
-      program = buildProgram(ctx, argv);
-    } else checkCommandLine(program, given);
-    await program.parseAsync(argv, { from: 'user' });
+    await (await buildProgram(ctx, argv)).parseAsync(argv, { from: 'user' });
     ctx.out.flush?.();
     return ExitCode.ok;
   } catch (error) {

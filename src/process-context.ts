@@ -130,7 +130,7 @@ export { createSystemBrowser } from './io/browser.js';
 
 /**
  * Builds the context from process.*. Its global flags start unset: main.ts's run() takes them off the
- * command line (global-flags.ts) before anything reads them. Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
+ * command line (program.ts) as commander reads them. Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
  * Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on stdout aborts quietly (a batch
  * cut short by it says so, exit 141).
  */

@@ -1,191 +1,212 @@
-import { Argument, Command, Option } from 'commander';
-import { registerAuth } from './commands/auth/register.js';
-import { registerConfig } from './commands/config/register.js';
-import { registerDocsCommands } from './commands/docs/register.js';
-import { registerDoctor } from './commands/doctor/register.js';
-import { registerFacesCommands, registerImportCommand } from './commands/faces/register.js';
-import { registerKeysCommands } from './commands/keys/register.js';
-import { addExamples, lazyAction } from './commands/kit.js';
-import { registerOAuthCommands } from './commands/oauth/register.js';
-import { registerThreadsCommands } from './commands/threads/register.js';
-import type { Context } from './context.js';
-import { GLOBAL_FLAGS } from './global-flags.js';
-import { formatHelp } from './help-format.js';
+import { Argument, Command, type HelpContext, Option } from 'commander';
+import { declarationOf, declare, withExamples } from './commands/declare.js';
+import type { AnyVerb, GroupSpec } from './commands/verb.js';
+import type { Context, GlobalOptions } from './context.js';
+import { UsageError } from './errors.js';
 import { VERSION } from './version.js';
 
 /**
- * The command tree. Only commander and the small register modules are imported here, so a command
- * line is parsed cheaply: every action imports its verb module when it runs (kit.lazyAction).
- * `--version` and `--help` do not get here at all (cli.ts answers them; the help pages are rendered
- * from this tree at build time, see help-pages.ts), except `--help` on a terminal not 80 columns wide.
+ * The command tree, built with commander from the verbs' declarations (commands/verb.ts). A group's
+ * declarations are imported when the line names it (the whole tree for help, completion and a line
+ * that names no command); a verb loads what its run needs when it runs. `--version` and `--help` do
+ * not get here at all (cli.ts answers them; the help pages are rendered from this tree at build time,
+ * see help-pages.ts), except `--help` on a terminal not 80 columns wide.
  *
- * To add a command group: write `src/commands/<group>/register.ts` exporting
- * `register<Group>(program, ctx)` (commander + kit only, no other imports) that declares exactly one
- * top-level command, import it below and add it to TOP_LEVEL. Global flags are declared here from
- * global-flags.ts's table (for help and completion); verbs must not redefine them. main.ts takes them off the line before commander
- * parses it (global-flags.ts), so the tree built here never sees them.
+ * To add a verb: a file declaring it (see commands/faces/create.ts), listed by its group's index.ts;
+ * to add a group or a top-level verb, list it in TOP_LEVEL below.
  */
 
 export { VERSION } from './version.js';
 
-/** A top-level command and the function that declares it (with its subcommands). */
-type TopLevel = readonly [name: string, register: (program: Command, ctx: Context) => void];
-
-/** The top-level commands, in the order `facectl --help` lists them. */
-const TOP_LEVEL: readonly TopLevel[] = [
-  ['serve', registerServe],
-  ['openapi', registerOpenApi],
-  ['keys', registerKeysCommands],
-  ['faces', registerFacesCommands],
-  ['import', registerImportCommand],
-  ['docs', registerDocsCommands],
-  ['threads', registerThreadsCommands],
-  ['oauth', registerOAuthCommands],
-  ['auth', registerAuth],
-  ['config', registerConfig],
-  ['doctor', registerDoctor],
-  ['api', registerApi],
-  ['completion', registerCompletion],
+/**
+ * The global flags. They are the program's options: commander reads them wherever they stand on the
+ * line (before `--`), and each one sets its field of ctx.globals as it is read.
+ */
+const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions, help: string])[] = [
+  ['--base-url <url>', 'baseUrl', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)'],
+  ['--profile <name>', 'profile', 'configuration profile to use (else FACECTL_PROFILE, default_profile)'],
+  ['--json', 'json', 'print one JSON document on stdout; an error is one JSON document on stderr'],
+  ['--jq <expression>', 'jq', 'filter the JSON output with a jq expression (implies --json)'],
+  ['--no-input', 'noInput', 'never prompt: a missing value is an error naming its flag'],
+  ['--debug', 'debug', 'trace HTTP exchanges on stderr (Authorization redacted) and show stack traces'],
+  ['--insecure-http', 'insecureHttp', 'allow plain http to hosts other than loopback'],
+  ['--api-key-stdin', 'apiKeyStdin', 'read the API key from the first line of standard input'],
 ];
 
-/** Commands that read the whole tree when they run. */
-const NEEDS_WHOLE_TREE = new Set(['completion']);
+/** A command made with commander here (it is about the tree itself, or not declared yet). */
+type Register = (program: Command, ctx: Context) => void;
+/** A group's or a verb's declaration, imported when the line needs it. */
+type Declared = { load: () => Promise<{ default: AnyVerb | GroupSpec }> };
 
-/** The top-level names, for tests that check each entry of the table declares exactly its own command. */
+/** The top-level commands, in the order `facectl --help` lists them. */
+const TOP_LEVEL: readonly (readonly [name: string, entry: Declared | Register])[] = [
+  ['serve', registerServe],
+  ['openapi', { load: () => import('./commands/openapi.js') }],
+  ['keys', { load: () => import('./commands/keys/index.js') }],
+  ['faces', { load: () => import('./commands/faces/index.js') }],
+  ['import', { load: () => import('./commands/import.js') }],
+  ['docs', { load: () => import('./commands/docs/index.js') }],
+  ['threads', { load: () => import('./commands/threads/index.js') }],
+  ['oauth', { load: () => import('./commands/oauth/index.js') }],
+  ['auth', { load: () => import('./commands/auth/index.js') }],
+  ['config', { load: () => import('./commands/config/index.js') }],
+  ['doctor', { load: () => import('./commands/doctor/doctor.js') }],
+  ['api', { load: () => import('./commands/api.js') }],
+  ['completion', registerCompletion],
+  ['help', registerHelp],
+];
+
+/** The top-level names, in order. */
 export const TOP_LEVEL_NAMES: readonly string[] = TOP_LEVEL.map(([name]) => name);
 
-/**
- * The command tree. With `argv`, only the top-level command the line names is declared (with all its
- * subcommands): an API command then does not build the other ~40 commands it cannot reach. Whenever
- * the line does not plainly name one (help, a typo that deserves a suggestion, an unknown flag before
- * the command), the whole tree is built, so commander answers exactly as it would with everything.
- */
-export function buildProgram(ctx: Context, argv?: readonly string[]): Command {
-  const program = new Command('facectl')
-    .description('Manage faces and compile material on the Face Compilation Service.')
-    .version(VERSION, '-V, --version', 'print the version')
-    .showSuggestionAfterError(true);
-  for (const { flag, value, help } of GLOBAL_FLAGS) program.option(value ? `${flag} ${value}` : flag, help);
+/** Commands that read the whole tree when they run. */
+const WHOLE_TREE = new Set(['completion', 'help']);
 
-  addExamples(program, [
+/**
+ * The command tree. When the line starts with the name of a top-level command, only that one is
+ * declared (an API command need not build the other ~40); any other line (a flag first, help, a typo
+ * that deserves a suggestion) gets the whole tree.
+ */
+export async function buildProgram(ctx: Context, argv: readonly string[] = []): Promise<Command> {
+  const program = new FacectlCommand('facectl')
+    .description('Manage faces and compile material on the Face Compilation Service.')
+    .version(VERSION, '-V, --version', 'print the version');
+  for (const [flags, key, help] of GLOBAL_FLAGS) {
+    const option = new Option(flags, help);
+    program.addOption(option).on(`option:${option.name()}`, (value?: string) => {
+      Object.assign(ctx.globals, { [key]: value ?? true }, key === 'jq' ? { json: true } : {});
+    });
+  }
+  withExamples(program, [
     'facectl auth login',
     'facectl faces create --name "Ada Lovelace" --alias ada-lovelace',
     'cat notes.md | facectl docs submit --alias ada-lovelace --label notes -',
   ]);
-
-  const selected = argv ? namedCommand(argv) : undefined;
-  for (const [name, register] of TOP_LEVEL) if (selected === undefined || name === selected) register(program, ctx);
-  if (argv?.[0] === 'help' && argv.some((word) => word === '--help' || word === '-h')) registerHelpPage(program);
-
+  const named = TOP_LEVEL.find(([name]) => name === argv[0] && !WHOLE_TREE.has(name));
+  // The declarations load at once; the commands are then declared in the table's order.
+  const loaded = await Promise.all(
+    (named ? [named] : TOP_LEVEL).map(
+      async ([name, entry]) => [name, typeof entry === 'function' ? entry : (await entry.load()).default] as const,
+    ),
+  );
+  for (const [name, entry] of loaded) {
+    if (typeof entry === 'function') entry(program, ctx);
+    else declare(program, name, entry, ctx);
+  }
   configureTree(program, ctx);
   return program;
 }
 
 /**
- * The top-level command a command line (without its global flags) names, when that is certain: the
- * first word, if it names a command of the table that does not need the whole tree. A flag first
- * (`--help`, `--`, an unknown one) gives undefined: build everything.
+ * commander's Command, with facectl's answers where a line cannot run: a value flag without its value
+ * names the flag as typed, an unknown command gets a suggestion only when one is close, and a group
+ * named without its command prints its help on stdout (exit 0), as gh does.
  */
-export function namedCommand(argv: readonly string[]): string | undefined {
-  const word = argv[0];
-  if (word === undefined || word.startsWith('-')) return undefined;
-  const known = TOP_LEVEL.some(([name]) => name === word);
-  return known && !NEEDS_WHOLE_TREE.has(word) ? word : undefined;
-}
+class FacectlCommand extends Command {
+  /** The words this command parsed, to name a flag as it was typed. */
+  private words: readonly string[] = [];
 
-function registerServe(program: Command, ctx: Context): void {
-  const serve = program
-    .command('serve')
-    .description('Run the local Face Compilation Service (stateful, for offline use, scripts and CI).')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
-    .option('--data <file>', 'load state from FILE at start and save every change to it')
-    .option('--allow-private-urls', 'let import fetch loopback URLs (local testing only)')
-    .option('--oauth-provider <name>', 'id of the local OAuth provider', 'example')
-    .addOption(new Option('--rate-limit <n>', 'requests per second per key (429 with Retry-After past it)'))
-    .action(async (opts: Record<string, unknown>) => {
-      const { runServe } = await import('./commands/serve.js');
-      // --json is a global flag: commander hands it to the program, so pass it on explicitly.
-      await runServe(ctx, { ...opts, json: ctx.globals.json });
+  override createCommand(name?: string): Command {
+    return new FacectlCommand(name);
+  }
+
+  override parseOptions(argv: string[]) {
+    this.words = argv;
+    return super.parseOptions(argv);
+  }
+
+  override help(context?: HelpContext | ((text: string) => string)): never {
+    const missingCommand = typeof context === 'object' && context.error === true && this.commands.length > 0;
+    return missingCommand ? super.help() : super.help(context as HelpContext);
+  }
+
+  /** commander's hook for a value flag that ends the line. */
+  optionMissingArgument(option: Option): never {
+    throw needsValue(this.words.at(-1) ?? option.flags, undefined, option);
+  }
+
+  /** commander's hook for a word that names no command of this group. */
+  unknownCommand(): never {
+    const word = String(this.args[0]);
+    const near =
+      closestName(
+        word,
+        this.commands.map((command) => command.name()),
+      ) ?? this.verbNamed(word);
+    this.error(`error: unknown command '${word}'${near ? `\n(Did you mean ${near}?)` : ''}`, {
+      code: 'commander.unknownCommand',
     });
-  addExamples(serve, [
-    'facectl serve',
-    'facectl serve --port 0 --json',
-    'facectl serve --data state.json --rate-limit 20',
-  ]);
+  }
+
+  /** At the top, a verb of a group: `facectl login` is `facectl auth login`. */
+  private verbNamed(word: string): string | undefined {
+    if (this.parent) return undefined;
+    const group = this.commands.find((command) => command.commands.some((verb) => verb.name() === word));
+    return group ? `${group.name()} ${word}` : undefined;
+  }
+
+  /**
+   * `value`, given to `option`, unless it is the word after the flag and itself a flag of this command:
+   * `--label --content hi` is a missing label, not the label "--content" (write `--label=--content`).
+   */
+  checkedValue(option: Option, value: string): string {
+    const at = this.words.findIndex(
+      (word, i) => (word === option.long || word === option.short) && this.words[i + 1] === value,
+    );
+    if (at >= 0 && this.isFlag(value)) throw needsValue(this.words[at] as string, value, option);
+    return value;
+  }
+
+  /** A flag of this command or of those above it; at the top, of any command (its flags stand anywhere). */
+  private isFlag(word: string): boolean {
+    const name = word.startsWith('--') ? word.split('=', 1)[0] : word;
+    if (name === '--help' || name === '-h') return true;
+    const below = (command: Command): Command[] => [command, ...command.commands.flatMap(below)];
+    const above = (command: Command): Command[] => [command, ...(command.parent ? above(command.parent) : [])];
+    const commands = this.parent ? above(this) : below(this);
+    return commands.some((command) => command.options.some((option) => option.long === name || option.short === name));
+  }
 }
 
-function registerOpenApi(program: Command, ctx: Context): void {
-  const openapi = program
-    .command('openapi')
-    .description('Print the OpenAPI 3.1 document generated from the interface contract.')
-    .action(lazyAction(ctx, async () => (await import('./commands/openapi.js')).runOpenApi));
-  addExamples(openapi, ['facectl openapi > openapi.json', 'facectl openapi | jq ".paths | keys"']);
+function needsValue(typed: string, next: string | undefined, option: Option): UsageError {
+  const long = option.long ?? typed;
+  const hint =
+    next === undefined
+      ? `${typed} ends the line, with nothing after it for its value; write ${long} ${/<[^>]+>/.exec(option.flags)?.[0]}`
+      : `${next} is a flag, not the value of ${typed}; to give a value spelled like a flag, write ${long}=${next}`;
+  return new UsageError(`${typed} needs a value`, { hint });
 }
 
-function registerApi(program: Command, ctx: Context): void {
-  const many = (value: string, previous: string[] = []) => [...previous, value];
-  const api = program
-    .command('api')
-    .description('Send a request to any endpoint; known paths are validated against the contract.')
-    .argument('<method-or-path>', 'GET, POST, PATCH, DELETE... (or give -X), or the path when the method is left out')
-    .argument('[path]', 'path under the base URL (query string kept), e.g. /v1/faces/ada-lovelace')
-    .option('-X, --method <method>', 'the HTTP method (default GET, or POST with a body or fields)')
-    .option('-H, --header <header>', "add a request header 'Name: value' (repeatable)", many)
-    .option('-f, --raw-field <key=value>', 'add a string field to the JSON body, or to the query of a GET', many)
-    .option('-F, --field <key=value>', 'add a typed field: true/false/null/integers as JSON, @file reads a file', many)
-    .option('--input <file>', 'request body: a file, or - for standard input')
-    .option('-i, --include', 'print the status line and the response headers before the body')
-    .option('--raw', 'no contract checks: send as given, print the answer as received')
-    .action(lazyAction(ctx, async () => (await import('./commands/api.js')).apiAction));
-  addExamples(api, [
-    'facectl api /v1/auth/api-keys/current',
-    'facectl api -X POST /v1/faces -f name=Ada -f alias=ada',
-    "facectl api -i GET '/v1/faces/ada?fields=name'",
-    'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
-  ]);
-}
+/** How help pages read, on commander's layout: "flags" as gh says, choices and defaults plainly. */
+const HELP = {
+  showGlobalOptions: true,
+  // On a narrow terminal flag descriptions are still wrapped to it (commander stops below 40 columns).
+  minWidthToWrap: 20,
+  styleTitle: (title: string) => ({ 'Options:': 'Flags:', 'Global Options:': 'Global flags:' })[title] ?? title,
+  subcommandTerm: (command: Command) => command.name(),
+  optionDescription: (option: Option) => {
+    const declared = declarationOf(option);
+    const extra = [
+      ...(declared?.choices ? [`one of: ${declared.choices.join(', ')}`] : []),
+      ...(declared?.min !== undefined && declared.type === 'int' ? [`${declared.min} to ${declared.max}`] : []),
+      ...(option.required && option.defaultValue !== undefined ? [`default: ${option.defaultValueDescription}`] : []),
+    ];
+    return extra.length > 0 ? `${option.description} (${extra.join('; ')})` : option.description;
+  },
+};
 
 /**
- * `help` as a command of its own, for its page only (`facectl help help`, `facectl help --help`): every
- * other `help` line is rewritten by help-topics.ts before commander parses it. Hidden: the program's
- * page lists `help` already.
- */
-function registerHelpPage(program: Command): void {
-  const help = new Command('help')
-    .description(
-      'Show help for a command: `facectl help A B` prints the same as `facectl A B --help`; ' +
-        '`facectl help` alone lists the commands. An unknown command is an error (exit 2) with a suggestion.',
-    )
-    .argument('[command...]', 'the command, and its subcommand, to show help for');
-  addExamples(help, ['facectl help', 'facectl help docs submit']);
-  program.addCommand(help, { hidden: true });
-}
-
-function registerCompletion(program: Command, ctx: Context): void {
-  const completion = program
-    .command('completion')
-    .description('Print a shell completion script generated from the command tree.')
-    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
-    .action(async (shell: string) => {
-      const { runCompletion } = await import('./commands/completion.js');
-      await runCompletion(ctx, program, shell as 'bash' | 'zsh' | 'fish');
-    });
-  addExamples(completion, [
-    'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',
-    'facectl completion zsh > ~/.zfunc/_facectl   # with fpath=(~/.zfunc $fpath) in ~/.zshrc',
-    'facectl completion fish > ~/.config/fish/completions/facectl.fish',
-  ]);
-}
-
-/**
- * Settings every command needs, applied after the tree is built so groups created with `new Command()`
- * get them too: errors throw (main.ts decides the exit code), output goes to the context's streams,
- * and a usage error ends with the command's usage line.
+ * Settings every command needs, applied once the tree is built: errors throw (main.ts decides the
+ * exit code), output goes to the context's streams, usage reads `[flags]`, a usage error ends with the
+ * usage line, and a value flag refuses a flag for its value.
  */
 function configureTree(command: Command, ctx: Context): void {
+  const path = commandPath(command);
+  if (!command.summary()) command.summary(firstSentence(command.description()));
   command
     .exitOverride()
+    .helpCommand(false)
+    .usage(command.usage().replace('[options]', '[flags]'))
     .configureOutput({
       writeOut: (text) => void ctx.io.stdout.write(text),
       // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
@@ -195,10 +216,15 @@ function configureTree(command: Command, ctx: Context): void {
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
       getErrHelpWidth: () => helpWidth(ctx.io.stderr, ctx.io.stderrIsTTY),
     })
-    .configureHelp({ formatHelp })
-    .showHelpAfterError(
-      `usage: ${commandPath(command)} ${command.usage()}\nrun \`${commandPath(command)} --help\` for details`,
-    );
+    .configureHelp(HELP)
+    .showHelpAfterError(`usage: ${path} ${command.usage()}\nrun \`${path} --help\` for details`);
+  for (const option of command.options.filter((o) => o.required)) {
+    const parse = option.parseArg;
+    option.argParser((value: string, previous: unknown) => {
+      const given = (command as FacectlCommand).checkedValue(option, value);
+      return parse ? parse(given, previous) : given;
+    });
+  }
   for (const sub of command.commands) configureTree(sub, ctx);
 }
 
@@ -214,4 +240,108 @@ export function commandPath(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
   return names.join(' ');
+}
+
+/** The first sentence of a description's first paragraph, for a list of commands. */
+function firstSentence(description: string): string {
+  const paragraph = (description.split(/\n\s*\n/)[0] ?? '').replace(/\s*\n\s*/g, ' ').trim();
+  const sentence = (/^(.+?)\.(\s|$)/.exec(paragraph)?.[1] ?? paragraph).replace(/\.$/, '');
+  // A long first sentence that explains after a colon: the part before it.
+  return sentence.length > 72 && sentence.includes(': ') ? sentence.slice(0, sentence.indexOf(': ')) : sentence;
+}
+
+/** `facectl help A B` prints what `facectl A B --help` prints; an unknown topic is a usage error. */
+function registerHelp(program: Command): void {
+  const help = program
+    .command('help')
+    .summary('Show help for a command')
+    .description(
+      'Show help for a command: `facectl help A B` prints the same as `facectl A B --help`; `facectl help` ' +
+        'alone lists the commands. An unknown command is an error (exit 2) with a suggestion.',
+    )
+    .argument('[command...]', 'the command, and its subcommand, to show help for')
+    .action((words: string[]) => {
+      let topic: Command = program;
+      for (const [i, word] of words.entries()) {
+        const next = topic.commands.find((command) => command.name() === word);
+        if (!next) {
+          const near = closestName(
+            word,
+            topic.commands.map((command) => command.name()),
+          );
+          const prefix = words.slice(0, i).join(' ');
+          throw new UsageError(`unknown help topic "${words.slice(0, i + 1).join(' ')}"`, {
+            hint: near
+              ? `did you mean \`facectl help ${prefix ? `${prefix} ` : ''}${near}\`?`
+              : `run \`facectl help${prefix ? ` ${prefix}` : ''}\` for the list of commands`,
+          });
+        }
+        topic = next;
+      }
+      topic.help();
+    });
+  withExamples(help, ['facectl help', 'facectl help docs submit']);
+}
+
+function registerCompletion(program: Command, ctx: Context): void {
+  const completion = program
+    .command('completion')
+    .description('Print a shell completion script generated from the command tree.')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
+      const { runCompletion } = await import('./commands/completion.js');
+      await runCompletion(ctx, program, shell);
+    });
+  withExamples(completion, [
+    'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',
+    'facectl completion zsh > ~/.zfunc/_facectl   # with fpath=(~/.zfunc $fpath) in ~/.zshrc',
+    'facectl completion fish > ~/.config/fish/completions/facectl.fish',
+  ]);
+}
+
+function registerServe(program: Command, ctx: Context): void {
+  const serve = program
+    .command('serve')
+    .description('Run the local Face Compilation Service (stateful, for offline use, scripts and CI).')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
+    .option('--data <file>', 'load state from FILE at start and save every change to it')
+    .option('--allow-private-urls', 'let import fetch loopback URLs (local testing only)')
+    .option('--oauth-provider <name>', 'id of the local OAuth provider', 'example')
+    .option('--rate-limit <n>', 'requests per second per key (429 with Retry-After past it)')
+    .action(async (opts: Record<string, unknown>) => {
+      const { runServe } = await import('./commands/serve.js');
+      // --json is a global flag: commander hands it to the program, so pass it on explicitly.
+      await runServe(ctx, { ...opts, json: ctx.globals.json });
+    });
+  withExamples(serve, [
+    'facectl serve',
+    'facectl serve --port 0 --json',
+    'facectl serve --data state.json --rate-limit 20',
+  ]);
+}
+
+/**
+ * The name of `names` closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
+ * word's length for long words), or the word is its beginning. Undefined when nothing is that close.
+ */
+export function closestName(word: string, names: readonly string[]): string | undefined {
+  return names
+    .map((name) => ({ name, distance: distance(name, word) }))
+    .filter((c) => c.distance <= Math.max(2, Math.floor(word.length / 3)) || c.name.startsWith(word))
+    .sort((a, b) => a.distance - b.distance)[0]?.name;
+}
+
+/** Edit distance (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + cost);
+    }
+    row = next;
+  }
+  return row[b.length] as number;
 }

@@ -1,14 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
-import { notAnAnswer, validateRequest, validateResponse } from '../api/client.js';
+import { verb } from './kit.js';
 import { errorFromResponse } from '../api/error-mapping.js';
 import type { Context, RawResponse } from '../context.js';
-import { routes } from '../contract/index.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
-import { parseJson } from '../input/json.js';
 import { jsonIndent } from '../io/output.js';
-import { readSourceText, resolveSource } from '../input/source.js';
 import { type Field, fieldsToObject, fieldsToQuery, parseField, parseHeaders } from './api-fields.js';
 
 /**
@@ -33,41 +28,74 @@ export interface ApiCommandOptions {
   raw?: boolean;
 }
 
-export async function apiAction(
-  ctx: Context,
-  raw: Record<string, unknown>,
-  first: string,
-  second?: string,
-): Promise<void> {
-  let positionalMethod: string | undefined;
-  let path = first;
-  if (second !== undefined) {
-    positionalMethod = first;
-    path = second;
-  } else if (METHOD.test(first)) {
-    throw new UsageError("missing required argument 'path'");
-  }
-  const flagMethod = typeof raw.method === 'string' ? raw.method : undefined;
-  if (positionalMethod !== undefined && flagMethod !== undefined) {
-    throw new UsageError(`the method is given twice: ${positionalMethod} and -X ${flagMethod}`, {
-      hint: 'give it once, as -X METHOD or before the path',
+export default verb({
+  description: 'Send a request to any endpoint; known paths are validated against the contract.',
+  args: [
+    ['<method-or-path>', 'GET, POST, PATCH, DELETE... (or give -X), or the path when the method is left out'],
+    ['[path]', 'path under the base URL (query string kept), e.g. /v1/faces/ada-lovelace'],
+  ],
+  flags: {
+    method: { short: '-X', value: '<method>', help: 'the HTTP method (default GET, or POST with a body or fields)' },
+    header: { short: '-H', value: '<header>', repeat: true, help: "add a request header 'Name: value' (repeatable)" },
+    rawField: {
+      short: '-f',
+      value: '<key=value>',
+      repeat: true,
+      help: 'add a string field to the JSON body, or to the query of a GET',
+    },
+    field: {
+      short: '-F',
+      value: '<key=value>',
+      repeat: true,
+      help: 'add a typed field: true/false/null/integers as JSON, @file reads a file',
+    },
+    input: { value: '<file>', help: 'request body: a file, or - for standard input' },
+    include: { short: '-i', help: 'print the status line and the response headers before the body' },
+    raw: { help: 'no contract checks: send as given, print the answer as received' },
+  },
+  examples: [
+    'facectl api /v1/auth/api-keys/current',
+    'facectl api -X POST /v1/faces -f name=Ada -f alias=ada',
+    "facectl api -i GET '/v1/faces/ada?fields=name'",
+    'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
+  ],
+  async run(ctx, given, first, second) {
+    let positionalMethod: string | undefined;
+    let path = first;
+    if (second !== undefined) {
+      positionalMethod = first;
+      path = second;
+    } else if (METHOD.test(first)) {
+      throw new UsageError("missing required argument 'path'");
+    }
+    if (positionalMethod !== undefined && given.method !== undefined) {
+      throw new UsageError(`the method is given twice: ${positionalMethod} and -X ${given.method}`, {
+        hint: 'give it once, as -X METHOD or before the path',
+      });
+    }
+    await runApi(ctx, {
+      method: positionalMethod ?? given.method,
+      path,
+      input: given.input,
+      headers: given.header ?? [],
+      rawFields: given.rawField ?? [],
+      typedFields: given.field ?? [],
+      include: given.include,
+      raw: given.raw,
     });
-  }
-  const strings = (value: unknown) => (Array.isArray(value) ? (value as string[]) : []);
-  await runApi(ctx, {
-    method: positionalMethod ?? flagMethod,
-    path,
-    input: typeof raw.input === 'string' ? raw.input : undefined,
-    headers: strings(raw.header),
-    rawFields: strings(raw.rawField),
-    typedFields: strings(raw.field),
-    include: raw.include === true,
-    raw: raw.raw === true,
-  });
-}
+  },
+});
 
 export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<unknown> {
-  const client = await ctx.api();
+  const [client, { notAnAnswer, validateRequest, validateResponse }, { routes }, { parseJson }, input] =
+    await Promise.all([
+      ctx.api(),
+      import('../api/client.js'),
+      import('../contract/index.js'),
+      import('../input/json.js'),
+      import('../input/source.js'),
+    ]);
+  const { readSourceText, resolveSource } = input;
   if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
   const target = relativeTarget(options.path, client.baseUrl);
   const headers = parseHeaders(options.headers ?? []);
@@ -115,7 +143,7 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
   }
   const pathWithQuery = `${target.pathname}${query ? `?${query}` : ''}`;
 
-  const match = findRoute(method, target.pathname);
+  const match = findRoute(method, target.pathname, Object.values(routes) as AnyRoute[]);
   let route: AnyRoute | undefined;
   if (options.raw) {
     // Sent as given, answer shown as received.
@@ -127,7 +155,7 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
     }
     if (route.body) validateRequest(route, 'body', route.body, body);
     if (route.idempotent && headers['idempotency-key'] === undefined) {
-      headers['idempotency-key'] = randomUUID();
+      headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
     }
   } else {
     ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
@@ -140,7 +168,7 @@ export async function runApi(ctx: Context, options: ApiCommandOptions): Promise<
     headers,
     anyStatus: true,
   });
-  if (options.include) ctx.out.text(statusAndHeaders(answer));
+  if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
   const where = `${method} ${target.pathname}`;
   const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
   const ok = answer.status >= 200 && answer.status < 300;
@@ -168,7 +196,7 @@ function printBody(ctx: Context, body: unknown): void {
 }
 
 /** `-i`: the status line and the headers, as received, then an empty line. */
-function statusAndHeaders(answer: RawResponse): string {
+function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, string | undefined>): string {
   const lines = [`HTTP/1.1 ${answer.status} ${answer.statusText || STATUS_CODES[answer.status] || ''}`.trimEnd()];
   for (const [name, value] of Object.entries(answer.headers)) {
     if (value === undefined) continue;
@@ -195,8 +223,12 @@ function relativeTarget(path: string, baseUrl: string): { pathname: string; sear
   return { pathname: url.pathname, search: url.search };
 }
 
-function findRoute(method: string, pathname: string): { route: AnyRoute; params: Record<string, string> } | undefined {
-  for (const route of Object.values(routes) as AnyRoute[]) {
+function findRoute(
+  method: string,
+  pathname: string,
+  routes: readonly AnyRoute[],
+): { route: AnyRoute; params: Record<string, string> } | undefined {
+  for (const route of routes) {
     if (route.method !== method) continue;
     const params = matchPath(route.path, pathname);
     if (params) return { route, params };

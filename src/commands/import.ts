@@ -1,24 +1,47 @@
-import * as z from 'zod';
-import { type Document, type ImportRequest, importIntoFace } from '../contract/documents.js';
+import type { Document, ImportRequest } from '../contract/documents.js';
+import { IMPORT_TYPES, PERSPECTIVES } from '../contract/values.js';
 import { UsageError } from '../errors.js';
-import { importTypeOption, perspectiveOption, requireArgument } from '../input/options.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
-import { parseOptions, type RequestContext, requestBody, send } from './kit.js';
+import { notEmpty, requestBody, type RequestContext, requireArgument, send, verb } from './kit.js';
+import type { Flags, FlagValues } from './verb.js';
 
 /** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
 
-const optionsSchema = z.object({
-  type: importTypeOption.optional(),
-  perspective: perspectiveOption.optional(),
-  faceSpeaker: z.string().optional(),
+const flags = {
+  type: {
+    value: '<type>',
+    help: 'the kind of document, e.g. document or transcript; the service defaults to document',
+    suggest: IMPORT_TYPES,
+    check: notEmpty,
+  },
+  perspective: {
+    value: '<perspective>',
+    help: 'whose voice the document is in; the service defaults to third-person',
+    choices: PERSPECTIVES,
+  },
+  faceSpeaker: { value: '<name>', help: 'in a transcript, the speaker who is the face' },
+} as const satisfies Flags;
+
+export default verb({
+  summary: 'Import a document from a URL into a face',
+  description:
+    'Import a document from a URL into a face: the service fetches the URL (http or https).\n\n' +
+    'token_count in the answer is a preview: nothing is charged until the document is synced.',
+  args: [
+    ['<face_id>', 'the face uid (face_...) or its alias'],
+    ['<url>', 'the http(s) URL the service fetches'],
+  ],
+  flags,
+  examples: [
+    'facectl import ada-lovelace https://example.com/letters/1843.txt',
+    'facectl import ada-lovelace https://example.com/interview.txt --type transcript --face-speaker Ada',
+    'facectl import face_3x9Qk2 https://example.com/notes.txt --json --no-input | jq -r .document_id',
+  ],
+  run: (ctx, given, faceId, url) =>
+    runImport(ctx, { ...given, faceId: requireArgument('face_id', faceId), url: checkUrl(url) }),
 });
 
-export type ImportOptions = z.output<typeof optionsSchema> & { faceId: string; url: string };
-
-export function parseImportOptions(raw: Record<string, unknown>, faceId: string, url: string): ImportOptions {
-  const flags = parseOptions(optionsSchema, raw);
-  return { faceId: requireArgument('face_id', faceId), url: checkUrl(url), ...flags };
-}
+export type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
 
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {
@@ -36,16 +59,8 @@ function checkUrl(value: string): string {
   return value;
 }
 
-export async function importAction(
-  ctx: RequestContext,
-  raw: Record<string, unknown>,
-  faceId: string,
-  url: string,
-): Promise<void> {
-  await runImport(ctx, parseImportOptions(raw, faceId, url));
-}
-
 export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<Document> {
+  const { importIntoFace } = await import('../contract/documents.js');
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);

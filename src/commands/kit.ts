@@ -1,18 +1,26 @@
-import type { Command } from 'commander';
 import type { Column, Context } from '../context.js';
 import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
-import { setExamples } from '../help-format.js';
+import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
 /**
- * Small helpers every verb uses. program.ts imports this module, so it must stay cheap: commander types
- * only, no zod, no prompts (those arrive with the verb module that needs them).
+ * Small helpers every verb file uses (verb() to declare itself, then those of its run). Every verb file
+ * imports this module, and program.ts the verb files it needs, so it must stay cheap: no zod, no
+ * prompts, no client (those arrive inside run).
  */
 
-/** The examples of a command's `--help` (each one shell line), shown under EXAMPLES. */
-export function addExamples(cmd: Command, examples: string[]): Command {
-  setExamples(cmd, examples);
-  return cmd;
+/** Declares a verb; the types of run's flags and arguments follow from the declaration. */
+export function verb<
+  const F extends Flags = Record<never, FlagSpec>,
+  const A extends readonly ArgSpec[] = [],
+  R = unknown,
+>(spec: VerbSpec<F, A, R>): VerbSpec<F, A, R> {
+  return spec;
+}
+
+/** `expiresInDays` -> `--expires-in-days` (`--no-browser` for a negated `browser`). */
+export function flagName(key: string, flag?: FlagSpec): string {
+  return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 /** What a verb that sends one request and shows the answer uses of the context. */
@@ -38,71 +46,9 @@ export type PromptContext = Pick<Context, 'io' | 'prompter'>;
 /** What a verb that reads or changes the settings file uses of the context (`config ...`, `auth logout`). */
 export type SettingsContext = Pick<Context, 'config' | 'globals' | 'env' | 'out' | 'io'>;
 
-/** What a verb module exports for its wiring: raw commander options in, work done (what it returns is not used). */
-export type VerbAction<A extends unknown[] = string[]> = (
-  ctx: Context,
-  opts: Record<string, unknown>,
-  ...args: A
-) => Promise<unknown>;
-
-/** A verb as its group's register module declares it; its module is imported only when it runs. */
-export interface VerbSpec {
-  /** The one line `facectl <group> --help` lists (else the description's first line). */
-  summary?: string;
-  description: string;
-  arguments?: readonly (readonly [name: string, description: string])[];
-  /** Flags, each `[flags, description]` or `[flags, description, default]`, in the order help lists them. */
-  options?: readonly (readonly [flags: string, description: string, defaultValue?: string])[];
-  /** Shell lines shown under EXAMPLES. */
-  examples: string[];
-  /** Imports the verb module and returns its action (the verb's own parsing starts there). */
-  run: () => Promise<VerbAction>;
-}
-
-/**
- * Declares the verbs of a group on commander: `addVerbs(group, ctx, { create: {...}, get: {...} })`.
- * A verb's flags are declared here and parsed in its module by a zod schema whose keys are commander's
- * camel-case names of the same flags (`--expires-in-days` -> `expiresInDays`).
- */
-export function addVerbs(parent: Command, ctx: Context, verbs: Readonly<Record<string, VerbSpec>>): void {
-  for (const [name, spec] of Object.entries(verbs)) {
-    const verb = parent.command(name).description(spec.description);
-    if (spec.summary !== undefined) verb.summary(spec.summary);
-    for (const [argument, description] of spec.arguments ?? []) verb.argument(argument, description);
-    for (const [flags, description, defaultValue] of spec.options ?? []) verb.option(flags, description, defaultValue);
-    verb.action(lazyAction(ctx, spec.run));
-    addExamples(verb, spec.examples);
-  }
-}
-
-/** The flags of `docs sync` and `threads sync` (parsed by parseWaitFlags in docs/wait-ready.ts). */
-export const WAIT_OPTIONS: VerbSpec['options'] = [
-  ['--wait', 'wait until preparation is ready, with a progress bar'],
-  ['--timeout <seconds>', 'with --wait: give up after this many seconds (default 300)'],
-];
-
 /** A verb's description with the note that it uses an endpoint the published interface does not show. */
 export function withExtensionNote(text: string): string {
   return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
-}
-
-/**
- * Wires a commander action to a verb module imported only when the command runs, so `--help` and other
- * commands never pay for it. Commander hands an action its positional arguments, then the options, then
- * the command; the verb receives (ctx, options, ...arguments). The global flags are in ctx.globals (main.ts
- * took them off the line before commander parsed it).
- */
-export function lazyAction<A extends unknown[] = string[]>(
-  ctx: Context,
-  load: () => Promise<VerbAction<A>>,
-): (...received: unknown[]) => Promise<void> {
-  return async (...received: unknown[]) => {
-    const command = received.at(-1) as Command;
-    const args = received.slice(0, -2) as A;
-    const action = await load();
-    await ctx.out.prepare?.();
-    await action(ctx, command.opts(), ...args);
-  };
 }
 
 export interface RequireValueOptions {
@@ -111,8 +57,8 @@ export interface RequireValueOptions {
   value: string | undefined;
   /** The prompt shown on a terminal. */
   message: string;
-  /** Returns true, or a message saying what is wrong (shown under the prompt, or in the usage error). */
-  validate?: (value: string) => true | string;
+  /** What is wrong with a value (shown under the prompt, or in the usage error), or undefined. */
+  check?: (value: string) => string | undefined;
   /** Prompt with hidden input (secrets). */
   secret?: boolean;
 }
@@ -122,70 +68,61 @@ export interface RequireValueOptions {
  * a missing value is a usage error naming the flag, so nothing is sent.
  */
 export async function requireValue(ctx: PromptContext, options: RequireValueOptions): Promise<string> {
-  const { flag, value, validate } = options;
-  if (value !== undefined && value !== '') {
-    const verdict = validate ? validate(value) : true;
-    if (verdict !== true) throw new UsageError(`${flag}: ${verdict}`);
-    return value;
-  }
+  const { flag, value, check = () => undefined } = options;
+  const checked = (given: string) => {
+    const wrong = check(given);
+    if (wrong !== undefined) throw new UsageError(`${flag}: ${wrong}`);
+    return given;
+  };
+  if (value !== undefined && value !== '') return checked(value);
   if (!ctx.io.canPrompt()) {
     throw new UsageError(`${flag} is required when not running interactively`, {
       hint: `pass ${flag} <value>`,
     });
   }
-  if (options.secret) {
-    const answer = await ctx.prompter.password({ message: options.message });
-    const verdict = validate ? validate(answer) : true;
-    if (verdict !== true) throw new UsageError(`${flag}: ${verdict}`);
-    return answer;
-  }
+  if (options.secret) return checked(await ctx.prompter.password({ message: options.message }));
   return ctx.prompter.input({
     message: options.message,
-    validate: (answer) => {
-      if (answer.trim() === '') return 'a value is required';
-      return validate ? validate(answer) : true;
-    },
+    validate: (answer) => (answer.trim() === '' ? 'a value is required' : (check(answer) ?? true)),
   });
 }
 
-/** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
-export interface SafeParser<T> {
-  /** A zod object's fields: every option commander hands over must be one of them. */
-  readonly shape?: object;
-  safeParse(
-    value: unknown,
-  ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+/** A flag's rule (verb.ts FlagSpec.check): a value given must not be empty or only spaces. */
+export function notEmpty(text: string): string | undefined {
+  return text.trim() === '' ? 'must not be empty' : undefined;
 }
 
-/** `expiresInDays` -> `--expires-in-days`: commander's camel-case keys back to the flag a person typed. */
-export function flagName(key: string): string {
-  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+/** A positional argument that must not be empty (commander accepts `''`). */
+export function requireArgument(name: string, value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new UsageError(`<${name}> must not be empty`);
+  return value;
 }
 
 /**
- * Parses raw commander options with a verb's zod schema. A bad value becomes a UsageError naming the
- * flag: `--expires-in-days: must be between 1 and 365 days`. Every issue is listed, first one in the message.
+ * An alias given as a flag or typed at a prompt. The seed says only that it is a string (a slug whose
+ * grammar it does not give), so the client refuses just an empty one; the service checks its own rule.
  */
-export function parseOptions<T>(
-  schema: SafeParser<T>,
-  raw: Record<string, unknown>,
-  flagNameOf: (key: string) => string = flagName,
-): T {
-  // register.ts declares the flags and the verb's schema parses them, matched by name: a flag the schema
-  // does not know would be dropped without a word, so it is a bug in facectl, said at once.
-  const unparsed = schema.shape ? Object.keys(raw).filter((key) => !(key in (schema.shape as object))) : [];
-  if (unparsed.length > 0) {
-    throw new Error(`facectl bug: ${unparsed.map(flagNameOf).join(', ')} declared but not in the verb's option schema`);
-  }
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const key = issue.path[0];
-    const where = typeof key === 'string' ? flagNameOf(key) : 'options';
-    const rest = issue.path.slice(1).map(String);
-    return `${where}${rest.length > 0 ? `[${rest.join('.')}]` : ''}: ${issue.message}`;
+export function checkAlias(text: string): string | undefined {
+  return text.trim() === '' ? 'an alias must not be empty' : undefined;
+}
+
+/**
+ * The face (by alias) and the label a document or a thread is filed under: from --alias and --label,
+ * else asked for on a terminal; without one, a missing flag is a usage error naming it.
+ */
+export async function requireAliasAndLabel(
+  ctx: PromptContext,
+  flags: { alias?: string | undefined; label?: string | undefined },
+  what: 'document' | 'thread',
+): Promise<{ alias: string; label: string }> {
+  const alias = await requireValue(ctx, {
+    flag: '--alias',
+    value: flags.alias,
+    message: `Alias of the face the ${what} belongs to`,
+    check: checkAlias,
   });
-  throw new UsageError(problems.join('\n'));
+  const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: `Label of the ${what}` });
+  return { alias, label };
 }
 
 /** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */
@@ -234,4 +171,25 @@ export function shellWord(word: string): string {
  */
 export function flagAndValue(flag: string, value: string): string {
   return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
+}
+
+/** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
+export interface SafeParser<T> {
+  safeParse(
+    value: unknown,
+  ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+}
+
+/**
+ * `facectl serve`'s options, parsed with its own zod schema (serve is not declared as a verb yet): a bad
+ * value is a UsageError naming the flag, `--port: must be a whole number from 0 to 65535`.
+ */
+export function parseOptions<T>(schema: SafeParser<T>, raw: Record<string, unknown>): T {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? 'options');
+    return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${issue.message}`;
+  });
+  throw new UsageError(problems.join('\n'));
 }

@@ -1,4 +1,15 @@
 import * as z from 'zod';
+import { BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from './values.js';
+
+export {
+  BILLING_SOURCES,
+  IMPORT_TYPES,
+  PERSPECTIVES,
+  SCOPE_ACTIONS,
+  SCOPE_AREAS,
+  SEED_SCOPE_PATTERN,
+  SEED_SCOPE_RULE,
+} from './values.js';
 
 /**
  * Building blocks shared by the route definitions. Response schemas are lenient where the spec is
@@ -9,12 +20,8 @@ import * as z from 'zod';
 
 export const dateTime = z.iso.datetime({ offset: true });
 
-/** The two values the spec allows for perspective. */
-export const PERSPECTIVES = ['first-person', 'third-person'] as const;
 export const perspective = z.enum(PERSPECTIVES);
 
-/** The billing sources of compile interviews, in the spec's priority order. */
-export const BILLING_SOURCES = ['oauth', 'compile', 'credits'] as const;
 export const billingSource = z.enum(BILLING_SOURCES);
 
 /**
@@ -25,11 +32,6 @@ export const billingSource = z.enum(BILLING_SOURCES);
  * rules"). Seed-level request objects are loose: what is not known is sent unchanged.
  */
 
-/**
- * Import types. The seed names only `document` and says the others are "not shown"; the local service
- * also accepts `transcript` (local). The client sends any string.
- */
-export const IMPORT_TYPES = ['document', 'transcript'] as const;
 export const importType = z.enum(IMPORT_TYPES);
 
 /** Face alias as the seed states it: a string. */
@@ -44,14 +46,8 @@ export const serviceAlias = z
   .max(64, { error: `must be a slug: ${ALIAS_RULE}` })
   .regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` });
 
-/** The seed's scope form, v1:*: `v1:` and something after it. What follows is the service's own. */
-export const SEED_SCOPE_PATTERN = /^v1:.+$/s;
-export const SEED_SCOPE_RULE = 'the form v1:* (v1: followed by the scope)';
 export const seedScope = z.string().regex(SEED_SCOPE_PATTERN, { error: `must have ${SEED_SCOPE_RULE}` });
 
-/** Scope areas and actions the local service knows (local-service.md, local). `v1:*` grants everything. */
-export const SCOPE_AREAS = ['keys', 'faces', 'compile', 'oauth'] as const;
-export const SCOPE_ACTIONS = ['read', 'write'] as const;
 export const SCOPE_PATTERN = /^v1:(?:\*|(?:keys|faces|compile|oauth)(?::(?:read|write))?)$/;
 export const SCOPE_RULE = 'v1:*, v1:<area> or v1:<area>:<read|write>, with area keys, faces, compile or oauth';
 export const scope = z.string().regex(SCOPE_PATTERN, { error: `must be ${SCOPE_RULE}` });

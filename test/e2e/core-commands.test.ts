@@ -133,7 +133,7 @@ describe('api', () => {
     expect(bad.code).toBe(2);
     const unknownFlag = await runCli(['api', 'GET', '/v1/faces/x', '--bogus'], { env: env() });
     expect(unknownFlag.code).toBe(2);
-    expect(unknownFlag.stderr).toContain('usage: facectl api [options] <method-or-path> [path]');
+    expect(unknownFlag.stderr).toContain('usage: facectl api [flags] <method-or-path> [path]');
     expect(serve.requests()).toBe(before);
   });
 

@@ -1,10 +1,9 @@
 import { Command } from 'commander';
-import { formatHelp } from '../../src/help-format.js';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { addExamples, lazyAction, parseOptions, requestBody, requireValue, splitList } from '../../src/commands/kit.js';
+import { checkFlags } from '../../src/commands/flag-check.js';
+import { requestBody, requireValue, splitList, verb } from '../../src/commands/kit.js';
+import { declare } from '../../src/commands/declare.js';
 import { ApiError, type CliError, ExitCode, UsageError } from '../../src/errors.js';
-import { splitGlobalFlags } from '../../src/global-flags.js';
 import { colorEnabled } from '../../src/io/terminal.js';
 import { reportError, run } from '../../src/main.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -40,8 +39,8 @@ describe('kit.requireValue', () => {
 
   it('validates a given value against the rule', async () => {
     const tc = createTestContext();
-    const validate = (v: string) => (/^[a-z-]+$/.test(v) ? true : 'must be a slug');
-    const error = await failure(requireValue(tc.ctx, { flag: '--alias', value: 'Ada', message: 'Alias?', validate }));
+    const check = (v: string) => (/^[a-z-]+$/.test(v) ? undefined : 'must be a slug');
+    const error = await failure(requireValue(tc.ctx, { flag: '--alias', value: 'Ada', message: 'Alias?', check }));
     expect(error.message).toBe('--alias: must be a slug');
   });
 
@@ -51,32 +50,23 @@ describe('kit.requireValue', () => {
   });
 });
 
-describe('kit.parseOptions and splitList', () => {
-  const schema = z.object({
-    expiresInDays: z.coerce
-      .number()
-      .int({ error: 'must be a whole number of days' })
-      .min(1, { error: 'must be between 1 and 365 days' })
-      .max(365, { error: 'must be between 1 and 365 days' })
-      .optional(),
-    name: z.string().optional(),
-  });
+describe('the check made from a declaration (flag-check.ts), and splitList', () => {
+  const flags = {
+    expiresInDays: { value: '<days>', type: 'int', min: 1, max: 365, unit: 'days', help: 'lifetime' },
+    name: { value: '<name>', help: 'a label' },
+    save: { help: 'keep it' },
+  } as const;
 
-  it('names the flag of a bad value', () => {
-    expect(() => parseOptions(schema, { expiresInDays: '0' })).toThrow(
-      '--expires-in-days: must be between 1 and 365 days',
+  it('names the flag of a bad value, and types the good ones', () => {
+    expect(() => checkFlags(flags, { expiresInDays: '0' })).toThrow(
+      '--expires-in-days: must be a whole number of days from 1 to 365',
     );
-    expect(() => parseOptions(schema, { expiresInDays: '1.5' })).toThrow(
-      '--expires-in-days: must be a whole number of days',
-    );
-    expect(parseOptions(schema, { expiresInDays: '30', name: 'ci' })).toEqual({ expiresInDays: 30, name: 'ci' });
-  });
-
-  it('an option its schema does not parse (declared in register.ts, missing in the verb) is a bug, not ignored', () => {
-    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).toThrow(
-      "facectl bug: --budget-usd declared but not in the verb's option schema",
-    );
-    expect(() => parseOptions(schema, { name: 'ci', budgetUsd: '5' })).not.toThrow(UsageError);
+    expect(() => checkFlags(flags, { expiresInDays: '1.5' })).toThrow(UsageError);
+    expect(checkFlags(flags, { expiresInDays: '30', name: 'ci' })).toEqual({
+      expiresInDays: 30,
+      name: 'ci',
+      save: false,
+    });
   });
 
   it('splits lists', () => {
@@ -109,7 +99,7 @@ describe('kit.requestBody', () => {
   });
 });
 
-describe('global flags, taken off the line once', () => {
+describe('global flags, read by commander wherever they stand', () => {
   it.each([
     [['--json', '--profile', 'work', 'config', 'get', 'base_url']],
     [['config', 'get', 'base_url', '--json', '--profile', 'work']],
@@ -118,41 +108,37 @@ describe('global flags, taken off the line once', () => {
     const tc = createTestContext({ config: { profiles: { work: { base_url: 'http://work.test' } } } });
     expect(await run(argv, tc.ctx), tc.stderr()).toBe(0);
     expect(JSON.parse(tc.stdout())).toEqual({ key: 'base_url', value: 'http://work.test', profile: 'work' });
-    expect(splitGlobalFlags(argv)).toEqual({
-      given: { json: true, profile: 'work' },
-      words: ['config', 'get', 'base_url'],
-    });
   });
 
-  it('--jq implies --json, --no-input and the switches are read, a value written --flag=value may look like a flag, -- ends them', () => {
-    expect(
-      splitGlobalFlags([
-        '--jq',
-        '.id',
-        'faces',
-        '--no-input',
-        'get',
-        '--debug',
-        'x',
-        '--insecure-http',
-        '--api-key-stdin',
-      ]),
-    ).toEqual({
-      given: { jq: '.id', json: true, noInput: true, debug: true, insecureHttp: true, apiKeyStdin: true },
-      words: ['faces', 'get', 'x'],
+  it('--jq implies --json, --no-input and the switches are read, a value written --flag=value may look like a flag, -- ends them', async () => {
+    const every = createTestContext({ config: { profiles: { default: { base_url: 'http://h.test' } } } });
+    const line = [
+      '--jq',
+      '.value',
+      'config',
+      '--no-input',
+      'get',
+      '--debug',
+      'base_url',
+      '--insecure-http',
+      '--api-key-stdin',
+    ];
+    expect(await run(line, every.ctx), every.stderr()).toBe(0);
+    expect(every.stdout()).toBe('http://h.test\n');
+    expect(every.ctx.globals).toEqual({
+      jq: '.value',
+      json: true,
+      noInput: true,
+      debug: true,
+      insecureHttp: true,
+      apiKeyStdin: true,
     });
-    expect(splitGlobalFlags(['--profile=--json', 'api', '--base-url', 'http://h', '--', '--debug'])).toEqual({
-      given: { profile: '--json', baseUrl: 'http://h' },
-      words: ['api', '--', '--debug'],
-    });
+    const ended = createTestContext();
+    await run(['--profile=--json', 'config', 'get', '--base-url', 'http://h', '--', '--debug'], ended.ctx);
+    expect(ended.ctx.globals).toMatchObject({ profile: '--json', baseUrl: 'http://h', debug: false, json: false });
   });
 
   it('a value flag ending the line is a usage error naming it, rendered by the flags before it', async () => {
-    expect(splitGlobalFlags(['faces', '--profile'])).toEqual({
-      given: {},
-      words: ['faces'],
-      missingValue: { flag: '--profile', value: '<name>' },
-    });
     const tc = createTestContext();
     expect(await run(['--json', 'faces', '--profile'], tc.ctx)).toBe(ExitCode.usage);
     expect(JSON.parse(tc.stderr()).error).toEqual({
@@ -164,42 +150,39 @@ describe('global flags, taken off the line once', () => {
   });
 });
 
-describe('kit.lazyAction', () => {
+describe('a verb declared once (verb.ts)', () => {
   function program(ctx: ReturnType<typeof createTestContext>['ctx'], seen: unknown[]) {
-    const root = new Command('facectl').exitOverride().configureHelp({ formatHelp });
-    const sub = root
-      .command('thing')
-      .argument('<id>')
-      .option('--name <name>')
-      .action(
-        lazyAction(ctx, async () => async (_ctx, opts, id) => {
-          seen.push({ opts, id });
-        }),
-      );
-    addExamples(sub, ['facectl thing 1 --name x']);
+    const root = new Command('facectl').exitOverride();
+    const thing = verb({
+      description: 'Do a thing.',
+      args: [['<id>', 'the thing']],
+      flags: {
+        name: { value: '<name>', help: 'its name' },
+        count: { value: '<n>', type: 'int', min: 1, max: 9, unit: 'things', default: '2', help: 'how many' },
+      },
+      examples: ['facectl thing 1 --name x'],
+      run: async (_ctx, flags, id) => void seen.push({ flags, id }),
+    });
+    declare(root, 'thing', thing, ctx).exitOverride();
     return root;
   }
 
-  it('hands the verb its options and arguments', async () => {
+  it('hands run its checked flags (defaults applied) and arguments', async () => {
     const tc = createTestContext();
     const seen: unknown[] = [];
     await program(tc.ctx, seen).parseAsync(['thing', 'id1', '--name', 'n'], { from: 'user' });
-    expect(seen).toEqual([{ opts: { name: 'n' }, id: 'id1' }]);
+    expect(seen).toEqual([{ flags: { name: 'n', count: 2 }, id: 'id1' }]);
   });
 
-  it('help ends with the examples', () => {
+  it('help shows the flags and ends with the examples', () => {
     const tc = createTestContext();
-    const root = program(tc.ctx, []);
-    const help = root.commands[0]?.helpInformation() ?? '';
-    let full = '';
-    root.commands[0]?.configureOutput({ writeOut: (t) => (full += t) });
-    try {
-      root.commands[0]?.outputHelp();
-    } catch {
-      // commander throws after printing help under exitOverride; the printed text is what is checked
-    }
-    expect(help).toContain('facectl thing [flags] <id>');
-    expect(full).toContain('EXAMPLES\n  $ facectl thing 1 --name x\n');
+    let help = '';
+    const thing = program(tc.ctx, []).commands[0];
+    thing?.configureOutput({ writeOut: (text) => (help += text) });
+    expect(() => thing?.outputHelp()).not.toThrow();
+    expect(help).toContain('--count <n>');
+    expect(help).toContain('(default: 2)');
+    expect(help).toMatch(/Examples:\n {2}\$ facectl thing 1 --name x\n$/);
   });
 });
 
@@ -303,7 +286,7 @@ describe('main: exit codes and error rendering', () => {
     const tc = createTestContext();
     expect(await run(['config', 'list', '--bogus'], tc.ctx)).toBe(ExitCode.usage);
     expect(tc.stderr()).toContain("error: unknown option '--bogus'");
-    expect(tc.stderr()).toContain('usage: facectl config list [options]');
+    expect(tc.stderr()).toContain('usage: facectl config list [flags]');
     expect(tc.stdout()).toBe('');
   });
 
@@ -319,7 +302,7 @@ describe('main: exit codes and error rendering', () => {
     expect(version.stdout()).toBe('0.1.0\n');
     const help = createTestContext();
     expect(await run(['auth', 'login', '--help'], help.ctx)).toBe(0);
-    expect(help.stdout()).toContain('EXAMPLES\n  $ facectl auth login');
+    expect(help.stdout()).toContain('Examples:\n  $ facectl auth login');
   });
 
   it('renders an API error: what failed, status and code, each field error, the fix last', () => {

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
 import { ROOT } from '../helpers/run-cli.js';
@@ -142,24 +141,6 @@ describe('completion scripts', () => {
     expect(fish).toContain(
       "complete -c facectl -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get' -a 'base_url api_key",
     );
-  });
-
-  it('every flag whose help lists its values ("a, b or c") has them in FLAG_VALUES', async () => {
-    const { buildProgram } = await import('../../src/program.js');
-    const { FLAG_VALUES } = await import('../../src/commands/completion.js');
-    const walk = (c: Command): Command[] => [c, ...c.commands.flatMap(walk)];
-    for (const command of walk(buildProgram(createTestContext().ctx))) {
-      for (const option of command.options) {
-        if (!(option.required || option.optional) || option.argChoices) continue;
-        const listed = /^([a-z-]+, )*[a-z-]+ or [a-z-]+\b/.exec(option.description)?.[0];
-        if (!listed) continue;
-        const values = listed.split(/, | or /);
-        expect({ flag: option.long, values: FLAG_VALUES[option.long as string] }).toEqual({
-          flag: option.long,
-          values,
-        });
-      }
-    }
   });
 
   it('zsh and fish scripts declare every command group', async () => {

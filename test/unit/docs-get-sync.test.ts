@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { getDocumentAction } from '../../src/commands/docs/get.js';
-import { syncDocumentAction } from '../../src/commands/docs/sync.js';
+import getDocument from '../../src/commands/docs/get.js';
+import syncDocument from '../../src/commands/docs/sync.js';
 import { contextFor, runCommand } from '../helpers/command-harness.js';
 import { call, createDocument, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
@@ -13,7 +13,7 @@ describe('docs get', () => {
   it('prints the stored document; --json the service object', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'Some notes to read back.');
     const tc = contextFor(service, { globals: { json: true } });
-    const read = await getDocumentAction(tc.ctx, {}, doc.document_id);
+    const read = await getDocument.run(tc.ctx, {}, doc.document_id);
     await tc.close();
     expect(read).toEqual(doc);
     expect(JSON.parse(tc.stdout())).toEqual(doc);
@@ -43,7 +43,7 @@ describe('docs sync', () => {
   it('charges the document (pro: compile quota) and, with --wait, follows preparation to ready', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'word '.repeat(1500));
     const tc = contextFor(service, { globals: { json: true } });
-    const synced = await syncDocumentAction(tc.ctx, { wait: true, timeout: '30' }, doc.document_id);
+    const synced = await syncDocument.run(tc.ctx, { wait: true, timeout: 30 }, doc.document_id);
     await tc.close();
     expect(synced.prepare_status).toBe('ready');
     expect(synced.chunks_completed).toBe(synced.chunks_total);
@@ -56,7 +56,7 @@ describe('docs sync', () => {
   it('terminal form: a progress bar from chunks_completed/chunks_total', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(2500));
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    await syncDocumentAction(tc.ctx, { wait: true, timeout: '30' }, doc.document_id);
+    await syncDocument.run(tc.ctx, { wait: true, timeout: 30 }, doc.document_id);
     await tc.close();
     const stderr = stripVTControlCharacters(tc.stderr());
     expect(stderr).toMatch(/Preparing .* 3\/3 ready/);

@@ -2,7 +2,7 @@ import { mkdirSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseSubmitOptions, runSubmit } from '../../src/commands/docs/submit.js';
+import { runSubmit, submitOptions } from '../../src/commands/docs/submit.js';
 import { run } from '../../src/main.js';
 import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
@@ -45,7 +45,15 @@ describe('docs submit: one document', () => {
     const tc = contextFor(service);
     await runSubmit(
       tc.ctx,
-      parseSubmitOptions({ alias: 'ada-lovelace', label: 'note', content: 'Hello, "Babbage" ✓' }),
+      submitOptions({
+        alias: 'ada-lovelace',
+        label: 'note',
+        content: 'Hello, "Babbage" ✓',
+        concurrency: 4,
+        continueOnError: false,
+        resume: false,
+        restart: false,
+      }),
     );
     await tc.close();
     const id = /document_id\t(doc_\w+)/.exec(tc.stdout())?.[1] as string;

@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCreateFace } from '../../src/commands/faces/create.js';
-import { getFaceAction } from '../../src/commands/faces/get.js';
+import getFace from '../../src/commands/faces/get.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, createFace, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
@@ -182,7 +182,7 @@ describe('faces get', () => {
     await createFace(service, service.key('pro'), 'ada-lovelace');
     const stored = await storedFace('ada-lovelace');
     const tc = contextFor(service, { globals: { json: true } });
-    const byUid = await getFaceAction(tc.ctx, {}, stored.uid);
+    const byUid = await getFace.run(tc.ctx, {}, stored.uid);
     await tc.close();
     expect(byUid).toEqual(stored);
     expect(JSON.parse(tc.stdout())).toEqual(stored);
@@ -201,6 +201,6 @@ describe('faces get', () => {
     const result = await runCommand(service, ['faces', 'get', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('endpoint the published interface does not show');
-    expect(result.stdout).toContain('EXAMPLES');
+    expect(result.stdout).toContain('Examples:');
   });
 });

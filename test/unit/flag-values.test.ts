@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { splitGlobalFlags } from '../../src/global-flags.js';
 import { runCommand } from '../helpers/command-harness.js';
 import { useService } from '../helpers/service-suite.js';
 import { argv, expectRefused, runInProcess } from '../helpers/unit-harness.js';
@@ -9,21 +8,6 @@ import { argv, expectRefused, runInProcess } from '../helpers/unit-harness.js';
 const service = useService({}, { faces: ['ada-lovelace'] });
 
 describe('a global flag followed by another flag instead of its value', () => {
-  it('is split off as such: the next flag is not taken as the value', () => {
-    expect(splitGlobalFlags(['--profile', '--json', 'faces', 'get', 'x'])).toEqual({
-      given: { json: true },
-      words: ['faces', 'get', 'x'],
-      flagForValue: { flag: '--profile', next: '--json' },
-    });
-    expect(splitGlobalFlags(['--base-url', '--help'])).toMatchObject({ flagForValue: { flag: '--base-url' } });
-    // A value that only looks like a flag, or is written --flag=value, is a value.
-    expect(splitGlobalFlags(['--jq', '--x', '--profile=--json']).given).toEqual({
-      jq: '--x',
-      json: true,
-      profile: '--json',
-    });
-  });
-
   it('--profile --json: "--profile needs a value", exit 2, one JSON error, nothing sent', async () => {
     const result = await expectRefused(
       service,
@@ -125,8 +109,9 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
   });
 
   it.each([
-    // A global flag after it (taken off the line before commander parses) is no value either.
-    [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--json'],
+    // A global flag after it is read as the global flag it is (commander reads those anywhere on the
+    // line); the flag after that is no value either.
+    [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--content'],
     [argv`keys create --name --save`, '--name', '--save'],
     [argv`keys create --scopes --help`, '--scopes', '--help'],
     [argv`threads create --alias --label x`, '--alias', '--label'],

@@ -15,7 +15,7 @@ import { createTestContext } from '../helpers/test-context.js';
  * cli.ts may use them (only where commander would wrap to the same 80 columns).
  */
 
-const livePaths = () => commandPaths(buildProgram(createTestContext().ctx));
+const livePaths = async () => commandPaths(await buildProgram(createTestContext().ctx));
 
 describe('the help pages in dist/help.json', () => {
   let pages: Record<string, string>;
@@ -24,8 +24,8 @@ describe('the help pages in dist/help.json', () => {
     pages = JSON.parse(readFileSync(join(ROOT, 'dist', 'help.json'), 'utf8')) as Record<string, string>;
   }, 120_000);
 
-  it('has a page for every command of the tree, and no other', () => {
-    const paths = livePaths();
+  it('has a page for every command of the tree, and no other', async () => {
+    const paths = await livePaths();
     expect(paths).toContain('');
     expect(paths).toContain('faces get');
     expect(paths).toContain('docs submit');
@@ -33,7 +33,7 @@ describe('the help pages in dist/help.json', () => {
   });
 
   it('each page is exactly what commander prints for `facectl <command> --help`', async () => {
-    for (const path of livePaths()) {
+    for (const path of await livePaths()) {
       const tc = createTestContext();
       expect(await run([...(path ? path.split(' ') : []), '--help'], tc.ctx)).toBe(0);
       expect(tc.stderr()).toBe('');
@@ -109,7 +109,7 @@ describe('commander wraps help to the context stream', () => {
   };
 
   // The examples are not wrapped: measure the part before them.
-  const widest = (page: string) => Math.max(...(page.split('EXAMPLES')[0] ?? '').split('\n').map((l) => l.length));
+  const widest = (page: string) => Math.max(...(page.split('Examples:')[0] ?? '').split('\n').map((l) => l.length));
 
   it('80 columns unless stdout is a terminal of another width', async () => {
     const pipe = await facesHelp(false, 200);
@@ -122,7 +122,7 @@ describe('commander wraps help to the context stream', () => {
   });
 });
 
-describe('help in the shape gh users know (issue 12 items 3 and 4)', () => {
+describe("help pages: commander's layout, in flags (issue 12 items 3 and 4)", () => {
   const page = async (argv: string[], options: { columns?: number } = {}) => {
     const tc = createTestContext({ stdoutIsTTY: options.columns !== undefined });
     (tc.ctx.io.stdout as { columns?: number }).columns = options.columns;
@@ -130,39 +130,41 @@ describe('help in the shape gh users know (issue 12 items 3 and 4)', () => {
     return { code, stdout: tc.stdout(), stderr: tc.stderr() };
   };
 
-  it('every page has USAGE, INHERITED FLAGS (below the top), EXAMPLES and no quoted default', async () => {
-    for (const path of livePaths()) {
+  it('every page has its usage in flags, global flags (below the top), examples and no quoted default', async () => {
+    for (const path of await livePaths()) {
       const { stdout } = await page([...(path ? path.split(' ') : []), '--help']);
-      const has = (title: string) => stdout.includes(`\n${title}\n`) || stdout.startsWith(`${title}\n`);
-      expect({ path, usage: has('USAGE'), examples: has('EXAMPLES') }).toEqual({ path, usage: true, examples: true });
-      if (path !== '') expect({ path, inherited: has('INHERITED FLAGS') }).toEqual({ path, inherited: true });
+      const has = (title: string) => stdout.includes(`\n${title}\n`);
+      expect(stdout).toMatch(new RegExp(`^Usage: facectl${path ? ` ${path}` : ''} \\[flags\\]`));
+      expect({ path, examples: has('Examples:') }).toEqual({ path, examples: true });
+      if (path !== '') expect({ path, inherited: has('Global flags:') }).toEqual({ path, inherited: true });
       expect(stdout).toMatch(/\n {2}\$ facectl /);
-      expect(stdout).not.toMatch(/\(default: "/);
+      expect(stdout).not.toMatch(/\(default: "|\[options\]/);
     }
   });
 
-  it('inherited flags list the globals on a subcommand page; the own flags are apart', async () => {
+  it('global flags are listed apart from the own flags on a subcommand page', async () => {
     const { stdout } = await page(['docs', 'submit', '--help']);
-    const [own, inherited] = stdout.split('INHERITED FLAGS');
+    const [own, inherited] = stdout.split('Global flags:');
     expect(own).toContain('--concurrency <n>');
-    expect(own).toContain('(default 4)');
+    expect(own).toMatch(/\(1 to 64;\s+default:\s+4\)/);
+    expect(own).toMatch(/\(one of: first-person,\s+third-person\)/);
+    expect(own).toContain('-h, --help');
     expect(own).not.toContain('--base-url');
     expect(inherited).toContain('--base-url <url>');
     expect(inherited).toContain('--json');
-    expect(inherited).toContain('-h, --help');
   });
 
   it('group pages list their commands and show examples', async () => {
     for (const group of ['keys', 'faces', 'docs', 'threads', 'oauth', 'auth', 'config']) {
       const { stdout } = await page([group, '--help']);
-      expect(stdout).toContain('AVAILABLE COMMANDS');
-      expect(stdout).toMatch(new RegExp(`EXAMPLES\\n {2}\\$ facectl ${group} `));
+      expect(stdout).toContain('\nCommands:\n');
+      expect(stdout).toMatch(new RegExp(`Examples:\\n {2}\\$ facectl ${group} `));
     }
   });
 
   it('prose is wrapped to 80 columns when not a terminal, to the terminal width on one', async () => {
     const widest = (text: string) =>
-      Math.max(...(text.split('EXAMPLES')[0] ?? '').split('\n').map((line) => line.length));
+      Math.max(...(text.split('Examples:')[0] ?? '').split('\n').map((line) => line.length));
     for (const path of ['threads', 'doctor', 'auth', 'auth status', 'auth login']) {
       const piped = await page([...path.split(' '), '--help']);
       expect({ path, widest: widest(piped.stdout) <= 80 }).toEqual({ path, widest: true });
@@ -173,7 +175,7 @@ describe('help in the shape gh users know (issue 12 items 3 and 4)', () => {
 
   it('a sentence is not broken by the description source: doctor reads as reflowed paragraphs', async () => {
     const { stdout } = await page(['doctor', '--help']);
-    const first = stdout.split('\n\n')[0] ?? '';
+    const first = stdout.split('\n\n')[1] ?? '';
     // Every line but the last of the paragraph is filled: no short line in the middle of a sentence.
     const lines = first.split('\n');
     for (const line of lines.slice(0, -1)) expect(line.length).toBeGreaterThan(60);
@@ -203,6 +205,6 @@ describe('help in the shape gh users know (issue 12 items 3 and 4)', () => {
     expect(bare.code).toBe(0);
     expect(bare.stderr).toBe('');
     expect(bare.stdout).toBe((await page(['--help'])).stdout);
-    expect(bare.stdout).toContain('COMMANDS\n');
+    expect(bare.stdout).toContain('\nCommands:\n');
   });
 });

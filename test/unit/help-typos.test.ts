@@ -7,15 +7,16 @@ describe('help help', () => {
   it.each([[argv`help help`], [argv`help --help`]])('%j prints the page of help itself, exit 0', async (args) => {
     const { code, stdout, stderr } = await runInProcess(args);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    expect(stdout).toMatch(/^Show help for a command: `facectl help A B` prints the same as `facectl A B\n--help`/);
-    expect(stdout).toContain('USAGE\n  facectl help [flags] [command...]\n');
-    expect(stdout).toContain('EXAMPLES\n  $ facectl help\n  $ facectl help docs submit\n');
+    expect(stdout).toMatch(
+      /^Usage: facectl help \[flags\] \[command\.\.\.\]\n\nShow help for a command: `facectl help A B`/,
+    );
+    expect(stdout).toMatch(/Examples:\n {2}\$ facectl help\n {2}\$ facectl help docs submit\n$/);
   });
 
   it('help alone still lists the commands, help with a topic is that topic', async () => {
     const alone = await runInProcess(argv`help`);
     expect(alone.code).toBe(0);
-    expect(alone.stdout).toContain('COMMANDS\n');
+    expect(alone.stdout).toContain('\nCommands:\n');
     const topic = await runInProcess(argv`help faces`);
     const direct = await runInProcess(argv`faces --help`);
     expect(topic.stdout).toBe(direct.stdout);
@@ -28,7 +29,7 @@ describe('an unknown command', () => {
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toBe(
-      "error: unknown command 'nosuch'\nusage: facectl [options] [command]\nrun `facectl --help` for details\n",
+      "error: unknown command 'nosuch'\nusage: facectl [flags] [command]\nrun `facectl --help` for details\n",
     );
   });
 
@@ -48,7 +49,7 @@ describe('an unknown command', () => {
     expect(code).toBe(2);
     expect(stderr).toBe(
       `error: unknown command '${wrong}'\n(Did you mean ${near}?)\n` +
-        `usage: ${group} [options] [command]\nrun \`${group} --help\` for details\n`,
+        `usage: ${group} [flags] [command]\nrun \`${group} --help\` for details\n`,
     );
   });
 

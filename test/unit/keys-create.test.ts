@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCreateKeyOptions, runCreateKey } from '../../src/commands/keys/create.js';
+import { checkFlags } from '../../src/commands/flag-check.js';
+import createKey, { runCreateKey } from '../../src/commands/keys/create.js';
 import { CancelError, UsageError } from '../../src/errors.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
@@ -148,6 +149,7 @@ describe('keys create: flags are checked before anything is sent', () => {
   });
 
   it('parses good values into typed options', () => {
+    const parseCreateKeyOptions = (raw: Record<string, unknown>) => checkFlags(createKey.flags ?? {}, raw);
     expect(
       parseCreateKeyOptions({
         name: 'x',

@@ -6,15 +6,19 @@ import { describe, expect, it } from 'vitest';
 /**
  * The rules of issue 14 on how src/ is laid out, read from the sources: imports point one way (no
  * circles, `import type` and `import()` included), context.ts takes only types from api/, config/ and
- * input/, commands get the process from the context (serve.ts's signal wiring aside), no file over 400 lines.
+ * input/, commands get the process from the context (serve.ts's signal wiring aside), no file over 400
+ * lines, and the declarations program.ts loads to build the command tree import nothing heavy.
  */
 
 const SRC = resolve(import.meta.dirname, '../../src');
 
 interface Edge {
+  /** A path below src/, or a package's name as imported (`zod`, `node:fs`). */
   to: string;
   /** `import type`, or every name of the import marked `type`. */
   typeOnly: boolean;
+  /** `import()`: loaded when it runs, not with the file. */
+  dynamic: boolean;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -29,10 +33,11 @@ function sourceFiles(dir: string): string[] {
 function importsOf(file: string): Edge[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const edges: Edge[] = [];
-  const add = (specifier: ts.Node | undefined, typeOnly: boolean) => {
-    if (!specifier || !ts.isStringLiteral(specifier) || !specifier.text.startsWith('.')) return;
+  const add = (specifier: ts.Node | undefined, typeOnly: boolean, dynamic = false) => {
+    if (!specifier || !ts.isStringLiteral(specifier)) return;
+    if (!specifier.text.startsWith('.')) return void edges.push({ to: specifier.text, typeOnly, dynamic });
     const target = resolve(dirname(file), specifier.text).replace(/\.js$/, '.ts');
-    edges.push({ to: relative(SRC, target), typeOnly });
+    edges.push({ to: relative(SRC, target), typeOnly, dynamic });
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node)) {
@@ -44,7 +49,7 @@ function importsOf(file: string): Edge[] {
     } else if (ts.isExportDeclaration(node)) {
       add(node.moduleSpecifier, node.isTypeOnly);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      add(node.arguments[0], false);
+      add(node.arguments[0], false, true);
     }
     ts.forEachChild(node, visit);
   };
@@ -89,7 +94,12 @@ export function importCircles(graph: Map<string, string[]>): string[][] {
 }
 
 const files = sourceFiles(SRC);
-const imports = new Map(files.map((file) => [relative(SRC, file), importsOf(file)]));
+const imports = new Map(
+  files.map((file) => [relative(SRC, file), importsOf(file).filter((edge) => edge.to.endsWith('.ts'))]),
+);
+const packages = new Map(
+  files.map((file) => [relative(SRC, file), importsOf(file).filter((edge) => !edge.to.endsWith('.ts'))]),
+);
 
 describe('layers of src/', () => {
   it('the circle finder finds a circle of three and a file importing itself, and nothing in a tree', () => {
@@ -138,6 +148,28 @@ describe('layers of src/', () => {
       .filter(({ where, line }) => !(where.startsWith('commands/serve.ts:') && /process\.(once|off)\('SIG/.test(line)))
       .map(({ where, line }) => `${where}: ${line.trim()}`);
     expect(uses).toEqual([]);
+  });
+
+  it('the declarations program.ts loads to build the tree import nothing heavy: no zod, undici, prompts, sqlite', () => {
+    const heavy = /^(zod|undici|@inquirer\/prompts|node:sqlite|ora|chalk|cli-table3|open|jq-web)(\/|$)/;
+    // program.ts imports the groups' and verbs' declarations (dynamically, the ones a line names); serve
+    // and completion it imports only to run them.
+    const runOnly = new Set(['commands/serve.ts', 'commands/completion.ts']);
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const edge of imports.get(file) ?? []) if (!edge.typeOnly && !edge.dynamic) visit(edge.to);
+    };
+    visit('program.ts');
+    for (const edge of imports.get('program.ts') ?? []) if (edge.dynamic && !runOnly.has(edge.to)) visit(edge.to);
+    expect(loaded).toContain('commands/faces/create.ts');
+    const found = [...loaded].flatMap((file) =>
+      (packages.get(file) ?? [])
+        .filter((edge) => !edge.typeOnly && !edge.dynamic && heavy.test(edge.to))
+        .map((edge) => `${file} imports ${edge.to}`),
+    );
+    expect(found).toEqual([]);
   });
 
   it('no file is over 400 lines', () => {

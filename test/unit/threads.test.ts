@@ -2,7 +2,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCreateThread } from '../../src/commands/threads/create.js';
 import { runReplaceMessages } from '../../src/commands/threads/replace-messages.js';
-import { syncThreadAction } from '../../src/commands/threads/sync.js';
+import syncThread from '../../src/commands/threads/sync.js';
 import { run } from '../../src/main.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
@@ -186,7 +186,7 @@ describe('threads get and sync', () => {
     await runReplaceMessages(tc0.ctx, { threadId: id, messages: MESSAGES });
     await tc0.close();
     const tc = contextFor(service, { globals: { json: true } });
-    const thread = await syncThreadAction(tc.ctx, { wait: true, timeout: '30' }, id);
+    const thread = await syncThread.run(tc.ctx, { wait: true, timeout: 30 }, id);
     await tc.close();
     expect(thread).toMatchObject({ synced: true, prepare_status: 'ready' });
     expect(JSON.parse(tc.stdout())).toEqual(thread);

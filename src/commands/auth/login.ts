@@ -1,4 +1,4 @@
-import { clientForContext } from '../../api/context-client.js';
+import { verb } from '../kit.js';
 import {
   activeProfile,
   checkApiKey,
@@ -8,11 +8,22 @@ import {
   sameBaseUrl,
 } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
-import { getCurrentApiKey } from '../../contract/keys.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
 import { saveKeyInProfile } from './save-key.js';
 
 /** `facectl auth login`: check a key with the service, then store it (and --base-url) in the profile. */
+export default verb({
+  description:
+    'Store an API key in the active profile after checking it with the service. The key is asked for on a ' +
+    'terminal (hidden), or read from standard input with --api-key-stdin; never pass it as an argument. ' +
+    '--base-url, when given, is stored with it.',
+  examples: [
+    'facectl auth login',
+    'printenv FACECTL_KEY | facectl auth login --api-key-stdin --base-url https://api.example.com',
+    'facectl auth login --profile work',
+  ],
+  run: (ctx) => runLogin(ctx),
+});
 
 export interface LoginResult {
   profile: string;
@@ -31,6 +42,10 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
   const key = await obtainKey(ctx);
 
   // Check the key before storing it: a typo should fail now, not at the next command.
+  const [{ clientForContext }, { getCurrentApiKey }] = await Promise.all([
+    import('../../api/context-client.js'),
+    import('../../contract/keys.js'),
+  ]);
   const client = clientForContext(ctx, { baseUrl: creds.baseUrl, apiKey: key });
   let current: Awaited<ReturnType<typeof client.call<typeof getCurrentApiKey>>>;
   const spinner = ctx.out.spinner(`Checking the key with ${creds.baseUrl}`);

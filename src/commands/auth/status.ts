@@ -1,6 +1,6 @@
+import { verb } from '../kit.js';
 import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
-import { getCurrentApiKey } from '../../contract/keys.js';
 import { AuthError, CliError } from '../../errors.js';
 
 /**
@@ -41,9 +41,18 @@ const FIELDS: Column<AuthStatus>[] = [
   { header: 'budget left', value: (s) => budgetText(s) },
 ];
 
-export async function statusAction(ctx: Context): Promise<void> {
-  await runStatus(ctx);
-}
+export default verb({
+  description:
+    'Show the base URL and where it came from, the profile, the key prefix and where the key came from, ' +
+    'and what the service says about the key: expiry, scopes, plan, budget left. Uses an endpoint the ' +
+    'published interface does not show (GET /v1/auth/api-keys/current).',
+  examples: [
+    'facectl auth status',
+    'facectl auth status --json | jq .key_source',
+    'FACECTL_API_KEY=fcs_... facectl auth status',
+  ],
+  run: (ctx) => runStatus(ctx),
+});
 
 export async function runStatus(ctx: Context): Promise<AuthStatus> {
   const creds = await ctx.credentials();
@@ -80,6 +89,7 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
   try {
+    const { getCurrentApiKey } = await import('../../contract/keys.js');
     const current = await (await ctx.api()).call(getCurrentApiKey, {});
     spinner.stop();
     Object.assign(status, {

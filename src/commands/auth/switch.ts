@@ -1,8 +1,16 @@
+import { verb } from '../kit.js';
 import { checkKnownProfile, checkProfileName } from '../../config/profile-store.js';
 import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
-export async function switchAction(ctx: SettingsContext, _raw: Record<string, unknown>, name: string): Promise<void> {
+export default verb({
+  description: 'Make an existing profile the default one (sets default_profile); unknown profiles are refused.',
+  args: [['<profile>', 'the name of a profile in the configuration file']],
+  examples: ['facectl auth switch work', 'facectl auth switch default'],
+  run: (ctx, _flags, name) => switchProfile(ctx, name),
+});
+
+async function switchProfile(ctx: SettingsContext, name: string): Promise<void> {
   const store = await ctx.config();
   // --profile chooses nothing here, but like every command's it must name a profile that exists (the default one aside).
   const flag = ctx.globals.profile;

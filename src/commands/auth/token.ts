@@ -1,3 +1,4 @@
+import { verb } from '../kit.js';
 import { KEY_SOURCE_LABELS } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { AuthError } from '../../errors.js';
@@ -8,7 +9,18 @@ import { AuthError } from '../../errors.js';
  * key only for the base URL it was saved with. On a terminal it warns first, since the key is then on
  * the screen (and perhaps in a recording or scroll-back).
  */
-export async function tokenAction(ctx: Context): Promise<void> {
+export default verb({
+  description:
+    'Print the API key facectl would send to the current base URL, for other tools. A stored key is ' +
+    'printed only for the base URL it was saved with. Warns first when standard output is a terminal.',
+  examples: [
+    'curl -H "Authorization: Bearer $(facectl auth token)" http://127.0.0.1:8787/v1/auth/api-keys/current',
+    'facectl auth token --profile work | other-tool --api-key-stdin',
+  ],
+  run: (ctx) => printToken(ctx),
+});
+
+async function printToken(ctx: Context): Promise<void> {
   const creds = await ctx.credentials();
   const found = await creds.apiKey();
   if (!found) {

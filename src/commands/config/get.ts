@@ -1,3 +1,4 @@
+import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { CliError, ExitCode } from '../../errors.js';
@@ -11,9 +12,12 @@ export interface SettingValue {
   profile: string | null;
 }
 
-export async function getAction(ctx: SettingsContext, _raw: Record<string, unknown>, key: string): Promise<void> {
-  await runConfigGet(ctx, key);
-}
+export default verb({
+  description: 'Print a setting of the active profile (api_key as its prefix only). Exit 1 when unset.',
+  args: [['<key>', 'base_url, api_key or default_profile']],
+  examples: ['facectl config get base_url', 'facectl config get base_url --profile work'],
+  run: (ctx, _flags, key) => runConfigGet(ctx, key),
+});
 
 export async function runConfigGet(ctx: SettingsContext, key: string): Promise<SettingValue> {
   const setting = findSetting(key);

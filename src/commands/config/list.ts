@@ -1,3 +1,4 @@
+import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
 import type { SettingsContext } from '../kit.js';
@@ -18,9 +19,11 @@ export interface ConfigListing {
   profiles: Record<string, Record<string, string>>;
 }
 
-export async function listAction(ctx: SettingsContext): Promise<void> {
-  await runConfigList(ctx);
-}
+export default verb({
+  description: 'List every profile and setting (keys as their prefix), and the file they are in.',
+  examples: ['facectl config list', 'facectl config list --json | jq .profiles'],
+  run: (ctx) => runConfigList(ctx),
+});
 
 export async function runConfigList(ctx: SettingsContext): Promise<ConfigListing> {
   const store = await ctx.config();

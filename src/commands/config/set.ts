@@ -1,3 +1,4 @@
+import { verb } from '../kit.js';
 import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile } from '../../config/profile-store.js';
@@ -5,7 +6,7 @@ import type { ProfileSettings } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
 
-/** `facectl config set|unset <key>`: change the settings file (written atomically, mode 0600). */
+/** `facectl config set <key> <value>`: change the settings file (written atomically, mode 0600). */
 
 export interface SettingChange {
   key: string;
@@ -14,19 +15,21 @@ export interface SettingChange {
   config_file: string;
 }
 
-export async function setAction(
-  ctx: SettingsContext,
-  _raw: Record<string, unknown>,
-  key: string,
-  value: string,
-): Promise<void> {
-  await runConfigSet(ctx, key, value);
-}
+export default verb({
+  description: 'Change a setting of the active profile (api_key only through `facectl auth login`).',
+  args: [
+    ['<key>', 'base_url or default_profile'],
+    ['<value>', 'the new value'],
+  ],
+  examples: [
+    'facectl config set base_url https://api.example.com',
+    'facectl config set base_url http://127.0.0.1:8787 --profile local',
+    'facectl config set default_profile work',
+  ],
+  run: (ctx, _flags, key, value) => runConfigSet(ctx, key, value),
+});
 
-export async function unsetAction(ctx: SettingsContext, _raw: Record<string, unknown>, key: string): Promise<void> {
-  await runConfigSet(ctx, key, undefined);
-}
-
+/** Sets `key`, or with `value` undefined removes it (`config unset`). */
 export async function runConfigSet(
   ctx: SettingsContext,
   key: string,

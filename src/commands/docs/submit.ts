@@ -1,20 +1,16 @@
 import { Writable } from 'node:stream';
-import * as z from 'zod';
-import { LargeStrings } from '../../api/large-strings.js';
-import { capYoungGeneration } from '../../api/young-generation.js';
+import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
-import { createDocument, type Document } from '../../contract/documents.js';
+import type { Document } from '../../contract/documents.js';
+import { PERSPECTIVES } from '../../contract/values.js';
 import { UsageError } from '../../errors.js';
+import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
-import { type PreparedDocument, preparedText, readDocumentInput } from '../../input/document-input.js';
-import { aliasOption, choiceOption, integerOption, perspectiveOption } from '../../input/options.js';
-import { resolveSource } from '../../input/source.js';
-import { requireAliasAndLabel } from '../alias-label.js';
-import { flagAndValue, parseOptions, shellWord } from '../kit.js';
-import type { JournalMode } from '../../state/batch-journal.js';
 import { jsonIndent } from '../../io/output.js';
+import type { JournalMode } from '../../state/batch-journal.js';
+import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { DOCUMENT_FIELDS, notePreview } from './fields.js';
-import { submitBatch } from './submit-batch.js';
 
 /**
  * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
@@ -22,30 +18,75 @@ import { submitBatch } from './submit-batch.js';
  * --format names it; a file named *.ndjson or *.jsonl is always NDJSON (see readDocumentInput).
  */
 
-export const STDIN_HINT =
+const STDIN_HINT =
   'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
 
-const optionsSchema = z.object({
-  alias: aliasOption.optional(),
-  label: z.string().min(1, { error: 'must not be empty' }).optional(),
-  perspective: perspectiveOption.optional(),
-  content: z.string().optional(),
-  file: z.string().optional(),
-  format: choiceOption(['text', 'json', 'ndjson']).optional(),
-  concurrency: integerOption(1, 64, 'requests').default(4),
-  continueOnError: z.boolean().default(false),
-  resume: z.boolean().default(false),
-  restart: z.boolean().default(false),
+const flags = {
+  alias: {
+    value: '<alias>',
+    help: 'alias of the face the document belongs to (for JSON input: the default)',
+    check: checkAlias,
+  },
+  label: { value: '<label>', help: 'label of the document (for JSON input: the default)', check: notEmpty },
+  perspective: {
+    value: '<perspective>',
+    help: 'whose voice the document is in; the service defaults to third-person',
+    choices: PERSPECTIVES,
+  },
+  content: { value: '<text>', help: 'the document text' },
+  file: { value: '<path>', help: 'read the document(s) from a file (- for standard input)' },
+  format: { value: '<format>', help: 'the kind of input, else detected', choices: ['text', 'json', 'ndjson'] },
+  concurrency: {
+    value: '<n>',
+    type: 'int',
+    min: 1,
+    max: 64,
+    unit: 'requests',
+    default: '4',
+    help: 'requests in flight for a batch',
+  },
+  continueOnError: { help: 'in a batch, report bad or refused lines and keep sending the others' },
+  resume: { help: 'continue a batch that stopped short: send only the lines not yet submitted' },
+  restart: { help: 'send every line of a batch again, dropping the record of an unfinished earlier run' },
+} as const satisfies Flags;
+
+export default verb({
+  summary: 'Submit a document, or a batch of them (NDJSON)',
+  description: [
+    'Submit a document, or a batch of them.',
+    '',
+    'The input is --content TEXT, --file PATH, or - (standard input). A file or standard input is read as:',
+    '',
+    '  json    one JSON document {"alias", "content", "label", "perspective"}',
+    '  ndjson  one such document per line: a batch',
+    '  text    anything else: the content, with --alias and --label',
+    '',
+    'For JSON and NDJSON, --alias, --label and --perspective fill the fields a document leaves out. The kind is detected (a first line that is a whole JSON object, followed by more lines, is NDJSON; a file named *.ndjson or *.jsonl is NDJSON even of one line); --format names it.',
+    '',
+    'A batch is sent --concurrency documents at a time (when the service rate-limits it, all of them pause as it asks), with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero; 2 (bad input) only when nothing was sent: a batch that submitted some lines and failed on a bad one exits 1.',
+    '',
+    'A batch keeps a record of the lines the service acknowledged (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines not yet submitted, and a line that was in flight is not created twice. While such a record exists, a plain rerun is refused: choose --resume or --restart. --resume of a batch that already finished sends nothing (its results are reported again); without --resume, a run is a new batch.',
+    '',
+    'token_count in the answer is a preview: nothing is charged until the document is synced.',
+  ].join('\n'),
+  args: [['[input]', '- to read the document(s) from standard input']],
+  flags,
+  examples: [
+    'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
+    'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
+    `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
+    'facectl docs submit --file docs.ndjson --concurrency 16 --resume',
+  ],
+  run: (ctx, given, input) => runSubmit(ctx, submitOptions(given, input)),
 });
 
 /**
  * The flags, checked together. `file` is a path or `-` (standard input, from `--file -` or the `-`
  * argument); --resume and --restart become `journal`: what a batch does with an earlier run's record.
  */
-export type SubmitOptions = Omit<z.output<typeof optionsSchema>, 'resume' | 'restart'> & { journal: JournalMode };
+export type SubmitOptions = Omit<FlagValues<typeof flags>, 'resume' | 'restart'> & { journal: JournalMode };
 
-export function parseSubmitOptions(raw: Record<string, unknown>, input?: string): SubmitOptions {
-  const options = parseOptions(optionsSchema, raw);
+export function submitOptions(options: FlagValues<typeof flags>, input?: string): SubmitOptions {
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to submit a file, use ${flagAndValue('--file', input)}; for text, --content "..."`,
@@ -75,11 +116,12 @@ export function parseSubmitOptions(raw: Record<string, unknown>, input?: string)
   return { ...rest, journal, file: input === '-' ? '-' : options.file };
 }
 
-export async function submitAction(ctx: Context, raw: Record<string, unknown>, input?: string): Promise<void> {
-  await runSubmit(ctx, parseSubmitOptions(raw, input));
-}
-
 export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void> {
+  const [{ preparedText, readDocumentInput }, { resolveSource }, { capYoungGeneration }] = await Promise.all([
+    import('../../input/document-input.js'),
+    import('../../input/source.js'),
+    import('../../api/young-generation.js'),
+  ]);
   if (opts.content !== undefined) {
     await submitOne(ctx, preparedText(opts.content, await textFlags(ctx, opts)));
     return;
@@ -95,6 +137,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     onBatch: () => void capYoungGeneration().catch(() => undefined),
   });
   if (input.kind === 'batch') {
+    const { submitBatch } = await import('./submit-batch.js');
     await submitBatch(ctx, {
       ...opts,
       source,
@@ -117,7 +160,11 @@ async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDef
 }
 
 export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<Document> {
-  const api = await ctx.api();
+  const [api, { createDocument }, { LargeStrings }] = await Promise.all([
+    ctx.api(),
+    import('../../contract/documents.js'),
+    import('../../api/large-strings.js'),
+  ]);
   const body = prepared.document;
   if (prepared.body === undefined) {
     const document = await api.call(createDocument, { body }, { signal: ctx.signal });

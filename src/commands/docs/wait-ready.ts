@@ -1,8 +1,7 @@
-import * as z from 'zod';
 import type { Column, Context } from '../../context.js';
-import { CliError, NetworkError } from '../../errors.js';
-import { integerOption } from '../../input/options.js';
-import { parseOptions, type RequestContext } from '../kit.js';
+import { CliError, NetworkError, UsageError } from '../../errors.js';
+import type { RequestContext } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 
 /**
  * `--wait` of `docs sync` and `threads sync`: polls until preparation is ready, with a progress bar from
@@ -32,32 +31,33 @@ export type WaitContext = Pick<Context, 'out' | 'clock' | 'signal'>;
 
 export const DEFAULT_WAIT_SECONDS = 300;
 
-/** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`): 300 s when not given. */
-const timeoutSeconds = integerOption(1, 86_400, 'seconds');
-export const timeoutOption = timeoutSeconds.default(DEFAULT_WAIT_SECONDS);
+/** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`). */
+export const TIMEOUT_FLAG = {
+  value: '<seconds>',
+  type: 'int',
+  min: 1,
+  max: 86_400,
+  unit: 'seconds',
+  help: 'with --wait: give up after this many seconds (default 300)',
+} as const satisfies Flags[string];
 
-// --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead.
-const waitFlags = z
-  .object({ wait: z.boolean().default(false), timeout: timeoutSeconds.optional() })
-  .superRefine((flags, check) => {
-    if (flags.timeout !== undefined && !flags.wait) {
-      check.addIssue({
-        code: 'custom',
-        path: ['timeout'],
-        message: 'only applies with --wait: add --wait, or leave --timeout out',
-      });
-    }
-  });
+/** The flags of `docs sync` and `threads sync`. */
+export const WAIT_FLAGS = {
+  wait: { help: 'wait until preparation is ready, with a progress bar' },
+  timeout: TIMEOUT_FLAG,
+} as const satisfies Flags;
 
 export interface WaitFlags {
   wait: boolean;
   timeoutSeconds: number;
 }
 
-/** The `--wait` and `--timeout SECONDS` flags of the sync commands. */
-export function parseWaitFlags(raw: Record<string, unknown>): WaitFlags {
-  const flags = parseOptions(waitFlags, raw);
-  return { wait: flags.wait, timeoutSeconds: flags.timeout ?? DEFAULT_WAIT_SECONDS };
+/** --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead. */
+export function waitFlags(given: FlagValues<typeof WAIT_FLAGS>): WaitFlags {
+  if (given.timeout !== undefined && !given.wait) {
+    throw new UsageError('--timeout: only applies with --wait: add --wait, or leave --timeout out');
+  }
+  return { wait: given.wait, timeoutSeconds: given.timeout ?? DEFAULT_WAIT_SECONDS };
 }
 
 /** What `docs sync` and `threads sync` send: the sync, and the read that --wait repeats. */

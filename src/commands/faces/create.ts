@@ -1,65 +1,69 @@
-import * as z from 'zod';
 import type { Context } from '../../context.js';
-import { createFace, type Face, type FaceCreateRequest } from '../../contract/faces.js';
+import type { Face, FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
-import { readJsonObjectFlag } from '../../input/json-flag.js';
-import { aliasOption, checkAlias, nonEmptyOption } from '../../input/options.js';
-import { parseOptions, type RequestContext, requestBody, requireValue, send, splitList } from '../kit.js';
+import { checkAlias, notEmpty, requestBody, type RequestContext, requireValue, send, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { FACE_FIELDS, showFaceWarnings } from './fields.js';
 
-/** `facectl faces create`: a new face; name and alias are asked for on a terminal when not given. */
+/** `facectl faces create`: a new face; --name and --alias are asked for on a terminal when not given. */
 
-const optionsSchema = z.object({
-  name: nonEmptyOption.optional(),
-  alias: aliasOption.optional(),
-  basicFacts: z.string().optional(),
-  defaultTools: z
-    .string()
-    .transform((value) => splitList(value) ?? [])
-    .optional(),
-  defaultModel: nonEmptyOption.optional(),
-  formula: z.string().optional(),
+const flags = {
+  name: { value: '<name>', help: 'display name', check: notEmpty },
+  alias: {
+    value: '<alias>',
+    help: 'unique slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
+    check: checkAlias,
+  },
+  basicFacts: { value: '<json>', help: 'a JSON object: inline, @FILE to read a file, or - to read standard input' },
+  defaultTools: { value: '<tools>', type: 'list', help: 'comma-separated tool names' },
+  defaultModel: { value: '<model>', help: 'default language model', check: notEmpty },
+  formula: { value: '<formula>', help: 'the formula of the face' },
+} as const satisfies Flags;
+
+export default verb({
+  description: 'Create a face. On a terminal, a missing --name or --alias is asked for.',
+  flags,
+  examples: [
+    'facectl faces create --name "Ada Lovelace" --alias ada-lovelace',
+    `facectl faces create --name Ada --alias ada --basic-facts '{"born": 1815}' --default-tools search,calc`,
+    'cat facts.json | facectl faces create --name Ada --alias ada --basic-facts - --json --no-input',
+  ],
+  async run(ctx, given) {
+    // --basic-facts is read first: bad input is refused before anything is asked.
+    const { readJsonObjectFlag } = await import('../../input/json-flag.js');
+    const basicFacts =
+      given.basicFacts === undefined ? undefined : await readJsonObjectFlag(ctx, '--basic-facts', given.basicFacts);
+    const name = await requireValue(ctx, { flag: '--name', value: given.name, message: 'Display name of the face' });
+    const alias = await requireValue(ctx, {
+      flag: '--alias',
+      value: given.alias,
+      message: ALIAS_PROMPT,
+      check: checkAlias,
+    });
+    // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
+    // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
+    const aliasWasAsked = given.alias === undefined || given.alias === '';
+    await runCreateFace(
+      ctx,
+      { ...given, name, alias, basicFacts },
+      aliasWasAsked ? (reason) => askAliasAgain(ctx, reason) : undefined,
+    );
+  },
 });
 
 /** The flags once resolved: name and alias given or asked for, --basic-facts read as a JSON object. */
-export type CreateFaceOptions = Omit<z.output<typeof optionsSchema>, 'name' | 'alias' | 'basicFacts'> & {
+export type CreateFaceOptions = Omit<FlagValues<typeof flags>, 'name' | 'alias' | 'basicFacts'> & {
   name: string;
   alias: string;
   basicFacts?: Record<string, unknown> | undefined;
 };
 
-/**
- * Flags first (a bad value is refused before anything else happens), then the --basic-facts input,
- * then prompts for what is still missing.
- */
-export async function resolveCreateFaceOptions(ctx: Context, raw: Record<string, unknown>): Promise<CreateFaceOptions> {
-  const flags = parseOptions(optionsSchema, raw);
-  const basicFacts =
-    flags.basicFacts === undefined ? undefined : await readJsonObjectFlag(ctx, '--basic-facts', flags.basicFacts);
-  const name = await requireValue(ctx, { flag: '--name', value: flags.name, message: 'Display name of the face' });
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: flags.alias,
-    message: ALIAS_PROMPT,
-    validate: checkAlias,
-  });
-  return { ...flags, name, alias, basicFacts };
-}
-
 const ALIAS_PROMPT = 'Alias (a slug such as ada-lovelace)';
-
-export async function createFaceAction(ctx: Context, raw: Record<string, unknown>): Promise<void> {
-  const opts = await resolveCreateFaceOptions(ctx, raw);
-  // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
-  // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
-  const aliasWasAsked = raw.alias === undefined || raw.alias === '';
-  await runCreateFace(ctx, opts, aliasWasAsked ? (reason) => askAliasAgain(ctx, reason) : undefined);
-}
 
 /** Says why the service refused the alias typed, and asks for another. */
 async function askAliasAgain(ctx: Context, reason: string): Promise<string> {
   ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
-  return ctx.prompter.input({ message: ALIAS_PROMPT, validate: checkAlias });
+  return ctx.prompter.input({ message: ALIAS_PROMPT, validate: (text) => checkAlias(text) ?? true });
 }
 
 export async function runCreateFace(
@@ -67,6 +71,7 @@ export async function runCreateFace(
   opts: CreateFaceOptions,
   askAlias?: (reason: string) => Promise<string>,
 ): Promise<Face> {
+  const { createFace } = await import('../../contract/faces.js');
   let face: Face;
   for (let alias = opts.alias; ;) {
     try {

@@ -1,53 +1,67 @@
-import * as z from 'zod';
-import { clientForContext } from '../../api/context-client.js';
+import { errorCode } from '../../api/error-mapping.js';
 import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
-import { SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/common.js';
-import { type ApiKey, type ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
+import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
+import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import { cancelledBy, CliError, NetworkError } from '../../errors.js';
-import { errorCode } from '../../api/error-mapping.js';
-import { daysOption, usdOption } from '../../input/options.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
-import { parseOptions, requestBody, splitList } from '../kit.js';
+import { requestBody, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 
 /** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
 
-const list = (flag: string) =>
-  z
-    .string()
-    .transform((value) => splitList(value) ?? [])
-    .refine((items) => items.length > 0, { error: `give at least one value (${flag} a,b)` })
-    .optional();
+const flags = {
+  name: { value: '<name>', help: 'a label for the key' },
+  expiresInDays: {
+    value: '<days>',
+    type: 'int',
+    unit: 'days',
+    help: 'lifetime in days, 1 to 365 (default: that of the creating key)',
+  },
+  scopes: {
+    value: '<scopes>',
+    type: 'list',
+    min: 1,
+    help: 'comma-separated scopes: v1:*, v1:<area> or v1:<area>:<read|write>; areas keys, faces, compile, oauth',
+    // Offered after `v1:` (bash completes the word after its last colon).
+    suggest: SCOPE_AREAS.flatMap((area) => SCOPE_ACTIONS.map((action) => `${area}:${action}`)),
+    check: (scope) =>
+      SEED_SCOPE_PATTERN.test(scope) ? undefined : `${JSON.stringify(scope)} is not a scope: use ${SEED_SCOPE_RULE}`,
+  },
+  budgetUsd: { value: '<usd>', type: 'usd', help: 'spending budget in US dollars (0 or more)' },
+  allowedFaceIds: { value: '<ids>', type: 'list', min: 1, help: 'comma-separated face ids the key may use' },
+  allowedLlmModels: {
+    value: '<models>',
+    type: 'list',
+    min: 1,
+    help: 'comma-separated language models the key may use',
+  },
+  save: {
+    help: 'store the new key in the active profile (it then authenticates later commands); --profile NEW creates NEW',
+  },
+} as const satisfies Flags;
 
-const optionsSchema = z.object({
-  name: z.string().optional(),
-  expiresInDays: daysOption.optional(),
-  scopes: list('--scopes').superRefine((items, check) => {
-    const bad = items?.find((item) => !SEED_SCOPE_PATTERN.test(item));
-    if (bad !== undefined)
-      check.addIssue({ code: 'custom', message: `${JSON.stringify(bad)} is not a scope: use ${SEED_SCOPE_RULE}` });
-  }),
-  budgetUsd: usdOption.optional(),
-  allowedFaceIds: list('--allowed-face-ids'),
-  allowedLlmModels: list('--allowed-llm-models'),
-  save: z.boolean().default(false),
+export default verb({
+  summary: 'Create an API key (the secret is shown once)',
+  description:
+    'Create an API key. The full secret is printed once, now; the service keeps only its hash.\n\n' +
+    'Fields left out are inherited from the key making the request; a key cannot create a wider one.',
+  flags,
+  examples: [
+    'facectl keys create --name ci --expires-in-days 30 --scopes v1:compile --budget-usd 5',
+    'facectl keys create --name laptop --save',
+    'facectl keys create --json --no-input --scopes v1:faces:read | jq -r .key',
+  ],
+  run: (ctx, given) => runCreateKey(ctx, given),
 });
 
-export type CreateKeyOptions = z.output<typeof optionsSchema>;
+export type CreateKeyOptions = FlagValues<typeof flags>;
 
 /** What `keys create` uses of the context: the client, the output, and the config for --save. */
 type CreateKeyContext = Pick<
   Context,
   'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
 >;
-
-export function parseCreateKeyOptions(raw: Record<string, unknown>): CreateKeyOptions {
-  return parseOptions(optionsSchema, raw);
-}
-
-export async function createKeyAction(ctx: CreateKeyContext, raw: Record<string, unknown>): Promise<void> {
-  await runCreateKey(ctx, parseCreateKeyOptions(raw));
-}
 
 const KEY_FIELDS: Column<ApiKey>[] = [
   { header: 'key', value: (k) => k.key },
@@ -92,7 +106,10 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
 async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<ApiKey>> {
   // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
   await (await ctx.credentials()).apiKey();
-  const api = await ctx.api({ untilAnswered: true });
+  const [api, { createApiKey }] = await Promise.all([
+    ctx.api({ untilAnswered: true }),
+    import('../../contract/keys.js'),
+  ]);
   return (body) => api.call(createApiKey, { body });
 }
 
@@ -150,6 +167,10 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
     );
   }
   // Like activeSender: a client without the abort signal, the request waited for past it.
+  const [{ clientForContext }, { createApiKey }] = await Promise.all([
+    import('../../api/context-client.js'),
+    import('../../contract/keys.js'),
+  ]);
   const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
     const client = clientForContext(
       ctx,

@@ -1,11 +1,9 @@
-import * as z from 'zod';
 import type { Context } from '../../context.js';
-import { authorizeOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
+import type { OAuthConnection } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
-import { requireArgument } from '../../input/options.js';
-import { timeoutOption, type WaitContext } from '../docs/wait-ready.js';
-import { parseOptions, type RequestContext, send } from '../kit.js';
+import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG, type WaitContext } from '../docs/wait-ready.js';
+import { type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
 /**
@@ -25,29 +23,38 @@ export interface ConnectOptions {
   intervalMs?: number;
 }
 
-const optionsSchema = z.object({
-  // commander turns --no-browser into browser: false.
-  browser: z.boolean().default(true),
-  timeout: timeoutOption,
-});
-
 /** What `oauth connect` uses of the context: the client, a browser, and the clock and output to wait. */
 type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
 
-export async function connectAction(
-  ctx: ConnectContext,
-  raw: Record<string, unknown>,
-  provider: string,
-): Promise<void> {
-  const flags = parseOptions(optionsSchema, raw);
-  await runConnect(ctx, {
-    provider: requireArgument('provider', provider),
-    openBrowser: flags.browser,
-    timeoutSeconds: flags.timeout,
-  });
-}
+export default verb({
+  summary: 'Connect a provider in the browser',
+  description:
+    'Connect a provider: prints the authorize URL on stderr at once (with --json as one JSON line, ' +
+    '{"authorize_url": ...}), opens it in a browser (unless --no-browser, SSH, CI or no display), then waits ' +
+    'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
+  args: [['<provider>', 'the provider id (the local service offers `example`)']],
+  flags: {
+    browser: {
+      negate: true,
+      help: 'do not open a browser; open the printed URL yourself (e.g. on another device)',
+    },
+    timeout: {
+      ...TIMEOUT_FLAG,
+      default: String(DEFAULT_WAIT_SECONDS),
+      help: 'give up waiting after this many seconds',
+    },
+  },
+  examples: ['facectl oauth connect example', 'facectl oauth connect example --no-browser --timeout 600'],
+  run: (ctx, given, provider) =>
+    runConnect(ctx, {
+      provider: requireArgument('provider', provider),
+      openBrowser: given.browser,
+      timeoutSeconds: given.timeout,
+    }),
+});
 
 export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<OAuthConnection> {
+  const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
   let url: string;
   try {
@@ -119,6 +126,7 @@ async function waitForConnection(ctx: RequestContext & WaitContext, opts: Connec
 }
 
 async function findConnection(ctx: RequestContext, provider: string): Promise<OAuthConnection | undefined> {
+  const { listOAuthConnections } = await import('../../contract/oauth.js');
   const connections = await send(ctx, listOAuthConnections, {});
   return connections.find((c) => c.provider === provider);
 }

@@ -1,8 +1,6 @@
-import * as z from 'zod';
-import { disconnectOAuth, listOAuthConnections, type OAuthConnection } from '../../contract/oauth.js';
+import type { OAuthConnection } from '../../contract/oauth.js';
 import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
-import { requireArgument } from '../../input/options.js';
-import { parseOptions, type PromptContext, type RequestContext, send } from '../kit.js';
+import { type PromptContext, type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
 
 /**
@@ -10,22 +8,25 @@ import { explainPlanRequired } from './fields.js';
  * only once GET /v1/oauth shows the provider connected (else exit 4 at once, nothing asked).
  */
 
-const optionsSchema = z.object({ yes: z.boolean().default(false) });
-
-export type DisconnectOptions = z.output<typeof optionsSchema> & { provider: string };
+export interface DisconnectOptions {
+  provider: string;
+  yes: boolean;
+}
 
 /** What `oauth disconnect` uses of the context: the client, and a terminal to confirm on. */
 type DisconnectContext = RequestContext & PromptContext;
 
-export async function disconnectAction(
-  ctx: DisconnectContext,
-  raw: Record<string, unknown>,
-  provider: string,
-): Promise<void> {
-  await runDisconnect(ctx, { provider: requireArgument('provider', provider), ...parseOptions(optionsSchema, raw) });
-}
+export default verb({
+  description: 'Disconnect a provider. Asks for confirmation on a terminal; scripts pass --yes.',
+  args: [['<provider>', 'the provider id']],
+  flags: { yes: { short: '-y', help: 'do not ask for confirmation' } },
+  examples: ['facectl oauth disconnect example', 'facectl oauth disconnect example --yes --no-input'],
+  run: (ctx, given, provider) =>
+    runDisconnect(ctx, { provider: requireArgument('provider', provider), yes: given.yes }),
+});
 
 export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {
+  const { disconnectOAuth, listOAuthConnections } = await import('../../contract/oauth.js');
   const { provider } = opts;
   // Checked first (README): what is not connected is said at once, exit 4, with or without --yes or a
   // terminal; nobody confirms (or is asked for --yes to disconnect) what is not connected.

@@ -1,37 +1,37 @@
-import * as z from 'zod';
-import { createThread, type Thread, type ThreadCreateRequest } from '../../contract/threads.js';
-import { aliasOption, billingSourceOption } from '../../input/options.js';
-import { requireAliasAndLabel } from '../alias-label.js';
-import { parseOptions, type PromptContext, type RequestContext, requestBody, send } from '../kit.js';
+import type { Thread, ThreadCreateRequest } from '../../contract/threads.js';
+import { BILLING_SOURCES } from '../../contract/values.js';
+import { checkAlias, requestBody, type RequestContext, requireAliasAndLabel, send, verb } from '../kit.js';
+import type { Flags, FlagValues } from '../verb.js';
 import { THREAD_FIELDS } from './fields.js';
 
-/** `facectl threads create`: a compile thread; alias and label are asked for on a terminal. */
+/** `facectl threads create`: a compile thread; --alias and --label are asked for on a terminal. */
 
-const optionsSchema = z.object({
-  alias: aliasOption.optional(),
-  label: z.string().optional(),
-  interviewerBillingSource: billingSourceOption.optional(),
+const flags = {
+  alias: { value: '<alias>', help: 'alias of the face the thread belongs to', check: checkAlias },
+  label: { value: '<label>', help: 'label of the thread' },
+  interviewerBillingSource: {
+    value: '<source>',
+    help: 'overrides the automatic choice (oauth, then compile quota, then credits)',
+    choices: BILLING_SOURCES,
+  },
+} as const satisfies Flags;
+
+export default verb({
+  description: 'Create a compile thread for a face. On a terminal, a missing --alias or --label is asked for.',
+  flags,
+  examples: [
+    'facectl threads create --alias ada-lovelace --label "Interview 1"',
+    'facectl threads create --alias ada-lovelace --label "Interview 2" --interviewer-billing-source credits',
+    'facectl threads create --alias ada-lovelace --label nightly --json --no-input | jq -r .thread_id',
+  ],
+  run: async (ctx, given) => runCreateThread(ctx, { ...given, ...(await requireAliasAndLabel(ctx, given, 'thread')) }),
 });
 
 /** The flags once resolved: alias and label given or asked for. */
-export type CreateThreadOptions = z.output<typeof optionsSchema> & { alias: string; label: string };
-
-export async function resolveCreateThreadOptions(
-  ctx: PromptContext,
-  raw: Record<string, unknown>,
-): Promise<CreateThreadOptions> {
-  const flags = parseOptions(optionsSchema, raw);
-  return { ...flags, ...(await requireAliasAndLabel(ctx, flags, 'thread')) };
-}
-
-export async function createThreadAction(
-  ctx: RequestContext & PromptContext,
-  raw: Record<string, unknown>,
-): Promise<void> {
-  await runCreateThread(ctx, await resolveCreateThreadOptions(ctx, raw));
-}
+export type CreateThreadOptions = FlagValues<typeof flags> & { alias: string; label: string };
 
 export async function runCreateThread(ctx: RequestContext, opts: CreateThreadOptions): Promise<Thread> {
+  const { createThread } = await import('../../contract/threads.js');
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });
   ctx.out.record(thread, THREAD_FIELDS);

@@ -1,12 +1,8 @@
-import * as z from 'zod';
 import type { Context } from '../../context.js';
-import { replaceThreadMessages, type Thread } from '../../contract/threads.js';
+import type { Thread } from '../../contract/threads.js';
 import { UsageError } from '../../errors.js';
-import { parseJson } from '../../input/json.js';
-import { type ThreadMessage, validateMessageList } from '../../input/messages.js';
-import { requireArgument } from '../../input/options.js';
-import { readSourceText, resolveSource } from '../../input/source.js';
-import { flagAndValue, parseOptions, type RequestContext, send } from '../kit.js';
+import type { ThreadMessage } from '../../input/messages.js';
+import { flagAndValue, type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
@@ -14,50 +10,62 @@ import { THREAD_FIELDS } from './fields.js';
  * thread (the old ones are archived). The list is `[{role, content, from}]` or `{"messages": [...]}`,
  * checked element by element before anything is sent.
  */
+export default verb({
+  summary: 'Replace every message of a thread',
+  description:
+    'Replace every message of a thread (the old ones are archived).\n\n' +
+    'The input is a JSON array [{"role", "content", "from"}, ...] or an object {"messages": [...]}, ' +
+    'from --file PATH or - (standard input).',
+  args: [
+    ['<thread_id>', 'the thread id (thr_...)'],
+    ['[input]', '- to read the messages from standard input'],
+  ],
+  flags: { file: { value: '<path>', help: 'read the messages from a file (- for standard input)' } },
+  examples: [
+    'facectl threads replace-messages thr_4kP9x --file interview.json',
+    `echo '[{"role":"user","content":"Hello","from":"Charles"}]' | facectl threads replace-messages thr_4kP9x -`,
+    'facectl threads replace-messages thr_4kP9x --file messages.json --json --no-input | jq .message_count',
+  ],
+  run: async (ctx, given, threadId, input) =>
+    runReplaceMessages(ctx, await readMessages(ctx, requireArgument('thread_id', threadId), given.file, input)),
+});
 
 export interface ReplaceMessagesOptions {
   threadId: string;
   messages: ThreadMessage[];
 }
 
-const optionsSchema = z.object({ file: z.string().optional() });
-
-export const STDIN_HINT =
+const STDIN_HINT =
   'pipe the messages in (e.g. `facectl threads replace-messages thr_123 - < messages.json`), or use --file PATH';
 
-export async function resolveReplaceMessagesOptions(
+async function readMessages(
   ctx: Context,
-  raw: Record<string, unknown>,
   threadId: string,
+  file: string | undefined,
   input: string | undefined,
 ): Promise<ReplaceMessagesOptions> {
-  const flags = parseOptions(optionsSchema, raw);
-  const id = requireArgument('thread_id', threadId);
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to read a file, use ${flagAndValue('--file', input)}`,
     });
   }
-  if (input === '-' && flags.file !== undefined) throw new UsageError('give only one of --file and - (standard input)');
-  const path = flags.file ?? input;
+  if (input === '-' && file !== undefined) throw new UsageError('give only one of --file and - (standard input)');
+  const path = file ?? input;
   if (path === undefined) {
     throw new UsageError('no messages given', { hint: 'give --file PATH, or - to read standard input' });
   }
+  const [{ parseJson }, { validateMessageList }, { readSourceText, resolveSource }] = await Promise.all([
+    import('../../input/json.js'),
+    import('../../input/messages.js'),
+    import('../../input/source.js'),
+  ]);
   const source = await resolveSource(ctx, path, STDIN_HINT);
   const value = parseJson(await readSourceText(source), { source: source.name });
-  return { threadId: id, messages: validateMessageList(value, source.name) };
-}
-
-export async function replaceMessagesAction(
-  ctx: Context,
-  raw: Record<string, unknown>,
-  threadId: string,
-  input?: string,
-): Promise<void> {
-  await runReplaceMessages(ctx, await resolveReplaceMessagesOptions(ctx, raw, threadId, input));
+  return { threadId, messages: validateMessageList(value, source.name) };
 }
 
 export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<Thread> {
+  const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },
     body: { messages: opts.messages.map((m) => ({ ...m })) },

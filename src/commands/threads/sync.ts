@@ -1,23 +1,30 @@
-import { getThread, syncThread, type Thread } from '../../contract/threads.js';
-import { requireArgument } from '../../input/options.js';
-import { parseWaitFlags, syncAndShow, type WaitContext } from '../docs/wait-ready.js';
-import { type RequestContext, send } from '../kit.js';
+import { syncAndShow, WAIT_FLAGS, waitFlags } from '../docs/wait-ready.js';
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
  * `facectl threads sync <thread_id> [--wait]` (an extension endpoint): charges the thread's
  * token_count to its billing source and starts preparation; --wait follows it until ready.
  */
-export async function syncThreadAction(
-  ctx: RequestContext & WaitContext,
-  raw: Record<string, unknown>,
-  threadId: string,
-): Promise<Thread> {
-  const params = { thread_id: requireArgument('thread_id', threadId) };
-  return syncAndShow(ctx, parseWaitFlags(raw), THREAD_FIELDS, {
-    kind: 'thread',
-    id: params.thread_id,
-    sync: () => send(ctx, syncThread, { params }),
-    fetch: () => send(ctx, getThread, { params }),
-  });
-}
+export default verb({
+  description: withExtensionNote(
+    'Sync a thread: its token_count is charged to its billing source and preparation starts.',
+  ),
+  args: [['<thread_id>', 'the thread id (thr_...)']],
+  flags: WAIT_FLAGS,
+  examples: [
+    'facectl threads sync thr_4kP9x',
+    'facectl threads sync thr_4kP9x --wait --timeout 60',
+    'facectl threads sync thr_4kP9x --wait --json --no-input | jq .prepare_status',
+  ],
+  async run(ctx, given, threadId) {
+    const { getThread, syncThread } = await import('../../contract/threads.js');
+    const params = { thread_id: requireArgument('thread_id', threadId) };
+    return syncAndShow(ctx, waitFlags(given), THREAD_FIELDS, {
+      kind: 'thread',
+      id: params.thread_id,
+      sync: () => send(ctx, syncThread, { params }),
+      fetch: () => send(ctx, getThread, { params }),
+    });
+  },
+});

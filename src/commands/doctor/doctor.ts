@@ -1,9 +1,9 @@
+import { verb } from '../kit.js';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { type Check, fail, ok, warn } from './checks.js';
 import { checkConfigFile, checkProxy, configFilePath } from './local-checks.js';
-import { checkTls, probeService } from './network-checks.js';
 
 /**
  * `facectl doctor`: every check runs (one failing does not hide the others), each ends as one line with
@@ -23,7 +23,22 @@ const KEY_SOURCES: Record<KeySource, string> = {
   profile: 'the stored profile',
 };
 
-export async function doctorAction(ctx: Context): Promise<void> {
+export default verb({
+  description:
+    'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration ' +
+    'file and its modes, which key is used and whether the service accepts it (expiry, scopes, budget, ' +
+    'plan), the base URL (reachability, TLS), proxy variables and clock skew. Exits 1 when a check fails. ' +
+    'Asks the service about the key with an endpoint the published interface does not show ' +
+    '(GET /v1/auth/api-keys/current).',
+  examples: [
+    'facectl doctor',
+    'facectl doctor --json | jq \'.checks[] | select(.status != "ok")\'',
+    'FACECTL_API_KEY=fcs_... facectl doctor --base-url https://api.example.com',
+  ],
+  run: (ctx) => doctor(ctx),
+});
+
+async function doctor(ctx: Context): Promise<void> {
   const checks = await runDoctor(ctx);
   if (ctx.out.json) ctx.out.record({ checks });
   else ctx.out.list(checks, COLUMNS);
@@ -95,6 +110,7 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
   checks.push(proxy);
   const proxied = proxy.detail.includes(' go through ');
 
+  const { checkTls, probeService } = await import('./network-checks.js');
   const spinner = ctx.out.spinner(`Checking ${base.host}`);
   try {
     const sendKey = key !== undefined && !(plainRemote && !ctx.globals.insecureHttp);

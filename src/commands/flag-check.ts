@@ -1,0 +1,91 @@
+import * as z from 'zod';
+import { UsageError } from '../errors.js';
+import { flagName, splitList } from './kit.js';
+import type { Flags, FlagSpec, FlagValues } from './verb.js';
+
+/**
+ * The check of a verb's flags, made from its declaration (verb.ts) when the verb runs: the strings
+ * commander read become the typed values run receives. A bad value is a usage error naming its flag
+ * (`--expires-in-days: must be a whole number of days`); every issue is listed. Each type refuses what
+ * the seed does not allow (a type, an enum it lists); bounds and grammars the local service chose (its
+ * slug rule, its import types) are its own to check: the client sends such values as given.
+ */
+export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknown>): FlagValues<F> {
+  const shape = Object.fromEntries(Object.entries(flags).map(([key, flag]) => [key, schemaOf(key, flag)]));
+  const result = z.object(shape).safeParse(raw);
+  if (result.success) return result.data as FlagValues<F>;
+  const problems = result.error.issues.map((issue) => {
+    const key = String(issue.path[0]);
+    return `${flagName(key, flags[key])}: ${issue.message}`;
+  });
+  throw new UsageError(problems.join('\n'));
+}
+
+const WHOLE_NUMBER = /^\s*[+-]?\d+\s*$/;
+const DECIMAL_NUMBER = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/i;
+
+function schemaOf(key: string, flag: FlagSpec): z.ZodType {
+  if (flag.value === undefined) return z.boolean().default(flag.negate === true);
+  if (flag.repeat) return z.array(z.string()).optional();
+  const schema =
+    flag.type === 'int'
+      ? wholeNumber(flag)
+      : flag.type === 'usd'
+        ? dollars
+        : flag.type === 'list'
+          ? listOf(key, flag)
+          : flag.choices
+            ? z.enum(flag.choices as [string, ...string[]], { error: `must be one of ${flag.choices.join(', ')}` })
+            : z.string().superRefine(ruleOf(flag));
+  return flag.default === undefined ? schema.optional() : schema;
+}
+
+/** A whole number (of the flag's `unit`), from `min` to `max` when it has them. */
+function wholeNumber({ min, max, unit = 'units' }: FlagSpec) {
+  const rule = `must be a whole number of ${unit}${min === undefined ? '' : ` from ${min} to ${max}`}`;
+  return z
+    .string()
+    .regex(WHOLE_NUMBER, { error: rule })
+    .transform(Number)
+    .pipe(
+      z
+        .int({ error: rule })
+        .min(min ?? -Infinity, { error: rule })
+        .max(max ?? Infinity, { error: rule }),
+    );
+}
+
+/** A finite amount of US dollars, 0 or more. */
+const dollars = z
+  .string()
+  .regex(DECIMAL_NUMBER, { error: 'must be an amount of US dollars, e.g. 25 or 7.50' })
+  .transform(Number)
+  .pipe(
+    // zod's number() refuses Infinity (1e309) itself; the message says why.
+    z
+      .number({ error: 'must be a finite amount of US dollars' })
+      .refine((n) => n >= 0, { error: 'must be 0 or more US dollars' }),
+  );
+
+/** Comma-separated items, each under the flag's rule; `min: 1` wants at least one. */
+function listOf(key: string, flag: FlagSpec) {
+  return z
+    .string()
+    .transform((value) => splitList(value) ?? [])
+    .superRefine((items, check) => {
+      if (items.length < (flag.min ?? 0)) {
+        check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
+      }
+      // The first bad item, said once.
+      const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
+      if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
+    });
+}
+
+/** The flag's own rule (verb.ts FlagSpec.check) as an issue. */
+function ruleOf(flag: FlagSpec) {
+  return (text: string, check: z.RefinementCtx) => {
+    const wrong = flag.check?.(text);
+    if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
+  };
+}

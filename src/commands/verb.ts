@@ -1,0 +1,98 @@
+import type { Context } from '../context.js';
+
+/**
+ * The types of a verb's declaration. A verb is declared once, in its own file, with kit.ts's verb():
+ * its flags, its arguments, its examples and its run. The commander options, the help page, the
+ * values completion offers (declare.ts) and the check of every value (flag-check.ts, with zod, loaded
+ * only when the verb runs) are all made from that declaration. A group (`faces`) only lists its verbs.
+ *
+ * program.ts imports the declarations a command line needs to build the tree, so a verb file imports
+ * nothing heavy at its top: zod (the contract's routes), undici (the client), prompts come in inside
+ * run, with `await import(...)`.
+ */
+
+export interface FlagSpec {
+  /** The value as help names it (`<alias>`); a flag without one is a switch: true when given. */
+  readonly value?: `<${string}>`;
+  /** The one-letter form (`-y`). */
+  readonly short?: `-${string}`;
+  readonly help: string;
+  /**
+   * How the value is read: as text (the default); `int`, a whole number of `unit`s, from `min` to
+   * `max` when given; `usd`, an amount of US dollars, 0 or more; `list`, comma-separated items
+   * (`min: 1`, at least one).
+   */
+  readonly type?: 'int' | 'usd' | 'list';
+  readonly min?: number;
+  readonly max?: number;
+  readonly unit?: string;
+  /** The only values taken; another is refused, naming them. Help lists them, completion offers them. */
+  readonly choices?: readonly string[];
+  /** Values completion offers, where others are taken too. */
+  readonly suggest?: readonly string[];
+  /** The value when the flag is not given (help shows it). */
+  readonly default?: string;
+  /** The flag may be given again; every value is kept, in order. */
+  readonly repeat?: boolean;
+  /** A switch written `--no-<name>`: true unless given. */
+  readonly negate?: boolean;
+  /** A further rule on the text (on each item of a list): what is wrong with it, or undefined. */
+  readonly check?: (text: string) => string | undefined;
+}
+
+export type Flags = Readonly<Record<string, FlagSpec>>;
+
+/** An argument: `<name>` (required) or `[name]`, and its help. */
+export type ArgSpec = readonly [name: `<${string}>` | `[${string}]`, help: string];
+
+type NumberFlag = { readonly type: 'int' | 'usd' };
+type ListFlag = { readonly type: 'list' } | { readonly repeat: true };
+
+/** The value a flag has once checked. */
+type ValueOf<F> = F extends { readonly value: string }
+  ? F extends NumberFlag
+    ? number
+    : F extends ListFlag
+      ? string[]
+      : F extends { readonly choices: readonly (infer C extends string)[] }
+        ? C
+        : string
+  : boolean;
+
+/** Switches and flags with a default always have a value; the others only when given. */
+type AlwaysKeys<F> = {
+  [K in keyof F]: F[K] extends { readonly value: string } ? (F[K] extends { readonly default: string } ? K : never) : K;
+}[keyof F];
+
+/** A verb's flags once checked, by their camel-case names: `--expires-in-days 30` is `{ expiresInDays: 30 }`. */
+export type FlagValues<F> = { -readonly [K in AlwaysKeys<F>]: ValueOf<F[K]> } & {
+  -readonly [K in Exclude<keyof F, AlwaysKeys<F>>]?: ValueOf<F[K]>;
+};
+
+/** The arguments as run receives them: a `[name]` not given is undefined. */
+type ArgValues<A extends readonly ArgSpec[]> = {
+  -readonly [I in keyof A]: A[I] extends readonly [`<${string}>`, string] ? string : string | undefined;
+};
+
+export interface VerbSpec<F extends Flags = Flags, A extends readonly ArgSpec[] = readonly ArgSpec[], R = unknown> {
+  /** The line a list of commands shows (else the description's first sentence). */
+  readonly summary?: string;
+  /** Paragraphs separated by an empty line; help wraps them. Lines that start with spaces stay as written. */
+  readonly description: string;
+  readonly args?: A;
+  readonly flags?: F;
+  /** Shell lines, shown under Examples. */
+  readonly examples: readonly string[];
+  /** The work, with the flags checked. A bad value has been refused (exit 2) before it is called. */
+  run(ctx: Context, flags: FlagValues<F>, ...args: ArgValues<A>): Promise<R>;
+}
+
+export interface GroupSpec {
+  readonly summary?: string;
+  readonly description: string;
+  readonly verbs: Readonly<Record<string, AnyVerb>>;
+}
+
+/** A verb of any flags and arguments, as a group lists it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyVerb = VerbSpec<any, any>;

@@ -1,0 +1,24 @@
+/**
+ * The contract's lists of values, kept free of zod: the command declarations (help, completion) read
+ * them at start-up, where zod is not loaded. common.ts builds its schemas from them.
+ */
+
+/** The two values the spec allows for perspective. */
+export const PERSPECTIVES = ['first-person', 'third-person'] as const;
+
+/** The billing sources of compile interviews, in the spec's priority order. */
+export const BILLING_SOURCES = ['oauth', 'compile', 'credits'] as const;
+
+/**
+ * Import types. The seed names only `document` and says the others are "not shown"; the local service
+ * also accepts `transcript` (local). The client sends any string.
+ */
+export const IMPORT_TYPES = ['document', 'transcript'] as const;
+
+/** The seed's scope form, v1:*: `v1:` and something after it. What follows is the service's own. */
+export const SEED_SCOPE_PATTERN = /^v1:.+$/s;
+export const SEED_SCOPE_RULE = 'the form v1:* (v1: followed by the scope)';
+
+/** Scope areas and actions the local service knows (local-service.md, local). `v1:*` grants everything. */
+export const SCOPE_AREAS = ['keys', 'faces', 'compile', 'oauth'] as const;
+export const SCOPE_ACTIONS = ['read', 'write'] as const;
