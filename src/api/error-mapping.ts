@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ApiError, NetworkError } from '../errors.js';
 
 /**
@@ -213,12 +215,7 @@ export function isLoopbackHost(hostname: string): boolean {
     .toLowerCase()
     .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (/^127\.\d+\.\d+\.\d+$/.test(host)) return true;
-  if (!host.includes(':')) return false;
-  if (/^(0{0,4}:){2,7}0{0,3}1$/.test(host) || host === '::1') return true;
-  // IPv4-mapped (::ffff:a.b.c.d, written by the parser as ::ffff:7fxx:xxxx).
-  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(?:(127)\.\d+\.\d+\.\d+|(7f[0-9a-f]{2}):[0-9a-f]{1,4})$/.exec(host);
-  return mapped !== null;
+  return isIP(host) !== 0 && ipaddr.process(host).range() === 'loopback';
 }
 
 /** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */
