@@ -1,6 +1,8 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { directoryRefusal, type Refusal } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
@@ -68,6 +70,11 @@ export interface BatchJournal {
   lockLost(): Error | undefined;
 }
 
+/** Files are never opened through a symlink; a temporary file is always a new one (O_EXCL). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
+
 /** The journal's format (see the top of this file). */
 const FORMAT = 2;
 
@@ -99,11 +106,7 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
   const id = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   const path = join(dir, `${id}.ndjson`);
   const lockPath = join(dir, `${id}.lock`);
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw stateError(dir, error);
-  }
+  await privateDirectory(options.dir, dir);
   let lost: Error | undefined;
   const lock = takeLock(lockPath, options.sourceName, (error) => {
     lost = error;
@@ -145,7 +148,7 @@ async function openLocked(
       // A copy of the finished record becomes the journal (renamed into place whole), so the record
       // stays as it was until this run finishes too.
       if (finished !== undefined) await copyWhole(finishedPath, path);
-      handle = await open(path, 'a', 0o600);
+      handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
       if (existing.tornTail) await handle.write('\n');
@@ -159,7 +162,7 @@ async function openLocked(
       };
       // Written whole to a temporary file and renamed: an earlier record is replaced, never half-written.
       const temp = `${path}.${process.pid}.tmp`;
-      const fresh = await open(temp, 'w', 0o600);
+      const fresh = await open(temp, CREATE, 0o600);
       try {
         await fresh.write(`${JSON.stringify(header)}\n`);
         await fresh.datasync();
@@ -167,7 +170,7 @@ async function openLocked(
         await fresh.close();
       }
       await rename(temp, path);
-      handle = await open(path, 'a', 0o600);
+      handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
     throw stateError(path, error);
@@ -253,7 +256,7 @@ async function openLocked(
 /** `from` copied to `to` through a temporary file renamed into place: `to` is never half-written. */
 async function copyWhole(from: string, to: string): Promise<void> {
   const temp = `${to}.${process.pid}.tmp`;
-  await copyFile(from, temp);
+  await copyFile(from, temp, constants.COPYFILE_EXCL);
   await rename(temp, to);
 }
 
@@ -342,6 +345,45 @@ function takeLock(lockPath: string, sourceName: string, onCompromised: (error: E
       hint: `wait for it to finish or stop it; a lock left by a killed run is taken over once it is ${STALE_SECONDS} s old (${lockPath})`,
     });
   }
+}
+
+/**
+ * The state directory is checked as the configuration directory is (file-safety): it and its
+ * `batches/` must be the user's and writable by no one else, or another user could plant a symlink
+ * where a record is about to be written. `batches/` is made 0700 by facectl; a symlink there is refused.
+ */
+async function privateDirectory(stateDir: string, dir: string): Promise<void> {
+  const uid = process.getuid?.();
+  const role = {
+    what: 'state directory',
+    risk: 'they could read or rewrite the records of your batches',
+    swap: 'plant links where facectl writes the records of your batches',
+    elsewhere: 'FACECTL_STATE_DIR',
+  };
+  refuse(directoryRefusal(stateDir, uid, role));
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw stateError(dir, error);
+  }
+  const info = await lstat(dir).catch((error: unknown) => {
+    throw stateError(dir, error);
+  });
+  if (!info.isDirectory()) {
+    refuse({
+      problem: `${dir} is not a directory of facectl's (it is ${info.isSymbolicLink() ? 'a symlink' : 'a file'})`,
+      fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
+    });
+  }
+  refuse(directoryRefusal(dir, uid, { ...role, what: 'batch record directory' }));
+}
+
+function refuse(refusal: Refusal | undefined): void {
+  if (!refusal) return;
+  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.error, {
+    code: 'state_unsafe',
+    hint: refusal.fix,
+  });
 }
 
 function stateError(path: string, error: unknown): CliError {
