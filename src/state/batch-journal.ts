@@ -31,7 +31,8 @@ import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
  * --restart starts a new batch, which replaces that record when it finishes. There is one such record
  * per input, and only the KEEP_FINISHED most recent are kept. A lock next to it (src/state/lock.ts:
  * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
- * sending the same input at once: the second exits 5. A lock left by a killed run is taken over.
+ * sending the same input at once: the second exits 5. A lock left by a killed run is taken over once
+ * it has not been touched for STALE_SECONDS.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
@@ -340,9 +341,14 @@ function takeLock(lockPath: string, sourceName: string, onCompromised: (error: E
   } catch (error) {
     if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
     const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+    // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
+    const seen = Math.floor(error.ageMs / 1000);
+    const free = Math.max(STALE_SECONDS - seen, 1);
     throw new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
       code: 'batch_in_progress',
-      hint: `wait for it to finish or stop it; a lock left by a killed run is taken over once it is ${STALE_SECONDS} s old (${lockPath})`,
+      hint:
+        `wait for it to finish or stop it; if it was killed, its lock (${lockPath}, last touched ${seen} s ago) ` +
+        `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${free} s`,
     });
   }
 }

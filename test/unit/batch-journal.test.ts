@@ -9,9 +9,9 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bodyHash, KEEP_FINISHED, openBatchJournal } from '../../src/state/batch-journal.js';
@@ -128,15 +128,23 @@ describe('batch journal', () => {
     await third.close();
   });
 
-  it('a lock left by a process that no longer runs is taken over; a held one is exit 5 and stays', async () => {
+  it('a lock left by a killed run is exit 5 saying when it is free, taken over once 10 s old; a held one stays', async () => {
     const dir = fresh();
     const journal = await open(dir);
     await journal.close();
     const lock = journal.path.replace(/\.ndjson$/, '.lock');
     // As a run killed with kill -9 leaves it: the lock directory, its owner a process that is gone.
     mkdirSync(lock);
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646, host: hostname(), boot }));
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646 }));
+    const soon = await open(dir, 'restart').catch((error: unknown) => error);
+    expect((soon as CliError).exitCode).toBe(ExitCode.conflict);
+    expect((soon as CliError).message).toBe('another facectl (pid 2147483646) is submitting batch.ndjson');
+    expect((soon as CliError).hint).toMatch(
+      /if it was killed, its lock \(.*\.lock, last touched 0 s ago\) is taken over once it is 10 s old: run the command again in 10 s/,
+    );
+    // Ten seconds on, untouched (its mtime set back, as time would): taken over.
+    const past = new Date(Date.now() - 10_500);
+    utimesSync(lock, past, past);
     const taken = await open(dir, 'restart');
     await taken.close();
     expect(existsSync(lock)).toBe(false);

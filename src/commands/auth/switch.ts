@@ -10,7 +10,7 @@ export async function switchAction(ctx: SettingsContext, _raw: Record<string, un
     checkKnownProfile(store, flag, '--profile');
   }
   checkKnownProfile(store, name);
-  store.setDefaultProfile?.(name);
+  await store.setDefaultProfile?.(name);
   const settings = store.getProfile(name);
   const result = {
     default_profile: name,
