@@ -75,23 +75,16 @@ class ProxyClient {
 
   private failed(error: unknown, authority: string | undefined): ProxyError {
     const code = errorCode(error);
-    switch (code) {
-      case 'UND_ERR_HEADERS_TIMEOUT':
-        return new ProxyError(
-          `${this.where} did not answer the CONNECT to ${authority} within ${this.timeoutMs / 1000} s`,
-          this.check,
-        );
-      case 'UND_ERR_SOCKET':
-        return new ProxyError(`${this.where} closed the connection on the CONNECT to ${authority}`, this.check);
-      case 'UND_ERR_CONNECT_TIMEOUT':
-        return new ProxyError(
-          `cannot reach ${this.where}: no connection within ${this.timeoutMs / 1000} s`,
-          this.check,
-        );
-      case 'ECONNREFUSED':
-        return new ProxyError(`cannot reach ${this.where}: connection refused`, this.check);
-      default:
-        return new ProxyError(`cannot reach ${this.where}: ${code ?? (error as Error).message}`, this.check);
-    }
+    const seconds = `${this.timeoutMs / 1000} s`;
+    const why: Record<string, string> = {
+      UND_ERR_HEADERS_TIMEOUT: `${this.where} did not answer the CONNECT to ${authority} within ${seconds}`,
+      UND_ERR_SOCKET: `${this.where} closed the connection on the CONNECT to ${authority}`,
+      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${this.where}: no connection within ${seconds}`,
+      ECONNREFUSED: `cannot reach ${this.where}: connection refused`,
+    };
+    return new ProxyError(
+      why[code ?? ''] ?? `cannot reach ${this.where}: ${code ?? (error as Error).message}`,
+      this.check,
+    );
   }
 }

@@ -5,7 +5,9 @@ import { isLoopbackHost } from './error-mapping.js';
 
 /**
  * HTTP(S)_PROXY support: which proxy a base URL goes through. The tunnel itself is undici's ProxyAgent
- * (proxy-agent.ts, loaded only when a proxy applies).
+ * (proxy-agent.ts, loaded only when a proxy applies). Not its EnvHttpProxyAgent: that one reads
+ * process.env rather than the command's environment, and its NO_PROXY has no CIDR ranges and no
+ * loopback rule.
  *
  * The variables are read as curl and undici read them: the lower-case name wins over the upper-case one;
  * an https base URL uses https_proxy/HTTPS_PROXY only, an http one http_proxy/HTTP_PROXY only.
