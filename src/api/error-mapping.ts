@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ApiError, NetworkError } from '../errors.js';
 
@@ -215,7 +214,16 @@ export function isLoopbackHost(hostname: string): boolean {
     .toLowerCase()
     .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  return isIP(host) !== 0 && ipaddr.process(host).range() === 'loopback';
+  return isIpLiteral(host) && ipaddr.process(host).range() === 'loopback';
+}
+
+/**
+ * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`, `10`).
+ * Not node:net's isIP: a named import of a built-in from ESM loads every export of it, and node:net's
+ * BlockList and SocketAddress cost each start of an API command a millisecond.
+ */
+export function isIpLiteral(host: string): boolean {
+  return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
 }
 
 /** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */

@@ -1,7 +1,6 @@
-import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { UsageError } from '../errors.js';
-import { isLoopbackHost } from './error-mapping.js';
+import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
 
 /**
  * HTTP(S)_PROXY support: which proxy a base URL goes through. The tunnel itself is undici's ProxyAgent
@@ -64,7 +63,7 @@ export function proxyFor(target: URL, env: Env): ProxyChoice | undefined {
 export function noProxyEntry(target: URL, noProxy: string): string | undefined {
   const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const port = target.port || (target.protocol === 'https:' ? '443' : '80');
-  const address = isIP(host) ? ipaddr.process(host) : undefined;
+  const address = isIpLiteral(host) ? ipaddr.process(host) : undefined;
   for (const entry of noProxy.toLowerCase().split(/[\s,]+/)) {
     if (entry === '') continue;
     if (entry === '*') return entry;
@@ -80,7 +79,7 @@ export function noProxyEntry(target: URL, noProxy: string): string | undefined {
     const parts = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry) ?? /^([^:]*):(\d+)$/.exec(entry) ?? [entry, entry];
     const [name = '', only] = [parts[1], parts[2]];
     if (only !== undefined && only !== port) continue;
-    if (isIP(name)) {
+    if (isIpLiteral(name)) {
       if (address && address.toString() === ipaddr.process(name).toString()) return entry;
       continue;
     }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A lock between processes on one file: the config file, a batch's journal, a `serve --data` file.
@@ -76,7 +75,8 @@ export async function waitForLock(lockPath: string, options: LockOptions & { wai
     } catch (error) {
       if (!(error instanceof LockHeldError) || Date.now() >= deadline) throw error;
     }
-    await sleep(Math.min(pause, Math.max(deadline - Date.now(), 1)));
+    const ms = Math.min(pause, Math.max(deadline - Date.now(), 1));
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 }
 
