@@ -1,8 +1,9 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { directoryRefusal, type Refusal } from '../config/file-safety.js';
+import type { Refusal } from '../config/file-safety.js';
+import { stateDirectoryRefusal } from '../config/state-dir.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
@@ -353,35 +354,15 @@ function takeLock(lockPath: string, sourceName: string, onCompromised: (error: E
   }
 }
 
-/**
- * The state directory is checked as the configuration directory is (file-safety): it and its
- * `batches/` must be the user's and writable by no one else, or another user could plant a symlink
- * where a record is about to be written. `batches/` is made 0700 by facectl; a symlink there is refused.
- */
+/** The state directory and its `batches/` are checked (state-dir.ts) before anything is written there. */
 async function privateDirectory(stateDir: string, dir: string): Promise<void> {
-  const uid = process.getuid?.();
-  const role = {
-    what: 'state directory',
-    risk: 'they could read or rewrite the records of your batches',
-    swap: 'plant links where facectl writes the records of your batches',
-    elsewhere: 'FACECTL_STATE_DIR',
-  };
-  refuse(directoryRefusal(stateDir, uid, role));
+  refuse(stateDirectoryRefusal(stateDir));
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
     throw stateError(dir, error);
   }
-  const info = await lstat(dir).catch((error: unknown) => {
-    throw stateError(dir, error);
-  });
-  if (!info.isDirectory()) {
-    refuse({
-      problem: `${dir} is not a directory of facectl's (it is ${info.isSymbolicLink() ? 'a symlink' : 'a file'})`,
-      fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
-    });
-  }
-  refuse(directoryRefusal(dir, uid, { ...role, what: 'batch record directory' }));
+  refuse(stateDirectoryRefusal(dir, 'batch record directory'));
 }
 
 function refuse(refusal: Refusal | undefined): void {
