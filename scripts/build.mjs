@@ -85,11 +85,17 @@ export function tokenizerPath() {
 
 /**
  * An interim `100 Continue` the client did not ask for (facectl never sends `Expect: 100-continue`)
- * is skipped like any other 1xx answer, and the real answer after it is read (reliability case 56).
- * undici's HTTP/1 parser instead destroys the socket on a 100 ("bad response"), as it supports no
- * Expect; its other 1xx handling (skip the interim head, keep the request waiting) is what a 100 needs.
- * The check is turned off in the bundle; the build fails if the line ever changes, so that a new undici
- * is looked at instead of silently shipping without the fix. A correctness fix, not a performance trick.
+ * is skipped like any other 1xx answer, and the real answer after it is read (reliability case 56;
+ * RFC 9110 15.2: a client must parse 1xx answers it did not expect). undici's HTTP/1 parser instead
+ * destroys the socket on a 100 ("bad response"); its other 1xx handling (skip the interim head, keep
+ * the request waiting) is what a 100 needs. No option or interceptor reaches it: the socket is destroyed
+ * in client-h1's onHeadersComplete before any handler sees the answer (a retry interceptor would only
+ * send the request again, to the same 100), an `expect` request header is refused on HTTP/1
+ * (`expectContinue` is HTTP/2's), and undici 8.13 keeps the same check and needs Node >= 22.19. The
+ * other way, a filter on every socket that re-parses the HTTP framing to drop the interim heads, would
+ * be our own HTTP parser in the bulk path. So the check is turned off in the bundle (docs/decisions.md);
+ * the build fails if the line ever changes, so that a new undici is looked at instead of silently
+ * shipping without the fix.
  */
 const UNDICI_H1 = /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/;
 const CONTINUE_CHECK = 'if (statusCode === 100) {';

@@ -133,14 +133,14 @@ export interface ConfigStore {
   /** The file behind the store, for messages. */
   readonly path: string;
   getProfile(name: string): ProfileSettings;
-  setProfileValue(profile: string, key: string, value: unknown): void;
-  deleteProfileValue(profile: string, key: string): void;
+  setProfileValue(profile: string, key: string, value: unknown): Promise<void>;
+  deleteProfileValue(profile: string, key: string): Promise<void>;
   /** Several settings of one profile (undefined removes one) in one locked write, read back. */
-  updateProfile(profile: string, patch: Record<string, unknown>): void;
+  updateProfile(profile: string, patch: Record<string, unknown>): Promise<void>;
   listProfiles(): string[];
   readonly defaultProfile: string;
   /** Sets (or, with undefined, clears) `default_profile`. */
-  setDefaultProfile?(name: string | undefined): void;
+  setDefaultProfile?(name: string | undefined): Promise<void>;
   /** A top-level (not per-profile) setting as stored, e.g. `default_profile`; undefined when absent. */
   getGlobal?(key: string): unknown;
 }

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { ApiError, NetworkError } from '../errors.js';
 
 /**
@@ -213,12 +214,16 @@ export function isLoopbackHost(hostname: string): boolean {
     .toLowerCase()
     .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (/^127\.\d+\.\d+\.\d+$/.test(host)) return true;
-  if (!host.includes(':')) return false;
-  if (/^(0{0,4}:){2,7}0{0,3}1$/.test(host) || host === '::1') return true;
-  // IPv4-mapped (::ffff:a.b.c.d, written by the parser as ::ffff:7fxx:xxxx).
-  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(?:(127)\.\d+\.\d+\.\d+|(7f[0-9a-f]{2}):[0-9a-f]{1,4})$/.exec(host);
-  return mapped !== null;
+  return isIpLiteral(host) && ipaddr.process(host).range() === 'loopback';
+}
+
+/**
+ * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`, `10`).
+ * Not node:net's isIP: a named import of a built-in from ESM loads every export of it, and node:net's
+ * BlockList and SocketAddress cost each start of an API command a millisecond.
+ */
+export function isIpLiteral(host: string): boolean {
+  return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
 }
 
 /** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */

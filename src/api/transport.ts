@@ -9,11 +9,11 @@ import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
 import type { RateGate } from './rate-gate.js';
-import { proxyFor, tunnelConnector } from './proxy.js';
+import { proxyFor } from './proxy.js';
 
 /**
  * The HTTP layer under the API client: one undici Pool per client (one client per process) with
- * keep-alive (through a CONNECT tunnel of HTTP(S)_PROXY when one applies, proxy.ts); timeouts and an
+ * keep-alive (undici's ProxyAgent when HTTP(S)_PROXY applies, proxy.ts); timeouts and an
  * overall deadline per attempt (deadline.ts); retries with backoff
  * and Retry-After; a response size cap; --debug traces with the Authorization header redacted.
  * A successful JSON answer can be parsed as it arrives, keeping named large strings out of memory.
@@ -113,22 +113,18 @@ export class Transport {
     };
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     const common = {
-      connect: { timeout: this.limits.connectMs },
       headersTimeout: this.limits.headersMs,
       bodyTimeout: this.limits.bodyMs,
       keepAliveTimeout: 10_000,
+      connections: 64,
+      pipelining: 1,
     };
     // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
     const proxy = proxyFor(options.baseUrl, options.env);
     this.proxy = proxy?.shown;
-    this.dispatcher = Promise.resolve(
-      new Pool(this.origin, {
-        ...common,
-        ...(proxy ? { connect: tunnelConnector(proxy, this.limits.connectMs) } : {}),
-        connections: 64,
-        pipelining: 1,
-      }),
-    );
+    this.dispatcher = proxy
+      ? import('./proxy-agent.js').then(({ proxyDispatcher }) => proxyDispatcher(proxy, this.limits.connectMs, common))
+      : Promise.resolve(new Pool(this.origin, { ...common, connect: { timeout: this.limits.connectMs } }));
   }
 
   async send(exchange: Exchange): Promise<ExchangeResult> {

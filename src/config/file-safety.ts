@@ -28,25 +28,13 @@ export interface Refusal {
 
 export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
   const dir = dirname(path);
-  // The directory may be a symlink (dotfile managers do that); what matters is who owns where it leads.
-  const dirStat = statOrUndefined(dir);
-  if (dirStat && uid !== undefined && dirStat.uid !== uid) {
-    return {
-      problem: `the configuration directory ${dir} belongs to another user (uid ${dirStat.uid}, you are ${uid}): they could read or replace the stored key`,
-      fix:
-        `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
-        'run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory you own',
-    };
-  }
-  // Whoever can write to the directory can replace config.json (a sticky bit does not stop them from
-  // creating it, or the temp and lock files beside it): its key and base URL would be theirs to choose.
-  if (dirStat && process.platform !== 'win32' && (dirStat.mode & 0o022) !== 0) {
-    const who = [dirStat.mode & 0o020 ? 'its group' : '', dirStat.mode & 0o002 ? 'everyone' : ''].filter(Boolean);
-    return {
-      problem: `the configuration directory ${dir} has mode ${(dirStat.mode & 0o7777).toString(8).padStart(4, '0')}: ${who.join(' and ')} can write to it, and so replace the stored configuration`,
-      fix: `chmod 700 ${dir} (or set FACECTL_CONFIG_DIR to a directory only you can write to)`,
-    };
-  }
+  const refusal = directoryRefusal(dir, uid, {
+    what: 'configuration directory',
+    risk: 'they could read or replace the stored key',
+    swap: 'replace the stored configuration',
+    elsewhere: 'FACECTL_CONFIG_DIR',
+  });
+  if (refusal) return refusal;
   const fileStat = lstatOrUndefined(path);
   if (fileStat?.isSymbolicLink()) {
     let target = '?';
@@ -66,6 +54,44 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
       fix:
         `if it is yours, take it back (\`sudo chown ${uid} ${path}\`); if it is theirs (facectl run with sudo?), ` +
         'run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory you own',
+    };
+  }
+  return undefined;
+}
+
+/** How a refusal names the directory and what another user could do with it. */
+export interface DirectoryRole {
+  /** e.g. "configuration directory" */
+  what: string;
+  /** What its owner could do: "they could read or replace the stored key". */
+  risk: string;
+  /** What a writer could do: "replace the stored configuration". */
+  swap: string;
+  /** The variable that picks another directory. */
+  elsewhere: string;
+}
+
+/**
+ * A directory facectl writes secrets or records in must belong to the user and be writable by no one
+ * else: whoever can write to it can replace what is in it (a sticky bit does not stop them from
+ * creating a file or a symlink where facectl is about to write). It may itself be a symlink (dotfile
+ * managers do that); what matters is who owns where it leads. Missing: no refusal (it is created 0700).
+ */
+export function directoryRefusal(dir: string, uid: number | undefined, role: DirectoryRole): Refusal | undefined {
+  const dirStat = statOrUndefined(dir);
+  if (dirStat && uid !== undefined && dirStat.uid !== uid) {
+    return {
+      problem: `the ${role.what} ${dir} belongs to another user (uid ${dirStat.uid}, you are ${uid}): ${role.risk}`,
+      fix:
+        `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
+        `run facectl as its owner, or set ${role.elsewhere} to a directory you own`,
+    };
+  }
+  if (dirStat && process.platform !== 'win32' && (dirStat.mode & 0o022) !== 0) {
+    const who = [dirStat.mode & 0o020 ? 'its group' : '', dirStat.mode & 0o002 ? 'everyone' : ''].filter(Boolean);
+    return {
+      problem: `the ${role.what} ${dir} has mode ${(dirStat.mode & 0o7777).toString(8).padStart(4, '0')}: ${who.join(' and ')} can write to it, and so ${role.swap}`,
+      fix: `chmod 700 ${dir} (or set ${role.elsewhere} to a directory only you can write to)`,
     };
   }
   return undefined;

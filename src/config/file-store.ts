@@ -15,7 +15,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { acquireLock, type HeldLock, LockHeldError } from '../state/lock.js';
+import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
 import { ConfigReadRefusal, readConfigText, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
@@ -64,7 +64,7 @@ export function openConfigStore(
     return checkConfigShape(parsed, path);
   };
 
-  const update = (change: (data: ConfigData) => ConfigData): ConfigData => {
+  const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {
     // The per-user directory is made 0700 again first; a FACECTL_CONFIG_DIR others can write to is refused.
     if (!chosenDir) tightenOwnDirectory(dir);
     refuseUnsafe(path);
@@ -72,7 +72,7 @@ export function openConfigStore(
     try {
       ensurePrivateDirectory(dir, !chosenDir);
       refuseUnsafe(path);
-      lock = acquireLock(`${path}.lock`, { waitMs: 20_000 });
+      lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
       if (error instanceof ConfigWriteError) throw error;
       if (error instanceof LockHeldError) {

@@ -22,7 +22,7 @@ export interface ConfigBackend {
    * Read-modify-write as one step no other writer can interleave with (a lock between processes for
    * the file); returns the data read back after writing.
    */
-  update(change: (data: ConfigData) => ConfigData): ConfigData;
+  update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -111,22 +111,22 @@ export class ProfileStore implements ConfigStore {
     return Object.keys(this.backend.read().profiles ?? {}).sort();
   }
 
-  setProfileValue(profile: string, key: string, value: unknown): void {
-    this.updateProfile(profile, { [key]: value });
+  setProfileValue(profile: string, key: string, value: unknown): Promise<void> {
+    return this.updateProfile(profile, { [key]: value });
   }
 
-  deleteProfileValue(profile: string, key: string): void {
+  async deleteProfileValue(profile: string, key: string): Promise<void> {
     if (!(key in this.getProfile(profile))) return;
-    this.updateProfile(profile, { [key]: undefined });
+    await this.updateProfile(profile, { [key]: undefined });
   }
 
   /**
    * Sets (or, for undefined values, removes) several settings of one profile in one locked
    * read-modify-write, then checks the file read back holds them: only then is the change done.
    */
-  updateProfile(profile: string, patch: Record<string, unknown>): void {
+  async updateProfile(profile: string, patch: Record<string, unknown>): Promise<void> {
     checkProfileName(profile);
-    const after = this.backend.update((data) => {
+    const after = await this.backend.update((data) => {
       const profiles = { ...(data.profiles ?? {}) };
       const settings: ProfileSettings = { ...(profiles[profile] ?? {}) };
       for (const [key, value] of Object.entries(patch)) {
@@ -146,9 +146,9 @@ export class ProfileStore implements ConfigStore {
     return key === 'profiles' ? undefined : this.backend.read()[key];
   }
 
-  setDefaultProfile(name: string | undefined): void {
+  async setDefaultProfile(name: string | undefined): Promise<void> {
     if (name !== undefined) checkProfileName(name);
-    const after = this.backend.update(({ default_profile: _old, ...data }) =>
+    const after = await this.backend.update(({ default_profile: _old, ...data }) =>
       name === undefined ? data : { ...data, default_profile: name },
     );
     if (after.default_profile !== name) this.notKept('default_profile');
@@ -172,7 +172,7 @@ export function createMemoryConfigStore(
   const store = new ProfileStore({
     path,
     read: () => structuredClone(data),
-    update: (change) => {
+    update: async (change) => {
       data = structuredClone(change(structuredClone(data)));
       return structuredClone(data);
     },

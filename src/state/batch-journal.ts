@@ -1,6 +1,9 @@
 import { createHash, hash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Refusal } from '../config/file-safety.js';
+import { stateDirectoryRefusal } from '../config/state-dir.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
 
@@ -29,7 +32,8 @@ import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
  * --restart starts a new batch, which replaces that record when it finishes. There is one such record
  * per input, and only the KEEP_FINISHED most recent are kept. A lock next to it (src/state/lock.ts:
  * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
- * sending the same input at once: the second exits 5. A lock left by a killed run is taken over.
+ * sending the same input at once: the second exits 5. A lock left by a killed run is taken over once
+ * it has not been touched for STALE_SECONDS.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
@@ -68,6 +72,11 @@ export interface BatchJournal {
   lockLost(): Error | undefined;
 }
 
+/** Files are never opened through a symlink; a temporary file is always a new one (O_EXCL). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
+
 /** The journal's format (see the top of this file). */
 const FORMAT = 2;
 
@@ -99,11 +108,7 @@ export async function openBatchJournal(options: OpenJournalOptions): Promise<Bat
   const id = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   const path = join(dir, `${id}.ndjson`);
   const lockPath = join(dir, `${id}.lock`);
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw stateError(dir, error);
-  }
+  await privateDirectory(options.dir, dir);
   let lost: Error | undefined;
   const lock = takeLock(lockPath, options.sourceName, (error) => {
     lost = error;
@@ -145,7 +150,7 @@ async function openLocked(
       // A copy of the finished record becomes the journal (renamed into place whole), so the record
       // stays as it was until this run finishes too.
       if (finished !== undefined) await copyWhole(finishedPath, path);
-      handle = await open(path, 'a', 0o600);
+      handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
       if (existing.tornTail) await handle.write('\n');
@@ -159,7 +164,7 @@ async function openLocked(
       };
       // Written whole to a temporary file and renamed: an earlier record is replaced, never half-written.
       const temp = `${path}.${process.pid}.tmp`;
-      const fresh = await open(temp, 'w', 0o600);
+      const fresh = await open(temp, CREATE, 0o600);
       try {
         await fresh.write(`${JSON.stringify(header)}\n`);
         await fresh.datasync();
@@ -167,7 +172,7 @@ async function openLocked(
         await fresh.close();
       }
       await rename(temp, path);
-      handle = await open(path, 'a', 0o600);
+      handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
     throw stateError(path, error);
@@ -253,7 +258,7 @@ async function openLocked(
 /** `from` copied to `to` through a temporary file renamed into place: `to` is never half-written. */
 async function copyWhole(from: string, to: string): Promise<void> {
   const temp = `${to}.${process.pid}.tmp`;
-  await copyFile(from, temp);
+  await copyFile(from, temp, constants.COPYFILE_EXCL);
   await rename(temp, to);
 }
 
@@ -337,11 +342,35 @@ function takeLock(lockPath: string, sourceName: string, onCompromised: (error: E
   } catch (error) {
     if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
     const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+    // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
+    const seen = Math.floor(error.ageMs / 1000);
+    const free = Math.max(STALE_SECONDS - seen, 1);
     throw new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
       code: 'batch_in_progress',
-      hint: `wait for it to finish or stop it; a lock left by a killed run is taken over once it is ${STALE_SECONDS} s old (${lockPath})`,
+      hint:
+        `wait for it to finish or stop it; if it was killed, its lock (${lockPath}, last touched ${seen} s ago) ` +
+        `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${free} s`,
     });
   }
+}
+
+/** The state directory and its `batches/` are checked (state-dir.ts) before anything is written there. */
+async function privateDirectory(stateDir: string, dir: string): Promise<void> {
+  refuse(stateDirectoryRefusal(stateDir));
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw stateError(dir, error);
+  }
+  refuse(stateDirectoryRefusal(dir, 'batch record directory'));
+}
+
+function refuse(refusal: Refusal | undefined): void {
+  if (!refusal) return;
+  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.error, {
+    code: 'state_unsafe',
+    hint: refusal.fix,
+  });
 }
 
 function stateError(path: string, error: unknown): CliError {

@@ -6,24 +6,23 @@ import { join } from 'node:path';
 /**
  * A lock between processes on one file: the config file, a batch's journal, a `serve --data` file.
  *
- * The lock is a directory (`mkdir` either creates it or fails, atomically, on every file system we
- * support). Its holder keeps touching it (a heartbeat), so a lock whose holder died (kill -9, a crash, a
- * lost machine) is known by its age alone, with no pid to trust, across containers and hosts. As a fast
- * path, the directory also holds an owner record; when that record names this very machine (host name
- * and boot id) and its pid is gone (or a zombie, or a later process's: its start time differs), the lock
- * is taken over at once instead of after `staleMs`.
+ * proper-lockfile's design: the lock is a directory (`mkdir` either creates it or fails, atomically),
+ * and its holder keeps touching it (a heartbeat every staleMs/3), so a lock whose holder died (kill -9,
+ * a crash, a lost machine) is known by its age: once it has not been touched for `staleMs`, it is stale
+ * and taken over. The owner record inside (a token, the pid and host name) tells the holder its lock is
+ * still its own; and a lock whose holder's pid no longer exists on this host (ESRCH) is stale at once,
+ * so a run killed with kill -9 does not keep the next one waiting. A pid that still answers (a killed
+ * process not yet reaped, or a later one given the same pid) is judged by age.
  *
- * Only a lock's holder removes it, with one exception: a stale lock. Taking one over happens under a
- * second, short-lived lock (`<path>.takeover`), and the stale lock is checked again while holding it,
- * so two processes that both saw it stale can never both remove it and both go on: the second sees the
- * first one's fresh lock and reports it as held.
+ * Unlike proper-lockfile, taking a stale lock over happens under a second, short-lived lock
+ * (`<path>.takeover`), and the lock is checked again while holding it: two processes that both saw it
+ * stale can never both remove it and both go on (proper-lockfile's rmdir + mkdir lets the slower one
+ * remove the lock the faster one has just made). Waiting for a held lock (waitForLock) is asynchronous.
  */
 
 export interface LockOptions {
   /** A lock not touched for this long is stale. Default 10 s. */
   staleMs?: number;
-  /** How long to keep trying while another process holds the lock. Default 0: fail at once. */
-  waitMs?: number;
   /** Called when the lock was taken away from us (we stalled past staleMs). Default: ignore. */
   onCompromised?: (error: Error) => void;
 }
@@ -32,8 +31,10 @@ export class LockHeldError extends Error {
   readonly code = 'ELOCKED';
   constructor(
     readonly lockPath: string,
-    /** The holder's pid when it is a process on this machine, for messages only. */
+    /** The holder's pid as it recorded it, for messages only. */
     readonly ownerPid: number | undefined,
+    /** Time since the holder last touched the lock; it is taken over once this reaches staleMs. */
+    readonly ageMs = 0,
   ) {
     super(`${lockPath} is held by another process${ownerPid ? ` (pid ${ownerPid})` : ''}`);
   }
@@ -48,10 +49,7 @@ export interface HeldLock {
 interface OwnerRecord {
   token: string;
   pid: number;
-  host: string;
-  boot: string;
-  /** The holder's start time (processStat), telling it from a later process given the same pid. */
-  start?: string;
+  host?: string;
 }
 
 const DEFAULT_STALE_MS = 10_000;
@@ -59,30 +57,38 @@ const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
 let exitHookInstalled = false;
 
-/** Takes the lock at `lockPath` (a directory it creates), or throws LockHeldError. */
+/** Takes the lock at `lockPath` (a directory it creates) at once, or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
   const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 1_000);
-  const deadline = Date.now() + (options.waitMs ?? 0);
-  let pause = 5;
-  for (;;) {
-    const outcome = tryOnce(lockPath, staleMs);
-    if (outcome instanceof Lock) {
-      outcome.startHeartbeat(staleMs, options.onCompromised);
-      return outcome;
+  const outcome = tryOnce(lockPath, staleMs);
+  if (!(outcome instanceof Lock)) throw outcome;
+  outcome.startHeartbeat(staleMs, options.onCompromised);
+  return outcome;
+}
+
+/** Takes the lock, waiting (without blocking the process) up to `waitMs` while another process holds it. */
+export async function waitForLock(lockPath: string, options: LockOptions & { waitMs: number }): Promise<HeldLock> {
+  const deadline = Date.now() + options.waitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      return acquireLock(lockPath, options);
+    } catch (error) {
+      if (!(error instanceof LockHeldError) || Date.now() >= deadline) throw error;
     }
-    if (Date.now() >= deadline) throw outcome;
-    sleepSync(Math.min(pause, Math.max(deadline - Date.now(), 1)));
-    pause = Math.min(pause * 2, 100);
+    const ms = Math.min(pause, Math.max(deadline - Date.now(), 1));
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 }
 
 function tryOnce(lockPath: string, staleMs: number): Lock | LockHeldError {
   const created = create(lockPath);
   if (created) return created;
-  const seen = inspect(lockPath, staleMs);
-  if (seen === 'gone') return create(lockPath) ?? new LockHeldError(lockPath, undefined);
-  if (!seen.stale) return new LockHeldError(lockPath, seen.owner?.pid);
-  return takeOver(lockPath, staleMs, seen.mtimeMs) ?? new LockHeldError(lockPath, seen.owner?.pid);
+  const seen = inspect(lockPath);
+  if (seen === undefined) return create(lockPath) ?? new LockHeldError(lockPath, undefined);
+  const ageMs = Date.now() - seen.mtimeMs;
+  const refused = new LockHeldError(lockPath, seen.owner?.pid, Math.max(ageMs, 0));
+  if (ageMs <= staleMs && !goneHere(seen.owner)) return refused;
+  return takeOver(lockPath, staleMs, seen.mtimeMs) ?? refused;
 }
 
 /** mkdir + owner record; undefined when the directory exists already. */
@@ -93,13 +99,7 @@ function create(lockPath: string): Lock | undefined {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
   }
-  const owner: OwnerRecord = {
-    token: randomBytes(12).toString('hex'),
-    pid: process.pid,
-    host: hostname(),
-    boot: bootId(),
-    ...startOfThisProcess(),
-  };
+  const owner: OwnerRecord = { token: randomBytes(12).toString('hex'), pid: process.pid, host: hostname() };
   try {
     writeFileSync(join(lockPath, OWNER_FILE), JSON.stringify(owner), { mode: 0o600 });
   } catch (error) {
@@ -109,19 +109,14 @@ function create(lockPath: string): Lock | undefined {
   return new Lock(lockPath, owner.token);
 }
 
-type Seen = 'gone' | { stale: boolean; mtimeMs: number; owner: OwnerRecord | undefined };
-
-function inspect(lockPath: string, staleMs: number): Seen {
-  let mtimeMs: number;
+/** The lock's last touch and its owner record; undefined when it is gone. */
+function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | undefined } | undefined {
   try {
-    mtimeMs = statSync(lockPath).mtimeMs;
+    return { mtimeMs: statSync(lockPath).mtimeMs, owner: readOwner(lockPath) };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const owner = readOwner(lockPath);
-  const old = Date.now() - mtimeMs > staleMs;
-  return { stale: old || (owner !== undefined && ownerIsDeadHere(owner)), mtimeMs, owner };
 }
 
 /**
@@ -144,9 +139,9 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
     return undefined;
   }
   try {
-    const again = inspect(lockPath, staleMs);
-    if (again !== 'gone') {
-      if (!again.stale || again.mtimeMs !== seenMtimeMs) return undefined;
+    const again = inspect(lockPath);
+    if (again !== undefined) {
+      if (again.mtimeMs !== seenMtimeMs) return undefined;
       rmSync(lockPath, { recursive: true, force: true });
     }
     return create(lockPath);
@@ -206,62 +201,22 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(lockPath, OWNER_FILE), 'utf8')) as Partial<OwnerRecord>;
     if (typeof parsed.token !== 'string' || typeof parsed.pid !== 'number') return undefined;
-    const { token, pid, host, boot, start } = parsed;
-    return { token, pid, host: String(host), boot: String(boot), ...(typeof start === 'string' ? { start } : {}) };
+    return { token: parsed.token, pid: parsed.pid, ...(typeof parsed.host === 'string' ? { host: parsed.host } : {}) };
   } catch {
     // Missing (the holder is between mkdir and writing it) or unreadable: judged by age alone.
     return undefined;
   }
 }
 
-function ownerIsDeadHere(owner: OwnerRecord): boolean {
-  if (owner.host !== hostname() || owner.boot !== bootId() || owner.boot === '') return false;
-  if (owner.pid === process.pid) return false;
+/** The holder was a process of this host that no longer exists. */
+function goneHere(owner: OwnerRecord | undefined): boolean {
+  if (owner?.host !== hostname() || owner.pid === process.pid) return false;
   try {
     process.kill(owner.pid, 0);
+    return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
-  // The pid answers, but it may not be the holder running: a process killed (kill -9) whose parent has
-  // not reaped it yet (a zombie), or a later process given the same pid.
-  const now = processStat(owner.pid);
-  if (now === undefined) return false;
-  return 'ZXx'.includes(now.state) || (owner.start !== undefined && now.start !== owner.start);
-}
-
-/** The state letter and start time (clock ticks since boot) of a process, from Linux's /proc; else undefined. */
-function processStat(pid: number | 'self'): { state: string; start: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // `pid (name) state ppid ...`: the name may hold spaces and parentheses; the fields follow its last `)`.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const [state, start] = [fields[0], fields[19]];
-    return state && start ? { state, start } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-let cachedStart: { start?: string } | undefined;
-function startOfThisProcess(): { start?: string } {
-  if (cachedStart === undefined) {
-    const start = processStat('self')?.start;
-    cachedStart = start === undefined ? {} : { start };
-  }
-  return cachedStart;
-}
-
-let cachedBootId: string | undefined;
-/** The kernel's id of this boot (Linux); a pid is meaningful only within one boot of one machine. */
-function bootId(): string {
-  if (cachedBootId === undefined) {
-    try {
-      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    } catch {
-      cachedBootId = '';
-    }
-  }
-  return cachedBootId;
 }
 
 /** Locks still held when the process exits (an error path that forgot, a signal) are released. */
@@ -271,8 +226,4 @@ function installExitHook(): void {
   process.once('exit', () => {
     for (const lock of [...held]) lock.release();
   });
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

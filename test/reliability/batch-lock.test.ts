@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ContenderResult, race, rounds } from '../helpers/concurrent.js';
@@ -44,6 +44,14 @@ function leftovers(configDir: string): string[] {
   return existsSync(dir) ? readdirSync(dir) : [];
 }
 
+/** Sets the locks left in a config directory's state directory `ms` into the past. */
+function ageLocks(configDir: string, ms: number): void {
+  const past = new Date(Date.now() - ms);
+  for (const name of leftovers(configDir).filter((n) => n.endsWith('.lock'))) {
+    utimesSync(join(configDir, 'state', 'batches', name), past, past);
+  }
+}
+
 /** A run of the batch killed with kill -9 while its first request is in flight: its lock stays. */
 async function killedRun(file: string, configDir: string): Promise<void> {
   const seen = silent.requests.length;
@@ -85,7 +93,11 @@ async function contend(tag: string, n: number, staleLock: boolean): Promise<Roun
   const { file } = batchFile('ada-lock', prefix, LINES, (i) => `${prefix}${i}`);
   const labels = Array.from({ length: LINES }, (_, i) => `${prefix}${i}`);
   const configDir = makeConfigDir();
-  if (staleLock) await killedRun(file, configDir);
+  if (staleLock) {
+    await killedRun(file, configDir);
+    // Stale: untouched for longer than the batch lock's 10 s (its mtime set back, as time would).
+    ageLocks(configDir, 11_000);
+  }
 
   const firstRequest = front.requests.length;
   const batchesSending = () =>
@@ -162,37 +174,63 @@ describe('case 45: one batch file submitted N times at once', () => {
   }
 });
 
-describe('a run killed and not yet reaped by its parent (a zombie: its pid still answers)', () => {
-  it('--resume right after takes its lock over at once: exit 0, every line stored once', async () => {
-    const prefix = 'lock-zombie-';
+describe('a run killed with kill -9, then --resume', () => {
+  /** A run that had a line applied by the service (its answers held, so it never saw them), then killed. */
+  async function killed(prefix: string, unreaped: boolean) {
     const { file } = batchFile('ada-lock', prefix, LINES, (i) => `${prefix}${i}`);
-    const labels = Array.from({ length: LINES }, (_, i) => `${prefix}${i}`);
     const configDir = makeConfigDir();
     const env = environment(configDir, front.baseUrl);
-    // The service applies what the killed run sent; its answers are held, so the run never saw them.
     proxy.holdAfter(proxy.answered());
-    const run = await startUnreaped(`exec "${process.execPath}" "${BIN}" docs submit --file "${file}"`, {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ...env,
-    });
+    const command = `exec "${process.execPath}" "${BIN}" docs submit --file "${file}"`;
+    const run = unreaped
+      ? await startUnreaped(command, { PATH: process.env.PATH, HOME: process.env.HOME, ...env })
+      : spawn('sh', ['-c', command], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
     try {
       await until(() => proxy.held() > 0, 'the killed run to have a line applied');
-      await run.kill();
+      if ('end' in run) await run.kill();
+      else {
+        const exited = new Promise((resolve) => run.once('close', resolve));
+        run.kill('SIGKILL');
+        await exited;
+      }
+    } finally {
       proxy.release();
-      const lock = leftovers(configDir).find((name) => name.endsWith('.lock')) as string;
-      const owner = JSON.parse(readFileSync(join(configDir, 'state', 'batches', lock, 'owner.json'), 'utf8'));
-      expect(owner.pid).toBe(run.pid);
-      const resumed = await runCli(['docs', 'submit', '--file', file, '--resume', '--json'], {
+    }
+    const lock = leftovers(configDir).find((name) => name.endsWith('.lock')) as string;
+    const owner = JSON.parse(readFileSync(join(configDir, 'state', 'batches', lock, 'owner.json'), 'utf8'));
+    expect(owner.pid).toBe(run.pid);
+    const resume = () =>
+      runCli(['docs', 'submit', '--file', file, '--resume', '--json'], {
         env: environment(configDir, service.baseUrl),
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(resumed.stderr).not.toContain('another facectl');
-      expect(resultLines(resumed.stdout).map((r) => r.line)).toEqual([1, 2, 3]);
+    const labels = Array.from({ length: LINES }, (_, i) => `${prefix}${i}`);
+    const done = (result: Awaited<ReturnType<typeof resume>>) => {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toContain('another facectl');
+      expect(resultLines(result.stdout).map((r) => r.line)).toEqual([1, 2, 3]);
       for (const label of labels) expect(stored(service, label).map((d) => d.label)).toEqual([label]);
       expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.finished$/)]);
+    };
+    return { run, configDir, resume, done };
+  }
+
+  it('reaped: --resume right after takes its lock over at once (its pid is gone): every line stored once', async () => {
+    const { resume, done } = await killed('lock-killed-', false);
+    done(await resume());
+  }, 60_000);
+
+  it('not yet reaped (a zombie: its pid still answers): exit 5 saying when the lock is free; once 10 s old, taken over', async () => {
+    const { run, configDir, resume, done } = await killed('lock-zombie-', true);
+    try {
+      const soon = await resume();
+      expect(soon.code).toBe(5);
+      expect(soon.stderr).toContain(`another facectl (pid ${run.pid}) is submitting`);
+      expect(soon.stderr).toMatch(/is taken over once it is 10 s old: run the command again in \d+ s/);
+      // Ten seconds on, untouched (its mtime set back, as time would).
+      ageLocks(configDir, 10_500);
+      done(await resume());
     } finally {
-      run.end();
+      if ('end' in run) run.end();
     }
   }, 60_000);
 });

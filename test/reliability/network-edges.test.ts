@@ -10,7 +10,7 @@ import { proxyFor } from '../../src/api/proxy.js';
 import { ExitCode } from '../../src/errors.js';
 import { json } from '../helpers/fault-server.js';
 import { ROOT } from '../helpers/run-cli.js';
-import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer } from './support.js';
+import { cliAt, ensureBuilt, type FaultServer, KEY, runIn, startFaultServer } from './support.js';
 
 /**
  * Reliability cases 52, 54, 56, 57 and 59 (docs/reliability.md): the transport against servers and
@@ -170,12 +170,14 @@ describe('case 57: loopback spellings and a dead proxy', () => {
     expect(result.code).toBe(0);
   });
 
-  it('a dead HTTP_PROXY: exit 8, the error names the proxy, not the service', async () => {
+  it('a dead HTTP_PROXY: exit 8, the error names the proxy, not the service (bin)', async () => {
     const dead = track(createNetServer());
     const port = await listen(dead);
     await new Promise<void>((resolve) => dead.close(() => resolve()));
     const before = server.requests.length;
-    const result = await runIn(server, ['faces', 'get', 'x'], { env: { HTTP_PROXY: `http://127.0.0.1:${port}` } });
+    const result = await cliAt(remote(server), [...INSECURE, 'faces', 'get', 'x'], {
+      env: { HTTP_PROXY: `http://127.0.0.1:${port}` },
+    });
     expect(result.code).toBe(ExitCode.network);
     expect(result.stderr).toContain(`cannot reach the proxy http://127.0.0.1:${port} (HTTP_PROXY): connection refused`);
     expect(result.stderr).not.toContain('facectl serve');
@@ -183,45 +185,137 @@ describe('case 57: loopback spellings and a dead proxy', () => {
   });
 });
 
-describe('case 59: a proxy that fails the CONNECT', () => {
-  /** A proxy whose every CONNECT is counted, then handled by `onConnect`. */
-  async function proxy(
-    onConnect?: (socket: Socket) => void,
-    tunnels: string[] = [],
-  ): Promise<{ url: string; connects: () => number }> {
-    let connects = 0;
-    const made = track(createHttpServer((_req, res) => res.end()));
-    if (onConnect) {
-      made.on('connect', (req, socket: Socket) => {
-        connects++;
-        tunnels.push(req.url ?? '');
-        socket.on('error', () => undefined);
-        onConnect(socket);
-      });
-    } else {
-      // No 'connect' handler: node:http closes the connection on a CONNECT (the issue's repro).
-      made.on('connection', (socket: Socket) => socket.once('data', () => connects++));
-    }
-    return { url: `http://127.0.0.1:${await listen(made)}`, connects: () => connects };
-  }
+/**
+ * The proxies of these tests tunnel every CONNECT to the fault server on loopback, whatever host it
+ * names: the base URLs name api.facectl.test (never looked up by facectl, which leaves that to the
+ * proxy), since a loopback base URL is never proxied.
+ */
+const REMOTE_HOST = 'api.facectl.test';
+const INSECURE = ['--insecure-http'];
 
+function remote(target: { baseUrl: string }, protocol = 'http:'): { baseUrl: string } {
+  return { baseUrl: `${protocol}//${REMOTE_HOST}:${new URL(target.baseUrl).port}` };
+}
+
+/** A proxy whose every connection and CONNECT is counted, each CONNECT then handled by `onConnect`. */
+async function proxy(
+  onConnect?: (socket: Socket) => void,
+  tunnels: string[] = [],
+): Promise<{ url: string; connects: () => number; connections: () => number }> {
+  let connects = 0;
+  let connections = 0;
+  const made = track(createHttpServer((_req, res) => res.end()));
+  made.on('connection', () => connections++);
+  if (onConnect) {
+    made.on('connect', (req, socket: Socket) => {
+      connects++;
+      tunnels.push(req.url ?? '');
+      socket.on('error', () => undefined);
+      onConnect(socket);
+    });
+  } else {
+    // No 'connect' handler: node:http closes the connection on a CONNECT (the issue's repro).
+    made.on('connection', (socket: Socket) => socket.once('data', () => connects++));
+  }
+  return { url: `http://127.0.0.1:${await listen(made)}`, connects: () => connects, connections: () => connections };
+}
+
+/** A tunnel to `port` on loopback, whatever the CONNECT named. */
+function tunnelTo(port: number | string) {
+  return (socket: Socket) => {
+    const upstream = connect(Number(port), '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+  };
+}
+
+describe('issue 22 item 1: a loopback base URL never goes through a proxy', () => {
+  it.each(['http://127.0.0.1:PORT', 'http://localhost:PORT', 'http://[::ffff:127.0.0.1]:PORT', 'http://127.1:PORT'])(
+    '%s with HTTP_PROXY set: the proxy sees nothing, the service gets the request (bin)',
+    async (spelling) => {
+      server.handle((_req, res) => json(res, 200, FACE));
+      const port = new URL(server.baseUrl).port;
+      // A working proxy: before the rule, the request (and its key, in plain http) went through it.
+      const recording = await proxy(tunnelTo(port));
+      const before = server.requests.length;
+      const result = await cliAt({ baseUrl: spelling.replace('PORT', port) }, ['faces', 'get', 'ada', '--json'], {
+        env: { HTTP_PROXY: recording.url, http_proxy: recording.url },
+      });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(recording.connections()).toBe(0);
+      expect(server.requests.length).toBe(before + 1);
+      expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${KEY}`);
+    },
+  );
+
+  it('proxyFor: loopback in any spelling, whatever NO_PROXY says', () => {
+    const env = { HTTP_PROXY: 'http://proxy.example:3128', HTTPS_PROXY: 'http://proxy.example:3128' };
+    for (const url of [
+      'http://127.0.0.1:8787',
+      'http://127.9.8.7',
+      'http://localhost:1',
+      'http://LOCALHOST.:1',
+      'http://api.localhost',
+      'http://[::1]:8787',
+      'http://[::ffff:127.0.0.1]',
+      'https://127.0.0.1',
+    ]) {
+      expect(proxyFor(new URL(url), env), url).toBeUndefined();
+      expect(proxyFor(new URL(url), { ...env, NO_PROXY: 'example.com' }), url).toBeUndefined();
+    }
+    expect(proxyFor(new URL('http://128.0.0.1'), env)).toBeDefined();
+    expect(proxyFor(new URL('http://[::ffff:10.0.0.1]'), env)).toBeDefined();
+  });
+
+  it('NO_PROXY: CIDR ranges, addresses in any spelling, and host names as Go reads them', () => {
+    const env = (noProxy: string) => ({ HTTPS_PROXY: 'http://proxy.example:3128', NO_PROXY: noProxy });
+    const direct = (url: string, noProxy: string) => proxyFor(new URL(url), env(noProxy)) === undefined;
+    expect(direct('https://10.1.2.3', '10.0.0.0/8')).toBe(true);
+    expect(direct('https://[::ffff:10.1.2.3]', '10.0.0.0/8')).toBe(true);
+    expect(direct('https://11.1.2.3', '10.0.0.0/8')).toBe(false);
+    expect(direct('https://192.168.4.5:8443', 'example.com, 192.168.0.0/16')).toBe(true);
+    expect(direct('https://[fd12::1]', 'fd00::/8')).toBe(true);
+    expect(direct('https://[fe80::1]', 'fd00::/8')).toBe(false);
+    expect(direct('https://10.0.0.1', 'not-a-cidr/99')).toBe(false);
+    // An address, with or without a port.
+    expect(direct('https://192.0.2.7', '192.0.2.7')).toBe(true);
+    expect(direct('https://192.0.2.7', '192.0.2.7:443')).toBe(true);
+    expect(direct('https://192.0.2.7:8443', '192.0.2.7:443')).toBe(false);
+    expect(direct('https://[2001:db8::1]', '2001:db8:0::1')).toBe(true);
+    expect(direct('https://[2001:db8::1]:8443', '[2001:db8::1]:8443')).toBe(true);
+    // A name covers itself and its subdomains; with a leading dot or *., its subdomains only.
+    expect(direct('https://example.com', 'example.com')).toBe(true);
+    expect(direct('https://api.example.com', 'example.com')).toBe(true);
+    expect(direct('https://badexample.com', 'example.com')).toBe(false);
+    expect(direct('https://api.example.com', '.example.com')).toBe(true);
+    expect(direct('https://example.com', '.example.com')).toBe(false);
+    expect(direct('https://api.example.com', '*.example.com')).toBe(true);
+    expect(direct('https://api.example.com', '*')).toBe(true);
+  });
+});
+
+describe('case 59: a proxy that fails the CONNECT', () => {
   it.each([
-    ['closes the connection on CONNECT', undefined, 'closed the connection on the CONNECT to 127.0.0.1:'],
+    ['closes the connection on CONNECT', undefined, `closed the connection on the CONNECT to ${REMOTE_HOST}:`],
     [
       'answers 403',
       (socket: Socket) => socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n'),
-      'refused the tunnel to 127.0.0.1:',
+      `refused the tunnel to ${REMOTE_HOST}:`,
     ],
     [
       'answers 407',
       (socket: Socket) => socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n'),
       ': 407 Proxy Authentication Required',
     ],
-    ['never answers', () => undefined, 'did not answer the CONNECT to 127.0.0.1:'],
+    ['never answers', () => undefined, `did not answer the CONNECT to ${REMOTE_HOST}:`],
   ] as const)('%s: exit 8 within the timeout, naming the proxy, one CONNECT (bin)', async (_name, onConnect, says) => {
     const { url, connects } = await proxy(onConnect);
     const before = server.requests.length;
-    const result = await cliAt(server, ['faces', 'get', 'x'], {
+    const result = await cliAt(remote(server), [...INSECURE, 'faces', 'get', 'x'], {
       env: { HTTP_PROXY: url, FACECTL_HTTP_TIMEOUT: '1' },
       timeoutMs: 30_000,
     });
@@ -234,52 +328,39 @@ describe('case 59: a proxy that fails the CONNECT', () => {
     expect(server.requests.length).toBe(before);
   });
 
-  it('lower-case http_proxy wins over HTTP_PROXY, as in curl and undici', async () => {
+  it('lower-case http_proxy wins over HTTP_PROXY, as in curl and undici (bin)', async () => {
     server.handle((_req, res) => json(res, 200, FACE));
-    const target = new URL(server.baseUrl);
-    const { url, connects } = await proxy((socket) => {
-      const upstream = connect(Number(target.port), target.hostname, () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.pipe(socket);
-        socket.pipe(upstream);
-      });
-      upstream.on('error', () => socket.destroy());
-    });
-    const result = await cliAt(server, ['faces', 'get', 'ada', '--json'], {
+    const tunnels: string[] = [];
+    const { url, connects } = await proxy(tunnelTo(new URL(server.baseUrl).port), tunnels);
+    const result = await cliAt(remote(server), [...INSECURE, 'faces', 'get', 'ada', '--json'], {
       env: { http_proxy: url, HTTP_PROXY: 'http://127.0.0.1:9' },
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(connects()).toBe(1);
+    expect(tunnels).toEqual([`${REMOTE_HOST}:${new URL(server.baseUrl).port}`]);
   });
 
   it('an https base URL goes through HTTPS_PROXY: CONNECT to its host, TLS to its name inside the tunnel (bin)', async () => {
-    // A self-signed certificate for localhost, made once and kept with the tests (valid until 2126),
-    // so the test needs no openssl binary on the machine.
+    // A self-signed certificate for api.facectl.test, made once and kept with the tests (valid until
+    // 2126), so the test needs no openssl binary on the machine.
     const [key, cert] = [
-      join(ROOT, 'test/fixtures/tls/localhost-key.pem'),
-      join(ROOT, 'test/fixtures/tls/localhost-cert.pem'),
+      join(ROOT, 'test/fixtures/tls/service-test-key.pem'),
+      join(ROOT, 'test/fixtures/tls/service-test-cert.pem'),
     ];
     const secure = track(
       createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => json(res, 200, FACE)),
     );
     const port = await listen(secure);
     const tunnels: string[] = [];
-    const { url } = await proxy((socket) => {
-      const upstream = connect(port, '127.0.0.1', () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.pipe(socket);
-        socket.pipe(upstream);
-      });
-      upstream.on('error', () => socket.destroy());
-    }, tunnels);
-    const result = await cliAt({ baseUrl: `https://localhost:${port}` }, ['faces', 'get', 'ada', '--json'], {
+    const { url } = await proxy(tunnelTo(port), tunnels);
+    const result = await cliAt({ baseUrl: `https://${REMOTE_HOST}:${port}` }, ['faces', 'get', 'ada', '--json'], {
       env: { HTTPS_PROXY: url, NODE_EXTRA_CA_CERTS: cert },
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ uid: 'face_1' });
-    expect(tunnels).toEqual([`localhost:${port}`]);
+    expect(tunnels).toEqual([`${REMOTE_HOST}:${port}`]);
   });
 
   it('an https base URL uses HTTPS_PROXY only; NO_PROXY bypasses', () => {
@@ -303,16 +384,20 @@ describe('case 59: a proxy that fails the CONNECT', () => {
 
   it('a SOCKS proxy: exit 2 with a message, nothing sent', async () => {
     const before = server.requests.length;
-    const result = await runIn(server, ['faces', 'get', 'x'], { env: { http_proxy: 'socks5://127.0.0.1:1080' } });
+    const result = await cliAt(remote(server), [...INSECURE, 'faces', 'get', 'x'], {
+      env: { http_proxy: 'socks5://127.0.0.1:1080' },
+    });
     expect(result.code).toBe(ExitCode.usage);
     expect(result.stderr).toContain('http_proxy: SOCKS proxies are not supported (socks5://127.0.0.1:1080)');
     expect(server.requests.length).toBe(before);
   });
 
-  it('the proxy password is never shown in an error', async () => {
+  it('the proxy password is never shown in an error (bin, --debug)', async () => {
     const { url } = await proxy((socket) => socket.end('HTTP/1.1 403 Forbidden\r\n\r\n'));
     const withCredentials = url.replace('http://', 'http://user:s3cret-pw@');
-    const result = await runIn(server, ['faces', 'get', 'x', '--debug'], { env: { HTTP_PROXY: withCredentials } });
+    const result = await cliAt(remote(server), [...INSECURE, 'faces', 'get', 'x', '--debug'], {
+      env: { HTTP_PROXY: withCredentials },
+    });
     expect(result.code).toBe(ExitCode.network);
     expect(result.stderr).toContain(`the proxy ${url} (HTTP_PROXY) refused the tunnel`);
     expect(result.stderr).not.toContain('s3cret-pw');

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { acquireLock, LockHeldError } from '../../src/state/lock.js';
+import { acquireLock, LockHeldError, waitForLock } from '../../src/state/lock.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { ROOT } from '../helpers/run-cli.js';
@@ -25,9 +25,9 @@ beforeAll(async () => {
   writeFileSync(
     entry,
     `import { appendFileSync } from 'node:fs';
-     import { acquireLock } from ${JSON.stringify(join(ROOT, 'src/state/lock.ts'))};
+     import { waitForLock } from ${JSON.stringify(join(ROOT, 'src/state/lock.ts'))};
      const [lockPath, logPath, name] = process.argv.slice(2);
-     const lock = acquireLock(lockPath, { waitMs: 20_000, staleMs: 5_000 });
+     const lock = await waitForLock(lockPath, { waitMs: 20_000, staleMs: 5_000 });
      appendFileSync(logPath, 'enter ' + name + '\\n');
      const until = Date.now() + 3;
      while (Date.now() < until);
@@ -62,10 +62,6 @@ function deadPid(): number {
   );
 }
 
-function bootId(): string {
-  return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-}
-
 describe('lock between processes', () => {
   it('six processes at once on a free lock: one at a time, all of them, over 8 rounds', async () => {
     const dir = makeTempDir('facectl-lock-');
@@ -78,72 +74,85 @@ describe('lock between processes', () => {
     expect(figures).toEqual(Array(8).fill(6));
   });
 
-  it('a lock left by a killed process on this machine is taken over by exactly one at a time', async () => {
+  it('a lock whose holder is gone from this host is taken over at once; one whose pid still answers, once stale by age', async () => {
     const dir = makeTempDir('facectl-lock-');
-    await rounds(6, async (round) => {
-      const lockPath = join(dir, `dead-${round}.lock`);
+    const plant = (lockPath: string, owner: object) => {
       mkdirSync(lockPath);
-      writeFileSync(
-        join(lockPath, 'owner.json'),
-        JSON.stringify({ token: 'gone', pid: deadPid(), host: hostname(), boot: bootId() }),
-      );
-      await contend(lockPath, 6);
-      expect(existsSync(lockPath)).toBe(false);
-    });
-  });
-
-  it('a lock from another machine is taken over only once it is stale by age', async () => {
-    const dir = makeTempDir('facectl-lock-');
-    const lockPath = join(dir, 'remote.lock');
-    mkdirSync(lockPath);
-    writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 't', pid: 1, host: 'elsewhere', boot: 'b' }));
-    // Fresh: held, and the error names the lock.
-    expect(() => acquireLock(lockPath)).toThrow(LockHeldError);
-    // Untouched for an hour: stale, and six processes at once take it one at a time.
-    const hourAgo = new Date(Date.now() - 3_600_000);
-    utimesSync(lockPath, hourAgo, hourAgo);
-    await rounds(4, async () => {
-      if (!existsSync(lockPath)) {
-        mkdirSync(lockPath);
-        writeFileSync(
-          join(lockPath, 'owner.json'),
-          JSON.stringify({ token: 't', pid: 1, host: 'elsewhere', boot: 'b' }),
-        );
-        utimesSync(lockPath, hourAgo, hourAgo);
-      }
-      await contend(lockPath, 6);
-    });
-  });
-
-  it('a holder killed but not reaped (a zombie), or a pid another process has now, is taken over at once; a live holder is not', async () => {
-    const dir = makeTempDir('facectl-lock-');
-    const owner = (pid: number, extra: object = {}) =>
-      JSON.stringify({ token: 'gone', pid, host: hostname(), boot: bootId(), ...extra });
+      writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 'gone', ...owner }));
+    };
+    // Killed and reaped (kill -9 from a shell): its pid no longer exists here, so no wait.
+    const dead = join(dir, 'dead.lock');
+    plant(dead, { pid: deadPid(), host: hostname() });
+    acquireLock(dead).release();
+    expect(existsSync(dead)).toBe(false);
+    // Killed but not reaped (a zombie), or a pid another process has now: its pid answers. No pid is
+    // trusted further than that: held, named with its pid and age, until untouched for staleMs.
     const zombie = await startUnreaped('sleep 60');
     try {
       await zombie.kill();
       const lockPath = join(dir, 'zombie.lock');
-      mkdirSync(lockPath);
-      writeFileSync(join(lockPath, 'owner.json'), owner(zombie.pid));
-      acquireLock(lockPath).release(); // fresh by age, yet no wait
+      plant(lockPath, { pid: zombie.pid, host: hostname() });
+      const refused = (() => {
+        try {
+          acquireLock(lockPath, { staleMs: 5_000 });
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(refused).toBeInstanceOf(LockHeldError);
+      expect((refused as LockHeldError).message).toBe(`${lockPath} is held by another process (pid ${zombie.pid})`);
+      expect((refused as LockHeldError).ageMs).toBeLessThan(5_000);
+      const past = new Date(Date.now() - 5_500);
+      utimesSync(lockPath, past, past);
+      acquireLock(lockPath, { staleMs: 5_000 }).release();
       expect(existsSync(lockPath)).toBe(false);
     } finally {
       zombie.end();
     }
-    const live = await startUnreaped('sleep 60');
+  });
+
+  it('a stale lock (another host, or a pid that answers) is taken over by exactly one of six processes at a time', async () => {
+    const dir = makeTempDir('facectl-lock-');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    // Fresh from another host: held.
+    const remote = join(dir, 'remote.lock');
+    mkdirSync(remote);
+    writeFileSync(join(remote, 'owner.json'), JSON.stringify({ token: 't', pid: 1, host: 'elsewhere' }));
+    expect(() => acquireLock(remote)).toThrow(LockHeldError);
+    await rounds(6, async (round) => {
+      const lockPath = join(dir, `stale-${round}.lock`);
+      mkdirSync(lockPath);
+      writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 't', pid: 1, host: 'elsewhere' }));
+      utimesSync(lockPath, hourAgo, hourAgo);
+      await contend(lockPath, 6);
+      expect(existsSync(lockPath)).toBe(false);
+      expect(existsSync(`${lockPath}.takeover`)).toBe(false);
+    });
+  });
+
+  it('waiting for a held lock does not block the process: timers run while it waits', async () => {
+    const dir = makeTempDir('facectl-lock-');
+    const lockPath = join(dir, 'busy.lock');
+    const first = acquireLock(lockPath);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    // The holder lets go from a timer: a synchronous wait would never let it run, and time out.
+    setTimeout(() => first.release(), 100);
     try {
-      const lockPath = join(dir, 'live.lock');
-      mkdirSync(lockPath);
-      // The pid of a running process, recorded with another start time: a holder that died, its pid reused.
-      writeFileSync(join(lockPath, 'owner.json'), owner(live.pid, { start: '1' }));
-      acquireLock(lockPath).release();
-      // The same running process as recorded (no start time, as older versions wrote): held.
-      mkdirSync(lockPath);
-      writeFileSync(join(lockPath, 'owner.json'), owner(live.pid));
-      expect(() => acquireLock(lockPath)).toThrow(new RegExp(`held by another process \\(pid ${live.pid}\\)`));
+      const second = await waitForLock(lockPath, { waitMs: 5_000 });
+      second.release();
     } finally {
-      live.end();
+      clearInterval(ticker);
     }
+    expect(ticks).toBeGreaterThan(3);
+    expect(existsSync(lockPath)).toBe(false);
+    await expect(
+      waitForLock(lockPath, { waitMs: 0 }).then((lock) => {
+        lock.release();
+        return 'taken';
+      }),
+    ).resolves.toBe('taken');
   });
 
   it('release removes only a lock this process still holds', () => {
@@ -152,7 +161,7 @@ describe('lock between processes', () => {
     const first = acquireLock(lockPath);
     expect(() => acquireLock(lockPath)).toThrow(/held by another process/);
     // Someone else's lock now sits at the path (ours was taken over while we stalled).
-    writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 'other', pid: 1, host: 'x', boot: 'y' }));
+    writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 'other', pid: 1 }));
     first.release();
     expect(existsSync(lockPath)).toBe(true);
   });

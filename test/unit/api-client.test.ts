@@ -352,11 +352,12 @@ describe('--debug trace', () => {
 });
 
 describe('proxies', () => {
-  it('goes through HTTP_PROXY, and around it for NO_PROXY hosts', async () => {
+  it("goes through HTTP_PROXY (undici's ProxyAgent), never for a loopback base URL", async () => {
     server.handle((_req, res) => json(res, 200, currentKeyBody()));
     const target = new URL(server.baseUrl);
     const tunnels: string[] = [];
-    // A CONNECT proxy: undici tunnels through it, so the proxy sees only the target's host:port.
+    // A CONNECT proxy that takes every tunnel to the test server: undici tunnels through it, so the
+    // proxy sees only the host:port the base URL names (a name facectl itself never looks up).
     const proxy = createServer();
     proxy.on('connect', (req, socket) => {
       tunnels.push(req.url ?? '');
@@ -370,10 +371,13 @@ describe('proxies', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const remote = { baseUrl: `http://api.facectl.test:${target.port}`, insecureHttp: true };
     try {
+      await client({ ...remote, env: { HTTP_PROXY: proxyUrl } }).call(routes.getCurrentApiKey, {});
+      expect(tunnels).toEqual([`api.facectl.test:${target.port}`]);
+      expect(server.requests.at(-1)?.headers.host).toBe(`api.facectl.test:${target.port}`);
+      // The loopback base URL itself: never through the proxy.
       await client({ env: { HTTP_PROXY: proxyUrl } }).call(routes.getCurrentApiKey, {});
-      expect(tunnels).toEqual([`127.0.0.1:${target.port}`]);
-      await client({ env: { HTTP_PROXY: proxyUrl, NO_PROXY: '127.0.0.1' } }).call(routes.getCurrentApiKey, {});
       expect(tunnels).toHaveLength(1);
       expect(server.requests).toHaveLength(2);
     } finally {

@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bodyHash, KEEP_FINISHED, openBatchJournal } from '../../src/state/batch-journal.js';
@@ -117,15 +128,23 @@ describe('batch journal', () => {
     await third.close();
   });
 
-  it('a lock left by a process that no longer runs is taken over; a held one is exit 5 and stays', async () => {
+  it('a lock left by a killed run is exit 5 saying when it is free, taken over once 10 s old; a held one stays', async () => {
     const dir = fresh();
     const journal = await open(dir);
     await journal.close();
     const lock = journal.path.replace(/\.ndjson$/, '.lock');
     // As a run killed with kill -9 leaves it: the lock directory, its owner a process that is gone.
     mkdirSync(lock);
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646, host: hostname(), boot }));
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646 }));
+    const soon = await open(dir, 'restart').catch((error: unknown) => error);
+    expect((soon as CliError).exitCode).toBe(ExitCode.conflict);
+    expect((soon as CliError).message).toBe('another facectl (pid 2147483646) is submitting batch.ndjson');
+    expect((soon as CliError).hint).toMatch(
+      /if it was killed, its lock \(.*\.lock, last touched 0 s ago\) is taken over once it is 10 s old: run the command again in 10 s/,
+    );
+    // Ten seconds on, untouched (its mtime set back, as time would): taken over.
+    const past = new Date(Date.now() - 10_500);
+    utimesSync(lock, past, past);
     const taken = await open(dir, 'restart');
     await taken.close();
     expect(existsSync(lock)).toBe(false);
@@ -181,5 +200,65 @@ describe('batch journal', () => {
       expect(other.idempotencyKey(5, 'd'.repeat(32))).not.toContain('-b1-');
       await other.close();
     }
+  });
+});
+
+describe('issue 22 item 3: the state directory and the files in it', () => {
+  const planted = () => {
+    const dir = fresh();
+    const target = join(makeTempDir('facectl-target-'), 'precious');
+    writeFileSync(target, 'precious\n');
+    mkdirSync(join(dir, 'batches'), { mode: 0o700 });
+    const id = createHash('sha256').update('file:/data/batch.ndjson').digest('hex').slice(0, 24);
+    return { dir, target, journal: join(dir, 'batches', `${id}.ndjson`) };
+  };
+
+  it('a symlink at the temporary name of a new journal: refused (O_EXCL|O_NOFOLLOW), its target untouched', async () => {
+    const { dir, target, journal } = planted();
+    symlinkSync(target, `${journal}.${process.pid}.tmp`);
+    const error = await open(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).message).toContain(`cannot write the batch record ${journal}: EEXIST`);
+    expect(readFileSync(target, 'utf8')).toBe('precious\n');
+  });
+
+  it('a journal that is a symlink is not appended to through it on --resume', async () => {
+    const { dir, target, journal } = planted();
+    writeFileSync(target, '{"facectl_batch":2,"batch_id":"b","source":"s","created_at":"t"}\n');
+    const before = readFileSync(target, 'utf8');
+    symlinkSync(target, journal);
+    const error = await open(dir, 'resume').catch((e: unknown) => e);
+    expect((error as CliError).message).toMatch(/cannot write the batch record .*: ELOOP/);
+    expect(readFileSync(target, 'utf8')).toBe(before);
+  });
+
+  it.each([
+    [
+      'a state directory others can write to (1777)',
+      (dir: string) => chmodSync(dir, 0o1777),
+      /state directory .* has mode 1777: its group and everyone can write to it/,
+    ],
+    [
+      'a group-writable batches/',
+      (dir: string) => chmodSync(join(dir, 'batches'), 0o770),
+      /batch record directory .*batches has mode 0770: its group can write to it/,
+    ],
+    [
+      'batches/ that is a symlink',
+      (dir: string) => {
+        rmSync(join(dir, 'batches'), { recursive: true });
+        symlinkSync(makeTempDir('facectl-elsewhere-'), join(dir, 'batches'));
+      },
+      /batches is not a directory of facectl's \(it is a symlink\)/,
+    ],
+  ])('%s: refused with the fix, nothing written', async (_name, spoil, says) => {
+    const { dir, target } = planted();
+    spoil(dir);
+    const error = await open(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).message).toMatch(says);
+    expect((error as CliError).message).toContain('refusing to write batch records');
+    expect((error as CliError).hint).toMatch(/chmod 700|remove .*batches/);
+    expect(readFileSync(target, 'utf8')).toBe('precious\n');
   });
 });

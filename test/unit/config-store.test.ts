@@ -21,36 +21,36 @@ afterEach(() => {
 const mode = (path: string) => statSync(path).mode & 0o777;
 
 describe('the conf-backed store', () => {
-  it('writes $FACECTL_CONFIG_DIR/config.json with mode 0600 in a 0700 directory', () => {
+  it('writes $FACECTL_CONFIG_DIR/config.json with mode 0600 in a 0700 directory', async () => {
     const dir = join(root, 'facectl');
     const store = openConfigStore({ FACECTL_CONFIG_DIR: dir }, () => {});
-    store.setProfileValue('work', 'base_url', 'https://api.example.com');
-    store.setProfileValue('work', 'api_key', 'fcs_abcdefgh_secret');
+    await store.setProfileValue('work', 'base_url', 'https://api.example.com');
+    await store.setProfileValue('work', 'api_key', 'fcs_abcdefgh_secret');
     expect(store.path).toBe(join(dir, 'config.json'));
     expect(mode(dir)).toBe(0o700);
     expect(mode(store.path)).toBe(0o600);
     expect(JSON.parse(readFileSync(store.path, 'utf8'))).toEqual({
       profiles: { work: { base_url: 'https://api.example.com', api_key: 'fcs_abcdefgh_secret' } },
     });
-    store.deleteProfileValue('work', 'api_key');
+    await store.deleteProfileValue('work', 'api_key');
     expect(store.getProfile('work')).toEqual({ base_url: 'https://api.example.com' });
     expect(mode(store.path)).toBe(0o600);
   });
 
-  it('treats profile names with dots as names, not paths', () => {
+  it('treats profile names with dots as names, not paths', async () => {
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    expect(() => store.setProfileValue('a.b', 'base_url', 'x')).toThrow(UsageError);
-    store.setProfileValue('prod-eu_1', 'base_url', 'https://eu.example.com');
+    await expect(store.setProfileValue('a.b', 'base_url', 'x')).rejects.toThrow(UsageError);
+    await store.setProfileValue('prod-eu_1', 'base_url', 'https://eu.example.com');
     expect(store.listProfiles()).toEqual(['prod-eu_1']);
   });
 
-  it('reports a corrupt file by path, exit 2, and never clears or rewrites it', () => {
+  it('reports a corrupt file by path, exit 2, and never clears or rewrites it', async () => {
     const path = join(root, 'config.json');
     writeFileSync(path, '{"profiles": {"default": {"api_key": "fcs_', { mode: 0o600 });
     let error: unknown;
     try {
       const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-      store.setProfileValue('default', 'base_url', 'https://x.example.com');
+      await store.setProfileValue('default', 'base_url', 'https://x.example.com');
     } catch (caught) {
       error = caught;
     }
@@ -80,15 +80,15 @@ describe('the conf-backed store', () => {
     expect(store.getProfile('default').api_key).toBe('fcs_abcdefgh_x');
   });
 
-  it('keeps default_profile and other profiles when one changes', () => {
+  it('keeps default_profile and other profiles when one changes', async () => {
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    store.setProfileValue('a', 'base_url', 'https://a.example.com');
-    store.setDefaultProfile('b');
-    store.setProfileValue('b', 'base_url', 'https://b.example.com');
+    await store.setProfileValue('a', 'base_url', 'https://a.example.com');
+    await store.setDefaultProfile('b');
+    await store.setProfileValue('b', 'base_url', 'https://b.example.com');
     expect(store.defaultProfile).toBe('b');
     expect(store.getGlobal('default_profile')).toBe('b');
     expect(store.listProfiles()).toEqual(['a', 'b']);
-    store.setDefaultProfile(undefined);
+    await store.setDefaultProfile(undefined);
     expect(store.defaultProfile).toBe('default');
   });
 });
@@ -220,24 +220,24 @@ describe('read back after writing', () => {
     const store = new ProfileStore({
       path: '/x/config.json',
       read: () => ({}),
-      update: (change) => {
+      update: async (change) => {
         change({});
         return { profiles: { other: { base_url: 'https://other.example.com' } } };
       },
     });
-    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(ConfigWriteError);
-    expect(() => store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).toThrow(
+    await expect(store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).rejects.toThrow(ConfigWriteError);
+    await expect(store.updateProfile('work', { api_key: 'fcs_abcdefgh_x' })).rejects.toThrow(
       /api_key of profile work was not in the file when read back/,
     );
-    expect(() => store.setDefaultProfile('work')).toThrow(/default_profile was not in the file/);
+    await expect(store.setDefaultProfile('work')).rejects.toThrow(/default_profile was not in the file/);
   });
 
-  it('keeps every profile when writers interleave in one process too (each change re-reads the file)', () => {
+  it('keeps every profile when writers interleave in one process too (each change re-reads the file)', async () => {
     const a = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
     const b = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    a.updateProfile('a', { base_url: 'https://a.example.com' });
-    b.updateProfile('b', { base_url: 'https://b.example.com' });
-    a.updateProfile('a', { api_key: 'fcs_abcdefgh_a' });
+    await a.updateProfile('a', { base_url: 'https://a.example.com' });
+    await b.updateProfile('b', { base_url: 'https://b.example.com' });
+    await a.updateProfile('a', { api_key: 'fcs_abcdefgh_a' });
     expect(JSON.parse(readFileSync(join(root, 'config.json'), 'utf8')).profiles).toEqual({
       a: { base_url: 'https://a.example.com', api_key: 'fcs_abcdefgh_a' },
       b: { base_url: 'https://b.example.com' },
@@ -246,12 +246,12 @@ describe('read back after writing', () => {
 });
 
 describe('what a killed writer leaves', () => {
-  it('the next write removes temp files left beside the config (they may hold a key) and nothing else', () => {
+  it('the next write removes temp files left beside the config (they may hold a key) and nothing else', async () => {
     const left = join(root, 'config.json.4242.0badf00d.tmp');
     writeFileSync(left, '{"profiles":{"x":{"api_key":"fcs_abcdefgh_leftover"}}}', { mode: 0o600 });
     writeFileSync(join(root, 'notes.tmp'), 'mine');
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    store.setProfileValue('work', 'base_url', 'https://api.example.com');
+    await store.setProfileValue('work', 'base_url', 'https://api.example.com');
     expect(readdirSync(root).sort()).toEqual(['config.json', 'notes.tmp']);
   });
 });

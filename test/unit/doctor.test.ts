@@ -251,9 +251,10 @@ describe('doctor proxy check', () => {
 
   it('a SOCKS proxy is a failed reachability check naming it, not a crash', async () => {
     const r = await doctor({
-      baseUrl: 'http://127.0.0.1:9',
+      // Not loopback (never proxied); refused before any connection is opened.
+      baseUrl: 'https://api.facectl.test:9',
       apiKey: 'fcs_abcdefgh_0123456789',
-      env: { FACECTL_CONFIG_DIR: configDir('{}'), http_proxy: 'socks5://127.0.0.1:1080' },
+      env: { FACECTL_CONFIG_DIR: configDir('{}'), https_proxy: 'socks5://127.0.0.1:1080' },
     });
     expect(r.code).toBe(1);
     expect(r.byName('reachable')).toMatchObject({
@@ -264,14 +265,16 @@ describe('doctor proxy check', () => {
 
   it('reports no proxy, a proxy in effect, and a NO_PROXY bypass', () => {
     expect(checkProxy({}, base)).toMatchObject({ status: 'ok', detail: expect.stringContaining('no proxy') });
+    // A loopback base URL is never proxied (the key would cross the proxy in plain http).
     expect(checkProxy({ HTTP_PROXY: 'http://u:secret@proxy:3128' }, base)).toMatchObject({
-      status: 'warn',
-      detail: expect.stringContaining('http://***@proxy:3128'),
-      fix: expect.stringContaining('NO_PROXY'),
-    });
-    expect(checkProxy({ http_proxy: 'http://proxy:3128', NO_PROXY: 'localhost,127.0.0.1' }, base)).toMatchObject({
       status: 'ok',
-      detail: expect.stringContaining('bypassed'),
+      detail: 'HTTP_PROXY=http://***@proxy:3128 is not used for the loopback address 127.0.0.1:8787 (never proxied)',
+    });
+    expect(
+      checkProxy({ HTTP_PROXY: 'http://proxy:3128', NO_PROXY: '10.0.0.0/8' }, new URL('http://10.1.2.3')),
+    ).toMatchObject({
+      status: 'ok',
+      detail: 'HTTP_PROXY=http://proxy:3128 is bypassed for 10.1.2.3 by NO_PROXY entry "10.0.0.0/8"',
     });
     const remote = new URL('https://api.example.com');
     expect(checkProxy({ HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.example.com' }, remote).detail).toContain(

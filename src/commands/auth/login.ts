@@ -69,7 +69,7 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
   // from a flag or the environment becomes the profile's, so the next command goes where the key works.
   const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
   const previous = store.getProfile(profile).base_url;
-  saveKeyInProfile(ctx, store, profile, {
+  await saveKeyInProfile(ctx, store, profile, {
     key,
     baseUrl: creds.baseUrl,
     ...(fromOutside ? { profileBaseUrl: creds.baseUrl } : {}),

@@ -19,7 +19,7 @@ export async function runLogout(ctx: SettingsContext): Promise<LogoutResult> {
   const store = await ctx.config();
   const profile = await activeProfile(ctx);
   const removed = typeof store.getProfile(profile).api_key === 'string';
-  if (removed) store.updateProfile(profile, { api_key: undefined, api_key_base_url: undefined });
+  if (removed) await store.updateProfile(profile, { api_key: undefined, api_key_base_url: undefined });
   const result: LogoutResult = { profile: profile, removed, config_file: store.path };
   if (ctx.out.json) ctx.out.record(result);
   else if (removed) ctx.out.success(`Removed the API key of profile ${profile}`);

@@ -10,15 +10,15 @@ import type { ConfigStore, Context } from '../../context.js';
  * with the service it was for, and how to keep both next time. The first profile of a fresh file
  * becomes the default one; a profile saved beside another default says how to switch to it.
  */
-export function saveKeyInProfile(
+export async function saveKeyInProfile(
   ctx: Pick<Context, 'out'>,
   store: ConfigStore,
   profile: string,
   saved: { key: string; baseUrl: string; profileBaseUrl?: string },
-): void {
+): Promise<void> {
   const before = store.getProfile(profile);
   const fresh = store.getGlobal?.('default_profile') === undefined && !store.listProfiles().includes('default');
-  store.updateProfile(profile, {
+  await store.updateProfile(profile, {
     api_key: saved.key,
     api_key_base_url: saved.baseUrl,
     ...(saved.profileBaseUrl === undefined ? {} : { base_url: saved.profileBaseUrl }),
@@ -33,7 +33,7 @@ export function saveKeyInProfile(
   }
   if (profile === store.defaultProfile) return;
   if (fresh && store.setDefaultProfile) {
-    store.setDefaultProfile(profile);
+    await store.setDefaultProfile(profile);
     ctx.out.info(`profile ${profile} is now the default profile`);
   } else {
     ctx.out.info(

@@ -50,7 +50,7 @@ export async function runConfigSet(
   if (setting.scope === 'global') {
     if (key === 'default_profile') {
       if (parsed !== undefined) checkKnownProfile(store, parsed);
-      store.setDefaultProfile?.(parsed);
+      await store.setDefaultProfile?.(parsed);
     }
   } else {
     // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.
@@ -64,7 +64,7 @@ export async function runConfigSet(
         : {};
     if (parsed === undefined && !(key in before)) {
       // nothing to remove
-    } else store.updateProfile(profile, { [key]: parsed, ...pin });
+    } else await store.updateProfile(profile, { [key]: parsed, ...pin });
     if (key === 'base_url') warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
   }
   const result: SettingChange = { key, value: parsed ?? null, profile, config_file: store.path };

@@ -1,6 +1,7 @@
 import { chmodSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
 import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
 import { checkConfigShape } from '../../config/profile-store.js';
@@ -87,18 +88,17 @@ function tightenFileMode(path: string, fileMode: number): Check {
   );
 }
 
-/** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether NO_PROXY bypasses it. */
+/** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether it is bypassed. */
 export function checkProxy(env: Env, base: URL): Check {
   const name = 'proxy';
-  const https = base.protocol === 'https:';
-  const variable = https ? pickVar(env, 'HTTPS_PROXY') : pickVar(env, 'HTTP_PROXY');
-  const noProxyVar = pickVar(env, 'NO_PROXY');
+  const variable = proxyVariable(base, env);
   if (!variable) {
-    const other = pickVar(env, https ? 'HTTP_PROXY' : 'HTTPS_PROXY');
+    // None for this scheme: any proxy variable set is the other scheme's.
+    const other = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY'].find((key) => env[key]);
     return ok(
       name,
       other
-        ? `${other[0]} is set but does not apply to ${base.protocol} URLs; direct connection`
+        ? `${other} is set but does not apply to ${base.protocol} URLs; direct connection`
         : 'no proxy variables set; direct connection',
     );
   }
@@ -114,44 +114,15 @@ export function checkProxy(env: Env, base: URL): Check {
     );
   }
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
-  const bypass = noProxyVar ? noProxyMatch(noProxyVar[1], base) : undefined;
-  if (bypass !== undefined) {
-    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyVar?.[0]} entry "${bypass}"`);
-  }
   if (isLoopbackHost(base.hostname)) {
-    return warn(
-      name,
-      `requests to the loopback address ${base.host} go through ${varName}=${shown}`,
-      `add ${base.hostname} to NO_PROXY (e.g. NO_PROXY=localhost,127.0.0.1)`,
-    );
+    return ok(name, `${varName}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
+  }
+  const noProxyName = env.no_proxy !== undefined ? 'no_proxy' : 'NO_PROXY';
+  const bypass = noProxyEntry(base, env[noProxyName] ?? '');
+  if (bypass !== undefined) {
+    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
   }
   return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
-}
-
-/** Lower case first, then upper case, as the transport (and curl, undici) reads them. Empty counts as unset. */
-function pickVar(env: Env, upper: string): [string, string] | undefined {
-  for (const key of [upper.toLowerCase(), upper]) {
-    const value = env[key];
-    if (value) return [key, value];
-  }
-  return undefined;
-}
-
-/** The NO_PROXY entry matching the URL (`*`, a host, `.domain` or `domain` suffix, optional :port). */
-export function noProxyMatch(noProxy: string, url: URL): string | undefined {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  for (const raw of noProxy.split(/[,\s]+/)) {
-    const entry = raw.trim().toLowerCase();
-    if (!entry) continue;
-    if (entry === '*') return raw;
-    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
-    const entryHost = (match?.[1] ?? entry).replace(/^\*?\./, '').replace(/^\[|\]$/g, '');
-    const entryPort = match?.[2];
-    if (entryPort && entryPort !== port) continue;
-    if (host === entryHost || host.endsWith(`.${entryHost}`)) return raw;
-  }
-  return undefined;
 }
 
 function octal(mode: number): string {

@@ -216,7 +216,7 @@ async function saveKey(
     // One locked write, read back: "Saved" is printed only once the key is in the file.
     const { profile, baseUrl, setsBaseUrl } = target ?? activeTarget(await ctx.credentials());
     const config = await ctx.config();
-    saveKeyInProfile(ctx, config, profile, {
+    await saveKeyInProfile(ctx, config, profile, {
       key: key.key,
       baseUrl,
       ...(setsBaseUrl ? { profileBaseUrl: baseUrl } : {}),

@@ -1,0 +1,90 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types for the undici sub-paths this file imports
+/// <reference path="./undici-parts.d.ts" />
+import type { Socket } from 'node:net';
+import type { Dispatcher } from 'undici';
+import connect from 'undici/lib/api/api-connect.js';
+import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
+import Pool from 'undici/lib/dispatcher/pool.js';
+import { errorCode } from './error-mapping.js';
+import { type ProxyChoice, ProxyError } from './proxy.js';
+
+/**
+ * The dispatcher of a client whose base URL goes through a proxy: undici's ProxyAgent, which opens a
+ * CONNECT tunnel per connection (TLS inside it for an https origin). Loaded only when a proxy applies.
+ *
+ * Its CONNECT goes through the client below, so that every failure of the proxy (refused, closed on
+ * CONNECT, a non-200 answer, no answer within `timeoutMs`) is a ProxyError naming the proxy. Besides
+ * the message, that ends the request at once: undici reconnects in a loop after a plain socket error
+ * during connect (UND_ERR_SOCKET), and fails the queued requests on any other error.
+ */
+export function proxyDispatcher(
+  proxy: ProxyChoice,
+  timeoutMs: number,
+  options: Omit<Pool.Options, 'connect'>,
+): Dispatcher {
+  return new ProxyAgent({
+    ...options,
+    uri: proxy.url.href,
+    requestTls: { timeout: timeoutMs },
+    clientFactory: (url: URL) => new ProxyClient(url, proxy, timeoutMs) as unknown as Dispatcher,
+  });
+}
+
+/** What ProxyAgent asks of the client to the proxy: connect (a CONNECT exchange), close, destroy. */
+class ProxyClient {
+  private readonly pool: Pool;
+  private readonly where: string;
+  private readonly check: string;
+
+  constructor(
+    url: URL,
+    private readonly proxy: ProxyChoice,
+    private readonly timeoutMs: number,
+  ) {
+    this.pool = new Pool(url, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs });
+    this.where = `the proxy ${proxy.shown} (${proxy.variable})`;
+    this.check = `check ${proxy.variable}, or list the host in NO_PROXY to reach it directly`;
+  }
+
+  async connect(params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
+    const authority = params.path;
+    let answer: Dispatcher.ConnectData;
+    try {
+      answer = await connect.call(this.pool, params);
+    } catch (error) {
+      throw this.failed(error, authority);
+    }
+    if (answer.statusCode === 200) return answer;
+    (answer.socket as Socket).on('error', () => undefined).destroy();
+    const reason = process.getBuiltinModule('node:http').STATUS_CODES[answer.statusCode];
+    throw new ProxyError(
+      `${this.where} refused the tunnel to ${authority}: ${answer.statusCode}${reason ? ` ${reason}` : ''}`,
+      answer.statusCode === 407
+        ? `the proxy wants credentials: put them in ${this.proxy.variable} (http://user:password@host:port)`
+        : this.check,
+    );
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  destroy(error?: Error): Promise<void> {
+    return this.pool.destroy(error ?? null);
+  }
+
+  private failed(error: unknown, authority: string | undefined): ProxyError {
+    const code = errorCode(error);
+    const seconds = `${this.timeoutMs / 1000} s`;
+    const why: Record<string, string> = {
+      UND_ERR_HEADERS_TIMEOUT: `${this.where} did not answer the CONNECT to ${authority} within ${seconds}`,
+      UND_ERR_SOCKET: `${this.where} closed the connection on the CONNECT to ${authority}`,
+      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${this.where}: no connection within ${seconds}`,
+      ECONNREFUSED: `cannot reach ${this.where}: connection refused`,
+    };
+    return new ProxyError(
+      why[code ?? ''] ?? `cannot reach ${this.where}: ${code ?? (error as Error).message}`,
+      this.check,
+    );
+  }
+}

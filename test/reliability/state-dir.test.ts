@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/errors.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
+import { ensureBuilt, KEY, tempFile } from './support.js';
+
+// Issue 22 item 3: FACECTL_STATE_DIR on a shared directory. Another user can plant a symlink where a
+// batch record is about to be written; facectl must not write through it.
+
+beforeAll(() => ensureBuilt(), 120_000);
+const server = useFaultServer();
+
+describe('a shared (1777) state directory with a symlink planted at the journal temp name', () => {
+  it('is refused with a clear error; the link target is untouched and nothing is sent (bin)', async () => {
+    const shared = makeTempDir('facectl-shared-');
+    chmodSync(shared, 0o1777);
+    // What another user could do there: make batches/ and plant a link at the name of the next journal.
+    mkdirSync(join(shared, 'batches'), { mode: 0o777 });
+    chmodSync(join(shared, 'batches'), 0o1777);
+    const target = join(makeTempDir('facectl-victim-'), 'precious');
+    writeFileSync(target, 'precious\n');
+    const file = tempFile('batch.ndjson', `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`);
+    const id = createHash('sha256')
+      .update(`file:${realpathSync(file)}`)
+      .digest('hex')
+      .slice(0, 24);
+    const journal = join(shared, 'batches', `${id}.ndjson`);
+    const before = server.requests.length;
+    // The link is named with the pid of the process that will write the journal: the shell's own, kept by exec.
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        'sh',
+        [
+          '-c',
+          'ln -s "$1" "$2.$$.tmp" && exec "$3" "$4" docs submit --file "$5"',
+          'sh',
+          target,
+          journal,
+          process.execPath,
+          BIN,
+          file,
+        ],
+        {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            HOME: process.env.HOME ?? '/tmp',
+            NO_COLOR: '1',
+            FACECTL_CONFIG_DIR: makeConfigDir(),
+            FACECTL_STATE_DIR: shared,
+            FACECTL_API_KEY: KEY,
+            FACECTL_BASE_URL: server.baseUrl,
+          },
+          timeout: 20_000,
+        },
+        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number | null) : 0, stderr }),
+      );
+    });
+    expect(readFileSync(target, 'utf8')).toBe('precious\n');
+    expect(result.code).toBe(ExitCode.error);
+    expect(result.stderr).toContain(`refusing to write batch records: the state directory ${shared} has mode 1777`);
+    expect(result.stderr).toContain(`chmod 700 ${shared}`);
+    expect(server.requests.length).toBe(before);
+  });
+});
