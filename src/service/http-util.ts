@@ -25,11 +25,18 @@ export class ClientGone extends Error {}
 
 /**
  * Reads the whole request body, refusing (413) as soon as it passes `limit` bytes, before buffering
- * more: a Content-Length above the limit is refused without reading anything.
+ * more: a Content-Length above the limit is refused without reading anything. `reserve` is told the
+ * bytes to come (the Content-Length at once, else each chunk as it arrives) and may refuse by throwing.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
+  if (known && declared > limit) return Promise.reject(tooLarge(limit));
+  try {
+    if (known) reserve?.(declared);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -39,13 +46,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('error', onError);
       req.off('close', onClose);
     };
+    const refuse = (error: unknown) => {
+      cleanup();
+      req.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(tooLarge(limit));
-        return;
+      if (size > limit) return refuse(tooLarge(limit));
+      try {
+        if (!known) reserve?.(chunk.length);
+      } catch (error) {
+        return refuse(error);
       }
       chunks.push(chunk);
     };

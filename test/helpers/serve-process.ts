@@ -52,10 +52,14 @@ function countRequests(log: string): number {
   return (log.match(LOG_LINE) ?? []).length;
 }
 
-/** `command` runs the bin: this checkout's unless given (an installed package's bin, say). */
+/**
+ * `command` runs the bin: this checkout's unless given (an installed package's bin, say). `onSpawn`
+ * learns the process's pid at once, before it is ready (to kill it while it starts).
+ */
 export async function startServeProcess(
   extraArgs: string[] = [],
   command: string[] = [process.execPath, BIN],
+  onSpawn?: (pid: number) => void,
 ): Promise<ServeProcess> {
   const [file, ...args] = command as [string, ...string[]];
   const child = spawn(file, [...args, 'serve', '--port', '0', '--json', '--debug', ...extraArgs], {
@@ -63,6 +67,7 @@ export async function startServeProcess(
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  onSpawn?.(child.pid as number);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
