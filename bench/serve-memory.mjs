@@ -8,7 +8,7 @@
 //
 // --data runs serve with --data FILE (a temporary one); --cli measures another build (say main's).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,8 @@ function post(baseUrl, key, body) {
       `${baseUrl}/v1/compile/documents`,
       {
         method: 'POST',
-        agent: false,
+        // Keep-alive, as clients are: a refusal is answered while the body is still being sent.
+        agent: new Agent({ keepAlive: true }),
         headers: {
           authorization: `Bearer ${key}`,
           'content-type': 'application/json',

@@ -4,11 +4,11 @@ import type { FieldError } from '../contract/common.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { HttpError } from './errors.js';
 
-/** A response ready to send. */
+/** A response ready to send; a body in parts is sent as their concatenation. */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  body: string | string[];
 }
 
 export const JSON_HEADERS: Record<string, string> = {
@@ -16,7 +16,7 @@ export const JSON_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
-export function jsonReply(status: number, body: string, headers: Record<string, string> = {}): Reply {
+export function jsonReply(status: number, body: string | string[], headers: Record<string, string> = {}): Reply {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body };
 }
 
@@ -39,6 +39,8 @@ export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: 
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    // A declared length is read into one buffer as it arrives: no second copy to join the chunks.
+    const whole = known && declared > 0 ? Buffer.allocUnsafe(declared) : null;
     let size = 0;
     const cleanup = () => {
       req.off('data', onData);
@@ -59,11 +61,13 @@ export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: 
       } catch (error) {
         return refuse(error);
       }
-      chunks.push(chunk);
+      if (whole) chunk.copy(whole, size - chunk.length);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (whole) resolve(whole.subarray(0, size));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = () => {
       cleanup();

@@ -36,12 +36,21 @@ export interface StoredResponse {
   body: string;
 }
 
-/** The answer a handler produced: the body serialized, and for a document, its parts around the content. */
-export interface ExecutedResponse extends StoredResponse {
-  holdsSecret: boolean;
-  doc?: { id: string; version: number; prefix: string; suffix: string };
-  faceAlias?: string;
-}
+/**
+ * A body serialized: whole, or for a document in parts (the text before the content, the content's
+ * JSON, the rest) with the document's id and version. `faceAlias`: the face it shows, if any.
+ */
+export type SerializedBody = { faceAlias?: string } & (
+  | { body: string; parts?: undefined; doc?: undefined }
+  | {
+      body?: undefined;
+      parts: [string, string, string];
+      doc: { id: string; version: number; prefix: string; suffix: string };
+    }
+);
+
+/** The answer a handler produced, serialized. */
+export type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
@@ -58,7 +67,7 @@ const CONTENT_SLOT = '"content":null';
  * `"content":null` where the content goes (the same key order), and that sequence cannot occur
  * earlier, since quotes inside string values are escaped.
  */
-export function serializeBody(body: unknown): Omit<ExecutedResponse, 'status' | 'holdsSecret'> {
+export function serializeBody(body: unknown): SerializedBody {
   const shown = body as { document_id?: unknown; version?: unknown; content?: unknown; alias?: unknown } | null;
   const faceAlias = typeof shown?.alias === 'string' ? shown.alias : undefined;
   if (
@@ -73,7 +82,7 @@ export function serializeBody(body: unknown): Omit<ExecutedResponse, 'status' | 
   const prefix = outline.slice(0, at + CONTENT_SLOT.length - 4);
   const suffix = outline.slice(at + CONTENT_SLOT.length);
   return {
-    body: prefix + JSON.stringify(shown.content) + suffix,
+    parts: [prefix, JSON.stringify(shown.content), suffix],
     doc: { id: shown.document_id, version: shown.version, prefix, suffix },
     faceAlias,
   };
@@ -171,7 +180,7 @@ export class Idempotency {
         request.hash,
         auth.key.id,
         response.status,
-        response.holdsSecret || doc ? null : response.body,
+        response.holdsSecret || doc ? null : (response.body ?? null),
         doc?.id ?? null,
         doc?.version ?? null,
         doc?.prefix ?? null,
@@ -180,7 +189,7 @@ export class Idempotency {
         now,
       ],
     );
-    if (response.holdsSecret) {
+    if (response.holdsSecret && response.body !== undefined) {
       const id = `${request.userId}\u0000${request.key}`;
       this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });
     }

@@ -7,7 +7,7 @@ import { HttpError } from './errors.js';
 import { handlers } from './handlers/index.js';
 import { type Handler, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
-import { Idempotency, serializeBody } from './idempotency.js';
+import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
 import { isProviderPath, providerPage } from './provider-page.js';
@@ -139,10 +139,8 @@ async function handleApi(
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
-  let raw: Buffer;
-  if (PUBLIC_ROUTES.has(name)) {
-    raw = await readBody(req, deps.maxBodyBytes);
-  } else {
+  let share: ReturnType<InflightBudget['share']> | undefined;
+  if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
     const wait = deps.rateLimiter?.take(auth.key.id);
     if (wait != null) {
@@ -151,19 +149,12 @@ async function handleApi(
       });
     }
     requireScope(auth, route);
-    const share = deps.budget.share(auth.user.id);
+    share = deps.budget.share(auth.user.id);
     held.release = share.release;
-    raw = await readBody(req, deps.maxBodyBytes, share.add);
   }
-  const params = validate(route.params, match.params, 'path');
-  // The service checks its own rules (serviceBody) where it has them, else what the seed states.
-  const bodySchema = route.serviceBody ?? route.body;
-  const body = bodySchema ? validate(bodySchema, parseJsonBody(raw), 'body') : undefined;
-  const idempotencyKey = req.headers['idempotency-key'];
-  const idempotent =
-    method === 'POST' && auth !== null && typeof idempotencyKey === 'string'
-      ? Idempotency.request(auth, idempotencyKey, method, url.pathname, raw)
-      : null;
+  const { params, body, idempotent } = await readRequest(deps, req, match, url.pathname, auth, share?.add);
+  // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
+  share?.tidy();
   const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
   const input = { params, body, auth, query: url.searchParams, svc } as unknown as Parameters<
     PreparedHandler<RouteName>['prepare']
@@ -176,6 +167,7 @@ async function handleApi(
   const early = replay(auth);
   if (early) return early;
   const prepared = typeof handler === 'function' ? {} : await handler.prepare(input);
+  if (typeof handler !== 'function') share?.tidy();
   const run = typeof handler === 'function' ? handler : handler.run;
 
   // The request's transaction: its answer is sent only once it committed; anything thrown undoes it.
@@ -196,8 +188,35 @@ async function handleApi(
         ...serialized,
       });
     }
-    return jsonReply(result.status, serialized.body);
+    return jsonReply(result.status, serialized.parts ?? serialized.body);
   });
+}
+
+/**
+ * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
+ * the digest of the request. Its bytes and their text are not kept past this (a 60 MiB body is one
+ * copy fewer in memory while the request goes on).
+ */
+async function readRequest(
+  deps: ServerDeps,
+  req: IncomingMessage,
+  match: ReturnType<typeof findRoute>,
+  pathname: string,
+  auth: AuthInfo | null,
+  reserve: ((bytes: number) => void) | undefined,
+): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null }> {
+  const raw = await readBody(req, deps.maxBodyBytes, reserve);
+  const { route } = match;
+  const params = validate(route.params, match.params, 'path');
+  // The service checks its own rules (serviceBody) where it has them, else what the seed states.
+  const bodySchema = route.serviceBody ?? route.body;
+  const body = bodySchema ? validate(bodySchema, parseJsonBody(raw), 'body') : undefined;
+  const key = req.headers['idempotency-key'];
+  const idempotent =
+    req.method === 'POST' && auth !== null && typeof key === 'string'
+      ? Idempotency.request(auth, key, req.method, pathname, raw)
+      : null;
+  return { params, body, idempotent };
 }
 
 function count(svc: ServiceCore, name: string): void {
@@ -229,14 +248,20 @@ function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply, closing: boolean): void {
   if (res.headersSent || res.destroyed) return;
+  // A body in parts (a document's: around its content, the content) is written part by part, never joined.
+  const parts = typeof reply.body === 'string' ? [reply.body] : reply.body;
   const headers: Record<string, string | number> = {
     ...reply.headers,
-    'Content-Length': Buffer.byteLength(reply.body),
+    'Content-Length': parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0),
   };
   // A body we did not read (refused early, or too large) is not worth draining: close the connection.
-  const unread = !req.complete;
+  // Except after "send it again later" (429, 503): Node then reads the rest of the body into the void,
+  // so that the client, still sending, gets the answer and its Retry-After instead of a broken pipe.
+  const unread = !req.complete && reply.status !== 429 && reply.status !== 503;
   if (closing || unread) headers.Connection = 'close';
   res.writeHead(reply.status, headers);
-  res.end(reply.body);
+  for (const part of parts.slice(0, -1)) res.write(part);
+  res.end(parts.at(-1));
   if (unread) res.once('finish', () => req.socket.destroySoon?.());
+  else if (!req.complete) req.resume();
 }
