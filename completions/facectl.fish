@@ -32,6 +32,7 @@ complete -c facectl -n '__fish_seen_subcommand_from serve' -l data -r -d 'load s
 complete -c facectl -n '__fish_seen_subcommand_from serve' -l allow-private-urls -d 'let import fetch loopback URLs (local testing only)'
 complete -c facectl -n '__fish_seen_subcommand_from serve' -l oauth-provider -r -d 'id of the local OAuth provider'
 complete -c facectl -n '__fish_seen_subcommand_from serve' -l rate-limit -r -d 'requests per second per key (429 with Retry-After past it)'
+complete -c facectl -n '__fish_seen_subcommand_from serve' -l consent -r -a 'page approve deny' -d 'who answers OAuth consent: page (a person, in a browser), approve or deny (serve, at once: for scripts and CI)'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create' -a create -d 'Create an API key. The full secret is printed once, now; the service keeps only its hash'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l name -r -d 'a label for the key'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l expires-in-days -r -d 'lifetime in days, 1 to 365 (default: that of the creating key)'

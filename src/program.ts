@@ -103,6 +103,11 @@ function registerServe(program: Command, ctx: Context): void {
     .option('--allow-private-urls', 'let import fetch loopback URLs (local testing only)')
     .option('--oauth-provider <name>', 'id of the local OAuth provider', 'example')
     .addOption(new Option('--rate-limit <n>', 'requests per second per key (429 with Retry-After past it)'))
+    .option(
+      '--consent <answer>',
+      'who answers OAuth consent: page (a person, in a browser), approve or deny (serve, at once: for scripts and CI)',
+      'page',
+    )
     .action(async (opts: Record<string, unknown>) => {
       const { runServe } = await import('./commands/serve.js');
       // --json is a global flag: commander hands it to the program, so pass it on explicitly.

@@ -23,6 +23,7 @@ export const FLAG_VALUES: Readonly<Record<string, readonly string[]>> = {
   '--perspective': PERSPECTIVES,
   '--interviewer-billing-source': BILLING_SOURCES,
   '--scopes': SCOPE_AREAS.flatMap((area) => SCOPE_ACTIONS.map((action) => `${area}:${action}`)),
+  '--consent': ['page', 'approve', 'deny'],
 };
 
 /** Values of a command's first argument that commander does not know as choices: the config keys. */

@@ -5,7 +5,11 @@ import type { Context } from '../context.js';
 import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
 import { safeJson } from '../io/output.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+import { choiceOption } from '../input/options.js';
 import { parseOptions } from './kit.js';
+
+/** `--consent`: who answers the local OAuth provider's consent page (see src/service/handlers/oauth.ts). */
+export const CONSENT_ANSWERS = ['page', 'approve', 'deny'] as const;
 
 /**
  * `facectl serve`: runs the local Face Compilation Service until Ctrl-C or SIGTERM, then finishes the
@@ -45,6 +49,7 @@ const optionsSchema = z.object({
     'must be lower-case letters, digits, - or _ (at most 64)',
   ).default('example'),
   rateLimit: wholeNumber(1, 999_999_999, 'must be a whole number of requests per second, 1 or more').optional(),
+  consent: choiceOption(CONSENT_ANSWERS).default('page'),
   json: z.boolean().default(false),
 });
 
@@ -214,6 +219,7 @@ export async function runServe(
       allowPrivateUrls: options.allowPrivateUrls,
       oauthProvider: options.oauthProvider,
       rateLimit: options.rateLimit,
+      consent: options.consent,
       // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
       log: (line, kind = 'warning') =>
         ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
