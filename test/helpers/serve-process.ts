@@ -12,6 +12,8 @@ import { call, expectContract, type Json, type Plan } from './service.js';
 
 export interface ServeProcess {
   baseUrl: string;
+  /** The process's id (the bin's node, or a shell that became it with exec). */
+  pid: number;
   key(plan: Plan): string;
   /** Requests answered so far (access-log lines); may lag behind by a line still in the pipe. */
   requests(): number;
@@ -93,6 +95,7 @@ export async function startServeProcess(
   };
   return {
     baseUrl: started.base_url,
+    pid: child.pid as number,
     key,
     env: (plan = 'pro') => ({ FACECTL_API_KEY: key(plan), FACECTL_BASE_URL: started.base_url }),
     requests: () => countRequests(stderr),
