@@ -64,10 +64,9 @@ const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 /**
  * The file a --data path stands for, resolved once at start: through symbolic links (a link to a
  * file not yet created included) to the real file, or the real directory plus the name of a file
- * to create. serve locks, writes (a temp file renamed over it) and names this path, so a second serve
- * given a link to a file in use is refused, and a save never replaces the link with a regular file.
- * A path that cannot be resolved is returned as it is; dataFileProblem says what is wrong with it.
- * (Hard links cannot be told apart from distinct files: see docs/local-service-choices.md.)
+ * to create. serve opens and names this path, so the database's WAL lives beside the real file and
+ * the link stays a link. A path that cannot be resolved is returned as it is; dataFileProblem says
+ * what is wrong with it.
  */
 export function realDataPath(file: string): string {
   let path = file;
@@ -96,8 +95,8 @@ export function realDataPath(file: string): string {
 /**
  * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
  * one starts empty), but its directory must exist (it is not created: a mistyped path would otherwise
- * leave directories behind) and serve must be able to create files in it: it writes `FILE.journal`,
- * `FILE.lock` and its snapshots (a temp file renamed over FILE) there. An existing FILE must be a
+ * leave directories behind) and serve must be able to create files in it: SQLite writes its WAL,
+ * `FILE-wal`, there (and an import of an older state file `FILE.importing`). An existing FILE must be a
  * regular file serve can read and write.
  */
 export function dataFileProblem(file: string): string | undefined {

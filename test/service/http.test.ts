@@ -241,6 +241,18 @@ describe('idempotency', () => {
     expect(later.body.document_id).not.toBe(first.body.document_id);
   });
 
+  test('records past their 24 hours are purged while the service runs, not only at its start', async () => {
+    await post('idem-purge', 'purge');
+    const stored = (idempotencyKey: string) =>
+      svc.store.statement('SELECT count(*) FROM idempotency WHERE idempotency_key = ?', true).get(idempotencyKey);
+    expect(stored('idem-purge')).toEqual([1]);
+    clock.advance(24 * 60 * 60 * 1000 + 1);
+    // Any later idempotent write sweeps them.
+    await post('idem-purge-next', 'next');
+    expect(stored('idem-purge')).toEqual([0]);
+    expect(stored('idem-purge-next')).toEqual([1]);
+  });
+
   test('errors are not kept: a failed request runs again on retry', async () => {
     const res = await call(svc, 'createDocument', {
       key,
