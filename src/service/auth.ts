@@ -44,17 +44,16 @@ export function authenticate(store: Store, header: string | undefined, now: Date
   if (!match) throw unauthorized('the Authorization header must be Bearer <API key>');
   const secret = match[1] as string;
   const parts = KEY_PATTERN.exec(secret);
-  const key = parts ? store.get('keys', `key_${parts[1]}`) : undefined;
+  const found = parts ? store.keyWithUser(`key_${parts[1]}`) : undefined;
   // Compare digests, so the time taken tells nothing about how much of the key was right.
   const presented = digest(secret);
-  const expected = key ? Buffer.from(key.hash, 'hex') : presented;
-  if (!key || !timingSafeEqual(presented, expected)) throw unauthorized(unknownKey(store));
+  const expected = found ? Buffer.from(found.key.hash, 'hex') : presented;
+  if (!found || !timingSafeEqual(presented, expected)) throw unauthorized(unknownKey(store));
+  const { key } = found;
   if (key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()) {
     throw unauthorized(`API key ${key.key_prefix} expired at ${key.expires_at}`);
   }
-  const user = store.get('users', key.user_id);
-  if (!user) throw unauthorized(unknownKey(store));
-  return { key, user };
+  return found;
 }
 
 /** Why a key can be unknown here: a serve without --data forgets every key when it stops. */

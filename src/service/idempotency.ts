@@ -29,6 +29,7 @@ import type { Store } from './store.js';
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface StoredResponse {
@@ -109,6 +110,7 @@ export class Idempotency {
   private readonly secretBodies = new Map<string, { keyId: string; body: string; ms: number }>();
   private readonly store: Store;
   private readonly clock: ServiceClock;
+  private nextPurgeMs = 0;
 
   constructor(store: Store, clock: ServiceClock) {
     this.store = store;
@@ -195,9 +197,15 @@ export class Idempotency {
     }
   }
 
-  /** Drops records older than 24 hours (at start, and with every record kept). */
+  /**
+   * Drops records older than 24 hours: at start, and with the records kept, at most once a minute (a
+   * scan of the table: an index on their time would cost every idempotent write an index update).
+   */
   purgeExpired(): void {
-    const before = this.clock.now().getTime() - IDEMPOTENCY_TTL_MS;
+    const now = this.clock.now().getTime();
+    if (now < this.nextPurgeMs && now >= this.nextPurgeMs - PURGE_EVERY_MS) return;
+    this.nextPurgeMs = now + PURGE_EVERY_MS;
+    const before = now - IDEMPOTENCY_TTL_MS;
     this.store.statement('DELETE FROM idempotency WHERE created_ms <= ?').run(before);
     for (const [id, kept] of this.secretBodies) if (kept.ms <= before) this.secretBodies.delete(id);
   }

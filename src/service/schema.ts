@@ -110,8 +110,7 @@ CREATE TABLE idempotency (
   face_alias TEXT,
   created_ms INTEGER NOT NULL,
   PRIMARY KEY (user_id, idempotency_key)
-) STRICT;
-CREATE INDEX idempotency_created ON idempotency (created_ms);
+) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
 `,
 ];

@@ -139,6 +139,7 @@ async function handleApi(
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
+  const authStamp = svc.store.stamp(AUTH_RECORDS);
   let share: ReturnType<InflightBudget['share']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
@@ -152,7 +153,7 @@ async function handleApi(
     share = deps.budget.share(auth.user.id);
     held.release = share.release;
   }
-  const { params, body, idempotent } = await readRequest(deps, req, match, url.pathname, auth, share?.add);
+  const { params, body, idempotent, large } = await readRequest(deps, req, match, url.pathname, auth, share?.add);
   // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
   share?.tidy();
   const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
@@ -163,17 +164,18 @@ async function handleApi(
     const prior = idempotent && who && deps.idempotency.replay(who, idempotent);
     return prior ? jsonReply(prior.status, prior.body, { 'Idempotent-Replayed': 'true' }) : null;
   };
-  // A repeat is answered before the slow part is done again.
-  const early = replay(auth);
+  // A repeat of a large request is answered before its slow part (a count of its tokens) is done again.
+  const early = large ? replay(auth) : null;
   if (early) return early;
   const prepared = typeof handler === 'function' ? {} : await handler.prepare(input);
   if (typeof handler !== 'function') share?.tidy();
   const run = typeof handler === 'function' ? handler : handler.run;
 
   // The request's transaction: its answer is sent only once it committed; anything thrown undoes it.
-  return svc.store.transaction(() => {
-    // Read again inside the transaction: a balance or a key may have changed while the body arrived.
-    const current = auth && authenticate(svc.store, secret, now());
+  return svc.store.request(() => {
+    // Read again inside the transaction when a balance or a key may have changed while the body arrived.
+    const current =
+      auth && (svc.store.stamp(AUTH_RECORDS) === authStamp ? auth : authenticate(svc.store, secret, now()));
     const repeat = replay(current);
     if (repeat) return repeat;
     const result = run({ ...input, auth: current, prepared } as Parameters<Handler<RouteName>>[0]);
@@ -192,6 +194,12 @@ async function handleApi(
   });
 }
 
+/** What authentication reads: the key and its user. */
+const AUTH_RECORDS = ['keys', 'users'] as const;
+
+/** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
+const LARGE_BODY = 256 * 1024;
+
 /**
  * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
  * the digest of the request. Its bytes and their text are not kept past this (a 60 MiB body is one
@@ -204,7 +212,7 @@ async function readRequest(
   pathname: string,
   auth: AuthInfo | null,
   reserve: ((bytes: number) => void) | undefined,
-): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null }> {
+): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null; large: boolean }> {
   const raw = await readBody(req, deps.maxBodyBytes, reserve);
   const { route } = match;
   const params = validate(route.params, match.params, 'path');
@@ -216,7 +224,7 @@ async function readRequest(
     req.method === 'POST' && auth !== null && typeof key === 'string'
       ? Idempotency.request(auth, key, req.method, pathname, raw)
       : null;
-  return { params, body, idempotent };
+  return { params, body, idempotent, large: raw.length >= LARGE_BODY };
 }
 
 function count(svc: ServiceCore, name: string): void {
@@ -248,8 +256,11 @@ function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply, closing: boolean): void {
   if (res.headersSent || res.destroyed) return;
-  // A body in parts (a document's: around its content, the content) is written part by part, never joined.
+  // A large body in parts (a document's: around its content, the content) is written part by part,
+  // never joined into one more copy; a small one is joined: one write, one packet.
   const parts = typeof reply.body === 'string' ? [reply.body] : reply.body;
+  if (parts.length > 1 && parts.reduce((sum, part) => sum + part.length, 0) < 256 * 1024)
+    parts.splice(0, parts.length, parts.join(''));
   const headers: Record<string, string | number> = {
     ...reply.headers,
     'Content-Length': parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0),

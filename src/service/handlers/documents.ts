@@ -3,7 +3,7 @@ import { ownDocument, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
 import type { ServiceCore } from '../service-core.js';
-import { countTokens } from '../tokens.js';
+import { countTokens, WORKER_THRESHOLD } from '../tokens.js';
 import { documentView } from '../views.js';
 import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler, PreparedHandler } from './types.js';
@@ -22,9 +22,10 @@ export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecor
 
 /** POST /v1/compile/documents: token_count is a BPE count of the content, a preview; nothing is charged. */
 export const createDocument: PreparedHandler<'createDocument'> = {
-  // The face first: a document for a face that is not there is refused before it is counted.
+  // A large text's face first: a document for a face that is not there is refused before it is counted
+  // (seconds, in a worker). A small one is counted at once; run() looks its face up anyway.
   prepare: async ({ body, auth, svc }) => {
-    resolveFace(svc.store, auth, body.alias);
+    if (body.content.length >= WORKER_THRESHOLD) resolveFace(svc.store, auth, body.alias);
     return { tokenCount: await countTokens(body.content, svc.stopping) };
   },
   run: ({ body, auth, svc, prepared }) => {
