@@ -46,7 +46,7 @@ _facectl_subcommands() {
 _facectl_flags() {
   case "$1" in
     '') echo '--version --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin --help' ;;
-    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --consent --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'openapi') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'keys') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
@@ -87,6 +87,7 @@ _facectl_flags() {
 
 _facectl_choices() {
   case "$1|$2" in
+    'serve|--consent') echo 'page approve deny' ;;
     'keys create|--scopes') echo 'keys:read keys:write faces:read faces:write compile:read compile:write oauth:read oauth:write' ;;
     'import|--type') echo 'document transcript' ;;
     'import|--perspective') echo 'first-person third-person' ;;
@@ -106,7 +107,7 @@ _facectl() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
-    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --consent --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="${path:+$path }$word" ;; esac
   done

@@ -125,9 +125,10 @@ const common = {
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
-  // `open` finds its xdg-open script next to its own module, and jq-web (loaded only for --jq) its
-  // jq.wasm next to its own: both stay external, the runtime dependencies.
-  external: ['open', 'jq-web'],
+  // `open` finds its xdg-open script next to its own module, jq-web (loaded only for --jq) its
+  // jq.wasm next to its own, and libsql (loaded only by `facectl serve`) its native binary from the
+  // package of the platform: they stay external, the runtime dependencies.
+  external: ['open', 'jq-web', 'libsql'],
   // Bundled CommonJS dependencies (cli-table3) need a require() in ESM output.
   banner: {
     js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",

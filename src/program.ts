@@ -40,7 +40,7 @@ type Declared = { load: () => Promise<{ default: AnyVerb | GroupSpec }> };
 
 /** The top-level commands, in the order `facectl --help` lists them. */
 const TOP_LEVEL: readonly (readonly [name: string, entry: Declared | Register])[] = [
-  ['serve', registerServe],
+  ['serve', { load: () => import('./commands/serve.js') }],
   ['openapi', { load: () => import('./commands/openapi.js') }],
   ['keys', { load: () => import('./commands/keys/index.js') }],
   ['faces', { load: () => import('./commands/faces/index.js') }],
@@ -296,28 +296,6 @@ function registerCompletion(program: Command, ctx: Context): void {
     'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',
     'facectl completion zsh > ~/.zfunc/_facectl   # with fpath=(~/.zfunc $fpath) in ~/.zshrc',
     'facectl completion fish > ~/.config/fish/completions/facectl.fish',
-  ]);
-}
-
-function registerServe(program: Command, ctx: Context): void {
-  const serve = program
-    .command('serve')
-    .description('Run the local Face Compilation Service (stateful, for offline use, scripts and CI).')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
-    .option('--data <file>', 'load state from FILE at start and save every change to it')
-    .option('--allow-private-urls', 'let import fetch loopback URLs (local testing only)')
-    .option('--oauth-provider <name>', 'id of the local OAuth provider', 'example')
-    .option('--rate-limit <n>', 'requests per second per key (429 with Retry-After past it)')
-    .action(async (opts: Record<string, unknown>) => {
-      const { runServe } = await import('./commands/serve.js');
-      // --json is a global flag: commander hands it to the program, so pass it on explicitly.
-      await runServe(ctx, { ...opts, json: ctx.globals.json });
-    });
-  withExamples(serve, [
-    'facectl serve',
-    'facectl serve --port 0 --json',
-    'facectl serve --data state.json --rate-limit 20',
   ]);
 }
 

@@ -21,8 +21,7 @@ function refuseFace(name: string): Error {
 
 /** The user's face named by uid or alias; 403 outside the key's allow-list, 404 when there is none. */
 export function resolveFace(store: Store, auth: AuthInfo, name: string): FaceRecord {
-  const byId = store.get('faces', name);
-  const face = byId && byId.user_id === auth.user.id ? byId : store.faceByAlias(auth.user.id, name);
+  const face = store.faceOf(auth.user.id, name);
   if (!faceAllowed(auth, name, face)) throw refuseFace(name);
   if (!face) throw notFound('face_not_found', `no face ${name}`);
   return face;

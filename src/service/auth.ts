@@ -44,17 +44,25 @@ export function authenticate(store: Store, header: string | undefined, now: Date
   if (!match) throw unauthorized('the Authorization header must be Bearer <API key>');
   const secret = match[1] as string;
   const parts = KEY_PATTERN.exec(secret);
-  const key = parts ? store.get('keys', `key_${parts[1]}`) : undefined;
+  const found = parts ? store.keyWithUser(`key_${parts[1]}`) : undefined;
   // Compare digests, so the time taken tells nothing about how much of the key was right.
   const presented = digest(secret);
-  const expected = key ? Buffer.from(key.hash, 'hex') : presented;
-  if (!key || !timingSafeEqual(presented, expected)) throw unauthorized('invalid API key');
+  const expected = found ? Buffer.from(found.key.hash, 'hex') : presented;
+  if (!found || !timingSafeEqual(presented, expected)) throw unauthorized(unknownKey(store));
+  const { key } = found;
   if (key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()) {
     throw unauthorized(`API key ${key.key_prefix} expired at ${key.expires_at}`);
   }
-  const user = store.get('users', key.user_id);
-  if (!user) throw unauthorized('invalid API key');
-  return { key, user };
+  return found;
+}
+
+/** Why a key can be unknown here: a serve without --data forgets every key when it stops. */
+function unknownKey(store: Store): string {
+  return store.persistent
+    ? 'invalid API key: not a key of this service (its keys are kept in its --data file; a key printed by a ' +
+        'facectl serve without --data, or with another --data file, is not known here)'
+    : 'invalid API key: this facectl serve was started without --data, so it forgets its keys at each start ' +
+        '(keys of an earlier run are gone); use a key this run printed, or keep state across starts with --data FILE';
 }
 
 /** Does `granted` (v1:*, v1:<area>, v1:<area>:<action>) include `wanted` (same forms)? */

@@ -4,11 +4,11 @@ import type { FieldError } from '../contract/common.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { HttpError } from './errors.js';
 
-/** A response ready to send. */
+/** A response ready to send; a body in parts is sent as their concatenation. */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  body: string | string[];
 }
 
 export const JSON_HEADERS: Record<string, string> = {
@@ -16,7 +16,7 @@ export const JSON_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
-export function jsonReply(status: number, body: string, headers: Record<string, string> = {}): Reply {
+export function jsonReply(status: number, body: string | string[], headers: Record<string, string> = {}): Reply {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body };
 }
 
@@ -25,13 +25,22 @@ export class ClientGone extends Error {}
 
 /**
  * Reads the whole request body, refusing (413) as soon as it passes `limit` bytes, before buffering
- * more: a Content-Length above the limit is refused without reading anything.
+ * more: a Content-Length above the limit is refused without reading anything. `reserve` is told the
+ * bytes to come (the Content-Length at once, else each chunk as it arrives) and may refuse by throwing.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
+  if (known && declared > limit) return Promise.reject(tooLarge(limit));
+  try {
+    if (known) reserve?.(declared);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    // A declared length is read into one buffer as it arrives: no second copy to join the chunks.
+    const whole = known && declared > 0 ? Buffer.allocUnsafe(declared) : null;
     let size = 0;
     const cleanup = () => {
       req.off('data', onData);
@@ -39,19 +48,26 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('error', onError);
       req.off('close', onClose);
     };
+    const refuse = (error: unknown) => {
+      cleanup();
+      req.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(tooLarge(limit));
-        return;
+      if (size > limit) return refuse(tooLarge(limit));
+      try {
+        if (!known) reserve?.(chunk.length);
+      } catch (error) {
+        return refuse(error);
       }
-      chunks.push(chunk);
+      if (whole) chunk.copy(whole, size - chunk.length);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (whole) resolve(whole.subarray(0, size));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = () => {
       cleanup();

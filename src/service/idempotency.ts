@@ -1,22 +1,35 @@
-import { HttpError } from './errors.js';
-import type { ServiceClock } from './service-core.js';
-import type { DocRef, DocumentRecord } from './records.js';
+import { createHash } from 'node:crypto';
+import { faceAllowed } from './access.js';
+import type { AuthInfo } from './auth.js';
+import { forbidden, HttpError } from './errors.js';
+import type { DocumentRecord } from './records.js';
+import type { ServiceClock } from './service-clock.js';
 import type { Store } from './store.js';
 
 /**
- * Idempotency-Key on POST: per authenticated key, the first successful (2xx) response is kept for 24
- * hours with a digest of the request; a repeat with the same request gets the same status and body
- * (header `Idempotent-Replayed: true`) and nothing is created or charged again; the same
- * Idempotency-Key with another request is a 422 `idempotency_mismatch`. Error answers are not kept:
- * they changed nothing, so a retry simply runs again.
+ * Idempotency-Key on POST. Records belong to the user, not to one API key: after a key rotation (or a
+ * switch from FACECTL_API_KEY to the saved key) a retry is still replayed, not created again. The first
+ * successful (2xx) answer is kept for 24 hours with a digest of the request (method, path and body); a
+ * repeat of the same request gets the same status and body (header `Idempotent-Replayed: true`), and
+ * nothing is created or charged again; the same Idempotency-Key with another request is a 422
+ * `idempotency_mismatch`. A record is written in the transaction of the change it answers, so after a
+ * crash both are there or neither. Error answers are not kept: they changed nothing.
  *
- * A key-creation response holds the new secret, which must never be written to disk. Its record is
- * persisted without a body and the body is kept in memory only: a retry replays it until the service
- * restarts; after a restart the retry gets 409 `idempotency_replay_unavailable` (the key exists, its
- * secret cannot be shown again), never a second key.
+ * To a key other than the one that made the first request, an answer showing a face (faces, documents
+ * and threads name theirs by alias) is replayed only when that key may use the face (allowed_face_ids).
+ *
+ * A key-creation answer holds the new secret, which is never written to disk: its record keeps no body,
+ * and the body stays in memory, for the key that made the request, until serve stops; a retry after
+ * that (or from another key) gets 409 `idempotency_replay_unavailable`, never a second key.
+ *
+ * An answer showing a document keeps only the text around the content and the document's id and
+ * version: a replay puts the content back in (byte for byte the first answer, the content being the
+ * same at that version), and an edit of the document first writes the whole body back
+ * (beforeDocumentEdit). So a document's content is stored once.
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface StoredResponse {
@@ -24,66 +37,87 @@ export interface StoredResponse {
   body: string;
 }
 
-/** What the request handler hands to run(): the response, and for a document, its content cut out. */
-export interface ExecutedResponse extends StoredResponse {
-  holdsSecret: boolean;
-  docRef?: DocRef;
+/**
+ * A body serialized: whole, or for a document in parts (the text before the content, the content's
+ * JSON, the rest) with the document's id and version. `faceAlias`: the face it shows, if any.
+ */
+export type SerializedBody = { faceAlias?: string } & (
+  | { body: string; parts?: undefined; doc?: undefined }
+  | {
+      body?: undefined;
+      parts: [string, string, string];
+      doc: { id: string; version: number; prefix: string; suffix: string };
+    }
+);
+
+/** The answer a handler produced, serialized. */
+export type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
+
+/** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
+export interface IdempotentRequest {
+  userId: string;
+  key: string;
+  hash: string;
 }
 
 const CONTENT_SLOT = '"content":null';
 
 /**
- * Serializes a response body once; when it shows a document (document_id, version and a string
- * content), also returns the text around the content and the content's own JSON (which the journal
- * line of the same request reuses, see Store.noteJson). JSON.stringify with content set to null puts
- * `"content":null` where the content goes (the same key order); that sequence cannot occur earlier,
- * since quotes inside string values are escaped. prefix + JSON.stringify(content) + suffix is exactly
- * JSON.stringify(body).
+ * Serializes an answer's body once. When it shows a document (document_id, version and a string
+ * content), also returns the text around the content: JSON.stringify with content set to null puts
+ * `"content":null` where the content goes (the same key order), and that sequence cannot occur
+ * earlier, since quotes inside string values are escaped.
  */
-export function serializeBody(
-  body: unknown,
-  withRef: boolean,
-): { text: string; docRef?: DocRef; content?: { value: string; json: string } } {
-  const doc = body as { document_id?: unknown; version?: unknown; content?: unknown } | null;
+export function serializeBody(body: unknown): SerializedBody {
+  const shown = body as { document_id?: unknown; version?: unknown; content?: unknown; alias?: unknown } | null;
+  const faceAlias = typeof shown?.alias === 'string' ? shown.alias : undefined;
   if (
-    !withRef ||
-    doc === null ||
-    typeof doc !== 'object' ||
-    typeof doc.document_id !== 'string' ||
-    typeof doc.version !== 'number' ||
-    typeof doc.content !== 'string'
+    typeof shown?.document_id !== 'string' ||
+    typeof shown.version !== 'number' ||
+    typeof shown.content !== 'string'
   ) {
-    return { text: JSON.stringify(body) };
+    return { body: JSON.stringify(body), faceAlias };
   }
-  const outline = JSON.stringify({ ...doc, content: null });
+  const outline = JSON.stringify({ ...shown, content: null });
   const at = outline.indexOf(CONTENT_SLOT);
-  if (at < 0) return { text: JSON.stringify(body) };
   const prefix = outline.slice(0, at + CONTENT_SLOT.length - 4);
   const suffix = outline.slice(at + CONTENT_SLOT.length);
-  const json = JSON.stringify(doc.content);
   return {
-    text: prefix + json + suffix,
-    docRef: { document_id: doc.document_id, version: doc.version, prefix, suffix },
-    content: { value: doc.content, json },
+    parts: [prefix, JSON.stringify(shown.content), suffix],
+    doc: { id: shown.document_id, version: shown.version, prefix, suffix },
+    faceAlias,
   };
 }
 
+interface RecordRow {
+  request_sha256: string;
+  key_id: string;
+  status: number;
+  body: string | null;
+  document_id: string | null;
+  document_version: number | null;
+  body_prefix: string | null;
+  body_suffix: string | null;
+  face_alias: string | null;
+  created_ms: number;
+}
+
+const RECORD_COLUMNS =
+  'request_sha256, key_id, status, body, document_id, document_version, body_prefix, body_suffix, face_alias, created_ms';
+
 export class Idempotency {
-  private readonly secretBodies = new Map<string, string>();
-  private readonly inflight = new Map<string, Promise<void>>();
-  /** document id -> ids of the records that refer to its content (built from the store, kept up to date). */
-  private readonly refs = new Map<string, Set<string>>();
+  /** Bodies holding a key secret: `<user>\0<Idempotency-Key>` -> the key that asked, the body, when. */
+  private readonly secretBodies = new Map<string, { keyId: string; body: string; ms: number }>();
   private readonly store: Store;
   private readonly clock: ServiceClock;
+  private nextPurgeMs = 0;
 
   constructor(store: Store, clock: ServiceClock) {
     this.store = store;
     this.clock = clock;
-    for (const record of store.values('idempotency'))
-      if (record.doc_ref) this.addRef(record.doc_ref.document_id, record.id);
   }
 
-  static recordId(keyId: string, header: string): string {
+  static request(auth: AuthInfo, header: string, method: string, path: string, raw: Buffer): IdempotentRequest {
     if (!HEADER_PATTERN.test(header)) {
       throw new HttpError(
         400,
@@ -91,117 +125,114 @@ export class Idempotency {
         'Idempotency-Key must be 1 to 255 printable ASCII characters',
       );
     }
-    return `${keyId}:${header}`;
+    const hash = createHash('sha256').update(`${method} ${path}\n`).update(raw).digest('hex');
+    return { userId: auth.user.id, key: header, hash };
   }
 
-  /**
-   * Runs `execute` once per (key, Idempotency-Key): a concurrent repeat waits for the first to finish,
-   * then replays it. Returns the response to send and whether it is a replay.
-   */
-  async run(
-    id: string,
-    requestHash: string,
-    execute: () => Promise<ExecutedResponse>,
-  ): Promise<StoredResponse & { replayed: boolean }> {
-    for (let running = this.inflight.get(id); running; running = this.inflight.get(id)) await running;
-    const prior = this.lookup(id, requestHash);
-    if (prior) return { ...prior, replayed: true };
-    let finish = () => {};
-    this.inflight.set(
-      id,
-      new Promise<void>((resolve) => {
-        finish = resolve;
-      }),
-    );
-    try {
-      const result = await execute();
-      if (result.status >= 200 && result.status < 300) {
-        const ref = result.holdsSecret ? undefined : result.docRef;
-        this.store.put('idempotency', {
-          id,
-          request_hash: requestHash,
-          status: result.status,
-          body: result.holdsSecret || ref ? null : result.body,
-          ...(ref ? { doc_ref: ref } : {}),
-          created_ms: this.clock.now().getTime(),
-        });
-        if (ref) this.addRef(ref.document_id, id);
-        if (result.holdsSecret) this.secretBodies.set(id, result.body);
-      }
-      return { status: result.status, body: result.body, replayed: false };
-    } finally {
-      this.inflight.delete(id);
-      finish();
-    }
-  }
-
-  /** Drops records older than 24 hours (at start, so the state file does not keep them forever). */
-  purgeExpired(): void {
-    const now = this.clock.now().getTime();
-    for (const record of this.store.values('idempotency')) {
-      if (record.created_ms + IDEMPOTENCY_TTL_MS <= now) this.forget(record.id);
-    }
-  }
-
-  private lookup(id: string, requestHash: string): StoredResponse | null {
-    const record = this.store.get('idempotency', id);
-    if (!record) return null;
-    if (record.created_ms + IDEMPOTENCY_TTL_MS <= this.clock.now().getTime()) {
-      this.forget(id);
-      return null;
-    }
-    if (record.request_hash !== requestHash) {
+  /** The first answer to this request, to send again; null when there is none (or it expired). */
+  replay(auth: AuthInfo, request: IdempotentRequest): StoredResponse | null {
+    const sql = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
+    const values = this.store.statement(sql, true).get(request.userId, request.key) as unknown[] | undefined;
+    if (!values) return null;
+    const row = Object.fromEntries(
+      RECORD_COLUMNS.split(', ').map((name, i) => [name, values[i]]),
+    ) as unknown as RecordRow;
+    if (row.created_ms + IDEMPOTENCY_TTL_MS <= this.clock.now().getTime()) return null;
+    if (row.request_sha256 !== request.hash) {
       throw new HttpError(
         422,
         'idempotency_mismatch',
         'this Idempotency-Key was used with a different request; use a new key for a new request',
       );
     }
-    const body = record.body ?? this.fromRef(record.doc_ref) ?? this.secretBodies.get(id);
+    const sameKey = row.key_id === auth.key.id;
+    if (!sameKey && row.face_alias !== null) {
+      const face = this.store.faceByAlias(auth.user.id, row.face_alias);
+      if (!faceAllowed(auth, row.face_alias, face)) {
+        throw forbidden(
+          'face_not_allowed',
+          `this key may not use face ${row.face_alias} (not in its allowed_face_ids), which that request is about`,
+        );
+      }
+    }
+    const secret = this.secretBodies.get(`${request.userId}\u0000${request.key}`);
+    const body = row.body ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
     if (body === undefined) {
       throw new HttpError(
         409,
         'idempotency_replay_unavailable',
-        'this request already created an API key, whose secret is shown only once and is no longer held; create a new key',
+        'this request already created an API key, whose secret is shown only once, to the key that asked, ' +
+          'and is no longer held for this one; create a new key',
       );
     }
-    return { status: record.status, body };
+    return { status: row.status, body };
+  }
+
+  /** Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile. */
+  keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
+    const now = this.clock.now().getTime();
+    this.purgeExpired();
+    const doc = response.holdsSecret ? undefined : response.doc;
+    this.store.run(
+      `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS}) ` +
+        'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 WHERE ?1 IS NOT NULL',
+      [
+        request.userId,
+        request.key,
+        request.hash,
+        auth.key.id,
+        response.status,
+        response.holdsSecret || doc ? null : (response.body ?? null),
+        doc?.id ?? null,
+        doc?.version ?? null,
+        doc?.prefix ?? null,
+        doc?.suffix ?? null,
+        response.faceAlias ?? null,
+        now,
+      ],
+    );
+    if (response.holdsSecret && response.body !== undefined) {
+      const id = `${request.userId}\u0000${request.key}`;
+      this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });
+    }
   }
 
   /**
-   * Called before a document's content or version changes: the records that show it get their full
-   * body back (journaled with the edit), so their replays stay byte for byte the first response.
+   * Drops records older than 24 hours: at start, and with the records kept, at most once a minute (a
+   * scan of the table: an index on their time would cost every idempotent write an index update).
+   */
+  purgeExpired(): void {
+    const now = this.clock.now().getTime();
+    if (now < this.nextPurgeMs && now >= this.nextPurgeMs - PURGE_EVERY_MS) return;
+    this.nextPurgeMs = now + PURGE_EVERY_MS;
+    const before = now - IDEMPOTENCY_TTL_MS;
+    this.store.statement('DELETE FROM idempotency WHERE created_ms <= ?').run(before);
+    for (const [id, kept] of this.secretBodies) if (kept.ms <= before) this.secretBodies.delete(id);
+  }
+
+  /**
+   * Called in the transaction of a change of a document's content or version: the records that show
+   * it get their whole body back, so their replays stay byte for byte the first answer.
    */
   beforeDocumentEdit(doc: DocumentRecord): void {
-    const ids = this.refs.get(doc.id);
-    if (!ids) return;
-    this.refs.delete(doc.id);
-    for (const id of ids) {
-      const record = this.store.get('idempotency', id);
-      const body = this.fromRef(record?.doc_ref);
-      if (!record || body === undefined) continue;
-      const { doc_ref: _ref, ...rest } = record;
-      this.store.put('idempotency', { ...rest, body });
+    const sql = 'SELECT user_id, idempotency_key, body_prefix, body_suffix FROM idempotency WHERE document_id = ?';
+    const rows = this.store.statement(sql, true).all(doc.id) as [string, string, string, string][];
+    if (rows.length === 0) return;
+    const content = JSON.stringify(doc.content);
+    for (const [userId, key, prefix, suffix] of rows) {
+      this.store.run(
+        'UPDATE idempotency SET body = ?1, document_id = NULL, document_version = NULL, body_prefix = NULL, ' +
+          'body_suffix = NULL WHERE user_id = ?2 AND idempotency_key = ?3',
+        [prefix + content + suffix, userId, key],
+      );
     }
   }
 
-  private fromRef(ref: DocRef | undefined): string | undefined {
-    if (!ref) return undefined;
-    const doc = this.store.get('documents', ref.document_id);
-    if (!doc || doc.version !== ref.version) return undefined;
-    return ref.prefix + JSON.stringify(doc.content) + ref.suffix;
-  }
-
-  private addRef(documentId: string, id: string): void {
-    let ids = this.refs.get(documentId);
-    if (!ids) this.refs.set(documentId, (ids = new Set()));
-    ids.add(id);
-  }
-
-  private forget(id: string): void {
-    const ref = this.store.get('idempotency', id)?.doc_ref;
-    if (ref) this.refs.get(ref.document_id)?.delete(id);
-    this.store.del('idempotency', id);
-    this.secretBodies.delete(id);
+  /** The body of a record that keeps its document's content out, while that document is at its version. */
+  private withContent(row: RecordRow): string | undefined {
+    if (row.document_id === null) return undefined;
+    const sql = 'SELECT content FROM documents WHERE id = ? AND version = ?';
+    const found = this.store.statement(sql, true).get(row.document_id, row.document_version) as [string] | undefined;
+    return found && (row.body_prefix as string) + JSON.stringify(found[0]) + (row.body_suffix as string);
   }
 }

@@ -1,11 +1,19 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
+import { InflightBudget } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { RateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { createRequestHandler } from './server.js';
-import type { ImportFetcher, ServiceClock, ServiceCore, ServiceLog, ServiceStats } from './service-core.js';
+import type {
+  ConsentMode,
+  ImportFetcher,
+  ServiceClock,
+  ServiceCore,
+  ServiceLog,
+  ServiceStats,
+} from './service-core.js';
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
@@ -15,13 +23,13 @@ import { loadTokenizer } from './tokens.js';
  */
 
 export type { BootstrapUser } from './seed.js';
-export type { ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
+export type { ConsentMode, ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
 
 export interface ServiceOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** Load state from this file at start and journal every change to it (see persistence.ts). */
+  /** The SQLite database holding the state (created if missing; see store.ts); else a temporary one. */
   dataFile?: string;
   /** Let import fetch loopback URLs (local testing only). */
   allowPrivateUrls?: boolean;
@@ -38,6 +46,10 @@ export interface ServiceOptions {
   headersTimeoutMs?: number;
   /** Largest request body (default 64 MiB); larger ones get 413. */
   maxBodyBytes?: number;
+  /** Request bodies in flight per user (default: maxBodyBytes); the service's own budget is twice that. */
+  inflightBytesPerUser?: number;
+  /** How the consent page is answered: by a person (`page`, the default) or at once (see oauth.ts). */
+  consent?: ConsentMode;
   /** How long close() lets requests in flight finish before cutting them (default 10 s). */
   closeGraceMs?: number;
   /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
@@ -54,7 +66,7 @@ export interface RunningService {
   /** The live state, for tests: records by collection. */
   readonly store: Store;
   readonly stats: ServiceStats;
-  /** Stops accepting, lets requests in flight finish, saves a final snapshot. */
+  /** Stops accepting, lets requests in flight finish, closes the database. */
   close(): Promise<void>;
   /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */
   abort(): Promise<void>;
@@ -67,7 +79,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => {});
   const store = Store.open(options.dataFile);
-  store.onWarning = log;
   const shutdown = new AbortController();
   const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
@@ -87,16 +98,17 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     log,
     signal: shutdown.signal,
     stopping: stopping.signal,
+    consent: options.consent ?? 'page',
     beforeDocumentEdit: () => {},
   };
   const idempotency = new Idempotency(store, clock);
   svc.beforeDocumentEdit = (doc) => idempotency.beforeDocumentEdit(doc);
   let users: BootstrapUser[];
   try {
-    idempotency.purgeExpired();
-    users = seedUsers(store, clock.now());
-    // Start from a fresh snapshot: it folds in any journal a crash left and the new bootstrap keys.
-    store.compact(clock.now());
+    users = store.transaction(() => {
+      idempotency.purgeExpired();
+      return seedUsers(store, clock.now());
+    });
   } catch (error) {
     store.abandon();
     throw error;
@@ -109,11 +121,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let closing = false;
   let inflight = 0;
   let drained: (() => void) | null = null;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const handle = createRequestHandler({
     svc,
     idempotency,
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit, clock) : null,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    budget: new InflightBudget(perUser, 2 * perUser),
+    maxBodyBytes,
     accessLog: options.accessLog === true,
     closing: () => closing,
   });
@@ -180,7 +195,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         shutdown.abort();
         server.closeAllConnections();
         await done;
-        store.close(clock.now());
+        store.close();
       })();
       return closed;
     },

@@ -1,8 +1,9 @@
 import type { BillingSource } from './billing-types.js';
 
 /**
- * The records the local service keeps. Every record has an `id`, so the store and its journal handle
- * all collections alike. Money is held in integer micro-dollars (1e-6 USD) so sums never drift.
+ * The records the local service keeps, one table each (schema.ts; idempotency records are idempotency.ts's
+ * own). Every record has an `id`, so the store handles all collections alike. Money is held in
+ * integer micro-dollars (1e-6 USD) so sums never drift.
  */
 
 export type PlanName = 'free' | 'standard' | 'pro' | 'connect';
@@ -107,31 +108,6 @@ export interface ConnectionRecord {
   token_sha256: string;
 }
 
-export interface DocRef {
-  document_id: string;
-  version: number;
-  prefix: string;
-  suffix: string;
-}
-
-export interface IdempotencyRecord {
-  /** `<key id>:<Idempotency-Key>` */
-  id: string;
-  request_hash: string;
-  status: number;
-  /** The first response's body; null when it held a key secret (kept in memory only, never on disk). */
-  body: string | null;
-  /**
-   * Set instead of `body` for a response that shows a document's content, so that the content is kept
-   * once (in the document), not twice in memory and in the journal: the body around the content, and
-   * the document and version it showed. A replay is prefix + JSON of the content + suffix, which is
-   * byte for byte the first body because the content is unchanged at that version; an edit writes the
-   * full body back first (Idempotency.beforeDocumentEdit).
-   */
-  doc_ref?: DocRef;
-  created_ms: number;
-}
-
 export interface Collections {
   users: UserRecord;
   keys: KeyRecord;
@@ -139,15 +115,6 @@ export interface Collections {
   documents: DocumentRecord;
   threads: ThreadRecord;
   connections: ConnectionRecord;
-  idempotency: IdempotencyRecord;
 }
 export type CollectionName = keyof Collections;
-export const COLLECTION_NAMES: CollectionName[] = [
-  'users',
-  'keys',
-  'faces',
-  'documents',
-  'threads',
-  'connections',
-  'idempotency',
-];
+export const COLLECTION_NAMES: CollectionName[] = ['users', 'keys', 'faces', 'documents', 'threads', 'connections'];

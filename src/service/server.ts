@@ -1,13 +1,14 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type RouteName, routes } from '../contract/index.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
 import { type AuthInfo, authenticate, requireScope } from './auth.js';
+import { isDatabaseError } from './database.js';
 import { HttpError } from './errors.js';
 import { handlers } from './handlers/index.js';
-import { PUBLIC_ROUTES } from './handlers/types.js';
+import { type Handler, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
-import { Idempotency, serializeBody } from './idempotency.js';
+import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
+import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
 import { isProviderPath, providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -15,22 +16,23 @@ import type { ServiceCore } from './service-core.js';
 
 /**
  * The HTTP layer: routing over the contract's routes, then for each request, in this order: the key
- * (401), the rate limit (429), the scope (403), the body (413, 400 `invalid_json`), validation with
- * the route's schemas (422), idempotency, the handler, and the journal write, all before answering.
+ * (401), the rate limit (429), the scope (403), the in-flight budget (429/503) and the body (413, 400
+ * `invalid_json`), validation with the route's schemas (422), an idempotent replay, the handler's
+ * preparation, then one transaction: the handler's changes and the idempotency record, committed
+ * before the answer is sent.
  */
 
 export interface ServerDeps {
   svc: ServiceCore;
   idempotency: Idempotency;
   rateLimiter: RateLimiter | null;
+  budget: InflightBudget;
   maxBodyBytes: number;
   /** One line per request (method, path without query, status, time); never headers or bodies. */
   accessLog: boolean;
   /** True once close() began: answers carry Connection: close. */
   closing: () => boolean;
 }
-
-type GenericHandler = (input: unknown) => Promise<{ status: number; body: unknown; holdsSecret?: boolean }>;
 
 /**
  * The routes with their path patterns compiled once (contract's matchPath compiles on every call).
@@ -66,14 +68,14 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
 }
 
 async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  // The request's own view of the store: a request whose answer fails leaves nothing stored.
-  const changes = deps.svc.store.scoped();
-  const svc: ServiceCore = { ...deps.svc, store: changes.store };
+  const { svc } = deps;
   const started = performance.now();
   svc.stats.requests++;
   let html = false;
   let reply: Reply;
   let pathname = '?';
+  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped).
+  const held = { release: () => {} };
   try {
     const url = requestTarget(req.url);
     pathname = url.pathname;
@@ -82,24 +84,15 @@ async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: Server
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
-      reply = await handleApi({ ...deps, svc }, req, url, (isHtml) => {
+      reply = await handleApi(deps, req, url, held, (isHtml) => {
         html = isHtml;
       });
     }
   } catch (error) {
-    // An answer that could not be produced (a failure, not a refusal): its changes are undone.
-    if (!(error instanceof HttpError)) changes.rollback();
-    if (error instanceof ClientGone) return;
+    if (error instanceof ClientGone) return held.release();
     reply = errorReply(svc, error, html);
   }
-  try {
-    const written = svc.store.commit(svc.clock.now());
-    if (written) await written;
-  } catch (error) {
-    changes.rollback();
-    svc.log(`could not save state: ${(error as Error).message}`);
-    reply = errorReply(svc, new HttpError(500, 'storage_error', 'the change could not be saved'), html);
-  }
+  res.once('close', () => held.release());
   send(req, res, reply, deps.closing());
   if (deps.accessLog) {
     svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`, 'debug');
@@ -127,6 +120,7 @@ async function handleApi(
   deps: ServerDeps,
   req: IncomingMessage,
   url: Target,
+  held: { release: () => void },
   setHtml: (html: boolean) => void,
 ): Promise<Reply> {
   const { svc } = deps;
@@ -142,9 +136,13 @@ async function handleApi(
   count(svc, name);
   setHtml(route.responseKind === 'html');
 
+  const now = () => svc.clock.now();
+  const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
+  const authStamp = svc.store.stamp(AUTH_RECORDS);
+  let share: ReturnType<InflightBudget['share']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
-    auth = authenticate(svc.store, req.headers.authorization, svc.clock.now());
+    auth = authenticate(svc.store, secret, now());
     const wait = deps.rateLimiter?.take(auth.key.id);
     if (wait != null) {
       throw new HttpError(429, 'rate_limited', `too many requests for this key; retry in ${wait} s`, {
@@ -152,35 +150,81 @@ async function handleApi(
       });
     }
     requireScope(auth, route);
+    share = deps.budget.share(auth.user.id);
+    held.release = share.release;
   }
+  const { params, body, idempotent, large } = await readRequest(deps, req, match, url.pathname, auth, share?.add);
+  // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
+  share?.tidy();
+  const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
+  const input = { params, body, auth, query: url.searchParams, svc } as unknown as Parameters<
+    PreparedHandler<RouteName>['prepare']
+  >[0];
+  const replay = (who: AuthInfo | null) => {
+    const prior = idempotent && who && deps.idempotency.replay(who, idempotent);
+    return prior ? jsonReply(prior.status, prior.body, { 'Idempotent-Replayed': 'true' }) : null;
+  };
+  // A repeat of a large request is answered before its slow part (a count of its tokens) is done again.
+  const early = large ? replay(auth) : null;
+  if (early) return early;
+  const prepared = typeof handler === 'function' ? {} : await handler.prepare(input);
+  if (typeof handler !== 'function') share?.tidy();
+  const run = typeof handler === 'function' ? handler : handler.run;
 
-  const raw = await readBody(req, deps.maxBodyBytes);
+  // The request's transaction: its answer is sent only once it committed; anything thrown undoes it.
+  return svc.store.request(() => {
+    // Read again inside the transaction when a balance or a key may have changed while the body arrived.
+    const current =
+      auth && (svc.store.stamp(AUTH_RECORDS) === authStamp ? auth : authenticate(svc.store, secret, now()));
+    const repeat = replay(current);
+    if (repeat) return repeat;
+    const result = run({ ...input, auth: current, prepared } as Parameters<Handler<RouteName>>[0]);
+    if (route.responseKind === 'html') {
+      return { status: result.status, headers: PAGE_HEADERS, body: String(result.body) };
+    }
+    const serialized = serializeBody(result.body);
+    if (idempotent && current && result.status >= 200 && result.status < 300) {
+      deps.idempotency.keep(current, idempotent, {
+        status: result.status,
+        holdsSecret: result.holdsSecret === true,
+        ...serialized,
+      });
+    }
+    return jsonReply(result.status, serialized.parts ?? serialized.body);
+  });
+}
+
+/** What authentication reads: the key and its user. */
+const AUTH_RECORDS = ['keys', 'users'] as const;
+
+/** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
+const LARGE_BODY = 256 * 1024;
+
+/**
+ * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
+ * the digest of the request. Its bytes and their text are not kept past this (a 60 MiB body is one
+ * copy fewer in memory while the request goes on).
+ */
+async function readRequest(
+  deps: ServerDeps,
+  req: IncomingMessage,
+  match: ReturnType<typeof findRoute>,
+  pathname: string,
+  auth: AuthInfo | null,
+  reserve: ((bytes: number) => void) | undefined,
+): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null; large: boolean }> {
+  const raw = await readBody(req, deps.maxBodyBytes, reserve);
+  const { route } = match;
   const params = validate(route.params, match.params, 'path');
   // The service checks its own rules (serviceBody) where it has them, else what the seed states.
   const bodySchema = route.serviceBody ?? route.body;
   const body = bodySchema ? validate(bodySchema, parseJsonBody(raw), 'body') : undefined;
-  const handler = handlers[name] as unknown as GenericHandler;
-  const idempotencyKey = req.headers['idempotency-key'];
-  const idempotent = method === 'POST' && auth !== null && typeof idempotencyKey === 'string';
-  const execute = async () => {
-    const result = await handler({ params, body, auth, query: url.searchParams, svc });
-    const holdsSecret = result.holdsSecret === true;
-    if (route.responseKind === 'html') return { status: result.status, body: String(result.body), holdsSecret };
-    // Serialized once; under an Idempotency-Key a document's body also gives its parts around the content.
-    const { text, docRef, content } = serializeBody(result.body, idempotent);
-    if (content) svc.store.noteJson(content.value, content.json);
-    return { status: result.status, body: text, holdsSecret, docRef };
-  };
-
-  if (idempotent && auth && typeof idempotencyKey === 'string') {
-    const id = Idempotency.recordId(auth.key.id, idempotencyKey);
-    const requestHash = createHash('sha256').update(`${method} ${url.pathname}\n`).update(raw).digest('hex');
-    const result = await deps.idempotency.run(id, requestHash, execute);
-    return jsonReply(result.status, result.body, result.replayed ? { 'Idempotent-Replayed': 'true' } : {});
-  }
-  const result = await execute();
-  if (route.responseKind === 'html') return { status: result.status, headers: PAGE_HEADERS, body: result.body };
-  return jsonReply(result.status, result.body);
+  const key = req.headers['idempotency-key'];
+  const idempotent =
+    req.method === 'POST' && auth !== null && typeof key === 'string'
+      ? Idempotency.request(auth, key, req.method, pathname, raw)
+      : null;
+  return { params, body, idempotent, large: raw.length >= LARGE_BODY };
 }
 
 function count(svc: ServiceCore, name: string): void {
@@ -188,12 +232,15 @@ function count(svc: ServiceCore, name: string): void {
 }
 
 function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {
-  const known =
-    error instanceof HttpError
-      ? error
-      : new HttpError(500, 'internal_error', 'the local service failed on this request; see its log');
-  if (!(error instanceof HttpError)) {
+  let known: HttpError;
+  if (error instanceof HttpError) known = error;
+  else if (isDatabaseError(error)) {
+    // A write the disk refused (full, too large, failing): the transaction was rolled back.
+    svc.log(`could not save state: ${(error as Error).message}`);
+    known = new HttpError(500, 'storage_error', 'the change could not be saved; nothing of it was stored');
+  } else {
     svc.log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    known = new HttpError(500, 'internal_error', 'the local service failed on this request; see its log');
   }
   if (html) {
     const message = typeof known.detail === 'string' ? known.detail : 'The request is not valid.';
@@ -209,14 +256,23 @@ function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply, closing: boolean): void {
   if (res.headersSent || res.destroyed) return;
+  // A large body in parts (a document's: around its content, the content) is written part by part,
+  // never joined into one more copy; a small one is joined: one write, one packet.
+  const parts = typeof reply.body === 'string' ? [reply.body] : reply.body;
+  if (parts.length > 1 && parts.reduce((sum, part) => sum + part.length, 0) < 256 * 1024)
+    parts.splice(0, parts.length, parts.join(''));
   const headers: Record<string, string | number> = {
     ...reply.headers,
-    'Content-Length': Buffer.byteLength(reply.body),
+    'Content-Length': parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0),
   };
   // A body we did not read (refused early, or too large) is not worth draining: close the connection.
-  const unread = !req.complete;
+  // Except after "send it again later" (429, 503): Node then reads the rest of the body into the void,
+  // so that the client, still sending, gets the answer and its Retry-After instead of a broken pipe.
+  const unread = !req.complete && reply.status !== 429 && reply.status !== 503;
   if (closing || unread) headers.Connection = 'close';
   res.writeHead(reply.status, headers);
-  res.end(reply.body);
+  for (const part of parts.slice(0, -1)) res.write(part);
+  res.end(parts.at(-1));
   if (unread) res.once('finish', () => req.socket.destroySoon?.());
+  else if (!req.complete) req.resume();
 }

@@ -32,6 +32,9 @@ export interface ServiceStats {
   tokenExchanges: number;
 }
 
+/** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
+export type ConsentMode = 'page' | 'approve' | 'deny';
+
 /** What every handler reaches: the state, the clock and the service's settings. */
 export interface ServiceCore {
   readonly store: Store;
@@ -49,6 +52,7 @@ export interface ServiceCore {
   readonly signal: AbortSignal;
   /** Aborted as soon as the service begins to stop: token counts in progress end (503) at once. */
   readonly stopping: AbortSignal;
+  readonly consent: ConsentMode;
   /** To call before a document's content or version changes (idempotency records may refer to it). */
   beforeDocumentEdit: (doc: DocumentRecord) => void;
 }

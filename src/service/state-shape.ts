@@ -1,19 +1,20 @@
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
 
-/** One change in the journal: a record put, or a record deleted by id. */
-export type JournalOp = ['put', CollectionName, { id: string }] | ['del', CollectionName, string];
-/** The snapshot's records, per collection. */
-export type SnapshotCollections = Partial<Record<CollectionName, { id: string }[]>>;
-
 /**
- * The shape of a `--data` state file and of its journal lines, checked before anything of them is
- * used: a file of another version (a newer facectl wrote it) or of a wrong shape (edited by hand, or
- * not a state file at all) is refused with what is wrong and where, and left exactly as it is. Loading
- * it anyway would fail later in ways that name nothing ("function is not iterable"), or worse, save a
- * state that lost what this version does not understand.
+ * The shape of the JSON state files of facectl serve before its SQLite database (a snapshot FILE plus
+ * a journal FILE.journal), checked before anything of them is imported (import-state.ts): a file of
+ * another version or of a wrong shape (edited by hand, or not a state file at all) is refused with
+ * what is wrong and where, and left exactly as it is.
  */
 
-/** The only version of the state file this facectl serve reads and writes. */
+/** The collections of those files: the database's tables, and the idempotency records. */
+type StateCollection = CollectionName | 'idempotency';
+/** One change in the journal: a record put, or a record deleted by id. */
+export type JournalOp = ['put', StateCollection, { id: string }] | ['del', StateCollection, string];
+/** The snapshot's records, per collection. */
+export type SnapshotCollections = Partial<Record<StateCollection, { id: string }[]>>;
+
+/** The only version of those files. */
 export const STATE_VERSION = 1;
 export const STATE_FORMAT = 'facectl-serve-state';
 
@@ -22,10 +23,10 @@ export class StateFileError extends Error {
   readonly code = 'EBADSTATE';
 }
 
-const KNOWN = new Set<string>(COLLECTION_NAMES);
+const KNOWN = new Set<string>([...COLLECTION_NAMES, 'idempotency']);
 
 /** Fields, besides `id`, that the service looks up records by: a record without them cannot be used. */
-const REQUIRED_STRINGS: Partial<Record<CollectionName, string[]>> = {
+const REQUIRED_STRINGS: Partial<Record<StateCollection, string[]>> = {
   users: ['plan'],
   keys: ['user_id', 'hash'],
   faces: ['user_id', 'alias'],
@@ -40,7 +41,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** What is wrong with one record of `collection`, or undefined. */
-function recordProblem(collection: CollectionName, record: unknown): string | undefined {
+function recordProblem(collection: StateCollection, record: unknown): string | undefined {
   if (!isObject(record)) return `is ${kindOf(record)}, not a record`;
   if (typeof record.id !== 'string' || record.id.length === 0) return 'has no "id" (a non-empty string)';
   for (const field of REQUIRED_STRINGS[collection] ?? []) {
@@ -67,7 +68,7 @@ export function checkSnapshot(path: string, parsed: unknown): SnapshotCollection
     if (!KNOWN.has(name)) throw fail(`"collections" has an unknown collection "${name}"`);
     if (!Array.isArray(records)) throw fail(`collections.${name} is ${kindOf(records)}, not an array`);
     records.forEach((record: unknown, index) => {
-      const problem = recordProblem(name as CollectionName, record);
+      const problem = recordProblem(name as StateCollection, record);
       if (problem) throw fail(`collections.${name}[${index}] ${problem}`);
     });
   }
@@ -84,7 +85,7 @@ export function checkJournalLine(journalPath: string, lineNumber: number, parsed
     const [kind, name, value] = op as unknown[];
     if (typeof name !== 'string' || !KNOWN.has(name)) throw fail(`op ${index} names an unknown collection`);
     if (kind === 'put') {
-      const problem = recordProblem(name as CollectionName, value);
+      const problem = recordProblem(name as StateCollection, value);
       if (problem) throw fail(`op ${index}: the record ${problem}`);
     } else if (kind === 'del') {
       if (typeof value !== 'string') throw fail(`op ${index}: a delete without an id`);

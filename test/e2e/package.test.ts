@@ -121,18 +121,21 @@ describe('npm install -g of the tarball', () => {
     expect(licenses).not.toMatch(/^open@/m);
   });
 
-  it('prints no warning of ours and installs open and jq-web alone beside facectl', () => {
+  it('prints no warning of ours and installs open, jq-web and libsql alone beside facectl', () => {
     expect(installOutput.code).toBe(0);
     expect(warnings(installOutput.stderr)).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       scripts: Record<string, string>;
     };
-    expect(Object.keys(manifest.dependencies)).toEqual(['jq-web', 'open']);
+    expect(Object.keys(manifest.dependencies)).toEqual(['jq-web', 'libsql', 'open']);
     expect(manifest.scripts.prepare).toBeUndefined();
     const installed = readdirSync(join(prefix, 'lib', 'node_modules', 'facectl', 'node_modules'));
     expect(installed).toContain('open');
     expect(installed).toContain('jq-web');
+    // serve's SQLite driver, its prebuilt binaries beside it (optional packages, one per platform).
+    expect(installed).toContain('libsql');
+    expect(installed).toContain('@libsql');
     for (const bundled of ['undici', 'zod', 'gpt-tokenizer', 'commander']) expect(installed).not.toContain(bundled);
   });
 

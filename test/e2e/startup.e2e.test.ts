@@ -72,6 +72,8 @@ describe('an API command with the key in FACECTL_API_KEY', () => {
       });
     expect(sources.some((source) => source.startsWith('node_modules/zod/'))).toBe(true);
     expect(sources).toContain('node_modules/undici/lib/dispatcher/pool.js');
+    // serve's SQLite driver (a native module outside dist/) is never loaded by an API command.
+    expect(files.filter((file) => file.includes(`${sep}libsql${sep}`))).toEqual([]);
     for (const unused of ['conf', 'ajv', 'ora', 'chalk', 'cli-table3', '@inquirer', 'open']) {
       const loaded = sources.some((source) => source.startsWith(`node_modules/${unused}/`));
       expect({ unused, loaded }).toEqual({ unused, loaded: false });

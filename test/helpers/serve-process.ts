@@ -12,6 +12,8 @@ import { call, expectContract, type Json, type Plan } from './service.js';
 
 export interface ServeProcess {
   baseUrl: string;
+  /** The process's id (the bin's node, or a shell that became it with exec). */
+  pid: number;
   key(plan: Plan): string;
   /** Requests answered so far (access-log lines); may lag behind by a line still in the pipe. */
   requests(): number;
@@ -52,10 +54,14 @@ function countRequests(log: string): number {
   return (log.match(LOG_LINE) ?? []).length;
 }
 
-/** `command` runs the bin: this checkout's unless given (an installed package's bin, say). */
+/**
+ * `command` runs the bin: this checkout's unless given (an installed package's bin, say). `onSpawn`
+ * learns the process's pid at once, before it is ready (to kill it while it starts).
+ */
 export async function startServeProcess(
   extraArgs: string[] = [],
   command: string[] = [process.execPath, BIN],
+  onSpawn?: (pid: number) => void,
 ): Promise<ServeProcess> {
   const [file, ...args] = command as [string, ...string[]];
   const child = spawn(file, [...args, 'serve', '--port', '0', '--json', '--debug', ...extraArgs], {
@@ -63,6 +69,7 @@ export async function startServeProcess(
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  onSpawn?.(child.pid as number);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
@@ -88,6 +95,7 @@ export async function startServeProcess(
   };
   return {
     baseUrl: started.base_url,
+    pid: child.pid as number,
     key,
     env: (plan = 'pro') => ({ FACECTL_API_KEY: key(plan), FACECTL_BASE_URL: started.base_url }),
     requests: () => countRequests(stderr),

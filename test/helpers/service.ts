@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { errorBody, type RouteName, routes } from '../../src/contract/index.js';
 import { buildPath } from '../../src/contract/route.js';
 import { type RunningService, type ServiceOptions, startService } from '../../src/service/index.js';
+import { Store } from '../../src/service/store.js';
 
 /**
  * The local service started in-process on 127.0.0.1, port 0, for tests, plus a small JSON request
@@ -150,6 +151,16 @@ export function expectError(name: RouteName, res: ApiResponse, status: number, c
 export function tempDir(prefix = 'facectl-service-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The aliases of the faces a `--data` file holds (read with the database closed by its serve). */
+export function storedAliases(file: string): string[] {
+  const store = Store.open(file);
+  try {
+    return [...store.values('faces')].map((face) => face.alias).sort();
+  } finally {
+    store.close();
+  }
 }
 
 /** Creates a face for `key` and returns its body. */

@@ -1,5 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { PLANS, usdToMicroFloor } from '../../src/service/plans.js';
+import { COLLECTION_NAMES } from '../../src/service/records.js';
+import { Store } from '../../src/service/store.js';
 import type { Client } from './soak-client.js';
 import type { HttpAnswer, HttpCall, RestartingService } from './soak.js';
 
@@ -186,14 +188,21 @@ export function sameMessages(got: Json, want: Message[]): boolean {
   );
 }
 
+/** Every record of the data file, by collection (read with serve stopped). */
+function readState(file: string): { collections: Record<string, Json[]> } {
+  const store = Store.open(file);
+  try {
+    return { collections: Object.fromEntries(COLLECTION_NAMES.map((name) => [name, [...store.values(name)]])) };
+  } finally {
+    store.close();
+  }
+}
+
 /** The data file, after a clean stop: money, budgets, and no record twice. */
 export function verifyDataFile(file: string, clients: Client[], soak: Soak): void {
   const problems = soak.problems;
-  const journal = `${file}.journal`;
-  if (existsSync(journal) && readFileSync(journal, 'utf8') !== '') {
-    problems.unexpected.push('the journal is not empty after a clean stop');
-  }
-  const state = JSON.parse(readFileSync(file, 'utf8')) as { collections: Record<string, Json[]> };
+  if (existsSync(`${file}-wal`)) problems.unexpected.push('the WAL is still there after a clean stop');
+  const state = readState(file);
   const users: Json[] = state.collections.users ?? [];
   const keys: Json[] = state.collections.keys ?? [];
   const byPlan = new Map<string, Json>(users.map((u) => [u.plan, u]));

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { type ServeProcess, startServeProcess } from './serve-process.js';
 
@@ -91,21 +89,18 @@ export class RestartingService {
   private waiting: (() => void)[] = [];
   private generation = 0;
   private readonly dataFile: string;
-  private readonly lockPath: string;
   private lastStartMs = 0;
 
   constructor(dataFile: string) {
     this.dataFile = dataFile;
-    this.lockPath = `${dataFile}.lock`;
   }
 
   /** Starts the service on the data file and waits until it is ready. */
   async start(): Promise<ServiceTarget> {
-    const taken = this.lockTaken(readPid(this.lockPath));
-    taken.catch(() => {}); // a start that fails says why itself, below
+    const spawned = Date.now();
     const process = await startServeProcess(['--data', this.dataFile]);
-    // How long it took from taking the lock to being ready: loading, replaying, the first snapshot.
-    this.lastStartMs = Date.now() - (await taken).at;
+    // How long a start takes, from the spawn to ready: opening the database, the bootstrap keys.
+    this.lastStartMs = Date.now() - spawned;
     if (this.generation > 0) this.restarts++;
     this.generation++;
     const target: ServiceTarget = {
@@ -117,15 +112,6 @@ export class RestartingService {
     this.target = target;
     for (const wake of this.waiting.splice(0)) wake();
     return target;
-  }
-
-  /** Resolves when FILE.lock names a process other than `stale`: the starting service took it. */
-  private async lockTaken(stale: number | null): Promise<{ pid: number; at: number }> {
-    for (const deadline = Date.now() + 15_000; ; await sleep(2)) {
-      const pid = readPid(this.lockPath);
-      if (pid !== null && pid !== stale) return { pid, at: Date.now() };
-      if (Date.now() > deadline) throw new Error(`no service took ${this.lockPath}`);
-    }
   }
 
   /** The running service; waits while it is down. */
@@ -141,35 +127,19 @@ export class RestartingService {
   }
 
   /**
-   * Starts the service on the data file and kills it with SIGKILL before it is ready: a crash while it
-   * loads the state and replays the journal, or while it writes its first snapshot. `moment` is either
-   * a fraction of the time its last start took from taking the file's lock (FILE.lock/owner.json holds its pid) to
-   * being ready, counted from when it takes the lock; or 'snapshot': as soon as its snapshot's temp file
-   * appears (FILE.tmp-<pid>-*), i.e. in the middle of writing the snapshot that replaces the journal.
-   * Either may come too late and hit a ready service, which is a crash all the same. The service stays
-   * down. A start that fails by itself (say, on a state file it cannot read) throws.
+   * Starts the service on the data file and kills it with SIGKILL before it is ready, at `moment` (a
+   * fraction) of the time its last start took: while Node starts, while the database is opened (its
+   * WAL recovered) or while the bootstrap keys are written. It may come too late and hit a ready
+   * service, which is a crash all the same. The service stays down. A start that fails by itself (say,
+   * on a state file it cannot read) throws.
    */
-  async crashWhileStarting(moment: number | 'snapshot'): Promise<void> {
+  async crashWhileStarting(moment: number): Promise<void> {
     if (this.target) throw new Error('crashWhileStarting: the service is running');
-    const taken = this.lockTaken(readPid(this.lockPath));
-    taken.catch(() => {}); // when the start fails first, `starting` says why
-    let settled = false;
-    const starting = startServeProcess(['--data', this.dataFile])
-      .catch((error: Error) => error)
-      .finally(() => {
-        settled = true;
-      });
-    const first = await Promise.race([taken, starting]);
-    if (first instanceof Error) throw first; // it failed before taking the lock
-    if (!('pid' in first)) throw new Error('the service was ready before it took the lock');
-    const { pid } = first;
-    if (moment === 'snapshot') {
-      const dir = dirname(this.dataFile);
-      const temp = `${basename(this.dataFile)}.tmp-${pid}-`;
-      while (!settled && !readdirSync(dir).some((name) => name.startsWith(temp))) await sleep(1);
-    } else {
-      await sleep(Math.round(moment * this.lastStartMs));
-    }
+    let pid = 0;
+    const starting = startServeProcess(['--data', this.dataFile], undefined, (spawned) => {
+      pid = spawned;
+    }).catch((error: Error) => error);
+    await sleep(Math.round(moment * this.lastStartMs));
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -190,7 +160,7 @@ export class RestartingService {
     if (await this.halt((process) => process.kill())) this.kills++;
   }
 
-  /** SIGTERM: the service finishes what is in flight and writes a final snapshot. */
+  /** SIGTERM: the service finishes what is in flight and closes the database. */
   async stop(): Promise<void> {
     await this.halt((process) => process.stop());
   }
@@ -203,16 +173,6 @@ export class RestartingService {
     await end(target.process);
     target.agent.destroy();
     return true;
-  }
-}
-
-/** The pid in the lock's owner record (src/state/lock.ts: FILE.lock/owner.json). */
-function readPid(lockPath: string): number | null {
-  try {
-    const pid = (JSON.parse(readFileSync(join(lockPath, 'owner.json'), 'utf8')) as { pid?: unknown }).pid;
-    return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
   }
 }
 

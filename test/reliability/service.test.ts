@@ -254,7 +254,7 @@ describe('local service', () => {
     expect(expectContract('syncDocument', await sync('standard', 90_000), 200).billing_source).toBe('compile');
     expect(expectContract('syncDocument', await sync('standard', 20_000), 200).billing_source).toBe('credits');
     const user = s.store.get('users', s.userId('standard'));
-    if (user) user.credits_micro = 10; // test seam: spend the credits without syncing megabytes
+    if (user) s.store.put('users', { ...user, credits_micro: 10 }); // test seam: spend the credits without syncing megabytes
     expectError('syncDocument', await sync('standard', 20_000), 402, 'insufficient_credits');
     expect(s.store.get('users', s.userId('standard'))?.credits_micro).toBe(10);
   });

@@ -21,6 +21,11 @@ async function docOf(plan: Plan, tokens: number, key = svc.key(plan), alias = `f
 const sync = (plan: Plan, id: string, key = svc.key(plan)) =>
   call(svc, 'syncDocument', { key, params: { document_id: id } });
 const credits = (plan: Plan) => svc.store.get('users', svc.userId(plan))?.credits_micro;
+/** Test seam: sets a balance directly, to spend credits without syncing megabytes. */
+const setCredits = (plan: Plan, micro: number) => {
+  const user = svc.store.get('users', svc.userId(plan));
+  if (user) svc.store.put('users', { ...user, credits_micro: micro });
+};
 const current = async (key: string) =>
   expectContract('getCurrentApiKey', await call(svc, 'getCurrentApiKey', { key }), 200);
 
@@ -40,8 +45,7 @@ describe('case 42: billing falls back oauth -> compile quota -> credits -> 402',
     expect(c).toMatchObject({ billing_source: 'compile', tokens_used: 70_010 });
 
     // Credits run out (test seam: spend them without syncing megabytes): 402, nothing charged.
-    const user = svc.store.get('users', svc.userId('standard'));
-    if (user) user.credits_micro = 1_000;
+    setCredits('standard', 1_000);
     const d = await docOf('standard', 40_000);
     expectError('syncDocument', await sync('standard', d), 402, 'insufficient_credits');
     expect(credits('standard')).toBe(1_000);
@@ -83,8 +87,7 @@ describe('case 42: billing falls back oauth -> compile quota -> credits -> 402',
     expect(viaCredits.billing_source).toBe('credits');
     expect(credits('connect')).toBe(5_000_000 - 10_000);
 
-    const user = svc.store.get('users', svc.userId('connect'));
-    if (user) user.credits_micro = 100;
+    setCredits('connect', 100);
     expectError('syncDocument', await sync('connect', await docOf('connect', 5_000)), 402, 'insufficient_credits');
   });
 });
@@ -134,8 +137,7 @@ describe('interviewer_billing_source overrides', () => {
     expect(expectContract('syncThread', await syncWith('compile'), 200).tokens_used).toBe(60_000);
     expectError('syncThread', await syncWith('compile'), 402, 'insufficient_quota');
 
-    const user = svc.store.get('users', svc.userId('standard'));
-    if (user) user.credits_micro = 0;
+    setCredits('standard', 0);
     expectError('syncThread', await syncWith('credits'), 402, 'insufficient_credits');
   });
 

@@ -176,18 +176,36 @@ describe('idempotency', () => {
     expectError('createDocument', await post('idem-2', 'second'), 422, 'idempotency_mismatch');
   });
 
-  test('keys are per API key: another key may use the same Idempotency-Key', async () => {
-    const other = expectContract('createApiKey', await call(svc, 'createApiKey', { key, body: {} }), 201).key;
+  test('records are per user: a repeat from another key of the user is replayed (one document); another user is not', async () => {
+    const before = svc.store.maps.documents.size;
+    const child = expectContract('createApiKey', await call(svc, 'createApiKey', { key, body: {} }), 201).key;
     const a = await post('idem-3', 'body');
-    const b = await post('idem-3', 'body', other);
-    expect(b.headers.get('idempotent-replayed')).toBeNull();
-    expect(b.body.document_id).not.toBe(a.body.document_id);
+    const b = await post('idem-3', 'body', child);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(b.text).toBe(a.text);
+    expect(svc.store.maps.documents.size).toBe(before + 1);
+    // Another user's Idempotency-Key of the same text is theirs: a document of their own.
+    await createFace(svc, svc.key('standard'), 'http-face');
+    const c = await post('idem-3', 'body', svc.key('standard'));
+    expect(c.status).toBe(201);
+    expect(c.headers.get('idempotent-replayed')).toBeNull();
+    expect(svc.store.maps.documents.size).toBe(before + 2);
+  });
+
+  test('a key restricted to other faces does not get a replay of an answer about a face it may not use', async () => {
+    const restricted = expectContract(
+      'createApiKey',
+      await call(svc, 'createApiKey', { key, body: { allowed_face_ids: ['elsewhere'] } }),
+      201,
+    ).key;
+    await post('idem-face-bound', 'private words');
+    expectError('createDocument', await post('idem-face-bound', 'private words', restricted), 403, 'face_not_allowed');
   });
 
   test('concurrent repeats create once and charge once', async () => {
     const { body } = await post('idem-doc', 'to be synced');
-    const user = svc.store.get('users', svc.userId('pro'));
-    const used = user?.quota_used ?? 0;
+    const quotaUsed = () => svc.store.get('users', svc.userId('pro'))?.quota_used ?? 0;
+    const used = quotaUsed();
     const syncs = await Promise.all(
       Array.from({ length: 5 }, () =>
         call(svc, 'syncDocument', {
@@ -199,7 +217,7 @@ describe('idempotency', () => {
     );
     expect(new Set(syncs.map((s) => s.text)).size).toBe(1);
     expect(syncs.filter((s) => s.headers.get('idempotent-replayed') === 'true')).toHaveLength(4);
-    expect(user?.quota_used).toBe(used + body.token_count);
+    expect(quotaUsed()).toBe(used + body.token_count);
   });
 
   test('a key creation is replayed with its secret (held in memory only); no second key', async () => {
@@ -209,9 +227,10 @@ describe('idempotency', () => {
     expect(b.text).toBe(a.text);
     expect(b.body.key).toMatch(/^fcs_/);
     expect(svc.store.maps.keys.size).toBe(before + 1);
-    expect(
-      svc.store.get('idempotency', `${svc.store.maps.keys.get(`key_${key.slice(4, 12)}`)?.id}:key-1`)?.body,
-    ).toBeNull();
+    const record = svc.store
+      .statement("SELECT body FROM idempotency WHERE idempotency_key = 'key-1'", true)
+      .get() as unknown[];
+    expect(record).toEqual([null]);
   });
 
   test('a record lives 24 hours', async () => {
@@ -220,6 +239,18 @@ describe('idempotency', () => {
     const later = await post('idem-ttl', 'ttl');
     expect(later.headers.get('idempotent-replayed')).toBeNull();
     expect(later.body.document_id).not.toBe(first.body.document_id);
+  });
+
+  test('records past their 24 hours are purged while the service runs, not only at its start', async () => {
+    await post('idem-purge', 'purge');
+    const stored = (idempotencyKey: string) =>
+      svc.store.statement('SELECT count(*) FROM idempotency WHERE idempotency_key = ?', true).get(idempotencyKey);
+    expect(stored('idem-purge')).toEqual([1]);
+    clock.advance(24 * 60 * 60 * 1000 + 1);
+    // Any later idempotent write sweeps them.
+    await post('idem-purge-next', 'next');
+    expect(stored('idem-purge')).toEqual([0]);
+    expect(stored('idem-purge-next')).toEqual([1]);
   });
 
   test('errors are not kept: a failed request runs again on retry', async () => {

@@ -1,6 +1,6 @@
-import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test } from 'vitest';
 import {
   call,
   createDocument,
@@ -11,10 +11,9 @@ import {
   startTestService,
   type TestService,
   tempDir,
-  textOfTokens,
 } from '../helpers/service.js';
 
-/** `--data FILE`: snapshot + journal, atomic, mode 0600, survives restart and crash. */
+/** `--data FILE`: an SQLite database, mode 0600, that survives restarts and aborts. */
 
 let tmp: ReturnType<typeof tempDir>;
 let file: string;
@@ -90,109 +89,43 @@ async function expectPopulated(svc: TestService, was: Awaited<ReturnType<typeof 
   expect(retry.text).toBe(was.idem.text);
 }
 
-test('state survives a clean restart; files are mode 0600 and hold no secret', async () => {
+test('state survives a clean restart; the file is mode 0600, stands alone once closed, and holds no secret', async () => {
   const first = await start();
   const was = await populate(first);
   await first.close();
-  for (const path of [file, `${file}.journal`]) expect(mode(path)).toBe(0o600);
-  const onDisk = readFileSync(file, 'utf8');
-  expect(onDisk).toContain('kept-face');
-  expect(onDisk).not.toContain(was.child.key.slice(13));
-  expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+  expect(mode(file)).toBe(0o600);
+  // Closed: the WAL is folded into the file, which any SQLite reads as it is.
+  expect(readdirSync(tmp.dir)).toEqual(['state.json']);
+  const onDisk = readFileSync(file);
+  expect(onDisk.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\u0000');
+  expect(onDisk.includes('kept-face')).toBe(true);
+  expect(onDisk.includes(was.child.key.slice(13))).toBe(false);
   await expectPopulated(await start(), was);
 });
 
-test('state survives a crash: the journal written before each answer is replayed', async () => {
+test('state survives an abort (nothing more saved): every answered change was committed already', async () => {
   const first = await start();
   const was = await populate(first);
   await first.abort();
-  expect(readFileSync(`${file}.journal`, 'utf8').split('\n').length).toBeGreaterThan(5);
   await expectPopulated(await start(), was);
 });
 
-test('saving costs the change, not the state: a request appends one journal line and leaves the snapshot alone', async () => {
+test('with --data, the bootstrap keys of an earlier start keep working after a restart', async () => {
+  const first = await start();
+  const earlier = (['free', 'standard', 'pro', 'connect'] as const).map((plan) => first.key(plan));
+  await first.close();
   const svc = await start();
-  await createFace(svc, svc.key('pro'), 'cheap-face');
-  const snapshot = statSync(file);
-  const journal = readFileSync(`${file}.journal`, 'utf8');
-  await createDocument(svc, svc.key('pro'), 'cheap-face', 'one more');
-  const after = statSync(file);
-  expect([after.ino, after.size, after.mtimeMs]).toEqual([snapshot.ino, snapshot.size, snapshot.mtimeMs]);
-  const added = readFileSync(`${file}.journal`, 'utf8').slice(journal.length);
-  expect(added.split('\n')).toHaveLength(2);
-  expect(added).toContain('one more');
+  for (const key of earlier) expectContract('getCurrentApiKey', await call(svc, 'getCurrentApiKey', { key }), 200);
 });
 
-test('a large journal is compacted into the snapshot', async () => {
+test('a file another tool left at 0644 is made 0600', async () => {
+  const first = await start();
+  await first.close();
+  chmodSync(file, 0o644);
   const svc = await start();
-  const key = svc.key('pro');
-  await createFace(svc, key, 'big-face');
-  const ids: string[] = [];
-  for (let i = 0; i < 4; i++) ids.push((await createDocument(svc, key, 'big-face', textOfTokens(400_000))).document_id);
-  expect(statSync(`${file}.journal`).size).toBeLessThan(4 * 1024 * 1024);
-  await svc.abort();
-  const again = await start();
-  for (const id of ids)
-    expectContract('getDocument', await call(again, 'getDocument', { key, params: { document_id: id } }), 200);
-});
-
-describe('damaged files', () => {
-  test('a torn final journal line (a write cut by a crash) is ignored', async () => {
-    const first = await start();
-    const face = await createFace(first, first.key('pro'), 'torn-face');
-    await first.abort();
-    appendFileSync(`${file}.journal`, '{"ops":[["put","faces",{"id":"face_half');
-    const svc = await start();
-    expect(
-      expectContract('getFace', await call(svc, 'getFace', { key: svc.key('pro'), params: { face_id: face.uid } }), 200)
-        .alias,
-    ).toBe('torn-face');
-    await createFace(svc, svc.key('pro'), 'after-torn');
-    await svc.abort();
-    const third = await start();
-    expectContract(
-      'getFace',
-      await call(third, 'getFace', { key: third.key('pro'), params: { face_id: 'after-torn' } }),
-      200,
-    );
-  });
-
-  test('a snapshot a killed process was writing is removed at the next start; the state is the renamed one', async () => {
-    const first = await start();
-    const face = await createFace(first, first.key('pro'), 'kept-through-tmp');
-    await first.abort();
-    // What kill -9 in the middle of a snapshot leaves: a temporary file that was never renamed into place.
-    const leftover = `${file}.tmp-99999-abcdef`;
-    writeFileSync(leftover, '{"format":"facectl-serve-state","collections":{"faces":{');
-    writeFileSync(join(tmp.dir, 'unrelated.tmp-1-x'), 'not ours');
-    const svc = await start();
-    expect(existsSync(leftover)).toBe(false);
-    expect(existsSync(join(tmp.dir, 'unrelated.tmp-1-x'))).toBe(true);
-    const got = await call(svc, 'getFace', { key: svc.key('pro'), params: { face_id: face.uid } });
-    expect(expectContract('getFace', got, 200).alias).toBe('kept-through-tmp');
-  });
-
-  test('a corrupt snapshot or journal line stops the start, naming the file; nothing is overwritten', async () => {
-    writeFileSync(file, '{"format": "facectl-serve-state", "collections": {', { mode: 0o600 });
-    await expect(startTestService({ dataFile: file })).rejects.toThrow(file);
-    expect(readFileSync(file, 'utf8')).toBe('{"format": "facectl-serve-state", "collections": {');
-
-    writeFileSync(file, JSON.stringify({ format: 'facectl-serve-state', version: 1, collections: {} }));
-    writeFileSync(`${file}.journal`, 'garbage\n{"ops":[]}\n');
-    await expect(startTestService({ dataFile: file })).rejects.toThrow(/journal line 1/);
-    expect(readFileSync(`${file}.journal`, 'utf8')).toBe('garbage\n{"ops":[]}\n');
-  });
-
-  test('files another tool left at 0644 are made 0600', async () => {
-    const first = await start();
-    await first.close();
-    chmodSync(file, 0o644);
-    chmodSync(`${file}.journal`, 0o644);
-    const svc = await start();
-    await createFace(svc, svc.key('free'), 'mode-face');
-    expect(mode(file)).toBe(0o600);
-    expect(mode(`${file}.journal`)).toBe(0o600);
-  });
+  await createFace(svc, svc.key('free'), 'mode-face');
+  expect(mode(file)).toBe(0o600);
+  expect(mode(`${file}-wal`)).toBe(0o600);
 });
 
 test('a key-creation retry after a restart is refused (409), never a second key: its secret was never saved', async () => {
@@ -202,7 +135,7 @@ test('a key-creation retry after a restart is refused (409), never a second key:
   const headers = { 'Idempotency-Key': 'key-once' };
   const created = expectContract('createApiKey', await call(first, 'createApiKey', { key, body, headers }), 201);
   await first.close();
-  expect(readFileSync(file, 'utf8')).not.toContain(created.key.slice(13));
+  expect(readFileSync(file).includes(created.key.slice(13))).toBe(false);
   const svc = await start();
   const keys = svc.store.maps.keys.size;
   expectError(

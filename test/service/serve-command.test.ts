@@ -1,26 +1,17 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { parseServeOptions, runServe } from '../../src/commands/serve.js';
+import { parseServeOptions, runServe } from '../../src/commands/serve-run.js';
 import type { Context } from '../../src/context.js';
 import { UsageError } from '../../src/errors.js';
-import { startService } from '../../src/service/index.js';
+import { type ImportFetcher, startService } from '../../src/service/index.js';
 import { documentLoad } from '../helpers/document-load.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
-import { call, expectContract, startTestService, tempDir } from '../helpers/service.js';
+import { call, expectContract, startTestService, storedAliases, tempDir } from '../helpers/service.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { until, watchChild } from '../helpers/watch-child.js';
@@ -151,24 +142,26 @@ describe('runServe in-process', () => {
   }
 
   test('--json: the service\'s own failure lines are `{"warning": …}` JSON lines, like every command\'s', async () => {
-    const tmp = tempDir();
-    const file = join(tmp.dir, 'state.json');
-    try {
-      const { t, done, stop } = await serveOnDataFile(file);
-      // The directory gone, the final snapshot cannot be written: the service says so on stderr.
-      rmSync(tmp.dir, { recursive: true, force: true });
-      stop('SIGTERM');
-      await expect(done).rejects.toMatchObject({ exitCode: 143, code: 'interrupted' });
-      // The service's line is JSON; the stop message after it goes through ctx.out (held for the error document).
-      const [line] = t.stderr().split('\n');
-      expect(JSON.parse(line as string)).toEqual({
-        warning: expect.stringMatching(
-          /^could not write the final snapshot of .*state\.json \(ENOENT: .+\); every change is in the journal$/,
-        ),
-      });
-    } finally {
-      tmp.cleanup();
-    }
+    const t = fakeContext(true);
+    const failing: ImportFetcher = async () => {
+      throw new Error('the fetcher broke');
+    };
+    const done = runServe(t.ctx, { port: '0', json: true }, { onStop: () => () => {}, service: { fetchUrl: failing } });
+    await expect.poll(() => t.stdout()).toContain('\n');
+    const first = JSON.parse(t.stdout().split('\n')[0] as string);
+    const key = first.users[2].key as string;
+    await createFaceAsPro(first, 'warned-face', 'W');
+    const res = await call({ baseUrl: first.base_url }, 'importIntoFace', {
+      key,
+      params: { face_id: 'warned-face' },
+      body: { url: 'https://example.test/' },
+    });
+    expect(res.status).toBe(422);
+    t.stop();
+    await expect(done).rejects.toMatchObject({ exitCode: 130, code: 'interrupted' });
+    // The service's line is JSON; the stop message after it goes through ctx.out (held for the error document).
+    const [line] = t.stderr().split('\n');
+    expect(JSON.parse(line as string)).toEqual({ warning: 'import of a URL failed unexpectedly: the fetcher broke' });
   });
 
   test.each([
@@ -184,8 +177,9 @@ describe('runServe in-process', () => {
       stop(signal);
       await expect(done).rejects.toMatchObject({ exitCode, code: 'interrupted', message });
       expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
-      expect(readFileSync(file, 'utf8')).toContain(`${message}-face`);
-      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+      // Closed cleanly: the WAL is folded into the file, which stands alone.
+      expect(readdirSync(tmp.dir)).toEqual(['state.json']);
+      expect(storedAliases(file)).toContain(`${message}-face`);
     } finally {
       tmp.cleanup();
     }
@@ -272,8 +266,8 @@ describe('the built bin', () => {
         warnings: [`facectl serve stopped; state saved to ${file}`],
       },
     });
-    expect(readFileSync(file, 'utf8')).toContain('term-face');
-    expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+    expect(readdirSync(tmp.dir)).toEqual(['state.json']);
+    expect(storedAliases(file)).toContain('term-face');
     tmp.cleanup();
   });
 
@@ -308,8 +302,8 @@ describe('the built bin', () => {
       child.kill('SIGINT');
       expect(await watched.exit).toEqual({ code: 130, signal: null });
       expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\nerror: interrupted\n`);
-      expect(readFileSync(file, 'utf8')).toContain('int-face');
-      expect(readFileSync(`${file}.journal`, 'utf8')).toBe('');
+      expect(readdirSync(tmp.dir)).toEqual(['state.json']);
+      expect(storedAliases(file)).toContain('int-face');
     } finally {
       tmp.cleanup();
     }
@@ -328,7 +322,7 @@ describe('the built bin', () => {
       expect(second.stdout).toBe('');
       expect(second.stderr).toMatch(
         new RegExp(
-          `^error: cannot start the local service: ${file} is in use by another facectl serve \\(pid ${first.child.pid}\\) \\(given as ${alias}\\)\n`,
+          `^error: cannot start the local service: ${file} is in use by another facectl serve \\(given as ${alias}\\)\n`,
         ),
       );
       const json = await runCli(['serve', '--json', '--port', '0', '--data', alias]);
@@ -338,7 +332,7 @@ describe('the built bin', () => {
       await createFaceAsPro(info, 'kept-face', 'Kept');
       first.child.kill('SIGTERM');
       expect(await first.exit).toBe(143);
-      expect(readFileSync(file, 'utf8')).toContain('kept-face');
+      expect(storedAliases(file)).toContain('kept-face');
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
     } finally {
       tmp.cleanup();
@@ -366,10 +360,10 @@ describe('the built bin', () => {
       ]);
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
       expect(lstatSync(file).isFile()).toBe(true);
-      expect(readFileSync(file, 'utf8')).toContain('linked-face');
-      // The journal and the lock live beside the real file, none beside the link.
+      // The database (and its WAL while serve runs) live beside the real file, none beside the link.
       expect(readdirSync(linkDir)).toEqual(['alias.json']);
-      expect(readdirSync(realDir).sort()).toEqual(['state.json', 'state.json.journal']);
+      expect(readdirSync(realDir)).toEqual(['state.json']);
+      expect(storedAliases(file)).toContain('linked-face');
 
       // Started again through the link (now to an existing file): the state is there, and saved there.
       const again = serve(['--data', alias]);
@@ -382,7 +376,7 @@ describe('the built bin', () => {
       again.child.kill('SIGTERM');
       expect(await again.exit).toBe(143);
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
-      expect(readFileSync(file, 'utf8')).toContain('linked-face');
+      expect(storedAliases(file)).toContain('linked-face');
     } finally {
       tmp.cleanup();
     }

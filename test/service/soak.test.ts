@@ -20,8 +20,8 @@ import { type PlanName, SECONDS, SEED, type Soak, verifyDataFile } from '../help
  * whole or not at all; a POST with an Idempotency-Key is instead sent again with the same key until
  * it is answered. Creations without a key that were cut are settled at the end: at most one record.
  *
- * Some kills hit the next start too, while it loads the state and replays the journal or while it
- * writes the snapshot that replaces the journal.
+ * Some kills hit the next start too, while it opens the database (recovering its WAL) or while it
+ * writes the new bootstrap keys.
  *
  * At the end, after a last kill and restart, every acknowledged write is checked over HTTP, every
  * Idempotency-Key is repeated, and the data file (after a clean stop) is checked: money (credits,
@@ -87,8 +87,8 @@ describe('soak: concurrent clients, kill -9 and restart of `facectl serve --data
         for (const at of killAt) {
           await sleep(at - (Date.now() - started));
           await service.crash();
-          // Now and then the next start is killed too, while it loads the state or writes its snapshot.
-          if (rng() < 0.4) await service.crashWhileStarting(rng() < 0.5 ? 'snapshot' : rng());
+          // Now and then the next start is killed too, while it opens the database or writes its bootstrap keys.
+          if (rng() < 0.4) await service.crashWhileStarting(rng());
           await service.start();
           await sleep(150); // let the clients reach the new process before a next kill
         }

@@ -3,10 +3,10 @@ import { ownDocument, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
 import type { ServiceCore } from '../service-core.js';
-import { countTokens } from '../tokens.js';
+import { countTokens, WORKER_THRESHOLD } from '../tokens.js';
 import { documentView } from '../views.js';
 import { markChanged, newItem, syncItem } from './items.js';
-import type { Handler } from './types.js';
+import type { Handler, PreparedHandler } from './types.js';
 
 type NewDocument = Pick<
   DocumentRecord,
@@ -21,19 +21,26 @@ export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecor
 }
 
 /** POST /v1/compile/documents: token_count is a BPE count of the content, a preview; nothing is charged. */
-export const createDocument: Handler<'createDocument'> = async ({ body, auth, svc }) => {
-  const face = resolveFace(svc.store, auth, body.alias);
-  const tokenCount = await countTokens(body.content, svc.stopping);
-  const doc = insertDocument(svc, auth, face, {
-    label: body.label,
-    source: 'submit',
-    type: 'document',
-    perspective: body.perspective,
-    face_speaker: null,
-    content: body.content,
-    token_count: tokenCount,
-  });
-  return { status: 201, body: doc };
+export const createDocument: PreparedHandler<'createDocument'> = {
+  // A large text's face first: a document for a face that is not there is refused before it is counted
+  // (seconds, in a worker). A small one is counted at once; run() looks its face up anyway.
+  prepare: async ({ body, auth, svc }) => {
+    if (body.content.length >= WORKER_THRESHOLD) resolveFace(svc.store, auth, body.alias);
+    return { tokenCount: await countTokens(body.content, svc.stopping) };
+  },
+  run: ({ body, auth, svc, prepared }) => {
+    const face = resolveFace(svc.store, auth, body.alias);
+    const doc = insertDocument(svc, auth, face, {
+      label: body.label,
+      source: 'submit',
+      type: 'document',
+      perspective: body.perspective,
+      face_speaker: null,
+      content: body.content,
+      token_count: prepared.tokenCount as number,
+    });
+    return { status: 201, body: doc };
+  },
 };
 
 export const getDocument: Handler<'getDocument'> = ({ params, auth, svc }) => {
@@ -42,21 +49,24 @@ export const getDocument: Handler<'getDocument'> = ({ params, auth, svc }) => {
 };
 
 /** PATCH /v1/compile/documents/{id}: a new version, to be synced again. */
-export const editDocument: Handler<'editDocument'> = async ({ params, body, auth, svc }) => {
-  ownDocument(svc.store, auth, params.document_id);
-  const tokenCount = body.content === undefined ? undefined : await countTokens(body.content, svc.stopping);
-  // Looked up again after counting: another request may have changed the document meanwhile.
-  const { doc } = ownDocument(svc.store, auth, params.document_id);
-  svc.beforeDocumentEdit(doc);
-  if (body.content !== undefined && tokenCount !== undefined) {
-    doc.content = body.content;
-    doc.token_count = tokenCount;
-  }
-  if (body.label !== undefined) doc.label = body.label;
-  doc.version += 1;
-  markChanged(doc, svc.clock.now());
-  svc.store.put('documents', doc);
-  return { status: 200, body: documentView(svc, doc, auth.user) };
+export const editDocument: PreparedHandler<'editDocument'> = {
+  prepare: async ({ params, body, auth, svc }) => {
+    ownDocument(svc.store, auth, params.document_id);
+    return { tokenCount: body.content === undefined ? undefined : await countTokens(body.content, svc.stopping) };
+  },
+  run: ({ params, body, auth, svc, prepared }) => {
+    const { doc } = ownDocument(svc.store, auth, params.document_id);
+    svc.beforeDocumentEdit(doc);
+    if (body.content !== undefined) {
+      doc.content = body.content;
+      doc.token_count = prepared.tokenCount as number;
+    }
+    if (body.label !== undefined) doc.label = body.label;
+    doc.version += 1;
+    markChanged(doc, svc.clock.now());
+    svc.store.put('documents', doc);
+    return { status: 200, body: documentView(svc, doc, auth.user) };
+  },
 };
 
 /**

@@ -6,7 +6,7 @@ import type { FetchedDocument, ServiceCore } from '../service-core.js';
 import { countTokens } from '../tokens.js';
 import { faceView } from '../views.js';
 import { insertDocument } from './documents.js';
-import type { Handler } from './types.js';
+import type { Handler, PreparedHandler } from './types.js';
 
 /** POST /v1/faces: alias unique per user (409), inside the key's allow-lists (403). */
 export const createFace: Handler<'createFace'> = ({ body, auth, svc }) => {
@@ -42,20 +42,26 @@ export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
  * POST /v1/faces/{face_id}/import: the service fetches the URL (SSRF defences in url-fetch) and stores
  * the text as a document of the face. Label and source are the URL; nothing is charged until sync.
  */
-export const importIntoFace: Handler<'importIntoFace'> = async ({ params, body, auth, svc }) => {
-  const face = resolveFace(svc.store, auth, params.face_id);
-  const fetched = await fetchForImport(svc, body.url);
-  const tokenCount = await countTokens(fetched.text, svc.stopping);
-  const doc = insertDocument(svc, auth, face, {
-    label: body.url,
-    source: body.url,
-    type: body.type,
-    perspective: body.perspective,
-    face_speaker: body.face_speaker ?? null,
-    content: fetched.text,
-    token_count: tokenCount,
-  });
-  return { status: 201, body: doc };
+export const importIntoFace: PreparedHandler<'importIntoFace'> = {
+  // The face first: nothing is fetched for a face that is not there or not allowed.
+  prepare: async ({ params, body, auth, svc }) => {
+    resolveFace(svc.store, auth, params.face_id);
+    const fetched = await fetchForImport(svc, body.url);
+    return { fetched, tokenCount: await countTokens(fetched.text, svc.stopping) };
+  },
+  run: ({ params, body, auth, svc, prepared }) => {
+    const face = resolveFace(svc.store, auth, params.face_id);
+    const doc = insertDocument(svc, auth, face, {
+      label: body.url,
+      source: body.url,
+      type: body.type,
+      perspective: body.perspective,
+      face_speaker: body.face_speaker ?? null,
+      content: (prepared.fetched as FetchedDocument).text,
+      token_count: prepared.tokenCount as number,
+    });
+    return { status: 201, body: doc };
+  },
 };
 
 async function fetchForImport(svc: ServiceCore, url: string): Promise<FetchedDocument> {

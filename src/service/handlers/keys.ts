@@ -38,11 +38,9 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
 
   const faces = body.allowed_face_ids ?? parent.allowed_face_ids;
   if (body.allowed_face_ids != null && parent.allowed_face_ids !== null) {
-    const outside = body.allowed_face_ids.filter((name) => {
-      const byId = svc.store.get('faces', name);
-      const face = byId?.user_id === auth.user.id ? byId : svc.store.faceByAlias(auth.user.id, name);
-      return !faceAllowed(auth, name, face);
-    });
+    const outside = body.allowed_face_ids.filter(
+      (name) => !faceAllowed(auth, name, svc.store.faceOf(auth.user.id, name)),
+    );
     if (outside.length > 0) throw escalation(`allowed_face_ids ${outside.join(', ')} are outside this key's list`);
   }
 

@@ -39,10 +39,21 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
   };
 };
 
+/**
+ * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` the
+ * consent is given (or refused) at once, as the page's button would, and the callback runs in this
+ * request: scripts and CI run `oauth connect --no-browser` to its end, with no browser. The URL is
+ * still answered; opened, it says the request was already decided.
+ */
 export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
   requireConnect(auth);
   requireProvider(svc, params.provider);
   const url = svc.oauth.start(svc.baseUrl, params.provider, { id: auth.user.id, account: auth.user.account });
+  if (svc.consent !== 'page') {
+    const pending = svc.oauth.undecided(params.provider, new URL(url).searchParams);
+    const callback = new URL(svc.oauth.decide(pending, svc.consent === 'approve'));
+    finishAuthorization(svc, params.provider, callback.searchParams);
+  }
   return { status: 200, body: { authorize_url: url } };
 };
 
@@ -63,13 +74,17 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
  * verifier that never left the service; the connection is stored with connected_at.
  */
 export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) => {
-  const provider = params.provider;
-  requireProvider(svc, provider);
+  requireProvider(svc, params.provider);
+  return { status: 200, body: finishAuthorization(svc, params.provider, query) };
+};
+
+/** The callback's work: the state consumed, the code exchanged, the connection stored; its result page. */
+function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearchParams): string {
   const pending = svc.oauth.consume(provider, query.get('state'));
   const error = query.get('error');
   if (error !== null) {
     const why = error === 'access_denied' ? 'access was denied on the consent page' : `the provider said ${error}`;
-    return { status: 200, body: resultPage(`Not connected to ${provider}`, `Nothing was connected: ${why}.`) };
+    return resultPage(`Not connected to ${provider}`, `Nothing was connected: ${why}.`);
   }
   const code = query.get('code');
   if (!code) throw new HttpError(400, 'invalid_request', 'The callback carries no authorization code.');
@@ -90,11 +105,8 @@ export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) 
     token_sha256: OAuthFlows.tokenDigest(token),
   };
   svc.store.put('connections', connection);
-  return {
-    status: 200,
-    body: resultPage(
-      `Connected to ${provider}`,
-      `Your ${provider} account ${user.account} is connected. You can close this window.`,
-    ),
-  };
-};
+  return resultPage(
+    `Connected to ${provider}`,
+    `Your ${provider} account ${user.account} is connected. You can close this window.`,
+  );
+}

@@ -5,7 +5,7 @@ import { billingEnv } from '../service-core.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
 import { markChanged, newItem, syncItem } from './items.js';
-import type { Handler } from './types.js';
+import type { Handler, PreparedHandler } from './types.js';
 
 /**
  * POST /v1/compile/threads: an empty thread of a face. An interviewer_billing_source that can never
@@ -38,20 +38,21 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
  * PATCH /v1/compile/threads/{id}/messages: replaces every message. The replaced ones are counted in
  * messages_archived, the token count is recounted, and the thread must be synced again.
  */
-export const replaceThreadMessages: Handler<'replaceThreadMessages'> = async ({ params, body, auth, svc }) => {
-  ownThread(svc.store, auth, params.thread_id);
-  const tokenCount = await countMessageTokens(
-    body.messages.map((m) => m.content),
-    svc.stopping,
-  );
-  // Looked up again after counting: another request may have replaced the messages meanwhile.
-  const { thread } = ownThread(svc.store, auth, params.thread_id);
-  thread.messages_archived += thread.messages.length;
-  thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
-  thread.token_count = tokenCount;
-  markChanged(thread, svc.clock.now());
-  svc.store.put('threads', thread);
-  return { status: 200, body: threadView(svc, thread, auth.user) };
+export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
+  prepare: async ({ params, body, auth, svc }) => {
+    ownThread(svc.store, auth, params.thread_id);
+    const contents = body.messages.map((m) => m.content);
+    return { tokenCount: await countMessageTokens(contents, svc.stopping) };
+  },
+  run: ({ params, body, auth, svc, prepared }) => {
+    const { thread } = ownThread(svc.store, auth, params.thread_id);
+    thread.messages_archived += thread.messages.length;
+    thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
+    thread.token_count = prepared.tokenCount as number;
+    markChanged(thread, svc.clock.now());
+    svc.store.put('threads', thread);
+    return { status: 200, body: threadView(svc, thread, auth.user) };
+  },
 };
 
 /** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { RouteName, Routes } from '../../contract/index.js';
 import type { AnyRoute, ResponseOf } from '../../contract/route.js';
 import type { AuthInfo } from '../auth.js';
-import type { ServiceCore } from '../service-core.js';
+import type { FetchedDocument, ServiceCore } from '../service-core.js';
 
 /** Routes a browser reaches without a key (they authenticate by a single-use state instead). */
 export type PublicRouteName = 'oauthCallback';
@@ -20,19 +20,39 @@ export interface HandlerInput<R extends AnyRoute, A> {
   svc: ServiceCore;
 }
 
+/** What a route's preparation found before its transaction: a token count, a fetched document. */
+export interface Prepared {
+  tokenCount?: number;
+  fetched?: FetchedDocument;
+}
+
 export interface HandlerResult<R extends AnyRoute> {
   status: number;
   body: ResponseOf<R>;
   /**
-   * True when the body holds a key secret: its idempotency record on disk then keeps no body, and
-   * the replay body lives in memory only.
+   * True when the body holds a key secret: its idempotency record then keeps no body, and the replay
+   * body lives in memory only.
    */
   holdsSecret?: boolean;
 }
 
-export type Handler<N extends RouteName> = (
-  input: HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>,
-) => Promise<HandlerResult<Routes[N]>> | HandlerResult<Routes[N]>;
+type InputOf<N extends RouteName> = HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>;
+
+/**
+ * A route's work, run inside the request's transaction: synchronous, so no other request runs between
+ * what it reads and what it writes, and whatever it throws undoes every change it made.
+ */
+export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => HandlerResult<Routes[N]>;
+
+/**
+ * A route with slow work (counting a large text's tokens, fetching a URL): `prepare` does it before
+ * the transaction, so other requests are answered meanwhile; it may read (and refuse early), never
+ * write. `run` then rereads what it relies on, inside the transaction.
+ */
+export interface PreparedHandler<N extends RouteName> {
+  prepare(input: InputOf<N>): Promise<Prepared>;
+  run: Handler<N>;
+}
 
 /** One handler per contract route: a route without a handler does not compile. */
-export type HandlerMap = { [N in RouteName]: Handler<N> };
+export type HandlerMap = { [N in RouteName]: Handler<N> | PreparedHandler<N> };

@@ -1,0 +1,155 @@
+import { accessSync, constants, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Flags } from './verb.js';
+
+/**
+ * The flags of `facectl serve` (serve.ts declares the verb, serve-run.ts does the work; both read them
+ * from here) and the checks of `--data FILE`.
+ */
+
+export const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * The file a --data path stands for, resolved once at start: through symbolic links (a link to a
+ * file not yet created included) to the real file, or the real directory plus the name of a file
+ * to create. serve opens and names this path, so the database's WAL lives beside the real file and
+ * the link stays a link. A path that cannot be resolved is returned as it is; dataFileProblem says
+ * what is wrong with it.
+ */
+export function realDataPath(file: string): string {
+  let path = file;
+  for (let hops = 0; hops < 40; hops += 1) {
+    try {
+      return realpathSync(path);
+    } catch (error) {
+      if (errnoOf(error) !== 'ENOENT') return path;
+    }
+    let target: string;
+    try {
+      target = readlinkSync(path);
+    } catch {
+      // Not a link: a file serve creates, in the real directory.
+      try {
+        return join(realpathSync(dirname(path)), basename(path));
+      } catch {
+        return path;
+      }
+    }
+    path = resolve(dirname(path), target);
+  }
+  return path;
+}
+
+/**
+ * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
+ * one starts empty), but its directory must exist (it is not created: a mistyped path would otherwise
+ * leave directories behind) and serve must be able to create files in it: SQLite writes its WAL,
+ * `FILE-wal`, there (and an import of an older state file `FILE.importing`). An existing FILE must be a
+ * regular file serve can read and write.
+ */
+export function dataFileProblem(file: string): string | undefined {
+  const dir = dirname(file);
+  const said = (what: string) => `${file}: ${what}`;
+  let exists = true;
+  try {
+    const stat = statSync(file);
+    if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.json')}`);
+    if (!stat.isFile()) return said('is not a regular file');
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === 'ENOTDIR') return said(`${nonDirectory(dir)} is not a directory`);
+    if (code === 'EACCES') return said('cannot be reached (permission denied on a directory of the path)');
+    if (code !== 'ENOENT') return said((error as Error).message);
+    exists = false;
+  }
+  if (!exists) {
+    try {
+      if (!statSync(dir).isDirectory()) return said(`${dir} is not a directory`);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return said(`the directory ${dir} does not exist (serve does not create it)`);
+      return said((error as Error).message);
+    }
+  }
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    return said(`cannot create files in ${dir} (${reason(error)})`);
+  }
+  if (exists) {
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch (error) {
+      return said(`cannot read and write it (${reason(error)})`);
+    }
+  }
+  return undefined;
+}
+
+/** The part of `dir` (from the root down) that exists and is not a directory: what ENOTDIR is about. */
+function nonDirectory(dir: string): string {
+  const parts: string[] = [];
+  for (let at = dir; !parts.includes(at); at = dirname(at)) parts.unshift(at);
+  return (
+    parts.find((part) => {
+      try {
+        return !statSync(part).isDirectory();
+      } catch {
+        return false;
+      }
+    }) ?? dir
+  );
+}
+
+const reason = (error: unknown) =>
+  ({ EACCES: 'permission denied', EPERM: 'permission denied', EROFS: 'read-only file system' })[errnoOf(error) ?? ''] ??
+  (error as Error).message;
+
+/** `--consent`: who answers the local OAuth provider's consent page (see src/service/handlers/oauth.ts). */
+export const CONSENT_ANSWERS = ['page', 'approve', 'deny'] as const;
+export type ConsentAnswer = (typeof CONSENT_ANSWERS)[number];
+
+/** A whole number from `min` to `max`, written in digits only: the message quotes what was given. */
+const wholeNumber = (min: number, max: number, rule: string) => (text: string) =>
+  /^\d{1,9}$/.test(text) && Number(text) >= min && Number(text) <= max ? undefined : `${rule}, got "${text}"`;
+
+export const SERVE_FLAGS = {
+  host: {
+    value: '<host>',
+    help: 'address to listen on',
+    default: '127.0.0.1',
+    check: (host: string) =>
+      host.length > 0 && !/\s/.test(host) ? undefined : `not a host name or address: "${host}"`,
+  },
+  port: {
+    value: '<port>',
+    help: 'port to listen on (0 picks a free one)',
+    default: '8787',
+    check: wholeNumber(0, 65535, 'must be a whole number from 0 to 65535'),
+  },
+  data: {
+    value: '<file>',
+    help: 'keep the state in FILE, an SQLite database (created when missing; its directory must exist)',
+    check: (data: string) => (data === '' ? 'needs a file path' : dataFileProblem(realDataPath(resolve(data)))),
+  },
+  allowPrivateUrls: { help: 'let import fetch loopback URLs (local testing only)' },
+  oauthProvider: {
+    value: '<name>',
+    help: 'id of the local OAuth provider',
+    default: 'example',
+    check: (name: string) =>
+      /^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)
+        ? undefined
+        : `must be lower-case letters, digits, - or _ (at most 64), got "${name}"`,
+  },
+  rateLimit: {
+    value: '<n>',
+    help: 'requests per second per key (429 with Retry-After past it)',
+    check: wholeNumber(1, 999_999_999, 'must be a whole number of requests per second, 1 or more'),
+  },
+  consent: {
+    value: '<answer>',
+    help: 'who answers OAuth consent: page (a person, in a browser), or approve or deny at once (scripts, CI)',
+    choices: CONSENT_ANSWERS,
+    default: 'page',
+  },
+} as const satisfies Flags;

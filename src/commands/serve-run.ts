@@ -1,0 +1,229 @@
+import { resolve } from 'node:path';
+import type { Context } from '../context.js';
+import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
+import { safeJson } from '../io/output.js';
+import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+import { checkFlags } from './flag-check.js';
+import { type ConsentAnswer, dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
+
+/**
+ * The work of `facectl serve` (declared in serve.ts): runs the local Face Compilation Service until
+ * Ctrl-C or SIGTERM, then finishes the requests in flight, saves and ends as every command a signal
+ * stops (exit 130 or 143). `--json` prints one JSON object on the first stdout line, `{"base_url": ...,
+ * "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
+ */
+
+/** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
+export interface ServeOptions {
+  host: string;
+  port: number;
+  allowPrivateUrls: boolean;
+  oauthProvider: string;
+  rateLimit: number | undefined;
+  consent: ConsentAnswer;
+  json: boolean;
+  dataFile: string | undefined;
+  dataGiven: string | undefined;
+}
+
+/**
+ * The flags as commander hands them over (strings; a direct caller may leave out what commander
+ * defaults) -> typed options; a bad value is a UsageError naming the flag, every bad flag at once.
+ */
+export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
+  const defaults = Object.fromEntries(
+    Object.entries(SERVE_FLAGS).flatMap(([key, flag]) => ('default' in flag ? [[key, flag.default]] : [])),
+  );
+  const flags = checkFlags(SERVE_FLAGS, { ...defaults, ...raw });
+  const dataGiven = flags.data === undefined ? undefined : resolve(flags.data);
+  return {
+    host: flags.host,
+    port: Number(flags.port),
+    allowPrivateUrls: flags.allowPrivateUrls,
+    oauthProvider: flags.oauthProvider,
+    rateLimit: flags.rateLimit === undefined ? undefined : Number(flags.rateLimit),
+    consent: flags.consent,
+    json: raw.json === true || ctx.globals.json,
+    dataGiven,
+    dataFile: dataGiven === undefined ? undefined : realDataPath(dataGiven),
+  };
+}
+
+/** The state file for messages: the real file, and the path given when that was a link to it. */
+function dataName(options: ServeOptions): string | undefined {
+  const { dataFile, dataGiven } = options;
+  return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
+}
+
+/**
+ * How serve learns it should stop besides ctx.signal: by default SIGINT and SIGTERM on the process.
+ * The process context aborts its signal on both already; serve listens itself as well so that a context
+ * that does not (an embedder's) still stops with a save. Tests inject their own hook; `stop` says which
+ * signal it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes
+ * the listeners.
+ */
+export type StopHook = (stop: (signal?: 'SIGINT' | 'SIGTERM') => void) => () => void;
+
+const processSignals: StopHook = (stop) => {
+  const onInt = () => stop('SIGINT');
+  const onTerm = () => stop('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
+  return () => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  };
+};
+
+/**
+ * What serve ends with after its clean stop: the signal that stopped it decides the exit code, as for
+ * every command (README): Ctrl-C 130, SIGTERM 143; the context's own reason when it aborted (a closed
+ * stdout among them).
+ */
+function stoppedBy(signal: AbortSignal, hookSignal: 'SIGINT' | 'SIGTERM' | undefined): CliError | undefined {
+  if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : cancelledBy(signal);
+  if (hookSignal === 'SIGTERM') return new CancelError('terminated', { exitCode: ExitCode.terminated });
+  if (hookSignal === 'SIGINT') return new CancelError();
+  return undefined;
+}
+
+export async function runServe(
+  ctx: Context,
+  opts: Record<string, unknown>,
+  hooks: { onStop?: StopHook; service?: Partial<ServiceOptions> } = {},
+): Promise<void> {
+  const options = parseServeOptions(ctx, opts);
+  const { startService } = await import('../service/index.js');
+  let service: RunningService;
+  try {
+    service = await startService({
+      host: options.host,
+      port: options.port,
+      dataFile: options.dataFile,
+      allowPrivateUrls: options.allowPrivateUrls,
+      oauthProvider: options.oauthProvider,
+      rateLimit: options.rateLimit,
+      consent: options.consent,
+      // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
+      log: (line, kind = 'warning') =>
+        ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
+      accessLog: ctx.globals.debug,
+      ...hooks.service,
+    });
+  } catch (error) {
+    throw startFailure(error, options);
+  }
+
+  const port = new URL(service.baseUrl).port;
+  const everywhere = ALL_INTERFACES.has(options.host);
+  if (everywhere) {
+    // The bootstrap keys are printed below: whoever reaches this port can use them.
+    ctx.out.warn(
+      `listening on all interfaces (${options.host}): anyone who can reach this machine on port ${port} can use ` +
+        'the service and its bootstrap keys; use --host 127.0.0.1 to keep it to this machine',
+      { immediate: true },
+    );
+  }
+  if (options.json) {
+    ctx.out.line({ base_url: service.baseUrl, users: service.users });
+  } else {
+    const listening = everywhere ? `http://${options.host.includes(':') ? '[::]' : '0.0.0.0'}:${port}` : undefined;
+    ctx.out.text(summary(service.baseUrl, service.users, options, listening));
+  }
+
+  let removeListeners = () => {};
+  let hookSignal: 'SIGINT' | 'SIGTERM' | undefined;
+  await new Promise<void>((resolveStop) => {
+    if (ctx.signal.aborted) return resolveStop();
+    ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
+    removeListeners = (hooks.onStop ?? processSignals)((signal) => {
+      hookSignal ??= signal;
+      resolveStop();
+    });
+  });
+  removeListeners();
+  await service.close();
+  ctx.out.info(
+    options.dataFile ? `facectl serve stopped; state saved to ${dataName(options)}` : 'facectl serve stopped',
+  );
+  // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
+  const stop = stoppedBy(ctx.signal, hookSignal);
+  if (stop) throw stop;
+}
+
+const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
+
+function startFailure(error: unknown, options: ServeOptions): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new CliError(`port ${options.port} on ${options.host} is already in use`, ExitCode.error, {
+      code: 'address_in_use',
+      hint: 'pick another with --port, or --port 0 for a free one',
+      cause: error,
+    });
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`--host: cannot listen on ${options.host}`, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'EBADSTATE') {
+    // The --data file is not one this serve can load: bad input (exit 2); it was left as it was.
+    return new CliError(`--data: ${message}`, ExitCode.usage, {
+      code: 'invalid_state_file',
+      hint: 'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
+      cause: error,
+    });
+  }
+  if (
+    options.dataFile !== undefined &&
+    DATA_PATH_ERRORS.has(code ?? '') &&
+    (error as NodeJS.ErrnoException).syscall !== 'listen'
+  ) {
+    // The path changed after dataFileProblem checked it: still a problem with --data, said the same way.
+    return new UsageError(`--data: ${dataFileProblem(options.dataFile) ?? `${options.dataFile}: ${message}`}`, {
+      cause: error,
+    });
+  }
+  if (code === 'EDATAINUSE') {
+    // Not a usage error: the same command works once the other serve stops.
+    const given = options.dataFile === options.dataGiven ? '' : ` (given as ${options.dataGiven})`;
+    return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.error, {
+      code: 'data_in_use',
+      hint: 'stop the other facectl serve first, or give this one another --data file',
+      cause: error,
+    });
+  }
+  return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
+    code: 'serve_failed',
+    cause: error,
+  });
+}
+
+const usd = (amount: number) => `$${amount.toFixed(2)}`;
+
+/** The --host values that listen on every interface (IPv4 or IPv6): the banner and a warning say so. */
+const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0']);
+
+/** `listening`: the address bound when it is not the base URL (all interfaces); the base URL is then loopback. */
+function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions, listening?: string): string {
+  const rows = users.map((u) => {
+    const quota =
+      u.compile_quota_tokens > 0 ? `${u.compile_quota_tokens.toLocaleString('en-US')} tokens/month` : 'none';
+    return `  ${u.plan.padEnd(9)} ${u.key}  credits ${usd(u.credits_usd).padEnd(7)} compile quota ${quota}`;
+  });
+  return [
+    ...(listening
+      ? [`Local Face Compilation Service listening on all interfaces at ${listening}`, `From this machine: ${baseUrl}`]
+      : [`Local Face Compilation Service at ${baseUrl}`]),
+    '',
+    'Bootstrap API keys (one per plan; new ones at every start):',
+    ...rows,
+    '',
+    `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
+    options.dataFile ? `State: ${dataName(options)}` : 'State: in memory only (use --data FILE to keep it)',
+    '',
+    `Try: FACECTL_BASE_URL=${baseUrl} FACECTL_API_KEY=<key> facectl ...`,
+    'Press Ctrl-C to stop.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,184 @@
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'libsql';
+import { APPLICATION_ID, MIGRATIONS } from './schema.js';
+import { StateFileError } from './state-shape.js';
+
+/**
+ * Opening serve's SQLite database (libsql: better-sqlite3's API, with prebuilt Node-API binaries, so
+ * one install works on every Node line). docs/local-service-choices.md says why each setting:
+ *
+ * - `locking_mode=EXCLUSIVE`: the connection takes the file's lock at its first write (the migration
+ *   below, at start) and keeps it until it closes, so a second serve on the same file gets
+ *   SQLITE_BUSY at once and is refused, having changed nothing. The operating system drops the lock
+ *   with the process, so nothing stale is left by kill -9.
+ * - `journal_mode=WAL`, `synchronous=NORMAL`: a commit is a write to the WAL, not an fsync. A process
+ *   crash (kill -9) loses nothing committed; a power cut may lose the last commits, never the file.
+ *   A write that fails (ENOSPC, EFBIG, EIO) rolls its transaction back; the file stays valid.
+ */
+
+export type Connection = Database.Database;
+
+/** Another serve holds the database. */
+export class DataFileInUse extends Error {
+  readonly code = 'EDATAINUSE';
+}
+
+const sqliteCode = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+};
+
+/** True for an error of the database (a failed write among them), as opposed to one of the service's code. */
+export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !== undefined;
+
+/**
+ * A connection to `file` holding its lock, or null when the file is no SQLite database (an old
+ * JSON state file, see import-state.ts). A missing file is created, mode 0600 (SQLite gives its WAL
+ * the same mode).
+ */
+export function connect(file: string): Connection | null {
+  if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
+  // By path, never through a descriptor: closing any descriptor of a file drops every lock this process
+  // holds on it (POSIX), the lock of a serve running in the same process (tests) included.
+  else if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.exec('PRAGMA locking_mode = EXCLUSIVE');
+    // Read before anything is written: a file that is not ours is refused exactly as it is.
+    checkOwnership(file, db);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    // After a checkpoint the WAL is cut back to this size instead of keeping its largest one.
+    db.exec('PRAGMA journal_size_limit = 8388608');
+    migrate(file, db);
+    return db;
+  } catch (error) {
+    closeConnection(db, false);
+    const code = sqliteCode(error);
+    if (code === 'SQLITE_NOTADB') return null;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Closes a connection and frees its file at once. libsql closes the SQLite connection only once the
+ * last of its prepared statements is garbage-collected, so the lock would outlive close(): leaving WAL
+ * mode folds the WAL into the file (which then stands alone, as the `sqlite3` shell likes it) and
+ * NORMAL locking drops the lock at the next read. `ours`: false for a file refused as it is, which is
+ * not written. Should any of it fail, the lock goes with the process.
+ */
+export function closeConnection(db: Connection, ours = true): void {
+  try {
+    if (ours) db.exec('PRAGMA journal_mode = DELETE');
+    db.exec('PRAGMA locking_mode = NORMAL');
+    db.exec('SELECT count(*) FROM sqlite_schema');
+  } catch {
+    // the process's end releases it
+  } finally {
+    db.close();
+  }
+}
+
+const scalar = (db: Connection, sql: string): unknown => (db.prepare<unknown[]>(sql).raw().get() as unknown[])[0];
+
+/** Refuses (untouched) an SQLite file of another application, or of a newer facectl. */
+function checkOwnership(file: string, db: Connection): void {
+  const application = scalar(db, 'PRAGMA application_id');
+  const version = Number(scalar(db, 'PRAGMA user_version'));
+  const tables = Number(scalar(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"));
+  if (application === 0 && tables === 0) return;
+  if (application !== APPLICATION_ID) {
+    throw new StateFileError(
+      `${file} is an SQLite database of another program, not a facectl serve state; the file was left untouched`,
+    );
+  }
+  if (version > MIGRATIONS.length) {
+    throw new StateFileError(
+      `${file}: database version ${version} is not one this facectl serve reads (version ${MIGRATIONS.length} ` +
+        'or older); the file was left untouched (a newer facectl may have written it)',
+    );
+  }
+}
+
+/** Brings the schema to the newest version in one transaction, which also takes the file's lock. */
+function migrate(file: string, db: Connection): void {
+  db.exec('BEGIN EXCLUSIVE');
+  try {
+    const version = Number(scalar(db, 'PRAGMA user_version'));
+    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next] as string);
+    if (version < MIGRATIONS.length) {
+      db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw new Error(`${file}: the database could not be prepared (${(error as Error).message})`, { cause: error });
+  }
+}
+
+const TEMP_PREFIX = 'facectl-serve-';
+
+/**
+ * Without --data: a database in a new temporary directory, removed by the returned cleanup. The
+ * directory's name holds serve's pid; those of serves that are gone (killed: nothing removed them)
+ * are removed here.
+ */
+export function temporaryDatabase(): { file: string; cleanup: () => void } {
+  removeAbandoned();
+  const dir = mkdtempSync(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
+  return { file: join(dir, 'state.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function removeAbandoned(): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^facectl-serve-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Makes a rename in `dir` durable; some file systems refuse fsync on a directory (the rename stands). */
+export function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // best effort
+  }
+}

@@ -1,0 +1,199 @@
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { dirname } from 'node:path';
+import { closeConnection, type Connection, connect, DataFileInUse, syncDirectory } from './database.js';
+import { COLLECTION_NAMES, type CollectionName } from './records.js';
+import { checkJournalLine, checkSnapshot, type JournalOp, StateFileError } from './state-shape.js';
+
+/** What the import writes through: a Store over the new database (a type of its own: no import circle). */
+export interface ImportTarget {
+  transaction<T>(change: () => T): T;
+  statement(sql: string): { run(...params: unknown[]): unknown };
+  put(collection: CollectionName, record: never): void;
+}
+
+/**
+ * A `--data FILE` that a facectl serve before the SQLite database wrote: FILE a JSON snapshot and
+ * FILE.journal one line of changes per request, the last one possibly cut short by a crash (never
+ * acknowledged, so left out). Imported once, whole or not at all, at the first start on it:
+ *
+ * 1. Both files are read and checked (state-shape.ts); a problem refuses the start, nothing written.
+ * 2. The records go into a new database, FILE.importing, in one transaction. Its lock keeps a second
+ *    serve out meanwhile; a crash here leaves FILE as it was and the next start imports again.
+ * 3. FILE is kept as FILE.imported (a hard link, else a copy), then the database is renamed over
+ *    FILE (atomic), then FILE.journal becomes FILE.journal.imported.
+ */
+export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
+  const state = readStateFile(file);
+  const temp = `${file}.importing`;
+  let db: Connection | null;
+  try {
+    db = connect(temp);
+  } catch (error) {
+    if (error instanceof DataFileInUse) {
+      throw new DataFileInUse(`${file} is in use by another facectl serve (it is importing it)`, { cause: error });
+    }
+    throw error;
+  }
+  if (db === null) throw new StateFileError(`${temp} is in the way of the import of ${file}: remove it`);
+  let moved = false;
+  try {
+    // Another serve may have finished this very import since the file was read: its database stands.
+    if (isDatabase(file)) return;
+    const store = storeOf(db);
+    store.transaction(() => {
+      for (const name of [...COLLECTION_NAMES, 'idempotency']) store.statement(`DELETE FROM ${name}`).run();
+      insertRecords(file, store, state);
+    });
+    // Everything into the file itself (out of its WAL, named after its old name), the lock still held.
+    db.exec('PRAGMA journal_mode = DELETE');
+    if (existsSync(file)) keepAs(file, `${file}.imported`);
+    renameSync(temp, file);
+    moved = true;
+    syncDirectory(dirname(file));
+  } finally {
+    closeConnection(db);
+    if (!moved) {
+      rmSync(temp, { force: true });
+      rmSync(`${temp}-wal`, { force: true });
+    }
+  }
+  if (existsSync(`${file}.journal`)) renameSync(`${file}.journal`, `${file}.journal.imported`);
+}
+
+type Records = Map<string, Map<string, Record<string, unknown>>>;
+
+/** The state the two files hold: the snapshot's records with the journal's changes applied. */
+function readStateFile(file: string): Records {
+  const records: Records = new Map([...COLLECTION_NAMES, 'idempotency'].map((name) => [name, new Map()]));
+  const apply = ([kind, collection, value]: JournalOp) => {
+    const map = records.get(collection) as Map<string, Record<string, unknown>>;
+    if (kind === 'put') map.set(value.id, value as Record<string, unknown>);
+    else map.delete(value);
+  };
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  if (text.length > 0) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new StateFileError(
+        `${file} is not a valid state file (${(error as Error).message}); it was left untouched`,
+      );
+    }
+    for (const [name, list] of Object.entries(checkSnapshot(file, parsed))) {
+      for (const record of list ?? []) apply(['put', name as CollectionName, record]);
+    }
+  }
+  const journal = `${file}.journal`;
+  if (existsSync(journal)) {
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    // The part after the last newline is a write that a crash cut short: it was never acknowledged.
+    lines.pop();
+    lines.forEach((line, index) => {
+      if (line.length === 0) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        throw new StateFileError(`${journal} line ${index + 1} is corrupt; the files were left untouched`);
+      }
+      for (const op of checkJournalLine(journal, index + 1, parsed)) apply(op);
+    });
+  }
+  return records;
+}
+
+function insertRecords(file: string, store: ImportTarget, records: Records): void {
+  const fail = (collection: string, id: string, error: unknown) =>
+    new StateFileError(
+      `${file}: ${collection} record ${id} cannot be imported (${(error as Error).message}); the file was left untouched`,
+      { cause: error },
+    );
+  for (const name of COLLECTION_NAMES) {
+    for (const [id, record] of records.get(name) ?? []) {
+      try {
+        store.put(name, record as never);
+      } catch (error) {
+        throw fail(name, id, error);
+      }
+    }
+  }
+  const keys = records.get('keys') as Map<string, Record<string, unknown>>;
+  const documents = records.get('documents') as Map<string, Record<string, unknown>>;
+  const insert = store.statement(
+    'INSERT INTO idempotency (user_id, idempotency_key, request_sha256, key_id, status, body, document_id, ' +
+      'document_version, body_prefix, body_suffix, face_alias, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  // Their ids were `<API key id>:<Idempotency-Key>`; records are now the user's (any of their keys replays).
+  for (const [id, record] of records.get('idempotency') ?? []) {
+    const cut = id.indexOf(':');
+    const keyId = id.slice(0, cut);
+    const userId = keys.get(keyId)?.user_id;
+    if (cut < 0 || typeof userId !== 'string') continue;
+    const ref = record.doc_ref as { document_id: string; version: number; prefix: string; suffix: string } | undefined;
+    const body = typeof record.body === 'string' ? record.body : null;
+    const alias = ref ? documents.get(ref.document_id)?.alias : body === null ? undefined : aliasIn(body);
+    try {
+      insert.run(
+        userId,
+        id.slice(cut + 1),
+        record.request_hash,
+        keyId,
+        record.status,
+        body,
+        ref?.document_id ?? null,
+        ref?.version ?? null,
+        ref?.prefix ?? null,
+        ref?.suffix ?? null,
+        typeof alias === 'string' ? alias : null,
+        record.created_ms,
+      );
+    } catch (error) {
+      throw fail('idempotency', id, error);
+    }
+  }
+}
+
+/** The face alias an answer shows (faces, documents and threads carry one), if any. */
+function aliasIn(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { alias?: unknown } | null)?.alias;
+  } catch {
+    return undefined;
+  }
+}
+
+function keepAs(file: string, kept: string): void {
+  rmSync(kept, { force: true });
+  try {
+    linkSync(file, kept);
+  } catch {
+    // A file system without hard links: a copy (FILE must stay in place until the database replaces it).
+    copyFileSync(file, kept);
+  }
+}
+
+function isDatabase(file: string): boolean {
+  const header = Buffer.alloc(16);
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      readSync(fd, header, 0, 16, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  return header.toString('latin1') === 'SQLite format 3\u0000';
+}

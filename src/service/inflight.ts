@@ -1,0 +1,105 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { HttpError } from './errors.js';
+
+/**
+ * Bytes of request bodies in flight, per user and in all: a body is held in memory (and its text, and
+ * the answer showing it) until its request is answered, so large bodies arriving at once would add up
+ * (six 60 MiB documents took serve to 2 GiB). A request whose body would pass a budget is refused
+ * before its body is read: 429 `too_many_in_flight` past the user's, 503 `service_busy` past the
+ * service's, each with Retry-After. A user's only request is never refused (the body limit, 413,
+ * bounds it); nor are small requests beside a large one while the budget has room.
+ * docs/local-service-choices.md, "Memory".
+ */
+
+const MIB = 1024 * 1024;
+/** Retry-After grows with what is in flight: about the time serve takes to count and store that much (60 MiB of English-like text: 8 s on 2 busy cores). */
+const BYTES_PER_SECOND = 8 * MIB;
+/** A request at least this large is followed by a garbage collection (see collectSoon). */
+const LARGE = 8 * MIB;
+
+export class InflightBudget {
+  private readonly byUser = new Map<string, number>();
+  private total = 0;
+  private readonly perUser: number;
+  private readonly overall: number;
+
+  constructor(perUser: number, overall: number) {
+    this.perUser = perUser;
+    this.overall = overall;
+  }
+
+  /**
+   * One request's share: `add` as its bytes become known (throws past a budget), `release` once
+   * answered; `tidy` between the steps of a large request collects what the last step left.
+   */
+  share(user: string): { add: (bytes: number) => void; release: () => void; tidy: () => void } {
+    let mine = 0;
+    return {
+      tidy: () => {
+        if (mine >= LARGE) collector()();
+      },
+      add: (bytes) => {
+        this.take(user, mine, bytes);
+        mine += bytes;
+      },
+      release: () => {
+        const left = (this.byUser.get(user) ?? 0) - mine;
+        if (left > 0) this.byUser.set(user, left);
+        else this.byUser.delete(user);
+        this.total -= mine;
+        if (mine >= LARGE) collectSoon();
+        mine = 0;
+      },
+    };
+  }
+
+  private take(user: string, mine: number, bytes: number): void {
+    const held = this.byUser.get(user) ?? 0;
+    if (held > mine && held + bytes > this.perUser) {
+      throw refusal(429, 'too_many_in_flight', held - mine, 'this user has other large requests in flight');
+    }
+    if (this.total > mine && this.total + bytes > this.overall) {
+      throw refusal(503, 'service_busy', this.total - mine, 'the service has other large requests in flight');
+    }
+    this.byUser.set(user, held + bytes);
+    this.total += bytes;
+  }
+}
+
+function refusal(status: number, code: string, inFlight: number, why: string): HttpError {
+  const seconds = Math.min(30, Math.max(1, Math.ceil(inFlight / BYTES_PER_SECOND)));
+  return new HttpError(
+    status,
+    code,
+    `${why} (${(inFlight / MIB).toFixed(1)} MiB); send this one again in ${seconds} s`,
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+let collect: (() => void) | undefined;
+let scheduled = false;
+
+/**
+ * A full garbage collection shortly after a large request was answered. V8 collects when allocating,
+ * not when idle, so the strings of a 60 MiB document (its body, its text, its answer: some 300 MiB)
+ * stayed in memory after the answer: 640 MiB 15 s after six such documents, against 150 MiB at start.
+ * Collected at once, serve is back near where it started. The collector is V8's own (`gc`, exposed
+ * by the flag for contexts made after it is set); it costs milliseconds, against seconds of work.
+ */
+function collectSoon(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setTimeout(() => {
+    scheduled = false;
+    collector()();
+  }, 50).unref();
+}
+
+function collector(): () => void {
+  if (!collect) {
+    setFlagsFromString('--expose-gc');
+    collect = runInNewContext('gc') as () => void;
+  }
+  return collect;
+}

@@ -1,0 +1,129 @@
+/**
+ * The tables of `facectl serve`'s SQLite database, as migrations: MIGRATIONS[n] takes a database from
+ * `PRAGMA user_version` n to n + 1, in the same transaction that sets the new version. A migration,
+ * once released, never changes: a new column or table is a new migration. docs/serve-database.md
+ * describes the tables for users who open the file with the `sqlite3` shell.
+ *
+ * Lists (scopes, allow-lists, default_tools, messages) and objects (basic_facts) are JSON text; flags
+ * are 0 or 1; money is integer micro-dollars; times are ISO 8601 text, except the millisecond clocks
+ * the service computes with (sync_started_ms, created_ms) and a face's `created` (Unix seconds).
+ */
+
+/** `PRAGMA application_id` of a facectl serve database ("fctl"): tells it from any other SQLite file. */
+export const APPLICATION_ID = 0x6663746c;
+
+export const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  plan TEXT NOT NULL,
+  account TEXT NOT NULL,
+  credits_micro INTEGER NOT NULL,
+  quota_month TEXT NOT NULL,
+  quota_used INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE keys (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  parent_id TEXT,
+  bootstrap INTEGER NOT NULL,
+  name TEXT,
+  hash TEXT NOT NULL,
+  key_prefix TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT,
+  scopes TEXT NOT NULL,
+  budget_usd REAL,
+  spent_micro INTEGER NOT NULL,
+  allowed_face_ids TEXT,
+  allowed_llm_models TEXT
+) STRICT;
+CREATE TABLE faces (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  name TEXT NOT NULL,
+  basic_facts TEXT NOT NULL,
+  default_tools TEXT,
+  default_model TEXT,
+  formula TEXT,
+  created INTEGER NOT NULL,
+  UNIQUE (user_id, alias)
+) STRICT;
+CREATE TABLE documents (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  face_id TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  label TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  token_count INTEGER NOT NULL,
+  synced INTEGER NOT NULL,
+  sync_started_ms INTEGER,
+  synced_token_count INTEGER,
+  billing_source TEXT,
+  type TEXT NOT NULL,
+  perspective TEXT NOT NULL,
+  face_speaker TEXT,
+  version INTEGER NOT NULL,
+  content TEXT NOT NULL
+) STRICT;
+CREATE TABLE threads (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  face_id TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  label TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  token_count INTEGER NOT NULL,
+  synced INTEGER NOT NULL,
+  sync_started_ms INTEGER,
+  synced_token_count INTEGER,
+  billing_source TEXT,
+  messages TEXT NOT NULL,
+  messages_archived INTEGER NOT NULL,
+  override TEXT
+) STRICT;
+CREATE TABLE connections (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  connected_at TEXT NOT NULL,
+  token_sha256 TEXT NOT NULL
+) STRICT;
+CREATE TABLE idempotency (
+  user_id TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request_sha256 TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  body TEXT,
+  document_id TEXT,
+  document_version INTEGER,
+  body_prefix TEXT,
+  body_suffix TEXT,
+  face_alias TEXT,
+  created_ms INTEGER NOT NULL,
+  PRIMARY KEY (user_id, idempotency_key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
+`,
+];
+
+/** Columns holding JSON text (lists and objects of the records). */
+export const JSON_COLUMNS: ReadonlySet<string> = new Set([
+  'scopes',
+  'allowed_face_ids',
+  'allowed_llm_models',
+  'basic_facts',
+  'default_tools',
+  'messages',
+]);
+
+/** Columns holding a boolean as 0 or 1. */
+export const FLAG_COLUMNS: ReadonlySet<string> = new Set(['bootstrap', 'synced']);

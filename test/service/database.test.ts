@@ -1,0 +1,357 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'libsql';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { APPLICATION_ID } from '../../src/service/schema.js';
+import { runCli } from '../helpers/run-cli.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import {
+  call,
+  expectContract,
+  expectError,
+  request,
+  startTestService,
+  type TestService,
+  tempDir,
+} from '../helpers/service.js';
+
+/**
+ * serve's SQLite database: its tables as a user's `sqlite3` shell sees them, the one-time import of the
+ * JSON state files of earlier versions (snapshot + journal, a torn last line included), files it must
+ * refuse untouched (case 58), and what a 401 says about keys of earlier starts (issue 22, item 8).
+ */
+
+let tmp: ReturnType<typeof tempDir>;
+const running: TestService[] = [];
+const start = async (dataFile?: string) => {
+  const svc = await startTestService(dataFile ? { dataFile } : {});
+  running.push(svc);
+  return svc;
+};
+afterEach(async () => {
+  for (const svc of running.splice(0)) await svc.close();
+  tmp?.cleanup();
+});
+
+/** Reads a database file with another SQLite connection, as the `sqlite3` shell would. */
+function query(file: string, sql: string): unknown[][] {
+  const db = new Database(file);
+  try {
+    return db.prepare(sql).raw().all() as unknown[][];
+  } finally {
+    db.close();
+  }
+}
+
+test('the database holds one table per kind of record, under a version any SQLite reads', async () => {
+  tmp = tempDir();
+  const file = join(tmp.dir, 'state.db');
+  const svc = await start(file);
+  await call(svc, 'createFace', { key: svc.key('pro'), body: { name: 'Ada', alias: 'ada' } });
+  await svc.close();
+  const tables = query(file, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").flat();
+  expect(tables).toEqual(['connections', 'documents', 'faces', 'idempotency', 'keys', 'threads', 'users']);
+  expect(query(file, 'PRAGMA user_version')).toEqual([[1]]);
+  expect(query(file, 'PRAGMA application_id')).toEqual([[APPLICATION_ID]]);
+  expect(query(file, 'SELECT plan FROM users ORDER BY plan').flat()).toEqual(['connect', 'free', 'pro', 'standard']);
+  expect(query(file, 'SELECT alias, name FROM faces')).toEqual([['ada', 'Ada']]);
+  // Keys as hashes only (case 34): the secret's digest, never the secret.
+  const hashes = query(file, 'SELECT hash FROM keys').flat() as string[];
+  expect(hashes).toContain(createHash('sha256').update(svc.key('pro')).digest('hex'));
+});
+
+describe('a state file of an earlier facectl (JSON snapshot + journal) is imported once, losslessly', () => {
+  const SECRET = 'fcs_AAAAAAAA_0123456789abcdefghijABCDEFGHIJKL';
+  const CONTENT = 'Kept "content" ✓ with a\nnew line';
+  const now = Date.now();
+  const iso = new Date(now).toISOString();
+  const docBody = JSON.stringify({ alias: 'old-face', label: 'old', content: CONTENT });
+  const prefix = '{"document_id":"doc_old","version":1,"content":';
+  const suffix = ',"label":"old"}';
+
+  /** The files a facectl serve of the JSON format left: a snapshot, and journal lines (the last torn). */
+  function writeOldState(file: string) {
+    const user = {
+      id: 'usr_old',
+      plan: 'connect',
+      account: 'connect@facectl.local',
+      credits_micro: 4_000_000,
+      quota_month: iso.slice(0, 7),
+      quota_used: 0,
+      created_at: iso,
+    };
+    const key = {
+      id: 'key_AAAAAAAA',
+      user_id: 'usr_old',
+      parent_id: null,
+      bootstrap: false,
+      name: 'kept key',
+      hash: createHash('sha256').update(SECRET).digest('hex'),
+      key_prefix: 'fcs_AAAAAAAA',
+      created_at: iso,
+      expires_at: null,
+      scopes: ['v1:*'],
+      budget_usd: 2.5,
+      spent_micro: 1234,
+      allowed_face_ids: null,
+      allowed_llm_models: ['model-a'],
+    };
+    const face = {
+      id: 'face_old',
+      user_id: 'usr_old',
+      alias: 'old-face',
+      name: 'Old Face',
+      basic_facts: JSON.parse('{"born":1815,"__proto__":"kept as data"}') as object,
+      default_tools: null,
+      default_model: 'model-a',
+      formula: null,
+      created: Math.floor(now / 1000),
+    };
+    const item = {
+      user_id: 'usr_old',
+      face_id: 'face_old',
+      alias: 'old-face',
+      created_at: iso,
+      updated_at: iso,
+      synced: true,
+      sync_started_ms: now,
+      synced_token_count: 9,
+      billing_source: 'credits',
+    };
+    const doc = {
+      ...item,
+      id: 'doc_old',
+      label: 'old',
+      source: 'submit',
+      token_count: 9,
+      type: 'document',
+      perspective: 'third-person',
+      face_speaker: null,
+      version: 1,
+      content: CONTENT,
+    };
+    const thread = {
+      ...item,
+      id: 'thr_old',
+      label: 'talk',
+      source: 'submit',
+      token_count: 2,
+      synced: false,
+      sync_started_ms: null,
+      synced_token_count: null,
+      billing_source: null,
+      messages: [{ role: 'user', content: 'Hello there', from: 'Ada' }],
+      messages_archived: 3,
+      override: 'credits',
+    };
+    const record = {
+      id: `key_AAAAAAAA:idem-1`,
+      request_hash: createHash('sha256').update(`POST /v1/compile/documents\n`).update(docBody).digest('hex'),
+      status: 201,
+      body: null,
+      doc_ref: { document_id: 'doc_old', version: 1, prefix, suffix },
+      created_ms: now,
+    };
+    const snapshot = JSON.stringify({
+      format: 'facectl-serve-state',
+      version: 1,
+      saved_at: iso,
+      collections: { users: [user], keys: [key], faces: [face] },
+    });
+    const journal =
+      `${JSON.stringify({
+        ops: [
+          ['put', 'documents', doc],
+          ['put', 'idempotency', record],
+        ],
+      })}\n` +
+      `${JSON.stringify({
+        ops: [
+          ['put', 'threads', thread],
+          [
+            'put',
+            'connections',
+            { id: 'usr_old:example', user_id: 'usr_old', provider: 'example', connected_at: iso, token_sha256: 'ab' },
+          ],
+        ],
+      })}\n` +
+      // A write a crash cut short: never acknowledged, left out.
+      '{"ops":[["put","faces",{"id":"face_torn","user_id":"usr_old","alias":"torn-face"';
+    writeFileSync(file, snapshot);
+    writeFileSync(`${file}.journal`, journal);
+    return { snapshot, journal };
+  }
+
+  test('every record comes over (the torn line does not); the old files stay beside it as *.imported', async () => {
+    tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    const old = writeOldState(file);
+    const svc = await start(file);
+    expect(readdirSync(tmp.dir).sort()).toEqual([
+      'state.json',
+      'state.json-wal',
+      'state.json.imported',
+      'state.json.journal.imported',
+    ]);
+    expect(readFileSync(`${file}.imported`, 'utf8')).toBe(old.snapshot);
+    expect(readFileSync(`${file}.journal.imported`, 'utf8')).toBe(old.journal);
+
+    // The old key still works, with its budget, spending and allow-list.
+    const current = expectContract('getCurrentApiKey', await call(svc, 'getCurrentApiKey', { key: SECRET }), 200);
+    expect(current).toMatchObject({
+      name: 'kept key',
+      budget_usd: 2.5,
+      spent_usd: 0.001234,
+      allowed_llm_models: ['model-a'],
+    });
+    const face = await call(svc, 'getFace', { key: SECRET, params: { face_id: 'old-face' } });
+    expectContract('getFace', face, 200);
+    expect(face.text).toContain('"basic_facts":{"born":1815,"__proto__":"kept as data"}');
+    expectError(
+      'getFace',
+      await call(svc, 'getFace', { key: SECRET, params: { face_id: 'torn-face' } }),
+      404,
+      'face_not_found',
+    );
+    const doc = expectContract(
+      'getDocument',
+      await call(svc, 'getDocument', { key: SECRET, params: { document_id: 'doc_old' } }),
+      200,
+    );
+    expect(doc).toMatchObject({ content: CONTENT, synced: true, billing_source: 'credits', version: 1 });
+    const thread = expectContract(
+      'getThread',
+      await call(svc, 'getThread', { key: SECRET, params: { thread_id: 'thr_old' } }),
+      200,
+    );
+    expect(thread).toMatchObject({
+      messages: [{ role: 'user', content: 'Hello there', name: 'Ada' }],
+      messages_archived: 3,
+    });
+    const links = expectContract('listOAuthConnections', await call(svc, 'listOAuthConnections', { key: SECRET }), 200);
+    expect(links[0]).toMatchObject({ connected: true, connected_at: iso });
+
+    // The idempotency record too: a retry of the old request is answered as it was, creating nothing.
+    const before = svc.store.count('documents');
+    const retry = await request(svc.baseUrl, 'POST', '/v1/compile/documents', {
+      key: SECRET,
+      rawBody: docBody,
+      headers: { 'Idempotency-Key': 'idem-1' },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.text).toBe(prefix + JSON.stringify(CONTENT) + suffix);
+    expect(svc.store.count('documents')).toBe(before);
+
+    // Imported once: the next start opens the database as it is.
+    await call(svc, 'createFace', { key: SECRET, body: { name: 'New', alias: 'after-import' } });
+    await svc.close();
+    const again = await start(file);
+    expectContract('getFace', await call(again, 'getFace', { key: SECRET, params: { face_id: 'after-import' } }), 200);
+    expect(readFileSync(`${file}.imported`, 'utf8')).toBe(old.snapshot);
+  });
+
+  test('a journal whose snapshot is gone is imported alone', async () => {
+    tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    writeOldState(file);
+    writeFileSync(file, '');
+    const svc = await start(file);
+    const doc = await call(svc, 'getDocument', { key: svc.key('pro'), params: { document_id: 'doc_old' } });
+    // Its owner's records were in the snapshot: the document is there, another user's.
+    expectError('getDocument', doc, 404, 'document_not_found');
+    expect(svc.store.get('documents', 'doc_old')?.content).toBe(CONTENT);
+  });
+
+  test('a record that cannot be imported stops the start naming it; the old files stay exactly as they were', async () => {
+    tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    const broken = JSON.stringify({
+      format: 'facectl-serve-state',
+      version: 1,
+      collections: { faces: [{ id: 'face_x', user_id: 'usr_x', alias: 'x' }] },
+    });
+    writeFileSync(file, broken);
+    await expect(startTestService({ dataFile: file })).rejects.toThrow(/faces record face_x cannot be imported/);
+    expect(readFileSync(file, 'utf8')).toBe(broken);
+    expect(readdirSync(tmp.dir)).toEqual(['state.json']);
+  });
+});
+
+describe('case 58: a file serve does not read is refused, naming it, and left untouched (the built bin)', () => {
+  beforeAll(() => ensureBuilt(), 120_000);
+
+  test.each([
+    [
+      'a newer facectl database',
+      (db: InstanceType<typeof Database>) => {
+        db.exec(`PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = 99; CREATE TABLE later (x);`);
+      },
+      'database version 99 is not one this facectl serve reads',
+    ],
+    [
+      "another program's database",
+      (db: InstanceType<typeof Database>) =>
+        db.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY); INSERT INTO orders VALUES (1);'),
+      'is an SQLite database of another program, not a facectl serve state',
+    ],
+  ])('%s -> exit 2', async (_name, fill, says) => {
+    tmp = tempDir();
+    const file = join(tmp.dir, 'state.db');
+    const db = new Database(file);
+    fill(db);
+    db.close();
+    const bytes = readFileSync(file);
+    const result = await runCli(['serve', '--port', '0', '--data', file]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(file);
+    expect(result.stderr).toContain(says);
+    expect(result.stderr).toContain('left untouched');
+    expect(readFileSync(file).equals(bytes)).toBe(true);
+    expect(readdirSync(tmp.dir)).toEqual(['state.db']);
+  });
+});
+
+describe('401 for a key serve does not know says why (issue 22, item 8)', () => {
+  const unknown = 'fcs_ZZZZZZZZ_0123456789abcdefghijABCDEFGHIJKL';
+
+  test('without --data: keys of an earlier start are gone; use one this run printed, or --data', async () => {
+    const svc = await start();
+    const body = expectError(
+      'getCurrentApiKey',
+      await call(svc, 'getCurrentApiKey', { key: unknown }),
+      401,
+      'not_authenticated',
+    );
+    expect(body.detail).toContain('started without --data, so it forgets its keys at each start');
+    expect(body.detail).toContain('keep state across starts with --data FILE');
+    expect(body.detail).not.toContain(unknown.slice(13));
+  });
+
+  test('with --data: not a key of this service (its keys are kept in its --data file)', async () => {
+    tmp = tempDir();
+    const svc = await start(join(tmp.dir, 'state.db'));
+    const body = expectError(
+      'getCurrentApiKey',
+      await call(svc, 'getCurrentApiKey', { key: unknown }),
+      401,
+      'not_authenticated',
+    );
+    expect(body.detail).toContain('its keys are kept in its --data file');
+  });
+
+  test('the CLI shows it: a key of an earlier serve without --data, after a restart', async () => {
+    ensureBuilt();
+    const first = await start();
+    const key = first.key('pro');
+    await first.close();
+    const second = await start();
+    const result = await runCli(['auth', 'status'], {
+      env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: second.baseUrl },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('started without --data, so it forgets its keys at each start');
+    expect(result.stderr).not.toContain(key.slice(13));
+  });
+});

@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
+import { Store } from '../../src/service/store.js';
+import { call, expectContract, expectError, type Json } from '../helpers/service.js';
+import { type SmallDisk, smallDisk } from '../helpers/small-disk.js';
+
+/**
+ * Issue 21, findings 1 and 2, with the built `facectl serve --data` on a disk that runs out of room
+ * (test/helpers/small-disk.ts: a small tmpfs, or the process's file size limit; each test runs both
+ * ways that this machine allows, and at least one). The disk fills while serve runs, empties again,
+ * and serve is killed with SIGKILL and started again on the same file.
+ */
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+let disk: SmallDisk | undefined;
+const processes: ServeProcess[] = [];
+afterEach(async () => {
+  for (const running of processes.splice(0)) await running.kill();
+  disk?.cleanup();
+  disk = undefined;
+});
+
+/** The ways this machine can run the tests: a tmpfs when it can be mounted, the file size limit always. */
+function kinds(): ('tmpfs' | 'ulimit')[] {
+  try {
+    smallDisk('tmpfs').cleanup();
+    return ['tmpfs', 'ulimit'];
+  } catch {
+    return ['ulimit'];
+  }
+}
+
+function storedLabels(file: string): string[] {
+  const store = Store.open(file);
+  try {
+    return [...store.values('documents')].map((doc) => doc.label).sort();
+  } finally {
+    store.close();
+  }
+}
+
+const text = (kib: number, seed: string) => `${seed} `.repeat(Math.ceil((kib * 1024) / (seed.length + 1)));
+
+async function newDocument(service: ServeProcess, content: string, label: string) {
+  return call(service, 'createDocument', { key: service.key('pro'), body: { alias: 'disk-face', label, content } });
+}
+
+async function getDocument(service: ServeProcess, id: string): Promise<Json> {
+  return call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } });
+}
+
+describe.each(kinds())('a full disk under serve --data (%s)', (kind) => {
+  test('finding 1: a write that failed on a full disk leaves the file sound: after kill -9 the restart keeps every 201', async () => {
+    disk = smallDisk(kind);
+    const file = join(disk.dir, 'state.db');
+    const serve = await disk.start(file);
+    processes.push(serve);
+    expectContract(
+      'createFace',
+      await call(serve, 'createFace', { key: serve.key('pro'), body: { name: 'Disk', alias: 'disk-face' } }),
+      201,
+    );
+    const before = expectContract('createDocument', await newDocument(serve, text(4, 'before'), 'before'), 201);
+
+    disk.fill(serve.pid);
+    expectError('createDocument', await newDocument(serve, text(80, 'refused'), 'refused'), 500, 'storage_error');
+    disk.free(serve.pid);
+    const after = expectContract('createDocument', await newDocument(serve, text(4, 'after'), 'after'), 201);
+
+    await serve.kill();
+    const again = await startServeProcess(['--data', file]);
+    processes.push(again);
+    for (const doc of [before, after]) {
+      expect(expectContract('getDocument', await getDocument(again, doc.document_id), 200).content).toBe(doc.content);
+    }
+    // And the one answered 500 is not there.
+    await again.stop();
+    expect(storedLabels(file)).toEqual(['after', 'before']);
+  });
+
+  test('finding 2: an edit and a sync answered with an error on a full disk changed nothing, then or after a restart', async () => {
+    disk = smallDisk(kind);
+    const file = join(disk.dir, 'state.db');
+    const serve = await disk.start(file);
+    processes.push(serve);
+    const key = serve.key('pro');
+    await call(serve, 'createFace', { key, body: { name: 'Disk', alias: 'disk-face' } });
+    const doc = expectContract('createDocument', await newDocument(serve, text(4, 'original'), 'doc'), 201);
+    const quota = async (service: ServeProcess) =>
+      expectContract('getDocument', await getDocument(service, doc.document_id), 200).tokens_used as number;
+    const used = await quota(serve);
+
+    disk.fill(serve.pid);
+    const edit = await call(serve, 'editDocument', {
+      key,
+      params: { document_id: doc.document_id },
+      body: { content: text(80, 'edited') },
+    });
+    expectError('editDocument', edit, 500, 'storage_error');
+    const sync = await call(serve, 'syncDocument', { key, params: { document_id: doc.document_id } });
+    expectError('syncDocument', sync, 500, 'storage_error');
+    disk.free(serve.pid);
+
+    const unchanged = { version: 1, content: doc.content, synced: false, billing_source: null };
+    expect(expectContract('getDocument', await getDocument(serve, doc.document_id), 200)).toMatchObject(unchanged);
+    expect(await quota(serve)).toBe(used);
+    await serve.kill();
+    const again = await startServeProcess(['--data', file]);
+    processes.push(again);
+    expect(expectContract('getDocument', await getDocument(again, doc.document_id), 200)).toMatchObject(unchanged);
+    expect(await quota(again)).toBe(used);
+  });
+});
