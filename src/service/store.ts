@@ -116,6 +116,7 @@ export class Store {
     } catch (error) {
       // A failed write may have ended the transaction already (SQLite rolls back on some errors).
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.forgetReads();
       throw error;
     }
   }
@@ -144,6 +145,7 @@ export class Store {
       }
       // A failed write may have rolled back the whole transaction: the requests before it go with it.
       else this.failBatch(batch, error);
+      this.forgetReads();
       throw error;
     }
   }
@@ -167,6 +169,7 @@ export class Store {
         batch.resolve();
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.forgetReads();
         batch.reject(error);
       }
     });
@@ -214,6 +217,14 @@ export class Store {
   }
 
   private auths = { stamp: -1, found: new Map<string, { key: KeyRecord; user: UserRecord }>() };
+
+  /**
+   * After a rollback: what was read since the last commit may be a change that is now undone (a
+   * charge read back by the next request of the same batch), so nothing read is kept.
+   */
+  private forgetReads(): void {
+    this.auths = { stamp: -1, found: new Map() };
+  }
 
   /** The user's face named by its uid or, failing that, its alias (one query). */
   faceOf(userId: string, name: string): FaceRecord | undefined {
