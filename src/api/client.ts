@@ -1,7 +1,10 @@
 import { systemClock } from '../clock.js';
 import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
 import { safeParseJson } from '../contract/json-keys.js';
-import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
+import { type AnyRoute, type BodyOf, buildPath, type ParamsOf } from '../contract/route.js';
+import { type AnswerOf, readAnswer } from './answers.js';
+
+export { readAnswer };
 import { VERSION } from '../version.js';
 import { AuthError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
@@ -10,7 +13,8 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
 /**
  * The only path to the network. Every call names a contract route: the request is validated before
  * anything is sent (a UsageError naming the field), the key goes only to the configured base URL, and
- * the answer is validated on arrival (a ResponseError naming the route and the field).
+ * the answer is read on arrival as answers.ts says (a ResponseError naming the route and a field the
+ * command needs; other fields that deviate are read as absent).
  */
 
 export interface ApiClientOptions {
@@ -86,7 +90,7 @@ export function createApiClient(
       route: R,
       input: { params?: ParamsOf<R>; body?: BodyOf<R> },
       callOptions: CallOptions = {},
-    ): Promise<ResponseOf<R>> {
+    ): Promise<AnswerOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
       const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
       // Every body is checked against the contract here, a pre-serialized one too: by the parsed form its
@@ -117,7 +121,7 @@ export function createApiClient(
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
-      return interpret(route, result, info) as ResponseOf<R>;
+      return (await interpret(route, result, info, options.debug)) as AnswerOf<R>;
     },
     async request(raw: RawRequest): Promise<RawResponse> {
       const method = raw.method.toUpperCase();
@@ -203,7 +207,13 @@ export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema
   throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${list}`, issues);
 }
 
-function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo): unknown {
+/** The answer of a contract route: an error status as an error, a JSON answer read as answers.ts says. */
+async function interpret(
+  route: AnyRoute,
+  result: ExchangeResult,
+  info: ExchangeInfo,
+  debug?: (line: string) => void,
+): Promise<unknown> {
   const where = `${route.method} ${route.path}`;
   const { text } = result;
   const contentType = String(result.headers['content-type'] ?? '(none)');
@@ -228,7 +238,7 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
       throw unexpected(where, contentType, text, 'valid JSON');
     }
   }
-  return validateResponse(route, json);
+  return readAnswer(route, json, debug);
 }
 
 function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {
@@ -238,18 +248,6 @@ function unexpected(where: string, contentType: string, text: string, expected: 
     {
       hint: 'check --base-url: it should point at the Face Compilation Service (run with --debug to see the exchange)',
     },
-  );
-}
-
-/** A JSON answer checked against a route's response schema; the ResponseError names the field. */
-export function validateResponse(route: AnyRoute, json: unknown): unknown {
-  const parsed = safeParseJson(route.response, json);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';
-  throw new ResponseError(
-    `unexpected response from ${route.method} ${route.path} (${route.name}): field ${field}: ${issue?.message ?? 'invalid'}`,
-    { hint: 'the service does not answer as the interface says; run with --debug to see the exchange' },
   );
 }
 

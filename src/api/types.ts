@@ -1,4 +1,5 @@
-import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
+import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
+import type { AnswerOf } from './answers.js';
 import type { LargeStrings } from './large-strings.js';
 import type { RateGate } from './rate-gate.js';
 
@@ -57,7 +58,7 @@ export interface ApiClient {
     route: R,
     input: { params?: ParamsOf<R>; body?: BodyOf<R> },
     options?: CallOptions,
-  ): Promise<ResponseOf<R>>;
+  ): Promise<AnswerOf<R>>;
   /** Sends a request that no route describes; errors are mapped like call()'s. */
   request?(request: RawRequest): Promise<RawResponse>;
   close(): Promise<void>;

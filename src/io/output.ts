@@ -163,6 +163,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       // Under --json the document on stdout says it: no plain `✓` line on stderr.
       if (io.stderrIsTTY && !globals.json) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
     },
+    done(text, result) {
+      if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false);
+      else if (io.stderrIsTTY) this.success(text);
+      else message(text);
+    },
     info(text, options) {
       message(text, options?.immediate);
     },
@@ -267,17 +272,24 @@ function fieldColumn(key: string): Column<object> {
   return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
 
-/** A value for a terminal cell: empty for null, lists joined, objects as compact JSON. */
+/** A value for a terminal cell: `—` for an absent value (null or missing), lists joined, objects as compact JSON. */
 export function cell(value: unknown): string {
-  if (value === null || value === undefined) return '';
+  if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
     return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
   if (typeof value === 'object') return safeJson(value);
   return visible(String(value));
 }
 
-/** A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk. */
+/** How a terminal table shows a value that is absent (null, missing, or read as absent: api/answers.ts). */
+export const ABSENT = '—';
+
+/**
+ * A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk;
+ * an absent value is an empty field.
+ */
 export function tsvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
   return cell(value).replace(/[\t\n]+/g, ' ');
 }

@@ -81,7 +81,7 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
     key_prefix: keyPrefix(key),
     plan: current.plan ?? null,
     scopes: current.scopes ?? null,
-    expires_at: current.expires_at,
+    expires_at: current.expires_at ?? null,
     config_file: store.path,
   };
   if (ctx.out.json) ctx.out.record(result);

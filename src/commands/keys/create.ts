@@ -1,7 +1,8 @@
 import { errorCode } from '../../api/error-mapping.js';
 import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
-import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
+import type { AnswerOf, Lenient } from '../../api/answers.js';
+import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import { cancelledBy, CliError, NetworkError } from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
@@ -63,7 +64,10 @@ type CreateKeyContext = Pick<
   'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
 >;
 
-const KEY_FIELDS: Column<ApiKey>[] = [
+/** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
+type NewKey = AnswerOf<typeof createApiKey>;
+
+const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'key', value: (k) => k.key },
   { header: 'id', value: (k) => k.id },
   { header: 'name', value: (k) => k.name },
@@ -75,7 +79,7 @@ const KEY_FIELDS: Column<ApiKey>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
+export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
@@ -103,7 +107,7 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
  * keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
  * client built without the abort signal, here the context's own (ctx.api's untilAnswered).
  */
-async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<ApiKey>> {
+async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<NewKey>> {
   // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
   await (await ctx.credentials()).apiKey();
   const [api, { createApiKey }] = await Promise.all([
@@ -117,7 +121,7 @@ async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateR
  * Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile; a signal
  * before it is sent ends the command at once.
  */
-async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<ApiKey>): Promise<ApiKey> {
+async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>): Promise<NewKey> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
     ctx.out.warn(
@@ -171,7 +175,7 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
     import('../../api/context-client.js'),
     import('../../contract/keys.js'),
   ]);
-  const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
+  const send = async (body: ApiKeyCreateRequest): Promise<NewKey> => {
     const client = clientForContext(
       ctx,
       {
@@ -207,7 +211,7 @@ interface SaveTarget {
 
 async function saveKey(
   ctx: Pick<Context, 'out' | 'credentials' | 'config'>,
-  key: ApiKey,
+  key: NewKey,
   target?: SaveTarget,
 ): Promise<void> {
   try {

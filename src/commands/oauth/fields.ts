@@ -1,8 +1,12 @@
+import type { Lenient } from '../../api/answers.js';
 import type { Column } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
 import { ApiError } from '../../errors.js';
 
-export const CONNECTION_COLUMNS: Column<OAuthConnection>[] = [
+/** An entry of the connection list as commands read it (provider and connected are needed: api/answers.ts). */
+export type ConnectionAnswer = Lenient<OAuthConnection>;
+
+export const CONNECTION_COLUMNS: Column<ConnectionAnswer>[] = [
   { header: 'provider', value: (c) => c.provider },
   { header: 'connected', value: (c) => c.connected },
   { header: 'connected_at', value: (c) => c.connected_at },
