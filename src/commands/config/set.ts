@@ -69,8 +69,7 @@ export async function runConfigSet(
   }
   const result: SettingChange = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
-  if (ctx.out.json) ctx.out.record(result);
-  else ctx.out.success(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`);
+  ctx.out.done(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`, result);
   return result;
 }
 
