@@ -1,5 +1,5 @@
 import { systemClock } from '../clock.js';
-import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
+import { type ApiClient, type CallOptions, checkBaseUrl, type RawRequest, type RawResponse } from './types.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf } from '../contract/route.js';
 import { type AnswerOf, readAnswer } from './answers.js';
@@ -161,16 +161,7 @@ export function createApiClient(
 
 /** Validates a base URL and the rule that a key never crosses a network over plain http. */
 export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`not a valid base URL: ${value}`, { hint: 'use e.g. https://api.example.com' });
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`the base URL must use http or https: ${value}`);
-  }
-  if (url.username || url.password) throw new UsageError('the base URL must not carry a user name or password');
+  const url = checkBaseUrl(value);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !insecureHttp) {
     throw new UsageError(`refusing to send the API key over plain http to ${url.host}`, {
       code: 'insecure_http',

@@ -1,4 +1,4 @@
-import { DEFAULT_BASE_URL } from '../api/types.js';
+import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
@@ -41,6 +41,18 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   else if (typeof settings.base_url === 'string' && settings.base_url)
     [baseUrl, baseUrlSource] = [settings.base_url, 'profile'];
   else [baseUrl, baseUrlSource] = [DEFAULT_BASE_URL, 'default'];
+  // Checked where it is resolved, so that what is wrong with it names where it came from.
+  if (baseUrlSource === 'flag') checkBaseUrl(baseUrl, '--base-url', (url) => `run it with --base-url ${url}`);
+  else if (baseUrlSource === 'env') {
+    checkBaseUrl(baseUrl, 'FACECTL_BASE_URL', (url) => `set FACECTL_BASE_URL=${url}`);
+  } else if (baseUrlSource === 'profile') {
+    const flag = explicitProfile === undefined ? '' : ` --profile ${profile}`;
+    checkBaseUrl(
+      baseUrl,
+      `the base_url of profile "${profile}"`,
+      (url) => `run \`facectl config set base_url ${url}${flag}\``,
+    );
+  }
 
   const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
 

@@ -1,5 +1,6 @@
 import { verb } from '../kit.js';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { type Check, fail, ok, warn } from './checks.js';
@@ -82,16 +83,10 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
 
   let base: URL;
   try {
-    base = new URL(baseUrlText ?? 'http://127.0.0.1:8787');
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http or https');
-  } catch {
-    checks.push(
-      fail(
-        'base url',
-        `${baseUrlText} is not an http(s) URL`,
-        'set a valid one: `facectl config set base_url https://...`',
-      ),
-    );
+    base = checkBaseUrl(baseUrlText ?? DEFAULT_BASE_URL, 'the base URL', (url) => `set it to ${url}`);
+  } catch (error) {
+    const { message, hint } = error as CliError;
+    checks.push(fail('base url', message, hint ?? 'set a valid one: `facectl config set base_url https://...`'));
     return checks;
   }
   const loopback = isLoopbackHost(base.hostname);
