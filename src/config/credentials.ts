@@ -71,13 +71,17 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
         if (sameBaseUrl(boundTo, baseUrl)) {
           return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
         }
+        // Moved with `config set base_url` (the profile's own URL is the new one): the key may move too.
+        const moved = baseUrlSource === 'profile';
         throw new AuthError(
           `the key stored in profile "${profile}" was saved for ${boundTo}; it is not sent to ${trimmed(baseUrl)}`,
           {
             code: 'key_for_other_base_url',
-            hint:
-              `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile <name>\`), ` +
-              'or give its key with FACECTL_API_KEY or --api-key-stdin',
+            hint: moved
+              ? `if ${trimmed(baseUrl)} is the same service at a new address, run \`facectl auth login --stored-key --profile ${profile}\` ` +
+                `(it checks the key there and keeps it for it); else store a key for it with \`facectl auth login --profile ${profile}\``
+              : `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile <name>\`), ` +
+                'or give its key with FACECTL_API_KEY or --api-key-stdin',
           },
         );
       }

@@ -85,7 +85,9 @@ function warnKeyStaysBehind(
   const target = next ?? DEFAULT_BASE_URL;
   if (sameBaseUrl(boundTo, target)) return;
   ctx.out.warn(
-    `the key stored in profile ${profile} was saved for ${boundTo} and is not sent to ${target}; ` +
-      `run \`facectl auth login --profile ${profile}\` to store a key for ${target}`,
+    `the key stored in profile ${profile} was saved for ${boundTo} and is not sent to ${target}. ` +
+      `If ${target} is the same service at a new address, \`facectl auth login --stored-key --profile ${profile}\` ` +
+      `checks that key there and keeps it for it; for another service, \`facectl auth login --profile ${profile}\` ` +
+      'stores a key of its own',
   );
 }
