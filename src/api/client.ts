@@ -2,11 +2,11 @@ import { systemClock } from '../clock.js';
 import { type ApiClient, type CallOptions, checkBaseUrl, type RawRequest, type RawResponse } from './types.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { type AnyRoute, type BodyOf, buildPath, type ParamsOf } from '../contract/route.js';
-import { type AnswerOf, readAnswer } from './answers.js';
+import { type AnswerOf, fieldPath, issueText, readAnswer, schemaAt, valueAt } from './answers.js';
 
 export { readAnswer };
 import { VERSION } from '../version.js';
-import { AuthError, ResponseError, UsageError } from '../errors.js';
+import { AuthError, type FieldProblem, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
 import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
 
@@ -39,13 +39,20 @@ export interface ApiClientOptions {
   userAgent?: string;
 }
 
-/** A request the contract refuses; `issues` lets a command re-word them with its own flag names. */
+/**
+ * A request the contract refuses, before anything is sent: the message names the fields, `issues`
+ * says what is wrong with each (printed one a line, as a 422's field errors are).
+ */
 export class RequestValidationError extends UsageError {
   constructor(
     message: string,
-    readonly issues: { field: string; message: string }[],
+    readonly issues: FieldProblem[],
   ) {
-    super(message, { code: 'invalid_request' });
+    super(message, {
+      code: 'invalid_request',
+      fields: issues,
+      ...(issues.length > 0 ? { hint: 'fix the values listed above and run the command again' } : {}),
+    });
   }
 }
 
@@ -191,11 +198,11 @@ export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema
   const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : part,
-    message: issue.message,
+    field: issue.path.length > 0 ? fieldPath(issue.path) : part,
+    message: issueText(issue, valueAt(value, issue.path), schemaAt(schema, issue.path)),
   }));
-  const list = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
-  throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${list}`, issues);
+  const fields = [...new Set(issues.map((i) => i.field))].join(', ');
+  throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${fields}`, issues);
 }
 
 /** The answer of a contract route: an error status as an error, a JSON answer read as answers.ts says. */

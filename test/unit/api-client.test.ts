@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClientOptions, createApiClient } from '../../src/api/client.js';
+import { type ApiClientOptions, createApiClient, type RequestValidationError } from '../../src/api/client.js';
 import { routes } from '../../src/contract/index.js';
 import {
   ApiError,
@@ -75,7 +75,10 @@ describe('request side', () => {
     );
     expect(error).toBeInstanceOf(UsageError);
     expect((error as UsageError).exitCode).toBe(ExitCode.usage);
-    expect(error.message).toMatch(/alias: .*expected string/);
+    expect(error.message).toBe('invalid body for POST /v1/faces: alias');
+    expect((error as RequestValidationError).issues).toEqual([
+      { field: 'alias', message: 'expected a string, got the number 42' },
+    ]);
     expect(server.requests).toHaveLength(0);
   });
 
@@ -402,7 +405,10 @@ describe('pre-serialized bodies are checked against the contract too', () => {
     // A perspective outside the seed's two values is one the client itself refuses.
     const wrong = { ...body, perspective: 'sideways' } as unknown as typeof body;
     const refused = await failure(api.call(routes.createDocument, { body: wrong }, { rawBody: raw }));
-    expect(refused.message).toMatch(/^invalid body for POST \/v1\/compile\/documents: perspective: /);
+    expect(refused.message).toBe('invalid body for POST /v1/compile/documents: perspective');
+    expect((refused as RequestValidationError).issues).toEqual([
+      { field: 'perspective', message: 'expected one of "first-person", "third-person", got a string "sideways"' },
+    ]);
     expect((refused as UsageError).exitCode).toBe(ExitCode.usage);
     // No parsed form at all: refused the same way, not sent unchecked.
     const unchecked = await failure(api.call(routes.createDocument, {}, { rawBody: raw }));

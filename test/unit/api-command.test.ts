@@ -48,7 +48,9 @@ describe('facectl api', () => {
       stdin: JSON.stringify({ name: 'Ada', alias: 42 }),
     });
     expect(code).toBe(ExitCode.usage);
-    expect(stderr).toMatch(/invalid body for POST \/v1\/faces: alias: .*expected string/);
+    expect(stderr).toContain(
+      'invalid body for POST /v1/faces: alias\n  - alias: expected a string, got the number 42\n',
+    );
     expect(service.stats.requests).toBe(before);
   });
 
