@@ -124,6 +124,12 @@ export interface Credentials {
   readonly keyBaseUrl?: string;
   /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
+  /**
+   * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold, when the file
+   * was read for this command (its base URL would silently be the default one). Called before requests
+   * are sent; commands that create the profile (`auth login`, `keys create --save`) do not call it.
+   */
+  checkNamedProfile?(): void;
 }
 
 export interface ProfileSettings {

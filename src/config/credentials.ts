@@ -96,6 +96,10 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
     profile,
     ...(keyBaseUrl === undefined ? {} : { keyBaseUrl }),
     apiKey,
+    checkNamedProfile: () => {
+      if (store) checkExplicitProfile(store, sources);
+      else checkNamedProfile(sources);
+    },
     describe: () =>
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
   };

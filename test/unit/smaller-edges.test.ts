@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { runInProcess as cli } from '../helpers/unit-harness.js';
 
 /** Issue 22 item 11: the smaller edges a new user and a breaker met, each as they would check it. */
@@ -31,5 +32,131 @@ describe('a command that prints no data says what it did in one line, piped too'
       env: { NO_COLOR: '1' },
     });
     expect(terminal.stderr).toBe(`✓ ${said}\n`);
+  });
+});
+
+describe('api -f: field errors as every other command shows them', () => {
+  it('one `- field: what is wrong` line each, in words, not zod text; exit 2, nothing sent', async () => {
+    const result = await cli(['api', 'POST', '/v1/faces', '-f', 'name=Ada', '-F', 'default_tools=7'], {
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_unused_0123456789',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'error: invalid body for POST /v1/faces: alias, default_tools\n' +
+        '  - alias: expected a string, got nothing (the field is missing)\n' +
+        '  - default_tools: expected a list, got the number 7\n' +
+        'fix the values listed above and run the command again\n',
+    );
+    const asJson = await cli(['api', 'POST', '/v1/faces', '-f', 'name=Ada', '--json'], {
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_unused_0123456789',
+    });
+    expect(JSON.parse(asJson.stderr).error.fields).toEqual([
+      { field: 'alias', message: 'expected a string, got nothing (the field is missing)' },
+    ]);
+  });
+});
+
+describe('a flag that would carry the key', () => {
+  it.each([['--api-key', 'fcs_secret_0123'], ['--api-key=fcs_secret_0123']])(
+    '%s: exit 2, saying keys come from FACECTL_API_KEY or --api-key-stdin; the key not repeated',
+    async (...flag) => {
+      const result = await cli(['faces', 'get', 'ada', ...flag.filter(Boolean)]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('error: --api-key: facectl takes no API key on the command line');
+      expect(result.stderr).toContain('FACECTL_API_KEY');
+      expect(result.stderr).toContain('--api-key-stdin');
+      expect(result.stderr).not.toContain('fcs_secret_0123');
+    },
+  );
+});
+
+describe('plan_required for oauth connect: its message said once', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer((_req, res) =>
+      json(res, 403, {
+        detail: 'OAuth connections are only for the Connect plan; this user is on the pro plan',
+        code: 'plan_required',
+      }),
+    );
+  });
+  afterAll(() => server.close());
+
+  it.each([
+    ['oauth', 'connect', 'example', '--no-browser'],
+    ['oauth', 'list'],
+  ])('%s %s: exit 6, said once', async (...argv) => {
+    const result = await cli(argv, { baseUrl: server.baseUrl, apiKey: 'fcs_pro_0123456789' });
+    expect(result.code).toBe(6);
+    expect(result.stderr.split('only for the Connect plan').length - 1).toBe(1);
+    expect(result.stderr).toBe(
+      'error: OAuth connections are only for the Connect plan; this user is on the pro plan\n' +
+        '  status: 403 plan_required\n' +
+        'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user\n',
+    );
+  });
+});
+
+describe('auth status: a budget smaller than a cent is not rounded away', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer((_req, res) =>
+      json(res, 200, currentKeyBody({ budget_usd: 0.02, spent_usd: 0.016 })),
+    );
+  });
+  afterAll(() => server.close());
+
+  it('$0.004 left of $0.02 (not $0.00 of $0.02)', async () => {
+    const result = await cli(['auth', 'status'], { baseUrl: server.baseUrl, apiKey: 'fcs_pro_0123456789' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('budget left\t$0.004 of $0.02\n');
+  });
+});
+
+describe('profiles named on the line or in FACECTL_PROFILE', () => {
+  it('config list shows a profile emptied of its settings, which auth switch still takes', async () => {
+    const config = { profiles: { work: { base_url: 'http://127.0.0.1:1' }, spare: {} } };
+    const piped = await cli(['config', 'list'], { config });
+    expect(piped.stdout).toBe('spare\t\t\nwork\tbase_url\thttp://127.0.0.1:1\n');
+    const table = await cli(['config', 'list'], { config, stdoutIsTTY: true });
+    expect(table.stdout).toMatch(/^spare\s+—\s+—$/m);
+    expect((await cli(['auth', 'switch', 'spare'], { config })).code).toBe(0);
+  });
+
+  it('config get --profile X: the fix names --profile X', async () => {
+    const config = { default_profile: 'work', profiles: { work: {}, spare: {} } };
+    const unset = await cli(['config', 'get', 'base_url', '--profile', 'spare'], { config });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('set it with `facectl config set base_url <value> --profile spare`');
+    const key = await cli(['config', 'get', 'api_key'], { config, env: { FACECTL_PROFILE: 'spare' } });
+    expect(key.stderr).toContain('run `facectl auth login --profile spare`');
+  });
+
+  it('FACECTL_PROFILE=nosuch with FACECTL_API_KEY set: refused (exit 2), not the default base URL in silence', async () => {
+    const config = { profiles: { work: { base_url: 'http://127.0.0.1:1' } } };
+    for (const env of [{ FACECTL_PROFILE: 'nosuch' }, { FACECTL_PROFILE: 'a.b' }]) {
+      const result = await cli(['faces', 'get', 'ada'], {
+        config,
+        env: { ...env, FACECTL_API_KEY: 'fcs_env_0123456789' },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/no profile named "nosuch" \(FACECTL_PROFILE=nosuch\)|invalid profile name "a\.b"/);
+    }
+  });
+
+  it.each([
+    ['doctor', ['doctor', '--profile', 'a.b']],
+    ['doctor, a profile the file does not hold', ['doctor', '--profile', 'nosuch']],
+    ['auth switch', ['auth', 'switch', 'a.b']],
+    ['config unset default_profile', ['config', 'unset', 'default_profile', '--profile', 'a.b']],
+    ['config get default_profile', ['config', 'get', 'default_profile', '--profile', 'a.b']],
+    ['faces get', ['faces', 'get', 'ada', '--profile', 'a.b']],
+  ])('%s: a profile name that cannot be used is exit 2, as everywhere', async (_name, argv) => {
+    const config = { default_profile: 'work', profiles: { work: {} } };
+    const result = await cli(argv, { config, env: { FACECTL_API_KEY: 'fcs_env_0123456789' } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^error: (invalid profile name "a\.b"|no profile named "nosuch")/);
   });
 });

@@ -17,7 +17,7 @@ async function switchProfile(ctx: SettingsContext, name: string): Promise<void> 
   if (flag !== undefined && checkProfileName(flag, '--profile') !== store.defaultProfile) {
     checkKnownProfile(store, flag, '--profile');
   }
-  checkKnownProfile(store, name);
+  checkKnownProfile(store, checkProfileName(name));
   await store.setDefaultProfile?.(name);
   const settings = store.getProfile(name);
   const result = {

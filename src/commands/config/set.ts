@@ -1,5 +1,11 @@
 import { verb } from '../kit.js';
-import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
+import {
+  activeProfile,
+  checkNamedProfile,
+  DEFAULT_BASE_URL,
+  sameBaseUrl,
+  storedKeyBaseUrl,
+} from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile } from '../../config/profile-store.js';
 import type { ProfileSettings } from '../../context.js';
@@ -36,6 +42,9 @@ export async function runConfigSet(
   value: string | undefined,
 ): Promise<SettingChange> {
   const setting = findSetting(key);
+  // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
+  // even for a setting of the whole file (default_profile).
+  checkNamedProfile(ctx);
   if (setting.refuseSet) {
     throw new UsageError(
       value === undefined ? `${key} is removed with the key, by \`facectl auth logout\`` : setting.refuseSet.message,

@@ -18,6 +18,8 @@ const COLUMNS: Column<Check>[] = [
   { header: 'fix', value: (c) => c.fix ?? '' },
 ];
 
+const PROFILE_REFUSALS = new Set(['invalid_profile', 'unknown_profile']);
+
 const KEY_SOURCES: Record<KeySource, string> = {
   stdin: '--api-key-stdin',
   env: 'the FACECTL_API_KEY variable',
@@ -62,6 +64,7 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const creds = await ctx.credentials();
     baseUrlText = creds.baseUrl;
+    creds.checkNamedProfile?.();
     key = await creds.apiKey();
     checks.push(
       key
@@ -77,6 +80,9 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
           ),
     );
   } catch (error) {
+    // A profile named on the command line (or FACECTL_PROFILE) that cannot be used is refused as by any
+    // command (exit 2), not reported as a failed check.
+    if (error instanceof CliError && PROFILE_REFUSALS.has(error.code)) throw error;
     const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
     checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
   }
