@@ -11,7 +11,7 @@ import type { Flags, FlagValues } from './verb.js';
 const flags = {
   type: {
     value: '<type>',
-    help: 'the kind of document, e.g. document or transcript; the service defaults to document',
+    help: 'the kind of document; the service defaults to document (facectl serve also takes transcript)',
     suggest: IMPORT_TYPES,
     check: notEmpty,
   },

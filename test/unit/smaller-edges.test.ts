@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { createTestContext } from '../helpers/test-context.js';
 import { runInProcess as cli } from '../helpers/unit-harness.js';
 
 /** Issue 22 item 11: the smaller edges a new user and a breaker met, each as they would check it. */
@@ -158,5 +161,30 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     const result = await cli(argv, { config, env: { FACECTL_API_KEY: 'fcs_env_0123456789' } });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/^error: (invalid profile name "a\.b"|no profile named "nosuch")/);
+  });
+});
+
+describe("help texts: the interface's rules as the spec states them, the rest named as facectl serve's", () => {
+  /** Rules the spec leaves open ("not shown") that facectl serve decided: its slug, its bounds, its lists. */
+  const SERVE_RULES =
+    /3 to 64|1 to 365|takes transcript|or transcript|v1:<area>|inherited from the key|offers `example`/;
+
+  it("every help text stating one of them says it is facectl serve's", async () => {
+    const texts: string[] = [];
+    const walk = (command: Command) => {
+      texts.push(command.description());
+      for (const option of command.options) texts.push(option.description);
+      for (const argument of command.registeredArguments) texts.push(argument.description);
+      command.commands.forEach(walk);
+    };
+    walk(await buildProgram(createTestContext().ctx));
+    const stated = texts.filter((text) => SERVE_RULES.test(text));
+    expect(stated.length).toBeGreaterThanOrEqual(5);
+    expect(stated.filter((text) => !text.includes('facectl serve'))).toEqual([]);
+  });
+
+  it("faces create --help: the alias is a unique slug; the 3-64 rule is facectl serve's", async () => {
+    const help = (await cli(['faces', 'create', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain("--alias <alias> the face's unique alias, a slug (facectl serve's rule:");
   });
 });

@@ -12,7 +12,7 @@ const flags = {
   name: { value: '<name>', help: 'display name', check: notEmpty },
   alias: {
     value: '<alias>',
-    help: 'unique slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
+    help: "the face's unique alias, a slug (facectl serve's rule: lower-case letters, digits and single hyphens, 3 to 64 characters)",
     check: checkAlias,
   },
   basicFacts: { value: '<json>', help: 'a JSON object: inline, @FILE to read a file, or - to read standard input' },

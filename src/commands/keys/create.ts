@@ -17,13 +17,15 @@ const flags = {
     value: '<days>',
     type: 'int',
     unit: 'days',
-    help: 'lifetime in days, 1 to 365 (default: that of the creating key)',
+    help: "lifetime in days (facectl serve's rule: 1 to 365; left out, that of the creating key)",
   },
   scopes: {
     value: '<scopes>',
     type: 'list',
     min: 1,
-    help: 'comma-separated scopes: v1:*, v1:<area> or v1:<area>:<read|write>; areas keys, faces, compile, oauth',
+    help:
+      'comma-separated scopes, each of the form v1:* (facectl serve reads v1:*, v1:<area> or ' +
+      'v1:<area>:<read|write>, with areas keys, faces, compile, oauth)',
     // Offered after `v1:` (bash completes the word after its last colon).
     suggest: SCOPE_AREAS.flatMap((area) => SCOPE_ACTIONS.map((action) => `${area}:${action}`)),
     check: (scope) =>
@@ -46,7 +48,8 @@ export default verb({
   summary: 'Create an API key (the secret is shown once)',
   description:
     'Create an API key. The full secret is printed once, now; the service keeps only its hash.\n\n' +
-    'Fields left out are inherited from the key making the request; a key cannot create a wider one.',
+    "What a field left out means is the service's to say (facectl serve: it is inherited from the key " +
+    'making the request, and a key cannot create a wider one).',
   flags,
   examples: [
     'facectl keys create --name ci --expires-in-days 30 --scopes v1:compile --budget-usd 5',

@@ -36,7 +36,7 @@ export default verb({
     'Connect a provider: prints the authorize URL on stderr at once (with --json as one JSON line, ' +
     '{"authorize_url": ...}), opens it in a browser (unless --no-browser, SSH, CI or no display), then waits ' +
     'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
-  args: [['<provider>', 'the provider id (the local service offers `example`)']],
+  args: [['<provider>', 'the provider id (facectl serve offers `example`)']],
   flags: {
     browser: {
       negate: true,
