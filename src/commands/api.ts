@@ -209,8 +209,12 @@ function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, stri
   return `${lines.join('\n')}\n\n`;
 }
 
-/** A path, or a full URL on the configured origin: the key is never sent anywhere else. */
-function relativeTarget(path: string, baseUrl: string): { pathname: string; search: string } {
+/**
+ * A path, or a full URL on the configured origin: the key is never sent anywhere else. Tabs and line
+ * breaks, which the URL parser drops without a word, are sent percent-encoded (`%09`), as given.
+ */
+function relativeTarget(given: string, baseUrl: string): { pathname: string; search: string } {
+  const path = given.replace(/[\t\n\r]/g, encodeURIComponent);
   const base = new URL(baseUrl);
   if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
     const url = new URL(path);
