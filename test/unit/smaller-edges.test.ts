@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
+import { fittedWidths } from '../../src/io/output.js';
 import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -186,5 +187,87 @@ describe("help texts: the interface's rules as the spec states them, the rest na
   it("faces create --help: the alias is a unique slug; the 3-64 rule is facectl serve's", async () => {
     const help = (await cli(['faces', 'create', '--help'])).stdout.replace(/\s+/g, ' ');
     expect(help).toContain("--alias <alias> the face's unique alias, a slug (facectl serve's rule:");
+  });
+});
+
+describe("doctor's table on a terminal of 100 or 120 columns", () => {
+  it('every line fits the terminal: long cells wrap inside their column, no word cut', async () => {
+    const result = await cli(['doctor', '--base-url', 'http://127.0.0.1:9'], {
+      stdoutIsTTY: true,
+      env: { NO_COLOR: '1', FACECTL_API_KEY: 'fcs_env_0123456789', FACECTL_CONFIG_DIR: '/nonexistent/facectl-doctor' },
+    });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(8);
+    expect(lines.filter((line) => line.length > 100)).toEqual([]);
+    // The fix of the failed check is all there, wrapped within its column.
+    const words = result.stdout.replace(/\s+/g, ' ');
+    for (const word of ['`facectl', 'serve`', 'running?', '--base-url']) expect(words).toContain(word);
+  });
+
+  it('fittedWidths: the widest columns give way down to their longest word; a table that fits is left alone', () => {
+    const rows = [
+      [
+        'fail',
+        'reachable',
+        'cannot reach http://127.0.0.1:9: connection refused',
+        'is `facectl serve` running? '.repeat(4),
+      ],
+    ];
+    expect(fittedWidths(rows, 200)).toBeUndefined();
+    const widths = fittedWidths(rows, 120) ?? [];
+    expect(widths.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(119);
+    expect(widths[2]).toBeGreaterThanOrEqual('http://127.0.0.1:9:'.length + 2);
+  });
+});
+
+describe('answers from something other than the service, and what is sent as given', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer();
+  });
+  afterAll(() => server.close());
+  const asUser = () => ({ baseUrl: server.baseUrl, apiKey: 'fcs_user_0123456789' });
+
+  it.each([
+    ['an empty body', ''],
+    ['an HTML page', '<html><body>Not Found</body></html>'],
+  ])(
+    'a 404 with %s (a web server, not the service): exit 1 naming the base URL, not exit 4 "no such face"',
+    async (_n, body) => {
+      server.handle((_req, res) => {
+        res.writeHead(404, body ? { 'content-type': 'text/html' } : {});
+        res.end(body);
+      });
+      const result = await cli(['faces', 'get', 'ada'], asUser());
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('GET /v1/faces/{face_id}: HTTP 404 with ');
+      expect(result.stderr).toContain('not an answer of the Face Compilation Service');
+      expect(result.stderr).toContain(`check the base URL (${server.baseUrl})`);
+      expect(result.stderr).not.toContain('faces are found by uid or alias');
+    },
+  );
+
+  it("the service's own 404 (JSON) is still exit 4", async () => {
+    server.handle((_req, res) => json(res, 404, { detail: 'no face ada', code: 'face_not_found' }));
+    expect((await cli(['faces', 'get', 'ada'], asUser())).code).toBe(4);
+  });
+
+  it('a tab in an api query is sent percent-encoded, not dropped', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const result = await cli(['api', '/v1/custom?q=a\tb&r=x y'], asUser());
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests.at(-1)?.url).toBe('/v1/custom?q=a%09b&r=x%20y');
+  });
+
+  it('headers larger than facectl reads: exit 1 naming the answer, no "try again"', async () => {
+    server.handle((_req, res) => {
+      res.setHeader('x-big', 'a'.repeat(70_000));
+      json(res, 200, {});
+    });
+    const result = await cli(['faces', 'get', 'ada'], { ...asUser(), apiOptions: { maxRetries: 0 } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('has headers larger than facectl reads');
+    expect(result.stderr).not.toMatch(/try again/i);
   });
 });
