@@ -68,7 +68,7 @@ _facectl_flags() {
     'oauth connect') echo '--no-browser --timeout --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'oauth disconnect') echo '--yes --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
-    'auth login') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'auth login') echo '--stored-key --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth logout') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth status') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'auth token') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;

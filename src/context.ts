@@ -79,6 +79,11 @@ export interface Output {
   /** People's messages, on stderr. success() prints only on a terminal, like gh. */
   success(message: string): void;
   /**
+   * What a command that prints no data did (`config set`, `auth switch`, `oauth disconnect`): said in
+   * one line on stderr, terminal or not (a check mark on a terminal); under --json, `result` on stdout.
+   */
+  done(message: string, result: object): void;
+  /**
    * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
    * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
    */
@@ -119,6 +124,12 @@ export interface Credentials {
   readonly keyBaseUrl?: string;
   /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
+  /**
+   * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold, when the file
+   * was read for this command (its base URL would silently be the default one). Called before requests
+   * are sent; commands that create the profile (`auth login`, `keys create --save`) do not call it.
+   */
+  checkNamedProfile?(): void;
 }
 
 export interface ProfileSettings {

@@ -26,7 +26,14 @@ export interface ErrorDetails {
   code?: string;
   /** The fix, printed as the last line. */
   hint?: string;
+  /** What is wrong, field by field: one `- field: message` line each (as a 422's field errors read). */
+  fields?: readonly FieldProblem[];
   cause?: unknown;
+}
+
+export interface FieldProblem {
+  field: string;
+  message: string;
 }
 
 /** The code of the error that aborts a command when its standard output is closed (EPIPE). */
@@ -36,6 +43,7 @@ export class CliError extends Error {
   readonly exitCode: ExitCodeValue;
   readonly code: string;
   readonly hint: string | undefined;
+  readonly fields: readonly FieldProblem[] | undefined;
 
   constructor(message: string, exitCode: ExitCodeValue, details: ErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -43,6 +51,7 @@ export class CliError extends Error {
     this.exitCode = exitCode;
     this.code = details.code ?? 'error';
     this.hint = details.hint;
+    this.fields = details.fields;
   }
 }
 

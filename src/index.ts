@@ -12,7 +12,8 @@
 import { type ApiClientOptions, createApiClient } from './api/client.js';
 import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';
 import { type RouteName, type Routes, routes } from './contract/index.js';
-import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from './contract/route.js';
+import type { AnswerOf } from './api/answers.js';
+import type { AnyRoute, BodyOf, ParamsOf } from './contract/route.js';
 import { pathParamNames } from './contract/route.js';
 
 export { RequestValidationError } from './api/client.js';
@@ -45,11 +46,11 @@ type HasBody<R extends AnyRoute> = R['body'] extends undefined ? false : true;
 export type RouteMethod<R extends AnyRoute> =
   HasParams<R> extends true
     ? HasBody<R> extends true
-      ? (params: ParamsOf<R>, body: BodyOf<R>, options?: CallOptions) => Promise<ResponseOf<R>>
-      : (params: ParamsOf<R>, options?: CallOptions) => Promise<ResponseOf<R>>
+      ? (params: ParamsOf<R>, body: BodyOf<R>, options?: CallOptions) => Promise<AnswerOf<R>>
+      : (params: ParamsOf<R>, options?: CallOptions) => Promise<AnswerOf<R>>
     : HasBody<R> extends true
-      ? (body: BodyOf<R>, options?: CallOptions) => Promise<ResponseOf<R>>
-      : (options?: CallOptions) => Promise<ResponseOf<R>>;
+      ? (body: BodyOf<R>, options?: CallOptions) => Promise<AnswerOf<R>>
+      : (options?: CallOptions) => Promise<AnswerOf<R>>;
 
 export type FacectlClient = { [K in RouteName]: RouteMethod<Routes[K]> } & {
   readonly baseUrl: string;

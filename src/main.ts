@@ -72,6 +72,7 @@ export function reportError(ctx: Context, error: unknown): void {
     write(`  status: ${error.status} ${error.code}`);
     for (const line of detailLines(error.detail, error.message)) write(`  ${line}`);
   }
+  for (const { field, message } of error.fields ?? []) write(`  - ${field}: ${message}`);
   if (ctx.globals.debug && error.stack) write(error.stack);
   if (error.hint) write(error.hint);
 }
@@ -92,6 +93,7 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
     code: error.code,
     message: error.message,
     ...(error instanceof ApiError ? { status: error.status, detail: error.detail } : {}),
+    ...(error.fields ? { fields: error.fields } : {}),
     ...(error.hint ? { hint: error.hint } : {}),
   };
 }

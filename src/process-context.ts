@@ -82,6 +82,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
       await parts.beforeApi?.();
       // The client's modules (undici among them) load while the credentials are resolved.
       const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
+      creds.checkNamedProfile?.();
       const made = clientForContext(
         ctx,
         {

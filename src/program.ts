@@ -125,6 +125,22 @@ class FacectlCommand extends Command {
     throw needsValue(this.words.at(-1) ?? option.flags, undefined, option);
   }
 
+  /**
+   * commander's hook for a flag no command declares. No flag takes a key (it would stay in the shell's
+   * history and the process list): one that looks like it says where keys come from instead.
+   */
+  unknownOption(flag: string): never {
+    if (SECRET_FLAG.test(flag)) {
+      throw new UsageError(`${flag.split('=')[0]}: facectl takes no API key on the command line`, {
+        hint:
+          'a key comes from FACECTL_API_KEY, or from standard input with --api-key-stdin ' +
+          '(e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`); a flag would leave it in shell history',
+      });
+    }
+    const commanders = Command.prototype as unknown as { unknownOption(this: Command, flag: string): never };
+    return commanders.unknownOption.call(this, flag);
+  }
+
   /** commander's hook for a word that names no command of this group. */
   unknownCommand(): never {
     const word = String(this.args[0]);
@@ -167,6 +183,9 @@ class FacectlCommand extends Command {
     return commands.some((command) => command.options.some((option) => option.long === name || option.short === name));
   }
 }
+
+/** Flags a key might be given with (`--api-key KEY`, `--token=KEY`). */
+const SECRET_FLAG = /^--(?:api[-_]?key|key|token)(?:=|$)/i;
 
 function needsValue(typed: string, next: string | undefined, option: Option): UsageError {
   const long = option.long ?? typed;

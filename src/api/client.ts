@@ -1,16 +1,20 @@
 import { systemClock } from '../clock.js';
-import type { ApiClient, CallOptions, RawRequest, RawResponse } from './types.js';
+import { type ApiClient, type CallOptions, checkBaseUrl, type RawRequest, type RawResponse } from './types.js';
 import { safeParseJson } from '../contract/json-keys.js';
-import { type AnyRoute, type BodyOf, buildPath, type ParamsOf, type ResponseOf } from '../contract/route.js';
+import { type AnyRoute, type BodyOf, buildPath, type ParamsOf } from '../contract/route.js';
+import { type AnswerOf, fieldPath, issueText, readAnswer, schemaAt, valueAt } from './answers.js';
+
+export { readAnswer };
 import { VERSION } from '../version.js';
-import { AuthError, ResponseError, UsageError } from '../errors.js';
+import { AuthError, type FieldProblem, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
 import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
 
 /**
  * The only path to the network. Every call names a contract route: the request is validated before
  * anything is sent (a UsageError naming the field), the key goes only to the configured base URL, and
- * the answer is validated on arrival (a ResponseError naming the route and the field).
+ * the answer is read on arrival as answers.ts says (a ResponseError naming the route and a field the
+ * command needs; other fields that deviate are read as absent).
  */
 
 export interface ApiClientOptions {
@@ -35,13 +39,20 @@ export interface ApiClientOptions {
   userAgent?: string;
 }
 
-/** A request the contract refuses; `issues` lets a command re-word them with its own flag names. */
+/**
+ * A request the contract refuses, before anything is sent: the message names the fields, `issues`
+ * says what is wrong with each (printed one a line, as a 422's field errors are).
+ */
 export class RequestValidationError extends UsageError {
   constructor(
     message: string,
-    readonly issues: { field: string; message: string }[],
+    readonly issues: FieldProblem[],
   ) {
-    super(message, { code: 'invalid_request' });
+    super(message, {
+      code: 'invalid_request',
+      fields: issues,
+      ...(issues.length > 0 ? { hint: 'fix the values listed above and run the command again' } : {}),
+    });
   }
 }
 
@@ -86,7 +97,7 @@ export function createApiClient(
       route: R,
       input: { params?: ParamsOf<R>; body?: BodyOf<R> },
       callOptions: CallOptions = {},
-    ): Promise<ResponseOf<R>> {
+    ): Promise<AnswerOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
       const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
       // Every body is checked against the contract here, a pre-serialized one too: by the parsed form its
@@ -117,7 +128,7 @@ export function createApiClient(
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
-      return interpret(route, result, info) as ResponseOf<R>;
+      return (await interpret(route, result, info, options.debug)) as AnswerOf<R>;
     },
     async request(raw: RawRequest): Promise<RawResponse> {
       const method = raw.method.toUpperCase();
@@ -157,16 +168,7 @@ export function createApiClient(
 
 /** Validates a base URL and the rule that a key never crosses a network over plain http. */
 export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`not a valid base URL: ${value}`, { hint: 'use e.g. https://api.example.com' });
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`the base URL must use http or https: ${value}`);
-  }
-  if (url.username || url.password) throw new UsageError('the base URL must not carry a user name or password');
+  const url = checkBaseUrl(value);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !insecureHttp) {
     throw new UsageError(`refusing to send the API key over plain http to ${url.host}`, {
       code: 'insecure_http',
@@ -196,14 +198,20 @@ export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema
   const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : part,
-    message: issue.message,
+    field: issue.path.length > 0 ? fieldPath(issue.path) : part,
+    message: issueText(issue, valueAt(value, issue.path), schemaAt(schema, issue.path)),
   }));
-  const list = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
-  throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${list}`, issues);
+  const fields = [...new Set(issues.map((i) => i.field))].join(', ');
+  throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${fields}`, issues);
 }
 
-function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo): unknown {
+/** The answer of a contract route: an error status as an error, a JSON answer read as answers.ts says. */
+async function interpret(
+  route: AnyRoute,
+  result: ExchangeResult,
+  info: ExchangeInfo,
+  debug?: (line: string) => void,
+): Promise<unknown> {
   const where = `${route.method} ${route.path}`;
   const { text } = result;
   const contentType = String(result.headers['content-type'] ?? '(none)');
@@ -228,7 +236,7 @@ function interpret(route: AnyRoute, result: ExchangeResult, info: ExchangeInfo):
       throw unexpected(where, contentType, text, 'valid JSON');
     }
   }
-  return validateResponse(route, json);
+  return readAnswer(route, json, debug);
 }
 
 function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {
@@ -238,18 +246,6 @@ function unexpected(where: string, contentType: string, text: string, expected: 
     {
       hint: 'check --base-url: it should point at the Face Compilation Service (run with --debug to see the exchange)',
     },
-  );
-}
-
-/** A JSON answer checked against a route's response schema; the ResponseError names the field. */
-export function validateResponse(route: AnyRoute, json: unknown): unknown {
-  const parsed = safeParseJson(route.response, json);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole body)';
-  throw new ResponseError(
-    `unexpected response from ${route.method} ${route.path} (${route.name}): field ${field}: ${issue?.message ?? 'invalid'}`,
-    { hint: 'the service does not answer as the interface says; run with --debug to see the exchange' },
   );
 }
 

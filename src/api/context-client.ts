@@ -19,9 +19,14 @@ export function clientForContext(
     env: ctx.env,
     signal: ctx.signal,
     sleep: ctx.clock.sleep,
-    ...(ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(debugLine(ctx, line)) } : {}),
+    ...debugOption(ctx),
     ...extra,
   });
+}
+
+/** With --debug, what writes a trace line to stderr (`{ debug }`); without it, nothing. */
+export function debugOption(ctx: Pick<Context, 'globals' | 'io'>): { debug?: (line: string) => void } {
+  return ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(debugLine(ctx, line)) } : {};
 }
 
 /** A --debug trace line: under --json a JSON line `{"debug": ...}` like every stderr line, else `debug: ...`. */

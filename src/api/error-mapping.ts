@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { ApiError, NetworkError } from '../errors.js';
+import { ApiError, NetworkError, ResponseError } from '../errors.js';
 
 /**
  * Turns an error answer of the service into an ApiError carrying its status, machine code, the service's
@@ -25,7 +25,14 @@ export function errorFromResponse(
   body: unknown,
   info: ExchangeInfo,
   retryAfterSeconds?: number,
-): ApiError {
+): ApiError | ResponseError {
+  // The service answers in JSON, errors too (the spec: bodies are JSON). A 4xx whose body is not JSON
+  // (empty, an HTML page) came from something else at the base URL (a web server, a proxy): its status
+  // says nothing of faces, keys or plans, so it is not read as the service's 404, 401, 403 ...
+  // (a size limit, 413, and a rate limit, 429, mean the same from whoever says them).
+  if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
+    return notFromService(status, body, info);
+  }
   const parsed: ServiceError = typeof body === 'object' && body !== null ? (body as ServiceError) : {};
   const code = typeof parsed.code === 'string' ? parsed.code : codeForStatus(status);
   const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
@@ -81,6 +88,17 @@ export function errorFromResponse(
         status >= 500 ? 'the service had a problem; try again later (run with --debug for the exchange)' : undefined,
       );
   }
+}
+
+function notFromService(status: number, body: string, info: ExchangeInfo): ResponseError {
+  const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return new ResponseError(
+    `${info.method} ${info.path}: HTTP ${status} with ${snippet ? `a body that is not JSON: ${snippet}` : 'an empty body'}; ` +
+      'not an answer of the Face Compilation Service',
+    {
+      hint: `check the base URL (${info.baseUrl}): it should point at the service itself; run with --debug to see the exchange`,
+    },
+  );
 }
 
 /** The service's answers to an import whose URL it could not fetch (or would not). */
@@ -231,7 +249,7 @@ export function networkErrorFrom(
   error: unknown,
   info: ExchangeInfo,
   limits: { connectMs: number; headersMs: number; bodyMs: number },
-) {
+): NetworkError | ResponseError {
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
   const loopbackHint = isLoopbackHost(host)
@@ -271,10 +289,26 @@ export function networkErrorFrom(
         `${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`,
         { code: 'timeout', hint: timeoutHint, cause: error },
       );
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      // The same answer comes again: not a failure to try again, an answer no client of the interface takes.
+      return new ResponseError(
+        `the response of ${info.method} ${info.path} has headers larger than facectl reads; not an answer of the Face Compilation Service`,
+        {
+          code: 'response_too_large',
+          hint: `check the base URL (${info.baseUrl}) and any proxy between: run with --debug to see the exchange`,
+          cause: error,
+        },
+      );
     default:
+      // "Try again" only where trying again can help: a connection reset or dropped mid-answer.
       return new NetworkError(
         `${info.method} ${info.path}: the connection to ${info.baseUrl} dropped${reason ? ` (${reason})` : ''}`,
-        { hint: 'try again; run with --debug to see the exchange', cause: error },
+        {
+          hint: isRetryableNetworkError(error)
+            ? 'try again; run with --debug to see the exchange'
+            : 'run with --debug to see the exchange',
+          cause: error,
+        },
       );
   }
 }

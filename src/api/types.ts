@@ -1,4 +1,6 @@
-import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
+import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
+import { UsageError } from '../errors.js';
+import type { AnswerOf } from './answers.js';
 import type { LargeStrings } from './large-strings.js';
 import type { RateGate } from './rate-gate.js';
 
@@ -6,6 +8,37 @@ import type { RateGate } from './rate-gate.js';
 
 /** The default base URL: a `facectl serve` on this machine. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+
+/**
+ * A base URL as every part of facectl takes it (the flag, FACECTL_BASE_URL, a profile, `config set`,
+ * the library): an http(s) URL without a user name or password, and not ending in /v1, which every path
+ * of the interface starts with (a base URL ending in it would ask for /v1/v1/...). `via` names where
+ * the value came from; `fix` says how to give the corrected URL there.
+ */
+export function checkBaseUrl(
+  value: string,
+  via = 'the base URL',
+  fix: (url: string) => string = (url) => `use ${url}`,
+): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`${via}: must use http or https: ${value}`);
+  }
+  if (url.username || url.password) throw new UsageError(`${via}: must not carry a user name or password`);
+  if (/\/v1\/*$/i.test(url.pathname)) {
+    const without = `${url.origin}${url.pathname.replace(/\/v1\/*$/i, '')}`;
+    throw new UsageError(`${via} ${value} ends in /v1: drop the /v1 and use ${without}`, {
+      code: 'base_url_with_version',
+      hint: `facectl adds /v1 to every path itself (${without}/v1/faces/...); ${fix(without)}`,
+    });
+  }
+  return url;
+}
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -57,7 +90,7 @@ export interface ApiClient {
     route: R,
     input: { params?: ParamsOf<R>; body?: BodyOf<R> },
     options?: CallOptions,
-  ): Promise<ResponseOf<R>>;
+  ): Promise<AnswerOf<R>>;
   /** Sends a request that no route describes; errors are mapped like call()'s. */
   request?(request: RawRequest): Promise<RawResponse>;
   close(): Promise<void>;

@@ -1,4 +1,5 @@
-import type { Document, ImportRequest } from '../contract/documents.js';
+import type { AnswerOf } from '../api/answers.js';
+import type { ImportRequest, importIntoFace as ImportIntoFace } from '../contract/documents.js';
 import { IMPORT_TYPES, PERSPECTIVES } from '../contract/values.js';
 import { UsageError } from '../errors.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
@@ -10,7 +11,7 @@ import type { Flags, FlagValues } from './verb.js';
 const flags = {
   type: {
     value: '<type>',
-    help: 'the kind of document, e.g. document or transcript; the service defaults to document',
+    help: 'the kind of document; the service defaults to document (facectl serve also takes transcript)',
     suggest: IMPORT_TYPES,
     check: notEmpty,
   },
@@ -59,12 +60,12 @@ function checkUrl(value: string): string {
   return value;
 }
 
-export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<Document> {
+export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<AnswerOf<typeof ImportIntoFace>> {
   const { importIntoFace } = await import('../contract/documents.js');
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
-  let document: Document;
+  let document: AnswerOf<typeof importIntoFace>;
   try {
     document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body });
   } finally {

@@ -1,5 +1,6 @@
 import type { Column, Context } from '../context.js';
-import type { AnyRoute, BodyOf, ParamsOf, ResponseOf } from '../contract/route.js';
+import type { AnswerOf } from '../api/answers.js';
+import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
@@ -31,7 +32,7 @@ export async function send<R extends AnyRoute>(
   ctx: Pick<Context, 'api' | 'signal'>,
   route: R,
   input: { params?: ParamsOf<R>; body?: BodyOf<R> },
-): Promise<ResponseOf<R>> {
+): Promise<AnswerOf<R>> {
   return (await ctx.api()).call(route, input, { signal: ctx.signal });
 }
 
@@ -149,6 +150,16 @@ export function requestBody<O extends object>(options: O): RequestBody<O> {
     if (value !== undefined) body[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
   }
   return body as RequestBody<O>;
+}
+
+/**
+ * An amount of US dollars as a person reads it: cents, or as many more digits (up to six) as it takes
+ * not to round a small amount away (`$0.004`, not `$0.00`).
+ */
+export function usd(amount: number): string {
+  const text = amount.toFixed(6).replace(/0+$/, '');
+  const [whole, fraction = ''] = text.split('.');
+  return `$${whole}.${fraction.padEnd(2, '0')}`;
 }
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */

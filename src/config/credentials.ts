@@ -1,4 +1,4 @@
-import { DEFAULT_BASE_URL } from '../api/types.js';
+import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
 import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
@@ -41,6 +41,18 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   else if (typeof settings.base_url === 'string' && settings.base_url)
     [baseUrl, baseUrlSource] = [settings.base_url, 'profile'];
   else [baseUrl, baseUrlSource] = [DEFAULT_BASE_URL, 'default'];
+  // Checked where it is resolved, so that what is wrong with it names where it came from.
+  if (baseUrlSource === 'flag') checkBaseUrl(baseUrl, '--base-url', (url) => `run it with --base-url ${url}`);
+  else if (baseUrlSource === 'env') {
+    checkBaseUrl(baseUrl, 'FACECTL_BASE_URL', (url) => `set FACECTL_BASE_URL=${url}`);
+  } else if (baseUrlSource === 'profile') {
+    const flag = explicitProfile === undefined ? '' : ` --profile ${profile}`;
+    checkBaseUrl(
+      baseUrl,
+      `the base_url of profile "${profile}"`,
+      (url) => `run \`facectl config set base_url ${url}${flag}\``,
+    );
+  }
 
   const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
 
@@ -59,13 +71,17 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
         if (sameBaseUrl(boundTo, baseUrl)) {
           return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
         }
+        // Moved with `config set base_url` (the profile's own URL is the new one): the key may move too.
+        const moved = baseUrlSource === 'profile';
         throw new AuthError(
           `the key stored in profile "${profile}" was saved for ${boundTo}; it is not sent to ${trimmed(baseUrl)}`,
           {
             code: 'key_for_other_base_url',
-            hint:
-              `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile <name>\`), ` +
-              'or give its key with FACECTL_API_KEY or --api-key-stdin',
+            hint: moved
+              ? `if ${trimmed(baseUrl)} is the same service at a new address, run \`facectl auth login --stored-key --profile ${profile}\` ` +
+                `(it checks the key there and keeps it for it); else store a key for it with \`facectl auth login --profile ${profile}\``
+              : `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile <name>\`), ` +
+                'or give its key with FACECTL_API_KEY or --api-key-stdin',
           },
         );
       }
@@ -80,6 +96,10 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
     profile,
     ...(keyBaseUrl === undefined ? {} : { keyBaseUrl }),
     apiKey,
+    checkNamedProfile: () => {
+      if (store) checkExplicitProfile(store, sources);
+      else checkNamedProfile(sources);
+    },
     describe: () =>
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
   };

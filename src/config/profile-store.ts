@@ -49,6 +49,7 @@ export class ConfigWriteError extends CliError {
 export function checkProfileName(name: string, via?: string): string {
   if (!PROFILE_NAME.test(name)) {
     throw new UsageError(`invalid profile name ${JSON.stringify(name)}${via ? ` (${via})` : ''}`, {
+      code: 'invalid_profile',
       hint: 'use letters, digits, - and _ (up to 64 characters)',
     });
   }

@@ -1,3 +1,4 @@
+import { checkBaseUrl } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { keyPrefix } from './credentials.js';
 import { checkProfileName } from './profile-store.js';
@@ -28,17 +29,10 @@ export const SETTINGS: Record<string, Setting> = {
     scope: 'profile',
     description: 'the service URL for this profile (e.g. https://api.example.com)',
     parse(value) {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        throw new UsageError(`base_url: not a valid URL: ${value}`, { hint: 'use e.g. https://api.example.com' });
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new UsageError(`base_url: must use http or https: ${value}`);
-      }
-      if (url.username || url.password) throw new UsageError('base_url: must not carry a user name or password');
-      return url.href.replace(/\/+$/, '');
+      return checkBaseUrl(value, 'base_url', (url) => `run \`facectl config set base_url ${url}\``).href.replace(
+        /\/+$/,
+        '',
+      );
     },
     show: asText,
   },
@@ -65,7 +59,9 @@ export const SETTINGS: Record<string, Setting> = {
     show: asText,
     refuseSet: {
       message: 'api_key_base_url is stored with the key: it is the base URL the key was checked against or made at',
-      hint: 'run `facectl auth login --base-url <url>` to store a key for another base URL',
+      hint:
+        'run `facectl auth login --base-url <url>` to store a key for another base URL, or ' +
+        '`facectl auth login --stored-key --base-url <url>` to keep the stored key for it (the same service moved)',
     },
   },
   default_profile: {

@@ -112,10 +112,12 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
         );
       return;
     }
+    const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
     const t = new loaded.Table({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 2 },
+      ...(colWidths ? { colWidths, wordWrap: true } : {}),
     });
     t.push(...rows);
     out(`${t.toString().replace(/ +$/gm, '')}\n`);
@@ -162,6 +164,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     success(message) {
       // Under --json the document on stdout says it: no plain `✓` line on stderr.
       if (io.stderrIsTTY && !globals.json) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
+    },
+    done(text, result) {
+      if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false);
+      else if (io.stderrIsTTY) this.success(text);
+      else message(text);
     },
     info(text, options) {
       message(text, options?.immediate);
@@ -231,6 +238,40 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
 }
 
+/** The space after each column of a table (cli-table3's padding-right above). */
+const GAP = 2;
+
+/**
+ * Column widths (gap included) that fit a table into a terminal of `columns`, its cells then wrapped at
+ * word boundaries; undefined when it fits as it is (or the width is unknown). The widest columns give
+ * way first, each down to its longest word, so that no word is cut: a table that cannot fit so is
+ * left wider than the terminal rather than losing text.
+ */
+export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
+  if (!columns || rows.length === 0) return undefined;
+  const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+  const count = Math.max(...rows.map((row) => row.length));
+  const measure = (of: (text: string) => number[]) =>
+    Array.from({ length: count }, (_, i) => Math.max(0, ...rows.flatMap((row) => of(plain(row[i] ?? '')))));
+  const widths = measure((text) => text.split('\n').map((line) => line.length));
+  const floors = measure((text) => text.split(/\s+/).map((word) => word.length)).map((word) => Math.max(word, 6));
+  const room = columns - 1 - GAP * count;
+  let total = widths.reduce((sum, width) => sum + width, 0);
+  if (total <= room) return undefined;
+  while (total > room) {
+    // The column with the most to give (above its floor) gives one character.
+    let widest = -1;
+    for (let i = 0; i < count; i++) {
+      const spare = (widths[i] ?? 0) - (floors[i] ?? 0);
+      if (spare > 0 && (widest < 0 || (widths[i] ?? 0) > (widths[widest] ?? 0))) widest = i;
+    }
+    if (widest < 0) break;
+    widths[widest] = (widths[widest] ?? 0) - 1;
+    total--;
+  }
+  return widths.map((width) => width + GAP);
+}
+
 const BORDERLESS = {
   top: '',
   'top-mid': '',
@@ -267,17 +308,24 @@ function fieldColumn(key: string): Column<object> {
   return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
 
-/** A value for a terminal cell: empty for null, lists joined, objects as compact JSON. */
+/** A value for a terminal cell: `—` for an absent value (null or missing), lists joined, objects as compact JSON. */
 export function cell(value: unknown): string {
-  if (value === null || value === undefined) return '';
+  if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
     return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
   if (typeof value === 'object') return safeJson(value);
   return visible(String(value));
 }
 
-/** A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk. */
+/** How a terminal table shows a value that is absent (null, missing, or read as absent: api/answers.ts). */
+export const ABSENT = '—';
+
+/**
+ * A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk;
+ * an absent value is an empty field.
+ */
 export function tsvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
   return cell(value).replace(/[\t\n]+/g, ' ');
 }

@@ -358,10 +358,9 @@ describe('401 for a key serve does not know says why (issue 22, item 8)', () => 
 
 describe('a rolled-back request leaves nothing behind, not even in what serve keeps read', () => {
   test('a charge read back inside a request that then fails is not seen by the next request', async () => {
-    const { Store } = await import('../../src/service/store.js');
     const svc = await start();
     const keyId = [...svc.store.values('keys')].find((k) => k.bootstrap && k.name?.includes('pro'))?.id as string;
-    const store = svc.store as InstanceType<typeof Store>;
+    const store = svc.store as import('../../src/service/store.js').Store;
     const before = store.keyWithUser(keyId)?.user.credits_micro as number;
     // A request that charges the user, reads the key and user back (as the next request of a batch
     // would), then fails: its savepoint is rolled back.

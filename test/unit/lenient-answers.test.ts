@@ -48,7 +48,6 @@ const FULL_THREAD = {
 };
 const MESSAGES = JSON.stringify([{ role: 'user', content: 'In London.', from: 'Ada' }]);
 const THREAD_COMMANDS: [string, string[], string?][] = [
-  ['threads create', ['threads', 'create', '--alias', 'ada-lovelace', '--label', 'Interview']],
   ['threads get', ['threads', 'get', 'thr_1']],
   ['threads replace-messages', ['threads', 'replace-messages', 'thr_1', '-'], MESSAGES],
   ['threads sync', ['threads', 'sync', 'thr_1']],
@@ -59,6 +58,14 @@ describe('a thread answer with fields missing', () => {
     const result = await cli([...argv, '--json', '--no-input'], {}, stdin);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({});
+  });
+
+  it('threads create needs the thread_id it prints for reuse: without it, exit 1 naming the route and field', async () => {
+    const argv = ['threads', 'create', '--alias', 'ada-lovelace', '--label', 'Interview', '--no-input'];
+    const result = await cli(argv, {});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('POST /v1/compile/threads (createThread): field thread_id');
+    expect((await cli(argv, { thread_id: 'thr_9' })).code).toBe(0);
   });
 
   it.each(Object.keys(FULL_THREAD))('threads get reads a thread without %s (table and --json)', async (field) => {

@@ -61,7 +61,7 @@ describe('createClient (the library face)', () => {
         const error = await call().catch((e: unknown) => e);
         expect(error).toBeInstanceOf(RequestValidationError);
         expect(error).toMatchObject({ exitCode: ExitCode.usage });
-        expect((error as Error).message).toMatch(/lone surrogate/);
+        expect((error as RequestValidationError).issues[0]?.message).toMatch(/lone surrogate/);
       }
       // A well-formed astral character (a surrogate pair) is fine: it is sent, percent-encoded.
       await client.getFace({ face_id: 'ada-\u{1F600}' }).catch(() => undefined);

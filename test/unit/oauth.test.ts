@@ -278,12 +278,15 @@ describe('oauth disconnect', () => {
     expect((await connections())[0].connected).toBe(false);
   });
 
-  it('piped with --yes: the result once, as a record on stdout', async () => {
+  it('piped with --yes: the result once, as one line on stderr (no data on stdout); the record under --json', async () => {
     await connectOverHttp();
     const result = await asConnect(['oauth', 'disconnect', 'example', '--yes']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe('detail\tDisconnected from example\n');
-    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('Disconnected from example\n');
+    await connectOverHttp();
+    const asJson = await asConnect(['oauth', 'disconnect', 'example', '--yes', '--json']);
+    expect(JSON.parse(asJson.stdout)).toEqual({ detail: 'Disconnected from example' });
   });
 
   it('--yes in a script; disconnecting what is not connected is exit 4', async () => {

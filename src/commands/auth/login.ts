@@ -6,6 +6,7 @@ import {
   KEY_SOURCE_LABELS,
   keyPrefix,
   sameBaseUrl,
+  storedKeyBaseUrl,
 } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
@@ -16,13 +17,21 @@ export default verb({
   description:
     'Store an API key in the active profile after checking it with the service. The key is asked for on a ' +
     'terminal (hidden), or read from standard input with --api-key-stdin; never pass it as an argument. ' +
-    '--base-url, when given, is stored with it.',
+    '--base-url, when given, is stored with it.\n\n' +
+    'A stored key is sent only to the base URL it was saved for. When the service moved (`config set ' +
+    'base_url` to its new address), --stored-key checks the key already in the profile at the new base URL ' +
+    'and keeps it for that one.',
+  flags: {
+    storedKey: {
+      help: 'the key stored in the profile: check it at the current base URL and keep it for that URL',
+    },
+  },
   examples: [
     'facectl auth login',
     'printenv FACECTL_KEY | facectl auth login --api-key-stdin --base-url https://api.example.com',
-    'facectl auth login --profile work',
+    'facectl auth login --stored-key --base-url https://new.example.com --profile work',
   ],
-  run: (ctx) => runLogin(ctx),
+  run: (ctx, given) => runLogin(ctx, given),
 });
 
 export interface LoginResult {
@@ -35,11 +44,12 @@ export interface LoginResult {
   config_file: string;
 }
 
-export async function runLogin(ctx: Context): Promise<LoginResult> {
+export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}): Promise<LoginResult> {
   // A name no profile can have is refused before the key is asked for or checked with the service.
   checkNamedProfile(ctx);
   const creds = await ctx.credentials();
-  const key = await obtainKey(ctx);
+  const stored = flags.storedKey ? await storedKey(ctx) : undefined;
+  const key = stored?.key ?? (await obtainKey(ctx));
 
   // Check the key before storing it: a typo should fail now, not at the next command.
   const [{ clientForContext }, { getCurrentApiKey }] = await Promise.all([
@@ -81,7 +91,7 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
     key_prefix: keyPrefix(key),
     plan: current.plan ?? null,
     scopes: current.scopes ?? null,
-    expires_at: current.expires_at,
+    expires_at: current.expires_at ?? null,
     config_file: store.path,
   };
   if (ctx.out.json) ctx.out.record(result);
@@ -94,10 +104,32 @@ export async function runLogin(ctx: Context): Promise<LoginResult> {
   if (fromOutside && typeof previous === 'string' && previous && !sameBaseUrl(previous, creds.baseUrl)) {
     ctx.out.info(`profile ${profile} now uses ${creds.baseUrl} (its base_url was ${previous})`);
   }
+  if (stored && !sameBaseUrl(stored.savedFor, creds.baseUrl)) {
+    ctx.out.info(
+      `the key of profile ${profile} is now kept for ${creds.baseUrl} (it was saved for ${stored.savedFor})`,
+    );
+  }
   if (ctx.env.FACECTL_API_KEY && !ctx.globals.apiKeyStdin) {
     ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
   }
   return result;
+}
+
+/** --stored-key: the key the active profile holds (whatever base URL it was saved for), and that URL. */
+async function storedKey(ctx: Context): Promise<{ key: string; savedFor: string }> {
+  if (ctx.globals.apiKeyStdin) {
+    throw new UsageError('--stored-key and --api-key-stdin both give the key: choose one', {
+      hint: '--stored-key keeps the key the profile holds; --api-key-stdin stores the one piped in',
+    });
+  }
+  const profile = await activeProfile(ctx);
+  const settings = (await ctx.config()).getProfile(profile);
+  if (typeof settings.api_key !== 'string' || settings.api_key === '') {
+    throw new UsageError(`--stored-key: profile ${profile} has no stored key`, {
+      hint: `run \`facectl auth login --profile ${profile}\` to store one`,
+    });
+  }
+  return { key: checkApiKey(settings.api_key, 'profile'), savedFor: storedKeyBaseUrl(settings) };
 }
 
 async function obtainKey(ctx: Context): Promise<string> {

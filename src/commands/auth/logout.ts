@@ -21,8 +21,7 @@ export async function runLogout(ctx: SettingsContext): Promise<LogoutResult> {
   const removed = typeof store.getProfile(profile).api_key === 'string';
   if (removed) await store.updateProfile(profile, { api_key: undefined, api_key_base_url: undefined });
   const result: LogoutResult = { profile: profile, removed, config_file: store.path };
-  if (ctx.out.json) ctx.out.record(result);
-  else if (removed) ctx.out.success(`Removed the API key of profile ${profile}`);
+  if (removed || ctx.out.json) ctx.out.done(`Removed the API key of profile ${profile}`, result);
   else ctx.out.info(`profile ${profile} has no stored API key; nothing to remove`);
   if (ctx.env.FACECTL_API_KEY) ctx.out.warn('FACECTL_API_KEY is still set in the environment and will be used');
   return result;

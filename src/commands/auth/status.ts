@@ -1,4 +1,4 @@
-import { verb } from '../kit.js';
+import { usd, verb } from '../kit.js';
 import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
 import { AuthError, CliError } from '../../errors.js';
@@ -18,18 +18,19 @@ export interface AuthStatus {
   key_source: string | null;
   /** The base URL the profile's stored key was saved for and is only sent to; null with no stored key. */
   key_base_url: string | null;
-  key_id?: string;
+  key_id?: string | null;
   key_name?: string | null;
   plan?: string | null;
   scopes?: string[] | null;
   expires_at?: string | null;
   budget_usd?: number | null;
-  spent_usd?: number;
+  spent_usd?: number | null;
   budget_left_usd?: number | null;
   error?: string;
 }
 
-const FIELDS: Column<AuthStatus>[] = [
+/** The rows of the table; `answered` when the service told about the key (else its rows are left out). */
+const fields = (answered: boolean): Column<AuthStatus>[] => [
   { header: 'base url', value: (s) => `${s.base_url} (from ${s.base_url_source})` },
   { header: 'profile', value: (s) => s.profile },
   { header: 'key', value: (s) => (s.key_prefix ? `${s.key_prefix}… (from ${s.key_source})` : 'none') },
@@ -37,8 +38,8 @@ const FIELDS: Column<AuthStatus>[] = [
   { header: 'key name', value: (s) => s.key_name },
   { header: 'plan', value: (s) => s.plan },
   { header: 'scopes', value: (s) => s.scopes },
-  { header: 'expires', value: (s) => (s.key_id ? (s.expires_at ?? 'never') : undefined) },
-  { header: 'budget left', value: (s) => budgetText(s) },
+  { header: 'expires', value: (s) => (answered ? expiryText(s.expires_at) : undefined) },
+  { header: 'budget left', value: (s) => (answered ? budgetText(s) : undefined) },
 ];
 
 export default verb({
@@ -92,40 +93,52 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     const { getCurrentApiKey } = await import('../../contract/keys.js');
     const current = await (await ctx.api()).call(getCurrentApiKey, {});
     spinner.stop();
+    // Each field as the service gave it (absent when it left one out or sent another type).
+    const { budget_usd: budget, spent_usd: spent } = current;
     Object.assign(status, {
       key_id: current.id,
       key_name: current.name,
       plan: current.plan ?? null,
       scopes: current.scopes ?? null,
       expires_at: current.expires_at,
-      budget_usd: current.budget_usd,
-      spent_usd: current.spent_usd,
+      budget_usd: budget,
+      spent_usd: spent,
       budget_left_usd:
-        current.budget_usd === null ? null : roundUsd(Math.max(0, current.budget_usd - current.spent_usd)),
+        typeof budget === 'number' && typeof spent === 'number'
+          ? roundUsd(Math.max(0, budget - spent))
+          : budget === null
+            ? null
+            : undefined,
     });
   } catch (error) {
     spinner.stop();
     if (error instanceof CliError) render(ctx, status, error);
     throw error;
   }
-  render(ctx, status, undefined);
+  render(ctx, status, undefined, true);
   return status;
 }
 
 /** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
-function render(ctx: Context, status: AuthStatus, error: unknown): void {
+function render(ctx: Context, status: AuthStatus, error: unknown, answered = false): void {
   if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
   else
     ctx.out.record(
       status,
-      FIELDS.filter((f) => f.value(status) !== undefined && f.value(status) !== null),
+      fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null),
     );
 }
 
+/** The expiry as the service gave it: null is a key that never expires; absent, not said. */
+function expiryText(expiresAt: string | null | undefined): string | undefined {
+  return expiresAt === null ? 'never' : expiresAt;
+}
+
+/** `$0.004 of $0.02`; a budget of null is none (unlimited); one the service did not give is left out. */
 function budgetText(s: AuthStatus): string | undefined {
-  if (s.key_id === undefined) return undefined;
-  if (s.budget_usd === null || s.budget_usd === undefined) return 'unlimited';
-  return `$${(s.budget_left_usd ?? 0).toFixed(2)} of $${s.budget_usd.toFixed(2)}`;
+  if (s.budget_usd === null) return 'unlimited';
+  if (s.budget_usd === undefined) return undefined;
+  return `${typeof s.budget_left_usd === 'number' ? usd(s.budget_left_usd) : '—'} of ${usd(s.budget_usd)}`;
 }
 
 function roundUsd(value: number): number {

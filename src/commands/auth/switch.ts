@@ -17,7 +17,7 @@ async function switchProfile(ctx: SettingsContext, name: string): Promise<void> 
   if (flag !== undefined && checkProfileName(flag, '--profile') !== store.defaultProfile) {
     checkKnownProfile(store, flag, '--profile');
   }
-  checkKnownProfile(store, name);
+  checkKnownProfile(store, checkProfileName(name));
   await store.setDefaultProfile?.(name);
   const settings = store.getProfile(name);
   const result = {
@@ -26,8 +26,7 @@ async function switchProfile(ctx: SettingsContext, name: string): Promise<void> 
     has_key: typeof settings.api_key === 'string' && settings.api_key !== '',
     config_file: store.path,
   };
-  if (ctx.out.json) ctx.out.record(result);
-  else ctx.out.success(`Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`);
+  ctx.out.done(`Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`, result);
   if (ctx.globals.profile === undefined && ctx.env.FACECTL_PROFILE) {
     ctx.out.warn(`FACECTL_PROFILE=${ctx.env.FACECTL_PROFILE} is set and takes precedence over the default profile`);
   }

@@ -1,5 +1,5 @@
 import { verb } from '../kit.js';
-import { activeProfile } from '../../config/credentials.js';
+import { activeProfile, checkNamedProfile } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { CliError, ExitCode } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
@@ -21,6 +21,7 @@ export default verb({
 
 export async function runConfigGet(ctx: SettingsContext, key: string): Promise<SettingValue> {
   const setting = findSetting(key);
+  checkNamedProfile(ctx);
   const store = await ctx.config();
   let stored: unknown;
   let profile: string | null = null;
@@ -35,9 +36,14 @@ export async function runConfigGet(ctx: SettingsContext, key: string): Promise<S
   else if (value !== null) ctx.out.text(`${value}\n`);
   // Like `git config`: an unset value is exit 1, so scripts can test for it.
   if (value === null) {
+    // The fix names the profile when it is not the default one, as the command to type must.
+    const flag = profile !== null && profile !== store.defaultProfile ? ` --profile ${profile}` : '';
     throw new CliError(`${key} is not set${profile ? ` in profile "${profile}"` : ''}`, ExitCode.error, {
       code: 'not_set',
-      hint: key === 'api_key' ? 'run `facectl auth login`' : `set it with \`facectl config set ${key} <value>\``,
+      hint:
+        key === 'api_key'
+          ? `run \`facectl auth login${flag}\``
+          : `set it with \`facectl config set ${key} <value>${flag}\``,
     });
   }
   return result;

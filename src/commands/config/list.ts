@@ -7,8 +7,9 @@ import type { SettingsContext } from '../kit.js';
 
 export interface SettingRow {
   profile: string;
-  key: string;
-  value: string;
+  /** null on the row of a profile without settings (`—` on a terminal, empty fields when piped). */
+  key: string | null;
+  value: string | null;
   active: boolean;
 }
 
@@ -47,6 +48,8 @@ export async function runConfigList(ctx: SettingsContext): Promise<ConfigListing
       shown[key] = setting ? setting.show(value) : typeof value === 'string' ? value : JSON.stringify(value);
       rows.push({ profile: name, key, value: shown[key], active: name === active });
     }
+    // A profile emptied of its settings is still a profile (`auth switch` takes it): one row says so.
+    if (Object.keys(shown).length === 0) rows.push({ profile: name, key: null, value: null, active: name === active });
     listing.profiles[name] = shown;
   }
   if (ctx.out.json) {

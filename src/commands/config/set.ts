@@ -1,5 +1,11 @@
 import { verb } from '../kit.js';
-import { activeProfile, DEFAULT_BASE_URL, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
+import {
+  activeProfile,
+  checkNamedProfile,
+  DEFAULT_BASE_URL,
+  sameBaseUrl,
+  storedKeyBaseUrl,
+} from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile } from '../../config/profile-store.js';
 import type { ProfileSettings } from '../../context.js';
@@ -36,6 +42,9 @@ export async function runConfigSet(
   value: string | undefined,
 ): Promise<SettingChange> {
   const setting = findSetting(key);
+  // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
+  // even for a setting of the whole file (default_profile).
+  checkNamedProfile(ctx);
   if (setting.refuseSet) {
     throw new UsageError(
       value === undefined ? `${key} is removed with the key, by \`facectl auth logout\`` : setting.refuseSet.message,
@@ -69,8 +78,7 @@ export async function runConfigSet(
   }
   const result: SettingChange = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
-  if (ctx.out.json) ctx.out.record(result);
-  else ctx.out.success(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`);
+  ctx.out.done(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`, result);
   return result;
 }
 
@@ -86,7 +94,9 @@ function warnKeyStaysBehind(
   const target = next ?? DEFAULT_BASE_URL;
   if (sameBaseUrl(boundTo, target)) return;
   ctx.out.warn(
-    `the key stored in profile ${profile} was saved for ${boundTo} and is not sent to ${target}; ` +
-      `run \`facectl auth login --profile ${profile}\` to store a key for ${target}`,
+    `the key stored in profile ${profile} was saved for ${boundTo} and is not sent to ${target}. ` +
+      `If ${target} is the same service at a new address, \`facectl auth login --stored-key --profile ${profile}\` ` +
+      `checks that key there and keeps it for it; for another service, \`facectl auth login --profile ${profile}\` ` +
+      'stores a key of its own',
   );
 }

@@ -1,18 +1,29 @@
+import type { Lenient } from '../../api/answers.js';
 import type { Column, Context } from '../../context.js';
+import { ABSENT } from '../../io/output.js';
 import type { Document } from '../../contract/documents.js';
 import { fieldColumns } from '../kit.js';
+
+/** A document as commands read it: any field but the ones a route needs may be absent (api/answers.ts). */
+export type DocumentAnswer = Lenient<Document>;
 
 /**
  * The document fields shown on a terminal or as tab-separated lines (the content itself is left out:
  * it can be megabytes); --json prints the whole object as the service returned it.
  */
-export const DOCUMENT_FIELDS: Column<Document>[] = [
-  ...fieldColumns<Document>('document_id', 'alias', 'label', 'type', 'source'),
-  ...fieldColumns<Document>('version', 'token_count', 'synced', 'prepare_status'),
+export const DOCUMENT_FIELDS: Column<DocumentAnswer>[] = [
+  ...fieldColumns<DocumentAnswer>('document_id', 'alias', 'label', 'type', 'source'),
+  ...fieldColumns<DocumentAnswer>('version', 'token_count', 'synced', 'prepare_status'),
   { header: 'chunks', value: chunks },
-  { header: 'tokens_used', value: (d) => `${d.tokens_used}/${d.tokens_limit}` },
-  ...fieldColumns<Document>('created_at', 'updated_at'),
+  { header: 'tokens_used', value: (d) => ofLimit(d.tokens_used, d.tokens_limit) },
+  ...fieldColumns<DocumentAnswer>('created_at', 'updated_at'),
 ];
+
+/** `used/limit`; absent when `used` is, and `—` for a limit the answer did not give. */
+export function ofLimit(used: number | null | undefined, limit: number | null | undefined): string | null {
+  if (used === null || used === undefined) return null;
+  return `${used}/${limit ?? ABSENT}`;
+}
 
 /** Preparation's progress, `completed/total`, once the service has split the item into chunks. */
 export function chunks(item: { chunks_completed?: number | null; chunks_total?: number | null }): string | null {
@@ -21,8 +32,8 @@ export function chunks(item: { chunks_completed?: number | null; chunks_total?: 
 }
 
 /** Submitting or importing only counts tokens; the spec says the charge is made at sync. Say so. */
-export function notePreview(ctx: Pick<Context, 'out'>, document: Document): void {
-  if (document.synced) return;
+export function notePreview(ctx: Pick<Context, 'out'>, document: DocumentAnswer & { document_id: string }): void {
+  if (document.synced !== false || typeof document.token_count !== 'number') return;
   ctx.out.info(
     `token_count ${document.token_count} is a preview: nothing is charged until sync ` +
       `(\`facectl docs sync ${document.document_id}\`).`,

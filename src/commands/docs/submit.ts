@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
-import type { Document } from '../../contract/documents.js';
 import { PERSPECTIVES } from '../../contract/values.js';
 import { UsageError } from '../../errors.js';
 import type { PreparedDocument } from '../../input/document-input.js';
@@ -10,7 +9,7 @@ import { jsonIndent } from '../../io/output.js';
 import type { JournalMode } from '../../state/batch-journal.js';
 import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-import { DOCUMENT_FIELDS, notePreview } from './fields.js';
+import { DOCUMENT_FIELDS, type DocumentAnswer, notePreview } from './fields.js';
 
 /**
  * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
@@ -159,7 +158,7 @@ async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDef
   return { ...(await requireAliasAndLabel(ctx, opts, 'document')), perspective: opts.perspective };
 }
 
-export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<Document> {
+export async function submitOne(ctx: Context, prepared: PreparedDocument): Promise<DocumentAnswer> {
   const [api, { createDocument }, { LargeStrings }] = await Promise.all([
     ctx.api(),
     import('../../contract/documents.js'),
@@ -169,7 +168,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
   if (prepared.body === undefined) {
     const document = await api.call(createDocument, { body }, { signal: ctx.signal });
     ctx.out.record(document, DOCUMENT_FIELDS);
-    ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
+    ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;
   }
@@ -185,7 +184,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     if (ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
     else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
     else ctx.out.record(document, DOCUMENT_FIELDS);
-    ctx.out.success(`Submitted ${document.document_id} to ${document.alias}`);
+    ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;
   } finally {

@@ -79,7 +79,8 @@ export async function syncAndShow<T extends Preparable & { token_count?: number 
   target: SyncTarget<T>,
 ): Promise<T> {
   let item = await target.sync();
-  ctx.out.success(`Synced ${target.id} (token_count ${item.token_count ?? 0})`);
+  const tokens = typeof item.token_count === 'number' ? ` (token_count ${item.token_count})` : '';
+  ctx.out.success(`Synced ${target.id}${tokens}`);
   if (flags.wait) {
     const group = target.kind === 'document' ? 'docs' : 'threads';
     item = await waitUntilReady(ctx, {

@@ -1,5 +1,6 @@
 import { verb } from '../kit.js';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { type Check, fail, ok, warn } from './checks.js';
@@ -16,6 +17,8 @@ const COLUMNS: Column<Check>[] = [
   { header: 'detail', value: (c) => c.detail },
   { header: 'fix', value: (c) => c.fix ?? '' },
 ];
+
+const PROFILE_REFUSALS = new Set(['invalid_profile', 'unknown_profile']);
 
 const KEY_SOURCES: Record<KeySource, string> = {
   stdin: '--api-key-stdin',
@@ -61,6 +64,7 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const creds = await ctx.credentials();
     baseUrlText = creds.baseUrl;
+    creds.checkNamedProfile?.();
     key = await creds.apiKey();
     checks.push(
       key
@@ -76,22 +80,19 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
           ),
     );
   } catch (error) {
+    // A profile named on the command line (or FACECTL_PROFILE) that cannot be used is refused as by any
+    // command (exit 2), not reported as a failed check.
+    if (error instanceof CliError && PROFILE_REFUSALS.has(error.code)) throw error;
     const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
     checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
   }
 
   let base: URL;
   try {
-    base = new URL(baseUrlText ?? 'http://127.0.0.1:8787');
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http or https');
-  } catch {
-    checks.push(
-      fail(
-        'base url',
-        `${baseUrlText} is not an http(s) URL`,
-        'set a valid one: `facectl config set base_url https://...`',
-      ),
-    );
+    base = checkBaseUrl(baseUrlText ?? DEFAULT_BASE_URL, 'the base URL', (url) => `set it to ${url}`);
+  } catch (error) {
+    const { message, hint } = error as CliError;
+    checks.push(fail('base url', message, hint ?? 'set a valid one: `facectl config set base_url https://...`'));
     return checks;
   }
   const loopback = isLoopbackHost(base.hostname);

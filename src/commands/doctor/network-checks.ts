@@ -1,10 +1,13 @@
 import { connect, type PeerCertificate } from 'node:tls';
+import type { AnswerOf } from '../../api/answers.js';
+import { readAnswer } from '../../api/client.js';
 import { errorFromResponse, networkErrorFrom } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
 import type { Context } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { VERSION } from '../../version.js';
+import { usd } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
 /**
@@ -72,7 +75,7 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
       reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
       clock: clockCheck(result.headers.date, received),
     };
-    if (apiKey) probe.key = keyCheck(result.status, result.text, info, received);
+    if (apiKey) probe.key = await keyCheck(result.status, result.text, info, received);
     return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
@@ -104,12 +107,12 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
   return ok('clock skew', text);
 }
 
-function keyCheck(
+async function keyCheck(
   status: number,
   text: string,
   info: { method: string; path: string; baseUrl: string },
   now: Date,
-): Check {
+): Promise<Check> {
   const name = 'key works';
   let json: unknown = text;
   try {
@@ -121,26 +124,39 @@ function keyCheck(
     const error = errorFromResponse(status, json, info);
     return fail(name, error.message, error.hint ?? 'run `facectl auth login` with a valid key');
   }
-  const parsed = getCurrentApiKey.response.safeParse(json);
-  if (status < 200 || status >= 300 || !parsed.success) {
+  // Read as every command reads it (api/answers.ts): a field left out is told as unknown.
+  let current: AnswerOf<typeof getCurrentApiKey> | undefined;
+  if (status >= 200 && status < 300)
+    current = (await readAnswer(getCurrentApiKey, json).catch(() => undefined)) as typeof current;
+  if (!current) {
     return fail(
       name,
       `unexpected answer from GET ${PATH} (HTTP ${status}): not the Face Compilation Service?`,
       'check the base URL; run `facectl auth status --debug` to see the exchange',
     );
   }
-  const current = parsed.data;
   const parts = [
-    `${current.key_prefix} (${current.name ?? 'unnamed'})`,
+    `${current.key_prefix ?? 'key'} (${current.name ?? 'unnamed'})`,
     `plan ${current.plan ?? 'unknown'}`,
     `scopes ${current.scopes?.join(',') ?? 'unknown'}`,
   ];
-  const left = current.budget_usd === null ? null : Math.max(0, current.budget_usd - current.spent_usd);
+  const { budget_usd: budget, spent_usd: spent } = current;
+  const left = typeof budget === 'number' && typeof spent === 'number' ? Math.max(0, budget - spent) : null;
   parts.push(
-    left === null ? 'budget unlimited' : `budget left $${left.toFixed(2)} of $${current.budget_usd?.toFixed(2)}`,
+    budget === null
+      ? 'budget unlimited'
+      : typeof budget !== 'number'
+        ? 'budget unknown'
+        : `budget left ${left === null ? 'unknown' : usd(left)} of ${usd(budget)}`,
   );
-  const expires = current.expires_at === null ? null : Date.parse(current.expires_at);
-  parts.push(expires === null ? 'never expires' : `expires ${current.expires_at}`);
+  const expires = typeof current.expires_at === 'string' ? Date.parse(current.expires_at) : null;
+  parts.push(
+    current.expires_at === null
+      ? 'never expires'
+      : expires === null
+        ? 'expiry unknown'
+        : `expires ${current.expires_at}`,
+  );
   const detail = parts.join(', ');
   const renew = 'create a new key (`facectl keys create --save`) or `facectl auth login` with another';
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);

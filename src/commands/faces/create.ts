@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
-import type { Face, FaceCreateRequest } from '../../contract/faces.js';
+import type { AnswerOf } from '../../api/answers.js';
+import type { createFace as CreateFace, FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
 import { checkAlias, notEmpty, requestBody, type RequestContext, requireValue, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -11,7 +12,7 @@ const flags = {
   name: { value: '<name>', help: 'display name', check: notEmpty },
   alias: {
     value: '<alias>',
-    help: 'unique slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
+    help: "the face's unique alias, a slug (facectl serve's rule: lower-case letters, digits and single hyphens, 3 to 64 characters)",
     check: checkAlias,
   },
   basicFacts: { value: '<json>', help: 'a JSON object: inline, @FILE to read a file, or - to read standard input' },
@@ -70,9 +71,9 @@ export async function runCreateFace(
   ctx: RequestContext,
   opts: CreateFaceOptions,
   askAlias?: (reason: string) => Promise<string>,
-): Promise<Face> {
+): Promise<AnswerOf<typeof CreateFace>> {
   const { createFace } = await import('../../contract/faces.js');
-  let face: Face;
+  let face: AnswerOf<typeof createFace>;
   for (let alias = opts.alias; ;) {
     try {
       const body: FaceCreateRequest = requestBody({ ...opts, alias });

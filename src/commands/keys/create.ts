@@ -1,7 +1,8 @@
 import { errorCode } from '../../api/error-mapping.js';
 import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
-import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
+import type { AnswerOf, Lenient } from '../../api/answers.js';
+import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import { cancelledBy, CliError, NetworkError } from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
@@ -16,13 +17,15 @@ const flags = {
     value: '<days>',
     type: 'int',
     unit: 'days',
-    help: 'lifetime in days, 1 to 365 (default: that of the creating key)',
+    help: "lifetime in days (facectl serve's rule: 1 to 365; left out, that of the creating key)",
   },
   scopes: {
     value: '<scopes>',
     type: 'list',
     min: 1,
-    help: 'comma-separated scopes: v1:*, v1:<area> or v1:<area>:<read|write>; areas keys, faces, compile, oauth',
+    help:
+      'comma-separated scopes, each of the form v1:* (facectl serve reads v1:*, v1:<area> or ' +
+      'v1:<area>:<read|write>, with areas keys, faces, compile, oauth)',
     // Offered after `v1:` (bash completes the word after its last colon).
     suggest: SCOPE_AREAS.flatMap((area) => SCOPE_ACTIONS.map((action) => `${area}:${action}`)),
     check: (scope) =>
@@ -45,7 +48,8 @@ export default verb({
   summary: 'Create an API key (the secret is shown once)',
   description:
     'Create an API key. The full secret is printed once, now; the service keeps only its hash.\n\n' +
-    'Fields left out are inherited from the key making the request; a key cannot create a wider one.',
+    "What a field left out means is the service's to say (facectl serve: it is inherited from the key " +
+    'making the request, and a key cannot create a wider one).',
   flags,
   examples: [
     'facectl keys create --name ci --expires-in-days 30 --scopes v1:compile --budget-usd 5',
@@ -63,7 +67,10 @@ type CreateKeyContext = Pick<
   'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
 >;
 
-const KEY_FIELDS: Column<ApiKey>[] = [
+/** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
+type NewKey = AnswerOf<typeof createApiKey>;
+
+const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'key', value: (k) => k.key },
   { header: 'id', value: (k) => k.id },
   { header: 'name', value: (k) => k.name },
@@ -75,7 +82,7 @@ const KEY_FIELDS: Column<ApiKey>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<ApiKey> {
+export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
@@ -103,7 +110,7 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
  * keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
  * client built without the abort signal, here the context's own (ctx.api's untilAnswered).
  */
-async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<ApiKey>> {
+async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<NewKey>> {
   // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
   await (await ctx.credentials()).apiKey();
   const [api, { createApiKey }] = await Promise.all([
@@ -117,7 +124,7 @@ async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateR
  * Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile; a signal
  * before it is sent ends the command at once.
  */
-async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<ApiKey>): Promise<ApiKey> {
+async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>): Promise<NewKey> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
     ctx.out.warn(
@@ -171,7 +178,7 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
     import('../../api/context-client.js'),
     import('../../contract/keys.js'),
   ]);
-  const send = async (body: ApiKeyCreateRequest): Promise<ApiKey> => {
+  const send = async (body: ApiKeyCreateRequest): Promise<NewKey> => {
     const client = clientForContext(
       ctx,
       {
@@ -207,7 +214,7 @@ interface SaveTarget {
 
 async function saveKey(
   ctx: Pick<Context, 'out' | 'credentials' | 'config'>,
-  key: ApiKey,
+  key: NewKey,
   target?: SaveTarget,
 ): Promise<void> {
   try {

@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
-import type { OAuthConnection } from '../../contract/oauth.js';
+import type { AnswerOf } from '../../api/answers.js';
+import type { listOAuthConnections } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
 import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG, type WaitContext } from '../docs/wait-ready.js';
@@ -23,6 +24,9 @@ export interface ConnectOptions {
   intervalMs?: number;
 }
 
+/** An entry of the connection list: its provider and whether it is connected are needed (api/answers.ts). */
+type Connection = AnswerOf<typeof listOAuthConnections>[number];
+
 /** What `oauth connect` uses of the context: the client, a browser, and the clock and output to wait. */
 type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
 
@@ -32,7 +36,7 @@ export default verb({
     'Connect a provider: prints the authorize URL on stderr at once (with --json as one JSON line, ' +
     '{"authorize_url": ...}), opens it in a browser (unless --no-browser, SSH, CI or no display), then waits ' +
     'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
-  args: [['<provider>', 'the provider id (the local service offers `example`)']],
+  args: [['<provider>', 'the provider id (facectl serve offers `example`)']],
   flags: {
     browser: {
       negate: true,
@@ -53,7 +57,7 @@ export default verb({
     }),
 });
 
-export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<OAuthConnection> {
+export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<Connection> {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
   let url: string;
@@ -98,7 +102,7 @@ export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Pro
   return connection;
 }
 
-async function waitForConnection(ctx: RequestContext & WaitContext, opts: ConnectOptions): Promise<OAuthConnection> {
+async function waitForConnection(ctx: RequestContext & WaitContext, opts: ConnectOptions): Promise<Connection> {
   const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
@@ -125,7 +129,7 @@ async function waitForConnection(ctx: RequestContext & WaitContext, opts: Connec
   }
 }
 
-async function findConnection(ctx: RequestContext, provider: string): Promise<OAuthConnection | undefined> {
+async function findConnection(ctx: RequestContext, provider: string): Promise<Connection | undefined> {
   const { listOAuthConnections } = await import('../../contract/oauth.js');
   const connections = await send(ctx, listOAuthConnections, {});
   return connections.find((c) => c.provider === provider);

@@ -1,4 +1,5 @@
-import type { OAuthConnection } from '../../contract/oauth.js';
+import type { AnswerOf } from '../../api/answers.js';
+import type { disconnectOAuth, listOAuthConnections } from '../../contract/oauth.js';
 import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
 import { type PromptContext, type RequestContext, requireArgument, send, verb } from '../kit.js';
 import { explainPlanRequired } from './fields.js';
@@ -13,6 +14,9 @@ export interface DisconnectOptions {
   yes: boolean;
 }
 
+/** The connection list as read: each entry's provider and whether it is connected are needed (api/answers.ts). */
+type Connections = AnswerOf<typeof listOAuthConnections>;
+
 /** What `oauth disconnect` uses of the context: the client, and a terminal to confirm on. */
 type DisconnectContext = RequestContext & PromptContext;
 
@@ -25,12 +29,15 @@ export default verb({
     runDisconnect(ctx, { provider: requireArgument('provider', provider), yes: given.yes }),
 });
 
-export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOptions): Promise<{ detail: string }> {
+export async function runDisconnect(
+  ctx: DisconnectContext,
+  opts: DisconnectOptions,
+): Promise<AnswerOf<typeof disconnectOAuth>> {
   const { disconnectOAuth, listOAuthConnections } = await import('../../contract/oauth.js');
   const { provider } = opts;
   // Checked first (README): what is not connected is said at once, exit 4, with or without --yes or a
   // terminal; nobody confirms (or is asked for --yes to disconnect) what is not connected.
-  let connections: OAuthConnection[];
+  let connections: Connections;
   try {
     connections = await send(ctx, listOAuthConnections, {});
   } catch (error) {
@@ -49,20 +56,18 @@ export async function runDisconnect(ctx: DisconnectContext, opts: DisconnectOpti
     });
     if (!confirmed) throw new DeclinedError(`not disconnected: ${provider} is still connected`);
   }
-  let result: { detail: string };
+  let result: AnswerOf<typeof disconnectOAuth>;
   try {
     result = await send(ctx, disconnectOAuth, { params: { provider } });
   } catch (error) {
     throw explainPlanRequired(error);
   }
-  // Once: a person on a terminal reads the check line; scripts and --json get the record on stdout.
-  if (ctx.io.stdoutIsTTY && ctx.io.stderrIsTTY && !ctx.out.json) ctx.out.success(result.detail);
-  else ctx.out.record(result, [{ header: 'detail', value: (r) => r.detail }]);
+  ctx.out.done(result.detail ?? `Disconnected ${provider}`, result);
   return result;
 }
 
 /** Nothing to disconnect: exit 4 (not found), as the service's 404 not_connected would be. */
-function notConnected(provider: string, connections: OAuthConnection[]): CliError {
+function notConnected(provider: string, connections: Connections): CliError {
   const known = connections.some((c) => c.provider === provider);
   const offered = connections.map((c) => c.provider).join(', ') || 'none';
   return new CliError(

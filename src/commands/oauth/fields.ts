@@ -1,22 +1,27 @@
+import type { Lenient } from '../../api/answers.js';
 import type { Column } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
 import { ApiError } from '../../errors.js';
 
-export const CONNECTION_COLUMNS: Column<OAuthConnection>[] = [
+/** An entry of the connection list as commands read it (provider and connected are needed: api/answers.ts). */
+export type ConnectionAnswer = Lenient<OAuthConnection>;
+
+export const CONNECTION_COLUMNS: Column<ConnectionAnswer>[] = [
   { header: 'provider', value: (c) => c.provider },
   { header: 'connected', value: (c) => c.connected },
   { header: 'connected_at', value: (c) => c.connected_at },
 ];
 
 /**
- * The service refuses every OAuth endpoint to users not on the Connect plan (403 plan_required). Say
- * what that means for the user, keeping the exit code (6) and the service's own detail.
+ * The service refuses every OAuth endpoint to users not on the Connect plan (403 plan_required). Said
+ * once: in the service's own words when it gives them (the status line follows), else in ours; the fix
+ * says what to do, keeping the exit code (6).
  */
 export function explainPlanRequired(error: unknown): unknown {
   if (!(error instanceof ApiError) || error.code !== 'plan_required') return error;
-  const detail = typeof error.detail === 'string' ? ` (${error.detail})` : '';
+  const said = typeof error.detail === 'string' && error.detail.trim() !== '' ? error.detail : undefined;
   return new ApiError(
-    `OAuth connections are only for the Connect plan: the service refused this key's user with 403 plan_required${detail}`,
+    said ?? "OAuth connections are only for the Connect plan: the service refused this key's user",
     error.status,
     {
       code: error.code,

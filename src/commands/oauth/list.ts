@@ -1,4 +1,4 @@
-import type { OAuthConnection } from '../../contract/oauth.js';
+import type { AnswerOf } from '../../api/answers.js';
 import { send, verb } from '../kit.js';
 import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
 
@@ -8,7 +8,7 @@ export default verb({
   examples: ['facectl oauth list', "facectl oauth list --json | jq '.[] | select(.connected)'"],
   async run(ctx) {
     const { listOAuthConnections } = await import('../../contract/oauth.js');
-    let connections: OAuthConnection[];
+    let connections: AnswerOf<typeof listOAuthConnections>;
     try {
       connections = await send(ctx, listOAuthConnections, {});
     } catch (error) {

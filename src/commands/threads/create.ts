@@ -1,4 +1,5 @@
-import type { Thread, ThreadCreateRequest } from '../../contract/threads.js';
+import type { AnswerOf } from '../../api/answers.js';
+import type { createThread, ThreadCreateRequest } from '../../contract/threads.js';
 import { BILLING_SOURCES } from '../../contract/values.js';
 import { checkAlias, requestBody, type RequestContext, requireAliasAndLabel, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -30,11 +31,14 @@ export default verb({
 /** The flags once resolved: alias and label given or asked for. */
 export type CreateThreadOptions = FlagValues<typeof flags> & { alias: string; label: string };
 
-export async function runCreateThread(ctx: RequestContext, opts: CreateThreadOptions): Promise<Thread> {
+export async function runCreateThread(
+  ctx: RequestContext,
+  opts: CreateThreadOptions,
+): Promise<AnswerOf<typeof createThread>> {
   const { createThread } = await import('../../contract/threads.js');
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });
   ctx.out.record(thread, THREAD_FIELDS);
-  ctx.out.success(`Created thread ${thread.thread_id ?? ''} for ${thread.alias ?? opts.alias}`);
+  ctx.out.success(`Created thread ${thread.thread_id} for ${thread.alias ?? opts.alias}`);
   return thread;
 }

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import type { Thread } from '../../contract/threads.js';
+import type { ThreadAnswer } from './fields.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
 import { flagAndValue, type RequestContext, requireArgument, send, verb } from '../kit.js';
@@ -64,7 +64,7 @@ async function readMessages(
   return { threadId, messages: validateMessageList(value, source.name) };
 }
 
-export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<Thread> {
+export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
   const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },

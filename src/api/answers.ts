@@ -1,0 +1,195 @@
+import type * as z from 'zod';
+import type { RouteName } from '../contract/index.js';
+import { keepJsonKeys, safeParseJson } from '../contract/json-keys.js';
+import type { AnyRoute } from '../contract/route.js';
+import { ResponseError } from '../errors.js';
+
+/**
+ * How the client reads an answer. The contract's response schemas state the interface strictly (the
+ * local service answers by them, the conformance tests check them). A command reads an answer more
+ * leniently, as derived here from those schemas: a field that is null, missing or of another type does
+ * not fail the command unless the command needs it to do its job; it is read as absent (a null stays
+ * null, so --json shows what came), and --debug says what deviated. The fields a command needs are
+ * listed in NEEDED; an answer without one of them is an unexpected response (exit 1) naming the route
+ * and the field. An answer as the interface says is read here; only one that deviates loads lenient.ts.
+ *
+ * Imported through client.ts only (which re-exports readAnswer): the build then keeps it in the client's
+ * chunk, and an API command loads no file more for it.
+ */
+
+/**
+ * The fields commands must have, by route: the new key's secret, the ids a command prints for the
+ * next command to take (a document's or a thread's id, a face's alias), the URL to approve a
+ * connection at, and what `oauth connect`/`disconnect` decide by (each entry's provider and whether it
+ * is connected). For a route answering a list they are the fields of each entry. A submitted
+ * document's token_count too, for now: a batch keeps it in its journal and its report, which take a
+ * number (commands/docs/submit-batch.ts, state/batch-journal.ts).
+ */
+export const NEEDED = {
+  createApiKey: ['key'],
+  createFace: ['alias'],
+  getFace: ['alias'],
+  createDocument: ['document_id', 'token_count'],
+  importIntoFace: ['document_id'],
+  createThread: ['thread_id'],
+  authorizeOAuth: ['authorize_url'],
+  listOAuthConnections: ['provider', 'connected'],
+} as const satisfies Partial<Record<RouteName, readonly string[]>>;
+
+/** A value as read where no field is needed: every field of an object may be absent or null, at any depth. */
+export type Lenient<T> = T extends readonly (infer E)[]
+  ? Lenient<E>[]
+  : T extends object
+    ? { [K in keyof T]?: Lenient<T[K]> | null }
+    : T;
+
+/** An answer as read: the fields named in N are there, of their type; every other field is lenient. */
+export type Answer<T, N extends PropertyKey> = T extends readonly (infer E)[]
+  ? Answer<E, N>[]
+  : T extends object
+    ? { [K in keyof T as K extends N ? K : never]-?: NonNullable<T[K]> } & {
+        [K in keyof T as K extends N ? never : K]?: Lenient<T[K]> | null;
+      }
+    : T;
+
+type NeedOf<R extends AnyRoute> = R['name'] extends keyof typeof NEEDED ? (typeof NEEDED)[R['name']][number] : never;
+
+/** What `call(route)` gives a command. */
+export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedOf<R>>;
+
+/**
+ * A JSON answer read as above; `debug` hears each field that deviated. The strict schema is tried
+ * first: an answer as the interface says, with the fields the route needs, is read by it alone.
+ */
+export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: string) => void): Promise<unknown> {
+  const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
+  const strict = safeParseJson(route.response, json);
+  if (strict.success && hasNeeded(strict.data, needed)) return strict.data;
+  const { lenientSchemaOf } = await import('./lenient.js');
+  const read = lenientSchemaOf(route, needed).safeParse(json);
+  const where = `${route.method} ${route.path} (${route.name})`;
+  if (!read.success) {
+    const issue = read.error.issues[0] as Issue;
+    throw new ResponseError(`unexpected response from ${where}: ${deviation(issue, json, route.response)}`, {
+      hint: 'the service does not answer as the interface says; run with --debug to see the exchange',
+    });
+  }
+  if (debug && !strict.success) {
+    for (const issue of strict.error.issues)
+      debug(`${where}: ${deviation(issue, json, route.response)}; read as absent`);
+  }
+  return keepJsonKeys(json, read.data);
+}
+
+function hasNeeded(data: unknown, needed: readonly string[]): boolean {
+  if (needed.length === 0) return true;
+  const entries = Array.isArray(data) ? data : [data];
+  return entries.every((entry) => needed.every((key) => (entry as Record<string, unknown>)[key] !== undefined));
+}
+
+/**
+ * What a message says of a value that does not fit a schema, for answers (above) and requests (the
+ * client's check before sending): the field, what fits there, what came. In words a person reads, not
+ * zod's (`expected a date-time string, came null`); read from the schemas' definitions, without zod.
+ */
+type Issue = z.core.$ZodIssue;
+
+/** `field [0].connected_at: expected a date-time string, came null`. */
+function deviation(issue: Issue, json: unknown, schema: z.ZodType): string {
+  return `field ${fieldPath(issue.path)}: ${issueText(issue, valueAt(json, issue.path), schemaAt(schema, issue.path), 'came')}`;
+}
+
+/**
+ * What is wrong with `value` at the issue's place: `expected <what fits>, <came|got> <what came>` for a
+ * value of another kind, where zod would say it in its words; a rule of the contract keeps its message.
+ */
+export function issueText(issue: Issue, value: unknown, schema: z.ZodType | undefined, came = 'got'): string {
+  // A rule of the contract says what it wants in its own message; zod's defaults start `Invalid`.
+  const zodsOwn = /^Invalid\b/.test(issue.message);
+  if (!zodsOwn || !['invalid_type', 'invalid_value', 'invalid_format'].includes(issue.code)) return issue.message;
+  return `expected ${describeSchema(schema) ?? expectedOf(issue)}, ${came} ${describeValue(value)}`;
+}
+
+/** `messages[0].role`; the body itself when the path is empty. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(the whole body)';
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
+}
+
+interface Def {
+  type: string;
+  format?: string;
+  shape?: Record<PropertyKey, z.ZodType>;
+  element?: z.ZodType;
+  innerType?: z.ZodType;
+  entries?: Record<string, unknown>;
+}
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The schema of the field at `path` (optional, nullable and defaults looked through), if there is one. */
+export function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
+  let current: z.ZodType | undefined = unwrapped(schema);
+  for (const part of path) {
+    const def: Def = defOf(current);
+    current = def.type === 'object' ? def.shape?.[part] : def.type === 'array' ? def.element : undefined;
+    if (current === undefined) return undefined;
+    current = unwrapped(current);
+  }
+  return current;
+}
+
+function unwrapped(schema: z.ZodType): z.ZodType {
+  const def = defOf(schema);
+  return ['optional', 'nullable', 'default'].includes(def.type) && def.innerType ? unwrapped(def.innerType) : schema;
+}
+
+/** What a schema takes, as a message says it (`a date-time string`, `an integer`); undefined for others. */
+function describeSchema(schema: z.ZodType | undefined): string | undefined {
+  if (schema === undefined) return undefined;
+  const def = defOf(schema);
+  if (def.type === 'string') return def.format === 'datetime' ? 'a date-time string' : 'a string';
+  if (def.type === 'number') return def.format && /int/.test(def.format) ? 'an integer' : 'a number';
+  if (def.type === 'boolean') return 'true or false';
+  if (def.type === 'enum' && def.entries) {
+    return `one of ${Object.values(def.entries)
+      .map((value) => JSON.stringify(value))
+      .join(', ')}`;
+  }
+  if (def.type === 'array') return 'a list';
+  if (def.type === 'object' || def.type === 'record') return 'an object';
+  return undefined;
+}
+
+function expectedOf(issue: Issue): string {
+  if (issue.code === 'invalid_type') {
+    return issue.expected === 'int'
+      ? 'an integer'
+      : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+  }
+  if (issue.code === 'invalid_format')
+    return issue.format === 'datetime' ? 'a date-time string' : `a ${issue.format} string`;
+  if (issue.code === 'invalid_value') return `one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+  return issue.message;
+}
+
+export function valueAt(json: unknown, path: readonly PropertyKey[]): unknown {
+  let value = json;
+  for (const part of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return value;
+}
+
+/** A value as a message names it: `null`, `nothing (the field is missing)`, `the number 42`, `a string "x"`. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string')
+    return `a string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `the ${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { fittedWidths } from '../../src/io/output.js';
+import { buildProgram } from '../../src/program.js';
+import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { runInProcess as cli } from '../helpers/unit-harness.js';
+
+/** Issue 22 item 11: the smaller edges a new user and a breaker met, each as they would check it. */
+
+const twoProfiles = {
+  default_profile: 'work',
+  profiles: {
+    work: { base_url: 'http://127.0.0.1:1', api_key: 'fcs_work_0123456789', api_key_base_url: 'http://127.0.0.1:1' },
+    home: { base_url: 'http://127.0.0.1:2' },
+  },
+};
+
+describe('a command that prints no data says what it did in one line, piped too', () => {
+  it.each([
+    ['auth switch home', ['auth', 'switch', 'home'], 'Switched to profile home (http://127.0.0.1:2)'],
+    ['auth logout', ['auth', 'logout'], 'Removed the API key of profile work'],
+    [
+      'config set base_url',
+      ['config', 'set', 'base_url', 'http://127.0.0.1:3', '--profile', 'home'],
+      'Set base_url to http://127.0.0.1:3 in profile home',
+    ],
+  ])('%s: stdout empty, one line on stderr (a check mark only on a terminal)', async (_name, argv, said) => {
+    const piped = await cli(argv, { config: structuredClone(twoProfiles) });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toBe('');
+    expect(piped.stderr).toBe(`${said}\n`);
+    const terminal = await cli(argv, {
+      config: structuredClone(twoProfiles),
+      stdoutIsTTY: true,
+      env: { NO_COLOR: '1' },
+    });
+    expect(terminal.stderr).toBe(`✓ ${said}\n`);
+  });
+});
+
+describe('api -f: field errors as every other command shows them', () => {
+  it('one `- field: what is wrong` line each, in words, not zod text; exit 2, nothing sent', async () => {
+    const result = await cli(['api', 'POST', '/v1/faces', '-f', 'name=Ada', '-F', 'default_tools=7'], {
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_unused_0123456789',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'error: invalid body for POST /v1/faces: alias, default_tools\n' +
+        '  - alias: expected a string, got nothing (the field is missing)\n' +
+        '  - default_tools: expected a list, got the number 7\n' +
+        'fix the values listed above and run the command again\n',
+    );
+    const asJson = await cli(['api', 'POST', '/v1/faces', '-f', 'name=Ada', '--json'], {
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'fcs_unused_0123456789',
+    });
+    expect(JSON.parse(asJson.stderr).error.fields).toEqual([
+      { field: 'alias', message: 'expected a string, got nothing (the field is missing)' },
+    ]);
+  });
+});
+
+describe('a flag that would carry the key', () => {
+  it.each([['--api-key', 'fcs_secret_0123'], ['--api-key=fcs_secret_0123']])(
+    '%s: exit 2, saying keys come from FACECTL_API_KEY or --api-key-stdin; the key not repeated',
+    async (...flag) => {
+      const result = await cli(['faces', 'get', 'ada', ...flag.filter(Boolean)]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('error: --api-key: facectl takes no API key on the command line');
+      expect(result.stderr).toContain('FACECTL_API_KEY');
+      expect(result.stderr).toContain('--api-key-stdin');
+      expect(result.stderr).not.toContain('fcs_secret_0123');
+    },
+  );
+});
+
+describe('plan_required for oauth connect: its message said once', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer((_req, res) =>
+      json(res, 403, {
+        detail: 'OAuth connections are only for the Connect plan; this user is on the pro plan',
+        code: 'plan_required',
+      }),
+    );
+  });
+  afterAll(() => server.close());
+
+  it.each([
+    ['oauth', 'connect', 'example', '--no-browser'],
+    ['oauth', 'list'],
+  ])('%s %s: exit 6, said once', async (...argv) => {
+    const result = await cli(argv, { baseUrl: server.baseUrl, apiKey: 'fcs_pro_0123456789' });
+    expect(result.code).toBe(6);
+    expect(result.stderr.split('only for the Connect plan').length - 1).toBe(1);
+    expect(result.stderr).toBe(
+      'error: OAuth connections are only for the Connect plan; this user is on the pro plan\n' +
+        '  status: 403 plan_required\n' +
+        'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user\n',
+    );
+  });
+});
+
+describe('auth status: a budget smaller than a cent is not rounded away', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer((_req, res) =>
+      json(res, 200, currentKeyBody({ budget_usd: 0.02, spent_usd: 0.016 })),
+    );
+  });
+  afterAll(() => server.close());
+
+  it('$0.004 left of $0.02 (not $0.00 of $0.02)', async () => {
+    const result = await cli(['auth', 'status'], { baseUrl: server.baseUrl, apiKey: 'fcs_pro_0123456789' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('budget left\t$0.004 of $0.02\n');
+  });
+});
+
+describe('profiles named on the line or in FACECTL_PROFILE', () => {
+  it('config list shows a profile emptied of its settings, which auth switch still takes', async () => {
+    const config = { profiles: { work: { base_url: 'http://127.0.0.1:1' }, spare: {} } };
+    const piped = await cli(['config', 'list'], { config });
+    expect(piped.stdout).toBe('spare\t\t\nwork\tbase_url\thttp://127.0.0.1:1\n');
+    const table = await cli(['config', 'list'], { config, stdoutIsTTY: true });
+    expect(table.stdout).toMatch(/^spare\s+—\s+—$/m);
+    expect((await cli(['auth', 'switch', 'spare'], { config })).code).toBe(0);
+  });
+
+  it('config get --profile X: the fix names --profile X', async () => {
+    const config = { default_profile: 'work', profiles: { work: {}, spare: {} } };
+    const unset = await cli(['config', 'get', 'base_url', '--profile', 'spare'], { config });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('set it with `facectl config set base_url <value> --profile spare`');
+    const key = await cli(['config', 'get', 'api_key'], { config, env: { FACECTL_PROFILE: 'spare' } });
+    expect(key.stderr).toContain('run `facectl auth login --profile spare`');
+  });
+
+  it('FACECTL_PROFILE=nosuch with FACECTL_API_KEY set: refused (exit 2), not the default base URL in silence', async () => {
+    const config = { profiles: { work: { base_url: 'http://127.0.0.1:1' } } };
+    for (const env of [{ FACECTL_PROFILE: 'nosuch' }, { FACECTL_PROFILE: 'a.b' }]) {
+      const result = await cli(['faces', 'get', 'ada'], {
+        config,
+        env: { ...env, FACECTL_API_KEY: 'fcs_env_0123456789' },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/no profile named "nosuch" \(FACECTL_PROFILE=nosuch\)|invalid profile name "a\.b"/);
+    }
+  });
+
+  it.each([
+    ['doctor', ['doctor', '--profile', 'a.b']],
+    ['doctor, a profile the file does not hold', ['doctor', '--profile', 'nosuch']],
+    ['auth switch', ['auth', 'switch', 'a.b']],
+    ['config unset default_profile', ['config', 'unset', 'default_profile', '--profile', 'a.b']],
+    ['config get default_profile', ['config', 'get', 'default_profile', '--profile', 'a.b']],
+    ['faces get', ['faces', 'get', 'ada', '--profile', 'a.b']],
+  ])('%s: a profile name that cannot be used is exit 2, as everywhere', async (_name, argv) => {
+    const config = { default_profile: 'work', profiles: { work: {} } };
+    const result = await cli(argv, { config, env: { FACECTL_API_KEY: 'fcs_env_0123456789' } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^error: (invalid profile name "a\.b"|no profile named "nosuch")/);
+  });
+});
+
+describe("help texts: the interface's rules as the spec states them, the rest named as facectl serve's", () => {
+  /** Rules the spec leaves open ("not shown") that facectl serve decided: its slug, its bounds, its lists. */
+  const SERVE_RULES =
+    /3 to 64|1 to 365|takes transcript|or transcript|v1:<area>|inherited from the key|offers `example`/;
+
+  it("every help text stating one of them says it is facectl serve's", async () => {
+    const texts: string[] = [];
+    const walk = (command: Command) => {
+      texts.push(command.description());
+      for (const option of command.options) texts.push(option.description);
+      for (const argument of command.registeredArguments) texts.push(argument.description);
+      command.commands.forEach(walk);
+    };
+    walk(await buildProgram(createTestContext().ctx));
+    const stated = texts.filter((text) => SERVE_RULES.test(text));
+    expect(stated.length).toBeGreaterThanOrEqual(5);
+    expect(stated.filter((text) => !text.includes('facectl serve'))).toEqual([]);
+  });
+
+  it("faces create --help: the alias is a unique slug; the 3-64 rule is facectl serve's", async () => {
+    const help = (await cli(['faces', 'create', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain("--alias <alias> the face's unique alias, a slug (facectl serve's rule:");
+  });
+});
+
+describe("doctor's table on a terminal of 100 or 120 columns", () => {
+  it('every line fits the terminal: long cells wrap inside their column, no word cut', async () => {
+    const result = await cli(['doctor', '--base-url', 'http://127.0.0.1:9'], {
+      stdoutIsTTY: true,
+      env: { NO_COLOR: '1', FACECTL_API_KEY: 'fcs_env_0123456789', FACECTL_CONFIG_DIR: '/nonexistent/facectl-doctor' },
+    });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(8);
+    expect(lines.filter((line) => line.length > 100)).toEqual([]);
+    // The fix of the failed check is all there, wrapped within its column.
+    const words = result.stdout.replace(/\s+/g, ' ');
+    for (const word of ['`facectl', 'serve`', 'running?', '--base-url']) expect(words).toContain(word);
+  });
+
+  it('fittedWidths: the widest columns give way down to their longest word; a table that fits is left alone', () => {
+    const rows = [
+      [
+        'fail',
+        'reachable',
+        'cannot reach http://127.0.0.1:9: connection refused',
+        'is `facectl serve` running? '.repeat(4),
+      ],
+    ];
+    expect(fittedWidths(rows, 200)).toBeUndefined();
+    const widths = fittedWidths(rows, 120) ?? [];
+    expect(widths.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(119);
+    expect(widths[2]).toBeGreaterThanOrEqual('http://127.0.0.1:9:'.length + 2);
+  });
+});
+
+describe('answers from something other than the service, and what is sent as given', () => {
+  let server: FaultServer;
+  beforeAll(async () => {
+    server = await startFaultServer();
+  });
+  afterAll(() => server.close());
+  const asUser = () => ({ baseUrl: server.baseUrl, apiKey: 'fcs_user_0123456789' });
+
+  it.each([
+    ['an empty body', ''],
+    ['an HTML page', '<html><body>Not Found</body></html>'],
+  ])(
+    'a 404 with %s (a web server, not the service): exit 1 naming the base URL, not exit 4 "no such face"',
+    async (_n, body) => {
+      server.handle((_req, res) => {
+        res.writeHead(404, body ? { 'content-type': 'text/html' } : {});
+        res.end(body);
+      });
+      const result = await cli(['faces', 'get', 'ada'], asUser());
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('GET /v1/faces/{face_id}: HTTP 404 with ');
+      expect(result.stderr).toContain('not an answer of the Face Compilation Service');
+      expect(result.stderr).toContain(`check the base URL (${server.baseUrl})`);
+      expect(result.stderr).not.toContain('faces are found by uid or alias');
+    },
+  );
+
+  it("the service's own 404 (JSON) is still exit 4", async () => {
+    server.handle((_req, res) => json(res, 404, { detail: 'no face ada', code: 'face_not_found' }));
+    expect((await cli(['faces', 'get', 'ada'], asUser())).code).toBe(4);
+  });
+
+  it('a tab in an api query is sent percent-encoded, not dropped', async () => {
+    server.handle((_req, res) => json(res, 200, {}));
+    const result = await cli(['api', '/v1/custom?q=a\tb&r=x y'], asUser());
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests.at(-1)?.url).toBe('/v1/custom?q=a%09b&r=x%20y');
+  });
+
+  it('headers larger than facectl reads: exit 1 naming the answer, no "try again"', async () => {
+    server.handle((_req, res) => {
+      res.setHeader('x-big', 'a'.repeat(70_000));
+      json(res, 200, {});
+    });
+    const result = await cli(['faces', 'get', 'ada'], { ...asUser(), apiOptions: { maxRetries: 0 } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('has headers larger than facectl reads');
+    expect(result.stderr).not.toMatch(/try again/i);
+  });
+});
