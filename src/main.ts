@@ -67,6 +67,7 @@ export function reportError(ctx: Context, error: unknown): void {
     write('run again with --debug for details; if it persists, please report it');
     return;
   }
+  if (error.said) return;
   write(`error: ${error.message}`);
   if (error instanceof ApiError) {
     write(`  status: ${error.status} ${error.code}`);

@@ -81,10 +81,19 @@ const processSignals: StopHook = (stop) => {
  * stdout among them).
  */
 function stoppedBy(signal: AbortSignal, hookSignal: 'SIGINT' | 'SIGTERM' | undefined): CliError | undefined {
-  if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : cancelledBy(signal);
-  if (hookSignal === 'SIGTERM') return new CancelError('terminated', { exitCode: ExitCode.terminated });
-  if (hookSignal === 'SIGINT') return new CancelError();
-  return undefined;
+  const reason = signal.aborted
+    ? signal.reason instanceof CliError
+      ? signal.reason
+      : cancelledBy(signal)
+    : hookSignal === 'SIGTERM'
+      ? new CancelError('terminated', { exitCode: ExitCode.terminated })
+      : hookSignal === 'SIGINT'
+        ? new CancelError()
+        : undefined;
+  // "facectl serve stopped" has said it: a signal's stop ends with its exit code and no `error:` line.
+  return reason instanceof CancelError
+    ? new CancelError(reason.message, { exitCode: reason.exitCode, said: true, cause: reason })
+    : reason;
 }
 
 export async function runServe(

@@ -287,7 +287,7 @@ describe('the built bin', () => {
     expect(parsed).toHaveLength(2);
   });
 
-  test('Ctrl-C (SIGINT) without --json: the state is saved, then exit 130', async () => {
+  test('Ctrl-C (SIGINT) without --json: the state is saved, serve says it stopped (no `error:` line), exit 130', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     try {
@@ -301,7 +301,7 @@ describe('the built bin', () => {
       expectContract('createFace', created, 201);
       child.kill('SIGINT');
       expect(await watched.exit).toEqual({ code: 130, signal: null });
-      expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\nerror: interrupted\n`);
+      expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
       expect(readdirSync(tmp.dir)).toEqual(['state.json']);
       expect(storedAliases(file)).toContain('int-face');
     } finally {
