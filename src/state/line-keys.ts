@@ -106,6 +106,12 @@ export class Occurrences {
     }
   }
 
+  /** Forgets every count, keeping the room made (a file's second pass counts again from its first line). */
+  clear(): void {
+    this.slots.fill(0);
+    this.used = 0;
+  }
+
   private grow(): void {
     const old = this.slots;
     const capacity = (this.mask + 1) * 2;

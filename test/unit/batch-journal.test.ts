@@ -286,6 +286,10 @@ describe('batch journal', () => {
     expect(counts.slice(0, 2500).every((n) => n === 1)).toBe(true);
     expect(counts.slice(2500).every((n) => n === 2)).toBe(true);
     expect(seen.next(hashes[7] as string)).toBe(3);
+    // A second pass counts again from nothing.
+    seen.clear();
+    expect(hashes.slice(0, 3).map((hash) => seen.next(hash))).toEqual([1, 1, 1]);
+    expect(seen.next(hashes[2500] as string)).toBe(2);
   });
 
   it('a new journal is of format 3; one of another format (2 matched lines by number, or unknown) is not resumed from', async () => {

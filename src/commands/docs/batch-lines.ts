@@ -2,17 +2,14 @@ import type { NdjsonLine } from '../../input/ndjson.js';
 import { bodyHash, type LineKey, type Occurrences } from '../../state/line-keys.js';
 
 /**
- * A batch's lines on their way to the pool: each valid line given its key (src/state/line-keys.ts), and
- * for standard input the first lines read ahead, so the run can tell which earlier batch (if any) its
- * input is before it sends anything.
+ * A batch's lines on their way to the pool: each valid line given its key (src/state/line-keys.ts), in
+ * the order of the input, and for standard input the first lines read ahead (keyed as they are read), so
+ * the run can tell which earlier batch (if any) its input is before it sends anything.
  */
 
-/** Gives each valid line its key, counting occurrences in `seen`; a line keyed already (a file's check pass) keeps its own. */
-export async function* withKeys(lines: AsyncIterable<NdjsonLine>, seen: Occurrences): AsyncGenerator<NdjsonLine> {
-  for await (const line of lines) {
-    if (line.error === undefined && line.key === undefined) line.key = keyOf(line.body, seen);
-    yield line;
-  }
+/** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
+export function giveKey(line: NdjsonLine, seen: Occurrences): void {
+  if (line.error === undefined && line.key === undefined) line.key = keyOf(line.body, seen);
 }
 
 export function keyOf(body: Buffer | string, seen: Occurrences): LineKey {
@@ -36,8 +33,15 @@ export interface ReadAhead {
   lines: AsyncIterable<NdjsonLine>;
 }
 
-/** Reads the first lines ahead (see HEAD_LINES); an abort ends the wait, a read error waits for its turn. */
-export async function readAhead(lines: AsyncIterable<NdjsonLine>, signal: AbortSignal): Promise<ReadAhead> {
+/**
+ * Reads the first lines ahead (see HEAD_LINES), each given its key; an abort ends the wait, a read error
+ * waits for its turn.
+ */
+export async function readAhead(
+  lines: AsyncIterable<NdjsonLine>,
+  seen: Occurrences,
+  signal: AbortSignal,
+): Promise<ReadAhead> {
   const iterator = lines[Symbol.asyncIterator]();
   const head: NdjsonLine[] = [];
   let bytes = 0;
@@ -63,6 +67,7 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, signal: AbortS
       break;
     }
     const line = outcome.result.value;
+    giveKey(line, seen);
     head.push(line);
     if (line.error === undefined) bytes += line.body.length;
     deadline ??= Date.now() + HEAD_WAIT_MS;

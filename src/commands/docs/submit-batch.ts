@@ -10,7 +10,7 @@ import type { InputSource } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
-import { keyOf, readAhead, withKeys } from './batch-lines.js';
+import { giveKey, keyOf, readAhead } from './batch-lines.js';
 import { runPool } from './batch-pool.js';
 import { type BatchSummary, createReporter, type Failures, resumeNotice } from './batch-report.js';
 
@@ -44,10 +44,12 @@ export interface BatchInput {
   resumeCommand: string;
 }
 
-/** The batch as it is sent: its lines (each valid one keyed), their count when known, and its journal. */
+/** The batch as it is sent: its lines, their count when known, what counts occurrences, and its journal. */
 interface Opened {
   lines: AsyncIterable<NdjsonLine>;
   total: number | undefined;
+  /** Gives each line its key as the pool takes it, in the order of the input (lines keyed already keep theirs). */
+  seen: Occurrences;
   journal: BatchJournal;
 }
 
@@ -101,7 +103,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   let candidates: number;
   if (streamed) {
     const batch = await input.read();
-    const ahead = await readAhead(withKeys(batch.lines, new Occurrences()), ctx.signal);
+    const seen = new Occurrences();
+    const ahead = await readAhead(batch.lines, seen, ctx.signal);
     if (ctx.signal.aborted) throw interrupted(ctx, input, NOTHING_SENT);
     const records = await openBatchRecords(options);
     const comparison = records.compare();
@@ -112,7 +115,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       comparison.add(line.line, line.key);
     }
     candidates = records.candidates.length;
-    opened = { lines: ahead.lines, total: undefined, journal: await records.open(comparison, head) };
+    opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
   } else {
     const records = await openBatchRecords(options);
     try {
@@ -129,7 +132,11 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       const batch = await input.read(watch);
       candidates = records.candidates.length;
       const journal = await records.open(comparison);
-      opened = { lines: withKeys(batch.lines, new Occurrences(batch.total)), total: batch.total, journal };
+      // The send pass counts occurrences again: in the room the check pass made, if it counted; else in
+      // room for every line, made once.
+      seen.clear();
+      const counted = watch === undefined ? new Occurrences(batch.total) : seen;
+      opened = { lines: batch.lines, total: batch.total, seen: counted, journal };
     } catch (error) {
       records.release();
       throw error;
@@ -190,6 +197,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
    * line is taken, so no line after it is sent (standard input is checked as it is sent).
    */
   const admit = (line: NdjsonLine): boolean => {
+    // Taken in the order of the input: the nth line of a body is its nth occurrence.
+    giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
     stopReason ??= new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
     return false;
