@@ -1,10 +1,13 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
+import { watchChild } from '../helpers/watch-child.js';
 import { batchEnv, batchFile, resultLines, start, stored, tempFile, until } from './support.js';
 
 // Issue 22, item 2: --resume matches what was acknowledged by content, wherever the line now stands
@@ -198,6 +201,30 @@ describe('batches from standard input in one directory', () => {
     expect(results.slice(1).map((r) => r.document_id)).toEqual([1, 2, 3].map((n) => idOnLine.get(n)));
     expect(again.stderr).toContain('{"notice":"resumed: 3 already submitted (3 moved), 1 added, 0 removed"}');
     expect(stored(service, 'stdin-top-')).toHaveLength(4);
+  });
+
+  it('input that comes a line now and then is not waited for: its first line is sent before the rest is written', async () => {
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--format', 'ndjson', '-'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        ...env,
+        FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const run = watchChild(child);
+    child.stdin.write(`${line('slow-0')}\n`);
+    await until(() => stored(service, 'slow-').length === 1, 'the first line sent while the input is still open');
+    child.stdin.end(`${line('slow-1')}\n`);
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    expect(
+      stored(service, 'slow-')
+        .map((d) => d.label)
+        .sort(),
+    ).toEqual(['slow-0', 'slow-1']);
   });
 
   it('two different inputs at once both run; the same input twice at once: the second exits 5', async () => {
