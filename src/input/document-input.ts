@@ -7,7 +7,7 @@ import {
   readJsonDocument,
   textDocument,
 } from './documents.js';
-import { type BatchLines, readBatchLines } from './ndjson.js';
+import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js';
 import { type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { checkUtf8, spoolText, streamTextBody } from './text-body.js';
 
@@ -30,7 +30,9 @@ export interface PreparedDocument {
   dispose(): Promise<void>;
 }
 
-export type DocumentInput = { kind: 'one'; prepared: PreparedDocument } | ({ kind: 'batch' } & BatchLines);
+/** A batch is read when its reader is called: a file's check pass, each valid line shown to `watch`. */
+export type DocumentInput =
+  { kind: 'one'; prepared: PreparedDocument } | { kind: 'batch'; read(watch?: CheckWatcher): Promise<BatchLines> };
 
 export interface ReadDocumentOptions {
   /** The kind, when --format names it; else it is detected. */
@@ -75,7 +77,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
       options.onBatch?.();
       return {
         kind: 'batch',
-        ...(await readBatchLines(source, detected.chunks, options.defaults, options.continueOnError)),
+        read: (watch) => readBatchLines(source, detected.chunks, options.defaults, options.continueOnError, watch),
       };
   }
 }

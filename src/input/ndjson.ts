@@ -36,7 +36,12 @@ export type NdjsonLine =
        * else the checked document serialized once (documentRequestText).
        */
       body: Buffer | string;
+      /** What the line is known by across runs of its batch (src/state/line-keys.ts), once it is computed. */
+      key?: { hash: string; n: number };
     };
+
+/** Sees each valid line of a file's check pass, its body made (a line kept for sending is the same object). */
+export type CheckWatcher = (line: NdjsonLine & { error?: undefined }) => void;
 
 interface CheckOptions {
   /** Only check (a pass whose lines are counted and let go): the body is left empty, not made. */
@@ -63,6 +68,7 @@ export async function readBatchLines(
   chunks: AsyncIterable<Buffer>,
   defaults: DocumentDefaults,
   continueOnError: boolean,
+  watch?: CheckWatcher,
 ): Promise<BatchLines> {
   if (!source.reopenable) return { total: undefined, lines: readNdjsonDocuments(chunks, source.name, defaults) };
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
@@ -70,14 +76,17 @@ export async function readBatchLines(
   let count = 0;
   let bad = 0;
   const problems: string[] = [];
-  // A line not kept is only counted and checked here: its body is made on the second pass.
+  // A line not kept is only counted and checked here (unless watched): its body is made on the second pass.
   const checking = kept
     ? readNdjsonDocuments(chunks, source.name, defaults)
-    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, { checkOnly: true });
+    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, { checkOnly: watch === undefined });
   for await (const line of checking) {
     count++;
     kept?.push(line);
-    if (line.error === undefined) continue;
+    if (line.error === undefined) {
+      watch?.(line);
+      continue;
+    }
     bad++;
     if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
   }

@@ -1,66 +1,63 @@
-import { createHash, hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Refusal } from '../config/file-safety.js';
-import { stateDirectoryRefusal } from '../config/state-dir.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
-import { acquireLock, type HeldLock, LockHeldError } from './lock.js';
+import { CliError, ExitCode } from '../errors.js';
+import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
+import type { HeldLock } from './lock.js';
+
+export { Acknowledged, bodyHash, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 
 /**
  * The journal of an NDJSON batch, so that an interrupted or failed batch can be resumed without sending
- * a document twice.
+ * a document twice, whatever was edited, added, removed or moved in its input since. Which batch a run
+ * belongs to, and the locks, are batch-records.ts's.
  *
- * One file per input (a file by its real path; standard input by the working directory), under the
- * state directory's `batches/`, mode 0600: a header line naming the batch, then one line per document
- * the service acknowledged (`line`, a hash of the body sent, `document_id`, `token_count`). The header's
- * `facectl_batch` is the format, 2: bodies hashed as the request body's text as sent (bodyHash); a
- * journal of any other format is not resumed from (its lines are sent again). Records are
- * appended as answers arrive, written together at most every 100 ms (a write per answer cost a tenth
- * of a bulk submit's time), so a kill -9 of facectl loses at most the records of the last 100 ms; the
- * file is synced to disk at most once a second and when the batch ends. A record lost either way only
- * means that line is sent again by --resume, and answered by its idempotency record: nothing is
- * created twice. A torn last line is ignored when read.
+ * A journal is a file of the state directory's `batches/`, mode 0600, named by its input and its batch:
+ * `<input>.<batch>.ndjson` (the input: 24 hex digits of the hash of a file's real path, or of standard
+ * input's directory; one input may have several batches). Its header names the batch (and for standard
+ * input keeps the keys of its first lines); then comes one record per document the service
+ * acknowledged: the line's key (line-keys.ts: the hash of the body sent and its occurrence, `n`), the
+ * line it stood on, `document_id` and `token_count`. Records are appended as answers arrive, written
+ * together at most every 100 ms (a write per answer cost a tenth of a bulk submit's time), so a kill -9
+ * of facectl loses at most the records of the last 100 ms; the file is synced to disk at most once a
+ * second and when the batch ends. A record lost either way only means that line is sent again by
+ * --resume, and answered by its idempotency record: nothing is created twice. A torn last line is
+ * ignored when read. A journal of another format (`facectl_batch`) is not read.
  *
- * Every request of a batch carries an Idempotency-Key made of the batch id, the line number and the
- * body's hash. A line whose answer was lost (interrupted mid-request, or its record not yet written) is
- * sent again by --resume with the same key, and the service answers with the document it already made
- * instead of creating a second one. A line edited since is a different body, so a different key.
+ * Every request of a batch carries an Idempotency-Key made of the batch id and the line's key. A line
+ * whose answer was lost (interrupted mid-request, or its record not yet written) is sent again by
+ * --resume with the same key, wherever it stands now, and the service answers with the document it
+ * already made instead of creating a second one. A line edited since is a new body, so a new key.
  *
- * When every line of the batch was submitted, the journal is renamed `<id>.finished`: the record of a
- * finished batch, so that --resume of it sends nothing (and reports its lines again); a plain run or
- * --restart starts a new batch, which replaces that record when it finishes. There is one such record
- * per input, and only the KEEP_FINISHED most recent are kept. A lock next to it (src/state/lock.ts:
- * a directory, kept fresh while the batch runs, removed only by its holder) keeps two invocations from
- * sending the same input at once: the second exits 5. A lock left by a killed run is taken over once
- * it has not been touched for STALE_SECONDS.
+ * When every line of a batch was submitted, its journal is renamed `<input>.<batch>.finished`: the record
+ * of a finished batch, so that --resume of it sends nothing (and reports its lines again). It replaces
+ * the finished records of the same input (a file's every one; standard input's with the same first
+ * lines), and only the KEEP_FINISHED most recent are kept.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
 
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
-const STALE_SECONDS = 10;
 /** The records of finished batches kept (the most recent, by their last write); older ones are removed. */
 export const KEEP_FINISHED = 20;
-const FINISHED = '.finished';
-
-export interface JournalEntry {
-  line: number;
-  hash: string;
-  document_id: string;
-  token_count: number;
-}
+const FINISHED = 'finished';
+const UNFINISHED = 'ndjson';
+/** `<input>.<batch>.<ndjson|finished>`: the input's 24 hex digits, the batch id's 16 base64url characters. */
+const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
 export interface BatchJournal {
   readonly path: string;
-  /** Documents the earlier run(s) of this batch submitted, by line; empty for a new batch. */
-  readonly earlier: ReadonlyMap<number, JournalEntry>;
-  /** Whether --resume found an earlier run to continue. */
+  /** Documents the earlier run(s) of this batch submitted; empty for a new batch. */
+  readonly earlier: Acknowledged;
+  /** Whether --resume found an earlier batch to continue. */
   readonly resumed: boolean;
-  /** Whether that earlier run had finished the batch (every line submitted). */
+  /** Whether that earlier batch had finished (every line submitted). */
   readonly finished: boolean;
-  idempotencyKey(line: number, hash: string): string;
+  /** For --resume of a file: how the whole input compares with the batch resumed. */
+  readonly compared: Compared | undefined;
+  idempotencyKey(key: LineKey): string;
   record(entry: JournalEntry): void;
   /** Resolves when every record so far is written and synced to disk. */
   flush(): Promise<void>;
@@ -76,94 +73,66 @@ export interface BatchJournal {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
+const READ = constants.O_RDONLY | NOFOLLOW;
 
-/** The journal's format (see the top of this file). */
-const FORMAT = 2;
+/** The journal's format (see the top of this file); 2 matched lines by number and is not read. */
+const FORMAT = 3;
 
-interface Header {
+export interface Header {
   facectl_batch: typeof FORMAT;
   batch_id: string;
   source: string;
   created_at: string;
+  /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
+  head?: [string, number][];
 }
 
-export interface OpenJournalOptions {
-  /** The state directory (see stateDir). */
+/** A batch's journal, opened to write to: a new one, or an earlier batch's to go on with. */
+export interface JournalStart {
   dir: string;
-  /** What identifies the input across runs: a file's real path, or standard input in a directory. */
-  identity: string;
-  /** For messages: the input as the user named it. */
-  sourceName: string;
-  mode: JournalMode;
-  now?: () => Date;
+  input: string;
+  batchId: string;
+  /** The held lock that keeps other runs off this batch, released when the journal is. */
+  held: HeldLock;
+  /** The earlier batch resumed; else a new batch with this header. */
+  resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged };
+  header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
+  compared: Compared | undefined;
+  /** Finished records of the same input that this batch replaces when it finishes. */
+  replaced: string[];
+  /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
+  finishing: (() => Promise<HeldLock>) | undefined;
+  lockLost: () => Error | undefined;
 }
 
-/** The hash of a request body, as it is sent. */
-export function bodyHash(body: string | Uint8Array): string {
-  return hash('sha256', body, 'hex').slice(0, 32);
+/** A new batch's id: 16 base64url characters. */
+export function newBatchId(): string {
+  return randomBytes(12).toString('base64url');
 }
 
-export async function openBatchJournal(options: OpenJournalOptions): Promise<BatchJournal> {
-  const dir = join(options.dir, 'batches');
-  const id = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
-  const path = join(dir, `${id}.ndjson`);
-  const lockPath = join(dir, `${id}.lock`);
-  await privateDirectory(options.dir, dir);
-  let lost: Error | undefined;
-  const lock = takeLock(lockPath, options.sourceName, (error) => {
-    lost = error;
-  });
+/** The journal's path, unfinished or finished. */
+function journalPath(dir: string, input: string, batchId: string, finished = false): string {
+  return join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
+}
+
+export async function startJournal(start: JournalStart): Promise<BatchJournal> {
+  const { resumed, batchId } = start;
+  const path = journalPath(start.dir, start.input, batchId);
+  let handle: FileHandle;
   try {
-    return await openLocked(options, { path, finishedPath: join(dir, `${id}${FINISHED}`) }, lock, () => lost);
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
-}
-
-async function openLocked(
-  options: OpenJournalOptions,
-  { path, finishedPath }: { path: string; finishedPath: string },
-  lock: HeldLock,
-  lockLost: () => Error | undefined,
-): Promise<BatchJournal> {
-  const unfinished = await readJournal(path);
-  // No unfinished journal: --resume goes on from the batch's finished record, if there is one.
-  const finished = unfinished === undefined && options.mode === 'resume' ? await readJournal(finishedPath) : undefined;
-  const existing = unfinished ?? finished;
-  const hasEarlier = existing !== undefined && existing.entries.size > 0;
-  if (options.mode === 'new' && hasEarlier) {
-    throw new UsageError(
-      `an earlier batch of ${options.sourceName} stopped after ${existing.entries.size} of its documents were submitted`,
-      {
-        code: 'unfinished_batch',
-        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${path})`,
-      },
-    );
-  }
-  const resume = options.mode === 'resume' && existing !== undefined;
-  let batchId: string;
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    if (resume) {
-      batchId = existing.header.batch_id;
+    if (resumed !== undefined) {
       // A copy of the finished record becomes the journal (renamed into place whole), so the record
       // stays as it was until this run finishes too.
-      if (finished !== undefined) await copyWhole(finishedPath, path);
+      if (resumed.finished) await copyWhole(resumed.path, path);
       handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
-      if (existing.tornTail) await handle.write('\n');
+      if (resumed.tornTail && !resumed.finished) await handle.write('\n');
     } else {
-      batchId = randomBytes(12).toString('base64url');
-      const header: Header = {
-        facectl_batch: FORMAT,
-        batch_id: batchId,
-        source: options.identity,
-        created_at: (options.now?.() ?? new Date()).toISOString(),
-      };
-      // Written whole to a temporary file and renamed: an earlier record is replaced, never half-written.
-      const temp = `${path}.${process.pid}.tmp`;
+      const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
+      const header: Header = { facectl_batch: FORMAT, batch_id: batchId, ...fields };
+      // Written whole to a temporary file and renamed: a reader never sees it half-written.
+      const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
       const fresh = await open(temp, CREATE, 0o600);
       try {
         await fresh.write(`${JSON.stringify(header)}\n`);
@@ -175,9 +144,33 @@ async function openLocked(
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
+    start.held.release();
     throw stateError(path, error);
   }
+  const finishedPath = journalPath(start.dir, start.input, batchId, true);
+  return journal({
+    ...start,
+    path,
+    finishedPath,
+    handle,
+    earlier: resumed?.acknowledged ?? new Acknowledged(),
+    resumed: resumed !== undefined,
+    finished: resumed?.finished ?? false,
+    replaced: start.replaced.filter((other) => other !== finishedPath),
+  });
+}
 
+type JournalParts = Omit<JournalStart, 'resumed' | 'header'> & {
+  path: string;
+  finishedPath: string;
+  handle: FileHandle;
+  earlier: Acknowledged;
+  resumed: boolean;
+  finished: boolean;
+};
+
+function journal(parts: JournalParts): BatchJournal {
+  const { path, finishedPath, handle } = parts;
   let queued: string[] = [];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -208,17 +201,19 @@ async function openLocked(
   let scheduled = false;
   const release = async () => {
     await handle.close().catch(() => undefined);
-    lock.release();
+    parts.held.release();
   };
 
   return {
     path,
-    earlier: resume ? existing.entries : new Map(),
-    resumed: resume,
-    finished: resume && finished !== undefined,
-    idempotencyKey: (line, hash) => `facectl-batch-${batchId}-${line}-${hash.slice(0, 16)}`,
+    earlier: parts.earlier,
+    resumed: parts.resumed,
+    finished: parts.finished,
+    compared: parts.compared,
+    idempotencyKey: (key) => `facectl-batch-${parts.batchId}-${key.hash}-${key.n}`,
     record(entry) {
-      queued.push(`${JSON.stringify(entry)}\n`);
+      const { line, hash, n, document_id, token_count } = entry;
+      queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);
       if (scheduled) return;
       scheduled = true;
       // One write for every answer that arrived in the interval.
@@ -231,16 +226,21 @@ async function openLocked(
     async complete() {
       // The journal becomes the finished record before the lock goes: a run that takes the lock next
       // never sees a finished batch's journal as unfinished.
+      let choosing: HeldLock | undefined;
       try {
         await flush();
         await handle.close().catch(() => undefined);
+        // Best effort: without it, a run choosing at this very moment may miss this batch.
+        choosing = await parts.finishing?.().catch(() => undefined);
         try {
           await rename(path, finishedPath);
         } catch (error) {
           throw stateError(finishedPath, error);
         }
+        for (const old of parts.replaced) await rm(old, { force: true }).catch(() => undefined);
         await pruneFinished(dirname(path), finishedPath);
       } finally {
+        choosing?.release();
         await release();
       }
     },
@@ -251,7 +251,7 @@ async function openLocked(
         await release();
       }
     },
-    lockLost,
+    lockLost: parts.lockLost,
   };
 }
 
@@ -262,6 +262,30 @@ async function copyWhole(from: string, to: string): Promise<void> {
   await rename(temp, to);
 }
 
+/** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
+export async function listRecords(
+  dir: string,
+  input: string,
+): Promise<{ batchId: string; path: string; finished: boolean }[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    throw stateError(dir, error);
+  }
+  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
+  for (const name of names.sort()) {
+    const match = RECORD_NAME.exec(name);
+    if (match?.[1] !== input) continue;
+    const batchId = match[2] as string;
+    const finished = match[3] === FINISHED;
+    // A finished batch resumed again has both: its journal is the one that goes on.
+    if (finished && records.get(batchId)?.finished === false) continue;
+    records.set(batchId, { batchId, path: join(dir, name), finished });
+  }
+  return [...records.values()];
+}
+
 /**
  * Keeps the records of finished batches to the KEEP_FINISHED most recent (the one just written always
  * among them), so they cannot pile up however many inputs are submitted. Best effort: a record another
@@ -269,7 +293,7 @@ async function copyWhole(from: string, to: string): Promise<void> {
  */
 async function pruneFinished(dir: string, keep: string): Promise<void> {
   try {
-    const names = (await readdir(dir)).filter((name) => name.endsWith(FINISHED));
+    const names = (await readdir(dir)).filter((name) => name.endsWith(`.${FINISHED}`));
     if (names.length <= KEEP_FINISHED) return;
     const records = await Promise.all(
       names
@@ -290,40 +314,63 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   }
 }
 
-interface ReadJournal {
+export interface ReadJournal {
   header: Header;
-  entries: Map<number, JournalEntry>;
+  entries: Acknowledged;
   tornTail: boolean;
+  mtimeMs: number;
 }
 
-/** The records of an earlier run; a record cut short or unreadable is skipped (that line is sent again). */
-async function readJournal(path: string): Promise<ReadJournal | undefined> {
-  let text: string;
+/**
+ * The records of an earlier run (or only its header); a record cut short or unreadable is skipped (that
+ * line is sent again); undefined for a journal gone or of another format.
+ */
+export async function readJournal(path: string, headerOnly: boolean): Promise<ReadJournal | undefined> {
+  let handle: FileHandle;
   try {
-    text = await readFile(path, 'utf8');
+    handle = await open(path, READ);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw stateError(path, error);
   }
-  const lines = text.split('\n');
-  const header = parse(lines[0]) as Partial<Header> | undefined;
-  if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') {
-    return undefined;
-  }
-  const entries = new Map<number, JournalEntry>();
-  for (const line of lines.slice(1)) {
-    const entry = parse(line) as Partial<JournalEntry> | undefined;
-    if (
-      entry !== undefined &&
-      Number.isSafeInteger(entry.line) &&
-      typeof entry.hash === 'string' &&
-      typeof entry.document_id === 'string' &&
-      typeof entry.token_count === 'number'
-    ) {
-      entries.set(entry.line as number, entry as JournalEntry);
+  try {
+    const info = await handle.stat();
+    const entries = new Acknowledged();
+    let header: Partial<Header> | undefined;
+    // Read as lines, streaming: a journal may be larger than a string can be.
+    for await (const text of handle.readLines({ autoClose: false })) {
+      if (header === undefined) {
+        header = parse(text) as Partial<Header> | undefined;
+        if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
+        if (headerOnly) break;
+        continue;
+      }
+      const entry = parse(text) as Partial<JournalEntry> | undefined;
+      if (
+        entry !== undefined &&
+        Number.isSafeInteger(entry.line) &&
+        typeof entry.hash === 'string' &&
+        Number.isSafeInteger(entry.n) &&
+        (entry.n as number) >= 1 &&
+        typeof entry.document_id === 'string' &&
+        typeof entry.token_count === 'number'
+      ) {
+        entries.add(entry as JournalEntry);
+      }
     }
+    if (header === undefined) return undefined;
+    let tornTail = false;
+    if (!headerOnly && info.size > 0) {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, info.size - 1);
+      tornTail = last[0] !== 0x0a;
+    }
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs };
+  } catch (error) {
+    throw error instanceof CliError ? error : stateError(path, error);
+  } finally {
+    await handle.close().catch(() => undefined);
   }
-  return { header: header as Header, entries, tornTail: !text.endsWith('\n') };
 }
 
 function parse(line: string | undefined): unknown {
@@ -335,45 +382,7 @@ function parse(line: string | undefined): unknown {
   }
 }
 
-/** Only one facectl sends a given input at a time (exit 5 for the others); a killed run's lock is taken over. */
-function takeLock(lockPath: string, sourceName: string, onCompromised: (error: Error) => void): HeldLock {
-  try {
-    return acquireLock(lockPath, { staleMs: STALE_SECONDS * 1000, onCompromised });
-  } catch (error) {
-    if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
-    const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
-    // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
-    const seen = Math.floor(error.ageMs / 1000);
-    const free = Math.max(STALE_SECONDS - seen, 1);
-    throw new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
-      code: 'batch_in_progress',
-      hint:
-        `wait for it to finish or stop it; if it was killed, its lock (${lockPath}, last touched ${seen} s ago) ` +
-        `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${free} s`,
-    });
-  }
-}
-
-/** The state directory and its `batches/` are checked (state-dir.ts) before anything is written there. */
-async function privateDirectory(stateDir: string, dir: string): Promise<void> {
-  refuse(stateDirectoryRefusal(stateDir));
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw stateError(dir, error);
-  }
-  refuse(stateDirectoryRefusal(dir, 'batch record directory'));
-}
-
-function refuse(refusal: Refusal | undefined): void {
-  if (!refusal) return;
-  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.error, {
-    code: 'state_unsafe',
-    hint: refusal.fix,
-  });
-}
-
-function stateError(path: string, error: unknown): CliError {
+export function stateError(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return new CliError(`cannot write the batch record ${path}: ${code ?? (error as Error).message}`, ExitCode.error, {
     code: 'state_unwritable',

@@ -178,7 +178,8 @@ describe('npm install -g of the tarball', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(manifestVersion());
     expect(warnings(result.stderr)).toEqual([]);
-  });
+    // A full install of the dev dependencies: seconds on a quiet machine, over 30 s on a busy one.
+  }, 240_000);
 });
 
 describe('a clone', () => {
@@ -200,7 +201,8 @@ describe('a clone', () => {
     const result = await npm(['ci', '--no-audit', '--no-fund'], clone);
     expect(result.code, result.stderr).toBe(0);
     expect(warnings(result.stderr)).toEqual([]);
-  });
+    // A full install of the dev dependencies: seconds on a quiet machine, over 30 s on a busy one.
+  }, 240_000);
 });
 
 function manifestVersion(): string {

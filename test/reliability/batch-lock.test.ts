@@ -129,7 +129,7 @@ async function contend(tag: string, n: number, staleLock: boolean): Promise<Roun
       },
     );
     // No journal and no lock left: only the finished batch's record (kept for --resume).
-    expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.finished$/)]);
+    expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.[\w-]{16}\.finished$/)]);
     return { results, labels };
   } finally {
     clearInterval(poll);
@@ -209,7 +209,7 @@ describe('a run killed with kill -9, then --resume', () => {
       expect(result.stderr).not.toContain('another facectl');
       expect(resultLines(result.stdout).map((r) => r.line)).toEqual([1, 2, 3]);
       for (const label of labels) expect(stored(service, label).map((d) => d.label)).toEqual([label]);
-      expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.finished$/)]);
+      expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.[\w-]{16}\.finished$/)]);
     };
     return { run, configDir, resume, done };
   }

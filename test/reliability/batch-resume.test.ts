@@ -158,9 +158,10 @@ describe('resumable batches', () => {
     expect(bodies[2]).toBe('{"alias":"ada-resume","content":"label from the flag","label":"sent-2"}');
     expect(bodies[3]).toBe(lines[3]);
     expect(bodies[4]).toBe('{"alias":"ada-resume","content":"null perspective","label":"sent-4"}');
+    // The key names the batch, the hash of the body sent and its occurrence (each body is here once).
     for (const request of sent) {
-      const hash = createHash('sha256').update(request.body).digest('hex').slice(0, 16);
-      expect(request.headers['idempotency-key']).toMatch(new RegExp(`^facectl-batch-[\\w-]+-\\d+-${hash}$`));
+      const hash = createHash('sha256').update(request.body).digest('hex').slice(0, 32);
+      expect(request.headers['idempotency-key']).toMatch(new RegExp(`^facectl-batch-[\\w-]{16}-${hash}-1$`));
     }
 
     const again = tempFile('sent-again.ndjson', `${lines[3]}\n${lines[1]}\n`);

@@ -80,7 +80,9 @@ async function checkStopped(s: Setup, stopped: Stopped, exitCode: number): Promi
   const labels = stored(service, s.prefix).map((d) => d.label);
   expect(labels.sort()).toEqual(Array.from({ length: LINES }, (_, i) => `${s.prefix}${i}`).sort());
   // No journal and no lock left: only the finished batch's record, for a later --resume to find.
-  expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.finished$/)]);
+  expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([
+    expect.stringMatching(/^[0-9a-f]{24}\.[\w-]{16}\.finished$/),
+  ]);
 }
 
 /**

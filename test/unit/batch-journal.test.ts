@@ -12,131 +12,229 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bodyHash, KEEP_FINISHED, openBatchJournal } from '../../src/state/batch-journal.js';
+import { keyOf } from '../../src/commands/docs/batch-lines.js';
+import { type BatchJournal, KEEP_FINISHED } from '../../src/state/batch-journal.js';
+import { openBatchRecords } from '../../src/state/batch-records.js';
+import { bodyHash, type LineKey, Occurrences } from '../../src/state/line-keys.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { acquireLock } from '../../src/state/lock.js';
 import { makeTempDir } from '../helpers/temp.js';
 
 const fresh = () => makeTempDir('facectl-journal-');
-const open = (dir: string, mode: 'new' | 'resume' | 'restart' = 'new', identity = 'file:/data/batch.ndjson') =>
-  openBatchJournal({ dir, identity, sourceName: 'batch.ndjson', mode });
+const FILE = 'file:/data/batch.ndjson';
+const inputId = (identity: string) => createHash('sha256').update(identity).digest('hex').slice(0, 24);
+
+interface Run {
+  journal: BatchJournal;
+  keys: LineKey[];
+}
+
+/** A run of a batch of `bodies` (request bodies, in order): compared with the earlier batches, then opened. */
+async function run(
+  dir: string,
+  mode: 'new' | 'resume' | 'restart',
+  bodies: string[],
+  { identity = FILE, streamed = false } = {},
+): Promise<Run> {
+  const records = await openBatchRecords({ dir, identity, sourceName: 'batch.ndjson', mode, streamed });
+  const comparison = records.compare();
+  const seen = new Occurrences();
+  const keys = bodies.map((body) => keyOf(body, seen));
+  keys.forEach((key, i) => comparison.add(i + 1, key));
+  return { journal: await records.open(comparison, streamed ? keys : undefined), keys };
+}
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** Records every line as acknowledged (document `doc_<body>`). */
+function acknowledge({ journal, keys }: Run, only?: number[]): void {
+  keys.forEach((key, i) => {
+    if (only && !only.includes(i + 1)) return;
+    journal.record({ line: i + 1, ...key, document_id: `doc_${i + 1}`, token_count: i + 1 });
+  });
+}
+
+const batchNames = (dir: string) => readdirSync(join(dir, 'batches')).sort();
 
 describe('batch journal', () => {
-  it('records acknowledged lines in a 0600 file that --resume reads back; complete() keeps it as the finished record', async () => {
+  it('records acknowledged lines in a 0600 file that --resume reads back by content; complete() keeps it as the finished record', async () => {
     const dir = fresh();
-    const first = await open(dir);
-    expect(first.resumed).toBe(false);
-    expect(first.earlier.size).toBe(0);
-    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
-    first.record({ line: 3, hash: 'b'.repeat(32), document_id: 'doc_3', token_count: 7 });
-    await first.close();
-    expect(statSync(first.path).mode & 0o777).toBe(0o600);
+    const first = await run(dir, 'new', ['a', 'b', 'c']);
+    expect(first.journal.resumed).toBe(false);
+    expect(first.journal.earlier.size).toBe(0);
+    acknowledge(first, [1, 3]);
+    await first.journal.close();
+    expect(statSync(first.journal.path).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'batches')).mode & 0o777).toBe(0o700);
+    expect(first.journal.path).toMatch(new RegExp(`/batches/${inputId(FILE)}\\.[\\w-]{16}\\.ndjson$`));
 
-    const second = await open(dir, 'resume');
-    expect(second.resumed).toBe(true);
-    expect([...second.earlier.values()]).toEqual([
-      { line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 },
-      { line: 3, hash: 'b'.repeat(32), document_id: 'doc_3', token_count: 7 },
-    ]);
-    // The same batch, so the same Idempotency-Key for the same line and body.
-    expect(second.idempotencyKey(2, 'c'.repeat(32))).toBe(first.idempotencyKey(2, 'c'.repeat(32)));
-    expect(second.finished).toBe(false);
-    await second.complete();
-    const finishedPath = second.path.replace(/\.ndjson$/, '.finished');
-    expect(readdirSync(join(dir, 'batches'))).toEqual([finishedPath.split('/').pop()]);
-    expect(statSync(finishedPath).mode & 0o777).toBe(0o600);
+    // Line "c" moved to the top: found by its content all the same, with its earlier line.
+    const second = await run(dir, 'resume', ['c', 'a', 'b']);
+    expect(second.journal).toMatchObject({ resumed: true, finished: false, path: first.journal.path });
+    expect(second.journal.earlier.get(second.keys[0] as LineKey)).toMatchObject({ line: 3, document_id: 'doc_3' });
+    expect(second.journal.earlier.get(second.keys[2] as LineKey)).toBeUndefined();
+    expect(second.journal.compared).toEqual({ lines: 3, matched: 2, moved: 2, headOnly: 0 });
+    // The same batch and the same content, so the same Idempotency-Key wherever the line stands.
+    expect(second.journal.idempotencyKey(second.keys[2] as LineKey)).toBe(
+      first.journal.idempotencyKey(first.keys[1] as LineKey),
+    );
+    expect(second.journal.idempotencyKey(second.keys[2] as LineKey)).toMatch(
+      /^facectl-batch-[\w-]{16}-[0-9a-f]{32}-1$/,
+    );
+    await second.journal.complete();
+    const finishedName = `${basename(first.journal.path, '.ndjson')}.finished`;
+    expect(batchNames(dir)).toEqual([finishedName]);
+    expect(statSync(join(dir, 'batches', finishedName)).mode & 0o777).toBe(0o600);
 
     // --resume of the finished batch: the same batch (same keys), its lines all earlier ones.
-    const third = await open(dir, 'resume');
-    expect(third).toMatchObject({ resumed: true, finished: true });
-    expect([...third.earlier.keys()]).toEqual([1, 3]);
-    expect(third.idempotencyKey(2, 'c'.repeat(32))).toBe(first.idempotencyKey(2, 'c'.repeat(32)));
-    await third.complete();
-    // A plain run starts a new batch whatever finished before; the finished record is not an unfinished one.
-    const fourth = await open(dir, 'new');
-    expect(fourth).toMatchObject({ resumed: false, finished: false });
-    expect(fourth.earlier.size).toBe(0);
-    await fourth.complete();
-    expect(readdirSync(join(dir, 'batches'))).toEqual([finishedPath.split('/').pop()]);
-    // That new batch's record replaced the old one: nothing of the first batch is left to resume.
-    const fifth = await open(dir, 'resume');
-    expect(fifth).toMatchObject({ resumed: true, finished: true });
-    expect(fifth.earlier.size).toBe(0);
-    await fifth.close();
+    const third = await run(dir, 'resume', ['a', 'b', 'c']);
+    expect(third.journal).toMatchObject({ resumed: true, finished: true });
+    expect(third.journal.earlier.size).toBe(2);
+    expect(third.journal.idempotencyKey(third.keys[1] as LineKey)).toBe(
+      first.journal.idempotencyKey(first.keys[1] as LineKey),
+    );
+    await third.journal.complete();
+    // A plain run starts a new batch whatever finished before; its record replaces the file's old one.
+    const fourth = await run(dir, 'new', ['a', 'b', 'c']);
+    expect(fourth.journal).toMatchObject({ resumed: false, finished: false });
+    expect(fourth.journal.idempotencyKey(fourth.keys[0] as LineKey)).not.toBe(
+      first.journal.idempotencyKey(first.keys[0] as LineKey),
+    );
+    fourth.journal.record({ line: 1, ...(fourth.keys[0] as LineKey), document_id: 'doc_again', token_count: 1 });
+    await fourth.journal.complete();
+    expect(batchNames(dir)).toEqual([`${basename(fourth.journal.path, '.ndjson')}.finished`]);
+    const fifth = await run(dir, 'resume', ['a']);
+    expect(fifth.journal).toMatchObject({ resumed: true, finished: true });
+    expect(fifth.journal.earlier.get(fifth.keys[0] as LineKey)?.document_id).toBe('doc_again');
+    await fifth.journal.close();
   });
 
-  it('finished records are bounded: one per input, and only the KEEP_FINISHED most recent inputs', async () => {
+  it('the same body twice: two keys, each its own record and Idempotency-Key', async () => {
     const dir = fresh();
-    const batches = join(dir, 'batches');
-    const finishedNames = () => readdirSync(batches).filter((name) => name.endsWith('.finished'));
-    for (let run = 0; run < 3; run++) {
-      const journal = await open(dir, run === 0 ? 'new' : 'resume', 'file:/same.ndjson');
-      journal.record({ line: run + 1, hash: 'a'.repeat(32), document_id: `doc_${run}`, token_count: 1 });
-      await journal.complete();
+    const first = await run(dir, 'new', ['x', 'y', 'x']);
+    expect(first.keys.map((k) => k.n)).toEqual([1, 1, 2]);
+    expect(first.journal.idempotencyKey(first.keys[0] as LineKey)).not.toBe(
+      first.journal.idempotencyKey(first.keys[2] as LineKey),
+    );
+    acknowledge(first);
+    await first.journal.close();
+    const again = await run(dir, 'resume', ['x', 'x', 'y', 'x']);
+    expect(again.keys.map((k) => k.n)).toEqual([1, 2, 1, 3]);
+    expect(again.keys.map((k) => again.journal.earlier.get(k)?.document_id)).toEqual([
+      'doc_1',
+      'doc_3',
+      'doc_2',
+      undefined,
+    ]);
+    await again.journal.close();
+  });
+
+  it('finished records are bounded: one per file, and only the KEEP_FINISHED most recent inputs', async () => {
+    const dir = fresh();
+    const finishedNames = () => batchNames(dir).filter((name) => name.endsWith('.finished'));
+    for (let i = 0; i < 3; i++) {
+      const same = await run(dir, i === 0 ? 'new' : 'resume', ['a', `b${i}`], { identity: 'file:/same.ndjson' });
+      acknowledge(same);
+      await same.journal.complete();
     }
     expect(finishedNames()).toHaveLength(1);
     let last = '';
     for (let i = 0; i < KEEP_FINISHED + 5; i++) {
-      const journal = await open(dir, 'new', `file:/input-${i}.ndjson`);
-      journal.record({ line: 1, hash: 'a'.repeat(32), document_id: `doc_${i}`, token_count: 1 });
-      await journal.complete();
-      last = journal.path.replace(/\.ndjson$/, '.finished');
+      const other = await run(dir, 'new', ['a'], { identity: `file:/input-${i}.ndjson` });
+      acknowledge(other);
+      await other.journal.complete();
+      last = other.journal.path.replace(/\.ndjson$/, '.finished');
     }
     expect(finishedNames()).toHaveLength(KEEP_FINISHED);
     expect(existsSync(last)).toBe(true);
-    expect(readdirSync(batches).filter((name) => !name.endsWith('.finished'))).toEqual([]);
+    expect(batchNames(dir).filter((name) => !name.endsWith('.finished'))).toEqual([]);
   });
 
-  it('a plain run over an unfinished record is refused (exit 2) and leaves the record as it was', async () => {
+  it('a plain run over lines an unfinished batch acknowledged is refused (exit 2), leaving the record as it was', async () => {
     const dir = fresh();
-    const first = await open(dir);
-    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
-    await first.close();
-    const before = readFileSync(first.path, 'utf8');
-    const refused = await open(dir).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const first = await run(dir, 'new', ['a', 'b']);
+    acknowledge(first, [1]);
+    await first.journal.close();
+    const before = readFileSync(first.journal.path, 'utf8');
+    // Line "a" now second: still refused.
+    const refused = await failure(run(dir, 'new', ['new', 'a', 'b']));
     expect(refused).toBeInstanceOf(UsageError);
     expect((refused as UsageError).message).toBe(
       'an earlier batch of batch.ndjson stopped after 1 of its documents were submitted',
     );
-    expect((refused as UsageError).hint).toMatch(/--resume .* --restart/);
-    expect(readFileSync(first.path, 'utf8')).toBe(before);
-    // The refusal released the lock: --restart can run, with a new batch (new keys).
-    const restarted = await open(dir, 'restart');
-    expect(restarted.earlier.size).toBe(0);
-    expect(restarted.idempotencyKey(1, 'a'.repeat(32))).not.toBe(first.idempotencyKey(1, 'a'.repeat(32)));
-    await restarted.close();
+    expect((refused as UsageError).hint).toMatch(/--resume .* --restart .*\(the record is .*\.ndjson\)/);
+    expect(readFileSync(first.journal.path, 'utf8')).toBe(before);
+    // The refusal released the lock: --restart can run, with a new batch (new keys), the old record gone.
+    const restarted = await run(dir, 'restart', ['a', 'b']);
+    expect(restarted.journal.earlier.size).toBe(0);
+    expect(restarted.journal.idempotencyKey(restarted.keys[0] as LineKey)).not.toBe(
+      first.journal.idempotencyKey(first.keys[0] as LineKey),
+    );
+    expect(existsSync(first.journal.path)).toBe(false);
+    await restarted.journal.close();
+  });
+
+  it('a plain run of other lines is a batch of its own; the unfinished one stays, and --resume picks the one it overlaps most', async () => {
+    const dir = fresh();
+    const old = await run(dir, 'new', ['a', 'b', 'c']);
+    acknowledge(old, [1, 2]);
+    await old.journal.close();
+    const other = await run(dir, 'new', ['x', 'y']);
+    expect(other.journal.path).not.toBe(old.journal.path);
+    acknowledge(other, [1]);
+    await other.journal.close();
+    expect(batchNames(dir).filter((name) => name.endsWith('.ndjson'))).toHaveLength(2);
+    const backToOld = await run(dir, 'resume', ['a', 'x', 'b', 'c']);
+    expect(backToOld.journal.path).toBe(old.journal.path);
+    expect(backToOld.journal.compared).toEqual({ lines: 4, matched: 2, moved: 1, headOnly: 0 });
+    await backToOld.journal.close();
+    const toOther = await run(dir, 'resume', ['y', 'x']);
+    expect(toOther.journal.path).toBe(other.journal.path);
+    await toOther.journal.close();
+    // An unfinished run that got no answer recorded: a plain run takes its place.
+    const silent = await run(dir, 'new', ['q'], { identity: 'file:/silent.ndjson' });
+    await silent.journal.close();
+    const fresher = await run(dir, 'new', ['q'], { identity: 'file:/silent.ndjson' });
+    expect(existsSync(silent.journal.path)).toBe(false);
+    await fresher.journal.close();
   });
 
   it('a record torn by kill -9 and an unreadable line are skipped; the next record starts on its own line', async () => {
     const dir = fresh();
-    const first = await open(dir);
-    first.record({ line: 1, hash: 'a'.repeat(32), document_id: 'doc_1', token_count: 5 });
-    await first.close();
-    appendFileSync(first.path, 'not json\n{"line":2,"hash":"bb","document_id":"doc_2","tok');
-    const second = await open(dir, 'resume');
-    expect([...second.earlier.keys()]).toEqual([1]);
-    second.record({ line: 4, hash: 'd'.repeat(32), document_id: 'doc_4', token_count: 1 });
-    await second.close();
-    const third = await open(dir, 'resume');
-    expect([...third.earlier.keys()].sort()).toEqual([1, 4]);
-    await third.close();
+    const first = await run(dir, 'new', ['a', 'b', 'c', 'd']);
+    acknowledge(first, [1]);
+    await first.journal.close();
+    const torn = JSON.stringify({ line: 2, ...first.keys[1], document_id: 'doc_2', token_count: 2 }).slice(0, -8);
+    appendFileSync(first.journal.path, `not json\n${torn}`);
+    const second = await run(dir, 'resume', ['a', 'b', 'c', 'd']);
+    expect(second.journal.earlier.size).toBe(1);
+    acknowledge(second, [4]);
+    await second.journal.close();
+    const third = await run(dir, 'resume', ['a', 'b', 'c', 'd']);
+    expect(third.keys.map((k) => third.journal.earlier.get(k)?.document_id)).toEqual([
+      'doc_1',
+      undefined,
+      undefined,
+      'doc_4',
+    ]);
+    await third.journal.close();
   });
 
   it('a lock left by a killed run is exit 5 saying when it is free, taken over once 10 s old; a held one stays', async () => {
     const dir = fresh();
-    const journal = await open(dir);
+    const journal = (await run(dir, 'new', ['a'])).journal;
     await journal.close();
-    const lock = journal.path.replace(/\.ndjson$/, '.lock');
+    const lock = join(dir, 'batches', `${inputId(FILE)}.lock`);
     // As a run killed with kill -9 leaves it: the lock directory, its owner a process that is gone.
     mkdirSync(lock);
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ token: 't', pid: 2147483646 }));
-    const soon = await open(dir, 'restart').catch((error: unknown) => error);
+    const soon = await failure(run(dir, 'restart', ['a']));
     expect((soon as CliError).exitCode).toBe(ExitCode.conflict);
     expect((soon as CliError).message).toBe('another facectl (pid 2147483646) is submitting batch.ndjson');
     expect((soon as CliError).hint).toMatch(
@@ -145,15 +243,12 @@ describe('batch journal', () => {
     // Ten seconds on, untouched (its mtime set back, as time would): taken over.
     const past = new Date(Date.now() - 10_500);
     utimesSync(lock, past, past);
-    const taken = await open(dir, 'restart');
-    await taken.close();
+    const taken = await run(dir, 'restart', ['a']);
+    await taken.journal.close();
     expect(existsSync(lock)).toBe(false);
     const held = acquireLock(lock);
     try {
-      const busy = await open(dir, 'restart').then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const busy = await failure(run(dir, 'restart', ['a']));
       expect(busy).toBeInstanceOf(CliError);
       expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
       expect((busy as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
@@ -166,40 +261,102 @@ describe('batch journal', () => {
 
   it('inputs are kept apart; an unwritable state directory is a clear error naming it', async () => {
     const dir = fresh();
-    const a = await open(dir, 'new', 'file:/a.ndjson');
-    const b = await open(dir, 'new', 'file:/b.ndjson');
-    expect(a.path).not.toBe(b.path);
-    await Promise.all([a.close(), b.close()]);
+    const a = await run(dir, 'new', ['a'], { identity: 'file:/a.ndjson' });
+    const b = await run(dir, 'new', ['a'], { identity: 'file:/b.ndjson' });
+    expect(a.journal.path).not.toBe(b.journal.path);
+    await Promise.all([a.journal.close(), b.journal.close()]);
     // A state directory that is a file (fails for root too, unlike a permission).
     const file = join(fresh(), 'state');
     writeFileSync(file, '');
-    await expect(open(file)).rejects.toThrow(/cannot write the batch record .*state\/batches: ENOTDIR/);
+    await expect(run(file, 'new', ['a'])).rejects.toThrow(/cannot write the batch record .*state\/batches: ENOTDIR/);
   });
 
   it('the body hash is of the body as sent: any change to it is a new hash', () => {
     const text = JSON.stringify({ alias: 'ada', content: 'x "y" ✓', label: 'l', perspective: 'third-person' });
     expect(bodyHash(text)).toBe(createHash('sha256').update(text).digest('hex').slice(0, 32));
+    expect(bodyHash(Buffer.from(text))).toBe(bodyHash(text));
     expect(bodyHash(text.replace('✓', '✓ '))).not.toBe(bodyHash(text));
     expect(bodyHash(text)).toMatch(/^[0-9a-f]{32}$/);
   });
 
-  it('a new journal is of format 2; one of another format (1, of earlier builds, or unknown) is not resumed from', async () => {
+  it('occurrences count each body apart, however many there are', () => {
+    const seen = new Occurrences();
+    const hashes = Array.from({ length: 5000 }, (_, i) => bodyHash(`line ${i % 2500}`));
+    const counts = hashes.map((hash) => seen.next(hash));
+    expect(counts.slice(0, 2500).every((n) => n === 1)).toBe(true);
+    expect(counts.slice(2500).every((n) => n === 2)).toBe(true);
+    expect(seen.next(hashes[7] as string)).toBe(3);
+    // A second pass counts again from nothing.
+    seen.clear();
+    expect(hashes.slice(0, 3).map((hash) => seen.next(hash))).toEqual([1, 1, 1]);
+    expect(seen.next(hashes[2500] as string)).toBe(2);
+  });
+
+  it('a new journal is of format 3; one of another format (2 matched lines by number, or unknown) is not resumed from', async () => {
     const dir = fresh();
-    const journal = await open(dir);
-    await journal.close();
-    expect(JSON.parse(readFileSync(journal.path, 'utf8').split('\n')[0] as string).facectl_batch).toBe(2);
-    const header = { batch_id: 'b1', source: 'file:/data/batch.ndjson', created_at: '2026-11-01T00:00:00Z' };
-    const record = { line: 2, hash: 'c'.repeat(32), document_id: 'doc_2', token_count: 3 };
-    for (const format of [1, 9]) {
+    const first = await run(dir, 'new', ['a']);
+    await first.journal.close();
+    expect(JSON.parse(readFileSync(first.journal.path, 'utf8').split('\n')[0] as string).facectl_batch).toBe(3);
+    const header = { batch_id: 'b1', source: FILE, created_at: '2026-11-01T00:00:00Z' };
+    const record = { line: 1, hash: bodyHash('a'), n: 1, document_id: 'doc_1', token_count: 3 };
+    for (const format of [2, 9]) {
       const text = `${JSON.stringify({ facectl_batch: format, ...header })}\n${JSON.stringify(record)}\n`;
-      writeFileSync(journal.path, text, { mode: 0o600 });
+      writeFileSync(first.journal.path, text, { mode: 0o600 });
       // Nothing skipped on a guess: every line is sent again, under a new batch id.
-      const other = await open(dir, 'resume');
-      expect(other.resumed).toBe(false);
-      expect(other.earlier.size).toBe(0);
-      expect(other.idempotencyKey(5, 'd'.repeat(32))).not.toContain('-b1-');
-      await other.close();
+      const other = await run(dir, 'resume', ['a']);
+      expect(other.journal.resumed).toBe(false);
+      expect(other.journal.earlier.size).toBe(0);
+      expect(other.journal.idempotencyKey(other.keys[0] as LineKey)).not.toContain('-b1-');
+      await other.journal.close();
+      rmSync(other.journal.path);
     }
+  });
+});
+
+describe('batches of standard input in one directory', () => {
+  const STDIN = 'stdin:/work';
+  const streamed = { identity: STDIN, streamed: true };
+
+  it('two inputs at once each have their batch; the same input twice at once: exit 5', async () => {
+    const dir = fresh();
+    const one = await run(dir, 'new', ['a', 'b'], streamed);
+    const two = await run(dir, 'new', ['x', 'y'], streamed);
+    expect(two.journal.path).not.toBe(one.journal.path);
+    // Nothing acknowledged yet: known by the first lines its header keeps.
+    const same = await failure(run(dir, 'resume', ['a', 'b'], streamed));
+    expect((same as CliError).exitCode).toBe(ExitCode.conflict);
+    expect((same as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
+    const plain = await failure(run(dir, 'new', ['a', 'z'], streamed));
+    expect((plain as CliError).exitCode).toBe(ExitCode.conflict);
+    acknowledge(one, [1]);
+    await Promise.all([one.journal.close(), two.journal.complete()]);
+
+    // Stopped: a plain run of the same input is refused, another input runs, --resume finds its batch.
+    const refused = await failure(run(dir, 'new', ['a', 'b'], streamed));
+    expect((refused as UsageError).exitCode).toBe(ExitCode.usage);
+    const third = await run(dir, 'new', ['p', 'q'], streamed);
+    await third.journal.close();
+    const resumed = await run(dir, 'resume', ['a', 'b'], streamed);
+    expect(resumed.journal).toMatchObject({ path: one.journal.path, resumed: true, finished: false });
+    await resumed.journal.complete();
+    const finishedTwo = await run(dir, 'resume', ['x', 'y'], streamed);
+    expect(finishedTwo.journal).toMatchObject({ resumed: true, finished: true });
+    await finishedTwo.journal.close();
+    const unknown = await run(dir, 'resume', ['m'], streamed);
+    expect(unknown.journal.resumed).toBe(false);
+    await unknown.journal.close();
+  });
+
+  it('a finished batch replaces the finished record of the same input only', async () => {
+    const dir = fresh();
+    for (const bodies of [['a', 'b'], ['x'], ['a', 'b']]) {
+      const batch = await run(dir, 'new', bodies, streamed);
+      acknowledge(batch);
+      await batch.journal.complete();
+    }
+    const names = batchNames(dir);
+    expect(names.filter((name) => name.endsWith('.finished'))).toHaveLength(2);
+    expect(names.filter((name) => !name.endsWith('.finished'))).toEqual([]);
   });
 });
 
@@ -209,25 +366,27 @@ describe('issue 22 item 3: the state directory and the files in it', () => {
     const target = join(makeTempDir('facectl-target-'), 'precious');
     writeFileSync(target, 'precious\n');
     mkdirSync(join(dir, 'batches'), { mode: 0o700 });
-    const id = createHash('sha256').update('file:/data/batch.ndjson').digest('hex').slice(0, 24);
-    return { dir, target, journal: join(dir, 'batches', `${id}.ndjson`) };
+    const id = inputId(FILE);
+    return { dir, target, id, journal: join(dir, 'batches', `${id}.AAAAAAAAAAAAAAAA.ndjson`) };
   };
 
   it('a symlink at the temporary name of a new journal: refused (O_EXCL|O_NOFOLLOW), its target untouched', async () => {
-    const { dir, target, journal } = planted();
-    symlinkSync(target, `${journal}.${process.pid}.tmp`);
-    const error = await open(dir).catch((e: unknown) => e);
+    const { dir, target, id } = planted();
+    symlinkSync(target, join(dir, 'batches', `${id}.${process.pid}.tmp`));
+    const error = await failure(run(dir, 'new', ['a']));
     expect(error).toBeInstanceOf(CliError);
-    expect((error as CliError).message).toContain(`cannot write the batch record ${journal}: EEXIST`);
+    expect((error as CliError).message).toMatch(
+      new RegExp(`cannot write the batch record .*/batches/${id}\\.[\\w-]{16}\\.ndjson: EEXIST`),
+    );
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
   });
 
   it('a journal that is a symlink is not appended to through it on --resume', async () => {
     const { dir, target, journal } = planted();
-    writeFileSync(target, '{"facectl_batch":2,"batch_id":"b","source":"s","created_at":"t"}\n');
+    writeFileSync(target, '{"facectl_batch":3,"batch_id":"AAAAAAAAAAAAAAAA","source":"s","created_at":"t"}\n');
     const before = readFileSync(target, 'utf8');
     symlinkSync(target, journal);
-    const error = await open(dir, 'resume').catch((e: unknown) => e);
+    const error = await failure(run(dir, 'resume', ['a']));
     expect((error as CliError).message).toMatch(/cannot write the batch record .*: ELOOP/);
     expect(readFileSync(target, 'utf8')).toBe(before);
   });
@@ -254,7 +413,7 @@ describe('issue 22 item 3: the state directory and the files in it', () => {
   ])('%s: refused with the fix, nothing written', async (_name, spoil, says) => {
     const { dir, target } = planted();
     spoil(dir);
-    const error = await open(dir).catch((e: unknown) => e);
+    const error = await failure(run(dir, 'new', ['a']));
     expect(error).toBeInstanceOf(CliError);
     expect((error as CliError).message).toMatch(says);
     expect((error as CliError).message).toContain('refusing to write batch records');

@@ -140,3 +140,22 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
       '(a preview: nothing is charged until each document is synced).',
   );
 }
+
+/**
+ * What --resume found, in a line: the lines the batch it resumes had acknowledged (moved: now on another
+ * line), the others (when that batch had finished, each is a line added since; else not yet submitted),
+ * and its acknowledged lines the input no longer holds. Nothing when a finished batch is resumed as it
+ * was: "batch already finished" says it.
+ */
+export function resumeNotice(
+  tense: 'resuming' | 'resumed',
+  compared: { lines: number; matched: number; moved: number },
+  acknowledged: number,
+  finished: boolean,
+): string | undefined {
+  const others = compared.lines - compared.matched;
+  const removed = acknowledged - compared.matched;
+  if (finished && others === 0 && removed === 0 && compared.moved === 0) return undefined;
+  const rest = finished ? `${others} added` : `${others} not yet submitted`;
+  return `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`;
+}

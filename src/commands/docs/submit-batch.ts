@@ -5,11 +5,14 @@ import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CancelError, CliError, ExitCode, type ExitCodeValue, OUTPUT_CLOSED, UsageError } from '../../errors.js';
-import type { NdjsonLine } from '../../input/ndjson.js';
+import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
-import { type BatchJournal, bodyHash, type JournalMode, openBatchJournal } from '../../state/batch-journal.js';
+import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
+import { openBatchRecords } from '../../state/batch-records.js';
+import { type LineKey, Occurrences } from '../../state/line-keys.js';
+import { giveKey, keyOf, readAhead } from './batch-lines.js';
 import { runPool } from './batch-pool.js';
-import { type BatchSummary, createReporter, type Failures } from './batch-report.js';
+import { type BatchSummary, createReporter, type Failures, resumeNotice } from './batch-report.js';
 
 /**
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
@@ -18,24 +21,36 @@ import { type BatchSummary, createReporter, type Failures } from './batch-report
  * and the rest is still sent; otherwise the first stops the batch. The workers share one pause
  * (src/api/rate-gate.ts): when the service answers one of them 429, all of them wait as it asked.
  *
- * A journal (src/state/batch-journal.ts) records every line the service acknowledged, by a hash of the
- * body sent. When the batch stops short (Ctrl-C, SIGTERM, a closed output, a failure, a killed process),
- * the message says how far it got and the exact command that resumes it, which sends only the rest; the
- * lines an earlier run submitted are reported again (`"resumed": true`) without being sent, so the
- * output of a resumed run covers the whole batch.
+ * A journal (src/state/batch-journal.ts) records every line the service acknowledged, by its content:
+ * the hash of the body sent and its occurrence (batch-lines.ts). Before anything is sent, the input is
+ * compared with the earlier batches of the same input (a file's every line, in the check pass that reads
+ * it; standard input's first lines, read ahead), which decides whether this run is a new batch, goes on
+ * with one (--resume), or is refused. When the batch stops short (Ctrl-C, SIGTERM, a closed output, a
+ * failure, a killed process), the message says how far it got and the exact command that resumes it,
+ * which sends only the lines never acknowledged, wherever they now stand; the lines an earlier run
+ * submitted are reported again (`"resumed": true`) without being sent, so the output of a resumed run
+ * covers the whole batch.
  */
 
 export interface BatchInput {
   source: InputSource;
-  lines: AsyncIterable<NdjsonLine>;
-  /** The number of documents, when known before sending (a file). */
-  total: number | undefined;
+  /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
+  read(watch?: CheckWatcher): Promise<BatchLines>;
   concurrency: number;
   continueOnError: boolean;
   /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
   journal: JournalMode;
   /** The command line that resumes this batch (see resumeCommand in submit.ts). */
   resumeCommand: string;
+}
+
+/** The batch as it is sent: its lines, their count when known, what counts occurrences, and its journal. */
+interface Opened {
+  lines: AsyncIterable<NdjsonLine>;
+  total: number | undefined;
+  /** Gives each line its key as the pool takes it, in the order of the input (lines keyed already keep theirs). */
+  seen: Occurrences;
+  journal: BatchJournal;
 }
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
@@ -52,18 +67,11 @@ const EXIT_PRIORITY: ExitCodeValue[] = [
 ];
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
-  const journal = await openBatchJournal({
-    dir: stateDir(ctx.env),
-    identity: await inputIdentity(input.source, ctx.runtime.cwd()),
-    sourceName: input.source.name,
-    mode: input.journal,
-  });
-  if (input.journal === 'resume' && !journal.resumed) {
-    ctx.out.info(`Nothing to resume: no unfinished batch of ${input.source.name} was recorded; sending every line.`);
-  }
+  const opened = await openBatch(ctx, input);
+  const { journal } = opened;
   let complete = false;
   try {
-    const summary = await sendLines(ctx, input, journal);
+    const summary = await sendLines(ctx, input, opened);
     complete = true;
     if (journal.finished && summary.earlier === summary.submitted) {
       const documents = summary.earlier === 1 ? 'document' : 'documents';
@@ -74,6 +82,80 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
     if (complete) await journal.complete();
     else await journal.close();
   }
+}
+
+/**
+ * Reads the batch as far as needed to know which batch it is (see the top of this file), and opens that
+ * batch's journal. A file is read through (its check pass) under its lock; standard input's first lines
+ * are read ahead before its directory is looked at.
+ */
+async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
+  const { source } = input;
+  const streamed = !source.reopenable;
+  const options = {
+    dir: stateDir(ctx.env),
+    identity: await inputIdentity(source, ctx.runtime.cwd()),
+    sourceName: source.name,
+    mode: input.journal,
+    streamed,
+  };
+  let opened: Opened;
+  let candidates: number;
+  if (streamed) {
+    const batch = await input.read();
+    const seen = new Occurrences();
+    const ahead = await readAhead(batch.lines, seen, ctx.signal);
+    if (ctx.signal.aborted) throw interrupted(ctx, input, NOTHING_SENT);
+    const records = await openBatchRecords(options);
+    const comparison = records.compare();
+    const head: LineKey[] = [];
+    for (const line of ahead.head) {
+      if (line.error !== undefined || line.key === undefined) continue;
+      head.push(line.key);
+      comparison.add(line.line, line.key);
+    }
+    candidates = records.candidates.length;
+    opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
+  } else {
+    const records = await openBatchRecords(options);
+    try {
+      const comparison = records.compare();
+      // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
+      const seen = new Occurrences();
+      const watch: CheckWatcher | undefined =
+        records.candidates.length === 0
+          ? undefined
+          : (line) => {
+              line.key = keyOf(line.body, seen);
+              comparison.add(line.line, line.key);
+            };
+      const batch = await input.read(watch);
+      candidates = records.candidates.length;
+      const journal = await records.open(comparison);
+      // The send pass counts occurrences again: in the room the check pass made, if it counted; else in
+      // room for every line, made once.
+      seen.clear();
+      const counted = watch === undefined ? new Occurrences(batch.total) : seen;
+      opened = { lines: batch.lines, total: batch.total, seen: counted, journal };
+    } catch (error) {
+      records.release();
+      throw error;
+    }
+  }
+  const { journal } = opened;
+  if (input.journal === 'resume' && !journal.resumed) {
+    const why =
+      candidates === 0
+        ? `no unfinished batch of ${source.name} was recorded`
+        : `no batch of ${source.name} recorded holds ${streamed ? 'its first lines' : 'any of its lines'}`;
+    ctx.out.info(`Nothing to resume: ${why}; sending every line.`);
+  }
+  const compared = journal.compared;
+  if (compared !== undefined) {
+    const notice = resumeNotice('resuming', compared, journal.earlier.size, journal.finished);
+    if (notice !== undefined) ctx.out.info(notice);
+  }
+  return opened;
 }
 
 /** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
@@ -97,10 +179,13 @@ function resumeHint(input: BatchInput, first = ''): string {
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
-async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal): Promise<BatchSummary> {
+async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promise<BatchSummary> {
   const api = await ctx.api();
   const { source } = input;
-  const reporter = createReporter(ctx, input.total);
+  const { journal } = opened;
+  const reporter = createReporter(ctx, opened.total);
+  /** Standard input resumed: how its lines compare with the batch resumed, said once all were read. */
+  const compared = { lines: 0, matched: 0, moved: 0, headOnly: 0 };
   // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
   const gate = new RateGate(() => ctx.clock.now().getTime());
   let stopReason: UsageError | undefined;
@@ -112,6 +197,8 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
    * line is taken, so no line after it is sent (standard input is checked as it is sent).
    */
   const admit = (line: NdjsonLine): boolean => {
+    // Taken in the order of the input: the nth line of a body is its nth occurrence.
+    giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
     stopReason ??= new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
     return false;
@@ -129,11 +216,18 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
       fatal ??= new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
       return false;
     }
-    // The hash (in the journal and the Idempotency-Key) is of the very bytes sent.
-    const hash = bodyHash(line.body);
-    const earlier = journal.earlier.get(line.line);
-    if (earlier !== undefined && earlier.hash === hash) {
+    // The key (in the journal and the Idempotency-Key): the hash of the very bytes sent, and its occurrence.
+    const key = line.key as LineKey;
+    compared.lines++;
+    const earlier = journal.earlier.get(key);
+    if (earlier !== undefined) {
       const { document_id, token_count } = earlier;
+      compared.matched++;
+      if (earlier.line !== line.line) {
+        compared.moved++;
+        // Where it stands now, so a later --resume counts only what moved after this run.
+        journal.record({ ...earlier, line: line.line });
+      }
       overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count, resumed: true });
       return true;
@@ -143,10 +237,10 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
       const document = await api.call(
         createDocument,
         { body: line.document },
-        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(line.line, hash), rawBody: line.body, gate },
+        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(key), rawBody: line.body, gate },
       );
       const { document_id, token_count } = document;
-      journal.record({ line: line.line, hash, document_id, token_count });
+      journal.record({ line: line.line, hash: key.hash, n: key.n, document_id, token_count });
       overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count });
       return true;
@@ -163,22 +257,23 @@ async function sendLines(ctx: Context, input: BatchInput, journal: BatchJournal)
   let finished: ReturnType<typeof reporter.finish>;
   try {
     const pool = { concurrency: input.concurrency, signal: ctx.signal, slowSource: !source.reopenable, admit };
-    const outcome = await runPool(input.lines, pool, sendLine);
+    const outcome = await runPool(opened.lines, pool, sendLine);
     // A read error (e.g. a line over the size limit, a file changed since it was checked) ends the batch.
     fatal ??= outcome.readError;
+    // Standard input resumed and read to its end: how it compared with the batch resumed (a file said it first).
+    if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
+      const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
+      if (notice !== undefined) ctx.out.info(notice);
+    }
   } finally {
     finished = reporter.finish();
   }
   const { summary, failures } = finished;
 
-  const of = input.total === undefined ? '' : ` of ${input.total}`;
-  const progressNote = `${summary.submitted}${of} ${(input.total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
-  if (ctx.signal.aborted) {
-    throw new CancelError(`interrupted: ${progressNote}`, {
-      hint: resumeHint(input),
-      exitCode: stopExitCode(ctx.signal),
-    });
-  }
+  const { total } = opened;
+  const of = total === undefined ? '' : ` of ${total}`;
+  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
+  if (ctx.signal.aborted) throw interrupted(ctx, input, progressNote);
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
@@ -241,6 +336,16 @@ function batchError(
       : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
   });
 }
+
+/** The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent. */
+function interrupted(ctx: Context, input: BatchInput, progressNote: string): CancelError {
+  return new CancelError(`interrupted: ${progressNote}`, {
+    ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
+    exitCode: stopExitCode(ctx.signal),
+  });
+}
+
+const NOTHING_SENT = 'nothing was submitted';
 
 /** What stopped the batch decides its exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141. */
 function stopExitCode(signal: AbortSignal): ExitCodeValue {

@@ -64,7 +64,7 @@ export default verb({
     '',
     'A batch is sent --concurrency documents at a time (when the service rate-limits it, all of them pause as it asks), with one result per line (NDJSON under --json). A batch from a file is checked line by line before anything is sent: one bad line and nothing is sent, unless --continue-on-error. Standard input can be read only once, so its lines are checked as they are sent and the first bad line stops the batch (the lines before it were submitted). Any failed line makes the exit code non-zero; 2 (bad input) only when nothing was sent: a batch that submitted some lines and failed on a bad one exits 1.',
     '',
-    'A batch keeps a record of the lines the service acknowledged (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines not yet submitted, and a line that was in flight is not created twice. While such a record exists, a plain rerun is refused: choose --resume or --restart. --resume of a batch that already finished sends nothing (its results are reported again); without --resume, a run is a new batch.',
+    'A batch keeps a record of the lines the service acknowledged, by content (in the state directory, $FACECTL_STATE_DIR). When it stops short (Ctrl-C, a failure, a lost connection), --resume sends only the lines never acknowledged, wherever they now stand (lines moved, added or removed since are told apart), and a line that was in flight is not created twice. A plain run whose lines an unfinished batch acknowledged is refused: choose --resume or --restart; other input is a batch of its own. --resume of a batch that already finished sends nothing (its results are reported again); without --resume, a run is a new batch.',
     '',
     'token_count in the answer is a preview: nothing is charged until the document is synced.',
   ].join('\n'),
@@ -140,8 +140,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     await submitBatch(ctx, {
       ...opts,
       source,
-      lines: input.lines,
-      total: input.total,
+      read: input.read,
       resumeCommand: resumeCommand(ctx, opts),
     });
     return;
