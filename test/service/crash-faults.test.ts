@@ -176,6 +176,15 @@ test.each(kinds())(
           if (fault === 'full-then-free') disk.free(serve.pid);
         }
         await sleep(between(200, 1200));
+        // A disk still full at the kill has refused a write by now on a quiet machine; on a busy one the
+        // writers may not yet have reached the limit: the kill waits for that first refusal (at most 20 s).
+        if (limit !== undefined || (disk.kind === 'tmpfs' && fault === 'full-at-crash')) {
+          const refusedThisRound = () =>
+            writes.some(
+              (w) => w.label.startsWith(`r${round}-`) && [w.create, w.edited?.outcome, w.sync].includes('error'),
+            );
+          for (let waited = 0; waited < 20_000 && !refusedThisRound(); waited += 50) await sleep(50);
+        }
         await serve.kill();
         await Promise.all(running);
         agent.destroy();
