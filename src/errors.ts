@@ -40,6 +40,8 @@ export interface FieldProblem {
 
 /** The code of the error that aborts a command when its standard output is closed (EPIPE). */
 export const OUTPUT_CLOSED = 'output_closed';
+/** The code of the error that aborts a command when a write to its standard output fails (ENOSPC, EIO). */
+export const OUTPUT_FAILED = 'output_failed';
 
 export class CliError extends Error {
   readonly exitCode: ExitCodeValue;

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED } from './errors.js';
+import { ApiError, CancelError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
@@ -23,8 +23,15 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
   try {
     await (await buildProgram(ctx, argv)).parseAsync(argv, { from: 'user' });
     ctx.out.flush?.();
-    return ExitCode.ok;
-  } catch (error) {
+    // A write to stdout that failed (`> file` on a full disk) is known a tick after it was tried.
+    await new Promise((resolve) => setImmediate(resolve));
+    const failed = outputFailure(ctx);
+    if (failed) reportError(ctx, failed);
+    return failed ? failed.exitCode : ExitCode.ok;
+  } catch (caught) {
+    // A command stopped by its output's failure says that, not "interrupted".
+    const failed = outputFailure(ctx);
+    const error = failed && caught instanceof CancelError && caught.message === 'interrupted' ? failed : caught;
     // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
     // (a batch cut short says how far it got, and exits 141).
     const stoppedShort = error instanceof CliError && error.exitCode === ExitCode.outputClosed;
@@ -43,6 +50,11 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     reportError(ctx, error);
     return exitCodeFor(error);
   }
+}
+
+function outputFailure(ctx: Context): CliError | undefined {
+  const reason: unknown = ctx.signal.reason;
+  return ctx.signal.aborted && reason instanceof CliError && reason.code === OUTPUT_FAILED ? reason : undefined;
 }
 
 function outputClosed(ctx: Context): boolean {

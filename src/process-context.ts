@@ -11,7 +11,7 @@ import type {
   Runtime,
 } from './context.js';
 import { systemClock } from './clock.js';
-import { CancelError, CliError, ExitCode, OUTPUT_CLOSED } from './errors.js';
+import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { createOutput, type RenderModules } from './io/output.js';
 import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
@@ -156,9 +156,16 @@ export function createProcessContext(): ClosableContext {
     controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
   });
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    if (!controller.signal.aborted)
-      controller.abort(new CliError('output closed', ExitCode.ok, { code: OUTPUT_CLOSED }));
+    if (controller.signal.aborted) return;
+    // A reader that went away (`| head`) is no failure; a write that failed (`> file` on a full disk) is.
+    controller.abort(
+      error.code === 'EPIPE'
+        ? new CliError('output closed', ExitCode.ok, { code: OUTPUT_CLOSED })
+        : new CliError(`cannot write to standard output: ${error.message}`, ExitCode.error, {
+            code: OUTPUT_FAILED,
+            cause: error,
+          }),
+    );
   });
   return assembleContext({
     streams: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },

@@ -4,7 +4,15 @@ import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import { CancelError, CliError, ExitCode, type ExitCodeValue, OUTPUT_CLOSED, UsageError } from '../../errors.js';
+import {
+  CancelError,
+  CliError,
+  ExitCode,
+  type ExitCodeValue,
+  OUTPUT_CLOSED,
+  OUTPUT_FAILED,
+  UsageError,
+} from '../../errors.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
@@ -339,7 +347,9 @@ function batchError(
 
 /** The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent. */
 function interrupted(ctx: Context, input: BatchInput, progressNote: string): CancelError {
-  return new CancelError(`interrupted: ${progressNote}`, {
+  const reason: unknown = ctx.signal.reason;
+  const why = reason instanceof CliError && reason.code === OUTPUT_FAILED ? reason.message : 'interrupted';
+  return new CancelError(`${why}: ${progressNote}`, {
     ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
     exitCode: stopExitCode(ctx.signal),
   });

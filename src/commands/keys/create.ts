@@ -4,7 +4,7 @@ import type { Column, Context, Credentials } from '../../context.js';
 import type { AnswerOf, Lenient } from '../../api/answers.js';
 import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
-import { cancelledBy, CliError, NetworkError } from '../../errors.js';
+import { cancelledBy, CliError, ExitCode, NetworkError, OUTPUT_CLOSED, OUTPUT_FAILED } from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
 import { requestBody, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -98,6 +98,22 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
   );
   if (ctx.io.stderrIsTTY) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
+  }
+  // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
+  // tick later, and then nobody holds the key unless --save keeps it.
+  await new Promise((resolve) => setImmediate(resolve));
+  const unwritten = ctx.signal.reason as CliError | undefined;
+  if (!save && ctx.signal.aborted && (unwritten?.code === OUTPUT_CLOSED || unwritten?.code === OUTPUT_FAILED)) {
+    const closed = unwritten.code === OUTPUT_CLOSED;
+    const why = closed ? 'standard output was closed' : unwritten.message;
+    throw new CliError(
+      `key ${key.id ?? ''} was created, but its secret could not be written: ${why}`,
+      closed ? ExitCode.outputClosed : ExitCode.error,
+      {
+        code: 'key_not_shown',
+        hint: 'the service will not show it again: create another key, with its output going where it is kept, or with --save',
+      },
+    );
   }
   if (save) await saveKey(ctx, key, creator?.target);
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.

@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { useServe } from '../helpers/hooks.js';
+import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
+
+/**
+ * Standard output that cannot take what a command writes: a reader that went away before the answer
+ * (`| true`) or a full disk (`> /dev/full`). Found by a breaker: `keys create | true` exited 0 with the
+ * only copy of a live key's secret thrown away, and `> /dev/full` ended in Node's uncaught-error dump.
+ */
+
+const serve = useServe({ face: 'ada' });
+
+interface Ended {
+  code: number | null;
+  stderr: string;
+}
+
+/** The bin with stdout closed before it writes (`closed`), or on /dev/full (`full`). */
+function runWith(stdout: 'closed' | 'full', args: string[], configDir = makeConfigDir()): Promise<Ended> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: makeTempDir('facectl-out-home-'),
+        NO_COLOR: '1',
+        FACECTL_CONFIG_DIR: configDir,
+        FACECTL_STATE_DIR: makeTempDir('facectl-out-state-'),
+        ...serve.env('pro'),
+      },
+      stdio: ['ignore', stdout === 'full' ? openSync('/dev/full', 'w') : 'pipe', 'pipe'],
+    });
+    if (stdout === 'closed') child.stdout?.destroy();
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+describe('keys create: the secret could not be written', () => {
+  it.each([
+    ['closed', 141, 'standard output was closed'],
+    ['full', 1, 'cannot write to standard output: ENOSPC'],
+  ] as const)('stdout %s: exit %d, the key named as made and its secret as lost, no dump', async (how, exit, why) => {
+    const result = await runWith(how, ['keys', 'create', '--name', `lost-${how}`]);
+    expect(result.code).toBe(exit);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      new RegExp(`^error: key key_\\w+ was created, but its secret could not be written: ${why}`),
+    );
+    expect(lines[1]).toBe(
+      'the service will not show it again: create another key, with its output going where it is kept, or with --save',
+    );
+    expect(result.stderr).not.toMatch(/fcs_/);
+  });
+
+  it('with --save the key is kept in the profile: stdout closed is no loss (exit 0)', async () => {
+    const configDir = makeConfigDir();
+    const result = await runWith('closed', ['keys', 'create', '--name', 'kept', '--save'], configDir);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^Saved key fcs_\w+… in profile "default"/);
+  });
+});
+
+describe('any command on a full disk', () => {
+  it('faces get --json > /dev/full: exit 1, one JSON error naming the write, no dump', async () => {
+    const result = await runWith('full', ['faces', 'get', 'ada', '--json']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'output_failed',
+        message: 'cannot write to standard output: ENOSPC: no space left on device, write',
+      },
+    });
+  });
+
+  it('faces get > /dev/full (TSV): exit 1, one error line', async () => {
+    const result = await runWith('full', ['faces', 'get', 'ada']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('error: cannot write to standard output: ENOSPC: no space left on device, write\n');
+  });
+});
