@@ -166,10 +166,21 @@ class FacectlCommand extends Command {
    * `--label --content hi` is a missing label, not the label "--content" (write `--label=--content`).
    */
   checkedValue(option: Option, value: string): string {
-    const at = this.words.findIndex(
-      (word, i) => (word === option.long || word === option.short) && this.words[i + 1] === value,
-    );
-    if (at >= 0 && this.isFlag(value)) throw needsValue(this.words[at] as string, value, option);
+    // The line as typed (the top command's words): a global flag right after this one (`--label --json`)
+    // was taken out before this command parsed, and it is the word to name.
+    const top = (command: Command): Command => (command.parent ? top(command.parent) : command);
+    const root = top(this);
+    const line = root instanceof FacectlCommand ? root.words : this.words;
+    const at = line.findIndex((word, i) => {
+      const next = line[i + 1];
+      return (
+        (word === option.long || word === option.short) &&
+        next !== undefined &&
+        this.isFlag(next) &&
+        (next === value || this.isFlag(value))
+      );
+    });
+    if (at >= 0) throw needsValue(line[at] as string, line[at + 1], option);
     return value;
   }
 

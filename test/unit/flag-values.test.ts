@@ -110,8 +110,9 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
 
   it.each([
     // A global flag after it is read as the global flag it is (commander reads those anywhere on the
-    // line); the flag after that is no value either.
-    [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--content'],
+    // line); the hint names it, the word typed after the flag (it named the flag after it).
+    [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--json'],
+    [argv`docs submit --alias ada-lovelace --label --debug --content hi`, '--label', '--debug'],
     [argv`keys create --name --save`, '--name', '--save'],
     [argv`keys create --scopes --help`, '--scopes', '--help'],
     [argv`threads create --alias --label x`, '--alias', '--label'],

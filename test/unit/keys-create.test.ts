@@ -59,6 +59,14 @@ describe('keys create: run()', () => {
     expect(tc.stderr()).not.toContain(key.key);
   });
 
+  it('on a terminal with --save: no "save this key now" beside "Saved key"', async () => {
+    const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
+    const key = await runCreateKey(tc.ctx, { name: 'tty-saved', save: true });
+    await tc.close();
+    expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default" (${tc.config.path}).\n`);
+    expect(tc.stderr()).not.toMatch(/save this key now/i);
+  });
+
   it('--save stores the new key in the active profile', async () => {
     const tc = contextFor(service);
     const key = await runCreateKey(tc.ctx, { name: 'saved', save: true });

@@ -96,7 +96,8 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
     key,
     KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
   );
-  if (ctx.io.stderrIsTTY) {
+  // With --save the key is kept (or the failure to keep it says to copy it from above).
+  if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
   // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
