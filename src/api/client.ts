@@ -105,7 +105,7 @@ export function createApiClient(
       let body: string | CallOptions['rawBody'] | undefined;
       if (route.body) {
         const checked = validateRequest(route, 'body', route.body, input.body);
-        body = callOptions.rawBody ?? JSON.stringify(checked);
+        body = callOptions.rawBody ?? serialized(checked, info);
       } else if (callOptions.rawBody !== undefined) {
         throw new RequestValidationError(`${route.method} ${route.path} takes no request body`, []);
       }
@@ -267,4 +267,20 @@ function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partia
 /** node:crypto is taken only when a creating request needs a key: a GET command never loads it. */
 function newIdempotencyKey(): string {
   return process.getBuiltinModule('node:crypto').randomUUID();
+}
+
+/**
+ * JSON.stringify recurses, JSON.parse does not: a body read from a file thousands of levels deep parses,
+ * then runs the stack out when written. Nothing was sent: it is bad input.
+ */
+function serialized(value: unknown, info: ExchangeInfo): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new UsageError(`${info.method} ${info.path}: the request body is nested too deeply to be written as JSON`, {
+      code: 'too_deep',
+      hint: 'give JSON with fewer levels of nesting; nothing was sent',
+    });
+  }
 }

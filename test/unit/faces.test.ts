@@ -55,6 +55,16 @@ describe('faces create', () => {
     expect(printed.basic_facts).toEqual({ field: 'mathematics' });
   });
 
+  it('--basic-facts 5,000 levels deep (JSON.parse takes it, JSON.stringify runs out of stack): exit 2, nothing sent', async () => {
+    const facts = file('deep.json', `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`);
+    const result = await expectRefused(
+      service,
+      argv`faces create --name D --alias deep-face --basic-facts ${`@${facts}`}`,
+      ['error: POST /v1/faces: the request body is nested too deeply to be written as JSON\n'],
+    );
+    expect(result.stderr).not.toContain('unexpected failure');
+  });
+
   it('pipe form: --basic-facts - reads the JSON object from standard input', async () => {
     const result = await runCommand(
       service,
