@@ -55,6 +55,15 @@ export function dataFileProblem(file: string): string | undefined {
     const stat = statSync(file);
     if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.json')}`);
     if (!stat.isFile()) return said('is not a regular file');
+    // SQLite finds the write-ahead log by the name it opens (FILE-wal): under another name, writes a
+    // kill -9 left in the log are not seen, and the next checkpoint drops them for good.
+    // (The one second name serve makes itself: FILE.imported, of a JSON state an import cut short.)
+    if (stat.nlink > 1 && !(stat.nlink === 2 && sameFile(`${file}.imported`, stat.ino))) {
+      return said(
+        `has ${stat.nlink} names (hard links); serve needs a file with one name, as its log is found by ` +
+          'name: give one of them, or a copy, after removing the other names',
+      );
+    }
   } catch (error) {
     const code = errnoOf(error);
     if (code === 'ENOTDIR') return said(`${nonDirectory(dir)} is not a directory`);
@@ -83,6 +92,14 @@ export function dataFileProblem(file: string): string | undefined {
     }
   }
   return undefined;
+}
+
+function sameFile(path: string, ino: number): boolean {
+  try {
+    return statSync(path).ino === ino;
+  } catch {
+    return false;
+  }
 }
 
 /** The part of `dir` (from the root down) that exists and is not a directory: what ENOTDIR is about. */

@@ -1,5 +1,14 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -447,15 +456,25 @@ describe('--data that serve cannot use: exit 2 naming --data, the path and what 
       (dir: string) => join(dir, 'plain.txt', 'state.json'),
       (dir: string) => `${join(dir, 'plain.txt')} is not a directory`,
     ],
+    [
+      // A breaker's: after kill -9, a start under a second name did not see the first name's WAL, and
+      // writes it then acknowledged were gone after the next start under the first name.
+      'a file with a second name (a hard link)',
+      (dir: string) => join(dir, 'linked.txt'),
+      () =>
+        'has 2 names (hard links); serve needs a file with one name, as its log is found by name: give one ' +
+        'of them, or a copy, after removing the other names',
+    ],
   ])('%s: exit 2, nothing started, nothing created', async (_what, pathIn, problem) => {
     const dir = makeTempDir('facectl-data-');
     writeFileSync(join(dir, 'plain.txt'), 'not a directory');
+    linkSync(join(dir, 'plain.txt'), join(dir, 'linked.txt'));
     const path = pathIn(dir);
     const r = await runCli(['serve', '--port', '0', '--data', path]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(`error: --data: ${path}: ${problem(dir)}\n`);
-    expect(entries(dir)).toEqual(['plain.txt']);
+    expect(entries(dir)).toEqual(['linked.txt', 'plain.txt']);
   });
 
   test('reported with the other bad flags at once; under --json as one error document', async () => {
