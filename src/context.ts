@@ -147,7 +147,12 @@ export interface ConfigStore {
   setProfileValue(profile: string, key: string, value: unknown): Promise<void>;
   deleteProfileValue(profile: string, key: string): Promise<void>;
   /** Several settings of one profile (undefined removes one) in one locked write, read back. */
-  updateProfile(profile: string, patch: Record<string, unknown>): Promise<void>;
+  /** With defaultIfFirst, the profile also becomes the default when the file has none (said in the result). */
+  updateProfile(
+    profile: string,
+    patch: Record<string, unknown>,
+    options?: { defaultIfFirst?: boolean },
+  ): Promise<{ madeDefault: boolean }>;
   listProfiles(): string[];
   readonly defaultProfile: string;
   /** Sets (or, with undefined, clears) `default_profile`. */

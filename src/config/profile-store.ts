@@ -112,8 +112,8 @@ export class ProfileStore implements ConfigStore {
     return Object.keys(this.backend.read().profiles ?? {}).sort();
   }
 
-  setProfileValue(profile: string, key: string, value: unknown): Promise<void> {
-    return this.updateProfile(profile, { [key]: value });
+  async setProfileValue(profile: string, key: string, value: unknown): Promise<void> {
+    await this.updateProfile(profile, { [key]: value });
   }
 
   async deleteProfileValue(profile: string, key: string): Promise<void> {
@@ -125,9 +125,20 @@ export class ProfileStore implements ConfigStore {
    * Sets (or, for undefined values, removes) several settings of one profile in one locked
    * read-modify-write, then checks the file read back holds them: only then is the change done.
    */
-  async updateProfile(profile: string, patch: Record<string, unknown>): Promise<void> {
+  async updateProfile(
+    profile: string,
+    patch: Record<string, unknown>,
+    options: { defaultIfFirst?: boolean } = {},
+  ): Promise<{ madeDefault: boolean }> {
     checkProfileName(profile);
+    let madeDefault = false;
     const after = await this.backend.update((data) => {
+      // The first profile of a fresh file becomes the default, decided under the lock: of writers at
+      // once, one makes it and says so.
+      if (options.defaultIfFirst && data.default_profile === undefined && !data.profiles?.default) {
+        madeDefault = profile !== 'default';
+        if (madeDefault) data = { ...data, default_profile: profile };
+      }
       const profiles = { ...(data.profiles ?? {}) };
       const settings: ProfileSettings = { ...(profiles[profile] ?? {}) };
       for (const [key, value] of Object.entries(patch)) {
@@ -141,6 +152,7 @@ export class ProfileStore implements ConfigStore {
     for (const [key, value] of Object.entries(patch)) {
       if (!isDeepStrictEqual(stored[key], value)) this.notKept(`${key} of profile ${profile}`);
     }
+    return { madeDefault };
   }
 
   getGlobal(key: string): unknown {

@@ -87,6 +87,10 @@ describe('case 44: writers of one config file at once', () => {
         }
         if (file.profiles?.[want.profile]?.[want.key] !== value) lost++;
       }
+      // The first profile of the fresh file becomes the default: one process says so, and it is the one
+      // in the file (a breaker saw two or three claim it, and the first replaced).
+      const claims = expected.filter(({ index }) => results[index]?.stderr.includes(' is now the default profile'));
+      expect(claims.map((c) => c.profile)).toEqual([file.default_profile]);
       return { processes: contenders.length, lost };
     });
     const lost = figures.reduce((sum, f) => sum + f.lost, 0);

@@ -17,12 +17,15 @@ export async function saveKeyInProfile(
   saved: { key: string; baseUrl: string; profileBaseUrl?: string },
 ): Promise<void> {
   const before = store.getProfile(profile);
-  const fresh = store.getGlobal?.('default_profile') === undefined && !store.listProfiles().includes('default');
-  await store.updateProfile(profile, {
-    api_key: saved.key,
-    api_key_base_url: saved.baseUrl,
-    ...(saved.profileBaseUrl === undefined ? {} : { base_url: saved.profileBaseUrl }),
-  });
+  const { madeDefault } = await store.updateProfile(
+    profile,
+    {
+      api_key: saved.key,
+      api_key_base_url: saved.baseUrl,
+      ...(saved.profileBaseUrl === undefined ? {} : { base_url: saved.profileBaseUrl }),
+    },
+    { defaultIfFirst: true },
+  );
 
   const old = before.api_key;
   if (typeof old === 'string' && old !== '' && old !== saved.key) {
@@ -31,11 +34,8 @@ export async function saveKeyInProfile(
         'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
     );
   }
-  if (profile === store.defaultProfile) return;
-  if (fresh && store.setDefaultProfile) {
-    await store.setDefaultProfile(profile);
-    ctx.out.info(`profile ${profile} is now the default profile`);
-  } else {
+  if (madeDefault) ctx.out.info(`profile ${profile} is now the default profile`);
+  else if (profile !== store.defaultProfile) {
     ctx.out.info(
       `profile ${profile} is not the default one (${store.defaultProfile}); use it with --profile ${profile}, ` +
         `or make it the default with \`facectl auth switch ${profile}\``,
