@@ -33,18 +33,21 @@ export const MAX_PIECE = 512;
 /** Characters of over-long pieces counted on the event loop (about 20 ms at most); beyond, a worker. */
 const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
 
-/** Makes `core.bytePairEncode` cut pieces over MAX_PIECE into chunks (never inside a surrogate pair):
- *  counting becomes linear. The fast counter and the library both use this method, so they agree. */
-export function chunkLongPieces(core: BpeCore): void {
+/**
+ * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair):
+ * counting becomes linear. The fast counter and the library both use this method, so they agree. The
+ * token workers run this function's own source (tokens.ts), so it refers to nothing outside it.
+ */
+export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
   const marked = core as BpeCore & { facectlChunked?: boolean };
   if (marked.facectlChunked) return;
   marked.facectlChunked = true;
   const whole = core.bytePairEncode.bind(core);
   core.bytePairEncode = (piece: string): number[] => {
-    if (piece.length <= MAX_PIECE) return whole(piece);
+    if (piece.length <= max) return whole(piece);
     const tokens: number[] = [];
     for (let i = 0; i < piece.length;) {
-      let end = Math.min(i + MAX_PIECE, piece.length);
+      let end = Math.min(i + max, piece.length);
       const last = piece.charCodeAt(end - 1);
       if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
       for (const token of whole(piece.slice(i, end))) tokens.push(token);

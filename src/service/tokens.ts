@@ -74,21 +74,7 @@ export async function countMessageTokens(contents: readonly string[], stopping?:
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
-// The same cut of over-long pieces as chunkLongPieces in token-count.ts.
-const core = encoding.bytePairEncodingCoreProcessor;
-const whole = core.bytePairEncode.bind(core);
-core.bytePairEncode = (piece) => {
-  if (piece.length <= ${MAX_PIECE}) return whole(piece);
-  const tokens = [];
-  for (let i = 0; i < piece.length;) {
-    let end = Math.min(i + ${MAX_PIECE}, piece.length);
-    const last = piece.charCodeAt(end - 1);
-    if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
-    for (const token of whole(piece.slice(i, end))) tokens.push(token);
-    i = end;
-  }
-  return tokens;
-};
+(${chunkLongPieces.toString()})(encoding.bytePairEncodingCoreProcessor, ${MAX_PIECE});
 parentPort.on('message', ({ id, texts }) => {
   try {
     parentPort.postMessage({ id, counts: texts.map((text) => encoding.countStringTokens(text)) });
@@ -129,8 +115,7 @@ function spawnWorker(): PoolWorker {
     else job.resolve(msg.counts as number[]);
   });
   const fail = (error: Error) => {
-    const index = pool.indexOf(entry);
-    if (index >= 0) pool.splice(index, 1);
+    leave(entry);
     for (const job of entry.pending.values()) job.reject(error);
     entry.pending.clear();
   };
@@ -149,10 +134,15 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
+/** Takes a worker out of the pool at once, so that no later count is sent to it, and ends it. */
 function retire(entry: PoolWorker): void {
+  leave(entry);
+  void entry.worker.terminate();
+}
+
+function leave(entry: PoolWorker): void {
   const index = pool.indexOf(entry);
   if (index >= 0) pool.splice(index, 1);
-  void entry.worker.terminate();
 }
 
 function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promise<number[]> {
@@ -165,13 +155,10 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
     // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
     // also fails any other count it had queued; the next count starts a new worker.
     const onStop = () => {
-      // Out of the pool at once, so that no later count is sent to a worker about to exit.
-      const index = pool.indexOf(target);
-      if (index >= 0) pool.splice(index, 1);
       const jobs = [...target.pending.values()];
       target.pending.clear();
       for (const job of jobs) job.reject(stopped());
-      void target.worker.terminate();
+      retire(target);
     };
     stopping?.addEventListener('abort', onStop, { once: true });
     const done = () => stopping?.removeEventListener('abort', onStop);
