@@ -1,19 +1,14 @@
 /**
  * The o200k_base token count of a text, exactly as gpt-tokenizer's countStringTokens gives it, at about
- * twice its speed. Budget row it serves: "facectl serve CPU vs docs submit CPU" (<= 1x); without it, on
- * a loaded machine, 1.06x on Node 24 (miss) and 0.92x on Node 20, against 0.83x / 0.77x with it
- * (bench/results/tricks.md; `npm run bench:tricks -- token-count`).
+ * twice its speed (the budget row and its figures: docs/decisions.md).
  *
  * The library splits the text with one regular expression through matchAll and looks every piece up in
- * a Map: a match array, a string and a hash per piece. Here a hand-written scanner finds the same pieces
- * (it follows the expression's alternatives and their backtracking, per code point), and an
- * open-addressing table over the vocabulary is probed with a hash computed from the text in place, so a
- * piece that is a token costs no allocation. Pieces that are not tokens (rare words) still go through
- * the library's own byte-pair encoder, with their counts cached.
- *
- * Exactness is checked three ways: the library's split expression must be the one this scanner
- * implements (else the library counts), a self-test of awkward texts runs when the counter is made
- * (else the library counts), and test/service/token-count.test.ts compares counts on random texts.
+ * a Map: a match array, a string and a hash per piece. Here a scanner finds the same pieces (following
+ * the expression's alternatives and their backtracking, per code point), and an open-addressing table
+ * over the vocabulary is probed with a hash computed in place, so a piece that is a token allocates
+ * nothing. Pieces that are not tokens still go through the library's byte-pair encoder, counts cached.
+ * Exactness: the library's split expression must be the one implemented here and a self-test must pass
+ * when the counter is made (else the library counts); token-count.test.ts compares counts on random texts.
  */
 
 /** The parts of gpt-tokenizer's BytePairEncodingCore used here (public at run time). */

@@ -6,20 +6,16 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with a real BPE tokenizer (o200k_base of the gpt-tokenizer package, bundled into
- * dist/tokenizer.cjs: see tokenizer-path.ts). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
- * other command never.
+ * Token counts with o200k_base of gpt-tokenizer, bundled into dist/tokenizer.cjs (tokenizer-path.ts)
+ * and loaded on first use (about 200 ms, which serve pays once and every other command never).
  *
- * Counting runs at roughly 50 MB/s, so a small document is counted inline (a worker round trip costs
- * more than counting 2 KB), while a large one goes to a worker thread: a 50 MiB document would
- * otherwise stop the server for about a second, every other client waiting. So does a text of any
- * size holding a piece (a run of letters, digits grouped by three aside) longer than MAX_PIECE: such
- * pieces are encoded in chunks (token-count.ts), linear in their length but milliseconds per chunk.
- * Stopping the service ends the counts in progress (its `stopping` signal): their requests answer 503.
- *
- * countStringTokens, not countTokens: a document is text, and text that spells a special token
- * (`<|endoftext|>`) is counted as ordinary text; countTokens would throw on it (a 500), after
- * scanning the whole text once more for special tokens.
+ * Counting runs at roughly 50 MB/s: a small text is counted inline (a worker round trip costs more than
+ * counting 2 KB), a large one in a worker thread, so that a 50 MiB document does not stop the server for
+ * a second. So is a text holding a piece longer than MAX_PIECE: such pieces are encoded in chunks
+ * (token-count.ts), linear but milliseconds per chunk. Stopping the service ends the counts in progress
+ * (its `stopping` signal): their requests answer 503.
+ * countStringTokens, not countTokens: text that spells a special token (`<|endoftext|>`) is counted as
+ * ordinary text; countTokens would throw on it (a 500), after scanning the whole text once more.
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
