@@ -5,17 +5,13 @@ import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
- * Runs one invocation and returns its exit code. This is the only place where errors become exit
- * codes and messages: commands throw, main renders.
- *
- * An error reads, on stderr: `error: <what failed>`, then details (status, code, the service's
- * detail or its list of field errors), then the fix as the last line. With --json stderr carries
- * exactly one JSON document and nothing else: {"error": {code, message, status?, detail?, hint?,
- * warnings?}} (messages held during the command are its warnings). No stack trace unless --debug.
- *
- * --json (anywhere before `--`) makes errors JSON from the first word on, whatever fails: before `--`
- * that word is always the switch, never a value (a value spelled like it is written `--flag=--json`).
- * The other global flags reach ctx.globals as commander reads them (program.ts).
+ * Runs one invocation and returns its exit code: the only place where errors become exit codes and
+ * messages (commands throw, main renders). An error reads `error: <what failed>`, then details (status,
+ * code, the service's detail or field errors), then the fix as the last line; under --json stderr
+ * carries exactly one document, {"error": {code, message, status?, detail?, hint?, warnings?}} (the
+ * messages held during the command are its warnings). No stack trace unless --debug.
+ * --json before `--` makes errors JSON from the first word on, whatever fails (a value spelled like it
+ * is written `--flag=--json`); the other global flags reach ctx.globals as commander reads them.
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');

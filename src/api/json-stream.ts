@@ -1,20 +1,12 @@
 /**
  * A streaming JSON reader for answers that carry one huge string, such as the document the service
- * echoes after `docs submit` (its whole content: 50 MiB for a 50 MiB document). Reading such an answer
- * whole costs the bytes, their string, JSON.parse's copy and the printed copy: several times the
- * document. Here the bytes are parsed as they arrive, and the named top-level string fields are kept out
- * of memory: dropped (the caller does not print them) or written, already escaped as JSON.stringify would
- * write them, to a private temporary file (the caller prints them under --json). The value returned
- * holds a marker string in their place; LargeStrings (large-strings.ts) prints the value with them
- * written back.
- *
- * Every other token is parsed by JSON.parse itself (a string once its closing quote arrived, a number or
- * literal once it ended), so the value is the one JSON.parse gives for the same bytes; bytes that are not
- * JSON throw a JsonStreamError naming the offset.
- *
- * Budget row it serves (with large-strings.ts and json-scan.ts): peak RSS of `docs submit` of a 50 MiB
- * document, <= 160 MiB. With them 87-120 MiB; with the answer read whole instead, 362-515 MiB on Node 20
- * and Node 24 (bench/results/tricks.md; `npm run bench:tricks -- json-stream`).
+ * echoes after `docs submit` (its whole content). The bytes are parsed as they arrive, and the named
+ * top-level string fields are kept out of memory: dropped, or written (escaped as JSON.stringify would)
+ * to a private temporary file; the value holds a marker string in their place, and LargeStrings
+ * (large-strings.ts) prints it with them written back. Every other token is parsed by JSON.parse itself
+ * once it ended, so the value is the one JSON.parse gives for the same bytes; bytes that are not JSON
+ * throw a JsonStreamError naming the offset.
+ * Why own code and not a streaming JSON library: docs/decisions.md (peak RSS of a 50 MiB document).
  */
 
 import { BACKSLASH, JsonStreamError, safeCut, unexpected } from './json-scan.js';

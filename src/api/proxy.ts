@@ -3,18 +3,14 @@ import { UsageError } from '../errors.js';
 import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
 
 /**
- * HTTP(S)_PROXY support: which proxy a base URL goes through. The tunnel itself is undici's ProxyAgent
- * (proxy-agent.ts, loaded only when a proxy applies). Not its EnvHttpProxyAgent: that one reads
- * process.env rather than the command's environment, and its NO_PROXY has no CIDR ranges and no
- * loopback rule.
- *
- * The variables are read as curl and undici read them: the lower-case name wins over the upper-case one;
- * an https base URL uses https_proxy/HTTPS_PROXY only, an http one http_proxy/HTTP_PROXY only.
- * A loopback base URL (127.0.0.0/8, ::1, localhost, in any spelling) never goes through a proxy: plain
- * http is allowed there only because the key never leaves the machine. no_proxy/NO_PROXY is read as Go's
- * ProxyFromEnvironment reads it: `*` for all; an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`);
- * `example.com` for that host and its subdomains, `.example.com` or `*.example.com` for its subdomains
- * only; each optionally with :port.
+ * HTTP(S)_PROXY: which proxy a base URL goes through; the tunnel is undici's ProxyAgent (proxy-agent.ts,
+ * loaded only then). Not its EnvHttpProxyAgent: it reads process.env, not the command's environment, and
+ * its NO_PROXY has no CIDR ranges and no loopback rule.
+ * As curl and undici read them: the lower-case name first; an https base URL uses https_proxy only, an
+ * http one http_proxy only. A loopback base URL (any spelling) never goes through a proxy: plain http is
+ * allowed there only because the key stays on the machine. NO_PROXY as Go's ProxyFromEnvironment reads
+ * it: `*`; an IP address or CIDR range; `example.com` for it and its subdomains, `.example.com` or
+ * `*.example.com` for subdomains only; each with an optional :port.
  */
 
 export interface ProxyChoice {

@@ -1,14 +1,11 @@
 /**
- * A pause shared by the requests of a batch (CallOptions.gate). When one of them is answered 429, every
- * request that goes through the gate waits until the time the service asked for (Retry-After), and the
- * refused request is sent again after it. Without it, each worker of a batch retried on its own: all of
- * them at once after the same wait, so the limit was hit again, and a line whose few retries were used
- * up that way failed although the service only asked to wait.
- *
- * Still bounded, by the client's retry limit (maxRetries): the batch gives up when that many pauses in a
- * row let no request through, and a request gives up after PER_REQUEST_FACTOR times that many
- * retries of its own (a service that keeps refusing one request while it takes the others). A
- * Retry-After longer than the client accepts gives up at once, as without a gate (see transport.ts).
+ * A pause shared by the requests of a batch (CallOptions.gate): when one is answered 429, every request
+ * through the gate waits until the time the service asked for (Retry-After), and the refused one is sent
+ * again after it. Without it each worker retried on its own, all at once after the same wait, hitting
+ * the limit again until a line ran out of retries although the service only asked to wait.
+ * Bounded by the client's maxRetries: the batch gives up after that many pauses in a row let nothing
+ * through, a request after PER_REQUEST_FACTOR times that many retries of its own. A Retry-After longer
+ * than the client accepts gives up at once, as without a gate (transport.ts).
  */
 
 const PER_REQUEST_FACTOR = 10;

@@ -160,19 +160,17 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+const FILE_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'too many symbolic links',
+};
+
 function fileError(path: string, error: unknown): UsageError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const why =
-    code === 'ENOENT'
-      ? 'no such file'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'permission denied'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : code === 'ENOTDIR'
-            ? 'a part of the path is not a directory'
-            : code === 'ELOOP'
-              ? 'too many symbolic links'
-              : ((error as Error | undefined)?.message ?? 'unknown error');
+  const why = FILE_ERRORS[code ?? ''] ?? (error as Error | undefined)?.message ?? 'unknown error';
   return new UsageError(`cannot read ${path}: ${why}`, { code: 'invalid_input', cause: error });
 }

@@ -201,39 +201,24 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
     },
     async prepare() {
-      const jobs: Promise<void>[] = [];
-      if (!loaded.jq && globals.jq !== undefined) {
-        const expression = globals.jq;
-        jobs.push(
-          import('./jq.js')
-            .then((m) => m.loadJq(expression))
-            .then((filter) => {
-              loaded.jq = filter;
-            }),
-        );
-      }
-      if (!loaded.Table && toTable()) {
-        jobs.push(
-          import('cli-table3').then((m) => {
-            loaded.Table = m.default;
-          }),
-        );
-      }
-      if (!loaded.chalk && (io.color || io.stderrColor)) {
-        jobs.push(
-          import('chalk').then((m) => {
-            loaded.chalk = new m.Chalk({ level: 1 });
-          }),
-        );
-      }
-      if (!loaded.ora && animate()) {
-        jobs.push(
-          import('ora').then((m) => {
-            loaded.ora = m.default;
-          }),
-        );
-      }
-      await Promise.all(jobs);
+      const load = async <K extends keyof RenderModules>(
+        key: K,
+        wanted: boolean,
+        get: () => Promise<RenderModules[K]>,
+      ) => {
+        if (!loaded[key] && wanted) loaded[key] = await get();
+      };
+      const expression = globals.jq;
+      await Promise.all([
+        load('jq', expression !== undefined, async () => (await import('./jq.js')).loadJq(expression as string)),
+        load('Table', toTable(), async () => (await import('cli-table3')).default),
+        load(
+          'chalk',
+          io.color || (io.stderrColor ?? false),
+          async () => new (await import('chalk')).Chalk({ level: 1 }),
+        ),
+        load('ora', animate(), async () => (await import('ora')).default),
+      ]);
     },
   };
 }
@@ -272,23 +257,12 @@ export function fittedWidths(rows: readonly string[][], columns: number | undefi
   return widths.map((width) => width + GAP);
 }
 
-const BORDERLESS = {
-  top: '',
-  'top-mid': '',
-  'top-left': '',
-  'top-right': '',
-  bottom: '',
-  'bottom-mid': '',
-  'bottom-left': '',
-  'bottom-right': '',
-  left: '',
-  'left-mid': '',
-  mid: '',
-  'mid-mid': '',
-  right: '',
-  'right-mid': '',
-  middle: '',
-};
+// cli-table3's border characters, all empty.
+const BORDERLESS = Object.fromEntries(
+  'top top-mid top-left top-right bottom bottom-mid bottom-left bottom-right left left-mid mid mid-mid right right-mid middle'
+    .split(' ')
+    .map((key) => [key, '']),
+);
 
 function isJson(text: string): boolean {
   try {

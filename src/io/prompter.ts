@@ -20,35 +20,9 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
     }
   };
   return {
-    input: (options) =>
-      ask((p) =>
-        p.input(
-          {
-            message: options.message,
-            ...(options.default === undefined ? {} : { default: options.default }),
-            ...(options.validate ? { validate: options.validate } : {}),
-          },
-          context,
-        ),
-      ),
-    password: (options) => ask((p) => p.password({ message: options.message }, context)),
-    confirm: (options) =>
-      ask((p) =>
-        p.confirm(
-          { message: options.message, ...(options.default === undefined ? {} : { default: options.default }) },
-          context,
-        ),
-      ),
-    select: <T extends string>(options: { message: string; choices: { name: string; value: T }[]; default?: T }) =>
-      ask((p) =>
-        p.select<T>(
-          {
-            message: options.message,
-            choices: options.choices,
-            ...(options.default === undefined ? {} : { default: options.default }),
-          },
-          context,
-        ),
-      ),
+    input: (options) => ask((p) => p.input(options, context)),
+    password: (options) => ask((p) => p.password(options, context)),
+    confirm: (options) => ask((p) => p.confirm(options, context)),
+    select: (options) => ask((p) => p.select(options, context)),
   };
 }

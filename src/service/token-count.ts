@@ -1,19 +1,14 @@
 /**
  * The o200k_base token count of a text, exactly as gpt-tokenizer's countStringTokens gives it, at about
- * twice its speed. Budget row it serves: "facectl serve CPU vs docs submit CPU" (<= 1x); without it, on
- * a loaded machine, 1.06x on Node 24 (miss) and 0.92x on Node 20, against 0.83x / 0.77x with it
- * (bench/results/tricks.md; `npm run bench:tricks -- token-count`).
+ * twice its speed (the budget row and its figures: docs/decisions.md).
  *
  * The library splits the text with one regular expression through matchAll and looks every piece up in
- * a Map: a match array, a string and a hash per piece. Here a hand-written scanner finds the same pieces
- * (it follows the expression's alternatives and their backtracking, per code point), and an
- * open-addressing table over the vocabulary is probed with a hash computed from the text in place, so a
- * piece that is a token costs no allocation. Pieces that are not tokens (rare words) still go through
- * the library's own byte-pair encoder, with their counts cached.
- *
- * Exactness is checked three ways: the library's split expression must be the one this scanner
- * implements (else the library counts), a self-test of awkward texts runs when the counter is made
- * (else the library counts), and test/service/token-count.test.ts compares counts on random texts.
+ * a Map: a match array, a string and a hash per piece. Here a scanner finds the same pieces (following
+ * the expression's alternatives and their backtracking, per code point), and an open-addressing table
+ * over the vocabulary is probed with a hash computed in place, so a piece that is a token allocates
+ * nothing. Pieces that are not tokens still go through the library's byte-pair encoder, counts cached.
+ * Exactness: the library's split expression must be the one implemented here and a self-test must pass
+ * when the counter is made (else the library counts); token-count.test.ts compares counts on random texts.
  */
 
 /** The parts of gpt-tokenizer's BytePairEncodingCore used here (public at run time). */
@@ -33,18 +28,21 @@ export const MAX_PIECE = 512;
 /** Characters of over-long pieces counted on the event loop (about 20 ms at most); beyond, a worker. */
 const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
 
-/** Makes `core.bytePairEncode` cut pieces over MAX_PIECE into chunks (never inside a surrogate pair):
- *  counting becomes linear. The fast counter and the library both use this method, so they agree. */
-export function chunkLongPieces(core: BpeCore): void {
+/**
+ * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair):
+ * counting becomes linear. The fast counter and the library both use this method, so they agree. The
+ * token workers run this function's own source (tokens.ts), so it refers to nothing outside it.
+ */
+export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
   const marked = core as BpeCore & { facectlChunked?: boolean };
   if (marked.facectlChunked) return;
   marked.facectlChunked = true;
   const whole = core.bytePairEncode.bind(core);
   core.bytePairEncode = (piece: string): number[] => {
-    if (piece.length <= MAX_PIECE) return whole(piece);
+    if (piece.length <= max) return whole(piece);
     const tokens: number[] = [];
     for (let i = 0; i < piece.length;) {
-      let end = Math.min(i + MAX_PIECE, piece.length);
+      let end = Math.min(i + max, piece.length);
       const last = piece.charCodeAt(end - 1);
       if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
       for (const token of whole(piece.slice(i, end))) tokens.push(token);

@@ -6,20 +6,16 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with a real BPE tokenizer (o200k_base of the gpt-tokenizer package, bundled into
- * dist/tokenizer.cjs: see tokenizer-path.ts). Loaded on first use: it costs about 200 ms, which `facectl serve` pays once and every
- * other command never.
+ * Token counts with o200k_base of gpt-tokenizer, bundled into dist/tokenizer.cjs (tokenizer-path.ts)
+ * and loaded on first use (about 200 ms, which serve pays once and every other command never).
  *
- * Counting runs at roughly 50 MB/s, so a small document is counted inline (a worker round trip costs
- * more than counting 2 KB), while a large one goes to a worker thread: a 50 MiB document would
- * otherwise stop the server for about a second, every other client waiting. So does a text of any
- * size holding a piece (a run of letters, digits grouped by three aside) longer than MAX_PIECE: such
- * pieces are encoded in chunks (token-count.ts), linear in their length but milliseconds per chunk.
- * Stopping the service ends the counts in progress (its `stopping` signal): their requests answer 503.
- *
- * countStringTokens, not countTokens: a document is text, and text that spells a special token
- * (`<|endoftext|>`) is counted as ordinary text; countTokens would throw on it (a 500), after
- * scanning the whole text once more for special tokens.
+ * Counting runs at roughly 50 MB/s: a small text is counted inline (a worker round trip costs more than
+ * counting 2 KB), a large one in a worker thread, so that a 50 MiB document does not stop the server for
+ * a second. So is a text holding a piece longer than MAX_PIECE: such pieces are encoded in chunks
+ * (token-count.ts), linear but milliseconds per chunk. Stopping the service ends the counts in progress
+ * (its `stopping` signal): their requests answer 503.
+ * countStringTokens, not countTokens: text that spells a special token (`<|endoftext|>`) is counted as
+ * ordinary text; countTokens would throw on it (a 500), after scanning the whole text once more.
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
@@ -74,21 +70,7 @@ export async function countMessageTokens(contents: readonly string[], stopping?:
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
-// The same cut of over-long pieces as chunkLongPieces in token-count.ts.
-const core = encoding.bytePairEncodingCoreProcessor;
-const whole = core.bytePairEncode.bind(core);
-core.bytePairEncode = (piece) => {
-  if (piece.length <= ${MAX_PIECE}) return whole(piece);
-  const tokens = [];
-  for (let i = 0; i < piece.length;) {
-    let end = Math.min(i + ${MAX_PIECE}, piece.length);
-    const last = piece.charCodeAt(end - 1);
-    if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
-    for (const token of whole(piece.slice(i, end))) tokens.push(token);
-    i = end;
-  }
-  return tokens;
-};
+(${chunkLongPieces.toString()})(encoding.bytePairEncodingCoreProcessor, ${MAX_PIECE});
 parentPort.on('message', ({ id, texts }) => {
   try {
     parentPort.postMessage({ id, counts: texts.map((text) => encoding.countStringTokens(text)) });
@@ -129,8 +111,7 @@ function spawnWorker(): PoolWorker {
     else job.resolve(msg.counts as number[]);
   });
   const fail = (error: Error) => {
-    const index = pool.indexOf(entry);
-    if (index >= 0) pool.splice(index, 1);
+    leave(entry);
     for (const job of entry.pending.values()) job.reject(error);
     entry.pending.clear();
   };
@@ -149,10 +130,15 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
+/** Takes a worker out of the pool at once, so that no later count is sent to it, and ends it. */
 function retire(entry: PoolWorker): void {
+  leave(entry);
+  void entry.worker.terminate();
+}
+
+function leave(entry: PoolWorker): void {
   const index = pool.indexOf(entry);
   if (index >= 0) pool.splice(index, 1);
-  void entry.worker.terminate();
 }
 
 function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promise<number[]> {
@@ -165,13 +151,10 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
     // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
     // also fails any other count it had queued; the next count starts a new worker.
     const onStop = () => {
-      // Out of the pool at once, so that no later count is sent to a worker about to exit.
-      const index = pool.indexOf(target);
-      if (index >= 0) pool.splice(index, 1);
       const jobs = [...target.pending.values()];
       target.pending.clear();
       for (const job of jobs) job.reject(stopped());
-      void target.worker.terminate();
+      retire(target);
     };
     stopping?.addEventListener('abort', onStop, { once: true });
     const done = () => stopping?.removeEventListener('abort', onStop);

@@ -4,20 +4,16 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A lock between processes on one file: the config file, a batch's journal, a `serve --data` file.
+ * A lock between processes on one file: the config file, a batch's journal.
  *
- * proper-lockfile's design: the lock is a directory (`mkdir` either creates it or fails, atomically),
- * and its holder keeps touching it (a heartbeat every staleMs/3), so a lock whose holder died (kill -9,
- * a crash, a lost machine) is known by its age: once it has not been touched for `staleMs`, it is stale
- * and taken over. The owner record inside (a token, the pid and host name) tells the holder its lock is
- * still its own; and a lock whose holder's pid no longer exists on this host (ESRCH) is stale at once,
- * so a run killed with kill -9 does not keep the next one waiting. A pid that still answers (a killed
- * process not yet reaped, or a later one given the same pid) is judged by age.
- *
- * Unlike proper-lockfile, taking a stale lock over happens under a second, short-lived lock
- * (`<path>.takeover`), and the lock is checked again while holding it: two processes that both saw it
- * stale can never both remove it and both go on (proper-lockfile's rmdir + mkdir lets the slower one
- * remove the lock the faster one has just made). Waiting for a held lock (waitForLock) is asynchronous.
+ * proper-lockfile's design: the lock is a directory (`mkdir` creates it or fails, atomically) that its
+ * holder touches every staleMs/3; one not touched for `staleMs` is stale and taken over. The owner
+ * record inside (a token, the pid and host name) tells the holder the lock is still its own, and a lock
+ * whose holder's pid is gone from this host (ESRCH) is stale at once, so a run killed with kill -9 keeps
+ * no one waiting (a pid that still answers is judged by age).
+ * Unlike proper-lockfile (its rmdir + mkdir lets the slower of two takers remove the lock the faster one
+ * just made), a stale lock is taken over under a short-lived second lock (`<path>.takeover`) and checked
+ * again while holding it. Waiting for a held lock (waitForLock) is asynchronous.
  */
 
 export interface LockOptions {

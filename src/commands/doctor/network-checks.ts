@@ -48,11 +48,7 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
   } catch (error) {
     // A proxy variable the transport refuses (SOCKS, not a URL): reported as a check, not a crash.
     if (!(error instanceof CliError)) throw error;
-    return {
-      reachability: fail('reachable', error.message, error.hint ?? 'check the proxy variables'),
-      clock: warn('clock skew', 'not checked: the service was not reached', 'see "reachable"'),
-      error,
-    };
+    return unreached(error, 'check the proxy variables');
   }
   const headers: Record<string, string> = {
     accept: 'application/json',
@@ -79,14 +75,18 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
     return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
-    return {
-      reachability: fail('reachable', cliError.message, cliError.hint ?? 'check the base URL and your network'),
-      clock: warn('clock skew', 'not checked: the service was not reached', 'see "reachable"'),
-      error: cliError,
-    };
+    return unreached(cliError, 'check the base URL and your network');
   } finally {
     await transport.close().catch(() => {});
   }
+}
+
+function unreached(error: CliError, fix: string): Probe {
+  return {
+    reachability: fail('reachable', error.message, error.hint ?? fix),
+    clock: warn('clock skew', 'not checked: the service was not reached', 'see "reachable"'),
+    error,
+  };
 }
 
 function clockCheck(date: string | string[] | undefined, now: Date): Check {
