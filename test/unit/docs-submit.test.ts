@@ -7,7 +7,7 @@ import { run } from '../../src/main.js';
 import { contextFor, eventually, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
-import { argv } from '../helpers/unit-harness.js';
+import { argv, expectRefused } from '../helpers/unit-harness.js';
 
 const service = useService({}, { faces: ['ada-lovelace', 'grace-hopper'] });
 const { dir, file } = useTempFiles('facectl-submit-');
@@ -133,6 +133,18 @@ describe('docs submit: one document', () => {
     );
     expect(result.code, result.stderr).toBe(0);
     expect((await stored(JSON.parse(result.stdout).document_id)).content).toBe(content);
+  });
+
+  it('text on standard input whose first line is a JSON object: refused as a bad NDJSON line, the hint names --format text', async () => {
+    const result = await expectRefused(service, argv`docs submit --alias ada-lovelace --label mixed -`, [], {
+      stdin: '{"note": "config-like json"}\nand then prose\n',
+    });
+    expect(result.stderr).toContain('error: standard input: line 1: content: required; unknown field "note"');
+    expect(result.stderr).toContain(
+      'nothing was submitted. Standard input was read as NDJSON, one document a line, as its first line is a JSON ' +
+        'object: if it is one text document, pass --format text\n',
+    );
+    expect(result.stderr).not.toContain('--resume');
   });
 
   it('terminal form: a missing --alias and --label are asked for', async () => {
@@ -459,7 +471,7 @@ describe('docs submit: NDJSON batches', () => {
     const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('invalid_input');
     expect(error.message).toBe('standard input: line 1: content: required');
-    expect(error.hint).toContain('0 document(s) before it were already submitted');
+    expect(error.hint).toMatch(/^nothing was submitted\. .*pass --format text$/);
     expect(storedWithLabel('batch-first-')).toEqual([]);
     // The service received nothing of the batch.
     expect(requestCount(service) - before).toBe(0);
@@ -471,7 +483,7 @@ describe('docs submit: NDJSON batches', () => {
     expect(result.code).toBe(2);
     const { error } = JSON.parse(result.stderr);
     expect(error.message).toMatch(/^standard input: line 1: /);
-    expect(error.hint).toContain('0 document(s) before it were already submitted');
+    expect(error.hint).toMatch(/^nothing was submitted\. .*pass --format text$/);
     expect(requestCount(service) - before).toBe(0);
   });
 

@@ -300,8 +300,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
       code: 'invalid_input',
       hint:
-        `${summary.submitted} document(s) before it were already submitted (standard input is read once, so its ` +
-        `lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
+        summary.submitted === 0 && summary.failed === 0
+          ? 'nothing was submitted. Standard input was read as NDJSON, one document a line, as its first line ' +
+            'is a JSON object: if it is one text document, pass --format text'
+          : `${summary.submitted} document(s) before it were already submitted (standard input is read once, so ` +
+            `its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());

@@ -3,7 +3,10 @@ import { THREAD_FIELDS } from './fields.js';
 
 /** `facectl threads get <thread_id>` (an extension endpoint of the local service). */
 export default verb({
-  description: withExtensionNote('Show a thread with its messages.'),
+  description: withExtensionNote(
+    'Show a thread with its messages: on a terminal its fields, then the messages as a table; piped, ' +
+      'its fields alone (a `field<TAB>value` line each): read the messages with --json.',
+  ),
   args: [['<thread_id>', 'the thread id (thr_...)']],
   examples: ['facectl threads get thr_4kP9x', 'facectl threads get thr_4kP9x --json | jq .messages'],
   async run(ctx, _flags, threadId) {
