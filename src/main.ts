@@ -63,7 +63,9 @@ export function reportError(ctx: Context, error: unknown): void {
   const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
   if (ctx.globals.json) {
     const held = ctx.out.takeHeld?.() ?? [];
-    writeJson(ctx, { ...jsonError(error, ctx.globals.debug), ...(held.length > 0 ? { warnings: held } : {}) });
+    const body = jsonError(error, ctx.globals.debug);
+    if (typeof body.hint === 'string') body.hint = forProfile(body.hint, ctx.globals.profile);
+    writeJson(ctx, { ...body, ...(held.length > 0 ? { warnings: held } : {}) });
     return;
   }
   ctx.out.flush?.();
@@ -83,7 +85,7 @@ export function reportError(ctx: Context, error: unknown): void {
   }
   for (const { field, message } of error.fields ?? []) write(`  - ${field}: ${message}`);
   if (ctx.globals.debug && error.stack) write(error.stack);
-  if (error.hint) write(error.hint);
+  if (error.hint) write(forProfile(error.hint, ctx.globals.profile));
 }
 
 /** The `error` object of the JSON form; with --debug an unexpected failure carries its stack. */
@@ -123,4 +125,16 @@ function detailLines(detail: unknown, message: string): string[] {
 
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${safeJson({ error })}\n`);
+}
+
+/**
+ * A fix run as printed must reach the same profile: with --profile NAME on the line, each facectl
+ * command a hint quotes (`facectl …`) gets it too, unless it names a profile already.
+ */
+export function forProfile(hint: string, profile: string | undefined): string {
+  // Only a name a profile can have (one refused as invalid is not repeated into a fix).
+  if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;
+  return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) =>
+    /--profile\b|\bauth switch\b/.test(command) ? quoted : `\`${command} --profile ${profile}\``,
+  );
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { fittedWidths } from '../../src/io/output.js';
+import { forProfile } from '../../src/main.js';
 import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -127,6 +128,19 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     const table = await cli(['config', 'list'], { config, stdoutIsTTY: true });
     expect(table.stdout).toMatch(/^spare\s+—\s+—$/m);
     expect((await cli(['auth', 'switch', 'spare'], { config })).code).toBe(0);
+  });
+
+  it('a fix printed for a command run with --profile X names --profile X (a newcomer ran it as printed: the default profile)', async () => {
+    const result = await cli(['oauth', 'list', '--profile', 'home'], { config: twoProfiles });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('run `facectl auth login --profile home`, or set FACECTL_API_KEY\n');
+    const json = await cli(['oauth', 'list', '--profile', 'home', '--json'], { config: twoProfiles });
+    expect(JSON.parse(json.stderr).error.hint).toBe('run `facectl auth login --profile home`, or set FACECTL_API_KEY');
+    expect(forProfile('run `facectl oauth connect example` again, or `facectl auth switch home`', 'work')).toBe(
+      'run `facectl oauth connect example --profile work` again, or `facectl auth switch home`',
+    );
+    expect(forProfile('run `facectl auth login --profile x`', 'work')).toBe('run `facectl auth login --profile x`');
+    expect(forProfile('run `facectl auth login`', undefined)).toBe('run `facectl auth login`');
   });
 
   it('config get --profile X: the fix names --profile X', async () => {
