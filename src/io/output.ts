@@ -92,10 +92,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A label (`warning:`) is ours and may be coloured; the text may carry the service's words and is made
   // visible (case 51), so the colour codes must go on after that, never through it.
+  // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
+  const bar = { drawn: false };
   const message = (text: string, immediate = false, label?: 'warning:') => {
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
-    else err(`${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
+    else if (bar.drawn) {
+      bar.drawn = false;
+      err(`\r\x1b[2K${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
+    } else err(`${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
@@ -196,7 +201,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       };
     },
     progress(label) {
-      if (animate()) return redrawnBar(label, err);
+      if (animate()) return redrawnBar(label, err, bar);
       // Without a terminal: nothing under --json; otherwise a line at each quarter, for CI logs.
       return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
     },
@@ -304,20 +309,19 @@ export function tsvCell(value: unknown): string {
   return cell(value).replace(/[\t\n]+/g, ' ');
 }
 
-function redrawnBar(label: string, err: (text: string) => void): ProgressBar {
+function redrawnBar(label: string, err: (text: string) => void, state: { drawn: boolean }): ProgressBar {
   const width = 24;
-  let drawn = false;
   return {
     update(completed, total, text) {
       const ratio = total > 0 ? Math.min(1, completed / total) : 0;
       const filled = Math.round(ratio * width);
       const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
       err(`\r\x1b[2K${label} ${bar} ${completed}/${total}${text ? ` ${text}` : ''}`);
-      drawn = true;
+      state.drawn = true;
     },
     stop() {
-      if (drawn) err('\n');
-      drawn = false;
+      if (state.drawn) err('\n');
+      state.drawn = false;
     },
   };
 }

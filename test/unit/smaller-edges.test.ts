@@ -285,3 +285,35 @@ describe('answers from something other than the service, and what is sent as giv
     expect(result.stderr).not.toMatch(/try again/i);
   });
 });
+
+describe('a warning while the progress bar is drawn', () => {
+  it('clears the bar line first: the warning gets a line of its own (it was appended to the bar)', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { createOutput } = await import('../../src/io/output.js');
+    const stderr = new PassThrough();
+    let written = '';
+    stderr.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    const io = {
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      stderr,
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      stderrIsTTY: true,
+      color: false,
+      canPrompt: () => true,
+    };
+    const out = createOutput(io, {}, { json: false, noInput: false, debug: false, insecureHttp: false });
+    const bar = out.progress('Submitting');
+    bar.update(773, 2000);
+    out.warn('line 775: cannot reach the service');
+    bar.update(774, 2000);
+    bar.stop();
+    expect(written.split('\r\x1b[2K')).toEqual([
+      '',
+      `Submitting ${'█'.repeat(9)}${'░'.repeat(15)} 773/2000`,
+      'warning: line 775: cannot reach the service\n',
+      `Submitting ${'█'.repeat(9)}${'░'.repeat(15)} 774/2000\n`,
+    ]);
+  });
+});
