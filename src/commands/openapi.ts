@@ -6,6 +6,8 @@ export default verb({
   examples: ['facectl openapi > openapi.json', 'facectl openapi | jq ".paths | keys"'],
   async run(ctx) {
     const { buildOpenApiDocument } = await import('../contract/openapi.js');
-    ctx.out.text(`${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`);
+    // Indented to be read (`> openapi.json`); under --json, piped, one line as every --json document.
+    const indent = ctx.out.json && !ctx.io.stdoutIsTTY ? 0 : 2;
+    ctx.out.text(`${JSON.stringify(buildOpenApiDocument(), null, indent)}\n`);
   },
 });

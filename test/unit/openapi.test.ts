@@ -43,6 +43,15 @@ describe('facectl openapi', () => {
     expect(answers['201'].description).toBe('Created');
   });
 
+  it('indented when read (a file, a terminal); one line under --json when piped, as every --json document', async () => {
+    const plain = createTestContext();
+    const piped = createTestContext();
+    expect(await run(['openapi'], plain.ctx)).toBe(0);
+    expect(await run(['openapi', '--json'], piped.ctx)).toBe(0);
+    expect(plain.stdout().split('\n').length).toBeGreaterThan(100);
+    expect(piped.stdout().split('\n')).toEqual([JSON.stringify(doc), '']);
+  });
+
   it('every other operation lists 200', () => {
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
       for (const [method, operation] of Object.entries(item)) {
