@@ -71,7 +71,7 @@ export class Store {
     if (path === undefined) {
       const temp = temporaryDatabase();
       try {
-        return new Store(connect(temp.file) as Connection, false, temp.cleanup);
+        return new Store(connect(temp.file, true) as Connection, false, temp.cleanup);
       } catch (error) {
         temp.cleanup();
         throw error;
