@@ -14,6 +14,18 @@ import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
 
 type Statement = Database.Statement;
 
+/** What keyWithUser and faceOf read. */
+const AUTH_COLLECTIONS = ['keys', 'users'] as const;
+const FACE_COLLECTIONS = ['faces'] as const;
+/** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
+const CACHED_ROWS = 1000;
+
+/** Rows by what was asked (null: no row), valid under `stamp`. */
+interface RowCache {
+  stamp: number;
+  rows: Map<string, unknown[] | null>;
+}
+
 /** Strings at least this long are let go of by the statement that wrote them (see put()). */
 const LARGE_VALUE = 64 * 1024;
 
@@ -47,7 +59,7 @@ export class Store {
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
-  private readonly columns = new Map<CollectionName, string[]>();
+  private readonly tables = new Map<CollectionName, Table>();
 
   constructor(db: Connection, persistent: boolean, cleanup: () => void = () => {}) {
     this.db = db;
@@ -55,9 +67,12 @@ export class Store {
     this.cleanup = cleanup;
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
-      this.columns.set(
+      this.tables.set(
         name,
-        info.map((column) => column[1] as string),
+        describeTable(
+          name,
+          info.map((column) => column[1] as string),
+        ),
       );
     }
   }
@@ -122,13 +137,16 @@ export class Store {
   }
 
   /**
-   * A request's changes, as a transaction of their own: a savepoint, released when `change` returns
-   * and rolled back when it throws, so an error answer leaves nothing. The requests of one turn of the
-   * event loop share one commit (SQLite's savepoints nest in one transaction; a commit writes the WAL,
-   * some 100 µs, and at concurrency 16 several requests end in the same turn): the promise resolves
-   * once theirs is committed, and the answer is sent only then; should the commit fail, every request
-   * of it fails and none of them is stored. Read-only requests join too, so that no answer shows a
-   * change not yet committed.
+   * A request's changes, as a transaction of their own: a savepoint, rolled back when `change` throws,
+   * so an error answer leaves nothing. The requests of one turn of the event loop share one commit
+   * (SQLite's savepoints nest in one transaction; a commit writes the file, and at concurrency 16
+   * several requests end in the same turn): the promise resolves once theirs is committed, and the
+   * answer is sent only then; should the commit fail, every request of it fails and none of them is
+   * stored. Read-only requests join too, so that no answer shows a change not yet committed.
+   *
+   * A savepoint that succeeded is not released: the next request's nests inside it and the commit
+   * releases them all (one statement fewer per request). A rollback goes to the newest savepoint of
+   * the name, which is always the running request's: requests run one at a time, to their end.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
@@ -136,7 +154,6 @@ export class Store {
     this.statement('SAVEPOINT request').run();
     try {
       const result = change();
-      this.statement('RELEASE request').run();
       return batch.committed.then(() => result);
     } catch (error) {
       if (this.db.inTransaction) {
@@ -198,38 +215,22 @@ export class Store {
   }
 
   /**
-   * An API key with its user: every request reads them, so they are kept (a copy is returned) until a
-   * key or a user is written. Small records, a few per client: content is never kept in memory.
+   * An API key with its user: every request reads them, so their row is kept until a key or a user is
+   * written (or a rollback). Each call builds new records from it: a handler may change its copy. Small
+   * rows, a few per client: content is never kept in memory.
    */
   keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
-    const stamp = this.stamp(['keys', 'users']);
-    if (this.auths.stamp !== stamp || this.auths.found.size > 1000) this.auths = { stamp, found: new Map() };
-    let found = this.auths.found.get(keyId);
-    if (!found) {
-      const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
-      const row = this.statement(sql, true).get(keyId) as unknown[] | undefined;
-      if (!row) return undefined;
-      const split = this.columnsOf('keys').length;
-      found = { key: this.record('keys', row.slice(0, split)), user: this.record('users', row.slice(split)) };
-      this.auths.found.set(keyId, found);
-    }
-    return structuredClone(found);
+    const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
+    const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
+    if (!row) return undefined;
+    const split = this.columnsOf('keys').length;
+    return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
   }
 
-  private auths = { stamp: -1, found: new Map<string, { key: KeyRecord; user: UserRecord }>() };
-
-  /**
-   * After a rollback: what was read since the last commit may be a change that is now undone (a
-   * charge read back by the next request of the same batch), so nothing read is kept.
-   */
-  private forgetReads(): void {
-    this.auths = { stamp: -1, found: new Map() };
-  }
-
-  /** The user's face named by its uid or, failing that, its alias (one query). */
+  /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
   faceOf(userId: string, name: string): FaceRecord | undefined {
     const sql = 'SELECT * FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1';
-    const row = this.statement(sql, true).get(userId, name) as unknown[] | undefined;
+    const row = this.cachedRow(this.faceRows, FACE_COLLECTIONS, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
@@ -237,6 +238,45 @@ export class Store {
     const sql = 'SELECT * FROM faces WHERE user_id = ? AND alias = ?';
     const row = this.statement(sql, true).get(userId, alias) as unknown[] | undefined;
     return row && this.record('faces', row);
+  }
+
+  /** Rows read by keyWithUser and faceOf, by what they asked, and the stamp they were read under. */
+  private authRows: RowCache = { stamp: -1, rows: new Map() };
+  private faceRows: RowCache = { stamp: -1, rows: new Map() };
+
+  /**
+   * A row of `sql` (with `values`) as of now: the one read before, when none of `collections` was written
+   * since (and no rollback came), else read again. At most CACHED_ROWS kept per cache.
+   */
+  private cachedRow(
+    cache: RowCache,
+    collections: readonly CollectionName[],
+    id: string,
+    sql: string,
+    values: unknown[],
+  ): unknown[] | undefined {
+    const stamp = this.stamp(collections);
+    if (cache.stamp !== stamp || cache.rows.size >= CACHED_ROWS) {
+      cache.stamp = stamp;
+      cache.rows.clear();
+    }
+    let row = cache.rows.get(id);
+    if (row === undefined) {
+      row = (this.statement(sql, true).get(values) as unknown[] | undefined) ?? null;
+      cache.rows.set(id, row);
+    }
+    return row ?? undefined;
+  }
+
+  /**
+   * After a rollback: what was read since the last commit may be a change that is now undone (a
+   * charge read back by the next request of the same batch), so nothing read is kept.
+   */
+  private forgetReads(): void {
+    for (const cache of [this.authRows, this.faceRows]) {
+      cache.stamp = -1;
+      cache.rows.clear();
+    }
   }
 
   /**
@@ -250,18 +290,11 @@ export class Store {
   /** Inserts or replaces a record (by id). */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    const columns = this.columnsOf(collection);
-    const numbered = columns.map((_, i) => `?${i + 1}`).join(', ');
-    const updates = columns
-      .slice(1)
-      .map((column) => `${column} = excluded.${column}`)
-      .join(', ');
+    const { columns, kinds, upsert } = this.tableOf(collection);
     const fields = record as unknown as Record<string, unknown>;
-    this.run(
-      `INSERT INTO ${collection} (${columns.join(', ')}) SELECT ${numbered} WHERE ?1 IS NOT NULL ` +
-        `ON CONFLICT (id) DO UPDATE SET ${updates}`,
-      columns.map((column) => toColumn(column, fields[column])),
-    );
+    const values = new Array<unknown>(columns.length);
+    for (let i = 0; i < columns.length; i++) values[i] = toColumn(kinds[i] as ColumnKind, fields[columns[i] as string]);
+    this.run(upsert, values);
   }
 
   /**
@@ -320,29 +353,60 @@ export class Store {
   }
 
   private columnsOf(collection: CollectionName): string[] {
-    return this.columns.get(collection) as string[];
+    return this.tableOf(collection).columns;
   }
 
-  private record<C extends CollectionName>(collection: C, row: unknown[]): Collections[C] {
-    const columns = this.columnsOf(collection);
+  private tableOf(collection: CollectionName): Table {
+    return this.tables.get(collection) as Table;
+  }
+
+  /** The record of `collection` whose columns start at `row[from]`. */
+  private record<C extends CollectionName>(collection: C, row: unknown[], from = 0): Collections[C] {
+    const { columns, kinds } = this.tableOf(collection);
     const record: Record<string, unknown> = {};
-    columns.forEach((column, i) => {
-      record[column] = fromColumn(column, row[i]);
-    });
+    for (let i = 0; i < columns.length; i++) {
+      record[columns[i] as string] = fromColumn(kinds[i] as ColumnKind, row[from + i]);
+    }
     return record as unknown as Collections[C];
   }
 }
 
-function toColumn(column: string, value: unknown): unknown {
+/** How a column holds its field: as it is, as JSON text, or a flag as 0 or 1. */
+type ColumnKind = 'plain' | 'json' | 'flag';
+
+/** A collection's table: its columns in order, how each holds its field, and the statement of put(). */
+interface Table {
+  columns: string[];
+  kinds: ColumnKind[];
+  upsert: string;
+}
+
+function describeTable(collection: CollectionName, columns: string[]): Table {
+  const numbered = columns.map((_, i) => `?${i + 1}`).join(', ');
+  const updates = columns
+    .slice(1)
+    .map((column) => `${column} = excluded.${column}`)
+    .join(', ');
+  return {
+    columns,
+    kinds: columns.map((column) => (JSON_COLUMNS.has(column) ? 'json' : FLAG_COLUMNS.has(column) ? 'flag' : 'plain')),
+    // With nulls it writes nothing (see run()).
+    upsert:
+      `INSERT INTO ${collection} (${columns.join(', ')}) SELECT ${numbered} WHERE ?1 IS NOT NULL ` +
+      `ON CONFLICT (id) DO UPDATE SET ${updates}`,
+  };
+}
+
+function toColumn(kind: ColumnKind, value: unknown): unknown {
   if (value === undefined || value === null) return null;
-  if (JSON_COLUMNS.has(column)) return JSON.stringify(value);
-  if (FLAG_COLUMNS.has(column)) return value ? 1 : 0;
+  if (kind === 'json') return JSON.stringify(value);
+  if (kind === 'flag') return value ? 1 : 0;
   return value;
 }
 
-function fromColumn(column: string, value: unknown): unknown {
+function fromColumn(kind: ColumnKind, value: unknown): unknown {
   if (value === null) return null;
-  if (JSON_COLUMNS.has(column)) return JSON.parse(value as string);
-  if (FLAG_COLUMNS.has(column)) return value === 1;
+  if (kind === 'json') return JSON.parse(value as string);
+  if (kind === 'flag') return value === 1;
   return value;
 }
