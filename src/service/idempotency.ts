@@ -116,6 +116,14 @@ interface RecordRow {
 const RECORD_COLUMNS =
   'request_sha256, key_id, status, body, document_id, document_version, body_prefix, body_suffix, face_alias, created_ms';
 
+/** A record kept in this batch, not written yet: its row, and for a document's answer its parts. */
+interface PendingRecord {
+  row: RecordRow;
+  parts: readonly string[] | undefined;
+}
+
+const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
+
 /** The statements of every idempotent request, their text made once. */
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
 const INSERT_RECORD =
@@ -154,11 +162,16 @@ export class Idempotency {
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
   replay(auth: AuthInfo, request: IdempotentRequest): StoredResponse | null {
-    const values = this.store.statement(SELECT_RECORD, true).get(request.userId, request.key) as unknown[] | undefined;
-    if (!values) return null;
-    const row = Object.fromEntries(
-      RECORD_COLUMNS.split(', ').map((name, i) => [name, values[i]]),
-    ) as unknown as RecordRow;
+    // A record kept earlier in this batch is not written yet (keep()): it is pending.
+    const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
+    let row: RecordRow;
+    if (pending) row = pending.row;
+    else {
+      const values = this.store.statement(SELECT_RECORD, true).get(request.userId, request.key) as
+        unknown[] | undefined;
+      if (!values) return null;
+      row = Object.fromEntries(RECORD_COLUMNS.split(', ').map((name, i) => [name, values[i]])) as unknown as RecordRow;
+    }
     if (row.created_ms + IDEMPOTENCY_TTL_MS <= this.clock.now().getTime()) return null;
     if (row.request_sha256 !== request.hash) {
       throw new HttpError(
@@ -178,7 +191,7 @@ export class Idempotency {
       }
     }
     const secret = this.secretBodies.get(`${request.userId}\u0000${request.key}`);
-    const body = row.body ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
+    const body = row.body ?? pending?.parts?.join('') ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
     if (body === undefined) {
       throw new HttpError(
         409,
@@ -190,25 +203,42 @@ export class Idempotency {
     return { status: row.status, body };
   }
 
-  /** Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile. */
+  /**
+   * Keeps a 2xx answer; runs in the request's transaction, and writes at its commit (Store.defer: the
+   * record is new, and until then replay() finds it pending). Records past their 24 hours go meanwhile.
+   */
   keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
     const now = this.clock.now().getTime();
     this.purgeExpired();
     const doc = response.holdsSecret ? undefined : response.doc;
-    this.store.run(INSERT_RECORD, [
+    const row: RecordRow = {
+      request_sha256: request.hash,
+      key_id: auth.key.id,
+      status: response.status,
+      body: response.holdsSecret || doc ? null : (response.body ?? null),
+      document_id: doc?.id ?? null,
+      document_version: doc?.version ?? null,
+      body_prefix: doc?.prefix ?? null,
+      body_suffix: doc?.suffix ?? null,
+      face_alias: response.faceAlias ?? null,
+      created_ms: now,
+    };
+    const values = [
       request.userId,
       request.key,
-      request.hash,
-      auth.key.id,
-      response.status,
-      response.holdsSecret || doc ? null : (response.body ?? null),
-      doc?.id ?? null,
-      doc?.version ?? null,
-      doc?.prefix ?? null,
-      doc?.suffix ?? null,
-      response.faceAlias ?? null,
-      now,
-    ]);
+      row.request_sha256,
+      row.key_id,
+      row.status,
+      row.body,
+      row.document_id,
+      row.document_version,
+      row.body_prefix,
+      row.body_suffix,
+      row.face_alias,
+      row.created_ms,
+    ];
+    const pending: PendingRecord = { row, parts: doc ? response.parts : undefined };
+    this.store.defer(INSERT_RECORD, values, pendingKey(request), pending);
     if (response.holdsSecret && response.body !== undefined) {
       const id = `${request.userId}\u0000${request.key}`;
       this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });

@@ -36,6 +36,26 @@ interface Batch {
   reject: (error: unknown) => void;
   /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
   failed: boolean;
+  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
+  deferred: Deferred[];
+  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
+  pending: Map<string, unknown>;
+}
+
+/** A writing statement and its values, run at the commit. */
+interface Deferred {
+  sql: string;
+  values: unknown[];
+}
+
+/** The request whose change is running (Store.request). */
+interface Running {
+  batch: Batch;
+  /** Its savepoint is open: it has written (or is about to). */
+  savepoint: boolean;
+  deferred: Deferred[];
+  /** Its keys in the batch's `pending`. */
+  keys: string[];
 }
 
 /** What tests read of a collection, as of a Map. */
@@ -48,8 +68,9 @@ export interface CollectionView<R> {
 
 /**
  * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
- * database at every get, so a handler may change its copy freely: only put() and del() change the
- * state. The server runs each request's changes as one transaction (request()); nothing is held in memory.
+ * database at every get, so a handler may change its copy freely: only put(), insertNew(), defer() and
+ * del() change the state. The server runs each request's changes as one transaction (request()); nothing
+ * is held in memory past the turn of the event loop that commits it.
  */
 export class Store {
   /** False without --data: the database is a temporary file, removed at close. */
@@ -107,8 +128,20 @@ export class Store {
     return new Store(db, true);
   }
 
-  /** A statement prepared once; `rows`: it returns rows (as arrays of column values). */
+  /**
+   * A statement prepared once; `rows`: it returns rows (as arrays of column values). One that returns
+   * none writes: asked for by a running request, it opens the request's savepoint first.
+   */
   statement(sql: string, rows = false): Statement {
+    if (!rows && this.running !== null && !this.running.savepoint) {
+      this.running.savepoint = true;
+      this.control('SAVEPOINT request').run();
+    }
+    return this.control(sql, rows);
+  }
+
+  /** statement() without the savepoint: for the statements that begin and end transactions. */
+  private control(sql: string, rows = false): Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -137,41 +170,74 @@ export class Store {
   }
 
   /**
-   * A request's changes, as a transaction of their own: a savepoint, rolled back when `change` throws,
-   * so an error answer leaves nothing. The requests of one turn of the event loop share one commit
-   * (SQLite's savepoints nest in one transaction; a commit writes the file, and at concurrency 16
-   * several requests end in the same turn): the promise resolves once theirs is committed, and the
-   * answer is sent only then; should the commit fail, every request of it fails and none of them is
-   * stored. Read-only requests join too, so that no answer shows a change not yet committed.
+   * A request's changes, as a transaction of their own: a savepoint, opened at its first write and
+   * rolled back when `change` throws, so an error answer leaves nothing; writes it deferred (defer())
+   * are dropped then. The requests of one turn of the event loop share one commit (SQLite's
+   * savepoints nest in one transaction; a commit writes the file, and at concurrency 16 several
+   * requests end in the same turn): the promise resolves once theirs is committed, and the answer is
+   * sent only then; should the commit fail, every request of it fails and none of them is stored.
+   * Read-only requests join too, so that no answer shows a change not yet committed.
    *
    * A savepoint that succeeded is not released: the next request's nests inside it and the commit
-   * releases them all (one statement fewer per request). A rollback goes to the newest savepoint of
-   * the name, which is always the running request's: requests run one at a time, to their end.
+   * releases them all. A rollback goes to the newest savepoint of the name, which is always the running
+   * request's: requests run one at a time, to their end.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
-    // Prepared once: db.exec() parses its text at every call, a cost per request at this rate.
-    this.statement('SAVEPOINT request').run();
+    const running: Running = { batch, savepoint: false, deferred: [], keys: [] };
+    this.running = running;
     try {
       const result = change();
+      batch.deferred.push(...running.deferred);
       return batch.committed.then(() => result);
     } catch (error) {
-      if (this.db.inTransaction) {
-        this.statement('ROLLBACK TO request').run();
-        this.statement('RELEASE request').run();
+      for (const key of running.keys) batch.pending.delete(key);
+      if (!this.db.inTransaction) {
+        // A failed write may have rolled back the whole transaction: the requests before it go with it.
+        this.failBatch(batch, error);
+      } else if (running.savepoint) {
+        this.control('ROLLBACK TO request').run();
+        this.control('RELEASE request').run();
       }
-      // A failed write may have rolled back the whole transaction: the requests before it go with it.
-      else this.failBatch(batch, error);
       this.forgetReads();
       throw error;
+    } finally {
+      this.running = null;
     }
   }
 
   private batch: Batch | null = null;
+  private running: Running | null = null;
+
+  /**
+   * Runs a writing statement at the commit of the running request's batch, just before COMMIT, rather
+   * than now: for a new row that no other request can name before that commit (a record under a
+   * fresh random id, the idempotency record of this request). Writes of a request that fails are
+   * dropped with it; one that fails at the commit fails the batch, as a failed commit does. Run at
+   * once outside a request. `key`, `value`: pending(key) answers `value` to the requests of the same
+   * batch until then (what a later request must see of the row).
+   */
+  defer(sql: string, values: unknown[], key?: string, value?: unknown): void {
+    const running = this.running;
+    if (running === null) {
+      this.run(sql, values);
+      return;
+    }
+    running.deferred.push({ sql, values });
+    if (key !== undefined) {
+      running.batch.pending.set(key, value);
+      running.keys.push(key);
+    }
+  }
+
+  /** What a deferred write of this batch will store under `key` (see defer()). */
+  pending(key: string): unknown {
+    return this.running?.batch.pending.get(key);
+  }
 
   private openBatch(): Batch {
-    this.statement('BEGIN IMMEDIATE').run();
-    const batch = { failed: false } as Batch;
+    this.control('BEGIN IMMEDIATE').run();
+    const batch = { failed: false, deferred: [], pending: new Map() } as unknown as Batch;
     batch.committed = new Promise<void>((resolve, reject) => {
       batch.resolve = resolve;
       batch.reject = reject;
@@ -182,12 +248,17 @@ export class Store {
       if (batch.failed) return;
       this.batch = null;
       try {
-        this.statement('COMMIT').run();
+        // In one go, after the requests: SQLite's code and pages are warm, and no savepoint is needed.
+        for (const { sql, values } of batch.deferred) this.run(sql, values);
+        this.control('COMMIT').run();
         batch.resolve();
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.forgetReads();
         batch.reject(error);
+      } finally {
+        batch.deferred = [];
+        batch.pending.clear();
       }
     });
     return batch;
@@ -195,6 +266,8 @@ export class Store {
 
   private failBatch(batch: Batch, error: unknown): void {
     batch.failed = true;
+    batch.deferred = [];
+    batch.pending.clear();
     if (this.batch === batch) this.batch = null;
     batch.reject(error);
   }
@@ -290,11 +363,22 @@ export class Store {
   /** Inserts or replaces a record (by id). */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    const { columns, kinds, upsert } = this.tableOf(collection);
+    this.run(this.tableOf(collection).upsert, this.columnValues(collection, record));
+  }
+
+  private columnValues<C extends CollectionName>(collection: C, record: Collections[C]): unknown[] {
+    const { columns, kinds } = this.tableOf(collection);
     const fields = record as unknown as Record<string, unknown>;
     const values = new Array<unknown>(columns.length);
     for (let i = 0; i < columns.length; i++) values[i] = toColumn(kinds[i] as ColumnKind, fields[columns[i] as string]);
-    this.run(upsert, values);
+    return values;
+  }
+
+  /** A new record under a fresh random id, which no other request can name before the commit: put() deferred. */
+  insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
+    this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
+    const { upsert } = this.tableOf(collection);
+    this.defer(upsert, this.columnValues(collection, record));
   }
 
   /**

@@ -40,7 +40,8 @@ export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecor
     version: 1,
     content: fields.content,
   };
-  svc.store.put('documents', doc);
+  // Under a fresh random id: no other request can name it before the commit, which writes it.
+  svc.store.insertNew('documents', doc);
   return documentView(svc, doc, auth.user);
 }
 
