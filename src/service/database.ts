@@ -26,6 +26,11 @@ import { StateFileError } from './state-shape.js';
  * - `journal_mode=WAL`, `synchronous=NORMAL`: a commit is a write to the WAL, not an fsync. A process
  *   crash (kill -9) loses nothing committed; a power cut may lose the last commits, never the file.
  *   A write that fails (ENOSPC, EFBIG, EIO) rolls its transaction back; the file stays valid.
+ * - Without --data (`temporary`): `journal_mode=MEMORY`, `synchronous=OFF`. The file is removed when
+ *   serve stops and is of no use after a crash, so it needs no crash safety: a commit writes its pages
+ *   once, into the file, where WAL writes them twice (the WAL, then the checkpoint). Rollbacks (a
+ *   request's savepoint, a failed write) still work: the journal is kept in memory, one transaction's
+ *   worth of pages.
  */
 
 export type Connection = Database.Database;
@@ -48,7 +53,7 @@ export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !=
  * JSON state file, see import-state.ts). A missing file is created, mode 0600 (SQLite gives its WAL
  * the same mode).
  */
-export function connect(file: string): Connection | null {
+export function connect(file: string, temporary = false): Connection | null {
   if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
   // By path, never through a descriptor: closing any descriptor of a file drops every lock this process
   // holds on it (POSIX), the lock of a serve running in the same process (tests) included.
@@ -58,8 +63,8 @@ export function connect(file: string): Connection | null {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
     checkOwnership(file, db);
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec(`PRAGMA journal_mode = ${temporary ? 'MEMORY' : 'WAL'}`);
+    db.exec(`PRAGMA synchronous = ${temporary ? 'OFF' : 'NORMAL'}`);
     // After a checkpoint the WAL is cut back to this size instead of keeping its largest one.
     db.exec('PRAGMA journal_size_limit = 8388608');
     migrate(file, db);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
@@ -31,6 +31,8 @@ import type { Store } from './store.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Bodies below this are hashed in one call, with the request line copied in front. */
+const ONE_SHOT_BYTES = 64 * 1024;
 
 export interface StoredResponse {
   status: number;
@@ -78,12 +80,21 @@ export function serializeBody(body: unknown): SerializedBody {
   ) {
     return { body: JSON.stringify(body), faceAlias };
   }
-  const outline = JSON.stringify({ ...shown, content: null });
+  // The answer's own object (the handler's, no one else's) with its content out for a moment: a copy
+  // without it would cost as much as the serialization.
+  const content = shown.content;
+  shown.content = null;
+  let outline: string;
+  try {
+    outline = JSON.stringify(shown);
+  } finally {
+    shown.content = content;
+  }
   const at = outline.indexOf(CONTENT_SLOT);
   const prefix = outline.slice(0, at + CONTENT_SLOT.length - 4);
   const suffix = outline.slice(at + CONTENT_SLOT.length);
   return {
-    parts: [prefix, JSON.stringify(shown.content), suffix],
+    parts: [prefix, JSON.stringify(content), suffix],
     doc: { id: shown.document_id, version: shown.version, prefix, suffix },
     faceAlias,
   };
@@ -105,6 +116,20 @@ interface RecordRow {
 const RECORD_COLUMNS =
   'request_sha256, key_id, status, body, document_id, document_version, body_prefix, body_suffix, face_alias, created_ms';
 
+/** A record kept in this batch, not written yet: its row, and for a document's answer its parts. */
+interface PendingRecord {
+  row: RecordRow;
+  parts: readonly string[] | undefined;
+}
+
+const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
+
+/** The statements of every idempotent request, their text made once. */
+const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
+const INSERT_RECORD =
+  `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS}) ` +
+  'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 WHERE ?1 IS NOT NULL';
+
 export class Idempotency {
   /** Bodies holding a key secret: `<user>\0<Idempotency-Key>` -> the key that asked, the body, when. */
   private readonly secretBodies = new Map<string, { keyId: string; body: string; ms: number }>();
@@ -125,18 +150,28 @@ export class Idempotency {
         'Idempotency-Key must be 1 to 255 printable ASCII characters',
       );
     }
-    const hash = createHash('sha256').update(`${method} ${path}\n`).update(raw).digest('hex');
-    return { userId: auth.user.id, key: header, hash };
+    const head = `${method} ${path}\n`;
+    // One call for a small body (a hasher object costs more than hashing 2 KB); a large one is not
+    // copied to be hashed in one piece. The same digest either way.
+    const digest =
+      raw.length < ONE_SHOT_BYTES
+        ? hash('sha256', Buffer.concat([Buffer.from(head), raw]), 'hex')
+        : createHash('sha256').update(head).update(raw).digest('hex');
+    return { userId: auth.user.id, key: header, hash: digest };
   }
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
   replay(auth: AuthInfo, request: IdempotentRequest): StoredResponse | null {
-    const sql = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
-    const values = this.store.statement(sql, true).get(request.userId, request.key) as unknown[] | undefined;
-    if (!values) return null;
-    const row = Object.fromEntries(
-      RECORD_COLUMNS.split(', ').map((name, i) => [name, values[i]]),
-    ) as unknown as RecordRow;
+    // A record kept earlier in this batch is not written yet (keep()): it is pending.
+    const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
+    let row: RecordRow;
+    if (pending) row = pending.row;
+    else {
+      const values = this.store.statement(SELECT_RECORD, true).get(request.userId, request.key) as
+        unknown[] | undefined;
+      if (!values) return null;
+      row = Object.fromEntries(RECORD_COLUMNS.split(', ').map((name, i) => [name, values[i]])) as unknown as RecordRow;
+    }
     if (row.created_ms + IDEMPOTENCY_TTL_MS <= this.clock.now().getTime()) return null;
     if (row.request_sha256 !== request.hash) {
       throw new HttpError(
@@ -156,7 +191,7 @@ export class Idempotency {
       }
     }
     const secret = this.secretBodies.get(`${request.userId}\u0000${request.key}`);
-    const body = row.body ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
+    const body = row.body ?? pending?.parts?.join('') ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
     if (body === undefined) {
       throw new HttpError(
         409,
@@ -168,29 +203,42 @@ export class Idempotency {
     return { status: row.status, body };
   }
 
-  /** Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile. */
+  /**
+   * Keeps a 2xx answer; runs in the request's transaction, and writes at its commit (Store.defer: the
+   * record is new, and until then replay() finds it pending). Records past their 24 hours go meanwhile.
+   */
   keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
     const now = this.clock.now().getTime();
     this.purgeExpired();
     const doc = response.holdsSecret ? undefined : response.doc;
-    this.store.run(
-      `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS}) ` +
-        'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 WHERE ?1 IS NOT NULL',
-      [
-        request.userId,
-        request.key,
-        request.hash,
-        auth.key.id,
-        response.status,
-        response.holdsSecret || doc ? null : (response.body ?? null),
-        doc?.id ?? null,
-        doc?.version ?? null,
-        doc?.prefix ?? null,
-        doc?.suffix ?? null,
-        response.faceAlias ?? null,
-        now,
-      ],
-    );
+    const row: RecordRow = {
+      request_sha256: request.hash,
+      key_id: auth.key.id,
+      status: response.status,
+      body: response.holdsSecret || doc ? null : (response.body ?? null),
+      document_id: doc?.id ?? null,
+      document_version: doc?.version ?? null,
+      body_prefix: doc?.prefix ?? null,
+      body_suffix: doc?.suffix ?? null,
+      face_alias: response.faceAlias ?? null,
+      created_ms: now,
+    };
+    const values = [
+      request.userId,
+      request.key,
+      row.request_sha256,
+      row.key_id,
+      row.status,
+      row.body,
+      row.document_id,
+      row.document_version,
+      row.body_prefix,
+      row.body_suffix,
+      row.face_alias,
+      row.created_ms,
+    ];
+    const pending: PendingRecord = { row, parts: doc ? response.parts : undefined };
+    this.store.defer(INSERT_RECORD, values, pendingKey(request), pending);
     if (response.holdsSecret && response.body !== undefined) {
       const id = `${request.userId}\u0000${request.key}`;
       this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });

@@ -14,6 +14,18 @@ import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
 
 type Statement = Database.Statement;
 
+/** What keyWithUser and faceOf read. */
+const AUTH_COLLECTIONS = ['keys', 'users'] as const;
+const FACE_COLLECTIONS = ['faces'] as const;
+/** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
+const CACHED_ROWS = 1000;
+
+/** Rows by what was asked (null: no row), valid under `stamp`. */
+interface RowCache {
+  stamp: number;
+  rows: Map<string, unknown[] | null>;
+}
+
 /** Strings at least this long are let go of by the statement that wrote them (see put()). */
 const LARGE_VALUE = 64 * 1024;
 
@@ -24,6 +36,26 @@ interface Batch {
   reject: (error: unknown) => void;
   /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
   failed: boolean;
+  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
+  deferred: Deferred[];
+  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
+  pending: Map<string, unknown>;
+}
+
+/** A writing statement and its values, run at the commit. */
+interface Deferred {
+  sql: string;
+  values: unknown[];
+}
+
+/** The request whose change is running (Store.request). */
+interface Running {
+  batch: Batch;
+  /** Its savepoint is open: it has written (or is about to). */
+  savepoint: boolean;
+  deferred: Deferred[];
+  /** Its keys in the batch's `pending`. */
+  keys: string[];
 }
 
 /** What tests read of a collection, as of a Map. */
@@ -36,8 +68,9 @@ export interface CollectionView<R> {
 
 /**
  * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
- * database at every get, so a handler may change its copy freely: only put() and del() change the
- * state. The server runs each request's changes as one transaction (request()); nothing is held in memory.
+ * database at every get, so a handler may change its copy freely: only put(), insertNew(), defer() and
+ * del() change the state. The server runs each request's changes as one transaction (request()); nothing
+ * is held in memory past the turn of the event loop that commits it.
  */
 export class Store {
   /** False without --data: the database is a temporary file, removed at close. */
@@ -47,7 +80,7 @@ export class Store {
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
-  private readonly columns = new Map<CollectionName, string[]>();
+  private readonly tables = new Map<CollectionName, Table>();
 
   constructor(db: Connection, persistent: boolean, cleanup: () => void = () => {}) {
     this.db = db;
@@ -55,9 +88,12 @@ export class Store {
     this.cleanup = cleanup;
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
-      this.columns.set(
+      this.tables.set(
         name,
-        info.map((column) => column[1] as string),
+        describeTable(
+          name,
+          info.map((column) => column[1] as string),
+        ),
       );
     }
   }
@@ -71,7 +107,7 @@ export class Store {
     if (path === undefined) {
       const temp = temporaryDatabase();
       try {
-        return new Store(connect(temp.file) as Connection, false, temp.cleanup);
+        return new Store(connect(temp.file, true) as Connection, false, temp.cleanup);
       } catch (error) {
         temp.cleanup();
         throw error;
@@ -92,8 +128,20 @@ export class Store {
     return new Store(db, true);
   }
 
-  /** A statement prepared once; `rows`: it returns rows (as arrays of column values). */
+  /**
+   * A statement prepared once; `rows`: it returns rows (as arrays of column values). One that returns
+   * none writes: asked for by a running request, it opens the request's savepoint first.
+   */
   statement(sql: string, rows = false): Statement {
+    if (!rows && this.running !== null && !this.running.savepoint) {
+      this.running.savepoint = true;
+      this.control('SAVEPOINT request').run();
+    }
+    return this.control(sql, rows);
+  }
+
+  /** statement() without the savepoint: for the statements that begin and end transactions. */
+  private control(sql: string, rows = false): Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -122,39 +170,74 @@ export class Store {
   }
 
   /**
-   * A request's changes, as a transaction of their own: a savepoint, released when `change` returns
-   * and rolled back when it throws, so an error answer leaves nothing. The requests of one turn of the
-   * event loop share one commit (SQLite's savepoints nest in one transaction; a commit writes the WAL,
-   * some 100 µs, and at concurrency 16 several requests end in the same turn): the promise resolves
-   * once theirs is committed, and the answer is sent only then; should the commit fail, every request
-   * of it fails and none of them is stored. Read-only requests join too, so that no answer shows a
-   * change not yet committed.
+   * A request's changes, as a transaction of their own: a savepoint, opened at its first write and
+   * rolled back when `change` throws, so an error answer leaves nothing; writes it deferred (defer())
+   * are dropped then. The requests of one turn of the event loop share one commit (SQLite's
+   * savepoints nest in one transaction; a commit writes the file, and at concurrency 16 several
+   * requests end in the same turn): the promise resolves once theirs is committed, and the answer is
+   * sent only then; should the commit fail, every request of it fails and none of them is stored.
+   * Read-only requests join too, so that no answer shows a change not yet committed.
+   *
+   * A savepoint that succeeded is not released: the next request's nests inside it and the commit
+   * releases them all. A rollback goes to the newest savepoint of the name, which is always the running
+   * request's: requests run one at a time, to their end.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
-    // Prepared once: db.exec() parses its text at every call, a cost per request at this rate.
-    this.statement('SAVEPOINT request').run();
+    const running: Running = { batch, savepoint: false, deferred: [], keys: [] };
+    this.running = running;
     try {
       const result = change();
-      this.statement('RELEASE request').run();
+      batch.deferred.push(...running.deferred);
       return batch.committed.then(() => result);
     } catch (error) {
-      if (this.db.inTransaction) {
-        this.statement('ROLLBACK TO request').run();
-        this.statement('RELEASE request').run();
+      for (const key of running.keys) batch.pending.delete(key);
+      if (!this.db.inTransaction) {
+        // A failed write may have rolled back the whole transaction: the requests before it go with it.
+        this.failBatch(batch, error);
+      } else if (running.savepoint) {
+        this.control('ROLLBACK TO request').run();
+        this.control('RELEASE request').run();
       }
-      // A failed write may have rolled back the whole transaction: the requests before it go with it.
-      else this.failBatch(batch, error);
       this.forgetReads();
       throw error;
+    } finally {
+      this.running = null;
     }
   }
 
   private batch: Batch | null = null;
+  private running: Running | null = null;
+
+  /**
+   * Runs a writing statement at the commit of the running request's batch, just before COMMIT, rather
+   * than now: for a new row that no other request can name before that commit (a record under a
+   * fresh random id, the idempotency record of this request). Writes of a request that fails are
+   * dropped with it; one that fails at the commit fails the batch, as a failed commit does. Run at
+   * once outside a request. `key`, `value`: pending(key) answers `value` to the requests of the same
+   * batch until then (what a later request must see of the row).
+   */
+  defer(sql: string, values: unknown[], key?: string, value?: unknown): void {
+    const running = this.running;
+    if (running === null) {
+      this.run(sql, values);
+      return;
+    }
+    running.deferred.push({ sql, values });
+    if (key !== undefined) {
+      running.batch.pending.set(key, value);
+      running.keys.push(key);
+    }
+  }
+
+  /** What a deferred write of this batch will store under `key` (see defer()). */
+  pending(key: string): unknown {
+    return this.running?.batch.pending.get(key);
+  }
 
   private openBatch(): Batch {
-    this.statement('BEGIN IMMEDIATE').run();
-    const batch = { failed: false } as Batch;
+    this.control('BEGIN IMMEDIATE').run();
+    const batch = { failed: false, deferred: [], pending: new Map() } as unknown as Batch;
     batch.committed = new Promise<void>((resolve, reject) => {
       batch.resolve = resolve;
       batch.reject = reject;
@@ -165,12 +248,17 @@ export class Store {
       if (batch.failed) return;
       this.batch = null;
       try {
-        this.statement('COMMIT').run();
+        // In one go, after the requests: SQLite's code and pages are warm, and no savepoint is needed.
+        for (const { sql, values } of batch.deferred) this.run(sql, values);
+        this.control('COMMIT').run();
         batch.resolve();
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.forgetReads();
         batch.reject(error);
+      } finally {
+        batch.deferred = [];
+        batch.pending.clear();
       }
     });
     return batch;
@@ -178,6 +266,8 @@ export class Store {
 
   private failBatch(batch: Batch, error: unknown): void {
     batch.failed = true;
+    batch.deferred = [];
+    batch.pending.clear();
     if (this.batch === batch) this.batch = null;
     batch.reject(error);
   }
@@ -198,38 +288,22 @@ export class Store {
   }
 
   /**
-   * An API key with its user: every request reads them, so they are kept (a copy is returned) until a
-   * key or a user is written. Small records, a few per client: content is never kept in memory.
+   * An API key with its user: every request reads them, so their row is kept until a key or a user is
+   * written (or a rollback). Each call builds new records from it: a handler may change its copy. Small
+   * rows, a few per client: content is never kept in memory.
    */
   keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
-    const stamp = this.stamp(['keys', 'users']);
-    if (this.auths.stamp !== stamp || this.auths.found.size > 1000) this.auths = { stamp, found: new Map() };
-    let found = this.auths.found.get(keyId);
-    if (!found) {
-      const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
-      const row = this.statement(sql, true).get(keyId) as unknown[] | undefined;
-      if (!row) return undefined;
-      const split = this.columnsOf('keys').length;
-      found = { key: this.record('keys', row.slice(0, split)), user: this.record('users', row.slice(split)) };
-      this.auths.found.set(keyId, found);
-    }
-    return structuredClone(found);
+    const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
+    const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
+    if (!row) return undefined;
+    const split = this.columnsOf('keys').length;
+    return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
   }
 
-  private auths = { stamp: -1, found: new Map<string, { key: KeyRecord; user: UserRecord }>() };
-
-  /**
-   * After a rollback: what was read since the last commit may be a change that is now undone (a
-   * charge read back by the next request of the same batch), so nothing read is kept.
-   */
-  private forgetReads(): void {
-    this.auths = { stamp: -1, found: new Map() };
-  }
-
-  /** The user's face named by its uid or, failing that, its alias (one query). */
+  /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
   faceOf(userId: string, name: string): FaceRecord | undefined {
     const sql = 'SELECT * FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1';
-    const row = this.statement(sql, true).get(userId, name) as unknown[] | undefined;
+    const row = this.cachedRow(this.faceRows, FACE_COLLECTIONS, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
@@ -237,6 +311,45 @@ export class Store {
     const sql = 'SELECT * FROM faces WHERE user_id = ? AND alias = ?';
     const row = this.statement(sql, true).get(userId, alias) as unknown[] | undefined;
     return row && this.record('faces', row);
+  }
+
+  /** Rows read by keyWithUser and faceOf, by what they asked, and the stamp they were read under. */
+  private authRows: RowCache = { stamp: -1, rows: new Map() };
+  private faceRows: RowCache = { stamp: -1, rows: new Map() };
+
+  /**
+   * A row of `sql` (with `values`) as of now: the one read before, when none of `collections` was written
+   * since (and no rollback came), else read again. At most CACHED_ROWS kept per cache.
+   */
+  private cachedRow(
+    cache: RowCache,
+    collections: readonly CollectionName[],
+    id: string,
+    sql: string,
+    values: unknown[],
+  ): unknown[] | undefined {
+    const stamp = this.stamp(collections);
+    if (cache.stamp !== stamp || cache.rows.size >= CACHED_ROWS) {
+      cache.stamp = stamp;
+      cache.rows.clear();
+    }
+    let row = cache.rows.get(id);
+    if (row === undefined) {
+      row = (this.statement(sql, true).get(values) as unknown[] | undefined) ?? null;
+      cache.rows.set(id, row);
+    }
+    return row ?? undefined;
+  }
+
+  /**
+   * After a rollback: what was read since the last commit may be a change that is now undone (a
+   * charge read back by the next request of the same batch), so nothing read is kept.
+   */
+  private forgetReads(): void {
+    for (const cache of [this.authRows, this.faceRows]) {
+      cache.stamp = -1;
+      cache.rows.clear();
+    }
   }
 
   /**
@@ -250,18 +363,22 @@ export class Store {
   /** Inserts or replaces a record (by id). */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    const columns = this.columnsOf(collection);
-    const numbered = columns.map((_, i) => `?${i + 1}`).join(', ');
-    const updates = columns
-      .slice(1)
-      .map((column) => `${column} = excluded.${column}`)
-      .join(', ');
+    this.run(this.tableOf(collection).upsert, this.columnValues(collection, record));
+  }
+
+  private columnValues<C extends CollectionName>(collection: C, record: Collections[C]): unknown[] {
+    const { columns, kinds } = this.tableOf(collection);
     const fields = record as unknown as Record<string, unknown>;
-    this.run(
-      `INSERT INTO ${collection} (${columns.join(', ')}) SELECT ${numbered} WHERE ?1 IS NOT NULL ` +
-        `ON CONFLICT (id) DO UPDATE SET ${updates}`,
-      columns.map((column) => toColumn(column, fields[column])),
-    );
+    const values = new Array<unknown>(columns.length);
+    for (let i = 0; i < columns.length; i++) values[i] = toColumn(kinds[i] as ColumnKind, fields[columns[i] as string]);
+    return values;
+  }
+
+  /** A new record under a fresh random id, which no other request can name before the commit: put() deferred. */
+  insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
+    this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
+    const { upsert } = this.tableOf(collection);
+    this.defer(upsert, this.columnValues(collection, record));
   }
 
   /**
@@ -320,29 +437,60 @@ export class Store {
   }
 
   private columnsOf(collection: CollectionName): string[] {
-    return this.columns.get(collection) as string[];
+    return this.tableOf(collection).columns;
   }
 
-  private record<C extends CollectionName>(collection: C, row: unknown[]): Collections[C] {
-    const columns = this.columnsOf(collection);
+  private tableOf(collection: CollectionName): Table {
+    return this.tables.get(collection) as Table;
+  }
+
+  /** The record of `collection` whose columns start at `row[from]`. */
+  private record<C extends CollectionName>(collection: C, row: unknown[], from = 0): Collections[C] {
+    const { columns, kinds } = this.tableOf(collection);
     const record: Record<string, unknown> = {};
-    columns.forEach((column, i) => {
-      record[column] = fromColumn(column, row[i]);
-    });
+    for (let i = 0; i < columns.length; i++) {
+      record[columns[i] as string] = fromColumn(kinds[i] as ColumnKind, row[from + i]);
+    }
     return record as unknown as Collections[C];
   }
 }
 
-function toColumn(column: string, value: unknown): unknown {
+/** How a column holds its field: as it is, as JSON text, or a flag as 0 or 1. */
+type ColumnKind = 'plain' | 'json' | 'flag';
+
+/** A collection's table: its columns in order, how each holds its field, and the statement of put(). */
+interface Table {
+  columns: string[];
+  kinds: ColumnKind[];
+  upsert: string;
+}
+
+function describeTable(collection: CollectionName, columns: string[]): Table {
+  const numbered = columns.map((_, i) => `?${i + 1}`).join(', ');
+  const updates = columns
+    .slice(1)
+    .map((column) => `${column} = excluded.${column}`)
+    .join(', ');
+  return {
+    columns,
+    kinds: columns.map((column) => (JSON_COLUMNS.has(column) ? 'json' : FLAG_COLUMNS.has(column) ? 'flag' : 'plain')),
+    // With nulls it writes nothing (see run()).
+    upsert:
+      `INSERT INTO ${collection} (${columns.join(', ')}) SELECT ${numbered} WHERE ?1 IS NOT NULL ` +
+      `ON CONFLICT (id) DO UPDATE SET ${updates}`,
+  };
+}
+
+function toColumn(kind: ColumnKind, value: unknown): unknown {
   if (value === undefined || value === null) return null;
-  if (JSON_COLUMNS.has(column)) return JSON.stringify(value);
-  if (FLAG_COLUMNS.has(column)) return value ? 1 : 0;
+  if (kind === 'json') return JSON.stringify(value);
+  if (kind === 'flag') return value ? 1 : 0;
   return value;
 }
 
-function fromColumn(column: string, value: unknown): unknown {
+function fromColumn(kind: ColumnKind, value: unknown): unknown {
   if (value === null) return null;
-  if (JSON_COLUMNS.has(column)) return JSON.parse(value as string);
-  if (FLAG_COLUMNS.has(column)) return value === 1;
+  if (kind === 'json') return JSON.parse(value as string);
+  if (kind === 'flag') return value === 1;
   return value;
 }

@@ -50,8 +50,11 @@ export function faceView(face: FaceRecord): Face {
   };
 }
 
+/** Written out field by field (no spreads): every document answer builds one. */
 export function documentView(svc: ServiceCore, doc: DocumentRecord, user: UserRecord): Document {
   const now = svc.clock.now();
+  const quota = quotaView(user, now);
+  const prepared = preparation(doc, now.getTime());
   return {
     document_id: doc.id,
     alias: doc.alias,
@@ -60,11 +63,15 @@ export function documentView(svc: ServiceCore, doc: DocumentRecord, user: UserRe
     version: doc.version,
     content: doc.content,
     token_count: doc.token_count,
-    ...quotaView(user, now),
+    tokens_used: quota.tokens_used,
+    tokens_limit: quota.tokens_limit,
     synced: doc.synced,
     created_at: doc.created_at,
     updated_at: doc.updated_at,
-    ...preparation(doc, now.getTime()),
+    prepare_status: prepared.prepare_status,
+    chunks_total: prepared.chunks_total,
+    chunks_completed: prepared.chunks_completed,
+    current_counts: prepared.current_counts,
     type: doc.type,
     perspective: doc.perspective,
     face_speaker: doc.face_speaker,

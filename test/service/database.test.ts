@@ -376,3 +376,121 @@ describe('a rolled-back request leaves nothing behind, not even in what serve ke
     expect(store.get('users', store.keyWithUser(keyId)?.user.id as string)?.credits_micro).toBe(before);
   });
 });
+
+describe('the requests of one batch: each all or nothing, the new rows written at the commit', () => {
+  test('a request that fails without writing does not undo the request before it in the same batch', async () => {
+    const svc = await start();
+    const store = svc.store;
+    const user = [...store.values('users')].find((u) => u.plan === 'pro');
+    if (!user) throw new Error('no pro user');
+    // Two requests in one turn of the event loop share a transaction: the first writes, the second
+    // only reads and then fails. Only the second is undone.
+    const first = store.request(() => store.put('users', { ...user, credits_micro: 42 }));
+    expect(() =>
+      store.request(() => {
+        store.get('users', user.id);
+        throw new Error('refused');
+      }),
+    ).toThrow('refused');
+    await first;
+    expect(store.get('users', user.id)?.credits_micro).toBe(42);
+  });
+
+  test('a new row written at the commit: gone with its failed request, seen by the later ones of its batch', async () => {
+    const svc = await start();
+    const store = svc.store;
+    const face = await call(svc, 'createFace', {
+      key: svc.users[2]?.key as string,
+      body: { name: 'Batch', alias: 'batch-face' },
+    });
+    const faceId = expectContract('createFace', face, 201).uid;
+    const user = [...store.values('users')].find((u) => u.plan === 'pro') as { id: string };
+    const doc = (id: string) => ({
+      id,
+      user_id: user.id,
+      face_id: faceId,
+      alias: 'batch-face',
+      label: id,
+      source: 'submit',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      token_count: 1,
+      synced: false,
+      sync_started_ms: null,
+      synced_token_count: null,
+      billing_source: null,
+      type: 'document',
+      perspective: 'third-person',
+      face_speaker: null,
+      version: 1,
+      content: `content of ${id}`,
+    });
+    const kept = store.request(() => {
+      store.insertNew('documents', doc('doc_kept'));
+      store.defer('SELECT 1', [], 'marker', 'kept');
+    });
+    expect(() =>
+      store.request(() => {
+        store.insertNew('documents', doc('doc_failed'));
+        store.defer('SELECT 1', [], 'failed-marker', 'failed');
+        throw new Error('refused');
+      }),
+    ).toThrow('refused');
+    const seen = store.request(() => [store.pending('marker'), store.pending('failed-marker')]);
+    // Not in the table before the commit, which writes it.
+    expect(store.get('documents', 'doc_kept')).toBeUndefined();
+    await kept;
+    expect(await seen).toEqual(['kept', undefined]);
+    expect(store.get('documents', 'doc_kept')?.content).toBe('content of doc_kept');
+    expect(store.get('documents', 'doc_failed')).toBeUndefined();
+    // After the commit nothing is pending any more.
+    expect(await store.request(() => store.pending('marker'))).toBeUndefined();
+  });
+
+  test('a repeat in the same batch as its first request is replayed from the record not yet written', async () => {
+    const { Idempotency, serializeBody } = await import('../../src/service/idempotency.js');
+    const svc = await start();
+    const store = svc.store;
+    const idempotency = new Idempotency(store, { now: () => new Date() });
+    const auth = store.keyWithUser(
+      [...store.values('keys')].find((k) => k.bootstrap && k.name?.includes('pro'))?.id as string,
+    ) as NonNullable<ReturnType<typeof store.keyWithUser>>;
+    const raw = Buffer.from('{"alias":"a"}');
+    const asked = Idempotency.request(auth, 'in-one-batch', 'POST', '/v1/compile/documents', raw);
+    const answer = { document_id: 'doc_pending', version: 1, content: 'the content', alias: 'a' };
+    const first = store.request(() => {
+      expect(idempotency.replay(auth, asked)).toBeNull();
+      idempotency.keep(auth, asked, { status: 201, holdsSecret: false, ...serializeBody(answer) });
+    });
+    // The same turn of the event loop: the first request's record is not in the table yet.
+    const again = store.request(() => idempotency.replay(auth, asked));
+    const other = Idempotency.request(auth, 'in-one-batch', 'POST', '/v1/compile/documents', Buffer.from('{}'));
+    expect(() => store.request(() => idempotency.replay(auth, other))).toThrow('different request');
+    await first;
+    expect(await again).toEqual({ status: 201, body: JSON.stringify(answer) });
+  });
+
+  test('concurrent repeats of a document submit (one Idempotency-Key): one document, the same answer for all', async () => {
+    const svc = await start();
+    const key = svc.users[2]?.key as string;
+    expectContract(
+      'createFace',
+      await call(svc, 'createFace', { key, body: { name: 'Same', alias: 'same-face' } }),
+      201,
+    );
+    const before = svc.store.count('documents');
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        call(svc, 'createDocument', {
+          key,
+          body: { alias: 'same-face', label: 'once', content: 'submitted eight times at once' },
+          headers: { 'Idempotency-Key': 'same-submit' },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(7);
+    expect(svc.store.count('documents')).toBe(before + 1);
+  });
+});
