@@ -59,11 +59,13 @@ export interface BatchJournal {
   readonly compared: Compared | undefined;
   idempotencyKey(key: LineKey): string;
   record(entry: JournalEntry): void;
+  /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
+  unanswered(): void;
   /** Resolves when every record so far is written and synced to disk. */
   flush(): Promise<void>;
   /** Every line was submitted: the journal becomes the batch's finished record. */
   complete(): Promise<void>;
-  /** The batch stopped short: the journal stays for --resume. */
+  /** The batch stopped short: the journal stays for --resume, with a stop record unless a request went unanswered. */
   close(): Promise<void>;
   /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
   lockLost(): Error | undefined;
@@ -77,6 +79,9 @@ const READ = constants.O_RDONLY | NOFOLLOW;
 
 /** The journal's format (see the top of this file); 2 matched lines by number and is not read. */
 const FORMAT = 3;
+/** A resumed run's first record, and a cleanly stopped run's last (see the top of this file). */
+const STARTED = JSON.stringify({ started: true });
+const STOPPED = JSON.stringify({ stopped: true });
 
 export interface Header {
   facectl_batch: typeof FORMAT;
@@ -127,7 +132,10 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
-      if (resumed.tornTail && !resumed.finished) await handle.write('\n');
+      const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
+      // On disk before the first request: a kill from here on leaves the batch unclean (see the top).
+      await handle.write(`${torn}${STARTED}\n`);
+      await handle.datasync();
     } else {
       const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
       const header: Header = { facectl_batch: FORMAT, batch_id: batchId, ...fields };
@@ -141,6 +149,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await fresh.close();
       }
       await rename(temp, path);
+      await syncDirectory(start.dir);
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
@@ -199,6 +208,7 @@ function journal(parts: JournalParts): BatchJournal {
     if (failure !== undefined) throw failure;
   };
   let scheduled = false;
+  let unanswered = 0;
   const release = async () => {
     await handle.close().catch(() => undefined);
     parts.held.release();
@@ -221,6 +231,9 @@ function journal(parts: JournalParts): BatchJournal {
         scheduled = false;
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS);
+    },
+    unanswered() {
+      unanswered++;
     },
     flush,
     async complete() {
@@ -246,6 +259,8 @@ function journal(parts: JournalParts): BatchJournal {
     },
     async close() {
       try {
+        // Clean: its records say all it submitted. A run whose lock was taken over says nothing for the other.
+        if (unanswered === 0 && parts.lockLost() === undefined) queued.push(`${STOPPED}\n`);
         await flush();
       } finally {
         await release();
@@ -253,6 +268,20 @@ function journal(parts: JournalParts): BatchJournal {
     },
     lockLost: parts.lockLost,
   };
+}
+
+/** A new entry of `dir` made durable (best effort: not every system can sync a directory). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, constants.O_RDONLY);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The entry is there for every other process all the same; only a power loss could lose it.
+  }
 }
 
 /** `from` copied to `to` through a temporary file renamed into place: `to` is never half-written. */
@@ -319,6 +348,8 @@ export interface ReadJournal {
   entries: Acknowledged;
   tornTail: boolean;
   mtimeMs: number;
+  /** Whether its last run stopped cleanly (see the top of this file); not read for a finished record. */
+  clean: boolean;
 }
 
 /**
@@ -337,12 +368,17 @@ export async function readJournal(path: string, headerOnly: boolean): Promise<Re
     const info = await handle.stat();
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
+    let clean = false;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
         header = parse(text) as Partial<Header> | undefined;
         if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
         if (headerOnly) break;
+        continue;
+      }
+      if (text === STOPPED || text === STARTED) {
+        clean = text === STOPPED;
         continue;
       }
       const entry = parse(text) as Partial<JournalEntry> | undefined;
@@ -365,7 +401,7 @@ export async function readJournal(path: string, headerOnly: boolean): Promise<Re
       await handle.read(last, 0, 1, info.size - 1);
       tornTail = last[0] !== 0x0a;
     }
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs };
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {

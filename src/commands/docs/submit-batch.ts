@@ -4,7 +4,16 @@ import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import { CancelError, CliError, ExitCode, type ExitCodeValue, OUTPUT_CLOSED, UsageError } from '../../errors.js';
+import {
+  ApiError,
+  CancelError,
+  CliError,
+  ExitCode,
+  type ExitCodeValue,
+  NetworkError,
+  OUTPUT_CLOSED,
+  UsageError,
+} from '../../errors.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
@@ -245,6 +254,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       reporter.report({ line: line.line, ok: true, document_id, token_count });
       return true;
     } catch (error) {
+      // A request that may have made a document without its answer: the batch cannot stop clean.
+      if (ctx.signal.aborted || mayHaveCreated(error)) journal.unanswered();
       if (ctx.signal.aborted) return false;
       overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
@@ -298,6 +309,16 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
   return summary;
+}
+
+/**
+ * Whether a failed request may still have made its document: anything but a refusal the service answered
+ * (4xx), a request refused before it was sent, or a failure before anything reached the service.
+ */
+function mayHaveCreated(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status >= 500;
+  if (error instanceof NetworkError) return !error.unsent;
+  return !(error instanceof UsageError);
 }
 
 /**
