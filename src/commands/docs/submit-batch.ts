@@ -14,6 +14,7 @@ import {
   OUTPUT_CLOSED,
   UsageError,
 } from '../../errors.js';
+import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
@@ -209,7 +210,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     // Taken in the order of the input: the nth line of a body is its nth occurrence.
     giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
-    stopReason ??= new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+    if (stopReason === undefined) {
+      stopReason = new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+      const error = { code: 'invalid_input', message: line.error };
+      reporter.stoppedAt({ line: line.line, ok: false, error }, ExitCode.usage);
+    }
     return false;
   };
 
@@ -271,6 +276,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     const outcome = await runPool(opened.lines, pool, sendLine);
     // A read error (e.g. a line over the size limit, a file changed since it was checked) ends the batch.
     fatal ??= outcome.readError;
+    if (fatal instanceof LineTooLongError) {
+      const error = { code: fatal.code, message: fatal.message.replace(/^.*?: line \d+: /, '') };
+      reporter.stoppedAt({ line: fatal.line, ok: false, error }, ExitCode.usage);
+    }
     // Standard input resumed and read to its end: how it compared with the batch resumed (a file said it first).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
@@ -285,6 +294,15 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
   if (ctx.signal.aborted) throw interrupted(ctx, input, progressNote);
+  // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
+  // service unreachable, ...) came too: that failure decides the exit code, as for any failed line.
+  const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
+  if (badLine !== undefined) {
+    const worst = mostPressing(failures, summary);
+    if (worst !== undefined && EXIT_PRIORITY.indexOf(worst) < EXIT_PRIORITY.indexOf(ExitCode.usage)) {
+      throw batchError(failures, summary, input, overtaken.afterFirstFailure(), badLine.message);
+    }
+  }
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
@@ -329,15 +347,22 @@ function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeVal
   return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 }
 
+/** The exit code of the most pressing failure; bad input (2) counts only when this run sent nothing. */
+function mostPressing(failures: Failures, summary: BatchSummary): ExitCodeValue | undefined {
+  return EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
+}
+
+/** `badLine`: the bad line that stopped the batch too, said after the failure that decides. */
 function batchError(
   failures: Failures,
   summary: BatchSummary,
   input: BatchInput,
   after: { line: number; submitted: number } | undefined,
+  badLine?: string,
 ): CliError {
   const continued = input.continueOnError;
   // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
-  const worst = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
+  const worst = mostPressing(failures, summary);
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
@@ -350,7 +375,8 @@ function batchError(
         ? `, but 1 line after line ${after.line}, already in flight, was still submitted`
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
-  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
+  const also = badLine === undefined ? '' : `; ${badLine}`;
+  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}${also}`, exitCode, {
     code: 'batch_failed',
     hint: continued
       ? resumeHint(input, 'Fix the failed lines')
