@@ -75,13 +75,12 @@ export interface BatchJournal {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
-const READ = constants.O_RDONLY | NOFOLLOW;
 
 /** The journal's format (see the top of this file); 2 matched lines by number and is not read. */
-const FORMAT = 3;
+export const FORMAT = 3;
 /** A resumed run's first record, and a cleanly stopped run's last (see the top of this file). */
-const STARTED = JSON.stringify({ started: true });
-const STOPPED = JSON.stringify({ stopped: true });
+export const STARTED = JSON.stringify({ started: true });
+export const STOPPED = JSON.stringify({ stopped: true });
 
 export interface Header {
   facectl_batch: typeof FORMAT;
@@ -340,81 +339,6 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
     for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
   } catch {
     // A record left over is only disk space; the batch itself finished.
-  }
-}
-
-export interface ReadJournal {
-  header: Header;
-  entries: Acknowledged;
-  tornTail: boolean;
-  mtimeMs: number;
-  /** Whether its last run stopped cleanly (see the top of this file); not read for a finished record. */
-  clean: boolean;
-}
-
-/**
- * The records of an earlier run (or only its header); a record cut short or unreadable is skipped (that
- * line is sent again); undefined for a journal gone or of another format.
- */
-export async function readJournal(path: string, headerOnly: boolean): Promise<ReadJournal | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, READ);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw stateError(path, error);
-  }
-  try {
-    const info = await handle.stat();
-    const entries = new Acknowledged();
-    let header: Partial<Header> | undefined;
-    let clean = false;
-    // Read as lines, streaming: a journal may be larger than a string can be.
-    for await (const text of handle.readLines({ autoClose: false })) {
-      if (header === undefined) {
-        header = parse(text) as Partial<Header> | undefined;
-        if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
-        if (headerOnly) break;
-        continue;
-      }
-      if (text === STOPPED || text === STARTED) {
-        clean = text === STOPPED;
-        continue;
-      }
-      const entry = parse(text) as Partial<JournalEntry> | undefined;
-      if (
-        entry !== undefined &&
-        Number.isSafeInteger(entry.line) &&
-        typeof entry.hash === 'string' &&
-        Number.isSafeInteger(entry.n) &&
-        (entry.n as number) >= 1 &&
-        typeof entry.document_id === 'string' &&
-        typeof entry.token_count === 'number'
-      ) {
-        entries.add(entry as JournalEntry);
-      }
-    }
-    if (header === undefined) return undefined;
-    let tornTail = false;
-    if (!headerOnly && info.size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, info.size - 1);
-      tornTail = last[0] !== 0x0a;
-    }
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
-  } catch (error) {
-    throw error instanceof CliError ? error : stateError(path, error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-}
-
-function parse(line: string | undefined): unknown {
-  if (!line) return undefined;
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }
 

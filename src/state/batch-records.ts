@@ -9,10 +9,10 @@ import {
   type JournalMode,
   listRecords,
   newBatchId,
-  readJournal,
   startJournal,
   stateError,
 } from './batch-journal.js';
+import { readJournal } from './journal-read.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 
