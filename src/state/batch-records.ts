@@ -26,8 +26,9 @@ import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.j
  *   an answer: batch-journal.ts): what that one made cannot be told from its records. Else it is a new
  *   batch, and the other stays resumable (an earlier run of the same input that stopped cleanly with no
  *   answer recorded is replaced).
- * - --resume goes on with the batch it overlaps most (unfinished or finished); a file's unfinished
- *   batch even when no line is recognized. None: a new batch, said so.
+ * - --resume goes on with the unfinished batch a plain run is refused for, if any; else with the batch
+ *   it overlaps most (unfinished or finished); a file's unfinished batch even when no line is
+ *   recognized. None: a new batch, said so.
  * - --restart drops the unfinished batches of the same input and starts a new one.
  *
  * Locks (lock.ts: a directory, kept fresh while its holder runs, removed only by it) keep two
@@ -229,23 +230,24 @@ async function choose(
   let dropped: Candidate[] = [];
   // The same input: a file's every batch; standard input's that share its first lines.
   const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
+  const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
+  const stopped = unfinished
+    .filter((s) => s.compared.matched > 0)
+    .sort((a, b) => b.compared.matched - a.compared.matched)[0];
+  // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
+  const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
+  // The batch a plain run is refused for, which --resume then goes on with.
+  const blocking = stopped ?? unclean;
   if (options.mode === 'new') {
-    const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
-    const stopped = unfinished
-      .filter((s) => s.compared.matched > 0)
-      .sort((a, b) => b.compared.matched - a.compared.matched)[0];
-    // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
-    const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
-    const refused = stopped ?? unclean;
-    if (refused !== undefined) {
-      const done = refused.candidate.acknowledged.size;
+    if (blocking !== undefined) {
+      const done = blocking.candidate.acknowledged.size;
       const what =
         stopped !== undefined
           ? `stopped after ${done} of its documents were submitted`
           : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
       throw new UsageError(`an earlier batch of ${options.sourceName} ${what}`, {
         code: 'unfinished_batch',
-        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${refused.candidate.path})`,
+        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
       });
     }
     // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:
@@ -256,6 +258,10 @@ async function choose(
   } else if (options.mode === 'restart') {
     // A file's earlier runs are replaced; standard input's, those of the same input.
     dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
+  } else if (blocking !== undefined) {
+    // The batch a plain run is refused for, even when a finished one overlaps more (a plain run of a
+    // finished input, stopped): else it would stay, and a plain run would stay refused.
+    chosen = blocking;
   } else {
     // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
     // unfinished batch is resumed even when none of its lines is recognized (it may have stopped before

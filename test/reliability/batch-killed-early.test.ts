@@ -165,6 +165,38 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(journaled).toBe(0);
   }, 60_000);
 
+  it('a plain run of a finished file, killed: --resume finishes that run, not the finished one, and nothing is left to refuse a plain run', async () => {
+    const prefix = 'again-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env: direct });
+    expect(first.code, first.stderr).toBe(0);
+    // Sent again on purpose (a plain run sends every line), and killed before any answer came back.
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(0);
+    const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+    try {
+      await until(() => stored(service, prefix).length > LINES, 'a line of the second run applied');
+      run.child.kill('SIGKILL');
+      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+    } finally {
+      proxy.release();
+    }
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], { env: direct });
+    expect(plain.code, plain.stderr).toBe(2);
+
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toContain('already finished');
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+    // Two runs of every line, each created once: the first batch's, and the second's, finished by --resume.
+    const counts = new Map<string, number>();
+    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    expect([...counts.values()]).toEqual(lines.map(() => 2));
+  }, 60_000);
+
   it('stopped cleanly with nothing in doubt (the service unreachable): a plain run goes ahead', async () => {
     const prefix = 'unreachable-';
     const { file } = batchFile('ada-early', prefix, 5);
