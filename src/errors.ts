@@ -100,8 +100,13 @@ export class ResponseError extends CliError {
 
 /** The service could not be reached, or did not answer in time. */
 export class NetworkError extends CliError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super(message, ExitCode.network, { code: 'network_error', ...details });
+  /** Nothing reached the service (connection refused, unknown host, no connection): nothing was done there. */
+  readonly unsent: boolean;
+
+  constructor(message: string, details: ErrorDetails & { unsent?: boolean } = {}) {
+    const { unsent = false, ...rest } = details;
+    super(message, ExitCode.network, { code: 'network_error', ...rest });
+    this.unsent = unsent;
   }
 }
 

@@ -244,12 +244,18 @@ export function isIpLiteral(host: string): boolean {
   return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
 }
 
-/** A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. */
+/**
+ * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check; `unsent`
+ * when it came before anything reached the service and no earlier attempt of the request may have
+ * (`reached`: one was dropped or answered 5xx).
+ */
 export function networkErrorFrom(
   error: unknown,
   info: ExchangeInfo,
   limits: { connectMs: number; headersMs: number; bodyMs: number },
+  reached = false,
 ): NetworkError | ResponseError {
+  const unsent = !reached;
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
   const loopbackHint = isLoopbackHost(host)
@@ -263,20 +269,27 @@ export function networkErrorFrom(
         code: 'proxy_error',
         hint: (error as { hint?: string }).hint ?? 'check HTTP(S)_PROXY',
         cause: error,
+        unsent,
       });
     case 'ECONNREFUSED':
-      return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, { hint: loopbackHint, cause: error });
+      return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, {
+        hint: loopbackHint,
+        cause: error,
+        unsent,
+      });
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new NetworkError(`cannot reach ${info.baseUrl}: host ${host} not found`, {
         hint: loopbackHint,
         cause: error,
+        unsent,
       });
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new NetworkError(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
         code: 'timeout',
         hint: loopbackHint,
         cause: error,
+        unsent,
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
       return new NetworkError(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`, {

@@ -135,6 +135,8 @@ export class Transport {
     const { gate } = exchange;
     // Retries counted against maxRetries; those through a gate are counted by the gate.
     let retries = 0;
+    /** An earlier attempt may have reached the service (dropped, or answered 5xx); a 429 was not processed. */
+    let reached = false;
     for (let attempt = 0; ; attempt++) {
       // The client's own signal is not handed to undici (see TransportOptions.signal): checked here.
       if (exchange.signal.aborted) throw abortReason(exchange.signal);
@@ -149,10 +151,11 @@ export class Transport {
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
+          reached = true;
           await this.wait(backoff(retries++), `connection dropped (${errorCode(error)})`, exchange.signal);
           continue;
         }
-        throw networkErrorFrom(error, exchange.info, this.limits);
+        throw networkErrorFrom(error, exchange.info, this.limits, reached);
       }
       if (result.status !== 429) gate?.passed();
       // 429 means the request was not processed, so any method may be sent again; 5xx only repeatable ones.
@@ -167,6 +170,7 @@ export class Transport {
         continue;
       }
       retries++;
+      if (result.status !== 429) reached = true;
       await this.wait(delay, `status ${result.status}`, exchange.signal);
     }
   }

@@ -19,6 +19,19 @@ export interface SourceLine {
   error?: UsageError;
 }
 
+/** A line over the size limit: reading stops there (the rest of the line is never buffered). */
+export class LineTooLongError extends UsageError {
+  constructor(
+    sourceName: string,
+    readonly line: number,
+    maxLineBytes: number,
+  ) {
+    super(`${sourceName}: line ${line}: longer than ${formatBytes(maxLineBytes)}, the service's request size limit`, {
+      code: 'too_large',
+    });
+  }
+}
+
 export async function* readLines(
   chunks: AsyncIterable<Uint8Array>,
   sourceName: string,
@@ -33,7 +46,7 @@ export async function* readLines(
     pending = [];
     pendingBytes = 0;
     if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-    if (bytes.length > maxLineBytes) throw lineTooLong(sourceName, number, maxLineBytes);
+    if (bytes.length > maxLineBytes) throw new LineTooLongError(sourceName, number, maxLineBytes);
     try {
       return { number, text: decodeUtf8(bytes, sourceName, number), bytes };
     } catch (error) {
@@ -50,7 +63,7 @@ export async function* readLines(
           pending.push(chunk.subarray(start));
           pendingBytes += chunk.length - start;
           // Refuse a runaway line as soon as it passes the cap, before it fills memory.
-          if (pendingBytes > maxLineBytes + 1) throw lineTooLong(sourceName, number + 1, maxLineBytes);
+          if (pendingBytes > maxLineBytes + 1) throw new LineTooLongError(sourceName, number + 1, maxLineBytes);
         }
         break;
       }
@@ -59,11 +72,4 @@ export async function* readLines(
     }
   }
   if (pendingBytes > 0) yield finish(Buffer.alloc(0));
-}
-
-function lineTooLong(sourceName: string, line: number, maxLineBytes: number): UsageError {
-  return new UsageError(
-    `${sourceName}: line ${line}: longer than ${formatBytes(maxLineBytes)}, the service's request size limit`,
-    { code: 'too_large' },
-  );
 }

@@ -59,11 +59,13 @@ export interface BatchJournal {
   readonly compared: Compared | undefined;
   idempotencyKey(key: LineKey): string;
   record(entry: JournalEntry): void;
+  /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
+  unanswered(): void;
   /** Resolves when every record so far is written and synced to disk. */
   flush(): Promise<void>;
   /** Every line was submitted: the journal becomes the batch's finished record. */
   complete(): Promise<void>;
-  /** The batch stopped short: the journal stays for --resume. */
+  /** The batch stopped short: the journal stays for --resume, with a stop record unless a request went unanswered. */
   close(): Promise<void>;
   /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
   lockLost(): Error | undefined;
@@ -73,10 +75,12 @@ export interface BatchJournal {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
-const READ = constants.O_RDONLY | NOFOLLOW;
 
 /** The journal's format (see the top of this file); 2 matched lines by number and is not read. */
-const FORMAT = 3;
+export const FORMAT = 3;
+/** A resumed run's first record, and a cleanly stopped run's last (see the top of this file). */
+export const STARTED = JSON.stringify({ started: true });
+export const STOPPED = JSON.stringify({ stopped: true });
 
 export interface Header {
   facectl_batch: typeof FORMAT;
@@ -127,7 +131,10 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       // A torn last record (the process was killed mid-write) is ended so the next one starts clean.
-      if (resumed.tornTail && !resumed.finished) await handle.write('\n');
+      const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
+      // On disk before the first request: a kill from here on leaves the batch unclean (see the top).
+      await handle.write(`${torn}${STARTED}\n`);
+      await handle.datasync();
     } else {
       const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
       const header: Header = { facectl_batch: FORMAT, batch_id: batchId, ...fields };
@@ -141,6 +148,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await fresh.close();
       }
       await rename(temp, path);
+      await syncDirectory(start.dir);
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
@@ -199,6 +207,7 @@ function journal(parts: JournalParts): BatchJournal {
     if (failure !== undefined) throw failure;
   };
   let scheduled = false;
+  let unanswered = 0;
   const release = async () => {
     await handle.close().catch(() => undefined);
     parts.held.release();
@@ -221,6 +230,9 @@ function journal(parts: JournalParts): BatchJournal {
         scheduled = false;
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS);
+    },
+    unanswered() {
+      unanswered++;
     },
     flush,
     async complete() {
@@ -246,6 +258,8 @@ function journal(parts: JournalParts): BatchJournal {
     },
     async close() {
       try {
+        // Clean: its records say all it submitted. A run whose lock was taken over says nothing for the other.
+        if (unanswered === 0 && parts.lockLost() === undefined) queued.push(`${STOPPED}\n`);
         await flush();
       } finally {
         await release();
@@ -253,6 +267,20 @@ function journal(parts: JournalParts): BatchJournal {
     },
     lockLost: parts.lockLost,
   };
+}
+
+/** A new entry of `dir` made durable (best effort: not every system can sync a directory). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, constants.O_RDONLY);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The entry is there for every other process all the same; only a power loss could lose it.
+  }
 }
 
 /** `from` copied to `to` through a temporary file renamed into place: `to` is never half-written. */
@@ -311,74 +339,6 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
     for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
   } catch {
     // A record left over is only disk space; the batch itself finished.
-  }
-}
-
-export interface ReadJournal {
-  header: Header;
-  entries: Acknowledged;
-  tornTail: boolean;
-  mtimeMs: number;
-}
-
-/**
- * The records of an earlier run (or only its header); a record cut short or unreadable is skipped (that
- * line is sent again); undefined for a journal gone or of another format.
- */
-export async function readJournal(path: string, headerOnly: boolean): Promise<ReadJournal | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, READ);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw stateError(path, error);
-  }
-  try {
-    const info = await handle.stat();
-    const entries = new Acknowledged();
-    let header: Partial<Header> | undefined;
-    // Read as lines, streaming: a journal may be larger than a string can be.
-    for await (const text of handle.readLines({ autoClose: false })) {
-      if (header === undefined) {
-        header = parse(text) as Partial<Header> | undefined;
-        if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
-        if (headerOnly) break;
-        continue;
-      }
-      const entry = parse(text) as Partial<JournalEntry> | undefined;
-      if (
-        entry !== undefined &&
-        Number.isSafeInteger(entry.line) &&
-        typeof entry.hash === 'string' &&
-        Number.isSafeInteger(entry.n) &&
-        (entry.n as number) >= 1 &&
-        typeof entry.document_id === 'string' &&
-        typeof entry.token_count === 'number'
-      ) {
-        entries.add(entry as JournalEntry);
-      }
-    }
-    if (header === undefined) return undefined;
-    let tornTail = false;
-    if (!headerOnly && info.size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, info.size - 1);
-      tornTail = last[0] !== 0x0a;
-    }
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs };
-  } catch (error) {
-    throw error instanceof CliError ? error : stateError(path, error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-}
-
-function parse(line: string | undefined): unknown {
-  if (!line) return undefined;
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }
 

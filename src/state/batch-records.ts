@@ -9,10 +9,10 @@ import {
   type JournalMode,
   listRecords,
   newBatchId,
-  readJournal,
   startJournal,
   stateError,
 } from './batch-journal.js';
+import { readJournal } from './journal-read.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 
@@ -21,11 +21,14 @@ import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.j
  * line, from the check pass that reads it before anything is sent; standard input's first lines, read
  * ahead) are compared with what each earlier batch of the same input acknowledged (batch-journal.ts).
  *
- * - A plain run is refused (exit 2) only when its lines overlap what an unfinished batch acknowledged;
- *   else it is a new batch, and the other stays resumable (an earlier run of the same input that had no
+ * - A plain run is refused (exit 2) when its lines overlap what an unfinished batch acknowledged, or
+ *   when an unfinished batch of the same input did not stop cleanly (killed, or a request left without
+ *   an answer: batch-journal.ts): what that one made cannot be told from its records. Else it is a new
+ *   batch, and the other stays resumable (an earlier run of the same input that stopped cleanly with no
  *   answer recorded is replaced).
- * - --resume goes on with the batch it overlaps most (unfinished or finished); a file's unfinished
- *   batch even when no line is recognized. None: a new batch, said so.
+ * - --resume goes on with the unfinished batch a plain run is refused for, if any; else with the batch
+ *   it overlaps most (unfinished or finished); a file's unfinished batch even when no line is
+ *   recognized. None: a new batch, said so.
  * - --restart drops the unfinished batches of the same input and starts a new one.
  *
  * Locks (lock.ts: a directory, kept fresh while its holder runs, removed only by it) keep two
@@ -64,6 +67,8 @@ export interface Candidate {
   readonly head: ReadonlySet<string>;
   readonly mtimeMs: number;
   readonly tornTail: boolean;
+  /** Its last run stopped cleanly: its records say all it submitted (batch-journal.ts). */
+  readonly clean: boolean;
   /** Standard input: set when another facectl is sending this batch now. */
   busy?: LockHeldError;
   /** Standard input: this batch's lock, taken while choosing (it was free). */
@@ -165,6 +170,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
         mtimeMs: read.mtimeMs,
         tornTail: read.tornTail,
+        clean: read.clean,
         ...(busy ? { busy } : {}),
         ...(lock ? { lock } : {}),
       });
@@ -222,34 +228,40 @@ async function choose(
 
   let chosen: (typeof scored)[number] | undefined;
   let dropped: Candidate[] = [];
+  // The same input: a file's every batch; standard input's that share its first lines.
+  const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
+  const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
+  const stopped = unfinished
+    .filter((s) => s.compared.matched > 0)
+    .sort((a, b) => b.compared.matched - a.compared.matched)[0];
+  // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
+  const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
+  // The batch a plain run is refused for, which --resume then goes on with.
+  const blocking = stopped ?? unclean;
   if (options.mode === 'new') {
-    const stopped = scored
-      .filter((s) => !s.candidate.finished && s.compared.matched > 0)
-      .sort((a, b) => b.compared.matched - a.compared.matched)[0];
-    if (stopped !== undefined) {
-      const done = stopped.candidate.acknowledged.size;
-      throw new UsageError(
-        `an earlier batch of ${options.sourceName} stopped after ${done} of its documents were submitted`,
-        {
-          code: 'unfinished_batch',
-          hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${stopped.candidate.path})`,
-        },
-      );
+    if (blocking !== undefined) {
+      const done = blocking.candidate.acknowledged.size;
+      const what =
+        stopped !== undefined
+          ? `stopped after ${done} of its documents were submitted`
+          : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
+      throw new UsageError(`an earlier batch of ${options.sourceName} ${what}`, {
+        code: 'unfinished_batch',
+        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
+      });
     }
-    // An earlier run of the same input that got no answer recorded leaves nothing to resume from:
+    // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:
     // this batch takes its place.
-    dropped = scored
-      .filter(
-        (s) =>
-          !s.candidate.finished &&
-          s.candidate.busy === undefined &&
-          s.candidate.acknowledged.size === 0 &&
-          (s.any > 0 || !options.streamed),
-      )
+    dropped = unfinished
+      .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
       .map((s) => s.candidate);
   } else if (options.mode === 'restart') {
     // A file's earlier runs are replaced; standard input's, those of the same input.
-    dropped = scored.filter((s) => !s.candidate.finished && (s.any > 0 || !options.streamed)).map((s) => s.candidate);
+    dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
+  } else if (blocking !== undefined) {
+    // The batch a plain run is refused for, even when a finished one overlaps more (a plain run of a
+    // finished input, stopped): else it would stay, and a plain run would stay refused.
+    chosen = blocking;
   } else {
     // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
     // unfinished batch is resumed even when none of its lines is recognized (it may have stopped before

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
-import { batchEnv, resultLines, storedLabels, tempFile } from './support.js';
+import { batchEnv, resultLines, storedLabels, tempFile, unreachableUrl } from './support.js';
 
 // What a batch's exit code says: 2 only when bad input left nothing sent; a batch that submitted some
 // lines and failed on others is a partly failed batch, exit 1, the bad line named either way.
@@ -62,8 +62,33 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     ).toEqual(['1', '2']);
     expect(res.stderr).toContain('error: standard input: line 3: expected a JSON object');
     expect(res.stderr).toContain('2 document(s) before it were already submitted');
+    // The bad line is a failed line of the batch.
+    expect(res.stderr).toContain('Submitted 2 documents, 1 failed.');
     expect(storedLabels(service, 'in-')).toEqual(['in-1', 'in-2']);
   });
+
+  for (const [what, bad] of [
+    ['a line over the size limit (no newline)', Buffer.alloc(64 * 1024 * 1024 + 2, 'a')],
+    ['a line that is not JSON', Buffer.from('not json\n')],
+  ] as const) {
+    it(`standard input, the service unreachable, then ${what}: both lines failed, the unreachable service decides (exit 8)`, async () => {
+      const env = batchEnv(service.key('pro'), await unreachableUrl());
+      const res = await runCli(['docs', 'submit', '--json', '-'], {
+        env,
+        stdin: Buffer.concat([Buffer.from(`${doc('down-1')}\n`), bad]),
+      });
+      expect(res.code, res.stderr).toBe(8);
+      expect(resultLines(res.stdout)).toEqual([
+        { line: 1, ok: false, error: { code: 'network_error', message: expect.stringMatching(/connection refused/) } },
+      ]);
+      const error = (JSON.parse(res.stderr) as { error: { message: string; warnings: string[] } }).error;
+      // Line 2 is named too, and counted.
+      expect(error.message).toMatch(
+        /^2 document\(s\) failed \(line 1: .*connection refused\).*standard input: line 2: /,
+      );
+      expect(error.warnings).toEqual([expect.stringMatching(/^Submitted 0 documents, 2 failed\./)]);
+    }, 60_000);
+  }
 
   it('standard input: a bad first line is exit 2, nothing sent', async () => {
     const before = service.stats.requests;
@@ -76,6 +101,7 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
     expect(error).toMatchObject({ code: 'invalid_input' });
     expect(error.message).toMatch(/^standard input: line 1: content: required/);
+    expect(res.stderr).toContain('Submitted 0 documents, 1 failed.');
     expect(service.stats.requests).toBe(before);
     expect(storedLabels(service, 'first-')).toEqual([]);
   });

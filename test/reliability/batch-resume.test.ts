@@ -50,7 +50,7 @@ describe('resumable batches', () => {
     const journaled = readFileSync(journalFiles(env.FACECTL_CONFIG_DIR)[0] as string, 'utf8')
       .split('\n')
       .slice(1)
-      .filter((l) => l.endsWith('}')).length;
+      .filter((l) => l.includes('"document_id"') && l.endsWith('}')).length;
     const createdBeforeResume = stored(service, 'kill9-').length;
     expect(createdBeforeResume).toBeGreaterThan(journaled);
 

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { run } from '../../src/main.js';
 import { type FaultServer, startFaultServer } from '../helpers/fault-server.js';
@@ -144,4 +145,13 @@ export function resultLines(stdout: string): {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as ReturnType<typeof resultLines>[number]);
+}
+
+/** A base URL nothing listens on (a port just closed): every connection is refused, nothing is sent. */
+export async function unreachableUrl(): Promise<string> {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as { port: number };
+  await new Promise((resolve) => closed.close(resolve));
+  return `http://127.0.0.1:${port}`;
 }

@@ -231,6 +231,29 @@ describe('retries', () => {
   });
 });
 
+describe('whether a failed request may have reached the service', () => {
+  it('refused at once: unsent; dropped first, then refused on its retry: not unsent (it may have been applied)', async () => {
+    const url = server.baseUrl;
+    await server.close();
+    const refused = await failure(createApiClient({ baseUrl: url, apiKey: KEY }).call(routes.getCurrentApiKey, {}));
+    expect(refused).toMatchObject({ exitCode: ExitCode.network, unsent: true });
+
+    server = await startFaultServer();
+    const closing = server;
+    // The first attempt reaches the service, its connection drops; the service is gone for the retry.
+    server.handle((_req, res) => {
+      void closing.close();
+      res.socket?.destroy();
+    });
+    const error = await failure(client().call(routes.createFace, { body: { name: 'Ada', alias: 'ada-lovelace' } }));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/connection refused/);
+    expect(server.requests).toHaveLength(1);
+    expect((error as NetworkError).unsent).toBe(false);
+    server = await startFaultServer();
+  });
+});
+
 describe('response side', () => {
   it('a 2xx HTML body is an unexpected response naming the content type, exit 1', async () => {
     server.handle((_req, res) => {

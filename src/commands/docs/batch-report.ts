@@ -32,6 +32,8 @@ export interface Failures {
 
 export interface BatchReporter {
   report(result: LineResult, exitCode?: ExitCodeValue): void;
+  /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
+  stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void;
   /** Writes what is left (the table, the failures, the summary); returns the counts. */
   finish(): { summary: BatchSummary; failures: Failures };
 }
@@ -45,6 +47,14 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
   const forTable: (LineResult & { ok: true })[] = [];
   const results = batchedLines(ctx);
   const progress = startProgress(ctx, total);
+  /** Failed lines not listed on purpose (stoppedAt), so not "more failures" either. */
+  let unprinted = 0;
+  const fail = (result: FailedLine, exitCode: ExitCodeValue | undefined, listed: boolean) => {
+    summary.failed++;
+    const code = exitCode ?? ExitCode.error;
+    if (listed && failures.listed.length < MAX_LISTED) failures.listed.push(result);
+    if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
+  };
   return {
     report(result, exitCode) {
       if (result.ok) {
@@ -55,14 +65,15 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
         else if (onTerminal) forTable.push(result);
         else results.add(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
       } else {
-        summary.failed++;
-        const code = exitCode ?? ExitCode.error;
-        if (failures.listed.length < MAX_LISTED) failures.listed.push(result);
-        if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
+        fail(result, exitCode, true);
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
         else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
       }
       progress.update(summary.submitted + summary.failed, summary.failed);
+    },
+    stoppedAt(result, exitCode) {
+      fail(result, exitCode, false);
+      unprinted++;
     },
     finish() {
       results.flush();
@@ -76,7 +87,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
       }
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
-      printSummary(ctx, summary, onTerminal ? summary.failed - failures.listed.length : 0);
+      printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
       return { summary, failures };
     },
   };

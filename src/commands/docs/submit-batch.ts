@@ -4,23 +4,26 @@ import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/state-dir.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import {
-  CancelError,
-  CliError,
-  ExitCode,
-  type ExitCodeValue,
-  OUTPUT_CLOSED,
-  OUTPUT_FAILED,
-  UsageError,
-} from '../../errors.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
+import {
+  batchError,
+  interrupted,
+  mayHaveCreated,
+  NOTHING_SENT,
+  overBadInput,
+  partlySent,
+  type Resumable,
+  resumeHint,
+} from './batch-end.js';
 import { giveKey, keyOf, readAhead } from './batch-lines.js';
 import { runPool } from './batch-pool.js';
-import { type BatchSummary, createReporter, type Failures, resumeNotice } from './batch-report.js';
+import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
@@ -40,16 +43,12 @@ import { type BatchSummary, createReporter, type Failures, resumeNotice } from '
  * covers the whole batch.
  */
 
-export interface BatchInput {
-  source: InputSource;
+export interface BatchInput extends Resumable {
   /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
   read(watch?: CheckWatcher): Promise<BatchLines>;
   concurrency: number;
-  continueOnError: boolean;
   /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
   journal: JournalMode;
-  /** The command line that resumes this batch (see resumeCommand in submit.ts). */
-  resumeCommand: string;
 }
 
 /** The batch as it is sent: its lines, their count when known, what counts occurrences, and its journal. */
@@ -60,19 +59,6 @@ interface Opened {
   seen: Occurrences;
   journal: BatchJournal;
 }
-
-/** The most pressing failure decides the exit code: credentials and refusals before the rest. */
-const EXIT_PRIORITY: ExitCodeValue[] = [
-  ExitCode.interrupted,
-  ExitCode.auth,
-  ExitCode.refused,
-  ExitCode.network,
-  ExitCode.rateLimited,
-  ExitCode.usage,
-  ExitCode.conflict,
-  ExitCode.notFound,
-  ExitCode.error,
-];
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const opened = await openBatch(ctx, input);
@@ -113,7 +99,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     const batch = await input.read();
     const seen = new Occurrences();
     const ahead = await readAhead(batch.lines, seen, ctx.signal);
-    if (ctx.signal.aborted) throw interrupted(ctx, input, NOTHING_SENT);
+    if (ctx.signal.aborted) throw interrupted(ctx.signal, input, NOTHING_SENT);
     const records = await openBatchRecords(options);
     const comparison = records.compare();
     const head: LineKey[] = [];
@@ -177,16 +163,6 @@ async function inputIdentity(source: InputSource, cwd: string): Promise<string> 
   }
 }
 
-/** How to send the rest: the exact command with --resume, after `first` if given. */
-function resumeHint(input: BatchInput, first = ''): string {
-  const run =
-    input.source.kind === 'stdin'
-      ? `feed the same standard input to \`${input.resumeCommand}\``
-      : `run \`${input.resumeCommand}\``;
-  const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
-  return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
-}
-
 async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promise<BatchSummary> {
   const api = await ctx.api();
   const { source } = input;
@@ -208,7 +184,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     // Taken in the order of the input: the nth line of a body is its nth occurrence.
     giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
-    stopReason ??= new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+    if (stopReason === undefined) {
+      stopReason = new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+      const error = { code: 'invalid_input', message: line.error };
+      reporter.stoppedAt({ line: line.line, ok: false, error }, ExitCode.usage);
+    }
     return false;
   };
 
@@ -253,6 +233,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       reporter.report({ line: line.line, ok: true, document_id, token_count });
       return true;
     } catch (error) {
+      // A request that may have made a document without its answer: the batch cannot stop clean.
+      if (ctx.signal.aborted || mayHaveCreated(error)) journal.unanswered();
       if (ctx.signal.aborted) return false;
       overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
@@ -268,6 +250,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     const outcome = await runPool(opened.lines, pool, sendLine);
     // A read error (e.g. a line over the size limit, a file changed since it was checked) ends the batch.
     fatal ??= outcome.readError;
+    if (fatal instanceof LineTooLongError) {
+      const error = { code: fatal.code, message: fatal.message.replace(/^.*?: line \d+: /, '') };
+      reporter.stoppedAt({ line: fatal.line, ok: false, error }, ExitCode.usage);
+    }
     // Standard input resumed and read to its end: how it compared with the batch resumed (a file said it first).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
@@ -281,7 +267,13 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
-  if (ctx.signal.aborted) throw interrupted(ctx, input, progressNote);
+  if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
+  // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
+  // service unreachable, ...) came too: that failure decides the exit code, as for any failed line.
+  const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
+  if (badLine !== undefined && overBadInput(failures, summary)) {
+    throw batchError(failures, summary, input, overtaken.afterFirstFailure(), badLine.message);
+  }
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
       const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
@@ -300,7 +292,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
       code: 'invalid_input',
       hint:
-        summary.submitted === 0 && summary.failed === 0
+        // Nothing sent and no failure but the bad line itself.
+        summary.submitted === 0 && summary.failed <= 1
           ? 'nothing was submitted. Standard input was read as NDJSON, one document a line, as its first line ' +
             'is a JSON object: if it is one text document, pass --format text'
           : `${summary.submitted} document(s) before it were already submitted (standard input is read once, so ` +
@@ -309,63 +302,6 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
   return summary;
-}
-
-/**
- * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
- * documents is a partly failed batch, exit 1.
- */
-function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue {
-  return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
-}
-
-function batchError(
-  failures: Failures,
-  summary: BatchSummary,
-  input: BatchInput,
-  after: { line: number; submitted: number } | undefined,
-): CliError {
-  const continued = input.continueOnError;
-  // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
-  const worst = EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
-  const exitCode = worst ?? ExitCode.error;
-  const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
-  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
-  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
-  // "nothing after that line was submitted".
-  const inFlight =
-    after === undefined || after.submitted === 0
-      ? ''
-      : after.submitted === 1
-        ? `, but 1 line after line ${after.line}, already in flight, was still submitted`
-        : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
-  const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
-  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}`, exitCode, {
-    code: 'batch_failed',
-    hint: continued
-      ? resumeHint(input, 'Fix the failed lines')
-      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
-  });
-}
-
-/** The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent. */
-function interrupted(ctx: Context, input: BatchInput, progressNote: string): CancelError {
-  const reason: unknown = ctx.signal.reason;
-  const why = reason instanceof CliError && reason.code === OUTPUT_FAILED ? reason.message : 'interrupted';
-  return new CancelError(`${why}: ${progressNote}`, {
-    ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
-    exitCode: stopExitCode(ctx.signal),
-  });
-}
-
-const NOTHING_SENT = 'nothing was submitted';
-
-/** What stopped the batch decides its exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141. */
-function stopExitCode(signal: AbortSignal): ExitCodeValue {
-  const reason: unknown = signal.reason;
-  if (reason instanceof CliError && reason.code === OUTPUT_CLOSED) return ExitCode.outputClosed;
-  if (reason instanceof CliError && reason.exitCode !== ExitCode.ok) return reason.exitCode;
-  return ExitCode.interrupted;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { errorCode } from '../../api/error-mapping.js';
 import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
 import type { AnswerOf, Lenient } from '../../api/answers.js';
@@ -151,7 +150,7 @@ async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>)
   try {
     return await send();
   } catch (error) {
-    if (!(error instanceof NetworkError) || NOT_SENT.has(errorCode(error.cause) ?? '')) throw error;
+    if (!(error instanceof NetworkError) || error.unsent) throw error;
     throw new NetworkError(`${error.message}: a key may have been created on the service`, {
       code: error.code,
       hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
@@ -161,9 +160,6 @@ async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>)
     ctx.signal.removeEventListener('abort', onSignal);
   }
 }
-
-/** Failures before anything reached the service: no key can have been made. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'FACECTL_PROXY']);
 
 /**
  * `--save` into a profile the file does not hold yet (`--profile laptop`): the README says it creates

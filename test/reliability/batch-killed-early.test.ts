@@ -1,0 +1,216 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFaultServer } from '../helpers/hooks.js';
+import { ensureBuilt } from '../helpers/serve-process.js';
+import { useService } from '../helpers/service-suite.js';
+import { runCli } from '../helpers/run-cli.js';
+import { slowProxy } from '../helpers/slow-proxy.js';
+import { batchEnv, batchFile, journalFiles, resultLines, start, stored, unreachableUrl, until } from './support.js';
+
+// A batch killed (kill -9) at its earliest moments: before its journal held any record, with lines
+// applied by the service. A plain run of the same input must not create them a second time: it is
+// refused (exit 2) as for an unfinished batch that acknowledged lines, and --resume leaves exactly one
+// document per line. The same for Ctrl-C with requests left unanswered. A batch that stopped cleanly
+// with nothing in doubt (the service unreachable) still does not block a plain run.
+
+const server = useFaultServer();
+const service = useService({}, { faces: ['ada-early'] });
+beforeAll(() => ensureBuilt(), 120_000);
+
+const ROUNDS = 4;
+const LINES = 40;
+
+/** Records the journal holds (its lines after the header that are acknowledgments). */
+function records(configDir: string): number {
+  return journalFiles(configDir)
+    .map((path) => readFileSync(path, 'utf8').split('\n').slice(1))
+    .flat()
+    .filter((line) => line.includes('"document_id"')).length;
+}
+
+/**
+ * After a killed or stopped run: a plain run of the same input is refused, sending nothing; --resume
+ * then submits the rest, each line stored once. Returns what the round saw.
+ */
+async function refusedThenResumed(
+  prefix: string,
+  lines: string[],
+  env: Record<string, string>,
+  input: { file: string } | { stdin: string },
+): Promise<{ applied: number; journaled: number }> {
+  const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+  const args = 'file' in input ? ['--file', input.file] : ['-'];
+  const stdin = 'stdin' in input ? input.stdin : '';
+  const journaled = records(env.FACECTL_CONFIG_DIR as string);
+  const applied = stored(service, prefix).length;
+  expect(applied, 'the killed run had lines applied by the service').toBeGreaterThan(0);
+
+  const before = service.stats.requests;
+  const plain = await runCli(['docs', 'submit', ...args, '--concurrency', '4', '--json'], { env: direct, stdin });
+  expect(plain.code, plain.stderr).toBe(2);
+  expect(JSON.parse(plain.stderr)).toMatchObject({ error: { code: 'unfinished_batch' } });
+  expect(plain.stderr).toContain('--resume');
+  expect(plain.stdout).toBe('');
+  expect(service.stats.requests).toBe(before);
+  expect(stored(service, prefix)).toHaveLength(applied);
+
+  const resumed = await runCli(['docs', 'submit', ...args, '--concurrency', '4', '--json', '--resume'], {
+    env: direct,
+    stdin,
+  });
+  expect(resumed.code, resumed.stderr).toBe(0);
+  expect(resultLines(resumed.stdout)).toHaveLength(lines.length);
+  const labels = stored(service, prefix)
+    .map((d) => d.label)
+    .sort();
+  expect(labels, 'a line was created twice, or not at all').toEqual(
+    lines.map((l) => (JSON.parse(l) as { label: string }).label).sort(),
+  );
+  return { applied, journaled };
+}
+
+describe('a batch killed at its earliest moments, then a plain run of the same input', () => {
+  it('kill -9 right after its first result line: refused (exit 2); --resume: one document per line', async () => {
+    const seen: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const prefix = `first-out-${round}-`;
+      const { file, lines } = batchFile('ada-early', prefix, LINES);
+      const env = batchEnv(service.key('pro'), server.baseUrl);
+      // Answers a little late, so the batch is still going when its first result line comes out.
+      const proxy = slowProxy(server, service.baseUrl, 25);
+      const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+      run.child.stdout.once('data', () => run.child.kill('SIGKILL'));
+      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+      const printed = run.stdout().split('\n').filter(Boolean).length;
+      expect(printed).toBeGreaterThan(0);
+      await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+      const { applied, journaled } = await refusedThenResumed(prefix, lines, env, { file });
+      seen.push(`printed=${printed} journaled=${journaled} applied=${applied}`);
+    }
+    process.stdout.write(`killed after the first result line, ${ROUNDS} rounds: ${seen.join('; ')}\n`);
+  }, 120_000);
+
+  it('kill -9 before any output, its first requests applied by the service: refused; --resume: one document per line', async () => {
+    const seen: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const prefix = `no-out-${round}-`;
+      const { file, lines } = batchFile('ada-early', prefix, LINES);
+      const env = batchEnv(service.key('pro'), server.baseUrl);
+      const proxy = slowProxy(server, service.baseUrl, 0);
+      // Every answer held: the service applies the requests, the run sees none of them.
+      proxy.holdAfter(0);
+      const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+      try {
+        await until(() => stored(service, prefix).length > 0, 'a first line applied by the service');
+        run.child.kill('SIGKILL');
+        expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+      } finally {
+        proxy.release();
+      }
+      expect(run.stdout()).toBe('');
+      await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+      const { applied, journaled } = await refusedThenResumed(prefix, lines, env, { file });
+      expect(journaled).toBe(0);
+      seen.push(`applied=${applied}`);
+    }
+    process.stdout.write(`killed before any output, ${ROUNDS} rounds: ${seen.join('; ')}\n`);
+  }, 120_000);
+
+  it('standard input, kill -9 before any output: the same input is refused, a different one runs beside it', async () => {
+    const prefix = 'stdin-early-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const input = readFileSync(file, 'utf8');
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(0);
+    const run = start(['docs', 'submit', '--concurrency', '4', '--json', '-'], env, input);
+    try {
+      await until(() => stored(service, prefix).length > 0, 'a first line applied by the service');
+      run.child.kill('SIGKILL');
+      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+    } finally {
+      proxy.release();
+    }
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+
+    // Another input in the same directory is a batch of its own: not refused.
+    const other = batchFile('ada-early', 'stdin-other-', 3);
+    const beside = await runCli(['docs', 'submit', '-'], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+      stdin: readFileSync(other.file, 'utf8'),
+    });
+    expect(beside.code, beside.stderr).toBe(0);
+    expect(stored(service, 'stdin-other-')).toHaveLength(3);
+
+    await refusedThenResumed(prefix, lines, env, { stdin: input });
+  }, 60_000);
+
+  it('Ctrl-C before any answer, its requests applied: refused (they went unanswered); --resume: one document per line', async () => {
+    const prefix = 'int-early-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(0);
+    const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+    try {
+      await until(() => stored(service, prefix).length > 0, 'a first line applied by the service');
+      run.child.kill('SIGINT');
+      expect((await run.exit).code, run.stderr()).toBe(130);
+    } finally {
+      proxy.release();
+    }
+    expect(run.stderr()).toContain(`interrupted: 0 of ${LINES} documents were submitted`);
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+    const { journaled } = await refusedThenResumed(prefix, lines, env, { file });
+    expect(journaled).toBe(0);
+  }, 60_000);
+
+  it('a plain run of a finished file, killed: --resume finishes that run, not the finished one, and nothing is left to refuse a plain run', async () => {
+    const prefix = 'again-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env: direct });
+    expect(first.code, first.stderr).toBe(0);
+    // Sent again on purpose (a plain run sends every line), and killed before any answer came back.
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(0);
+    const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+    try {
+      await until(() => stored(service, prefix).length > LINES, 'a line of the second run applied');
+      run.child.kill('SIGKILL');
+      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+    } finally {
+      proxy.release();
+    }
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], { env: direct });
+    expect(plain.code, plain.stderr).toBe(2);
+
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toContain('already finished');
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+    // Two runs of every line, each created once: the first batch's, and the second's, finished by --resume.
+    const counts = new Map<string, number>();
+    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    expect([...counts.values()]).toEqual(lines.map(() => 2));
+  }, 60_000);
+
+  it('stopped cleanly with nothing in doubt (the service unreachable): a plain run goes ahead', async () => {
+    const prefix = 'unreachable-';
+    const { file } = batchFile('ada-early', prefix, 5);
+    // Every connection refused: nothing can have been created.
+    const env = batchEnv(service.key('pro'), await unreachableUrl());
+    const down = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
+    expect(down.code, down.stderr).toBe(8);
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toHaveLength(1);
+
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(stored(service, prefix)).toHaveLength(5);
+    expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+  }, 60_000);
+});
