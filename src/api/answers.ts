@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { RouteName } from '../contract/index.js';
 import { keepJsonKeys, safeParseJson } from '../contract/json-keys.js';
 import type { AnyRoute } from '../contract/route.js';
@@ -95,7 +95,7 @@ function hasNeeded(data: unknown, needed: readonly string[]): boolean {
 type Issue = z.core.$ZodIssue;
 
 /** `field [0].connected_at: expected a date-time string, came null`. */
-function deviation(issue: Issue, json: unknown, schema: z.ZodType): string {
+function deviation(issue: Issue, json: unknown, schema: z.ZodMiniType): string {
   return `field ${fieldPath(issue.path)}: ${issueText(issue, valueAt(json, issue.path), schemaAt(schema, issue.path), 'came')}`;
 }
 
@@ -103,7 +103,7 @@ function deviation(issue: Issue, json: unknown, schema: z.ZodType): string {
  * What is wrong with `value` at the issue's place: `expected <what fits>, <came|got> <what came>` for a
  * value of another kind, where zod would say it in its words; a rule of the contract keeps its message.
  */
-export function issueText(issue: Issue, value: unknown, schema: z.ZodType | undefined, came = 'got'): string {
+export function issueText(issue: Issue, value: unknown, schema: z.ZodMiniType | undefined, came = 'got'): string {
   // A rule of the contract says what it wants in its own message; zod's defaults start `Invalid`.
   const zodsOwn = /^Invalid\b/.test(issue.message);
   if (!zodsOwn || !['invalid_type', 'invalid_value', 'invalid_format'].includes(issue.code)) return issue.message;
@@ -121,16 +121,16 @@ export function fieldPath(path: readonly PropertyKey[]): string {
 interface Def {
   type: string;
   format?: string;
-  shape?: Record<PropertyKey, z.ZodType>;
-  element?: z.ZodType;
-  innerType?: z.ZodType;
+  shape?: Record<PropertyKey, z.ZodMiniType>;
+  element?: z.ZodMiniType;
+  innerType?: z.ZodMiniType;
   entries?: Record<string, unknown>;
 }
-const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
+const defOf = (schema: z.ZodMiniType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The schema of the field at `path` (optional, nullable and defaults looked through), if there is one. */
-export function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
-  let current: z.ZodType | undefined = unwrapped(schema);
+export function schemaAt(schema: z.ZodMiniType, path: readonly PropertyKey[]): z.ZodMiniType | undefined {
+  let current: z.ZodMiniType | undefined = unwrapped(schema);
   for (const part of path) {
     const def: Def = defOf(current);
     current = def.type === 'object' ? def.shape?.[part] : def.type === 'array' ? def.element : undefined;
@@ -140,13 +140,13 @@ export function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.Zod
   return current;
 }
 
-function unwrapped(schema: z.ZodType): z.ZodType {
+function unwrapped(schema: z.ZodMiniType): z.ZodMiniType {
   const def = defOf(schema);
   return ['optional', 'nullable', 'default'].includes(def.type) && def.innerType ? unwrapped(def.innerType) : schema;
 }
 
 /** What a schema takes, as a message says it (`a date-time string`, `an integer`); undefined for others. */
-function describeSchema(schema: z.ZodType | undefined): string | undefined {
+function describeSchema(schema: z.ZodMiniType | undefined): string | undefined {
   if (schema === undefined) return undefined;
   const def = defOf(schema);
   if (def.type === 'string') return def.format === 'datetime' ? 'a date-time string' : 'a string';

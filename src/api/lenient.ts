@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { AnyRoute } from '../contract/route.js';
 
 /**
@@ -7,7 +7,7 @@ import type { AnyRoute } from '../contract/route.js';
  * (undefined), but the fields the route needs, which must be there and of their type. Made once per
  * route, and only for an answer that deviated from the strict schema.
  */
-export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodType {
+export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
   let schema = LENIENT.get(route);
   if (!schema) {
     schema = lenientOf(route.response, new Set(needed));
@@ -16,30 +16,34 @@ export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.Z
   return schema;
 }
 
-const LENIENT = new WeakMap<AnyRoute, z.ZodType>();
+const LENIENT = new WeakMap<AnyRoute, z.ZodMiniType>();
 
 /** `needed` applies at the top, or to each entry of a top-level list; deeper objects need nothing. */
-function lenientOf(schema: z.ZodType, needed: ReadonlySet<string> = new Set()): z.ZodType {
-  if (schema instanceof z.ZodArray) return z.array(lenientOf(schema.element as z.ZodType, needed));
-  if (schema instanceof z.ZodObject) {
-    const shape: Record<string, z.ZodType> = {};
-    for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+function lenientOf(schema: z.ZodMiniType, needed: ReadonlySet<string> = new Set()): z.ZodMiniType {
+  if (schema instanceof z.ZodMiniArray) return z.array(lenientOf(schema._zod.def.element as z.ZodMiniType, needed));
+  if (schema instanceof z.ZodMiniObject) {
+    const shape: Record<string, z.ZodMiniType> = {};
+    for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodMiniType>)) {
       shape[key] = needed.has(key) ? lenientOf(required(field)) : lenientField(field);
     }
-    return schema.extend(shape);
+    return z.extend(schema, shape);
   }
-  if (schema instanceof z.ZodOptional) return lenientOf(schema.unwrap() as z.ZodType).optional();
-  if (schema instanceof z.ZodNullable) return lenientOf(schema.unwrap() as z.ZodType).nullable();
+  if (schema instanceof z.ZodMiniOptional) return z.optional(lenientOf(innerOf(schema)));
+  if (schema instanceof z.ZodMiniNullable) return z.nullable(lenientOf(innerOf(schema)));
   return schema;
 }
 
 /** A field that need not be there: null stays null, missing stays missing, another type is read as absent. */
-function lenientField(field: z.ZodType): z.ZodType {
-  return lenientOf(field).nullable().optional().catch(undefined);
+function lenientField(field: z.ZodMiniType): z.ZodMiniType {
+  return z.catch(z.optional(z.nullable(lenientOf(field))), undefined);
 }
 
 /** A needed field: present and not null, even where the interface has it optional or nullable. */
-function required(field: z.ZodType): z.ZodType {
-  if (field instanceof z.ZodOptional || field instanceof z.ZodNullable) return required(field.unwrap() as z.ZodType);
+function required(field: z.ZodMiniType): z.ZodMiniType {
+  if (field instanceof z.ZodMiniOptional || field instanceof z.ZodMiniNullable) return required(innerOf(field));
   return field;
+}
+
+function innerOf(schema: z.ZodMiniOptional | z.ZodMiniNullable): z.ZodMiniType {
+  return schema._zod.def.innerType as z.ZodMiniType;
 }

@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../contract/zod-messages.js';
 import { UsageError } from '../errors.js';
 import { flagName, splitList } from './kit.js';
 import type { Flags, FlagSpec, FlagValues } from './verb.js';
@@ -24,9 +25,9 @@ export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknow
 const WHOLE_NUMBER = /^\s*[+-]?\d+\s*$/;
 const DECIMAL_NUMBER = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/i;
 
-function schemaOf(key: string, flag: FlagSpec): z.ZodType {
-  if (flag.value === undefined) return z.boolean().default(flag.negate === true);
-  if (flag.repeat) return z.array(z.string()).optional();
+function schemaOf(key: string, flag: FlagSpec): z.ZodMiniType {
+  if (flag.value === undefined) return z._default(z.boolean(), flag.negate === true);
+  if (flag.repeat) return z.optional(z.array(z.string()));
   const schema =
     flag.type === 'int'
       ? wholeNumber(flag)
@@ -36,55 +37,53 @@ function schemaOf(key: string, flag: FlagSpec): z.ZodType {
           ? listOf(key, flag)
           : flag.choices
             ? z.enum(flag.choices as [string, ...string[]], { error: `must be one of ${flag.choices.join(', ')}` })
-            : z.string().superRefine(ruleOf(flag));
-  return flag.default === undefined ? schema.optional() : schema;
+            : z.string().check(z.superRefine(ruleOf(flag)));
+  return flag.default === undefined ? z.optional(schema) : schema;
 }
 
 /** A whole number (of the flag's `unit`), from `min` to `max` when it has them. */
 function wholeNumber({ min, max, unit = 'units' }: FlagSpec) {
   const rule = `must be a whole number of ${unit}${min === undefined ? '' : ` from ${min} to ${max}`}`;
-  return z
-    .string()
-    .regex(WHOLE_NUMBER, { error: rule })
-    .transform(Number)
-    .pipe(
-      z
-        .int({ error: rule })
-        .min(min ?? -Infinity, { error: rule })
-        .max(max ?? Infinity, { error: rule }),
-    );
+  return z.pipe(
+    z.pipe(z.string().check(z.regex(WHOLE_NUMBER, { error: rule })), z.transform(Number)),
+    z.int({ error: rule }).check(z.gte(min ?? -Infinity, { error: rule }), z.lte(max ?? Infinity, { error: rule })),
+  );
 }
 
 /** A finite amount of US dollars, 0 or more. */
-const dollars = z
-  .string()
-  .regex(DECIMAL_NUMBER, { error: 'must be an amount of US dollars, e.g. 25 or 7.50' })
-  .transform(Number)
-  .pipe(
-    // zod's number() refuses Infinity (1e309) itself; the message says why.
-    z
-      .number({ error: 'must be a finite amount of US dollars' })
-      .refine((n) => n >= 0, { error: 'must be 0 or more US dollars' }),
-  );
+const dollars = z.pipe(
+  z.pipe(
+    z.string().check(z.regex(DECIMAL_NUMBER, { error: 'must be an amount of US dollars, e.g. 25 or 7.50' })),
+    z.transform(Number),
+  ),
+  // zod's number() refuses Infinity (1e309) itself; the message says why.
+  z
+    .number({ error: 'must be a finite amount of US dollars' })
+    .check(z.refine((n: number) => n >= 0, { error: 'must be 0 or more US dollars' })),
+);
 
 /** Comma-separated items, each under the flag's rule; `min: 1` wants at least one. */
 function listOf(key: string, flag: FlagSpec) {
   return z
-    .string()
-    .transform((value) => splitList(value) ?? [])
-    .superRefine((items, check) => {
-      if (items.length < (flag.min ?? 0)) {
-        check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
-      }
-      // The first bad item, said once.
-      const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
-      if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
-    });
+    .pipe(
+      z.string(),
+      z.transform((value: string) => splitList(value) ?? []),
+    )
+    .check(
+      z.superRefine((items: string[], check) => {
+        if (items.length < (flag.min ?? 0)) {
+          check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
+        }
+        // The first bad item, said once.
+        const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
+        if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
+      }),
+    );
 }
 
 /** The flag's own rule (verb.ts FlagSpec.check) as an issue. */
 function ruleOf(flag: FlagSpec) {
-  return (text: string, check: z.RefinementCtx) => {
+  return (text: string, check: z.core.$RefinementCtx<string>) => {
     const wrong = flag.check?.(text);
     if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
   };

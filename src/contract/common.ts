@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import './zod-messages.js';
 import { BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from './values.js';
 
 export {
@@ -42,15 +43,17 @@ export const ALIAS_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const ALIAS_RULE = 'lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)';
 export const serviceAlias = z
   .string()
-  .min(3, { error: `must be a slug: ${ALIAS_RULE}` })
-  .max(64, { error: `must be a slug: ${ALIAS_RULE}` })
-  .regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` });
+  .check(
+    z.minLength(3, { error: `must be a slug: ${ALIAS_RULE}` }),
+    z.maxLength(64, { error: `must be a slug: ${ALIAS_RULE}` }),
+    z.regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` }),
+  );
 
-export const seedScope = z.string().regex(SEED_SCOPE_PATTERN, { error: `must have ${SEED_SCOPE_RULE}` });
+export const seedScope = z.string().check(z.regex(SEED_SCOPE_PATTERN, { error: `must have ${SEED_SCOPE_RULE}` }));
 
 export const SCOPE_PATTERN = /^v1:(?:\*|(?:keys|faces|compile|oauth)(?::(?:read|write))?)$/;
 export const SCOPE_RULE = 'v1:*, v1:<area> or v1:<area>:<read|write>, with area keys, faces, compile or oauth';
-export const scope = z.string().regex(SCOPE_PATTERN, { error: `must be ${SCOPE_RULE}` });
+export const scope = z.string().check(z.regex(SCOPE_PATTERN, { error: `must be ${SCOPE_RULE}` }));
 export type Scope = `v1:${string}`;
 
 /** Error bodies of the service: `{detail, code}`; validation errors carry a list of field errors. */
@@ -62,7 +65,7 @@ export const fieldError = z.looseObject({
 export type FieldError = z.infer<typeof fieldError>;
 export const errorBody = z.looseObject({
   detail: z.union([z.string(), z.array(fieldError)]),
-  code: z.string().optional(),
+  code: z.optional(z.string()),
 });
 export type ErrorBody = z.infer<typeof errorBody>;
 
@@ -76,7 +79,9 @@ export const noParams = z.object({});
  * surrogate has no UTF-8 form, so it could not be put into the URL; it is refused as invalid input.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-export const pathSegment = z
-  .string()
-  .min(1)
-  .refine((value) => !LONE_SURROGATE.test(value), { error: 'must be well-formed text (it holds a lone surrogate)' });
+export const pathSegment = z.string().check(
+  z.minLength(1),
+  z.refine((value: string) => !LONE_SURROGATE.test(value), {
+    error: 'must be well-formed text (it holds a lone surrogate)',
+  }),
+);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { alias, dateTime, importType, pathSegment, perspective, serviceAlias } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
@@ -8,10 +8,10 @@ import { defineRoute } from './route.js';
  * of perspective are "not shown", so every field is optional and the client fills in nothing.
  */
 export const documentCreateRequest = z.looseObject({
-  alias: alias.optional(),
-  content: z.string().optional(),
-  label: z.string().optional(),
-  perspective: perspective.optional(),
+  alias: z.optional(alias),
+  content: z.optional(z.string()),
+  label: z.optional(z.string()),
+  perspective: z.optional(perspective),
 });
 export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
 
@@ -23,20 +23,22 @@ export const DEFAULT_PERSPECTIVE = 'third-person';
 
 export const documentCreateServiceRequest = z.strictObject({
   alias: serviceAlias,
-  content: z.string().min(1, { error: 'must not be empty' }),
-  label: z.string().min(1, { error: 'must not be empty' }).max(500),
-  perspective: perspective.default(DEFAULT_PERSPECTIVE),
+  content: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  label: z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(500)),
+  perspective: z._default(perspective, DEFAULT_PERSPECTIVE),
 });
 
 /** Extension: edit a document's content or label (version + 1, synced = false). */
 export const documentEditRequest = z
   .strictObject({
-    content: z.string().min(1, { error: 'must not be empty' }).optional(),
-    label: z.string().min(1, { error: 'must not be empty' }).max(500).optional(),
+    content: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }))),
+    label: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(500))),
   })
-  .refine((body) => body.content !== undefined || body.label !== undefined, {
-    error: 'give content, label or both',
-  });
+  .check(
+    z.refine((body: { content?: string; label?: string }) => body.content !== undefined || body.label !== undefined, {
+      error: 'give content, label or both',
+    }),
+  );
 
 /** The Document shape shared by import, submit, get and edit. */
 export const document = z.looseObject({
@@ -52,11 +54,11 @@ export const document = z.looseObject({
   synced: z.boolean(),
   created_at: dateTime,
   updated_at: dateTime,
-  prepare_status: z.string().nullish(),
-  chunks_total: z.int().nullish(),
-  chunks_completed: z.int().nullish(),
-  current_counts: z.record(z.string(), z.unknown()).optional(),
-  type: z.string().default('document'),
+  prepare_status: z.nullish(z.string()),
+  chunks_total: z.nullish(z.int()),
+  chunks_completed: z.nullish(z.int()),
+  current_counts: z.optional(z.record(z.string(), z.unknown())),
+  type: z._default(z.string(), 'document'),
 });
 export type Document = z.output<typeof document>;
 
@@ -69,17 +71,17 @@ export const documentIdParams = z.strictObject({ document_id: pathSegment });
  */
 export const importRequest = z.looseObject({
   url: z.string(),
-  type: z.string().meta({ default: 'document' }).optional(),
-  perspective: perspective.meta({ default: 'third-person' }).optional(),
-  face_speaker: z.string().nullish(),
+  type: z.optional(z.string().check(z.meta({ default: 'document' }))),
+  perspective: z.optional(perspective.check(z.meta({ default: 'third-person' }))),
+  face_speaker: z.nullish(z.string()),
 });
 
 /** The local service's own rules: a non-empty url, type document or transcript, no unknown field. */
 export const importServiceRequest = z.strictObject({
-  url: z.string().min(1, { error: 'must not be empty' }),
-  type: importType.default('document'),
-  perspective: perspective.default('third-person'),
-  face_speaker: z.string().nullish(),
+  url: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  type: z._default(importType, 'document'),
+  perspective: z._default(perspective, 'third-person'),
+  face_speaker: z.nullish(z.string()),
 });
 export type ImportRequest = z.input<typeof importRequest>;
 

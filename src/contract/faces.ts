@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { alias, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
@@ -6,46 +6,46 @@ import { defineRoute } from './route.js';
 export const faceCreateRequest = z.looseObject({
   name: z.string(),
   alias,
-  basic_facts: z.record(z.string(), z.unknown()).optional(),
-  default_tools: z.array(z.string()).nullish(),
-  default_model: z.string().nullish(),
-  formula: z.string().nullish(),
+  basic_facts: z.optional(z.record(z.string(), z.unknown())),
+  default_tools: z.nullish(z.array(z.string())),
+  default_model: z.nullish(z.string()),
+  formula: z.nullish(z.string()),
 });
 export type FaceCreateRequest = z.input<typeof faceCreateRequest>;
 
 /** The local service's own rules: name 1-200 characters, a slug alias, no unknown field. */
 export const faceCreateServiceRequest = z.strictObject({
-  name: z.string().min(1, { error: 'must not be empty' }).max(200),
+  name: z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(200)),
   alias: serviceAlias,
-  basic_facts: z.record(z.string(), z.unknown()).optional(),
-  default_tools: z.array(z.string().min(1)).nullish(),
-  default_model: z.string().min(1).nullish(),
-  formula: z.string().nullish(),
+  basic_facts: z.optional(z.record(z.string(), z.unknown())),
+  default_tools: z.nullish(z.array(z.string().check(z.minLength(1)))),
+  default_model: z.nullish(z.string().check(z.minLength(1))),
+  formula: z.nullish(z.string()),
 });
 
 /** component_counts: four integer members, each 0 by default. */
 export const componentCounts = z.looseObject({
-  alpha: z.int().default(0),
-  beta: z.int().default(0),
-  delta: z.int().default(0),
-  epsilon: z.int().default(0),
+  alpha: z._default(z.int(), 0),
+  beta: z._default(z.int(), 0),
+  delta: z._default(z.int(), 0),
+  epsilon: z._default(z.int(), 0),
 });
 
 export const face = z.looseObject({
   alias: z.string(),
   created: z.int(),
   owned_by: z.string(),
-  uid: z.string().nullish(),
-  object: z.string().default('face'),
-  name: z.string().nullish(),
-  basic_facts: z.record(z.string(), z.unknown()).optional(),
-  default_tools: z.array(z.string()).nullish(),
-  default_model: z.string().nullish(),
-  formula: z.string().nullish(),
-  profile_token_count: z.int().nullish(),
-  total_tokens_saved: z.int().nullish(),
-  component_counts: componentCounts.optional(),
-  warnings: z.array(z.string()).nullish(),
+  uid: z.nullish(z.string()),
+  object: z._default(z.string(), 'face'),
+  name: z.nullish(z.string()),
+  basic_facts: z.optional(z.record(z.string(), z.unknown())),
+  default_tools: z.nullish(z.array(z.string())),
+  default_model: z.nullish(z.string()),
+  formula: z.nullish(z.string()),
+  profile_token_count: z.nullish(z.int()),
+  total_tokens_saved: z.nullish(z.int()),
+  component_counts: z.optional(componentCounts),
+  warnings: z.nullish(z.array(z.string())),
 });
 export type Face = z.output<typeof face>;
 

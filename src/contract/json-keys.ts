@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 
 /**
  * `__proto__`, `constructor` and `prototype` are ordinary keys of JSON (reliability.md, case 55).
@@ -45,7 +45,10 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
 }
 
 /** `schema.safeParse(value)` whose data keeps the `__proto__` keys of the value. */
-export function safeParseJson<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+export function safeParseJson<S extends z.ZodMiniType>(
+  schema: S,
+  value: unknown,
+): z.core.util.SafeParseResult<z.output<S>> {
   const result = schema.safeParse(value);
   if (result.success) keepJsonKeys(value, result.data);
   return result;

@@ -1,48 +1,54 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { dateTime, noParams, scope, seedScope } from './common.js';
 import { defineRoute } from './route.js';
 
 /** Body of POST /v1/auth/api-keys as the seed states it: every field optional and nullable. */
 export const apiKeyCreateRequest = z.looseObject({
-  name: z.string().nullish(),
-  expires_in_days: z.int({ error: 'must be a whole number of days' }).nullish(),
-  scopes: z.array(seedScope).nullish(),
-  budget_usd: z.number({ error: 'must be a number of US dollars' }).nullish(),
-  allowed_face_ids: z.array(z.string()).nullish(),
-  allowed_llm_models: z.array(z.string()).nullish(),
+  name: z.nullish(z.string()),
+  expires_in_days: z.nullish(z.int({ error: 'must be a whole number of days' })),
+  scopes: z.nullish(z.array(seedScope)),
+  budget_usd: z.nullish(z.number({ error: 'must be a number of US dollars' })),
+  allowed_face_ids: z.nullish(z.array(z.string())),
+  allowed_llm_models: z.nullish(z.array(z.string())),
 });
 export type ApiKeyCreateRequest = z.input<typeof apiKeyCreateRequest>;
 
 /** The local service's own rules for it: name cap, 1-365 days, its scope grammar, no unknown field. */
 export const apiKeyCreateServiceRequest = z.strictObject({
-  name: z.string().max(200).nullish(),
-  expires_in_days: z
-    .int({ error: 'must be a whole number of days' })
-    .min(1, { error: 'must be between 1 and 365 days' })
-    .max(365, { error: 'must be between 1 and 365 days' })
-    .nullish(),
-  scopes: z.array(scope).min(1).nullish(),
-  budget_usd: z
-    .number({ error: 'must be a number of US dollars' })
-    .refine(Number.isFinite, { error: 'must be a finite number of US dollars' })
-    .min(0, { error: 'must be 0 or more US dollars' })
-    .nullish(),
-  allowed_face_ids: z.array(z.string().min(1)).nullish(),
-  allowed_llm_models: z.array(z.string().min(1)).nullish(),
+  name: z.nullish(z.string().check(z.maxLength(200))),
+  expires_in_days: z.nullish(
+    z
+      .int({ error: 'must be a whole number of days' })
+      .check(
+        z.gte(1, { error: 'must be between 1 and 365 days' }),
+        z.lte(365, { error: 'must be between 1 and 365 days' }),
+      ),
+  ),
+  scopes: z.nullish(z.array(scope).check(z.minLength(1))),
+  budget_usd: z.nullish(
+    z
+      .number({ error: 'must be a number of US dollars' })
+      .check(
+        z.refine(Number.isFinite, { error: 'must be a finite number of US dollars' }),
+        z.gte(0, { error: 'must be 0 or more US dollars' }),
+      ),
+  ),
+  allowed_face_ids: z.nullish(z.array(z.string().check(z.minLength(1)))),
+  allowed_llm_models: z.nullish(z.array(z.string().check(z.minLength(1)))),
 });
 
 /** Response of POST /v1/auth/api-keys: the only response that ever carries the full secret. */
 export const apiKey = z.looseObject({
   key: z.string(),
   id: z.string(),
-  name: z.string().nullable(),
+  name: z.nullable(z.string()),
   created_at: dateTime,
-  expires_at: dateTime.nullable(),
+  expires_at: z.nullable(dateTime),
   key_prefix: z.string(),
-  budget_usd: z.number().nullable(),
+  budget_usd: z.nullable(z.number()),
   spent_usd: z.number(),
-  allowed_face_ids: z.array(z.string()).nullable(),
-  allowed_llm_models: z.array(z.string()).nullable(),
+  allowed_face_ids: z.nullable(z.array(z.string())),
+  allowed_llm_models: z.nullable(z.array(z.string())),
 });
 export type ApiKey = z.output<typeof apiKey>;
 
@@ -50,9 +56,9 @@ export type ApiKey = z.output<typeof apiKey>;
  * Extension: the key the request authenticates with, as above without its secret, plus what the
  * service tells about it (scopes, plan). Used by `auth status` and `doctor`.
  */
-export const currentApiKey = apiKey.omit({ key: true }).extend({
-  scopes: z.array(z.string()).optional(),
-  plan: z.string().optional(),
+export const currentApiKey = z.extend(z.omit(apiKey, { key: true }), {
+  scopes: z.optional(z.array(z.string())),
+  plan: z.optional(z.string()),
 });
 export type CurrentApiKey = z.output<typeof currentApiKey>;
 

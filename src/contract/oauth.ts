@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { dateTime, detailMessage, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
@@ -8,11 +8,11 @@ import { defineRoute } from './route.js';
  * service sends provider and connected always, connected_at while connected.
  */
 export const oauthConnection = z.looseObject({
-  provider: z.string().optional(),
-  connected: z.boolean().optional(),
+  provider: z.optional(z.string()),
+  connected: z.optional(z.boolean()),
   // The seed types connected_at as a date-time (not nullable) and gives no Required column; a provider
   // that is not connected has none, so the local service leaves the field out.
-  connected_at: dateTime.optional(),
+  connected_at: z.optional(dateTime),
 });
 export type OAuthConnection = z.output<typeof oauthConnection>;
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { errorBody } from './common.js';
 import { routes } from './index.js';
 import { type AnyRoute, pathParamNames } from './route.js';
@@ -6,7 +6,7 @@ import { type AnyRoute, pathParamNames } from './route.js';
 /** Builds an OpenAPI 3.1 document from the contract's routes: nothing in it is written by hand. */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schema = (type: z.ZodType, io: 'input' | 'output') =>
+  const schema = (type: z.ZodMiniType, io: 'input' | 'output') =>
     z.toJSONSchema(type, { target: 'draft-2020-12', io, unrepresentable: 'any' });
   const errorResponse = {
     description: 'Error',

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -8,10 +8,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  */
 export interface Route<
   Name extends string = string,
-  Params extends z.ZodType = z.ZodType,
-  Body extends z.ZodType | undefined = z.ZodType | undefined,
-  Response extends z.ZodType = z.ZodType,
-  ServiceBody extends z.ZodType | undefined = z.ZodType | undefined,
+  Params extends z.ZodMiniType = z.ZodMiniType,
+  Body extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
+  Response extends z.ZodMiniType = z.ZodMiniType,
+  ServiceBody extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
 > {
   readonly name: Name;
   readonly method: HttpMethod;
@@ -45,17 +45,23 @@ export interface Route<
   readonly successStatus: 200 | 201;
 }
 
-export type AnyRoute = Route<string, z.ZodType, z.ZodType | undefined, z.ZodType, z.ZodType | undefined>;
+export type AnyRoute = Route<
+  string,
+  z.ZodMiniType,
+  z.ZodMiniType | undefined,
+  z.ZodMiniType,
+  z.ZodMiniType | undefined
+>;
 export type ParamsOf<R extends AnyRoute> = z.input<R['params']>;
-export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodType ? z.input<R['body']> : undefined;
+export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodMiniType ? z.input<R['body']> : undefined;
 export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
 
 export function defineRoute<
   const Name extends string,
-  Params extends z.ZodType,
-  Body extends z.ZodType | undefined,
-  Response extends z.ZodType,
-  ServiceBody extends z.ZodType | undefined = undefined,
+  Params extends z.ZodMiniType,
+  Body extends z.ZodMiniType | undefined,
+  Response extends z.ZodMiniType,
+  ServiceBody extends z.ZodMiniType | undefined = undefined,
 >(
   def: Omit<
     Route<Name, Params, Body, Response, ServiceBody>,

@@ -1,42 +1,42 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { alias, billingSource, dateTime, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
 /** A message as sent, as the seed states it: whether each field is required is "not shown". */
 export const threadMessageRequest = z.looseObject({
-  role: z.string().optional(),
-  content: z.string().optional(),
-  from: z.string().optional(),
+  role: z.optional(z.string()),
+  content: z.optional(z.string()),
+  from: z.optional(z.string()),
 });
 export type ThreadMessageRequest = z.input<typeof threadMessageRequest>;
 
 /** The local service requires all three (so a transcript always says who spoke), no unknown field. */
 export const threadMessageServiceRequest = z.strictObject({
-  role: z.string().min(1, { error: 'must not be empty' }),
+  role: z.string().check(z.minLength(1, { error: 'must not be empty' })),
   content: z.string(),
   from: z.string(),
 });
 
 /** A message as answered: `from` comes back as `name`. */
 export const threadMessageResponse = z.looseObject({
-  role: z.string().optional(),
-  content: z.string().optional(),
-  name: z.string().optional(),
+  role: z.optional(z.string()),
+  content: z.optional(z.string()),
+  name: z.optional(z.string()),
 });
 
 /** Body of POST /v1/compile/threads as the seed states it (required fields: not shown). */
 export const threadCreateRequest = z.looseObject({
-  alias: alias.optional(),
-  label: z.string().optional(),
-  interviewer_billing_source: billingSource.optional(),
+  alias: z.optional(alias),
+  label: z.optional(z.string()),
+  interviewer_billing_source: z.optional(billingSource),
 });
 export type ThreadCreateRequest = z.input<typeof threadCreateRequest>;
 
 /** The local service's own rules: alias and label required, a slug alias, label up to 500, null = automatic. */
 export const threadCreateServiceRequest = z.strictObject({
   alias: serviceAlias,
-  label: z.string().min(1, { error: 'must not be empty' }).max(500),
-  interviewer_billing_source: billingSource.nullish(),
+  label: z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(500)),
+  interviewer_billing_source: z.nullish(billingSource),
 });
 
 export const replaceMessagesRequest = z.looseObject({
@@ -53,24 +53,24 @@ export const replaceMessagesServiceRequest = z.strictObject({
  * required here; the local service always sends all of them.
  */
 export const thread = z.looseObject({
-  thread_id: z.string().optional(),
-  label: z.string().optional(),
-  alias: z.string().optional(),
-  source: z.string().optional(),
-  messages: z.array(threadMessageResponse).optional(),
-  message_count: z.int().optional(),
-  messages_archived: z.int().optional(),
-  synced: z.boolean().optional(),
-  token_count: z.int().optional(),
-  tokens_used: z.int().optional(),
-  tokens_limit: z.int().optional(),
-  created_at: dateTime.optional(),
-  updated_at: dateTime.optional(),
-  interviewer_billing_source: billingSource.optional(),
-  prepare_status: z.string().optional(),
-  chunks_total: z.int().optional(),
-  chunks_completed: z.int().optional(),
-  current_counts: z.record(z.string(), z.unknown()).optional(),
+  thread_id: z.optional(z.string()),
+  label: z.optional(z.string()),
+  alias: z.optional(z.string()),
+  source: z.optional(z.string()),
+  messages: z.optional(z.array(threadMessageResponse)),
+  message_count: z.optional(z.int()),
+  messages_archived: z.optional(z.int()),
+  synced: z.optional(z.boolean()),
+  token_count: z.optional(z.int()),
+  tokens_used: z.optional(z.int()),
+  tokens_limit: z.optional(z.int()),
+  created_at: z.optional(dateTime),
+  updated_at: z.optional(dateTime),
+  interviewer_billing_source: z.optional(billingSource),
+  prepare_status: z.optional(z.string()),
+  chunks_total: z.optional(z.int()),
+  chunks_completed: z.optional(z.int()),
+  current_counts: z.optional(z.record(z.string(), z.unknown())),
 });
 export type Thread = z.output<typeof thread>;
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
@@ -31,10 +31,10 @@ export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspec
  * perspective is filled in: the seed leaves that endpoint's default "not shown".
  */
 const documentInput = z.strictObject({
-  alias: z.string().min(1, { error: 'must not be empty' }),
-  content: z.string().min(1, { error: 'must not be empty' }),
-  label: z.string().min(1, { error: 'must not be empty' }),
-  perspective: perspective.optional(),
+  alias: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  content: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  label: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  perspective: z.optional(perspective),
 });
 
 /**

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 
 /**
  * Turns zod issues into the short field messages people read ("alias: required", "perspective: must

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { FieldError } from '../contract/common.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { HttpError } from './errors.js';
@@ -139,7 +139,7 @@ function checkDepth(value: unknown): void {
 }
 
 /** Validates with a contract schema; 422 `validation_error` with one `{loc, msg, type}` per problem. */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {
+export function validate<S extends z.ZodMiniType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {
   const result = safeParseJson(schema, value);
   if (result.success) return result.data;
   const detail: FieldError[] = result.error.issues.map((issue) => ({

@@ -1,7 +1,6 @@
-import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
-import { type Connection, closeConnection, connect, temporaryDatabase } from './database.js';
-import { importStateFile } from './import-state.js';
+import { type Connection, closeConnection } from './database.js';
+import { openDatabase } from './store-open.js';
 import {
   COLLECTION_NAMES,
   type CollectionName,
@@ -10,7 +9,18 @@ import {
   type KeyRecord,
   type UserRecord,
 } from './records.js';
-import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
+import {
+  type Batch,
+  type CollectionView,
+  describeTable,
+  recordOf,
+  rowOf,
+  type Running,
+  type RowCache,
+  type Table,
+} from './store-rows.js';
+
+export type { CollectionView } from './store-rows.js';
 
 type Statement = Database.Statement;
 
@@ -20,51 +30,8 @@ const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
 
-/** Rows by what was asked (null: no row), valid under `stamp`. */
-interface RowCache {
-  stamp: number;
-  rows: Map<string, unknown[] | null>;
-}
-
 /** Strings at least this long are let go of by the statement that wrote them (see put()). */
 const LARGE_VALUE = 64 * 1024;
-
-/** The requests of one turn of the event loop, committed together (Store.request). */
-interface Batch {
-  committed: Promise<void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-  /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
-  failed: boolean;
-  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
-  deferred: Deferred[];
-  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
-  pending: Map<string, unknown>;
-}
-
-/** A writing statement and its values, run at the commit. */
-interface Deferred {
-  sql: string;
-  values: unknown[];
-}
-
-/** The request whose change is running (Store.request). */
-interface Running {
-  batch: Batch;
-  /** Its savepoint is open: it has written (or is about to). */
-  savepoint: boolean;
-  deferred: Deferred[];
-  /** Its keys in the batch's `pending`. */
-  keys: string[];
-}
-
-/** What tests read of a collection, as of a Map. */
-export interface CollectionView<R> {
-  readonly size: number;
-  get(id: string): R | undefined;
-  keys(): IterableIterator<string>;
-  values(): IterableIterator<R>;
-}
 
 /**
  * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
@@ -104,28 +71,7 @@ export class Store {
    * when it is not a state this serve reads.
    */
   static open(path?: string): Store {
-    if (path === undefined) {
-      const temp = temporaryDatabase();
-      try {
-        return new Store(connect(temp.file, true) as Connection, false, temp.cleanup);
-      } catch (error) {
-        temp.cleanup();
-        throw error;
-      }
-    }
-    const journal = `${path}.journal`;
-    // An old state of journal lines alone (its snapshot gone): imported like a whole one.
-    const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);
-    let db = journalOnly ? null : connect(path);
-    if (db === null) {
-      importStateFile(path, (temp) => new Store(temp, true));
-      db = connect(path);
-      if (db === null) throw new Error(`${path} is not a database after its import`);
-    } else if (existsSync(journal) && existsSync(`${path}.imported`)) {
-      // An import stopped after the database took the file's place: the journal goes beside the snapshot.
-      renameSync(journal, `${journal}.imported`);
-    }
-    return new Store(db, true);
+    return openDatabase(path, (db, persistent, cleanup) => new Store(db, persistent, cleanup));
   }
 
   /**
@@ -367,11 +313,7 @@ export class Store {
   }
 
   private columnValues<C extends CollectionName>(collection: C, record: Collections[C]): unknown[] {
-    const { columns, kinds } = this.tableOf(collection);
-    const fields = record as unknown as Record<string, unknown>;
-    const values = new Array<unknown>(columns.length);
-    for (let i = 0; i < columns.length; i++) values[i] = toColumn(kinds[i] as ColumnKind, fields[columns[i] as string]);
-    return values;
+    return rowOf(this.tableOf(collection), record);
   }
 
   /** A new record under a fresh random id, which no other request can name before the commit: put() deferred. */
@@ -446,51 +388,6 @@ export class Store {
 
   /** The record of `collection` whose columns start at `row[from]`. */
   private record<C extends CollectionName>(collection: C, row: unknown[], from = 0): Collections[C] {
-    const { columns, kinds } = this.tableOf(collection);
-    const record: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) {
-      record[columns[i] as string] = fromColumn(kinds[i] as ColumnKind, row[from + i]);
-    }
-    return record as unknown as Collections[C];
+    return recordOf(this.tableOf(collection), row, from) as unknown as Collections[C];
   }
-}
-
-/** How a column holds its field: as it is, as JSON text, or a flag as 0 or 1. */
-type ColumnKind = 'plain' | 'json' | 'flag';
-
-/** A collection's table: its columns in order, how each holds its field, and the statement of put(). */
-interface Table {
-  columns: string[];
-  kinds: ColumnKind[];
-  upsert: string;
-}
-
-function describeTable(collection: CollectionName, columns: string[]): Table {
-  const numbered = columns.map((_, i) => `?${i + 1}`).join(', ');
-  const updates = columns
-    .slice(1)
-    .map((column) => `${column} = excluded.${column}`)
-    .join(', ');
-  return {
-    columns,
-    kinds: columns.map((column) => (JSON_COLUMNS.has(column) ? 'json' : FLAG_COLUMNS.has(column) ? 'flag' : 'plain')),
-    // With nulls it writes nothing (see run()).
-    upsert:
-      `INSERT INTO ${collection} (${columns.join(', ')}) SELECT ${numbered} WHERE ?1 IS NOT NULL ` +
-      `ON CONFLICT (id) DO UPDATE SET ${updates}`,
-  };
-}
-
-function toColumn(kind: ColumnKind, value: unknown): unknown {
-  if (value === undefined || value === null) return null;
-  if (kind === 'json') return JSON.stringify(value);
-  if (kind === 'flag') return value ? 1 : 0;
-  return value;
-}
-
-function fromColumn(kind: ColumnKind, value: unknown): unknown {
-  if (value === null) return null;
-  if (kind === 'json') return JSON.parse(value as string);
-  if (kind === 'flag') return value === 1;
-  return value;
 }

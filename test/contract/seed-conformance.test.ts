@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   apiKey,
   apiKeyCreateRequest,
@@ -72,7 +72,7 @@ const at = (route: string, part: Part, ...inner: string[]): Where => {
 const MESSAGES = 'patch /v1/compile/threads/{thread_id}/messages';
 
 /** Each seed table: the contract schema it must equal, and where `facectl openapi` shows it. */
-const TABLES: Record<string, { schema: z.ZodType; where: Where }> = {
+const TABLES: Record<string, { schema: z.ZodMiniType; where: Where }> = {
   'API key create request': { schema: apiKeyCreateRequest, where: at('post /v1/auth/api-keys', 'request') },
   'API key': { schema: apiKey, where: at('post /v1/auth/api-keys', 'response') },
   'Face create request': { schema: faceCreateRequest, where: at('post /v1/faces', 'request') },
@@ -90,7 +90,7 @@ const TABLES: Record<string, { schema: z.ZodType; where: Where }> = {
   'OAuth connection entry': { schema: oauthConnection, where: at('get /v1/oauth', 'response', 'items') },
 };
 
-const contractJson = (schema: z.ZodType): Json =>
+const contractJson = (schema: z.ZodMiniType): Json =>
   z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Json;
 
 function openapiJson(where: Where): Json {
@@ -212,7 +212,7 @@ describe('what the seed says in words', () => {
 describe('the endpoint table', () => {
   const all = Object.values(routes) as AnyRoute[];
   const routeFor = (method: string, path: string) => all.find((r) => r.method === method && r.path === path);
-  const bySchema = new Map<z.ZodType, string>(Object.entries(TABLES).map(([title, { schema }]) => [schema, title]));
+  const bySchema = new Map<z.ZodMiniType, string>(Object.entries(TABLES).map(([title, { schema }]) => [schema, title]));
 
   it.each(seed.endpoints)('$method $path: a route of the contract, not an extension, with the seed shapes', (row) => {
     const route = routeFor(row.method, row.path);
@@ -225,10 +225,10 @@ describe('the endpoint table', () => {
     // Request: a named table, an object described in words, or none.
     const requestTitle = Object.keys(TABLES).find((t) => row.request.endsWith(t));
     if (row.request === 'none') expect(route.body).toBeUndefined();
-    else if (requestTitle) expect(bySchema.get(route.body as z.ZodType)).toBe(requestTitle);
+    else if (requestTitle) expect(bySchema.get(route.body as z.ZodMiniType)).toBe(requestTitle);
     else {
       const [, name] = /^object with (\w+):/.exec(row.request) ?? [];
-      expect(Object.keys((contractJson(route.body as z.ZodType).properties ?? {}) as Json)).toEqual([name]);
+      expect(Object.keys((contractJson(route.body as z.ZodMiniType).properties ?? {}) as Json)).toEqual([name]);
     }
 
     // Response: a named table, an array of one, an object with a named field, or "not shown".
@@ -240,8 +240,8 @@ describe('the endpoint table', () => {
       expect(bySchema.get(route.response)).toBe('Compile thread');
     } else if (array) {
       expect(response.type).toBe('array');
-      expect(route.response).toBeInstanceOf(z.ZodArray);
-      expect(bySchema.get((route.response as z.ZodArray<z.ZodType>).element)).toBe(array[1]);
+      expect(route.response).toBeInstanceOf(z.ZodMiniArray);
+      expect(bySchema.get((route.response as z.ZodMiniArray<z.ZodMiniType>)._zod.def.element)).toBe(array[1]);
     } else if (objectWith) {
       expect((response.properties as Record<string, Json>)[objectWith[1] as string]).toMatchObject({
         type: objectWith[2],

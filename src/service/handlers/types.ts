@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { RouteName, Routes } from '../../contract/index.js';
 import type { AnyRoute, ResponseOf } from '../../contract/route.js';
 import type { AuthInfo } from '../auth.js';
@@ -10,9 +10,9 @@ export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthC
 
 export interface HandlerInput<R extends AnyRoute, A> {
   params: z.output<R['params']>;
-  body: R['serviceBody'] extends z.ZodType
+  body: R['serviceBody'] extends z.ZodMiniType
     ? z.output<R['serviceBody']>
-    : R['body'] extends z.ZodType
+    : R['body'] extends z.ZodMiniType
       ? z.output<R['body']>
       : undefined;
   auth: A;
