@@ -204,8 +204,11 @@ export class Idempotency {
   }
 
   /**
-   * Keeps a 2xx answer; runs in the request's transaction, and writes at its commit (Store.defer: the
-   * record is new, and until then replay() finds it pending). Records past their 24 hours go meanwhile.
+   * Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile.
+   * A record that holds its whole body, or shows a document new in this batch (which no request can
+   * name before the commit), is written at the commit (Store.defer; until then replay() finds it
+   * pending). One showing an older document is written at once: an edit of that document later in
+   * the batch must find it to give it its whole body (beforeDocumentEdit reads the table).
    */
   keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
     const now = this.clock.now().getTime();
@@ -237,8 +240,8 @@ export class Idempotency {
       row.face_alias,
       row.created_ms,
     ];
-    const pending: PendingRecord = { row, parts: doc ? response.parts : undefined };
-    this.store.defer(INSERT_RECORD, values, pendingKey(request), pending);
+    if (doc && this.store.pending(`documents\u0000${doc.id}`) === undefined) this.store.run(INSERT_RECORD, values);
+    else this.store.defer(INSERT_RECORD, values, pendingKey(request), { row, parts: doc ? response.parts : undefined });
     if (response.holdsSecret && response.body !== undefined) {
       const id = `${request.userId}\u0000${request.key}`;
       this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });

@@ -158,7 +158,7 @@ export class Store {
   /**
    * Runs a writing statement at the commit of the running request's batch, just before COMMIT, rather
    * than now: for a new row that no other request can name before that commit (a record under a
-   * fresh random id, the idempotency record of this request). Writes of a request that fails are
+   * fresh random id, most idempotency records: Idempotency.keep). Writes of a request that fails are
    * dropped with it; one that fails at the commit fails the batch, as a failed commit does. Run at
    * once outside a request. `key`, `value`: pending(key) answers `value` to the requests of the same
    * batch until then (what a later request must see of the row).
@@ -316,11 +316,14 @@ export class Store {
     return rowOf(this.tableOf(collection), record);
   }
 
-  /** A new record under a fresh random id, which no other request can name before the commit: put() deferred. */
+  /**
+   * A new record under a fresh random id, which no other request can name before the commit: put()
+   * deferred. Until then pending(`<collection>\0<id>`) is true (Idempotency.keep asks).
+   */
   insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
     const { upsert } = this.tableOf(collection);
-    this.defer(upsert, this.columnValues(collection, record));
+    this.defer(upsert, this.columnValues(collection, record), `${collection}\u0000${record.id}`, true);
   }
 
   /**

@@ -378,6 +378,28 @@ describe('a rolled-back request leaves nothing behind, not even in what serve ke
 });
 
 describe('the requests of one batch: each all or nothing, the new rows written at the commit', () => {
+  /** A document record as a submit makes it (store.insertNew). */
+  const newDocument = (userId: string, faceId: string, alias: string, id: string) => ({
+    id,
+    user_id: userId,
+    face_id: faceId,
+    alias,
+    label: id,
+    source: 'submit',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    token_count: 1,
+    synced: false,
+    sync_started_ms: null,
+    synced_token_count: null,
+    billing_source: null,
+    type: 'document' as const,
+    perspective: 'third-person' as const,
+    face_speaker: null,
+    version: 1,
+    content: `content of ${id}`,
+  });
+
   test('a request that fails without writing does not undo the request before it in the same batch', async () => {
     const svc = await start();
     const store = svc.store;
@@ -405,26 +427,7 @@ describe('the requests of one batch: each all or nothing, the new rows written a
     });
     const faceId = expectContract('createFace', face, 201).uid;
     const user = [...store.values('users')].find((u) => u.plan === 'pro') as { id: string };
-    const doc = (id: string) => ({
-      id,
-      user_id: user.id,
-      face_id: faceId,
-      alias: 'batch-face',
-      label: id,
-      source: 'submit',
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-      token_count: 1,
-      synced: false,
-      sync_started_ms: null,
-      synced_token_count: null,
-      billing_source: null,
-      type: 'document',
-      perspective: 'third-person',
-      face_speaker: null,
-      version: 1,
-      content: `content of ${id}`,
-    });
+    const doc = (id: string) => newDocument(user.id, faceId, 'batch-face', id);
     const kept = store.request(() => {
       store.insertNew('documents', doc('doc_kept'));
       store.defer('SELECT 1', [], 'marker', 'kept');
@@ -455,11 +458,18 @@ describe('the requests of one batch: each all or nothing, the new rows written a
     const auth = store.keyWithUser(
       [...store.values('keys')].find((k) => k.bootstrap && k.name?.includes('pro'))?.id as string,
     ) as NonNullable<ReturnType<typeof store.keyWithUser>>;
-    const raw = Buffer.from('{"alias":"a"}');
+    const face = expectContract(
+      'createFace',
+      await call(svc, 'createFace', { key: svc.key('pro'), body: { name: 'Once', alias: 'once-face' } }),
+      201,
+    );
+    const raw = Buffer.from('{"alias":"once-face"}');
     const asked = Idempotency.request(auth, 'in-one-batch', 'POST', '/v1/compile/documents', raw);
-    const answer = { document_id: 'doc_pending', version: 1, content: 'the content', alias: 'a' };
+    const answer = { document_id: 'doc_pending', version: 1, content: 'content of doc_pending', alias: 'once-face' };
     const first = store.request(() => {
       expect(idempotency.replay(auth, asked)).toBeNull();
+      // As a submit does: the new document, then the record of the answer that shows it.
+      store.insertNew('documents', newDocument(auth.user.id, face.uid, 'once-face', 'doc_pending'));
       idempotency.keep(auth, asked, { status: 201, holdsSecret: false, ...serializeBody(answer) });
     });
     // The same turn of the event loop: the first request's record is not in the table yet.
@@ -468,6 +478,45 @@ describe('the requests of one batch: each all or nothing, the new rows written a
     expect(() => store.request(() => idempotency.replay(auth, other))).toThrow('different request');
     await first;
     expect(await again).toEqual({ status: 201, body: JSON.stringify(answer) });
+  });
+
+  test('a sync kept, then its document edited, in one batch: a repeat of the sync still gets the first answer', async () => {
+    const { Idempotency, serializeBody } = await import('../../src/service/idempotency.js');
+    const svc = await start();
+    const store = svc.store;
+    const key = svc.key('pro');
+    expectContract(
+      'createFace',
+      await call(svc, 'createFace', { key, body: { name: 'Edit', alias: 'edit-face' } }),
+      201,
+    );
+    const created = await call(svc, 'createDocument', {
+      key,
+      body: { alias: 'edit-face', label: 'edited', content: 'the first content' },
+    });
+    const shown = expectContract('createDocument', created, 201);
+    const idempotency = new Idempotency(store, { now: () => new Date() });
+    const auth = store.keyWithUser(
+      [...store.values('keys')].find((k) => k.bootstrap && k.name?.includes('pro'))?.id as string,
+    ) as NonNullable<ReturnType<typeof store.keyWithUser>>;
+    const path = `/v1/compile/documents/${shown.document_id}/sync`;
+    const asked = Idempotency.request(auth, 'sync-then-edit', 'POST', path, Buffer.alloc(0));
+    // One turn of the event loop: the sync's answer (version 1) is kept, then an edit makes version 2.
+    const synced = store.request(() =>
+      idempotency.keep(auth, asked, { status: 200, holdsSecret: false, ...serializeBody({ ...shown }) }),
+    );
+    const edited = store.request(() => {
+      const doc = store.get('documents', shown.document_id);
+      if (!doc) throw new Error('no document');
+      idempotency.beforeDocumentEdit(doc);
+      store.put('documents', { ...doc, content: 'the second content', version: 2 });
+    });
+    await synced;
+    await edited;
+    expect(await store.request(() => idempotency.replay(auth, asked))).toEqual({
+      status: 200,
+      body: JSON.stringify(shown),
+    });
   });
 
   test('concurrent repeats of a document submit (one Idempotency-Key): one document, the same answer for all', async () => {
