@@ -183,24 +183,3 @@ export function shellWord(word: string): string {
 export function flagAndValue(flag: string, value: string): string {
   return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
 }
-
-/** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
-export interface SafeParser<T> {
-  safeParse(
-    value: unknown,
-  ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
-}
-
-/**
- * `facectl serve`'s options, parsed with its own zod schema (serve is not declared as a verb yet): a bad
- * value is a UsageError naming the flag, `--port: must be a whole number from 0 to 65535`.
- */
-export function parseOptions<T>(schema: SafeParser<T>, raw: Record<string, unknown>): T {
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const key = String(issue.path[0] ?? 'options');
-    return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${issue.message}`;
-  });
-  throw new UsageError(problems.join('\n'));
-}
