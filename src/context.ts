@@ -130,6 +130,8 @@ export interface Credentials {
    * are sent; commands that create the profile (`auth login`, `keys create --save`) do not call it.
    */
   checkNamedProfile?(): void;
+  /** Why there is no key: where none was found. */
+  describe(): string;
 }
 
 export interface ProfileSettings {

@@ -46,7 +46,6 @@ export interface ContextParts {
 }
 
 export type ClosableContext = Context & {
-  credentials(): Promise<Credentials & { describe(): string }>;
   /** Closes the API client's connections so the process can exit at once. */
   close(): Promise<void>;
 };

@@ -23,7 +23,7 @@ export interface CredentialSources {
  * default. Profile: `--profile`, FACECTL_PROFILE, `default_profile`, "default". The config file is not
  * read when flags and variables settle everything, so scripts with FACECTL_API_KEY start fast.
  */
-export async function resolveCredentials(sources: CredentialSources): Promise<Credentials & { describe(): string }> {
+export async function resolveCredentials(sources: CredentialSources): Promise<Credentials> {
   const { env, globals } = sources;
   const explicitProfile = globals.profile ?? nonEmpty(env.FACECTL_PROFILE);
   const keyOutsideConfig = globals.apiKeyStdin || nonEmpty(env.FACECTL_API_KEY) !== undefined;
@@ -105,7 +105,8 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   };
 }
 
-const SOURCE_NAMES: Record<KeySource, string> = {
+/** Where a key came from, in a sentence (`the API key from standard input is empty`). */
+export const SOURCE_NAMES: Record<KeySource, string> = {
   stdin: 'standard input',
   env: 'FACECTL_API_KEY',
   profile: 'the stored profile',
@@ -220,7 +221,7 @@ export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): st
  */
 export async function credentialsBesideNewProfile(
   sources: CredentialSources,
-): Promise<(Credentials & { describe(): string }) | undefined> {
+): Promise<Credentials | undefined> {
   const name = sources.globals.profile ?? nonEmpty(sources.env.FACECTL_PROFILE);
   if (name === undefined) return undefined;
   const store = await sources.config();

@@ -86,7 +86,7 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
   }
   if (!found) {
     render(ctx, status, undefined);
-    throw new AuthError(`not logged in: ${describeMissing(status.profile)}`);
+    throw new AuthError(`not logged in: ${creds.describe()}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
   try {
@@ -143,8 +143,4 @@ function budgetText(s: AuthStatus): string | undefined {
 
 function roundUsd(value: number): number {
   return Math.round(value * 1e6) / 1e6;
-}
-
-function describeMissing(profile: string): string {
-  return `no API key (not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${profile}" has none)`;
 }

@@ -24,9 +24,7 @@ async function printToken(ctx: Context): Promise<void> {
   const creds = await ctx.credentials();
   const found = await creds.apiKey();
   if (!found) {
-    throw new AuthError(
-      `not logged in: no API key (not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${creds.profile}" has none)`,
-    );
+    throw new AuthError(`not logged in: ${creds.describe()}`);
   }
   if (ctx.io.stdoutIsTTY) {
     ctx.out.warn(

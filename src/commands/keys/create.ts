@@ -1,4 +1,9 @@
-import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
+import {
+  checkNamedProfile,
+  credentialsBesideNewProfile,
+  KEY_SOURCE_LABELS,
+  keyPrefix,
+} from '../../config/credentials.js';
 import type { Column, Context, Credentials } from '../../context.js';
 import type { AnswerOf, Lenient } from '../../api/answers.js';
 import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
@@ -180,7 +185,7 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
   if (!credentials) return undefined;
   const found = await credentials.apiKey();
   if (found) {
-    const from = found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_FROM[found.source]}`;
+    const from = found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_SOURCE_LABELS[found.source]}`;
     ctx.out.info(
       `profile "${named}" does not exist yet: creating the key with key ${keyPrefix(found.key)}… ${from} ` +
         `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
@@ -215,8 +220,6 @@ function activeTarget(credentials: Credentials): SaveTarget {
   const { profile, baseUrl, baseUrlSource } = credentials;
   return { profile, baseUrl, setsBaseUrl: baseUrlSource === 'flag' || baseUrlSource === 'env' };
 }
-
-const KEY_FROM = { env: 'FACECTL_API_KEY', stdin: '--api-key-stdin' } as const;
 
 /** Where --save puts the key: the profile, the base URL the key was made at, and whether that becomes the profile's. */
 interface SaveTarget {
