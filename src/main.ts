@@ -18,7 +18,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
   if ((end < 0 ? argv : argv.slice(0, end)).includes('--json')) ctx.globals.json = true;
   try {
     await (await buildProgram(ctx, argv)).parseAsync(argv, { from: 'user' });
-    ctx.out.flush?.();
+    ctx.out.flush();
     // A write to stdout that failed (`> file` on a full disk) is known a tick after it was tried.
     await new Promise((resolve) => setImmediate(resolve));
     const failed = outputFailure(ctx);
@@ -35,7 +35,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     if (error instanceof CommanderError) {
       // Help and version are "errors" to exitOverride; so is a group called without a subcommand.
       if (error.exitCode === 0 || error.code === 'commander.help') {
-        ctx.out.flush?.();
+        ctx.out.flush();
         return ExitCode.ok;
       }
       // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
@@ -62,13 +62,13 @@ export function reportError(ctx: Context, error: unknown): void {
   // What the service said (message, detail, hint) is shown with its control characters made visible.
   const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
   if (ctx.globals.json) {
-    const held = ctx.out.takeHeld?.() ?? [];
+    const held = ctx.out.takeHeld();
     const body = jsonError(error, ctx.globals.debug);
     if (typeof body.hint === 'string') body.hint = forProfile(body.hint, ctx.globals.profile);
     writeJson(ctx, { ...body, ...(held.length > 0 ? { warnings: held } : {}) });
     return;
   }
-  ctx.out.flush?.();
+  ctx.out.flush();
   if (!(error instanceof CliError)) {
     // A bug or an unforeseen failure: say so plainly; the stack is there with --debug.
     const message = error instanceof Error ? error.message : String(error);

@@ -81,7 +81,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
       await parts.beforeApi?.();
       // The client's modules (undici among them) load while the credentials are resolved.
       const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
-      creds.checkNamedProfile?.();
+      creds.checkNamedProfile();
       const made = clientForContext(
         ctx,
         {

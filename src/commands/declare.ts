@@ -42,7 +42,7 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   for (const [key, flag] of Object.entries(flags)) command.addOption(optionOf(key, flag));
   command.action(async (...received: unknown[]) => {
     const raw = (received.at(-1) as Command).opts();
-    await ctx.out.prepare?.();
+    await ctx.out.prepare();
     // zod, for the check, loads only now, and only for a verb with flags.
     const checked = Object.keys(flags).length > 0 ? (await import('./flag-check.js')).checkFlags(flags, raw) : {};
     await spec.run(ctx, checked, ...(received.slice(0, -2) as (string | undefined)[]));

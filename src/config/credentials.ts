@@ -219,9 +219,7 @@ export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): st
  * with that base URL), which create the key the new profile will hold. Undefined when the named profile
  * exists (or none is named): the command then uses its own credentials.
  */
-export async function credentialsBesideNewProfile(
-  sources: CredentialSources,
-): Promise<Credentials | undefined> {
+export async function credentialsBesideNewProfile(sources: CredentialSources): Promise<Credentials | undefined> {
   const name = sources.globals.profile ?? nonEmpty(sources.env.FACECTL_PROFILE);
   if (name === undefined) return undefined;
   const store = await sources.config();

@@ -18,7 +18,7 @@ async function switchProfile(ctx: SettingsContext, name: string): Promise<void> 
     checkKnownProfile(store, flag, '--profile');
   }
   checkKnownProfile(store, checkProfileName(name));
-  await store.setDefaultProfile?.(name);
+  await store.setDefaultProfile(name);
   const settings = store.getProfile(name);
   const result = {
     default_profile: name,

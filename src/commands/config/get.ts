@@ -25,7 +25,7 @@ export async function runConfigGet(ctx: SettingsContext, key: string): Promise<S
   const store = await ctx.config();
   let stored: unknown;
   let profile: string | null = null;
-  if (setting.scope === 'global') stored = store.getGlobal?.(key);
+  if (setting.scope === 'global') stored = store.getGlobal(key);
   else {
     profile = await activeProfile(ctx);
     stored = store.getProfile(profile)[key];

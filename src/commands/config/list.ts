@@ -29,7 +29,7 @@ export default verb({
 export async function runConfigList(ctx: SettingsContext): Promise<ConfigListing> {
   const store = await ctx.config();
   const active = await activeProfile(ctx);
-  const storedDefault = store.getGlobal?.('default_profile');
+  const storedDefault = store.getGlobal('default_profile');
   const listing: ConfigListing = {
     config_file: store.path,
     default_profile: typeof storedDefault === 'string' ? storedDefault : null,

@@ -59,7 +59,7 @@ export async function runConfigSet(
   if (setting.scope === 'global') {
     if (key === 'default_profile') {
       if (parsed !== undefined) checkKnownProfile(store, parsed);
-      await store.setDefaultProfile?.(parsed);
+      await store.setDefaultProfile(parsed);
     }
   } else {
     // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.

@@ -64,7 +64,7 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const creds = await ctx.credentials();
     baseUrlText = creds.baseUrl;
-    creds.checkNamedProfile?.();
+    creds.checkNamedProfile();
     key = await creds.apiKey();
     checks.push(
       key

@@ -185,7 +185,8 @@ async function creatorOfNewProfile(ctx: CreateKeyContext) {
   if (!credentials) return undefined;
   const found = await credentials.apiKey();
   if (found) {
-    const from = found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_SOURCE_LABELS[found.source]}`;
+    const from =
+      found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_SOURCE_LABELS[found.source]}`;
     ctx.out.info(
       `profile "${named}" does not exist yet: creating the key with key ${keyPrefix(found.key)}… ${from} ` +
         `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
