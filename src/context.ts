@@ -115,14 +115,6 @@ export interface Credentials {
   describe(): string;
 }
 
-export interface ProfileSettings {
-  api_key?: string;
-  /** The base URL the key was saved with; the key is sent nowhere else. */
-  api_key_base_url?: string;
-  base_url?: string;
-  [setting: string]: unknown;
-}
-
 /** The settings file (config/file-store.ts; in memory for tests). */
 export type ConfigStore = ProfileStore;
 

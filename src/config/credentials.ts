@@ -1,8 +1,8 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
+import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
-import { checkKnownProfile, checkProfileName } from './profile-store.js';
+import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

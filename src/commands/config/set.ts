@@ -7,8 +7,7 @@ import {
   storedKeyBaseUrl,
 } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import { checkKnownProfile } from '../../config/profile-store.js';
-import type { ProfileSettings } from '../../context.js';
+import { checkKnownProfile, type ProfileSettings } from '../../config/profile-store.js';
 import { UsageError } from '../../errors.js';
 import type { SettingsContext } from '../kit.js';
 
