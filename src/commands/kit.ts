@@ -24,12 +24,9 @@ export function flagName(key: string, flag?: FlagSpec): string {
   return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** What a verb that sends one request and shows the answer uses of the context. */
-export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
-
 /** One request of the contract, with the context's client, cancelled by Ctrl-C (the context's signal). */
 export async function send<R extends AnyRoute>(
-  ctx: Pick<Context, 'api' | 'signal'>,
+  ctx: Context,
   route: R,
   input: { params?: ParamsOf<R>; body?: BodyOf<R> },
 ): Promise<AnswerOf<R>> {
@@ -40,12 +37,6 @@ export async function send<R extends AnyRoute>(
 export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
   return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
 }
-
-/** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
-export type PromptContext = Pick<Context, 'io' | 'prompter'>;
-
-/** What a verb that reads or changes the settings file uses of the context (`config ...`, `auth logout`). */
-export type SettingsContext = Pick<Context, 'config' | 'globals' | 'env' | 'out' | 'io'>;
 
 /** A verb's description with the note that it uses an endpoint the published interface does not show. */
 export function withExtensionNote(text: string): string {
@@ -68,7 +59,7 @@ export interface RequireValueOptions {
  * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
  * a missing value is a usage error naming the flag, so nothing is sent.
  */
-export async function requireValue(ctx: PromptContext, options: RequireValueOptions): Promise<string> {
+export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
   const { flag, value, check = () => undefined } = options;
   const checked = (given: string) => {
     const wrong = check(given);
@@ -112,7 +103,7 @@ export function checkAlias(text: string): string | undefined {
  * else asked for on a terminal; without one, a missing flag is a usage error naming it.
  */
 export async function requireAliasAndLabel(
-  ctx: PromptContext,
+  ctx: Context,
   flags: { alias?: string | undefined; label?: string | undefined },
   what: 'document' | 'thread',
 ): Promise<{ alias: string; label: string }> {

@@ -1,6 +1,6 @@
 import { verb } from '../kit.js';
 import { checkKnownProfile, checkProfileName } from '../../config/profile-store.js';
-import type { SettingsContext } from '../kit.js';
+import type { Context } from '../../context.js';
 
 /** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
 export default verb({
@@ -10,7 +10,7 @@ export default verb({
   run: (ctx, _flags, name) => switchProfile(ctx, name),
 });
 
-async function switchProfile(ctx: SettingsContext, name: string): Promise<void> {
+async function switchProfile(ctx: Context, name: string): Promise<void> {
   const store = await ctx.config();
   // --profile chooses nothing here, but like every command's it must name a profile that exists (the default one aside).
   const flag = ctx.globals.profile;

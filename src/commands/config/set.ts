@@ -8,8 +8,8 @@ import {
 } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile, type ProfileSettings } from '../../config/profile-store.js';
+import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import type { SettingsContext } from '../kit.js';
 
 /** `facectl config set <key> <value>`: change the settings file (written atomically, mode 0600). */
 
@@ -28,7 +28,7 @@ export default verb({
 });
 
 /** Sets `key`, or with `value` undefined removes it (`config unset`). */
-export async function runConfigSet(ctx: SettingsContext, key: string, value: string | undefined): Promise<void> {
+export async function runConfigSet(ctx: Context, key: string, value: string | undefined): Promise<void> {
   const setting = findSetting(key);
   // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
   // even for a setting of the whole file (default_profile).
@@ -68,12 +68,7 @@ export async function runConfigSet(ctx: SettingsContext, key: string, value: str
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
-function warnKeyStaysBehind(
-  ctx: SettingsContext,
-  settings: ProfileSettings,
-  profile: string,
-  next: string | undefined,
-): void {
+function warnKeyStaysBehind(ctx: Context, settings: ProfileSettings, profile: string, next: string | undefined): void {
   if (typeof settings.api_key !== 'string' || !settings.api_key) return;
   const boundTo = storedKeyBaseUrl(settings);
   const target = next ?? DEFAULT_BASE_URL;

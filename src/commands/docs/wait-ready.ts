@@ -4,9 +4,6 @@ import { CliError, NetworkError, UsageError } from '../../errors.js';
 import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import type { Flags } from '../verb.js';
 
-/** What waiting uses of the context: the output for the progress bar, the clock, Ctrl-C. */
-export type WaitContext = Pick<Context, 'out' | 'clock' | 'signal'>;
-
 export const DEFAULT_WAIT_SECONDS = 300;
 
 /** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`). */
@@ -74,7 +71,7 @@ export function syncVerb<T extends Preparable>(
 const FAILED_STATES = new Set(['failed', 'error']);
 
 async function waitUntilReady<T extends Preparable>(
-  ctx: WaitContext,
+  ctx: Context,
   what: string,
   showCommand: string,
   initial: T,

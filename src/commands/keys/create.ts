@@ -65,12 +65,6 @@ export default verb({
 
 export type CreateKeyOptions = FlagValues<typeof flags>;
 
-/** What `keys create` uses of the context: the client, the output, and the config for --save. */
-type CreateKeyContext = Pick<
-  Context,
-  'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
->;
-
 /** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
 type NewKey = AnswerOf<typeof createApiKey>;
 
@@ -86,7 +80,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<NewKey> {
+export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
@@ -167,7 +161,7 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
-async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>): Promise<NewKey> {
+async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise<NewKey> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
     ctx.out.warn(
@@ -189,7 +183,7 @@ async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>)
 }
 
 /** One locked write, read back: "Saved" is printed only once the key is in the file. */
-async function saveKey(ctx: CreateKeyContext, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
+async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
   try {
     const config = await ctx.config();
     await saveKeyInProfile(ctx, config, profile, {

@@ -3,14 +3,13 @@ import type { AnswerOf } from '../../api/answers.js';
 import type { listOAuthConnections } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
-import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG, type WaitContext } from '../docs/wait-ready.js';
-import { type RequestContext, requireArgument, verb } from '../kit.js';
+import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG } from '../docs/wait-ready.js';
+import { requireArgument, verb } from '../kit.js';
 import { CONNECTION_COLUMNS, sendOAuth } from './fields.js';
 
 /** `intervalMs`: the pause between two polls of GET /v1/oauth. */
 type ConnectOptions = { provider: string; openBrowser: boolean; timeoutSeconds: number; intervalMs?: number };
 type Connection = AnswerOf<typeof listOAuthConnections>[number];
-type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
 
 export default verb({
   summary: 'Connect a provider in the browser',
@@ -39,7 +38,7 @@ export default verb({
     }),
 });
 
-export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<Connection> {
+export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
   // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
@@ -79,7 +78,7 @@ export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Pro
   return connection;
 }
 
-async function waitForConnection(ctx: RequestContext & WaitContext, opts: ConnectOptions): Promise<Connection> {
+async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
@@ -106,7 +105,7 @@ async function waitForConnection(ctx: RequestContext & WaitContext, opts: Connec
   }
 }
 
-async function findConnection(ctx: RequestContext, provider: string): Promise<Connection | undefined> {
+async function findConnection(ctx: Context, provider: string): Promise<Connection | undefined> {
   const { listOAuthConnections } = await import('../../contract/oauth.js');
   return (await sendOAuth(ctx, listOAuthConnections)).find((c) => c.provider === provider);
 }

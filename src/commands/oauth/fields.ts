@@ -1,9 +1,9 @@
 import type { AnswerOf, Lenient } from '../../api/answers.js';
-import type { Column } from '../../context.js';
+import type { Column, Context } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
 import type { AnyRoute, BodyOf, ParamsOf } from '../../contract/route.js';
 import { ApiError } from '../../errors.js';
-import { type RequestContext, send } from '../kit.js';
+import { send } from '../kit.js';
 
 export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
   { header: 'provider', value: (c) => c.provider },
@@ -17,7 +17,7 @@ export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
  * says what to do, keeping the exit code (6).
  */
 export async function sendOAuth<R extends AnyRoute>(
-  ctx: RequestContext,
+  ctx: Context,
   route: R,
   input: { params?: ParamsOf<R>; body?: BodyOf<R> } = {},
 ): Promise<AnswerOf<R>> {

@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import type { ThreadAnswer } from './fields.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
-import { flagAndValue, type RequestContext, requireArgument, send, verb } from '../kit.js';
+import { flagAndValue, requireArgument, send, verb } from '../kit.js';
 import { THREAD_FIELDS } from './fields.js';
 
 /**
@@ -64,7 +64,7 @@ async function readMessages(
   return { threadId, messages: validateMessageList(value, source.name) };
 }
 
-export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
+export async function runReplaceMessages(ctx: Context, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
   const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },
