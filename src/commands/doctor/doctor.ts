@@ -38,24 +38,22 @@ export default verb({
     'facectl doctor --json | jq \'.checks[] | select(.status != "ok")\'',
     'FACECTL_API_KEY=fcs_... facectl doctor --base-url https://api.example.com',
   ],
-  run: (ctx) => doctor(ctx),
+  async run(ctx) {
+    const checks = await runDoctor(ctx);
+    if (ctx.out.json) ctx.out.record({ checks });
+    else ctx.out.list(checks, COLUMNS);
+    const failed = checks.filter((c) => c.status === 'fail');
+    if (failed.length > 0) {
+      throw new CliError(
+        `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
+        ExitCode.error,
+        { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
+      );
+    }
+  },
 });
 
-async function doctor(ctx: Context): Promise<void> {
-  const checks = await runDoctor(ctx);
-  if (ctx.out.json) ctx.out.record({ checks });
-  else ctx.out.list(checks, COLUMNS);
-  const failed = checks.filter((c) => c.status === 'fail');
-  if (failed.length > 0) {
-    throw new CliError(
-      `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
-      ExitCode.error,
-      { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
-    );
-  }
-}
-
-export async function runDoctor(ctx: Context): Promise<Check[]> {
+async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
   const checks: Check[] = checkConfigFile(configFilePath(ctx.env), ctx.runtime.platform);
 
