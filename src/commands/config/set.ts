@@ -1,11 +1,6 @@
 import { verb } from '../kit.js';
-import {
-  activeProfile,
-  checkNamedProfile,
-  DEFAULT_BASE_URL,
-  sameBaseUrl,
-  storedKeyBaseUrl,
-} from '../../config/credentials.js';
+import { DEFAULT_BASE_URL } from '../../api/types.js';
+import { activeProfile, checkNamedProfile, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
 import { checkKnownProfile, type ProfileSettings } from '../../config/profile-store.js';
 import type { Context } from '../../context.js';
