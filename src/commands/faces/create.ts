@@ -4,7 +4,7 @@ import type { createFace as CreateFace, FaceCreateRequest } from '../../contract
 import { ApiError } from '../../errors.js';
 import { checkAlias, notEmpty, requestBody, requireValue, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-import { FACE_FIELDS, showFaceWarnings } from './fields.js';
+import { FACE_FIELDS, showFaceWarnings } from './get.js';
 
 /** `facectl faces create`: a new face; --name and --alias are asked for on a terminal when not given. */
 

@@ -4,7 +4,7 @@ import type { createThread, ThreadCreateRequest } from '../../contract/threads.j
 import { BILLING_SOURCES } from '../../contract/values.js';
 import { checkAlias, requestBody, requireAliasAndLabel, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-import { THREAD_FIELDS } from './fields.js';
+import { THREAD_FIELDS } from './get.js';
 
 /** `facectl threads create`: a compile thread; --alias and --label are asked for on a terminal. */
 

@@ -1,9 +1,9 @@
 import type { Context } from '../../context.js';
-import type { ThreadAnswer } from './fields.js';
+import type { ThreadAnswer } from './get.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
 import { flagAndValue, requireArgument, send, verb } from '../kit.js';
-import { THREAD_FIELDS } from './fields.js';
+import { THREAD_FIELDS } from './get.js';
 
 /**
  * `facectl threads replace-messages <thread_id> (--file PATH | -)`: replaces every message of the
