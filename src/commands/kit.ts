@@ -4,11 +4,7 @@ import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
-/**
- * Small helpers every verb file uses (verb() to declare itself, then those of its run). Every verb file
- * imports this module, and program.ts the verb files it needs, so it must stay cheap: no zod, no
- * prompts, no client (those arrive inside run).
- */
+/** Helpers of the verb files; program.ts loads them with the declarations, so: no zod, prompts or client. */
 
 /** Declares a verb; the types of run's flags and arguments follow from the declaration. */
 export function verb<
@@ -79,7 +75,7 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
   });
 }
 
-/** A flag's rule (verb.ts FlagSpec.check): a value given must not be empty or only spaces. */
+/** A flag's rule (FlagSpec.check): a value given must not be empty or only spaces. */
 export function notEmpty(text: string): string | undefined {
   return text.trim() === '' ? 'must not be empty' : undefined;
 }
