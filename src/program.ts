@@ -306,8 +306,7 @@ function registerCompletion(program: Command, ctx: Context): void {
     .description('Print a shell completion script generated from the command tree.')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
     .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-      const { runCompletion } = await import('./commands/completion.js');
-      await runCompletion(ctx, program, shell);
+      ctx.out.text((await import('./commands/completion.js')).generateCompletion(program, shell));
     });
   withExamples(completion, [
     'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',
