@@ -1,7 +1,4 @@
-/**
- * The error kinds of the CLI. Commands throw them; main.ts alone turns them into exit codes and
- * messages. Each carries what failed, why, and the fix (the last line a person reads).
- */
+/** The error kinds of the CLI: commands throw them; main.ts alone turns them into exit codes and messages. */
 
 export const ExitCode = {
   ok: 0,
@@ -141,8 +138,4 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 400 || status === 413 || status === 422) return ExitCode.usage;
   if (status === 429) return ExitCode.rateLimited;
   return ExitCode.error;
-}
-
-export function exitCodeFor(error: unknown): ExitCodeValue {
-  return error instanceof CliError ? error.exitCode : ExitCode.error;
 }

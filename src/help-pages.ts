@@ -1,7 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { run } from './main.js';
-import { assembleContext, systemClock } from './process-context.js';
+import { systemClock } from './clock.js';
+import { assembleContext } from './process-context.js';
 import { buildProgram } from './program.js';
 
 /**

@@ -1,41 +1,39 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CancelError, CliError, ExitCode, exitCodeFor, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
+import { ApiError, CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { safeJson, visible } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
  * Runs one invocation and returns its exit code: the only place where errors become exit codes and
- * messages (commands throw, main renders). An error reads `error: <what failed>`, then details (status,
- * code, the service's detail or field errors), then the fix as the last line; under --json stderr
- * carries exactly one document, {"error": {code, message, status?, detail?, hint?, warnings?}} (the
- * messages held during the command are its warnings). No stack trace unless --debug.
- * --json before `--` makes errors JSON from the first word on, whatever fails (a value spelled like it
- * is written `--flag=--json`); the other global flags reach ctx.globals as commander reads them.
+ * messages. An error reads `error: <what failed>`, then details, then the fix as the last line; under
+ * --json stderr carries exactly one document, {"error": {code, message, status?, detail?, hint?,
+ * warnings?}}. No stack trace unless --debug. --json before `--` makes errors JSON from the first word
+ * on, whatever fails (a value spelled like it is written `--flag=--json`).
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');
   if ((end < 0 ? argv : argv.slice(0, end)).includes('--json')) ctx.globals.json = true;
   try {
     await (await buildProgram(ctx, argv)).parseAsync(argv, { from: 'user' });
-    ctx.out.flush?.();
+    ctx.out.flush();
     // A write to stdout that failed (`> file` on a full disk) is known a tick after it was tried.
     await new Promise((resolve) => setImmediate(resolve));
-    const failed = outputFailure(ctx);
+    const failed = signalled(ctx, OUTPUT_FAILED);
     if (failed) reportError(ctx, failed);
     return failed ? failed.exitCode : ExitCode.ok;
   } catch (caught) {
     // A command stopped by its output's failure says that, not "interrupted".
-    const failed = outputFailure(ctx);
+    const failed = signalled(ctx, OUTPUT_FAILED);
     const error = failed && caught instanceof CancelError && caught.message === 'interrupted' ? failed : caught;
     // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
     // (a batch cut short says how far it got, and exits 141).
     const stoppedShort = error instanceof CliError && error.exitCode === ExitCode.outputClosed;
-    if (outputClosed(ctx) && !stoppedShort) return ExitCode.ok;
+    if (signalled(ctx, OUTPUT_CLOSED) && !stoppedShort) return ExitCode.ok;
     if (error instanceof CommanderError) {
       // Help and version are "errors" to exitOverride; so is a group called without a subcommand.
       if (error.exitCode === 0 || error.code === 'commander.help') {
-        ctx.out.flush?.();
+        ctx.out.flush();
         return ExitCode.ok;
       }
       // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
@@ -44,37 +42,32 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
       return ExitCode.usage;
     }
     reportError(ctx, error);
-    return exitCodeFor(error);
+    return error instanceof CliError ? error.exitCode : ExitCode.error;
   }
 }
 
-function outputFailure(ctx: Context): CliError | undefined {
+/** The error the context's signal was aborted with, when it has this code. */
+function signalled(ctx: Context, code: string): CliError | undefined {
   const reason: unknown = ctx.signal.reason;
-  return ctx.signal.aborted && reason instanceof CliError && reason.code === OUTPUT_FAILED ? reason : undefined;
-}
-
-function outputClosed(ctx: Context): boolean {
-  const reason = ctx.signal.reason as CliError | undefined;
-  return ctx.signal.aborted && reason?.code === OUTPUT_CLOSED;
+  return ctx.signal.aborted && reason instanceof CliError && reason.code === code ? reason : undefined;
 }
 
 export function reportError(ctx: Context, error: unknown): void {
   // What the service said (message, detail, hint) is shown with its control characters made visible.
   const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
   if (ctx.globals.json) {
-    const held = ctx.out.takeHeld?.() ?? [];
+    const held = ctx.out.takeHeld();
     const body = jsonError(error, ctx.globals.debug);
     if (typeof body.hint === 'string') body.hint = forProfile(body.hint, ctx.globals.profile);
     writeJson(ctx, { ...body, ...(held.length > 0 ? { warnings: held } : {}) });
     return;
   }
-  ctx.out.flush?.();
+  ctx.out.flush();
   if (!(error instanceof CliError)) {
     // A bug or an unforeseen failure: say so plainly; the stack is there with --debug.
-    const message = error instanceof Error ? error.message : String(error);
-    write(`error: unexpected failure: ${message}`);
+    write(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
     if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
-    write('run again with --debug for details; if it persists, please report it');
+    write(UNEXPECTED_HINT);
     return;
   }
   if (error.said) return;
@@ -88,17 +81,14 @@ export function reportError(ctx: Context, error: unknown): void {
   if (error.hint) write(forProfile(error.hint, ctx.globals.profile));
 }
 
+const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';
+
 /** The `error` object of the JSON form; with --debug an unexpected failure carries its stack. */
 function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
   if (!(error instanceof CliError)) {
     const message = error instanceof Error ? error.message : String(error);
     const stack = debug && error instanceof Error ? error.stack : undefined;
-    return {
-      code: 'internal_error',
-      message,
-      hint: 'run again with --debug for details; if it persists, please report it',
-      ...(stack ? { stack } : {}),
-    };
+    return { code: 'internal_error', message, hint: UNEXPECTED_HINT, ...(stack ? { stack } : {}) };
   }
   return {
     code: error.code,

@@ -1,15 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type {
-  ApiClient,
-  Browser,
-  Clock,
-  ConfigStore,
-  Context,
-  Credentials,
-  GlobalOptions,
-  Prompter,
-  Runtime,
-} from './context.js';
+import type { ApiClient, Browser, Clock, ConfigStore, Context, GlobalOptions, Prompter, Runtime } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { createOutput, type RenderModules } from './io/output.js';
@@ -17,26 +7,19 @@ import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
 import { createIO, type IOStreams } from './io/terminal.js';
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 /**
  * The production context, and the assembly shared with the test context. Creating it costs nothing:
- * the config store, undici, @inquirer/prompts, ora, chalk, cli-table3, open and zod are imported on first use, so
- * `facectl --version` loads only this file, main.ts and commander.
+ * the config store, undici, prompts, ora, chalk, cli-table3, open and zod are imported on first use.
  */
-
 export interface ContextParts {
   streams: IOStreams;
-  env: Env;
+  env: Context['env'];
   globals: GlobalOptions;
   clock: Clock;
   browser: Browser;
   signal: AbortSignal;
-  /** Defaults to this process's (processRuntime). */
   runtime?: Runtime;
-  /** Defaults to @inquirer/prompts bound to the streams. */
   prompter?: Prompter;
-  /** Defaults to the file store (src/config/file-store.ts). */
   config?: () => Promise<ConfigStore>;
   renderModules?: RenderModules;
   /** Extra options for the API client (tests shorten timeouts). */
@@ -45,11 +28,8 @@ export interface ContextParts {
   beforeApi?: () => Promise<void>;
 }
 
-export type ClosableContext = Context & {
-  credentials(): Promise<Credentials & { describe(): string }>;
-  /** Closes the API client's connections so the process can exit at once. */
-  close(): Promise<void>;
-};
+/** close(): the API client's connections, so the process can exit at once. */
+export type ClosableContext = Context & { close(): Promise<void> };
 
 export function assembleContext(parts: ContextParts): ClosableContext {
   const { env, globals, signal } = parts;
@@ -82,7 +62,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
       await parts.beforeApi?.();
       // The client's modules (undici among them) load while the credentials are resolved.
       const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
-      creds.checkNamedProfile?.();
+      creds.checkNamedProfile();
       const made = clientForContext(
         ctx,
         {
@@ -117,23 +97,17 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   return ctx;
 }
 
-/** The running process, as Context.runtime describes it. */
-export const processRuntime: Runtime = {
+const processRuntime: Runtime = {
   cwd: () => process.cwd(),
   pid: process.pid,
   platform: process.platform,
   nodeVersion: process.versions.node,
 };
 
-export { systemClock } from './clock.js';
-
-export { createSystemBrowser } from './io/browser.js';
-
 /**
- * Builds the context from process.*. Its global flags start unset: main.ts's run() takes them off the
- * command line (program.ts) as commander reads them. Ctrl-C aborts ctx.signal (requests, waits and prompts end with CancelError, exit 130); a second
- * Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on stdout aborts quietly (a batch
- * cut short by it says so, exit 141).
+ * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
+ * CancelError, exit 130); a second Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on
+ * stdout aborts quietly (a batch cut short by it says so, exit 141).
  */
 export function createProcessContext(): ClosableContext {
   // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the

@@ -6,22 +6,13 @@ import { UsageError } from './errors.js';
 import { VERSION } from './version.js';
 
 /**
- * The command tree, built with commander from the verbs' declarations (commands/verb.ts). A group's
- * declarations are imported when the line names it (the whole tree for help, completion and a line
- * that names no command); a verb loads what its run needs when it runs. `--version` and `--help` do
- * not get here at all (cli.ts answers them; the help pages are rendered from this tree at build time,
- * see help-pages.ts), except `--help` on a terminal not 80 columns wide.
- *
- * To add a verb: a file declaring it (see commands/faces/create.ts), listed by its group's index.ts;
- * to add a group or a top-level verb, list it in TOP_LEVEL below.
+ * The command tree, built with commander from the verbs' declarations (commands/verb.ts). To add a
+ * verb: a file declaring it (see commands/faces/create.ts), listed by its group's index.ts; to add a
+ * group or a top-level verb, list it in TOP_LEVEL below. `--version` and most `--help` lines never get
+ * here (cli.ts answers them from pages rendered from this tree at build time, help-pages.ts).
  */
 
-export { VERSION } from './version.js';
-
-/**
- * The global flags. They are the program's options: commander reads them wherever they stand on the
- * line (before `--`), and each one sets its field of ctx.globals as it is read.
- */
+/** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
 const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions, help: string])[] = [
   ['--base-url <url>', 'baseUrl', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)'],
   ['--profile <name>', 'profile', 'configuration profile to use (else FACECTL_PROFILE, default_profile)'],
@@ -33,9 +24,8 @@ const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions,
   ['--api-key-stdin', 'apiKeyStdin', 'read the API key from the first line of standard input'],
 ];
 
-/** A command made with commander here (it is about the tree itself, or not declared yet). */
+/** A command about the tree itself, made here; or a declaration, imported when the line needs it. */
 type Register = (program: Command, ctx: Context) => void;
-/** A group's or a verb's declaration, imported when the line needs it. */
 type Declared = { load: () => Promise<{ default: AnyVerb | GroupSpec }> };
 
 /** The top-level commands, in the order `facectl --help` lists them. */
@@ -56,16 +46,14 @@ const TOP_LEVEL: readonly (readonly [name: string, entry: Declared | Register])[
   ['help', registerHelp],
 ];
 
-/** The top-level names, in order. */
 export const TOP_LEVEL_NAMES: readonly string[] = TOP_LEVEL.map(([name]) => name);
 
 /** Commands that read the whole tree when they run. */
 const WHOLE_TREE = new Set(['completion', 'help']);
 
 /**
- * The command tree. When the line starts with the name of a top-level command, only that one is
- * declared (an API command need not build the other ~40); any other line (a flag first, help, a typo
- * that deserves a suggestion) gets the whole tree.
+ * When the line starts with the name of a top-level command, only that one is declared (an API command
+ * need not build the other ~40); any other line (help, a typo that deserves a suggestion) gets them all.
  */
 export async function buildProgram(ctx: Context, argv: readonly string[] = []): Promise<Command> {
   const program = new FacectlCommand('facectl')
@@ -83,7 +71,6 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
     'cat notes.md | facectl docs submit --alias ada-lovelace --label notes -',
   ]);
   const named = TOP_LEVEL.find(([name]) => name === argv[0] && !WHOLE_TREE.has(name));
-  // The declarations load at once; the commands are then declared in the table's order.
   const loaded = await Promise.all(
     (named ? [named] : TOP_LEVEL).map(
       async ([name, entry]) => [name, typeof entry === 'function' ? entry : (await entry.load()).default] as const,
@@ -319,8 +306,7 @@ function registerCompletion(program: Command, ctx: Context): void {
     .description('Print a shell completion script generated from the command tree.')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
     .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-      const { runCompletion } = await import('./commands/completion.js');
-      await runCompletion(ctx, program, shell);
+      ctx.out.text((await import('./commands/completion.js')).generateCompletion(program, shell));
     });
   withExamples(completion, [
     'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',

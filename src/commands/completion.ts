@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { SETTINGS } from '../config/settings.js';
-import type { Context } from '../context.js';
 import { declarationOf } from './declare.js';
 
 /**
@@ -47,10 +46,6 @@ interface CommandInfo {
   flags: FlagInfo[];
   /** Choices of the first argument, when declared (e.g. completion's shell). */
   argChoices: string[];
-}
-
-export async function runCompletion(ctx: Context, program: Command, shell: Shell): Promise<void> {
-  ctx.out.text(generateCompletion(program, shell));
 }
 
 export function generateCompletion(program: Command, shell: Shell): string {

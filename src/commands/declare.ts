@@ -3,26 +3,13 @@ import type { Context } from '../context.js';
 import type { AnyVerb, ArgSpec, Flags, FlagSpec, GroupSpec } from './verb.js';
 import { flagName } from './kit.js';
 
-/**
- * Declarations (verb.ts) made into commander commands: one option per flag, the arguments, the
- * examples under the help, and an action that checks the flags (flag-check.ts, loaded only then) and
- * calls the verb's run.
- */
+/** Declarations (verb.ts) made into commander commands, whose action checks the flags and calls run. */
 
 const DECLARED = new WeakMap<Option, FlagSpec>();
 
 /** The declaration an option was made from (help lists its choices, completion offers its values). */
 export function declarationOf(option: Option): FlagSpec | undefined {
   return DECLARED.get(option);
-}
-
-function optionOf(key: string, flag: FlagSpec): Option {
-  const long = `${flagName(key, flag)}${flag.value ? ` ${flag.value}` : ''}`;
-  const option = new Option(flag.short ? `${flag.short}, ${long}` : long, flag.help);
-  if (flag.default !== undefined) option.default(flag.default, flag.default);
-  if (flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
-  DECLARED.set(option, flag);
-  return option;
 }
 
 /** Declares a verb or a group (with its verbs) under `parent`. */
@@ -39,10 +26,17 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   }
   for (const [argument, help] of (spec.args ?? []) as readonly ArgSpec[]) command.argument(argument, help);
   const flags: Flags = spec.flags ?? {};
-  for (const [key, flag] of Object.entries(flags)) command.addOption(optionOf(key, flag));
+  for (const [key, flag] of Object.entries(flags)) {
+    const long = `${flagName(key, flag)}${flag.value ? ` ${flag.value}` : ''}`;
+    const option = new Option(flag.short ? `${flag.short}, ${long}` : long, flag.help);
+    if (flag.default !== undefined) option.default(flag.default, flag.default);
+    if (flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
+    DECLARED.set(option, flag);
+    command.addOption(option);
+  }
   command.action(async (...received: unknown[]) => {
     const raw = (received.at(-1) as Command).opts();
-    await ctx.out.prepare?.();
+    await ctx.out.prepare();
     // zod, for the check, loads only now, and only for a verb with flags.
     const checked = Object.keys(flags).length > 0 ? (await import('./flag-check.js')).checkFlags(flags, raw) : {};
     await spec.run(ctx, checked, ...(received.slice(0, -2) as (string | undefined)[]));

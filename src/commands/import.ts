@@ -1,9 +1,10 @@
 import type { AnswerOf } from '../api/answers.js';
+import type { Context } from '../context.js';
 import type { ImportRequest, importIntoFace as ImportIntoFace } from '../contract/documents.js';
 import { IMPORT_TYPES, PERSPECTIVES } from '../contract/values.js';
 import { UsageError } from '../errors.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
-import { notEmpty, requestBody, type RequestContext, requireArgument, send, verb } from './kit.js';
+import { notEmpty, requestBody, requireArgument, send, verb } from './kit.js';
 import type { Flags, FlagValues } from './verb.js';
 
 /** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
@@ -60,7 +61,7 @@ function checkUrl(value: string): string {
   return value;
 }
 
-export async function runImport(ctx: RequestContext, opts: ImportOptions): Promise<AnswerOf<typeof ImportIntoFace>> {
+export async function runImport(ctx: Context, opts: ImportOptions): Promise<AnswerOf<typeof ImportIntoFace>> {
   const { importIntoFace } = await import('../contract/documents.js');
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);

@@ -4,11 +4,7 @@ import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
-/**
- * Small helpers every verb file uses (verb() to declare itself, then those of its run). Every verb file
- * imports this module, and program.ts the verb files it needs, so it must stay cheap: no zod, no
- * prompts, no client (those arrive inside run).
- */
+/** Helpers of the verb files; program.ts loads them with the declarations, so: no zod, prompts or client. */
 
 /** Declares a verb; the types of run's flags and arguments follow from the declaration. */
 export function verb<
@@ -24,12 +20,9 @@ export function flagName(key: string, flag?: FlagSpec): string {
   return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** What a verb that sends one request and shows the answer uses of the context. */
-export type RequestContext = Pick<Context, 'api' | 'out' | 'signal'>;
-
 /** One request of the contract, with the context's client, cancelled by Ctrl-C (the context's signal). */
 export async function send<R extends AnyRoute>(
-  ctx: Pick<Context, 'api' | 'signal'>,
+  ctx: Context,
   route: R,
   input: { params?: ParamsOf<R>; body?: BodyOf<R> },
 ): Promise<AnswerOf<R>> {
@@ -40,12 +33,6 @@ export async function send<R extends AnyRoute>(
 export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
   return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
 }
-
-/** What a verb that asks for a missing value on a terminal uses of the context (see requireValue). */
-export type PromptContext = Pick<Context, 'io' | 'prompter'>;
-
-/** What a verb that reads or changes the settings file uses of the context (`config ...`, `auth logout`). */
-export type SettingsContext = Pick<Context, 'config' | 'globals' | 'env' | 'out' | 'io'>;
 
 /** A verb's description with the note that it uses an endpoint the published interface does not show. */
 export function withExtensionNote(text: string): string {
@@ -68,7 +55,7 @@ export interface RequireValueOptions {
  * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
  * a missing value is a usage error naming the flag, so nothing is sent.
  */
-export async function requireValue(ctx: PromptContext, options: RequireValueOptions): Promise<string> {
+export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
   const { flag, value, check = () => undefined } = options;
   const checked = (given: string) => {
     const wrong = check(given);
@@ -88,7 +75,7 @@ export async function requireValue(ctx: PromptContext, options: RequireValueOpti
   });
 }
 
-/** A flag's rule (verb.ts FlagSpec.check): a value given must not be empty or only spaces. */
+/** A flag's rule (FlagSpec.check): a value given must not be empty or only spaces. */
 export function notEmpty(text: string): string | undefined {
   return text.trim() === '' ? 'must not be empty' : undefined;
 }
@@ -112,7 +99,7 @@ export function checkAlias(text: string): string | undefined {
  * else asked for on a terminal; without one, a missing flag is a usage error naming it.
  */
 export async function requireAliasAndLabel(
-  ctx: PromptContext,
+  ctx: Context,
   flags: { alias?: string | undefined; label?: string | undefined },
   what: 'document' | 'thread',
 ): Promise<{ alias: string; label: string }> {
@@ -182,25 +169,4 @@ export function shellWord(word: string): string {
  */
 export function flagAndValue(flag: string, value: string): string {
   return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
-}
-
-/** The part of a zod schema parseOptions uses; typed structurally so this module does not import zod. */
-export interface SafeParser<T> {
-  safeParse(
-    value: unknown,
-  ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
-}
-
-/**
- * `facectl serve`'s options, parsed with its own zod schema (serve is not declared as a verb yet): a bad
- * value is a UsageError naming the flag, `--port: must be a whole number from 0 to 65535`.
- */
-export function parseOptions<T>(schema: SafeParser<T>, raw: Record<string, unknown>): T {
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const key = String(issue.path[0] ?? 'options');
-    return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${issue.message}`;
-  });
-  throw new UsageError(problems.join('\n'));
 }

@@ -56,24 +56,10 @@ function dataName(options: ServeOptions): string | undefined {
 }
 
 /**
- * How serve learns it should stop besides ctx.signal: by default SIGINT and SIGTERM on the process.
- * The process context aborts its signal on both already; serve listens itself as well so that a context
- * that does not (an embedder's) still stops with a save. Tests inject their own hook; `stop` says which
- * signal it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes
- * the listeners.
+ * How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort): `stop` says which signal
+ * it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes it.
  */
 export type StopHook = (stop: (signal?: 'SIGINT' | 'SIGTERM') => void) => () => void;
-
-const processSignals: StopHook = (stop) => {
-  const onInt = () => stop('SIGINT');
-  const onTerm = () => stop('SIGTERM');
-  process.once('SIGINT', onInt);
-  process.once('SIGTERM', onTerm);
-  return () => {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
-  };
-};
 
 /**
  * What serve ends with after its clean stop: the signal that stopped it decides the exit code, as for
@@ -145,7 +131,7 @@ export async function runServe(
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? processSignals)((signal) => {
+    removeListeners = (hooks.onStop ?? (() => () => {}))((signal) => {
       hookSignal ??= signal;
       resolveStop();
     });

@@ -1,14 +1,11 @@
 import type { Context } from '../context.js';
 
 /**
- * The types of a verb's declaration. A verb is declared once, in its own file, with kit.ts's verb():
- * its flags, its arguments, its examples and its run. The commander options, the help page, the
- * values completion offers (declare.ts) and the check of every value (flag-check.ts, with zod, loaded
- * only when the verb runs) are all made from that declaration. A group (`faces`) only lists its verbs.
- *
- * program.ts imports the declarations a command line needs to build the tree, so a verb file imports
- * nothing heavy at its top: zod (the contract's routes), undici (the client), prompts come in inside
- * run, with `await import(...)`.
+ * A verb is declared once, in its own file, with kit.ts's verb(): its flags, arguments, examples and
+ * run. The commander options, the help page, the values completion offers (declare.ts) and the check
+ * of every value (flag-check.ts, zod, loaded when the verb runs) are made from that declaration.
+ * program.ts imports the declarations a line needs, so a verb file imports nothing heavy at its top:
+ * zod, undici and prompts come in inside run, with `await import(...)`.
  */
 
 export interface FlagSpec {

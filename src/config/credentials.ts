@@ -1,12 +1,10 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource, ProfileSettings } from '../context.js';
+import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
-import { checkKnownProfile, checkProfileName } from './profile-store.js';
+import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-export { DEFAULT_BASE_URL };
 
 export interface CredentialSources {
   env: Env;
@@ -23,7 +21,7 @@ export interface CredentialSources {
  * default. Profile: `--profile`, FACECTL_PROFILE, `default_profile`, "default". The config file is not
  * read when flags and variables settle everything, so scripts with FACECTL_API_KEY start fast.
  */
-export async function resolveCredentials(sources: CredentialSources): Promise<Credentials & { describe(): string }> {
+export async function resolveCredentials(sources: CredentialSources): Promise<Credentials> {
   const { env, globals } = sources;
   const explicitProfile = globals.profile ?? nonEmpty(env.FACECTL_PROFILE);
   const keyOutsideConfig = globals.apiKeyStdin || nonEmpty(env.FACECTL_API_KEY) !== undefined;
@@ -34,25 +32,22 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const profile = explicitProfile ?? store?.defaultProfile ?? 'default';
   const settings = store?.getProfile(profile) ?? {};
 
-  let baseUrl: string;
-  let baseUrlSource: Credentials['baseUrlSource'];
-  if (nonEmpty(globals.baseUrl)) [baseUrl, baseUrlSource] = [globals.baseUrl as string, 'flag'];
-  else if (nonEmpty(env.FACECTL_BASE_URL)) [baseUrl, baseUrlSource] = [env.FACECTL_BASE_URL as string, 'env'];
-  else if (typeof settings.base_url === 'string' && settings.base_url)
-    [baseUrl, baseUrlSource] = [settings.base_url, 'profile'];
-  else [baseUrl, baseUrlSource] = [DEFAULT_BASE_URL, 'default'];
-  // Checked where it is resolved, so that what is wrong with it names where it came from.
-  if (baseUrlSource === 'flag') checkBaseUrl(baseUrl, '--base-url', (url) => `run it with --base-url ${url}`);
-  else if (baseUrlSource === 'env') {
-    checkBaseUrl(baseUrl, 'FACECTL_BASE_URL', (url) => `set FACECTL_BASE_URL=${url}`);
-  } else if (baseUrlSource === 'profile') {
-    const flag = explicitProfile === undefined ? '' : ` --profile ${profile}`;
-    checkBaseUrl(
-      baseUrl,
-      `the base_url of profile "${profile}"`,
-      (url) => `run \`facectl config set base_url ${url}${flag}\``,
-    );
-  }
+  // The first of these given; checked where it is resolved, so that what is wrong names where it came from.
+  const flag = explicitProfile === undefined ? '' : ` --profile ${profile}`;
+  const [given, baseUrlSource, name, fix] = (
+    [
+      [globals.baseUrl, 'flag', '--base-url', (url: string) => `run it with --base-url ${url}`],
+      [env.FACECTL_BASE_URL, 'env', 'FACECTL_BASE_URL', (url: string) => `set FACECTL_BASE_URL=${url}`],
+      [
+        typeof settings.base_url === 'string' ? settings.base_url : undefined,
+        'profile',
+        `the base_url of profile "${profile}"`,
+        (url: string) => `run \`facectl config set base_url ${url}${flag}\``,
+      ],
+    ] as const
+  ).find(([url]) => nonEmpty(url)) ?? [DEFAULT_BASE_URL, 'default', undefined, undefined];
+  const baseUrl = given as string;
+  if (name !== undefined) checkBaseUrl(baseUrl, name, fix);
 
   const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
 
@@ -105,7 +100,8 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   };
 }
 
-const SOURCE_NAMES: Record<KeySource, string> = {
+/** Where a key came from, in a sentence (`the API key from standard input is empty`). */
+export const SOURCE_NAMES: Record<KeySource, string> = {
   stdin: 'standard input',
   env: 'FACECTL_API_KEY',
   profile: 'the stored profile',
@@ -186,10 +182,8 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
 };
 
 /**
- * The active profile: `--profile`, FACECTL_PROFILE, the file's default_profile, "default". Commands that
- * read or write the profile use this (credentials skip the file when flags and variables settle them).
- * A profile named by the flag or the variable must exist (a usage error naming both and the profiles
- * there are), unless the command `creates` it (`auth login`, `keys create --save`, `config set`).
+ * The active profile: `--profile`, FACECTL_PROFILE, the file's default_profile, "default". One named by
+ * the flag or the variable must exist, unless the command `creates` it (`auth login`, `config set`).
  */
 export async function activeProfile(
   ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
@@ -201,11 +195,7 @@ export async function activeProfile(
   return named ?? store.defaultProfile;
 }
 
-/**
- * The profile named by `--profile` or FACECTL_PROFILE, if any, refused (exit 2, naming the flag or the
- * variable) when no profile can have that name. Commands that save into it call this before sending
- * anything: the key would be made, then fail to be saved.
- */
+/** The profile named by `--profile` or FACECTL_PROFILE, if any, refused when no profile can have that name. */
 export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): string | undefined {
   const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
   if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');
@@ -213,14 +203,10 @@ export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): st
 }
 
 /**
- * For `keys create --save` naming a profile the file does not hold yet (by --profile or FACECTL_PROFILE):
- * the credentials that would be used without naming it (FACECTL_API_KEY, else the default profile's key,
- * with that base URL), which create the key the new profile will hold. Undefined when the named profile
- * exists (or none is named): the command then uses its own credentials.
+ * For `keys create --save` naming a profile the file does not hold yet: the credentials that would be
+ * used without naming it. Undefined when the named profile exists (or none is named).
  */
-export async function credentialsBesideNewProfile(
-  sources: CredentialSources,
-): Promise<(Credentials & { describe(): string }) | undefined> {
+export async function credentialsBesideNewProfile(sources: CredentialSources): Promise<Credentials | undefined> {
   const name = sources.globals.profile ?? nonEmpty(sources.env.FACECTL_PROFILE);
   if (name === undefined) return undefined;
   const store = await sources.config();

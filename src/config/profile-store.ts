@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ConfigStore, ProfileSettings } from '../context.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
 /**
@@ -8,6 +7,14 @@ import { CliError, ExitCode, UsageError } from '../errors.js';
  *
  *   { "default_profile": "work", "profiles": { "default": { "api_key": "...", "base_url": "..." } } }
  */
+
+export interface ProfileSettings {
+  api_key?: string;
+  /** The base URL the key was saved with; the key is sent nowhere else. */
+  api_key_base_url?: string;
+  base_url?: string;
+  [setting: string]: unknown;
+}
 
 export interface ConfigData {
   default_profile?: string;
@@ -60,7 +67,7 @@ export function checkProfileName(name: string, via?: string): string {
  * Refuses a profile that is not in the file (a typo would silently log out, or send nothing useful),
  * naming where the name came from (`--profile`, `FACECTL_PROFILE=...`) and the profiles there are.
  */
-export function checkKnownProfile(store: ConfigStore, name: string, via?: string): void {
+export function checkKnownProfile(store: ProfileStore, name: string, via?: string): void {
   const known = store.listProfiles();
   if (known.includes(name)) return;
   throw new UsageError(`no profile named ${JSON.stringify(name)}${via ? ` (${via})` : ''} in ${store.path}`, {
@@ -93,7 +100,7 @@ export function checkConfigShape(data: unknown, path: string): ConfigData {
   return config;
 }
 
-export class ProfileStore implements ConfigStore {
+export class ProfileStore {
   constructor(private readonly backend: ConfigBackend) {}
 
   get path(): string {

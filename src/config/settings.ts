@@ -12,7 +12,6 @@ import { checkProfileName } from './profile-store.js';
 export interface Setting {
   name: string;
   scope: 'profile' | 'global';
-  description: string;
   /** Checks and normalises a value given to `config set`. */
   parse(value: string): string;
   /** How the stored value is shown (the key as its prefix only). */
@@ -22,12 +21,12 @@ export interface Setting {
 }
 
 const asText = (value: unknown) => (value === undefined || value === null ? '' : String(value));
+const asIs = (value: string) => value;
 
 export const SETTINGS: Record<string, Setting> = {
   base_url: {
     name: 'base_url',
     scope: 'profile',
-    description: 'the service URL for this profile (e.g. https://api.example.com)',
     parse(value) {
       return checkBaseUrl(value, 'base_url', (url) => `run \`facectl config set base_url ${url}\``).href.replace(
         /\/+$/,
@@ -39,10 +38,7 @@ export const SETTINGS: Record<string, Setting> = {
   api_key: {
     name: 'api_key',
     scope: 'profile',
-    description: 'the API key for this profile (shown as its prefix; set with `facectl auth login`)',
-    parse(value) {
-      return value;
-    },
+    parse: asIs,
     show: (value) => (typeof value === 'string' && value ? `${keyPrefix(value)}…` : ''),
     refuseSet: {
       message: 'api_key cannot be set with `config set`: the key would be left in shell history and process lists',
@@ -52,10 +48,7 @@ export const SETTINGS: Record<string, Setting> = {
   api_key_base_url: {
     name: 'api_key_base_url',
     scope: 'profile',
-    description: 'the base URL the stored key was saved for; the key is sent nowhere else (set with the key)',
-    parse(value) {
-      return value;
-    },
+    parse: asIs,
     show: asText,
     refuseSet: {
       message: 'api_key_base_url is stored with the key: it is the base URL the key was checked against or made at',
@@ -67,7 +60,6 @@ export const SETTINGS: Record<string, Setting> = {
   default_profile: {
     name: 'default_profile',
     scope: 'global',
-    description: 'the profile used when neither --profile nor FACECTL_PROFILE is given',
     parse: (value) => checkProfileName(value),
     show: asText,
   },

@@ -14,25 +14,16 @@ export {
 
 /**
  * Building blocks shared by the route definitions. Response schemas are lenient where the spec is
- * silent (unknown fields pass through, optional and nullable fields stay optional and nullable) and
- * strict where it speaks (required fields, enums). Request schemas are strict: an unknown field is a
- * typo the user should hear about before anything is sent.
+ * silent (unknown fields pass through, optional and nullable fields stay so) and strict where it speaks
+ * (required fields, enums). Requests have two levels: a route's `body` holds what the seed states, which
+ * the client checks before sending (loose: what is not known is sent unchanged); its `serviceBody` adds
+ * what only `facectl serve` decided (marked "local" below), which the service alone checks
+ * (docs/local-service-choices.md).
  */
 
 export const dateTime = z.iso.datetime({ offset: true });
-
 export const perspective = z.enum(PERSPECTIVES);
-
 export const billingSource = z.enum(BILLING_SOURCES);
-
-/**
- * Two levels of rules. A route's `body` holds what the seed states (types, required fields, the enums
- * it lists, the v1:* scope form): the client checks it before sending and the service checks it too.
- * A route's `serviceBody` adds what only `facectl serve` decided (the names below marked "local"):
- * the service alone checks it and answers 422 (docs/local-service-choices.md, "The service's own
- * rules"). Seed-level request objects are loose: what is not known is sent unchanged.
- */
-
 export const importType = z.enum(IMPORT_TYPES);
 
 /** Face alias as the seed states it: a string. */

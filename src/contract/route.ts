@@ -95,10 +95,7 @@ export function buildPath(template: string, params: Record<string, unknown>): st
   });
 }
 
-/**
- * Matches a concrete path against a template. Returns the decoded parameters, or null when the path
- * does not fit. Used by the local service's router.
- */
+/** The decoded parameters of a concrete path, or null when it does not fit the template. */
 export function matchPath(template: string, path: string): Record<string, string> | null {
   const names = pathParamNames(template);
   const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '([^/]+)')}$`);

@@ -1,7 +1,4 @@
-/**
- * The contract's lists of values, kept free of zod: the command declarations (help, completion) read
- * them at start-up, where zod is not loaded. common.ts builds its schemas from them.
- */
+/** The contract's lists of values, free of zod: the command declarations read them at start-up. */
 
 /** The two values the spec allows for perspective. */
 export const PERSPECTIVES = ['first-person', 'third-person'] as const;

@@ -1,12 +1,12 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
 /**
- * `--jq EXPR`: the command's JSON output run through jq itself (jq 1.7 compiled to WebAssembly, the
- * jq-web package), loaded only when the flag is given. Strings come out raw, as with gh's --jq.
- * A filter that does not compile is a usage error before anything is sent.
+ * `--jq EXPR`: the command's JSON output run through jq 1.7 compiled to WebAssembly (jq-web), loaded only
+ * when the flag is given. Strings come out raw, as with gh's --jq. A filter that does not compile is a
+ * usage error before anything is sent.
  */
 export interface JqFilter {
-  /** The filter's output for one JSON document (`compact` for NDJSON lines). */
+  /** `compact` for NDJSON lines. */
   apply(json: string, compact: boolean): string;
 }
 
@@ -36,26 +36,13 @@ const ENGINE_HINT = /\.? ?Build with -sASSERTIONS for more info\.?$/;
 /**
  * The longest --jq expression, in characters. jq-web runs synchronously (a signal cannot stop it), and
  * compiling some long expressions never ends: about 28,000 `.|` spun at 100% CPU, deaf to Ctrl-C and
- * SIGTERM. Up to this length every shape tried (`.|` chains, `(((…)))`, `[[[…]]]`, objects, strings,
- * defs, interpolation) compiled or failed within half a second; `[[[…]]]` twice as long took seconds.
+ * SIGTERM. Up to this length every shape tried compiled or failed within half a second.
  */
 export const JQ_MAX_CHARACTERS = 8192;
 
-/** The --jq expression refused unseen when it is longer than JQ_MAX_CHARACTERS: exit 2, nothing sent. */
-function checkLength(expression: string): void {
-  // Counted in code points only when the UTF-16 length is over the limit (cheap for a huge argument).
-  const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
-  if (length <= JQ_MAX_CHARACTERS) return;
-  throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
-    code: 'invalid_jq',
-    hint: 'for a longer program, pipe the --json output to jq itself',
-  });
-}
-
 /**
- * The deepest bracket nesting (`(`, `[`, `{`, string interpolation) a --jq expression may have. jq-web
- * compiles deep nesting but its engine crashes when running it (512 `[` on null: `Aborted()`), and the
- * check no longer runs the filter before the request is sent; 256 `(` still run.
+ * The deepest bracket nesting (`(`, `[`, `{`, string interpolation) a --jq expression may have: jq-web
+ * compiles deeper nesting but its engine crashes when running it (512 `[` on null: `Aborted()`).
  */
 export const JQ_MAX_NESTING = 256;
 
@@ -86,7 +73,14 @@ function nesting(expression: string): number {
 }
 
 export async function loadJq(expression: string): Promise<JqFilter> {
-  checkLength(expression);
+  // Counted in code points only when the UTF-16 length is over the limit (cheap for a huge argument).
+  const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
+  if (length > JQ_MAX_CHARACTERS) {
+    throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
+      code: 'invalid_jq',
+      hint: 'for a longer program, pipe the --json output to jq itself',
+    });
+  }
   const depth = nesting(expression);
   if (depth > JQ_MAX_NESTING)
     throw new UsageError(`--jq: the expression nests brackets ${depth} deep; at most ${JQ_MAX_NESTING}`, {

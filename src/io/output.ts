@@ -8,9 +8,8 @@ import { animationsEnabled } from './terminal.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The rendering libraries, imported only when this invocation will use them (see prepare()). */
+/** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export interface RenderModules {
-  /** The --jq filter, loaded by prepare() only when the flag is given. */
   jq?: JqFilter;
   Table?: typeof CliTable3;
   chalk?: ChalkInstance;
@@ -40,8 +39,7 @@ const UNSAFE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff
 
 /**
  * JSON text with DEL, C1 and the invisible characters above written as \u escapes (JSON.stringify
- * escapes only C0): the same data, safe to show. For errors, table cells, and --json on a terminal;
- * --json into a pipe or file stays exactly JSON.stringify's.
+ * escapes only C0): the same data, safe to show. --json into a pipe or file stays JSON.stringify's.
  */
 export function safeJson(value: unknown, indent?: number): string {
   return safeJsonText(JSON.stringify(value, null, indent));
@@ -54,10 +52,7 @@ function safeJsonText(json: string): string {
   );
 }
 
-/**
- * The indentation of a --json document on stdout: two spaces for a person at a terminal, none (one
- * line) when piped, as gh does; NDJSON lines are one line each either way.
- */
+/** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
 export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
   return io.stdoutIsTTY ? 2 : 0;
 }
@@ -65,10 +60,9 @@ export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
 /**
- * The output renderer. Data goes to stdout: exactly one JSON document under --json, a borderless table
- * (cli-table3) on a terminal, tab-separated rows without a header when piped, so `cut -f1` works.
- * People's messages go to stderr. Everything reads globals at call time: `--json` may come after the
- * subcommand, and commander has parsed it only by the time a verb runs.
+ * Data goes to stdout: exactly one JSON document under --json, a borderless table (cli-table3) on a
+ * terminal, tab-separated rows without a header when piped, so `cut -f1` works. People's messages go
+ * to stderr. Globals are read at call time: `--json` may come after the subcommand.
  */
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
   const loaded: RenderModules = { ...modules };
@@ -78,47 +72,37 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(text);
-  /** A JSON document for stdout: through --jq when given (its raw strings made safe on a terminal). */
+  // Through --jq when given (its raw strings made safe on a terminal).
   const document = (json: string, compact: boolean) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
     const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
     out(io.stdoutIsTTY ? visible(result) : result);
   };
-  // Under --json, stderr must be parseable when a command fails: exactly one `{"error": ...}` document.
-  // People's messages are held until the command ends: written on success, carried in the error otherwise.
-  // Every stderr line under --json is JSON: a message is `{"notice": text}` or `{"warning": text}`, one a line.
+  // Under --json every stderr line is JSON (`{"notice": text}`, `{"warning": text}`), and a failure leaves
+  // exactly one `{"error": ...}` document: messages are held until the command ends, written on success,
+  // carried in the error otherwise.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
-  // A label (`warning:`) is ours and may be coloured; the text may carry the service's words and is made
-  // visible (case 51), so the colour codes must go on after that, never through it.
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
   const bar = { drawn: false };
   const message = (text: string, immediate = false, label?: 'warning:') => {
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
-    else if (bar.drawn) {
+    else {
+      // The label is ours and may be coloured; the text may carry the service's words and is made
+      // visible (case 51), so colour codes go on after that, never through it.
+      err(
+        `${bar.drawn ? '\r\x1b[2K' : ''}${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`,
+      );
       bar.drawn = false;
-      err(`\r\x1b[2K${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
-    } else err(`${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`);
+    }
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
-    if (!loaded.Table) {
-      // prepare() was not awaited (a direct run() call): aligned plain columns are still readable.
-      const all = head ? [head, ...rows] : rows;
-      const widths = all[0]?.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length))) ?? [];
-      for (const row of all)
-        out(
-          `${row
-            .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-            .join('  ')
-            .trimEnd()}\n`,
-        );
-      return;
-    }
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
-    const t = new loaded.Table({
+    // prepare() loaded cli-table3: every verb's run comes after it (commands/declare.ts).
+    const t = new (loaded.Table as typeof CliTable3)({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 2 },
@@ -158,9 +142,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       document(JSON.stringify(value), true);
     },
     text(text) {
-      // A JSON answer printed as text (`facectl api`, `openapi`) goes through --jq like any other, and
-      // so do NDJSON result lines (a batch writes them in blocks): jq takes each value in turn.
-      // Lines that are each JSON are results (compact, one per line, however many a block holds).
+      // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true);
       if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.

@@ -23,6 +23,5 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
     input: (options) => ask((p) => p.input(options, context)),
     password: (options) => ask((p) => p.password(options, context)),
     confirm: (options) => ask((p) => p.confirm(options, context)),
-    select: (options) => ask((p) => p.select(options, context)),
   };
 }

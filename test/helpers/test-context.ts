@@ -124,11 +124,6 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     },
     password: async ({ message }) => next('password', message) as string,
     confirm: async ({ message }) => next('confirm', message) as boolean,
-    select: async <T extends string>({ message, choices }: { message: string; choices: { value: T }[] }) => {
-      const answer = next('select', message) as T;
-      if (!choices.some((c) => c.value === answer)) throw new Error(`${answer} is not a choice of ${message}`);
-      return answer;
-    },
   };
 
   const browserOpened: string[] = [];

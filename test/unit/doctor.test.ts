@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkProxy } from '../../src/commands/doctor/local-checks.js';
+import { checkProxy } from '../../src/commands/doctor/doctor.js';
 import type { Check } from '../../src/commands/doctor/checks.js';
 import { run } from '../../src/main.js';
 import { currentKeyBody, json, startFaultServer } from '../helpers/fault-server.js';

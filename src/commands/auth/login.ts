@@ -34,17 +34,7 @@ export default verb({
   run: (ctx, given) => runLogin(ctx, given),
 });
 
-export interface LoginResult {
-  profile: string;
-  base_url: string;
-  key_prefix: string;
-  plan: string | null;
-  scopes: string[] | null;
-  expires_at: string | null;
-  config_file: string;
-}
-
-export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}): Promise<LoginResult> {
+export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}) {
   // A name no profile can have is refused before the key is asked for or checked with the service.
   checkNamedProfile(ctx);
   const creds = await ctx.credentials();
@@ -85,8 +75,8 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
     ...(fromOutside ? { profileBaseUrl: creds.baseUrl } : {}),
   });
 
-  const result: LoginResult = {
-    profile: profile,
+  const result = {
+    profile,
     base_url: creds.baseUrl,
     key_prefix: keyPrefix(key),
     plan: current.plan ?? null,

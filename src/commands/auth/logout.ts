@@ -1,28 +1,18 @@
 import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
-import type { SettingsContext } from '../kit.js';
 
 /** `facectl auth logout`: forget the active profile's key; its base URL and other settings stay. */
 export default verb({
   description: 'Remove the stored API key from the active profile (other settings stay).',
   examples: ['facectl auth logout', 'facectl auth logout --profile work'],
-  run: (ctx) => runLogout(ctx),
+  async run(ctx) {
+    const store = await ctx.config();
+    const profile = await activeProfile(ctx);
+    const removed = typeof store.getProfile(profile).api_key === 'string';
+    if (removed) await store.updateProfile(profile, { api_key: undefined, api_key_base_url: undefined });
+    const result = { profile, removed, config_file: store.path };
+    if (removed || ctx.out.json) ctx.out.done(`Removed the API key of profile ${profile}`, result);
+    else ctx.out.info(`profile ${profile} has no stored API key; nothing to remove`);
+    if (ctx.env.FACECTL_API_KEY) ctx.out.warn('FACECTL_API_KEY is still set in the environment and will be used');
+  },
 });
-
-export interface LogoutResult {
-  profile: string;
-  removed: boolean;
-  config_file: string;
-}
-
-export async function runLogout(ctx: SettingsContext): Promise<LogoutResult> {
-  const store = await ctx.config();
-  const profile = await activeProfile(ctx);
-  const removed = typeof store.getProfile(profile).api_key === 'string';
-  if (removed) await store.updateProfile(profile, { api_key: undefined, api_key_base_url: undefined });
-  const result: LogoutResult = { profile: profile, removed, config_file: store.path };
-  if (removed || ctx.out.json) ctx.out.done(`Removed the API key of profile ${profile}`, result);
-  else ctx.out.info(`profile ${profile} has no stored API key; nothing to remove`);
-  if (ctx.env.FACECTL_API_KEY) ctx.out.warn('FACECTL_API_KEY is still set in the environment and will be used');
-  return result;
-}

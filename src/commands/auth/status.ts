@@ -9,14 +9,13 @@ import { AuthError, CliError } from '../../errors.js';
  * and the exit code still tells (3 not logged in, 8 unreachable ...).
  */
 
-export interface AuthStatus {
+interface AuthStatus {
   profile: string;
   base_url: string;
   base_url_source: string;
   logged_in: boolean;
   key_prefix: string | null;
   key_source: string | null;
-  /** The base URL the profile's stored key was saved for and is only sent to; null with no stored key. */
   key_base_url: string | null;
   key_id?: string | null;
   key_name?: string | null;
@@ -38,7 +37,8 @@ const fields = (answered: boolean): Column<AuthStatus>[] => [
   { header: 'key name', value: (s) => s.key_name },
   { header: 'plan', value: (s) => s.plan },
   { header: 'scopes', value: (s) => s.scopes },
-  { header: 'expires', value: (s) => (answered ? expiryText(s.expires_at) : undefined) },
+  // null is a key that never expires; absent, not said.
+  { header: 'expires', value: (s) => (answered ? (s.expires_at === null ? 'never' : s.expires_at) : undefined) },
   { header: 'budget left', value: (s) => (answered ? budgetText(s) : undefined) },
 ];
 
@@ -86,7 +86,7 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
   }
   if (!found) {
     render(ctx, status, undefined);
-    throw new AuthError(`not logged in: ${describeMissing(status.profile)}`);
+    throw new AuthError(`not logged in: ${creds.describe()}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
   try {
@@ -105,7 +105,7 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
       spent_usd: spent,
       budget_left_usd:
         typeof budget === 'number' && typeof spent === 'number'
-          ? roundUsd(Math.max(0, budget - spent))
+          ? Math.round(Math.max(0, budget - spent) * 1e6) / 1e6
           : budget === null
             ? null
             : undefined,
@@ -129,22 +129,9 @@ function render(ctx: Context, status: AuthStatus, error: unknown, answered = fal
     );
 }
 
-/** The expiry as the service gave it: null is a key that never expires; absent, not said. */
-function expiryText(expiresAt: string | null | undefined): string | undefined {
-  return expiresAt === null ? 'never' : expiresAt;
-}
-
 /** `$0.004 of $0.02`; a budget of null is none (unlimited); one the service did not give is left out. */
 function budgetText(s: AuthStatus): string | undefined {
   if (s.budget_usd === null) return 'unlimited';
   if (s.budget_usd === undefined) return undefined;
   return `${typeof s.budget_left_usd === 'number' ? usd(s.budget_left_usd) : '—'} of ${usd(s.budget_usd)}`;
-}
-
-function roundUsd(value: number): number {
-  return Math.round(value * 1e6) / 1e6;
-}
-
-function describeMissing(profile: string): string {
-  return `no API key (not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${profile}" has none)`;
 }

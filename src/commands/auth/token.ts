@@ -1,14 +1,8 @@
 import { verb } from '../kit.js';
 import { KEY_SOURCE_LABELS } from '../../config/credentials.js';
-import type { Context } from '../../context.js';
 import { AuthError } from '../../errors.js';
 
-/**
- * `facectl auth token`: prints the key facectl would send to the current base URL, for other tools
- * (`curl -H "Authorization: Bearer $(facectl auth token)"`). The same rules as every command: a stored
- * key only for the base URL it was saved with. On a terminal it warns first, since the key is then on
- * the screen (and perhaps in a recording or scroll-back).
- */
+/** `facectl auth token`: for other tools (`curl -H "Authorization: Bearer $(facectl auth token)"`). */
 export default verb({
   description:
     'Print the API key facectl would send to the current base URL, for other tools. A stored key is ' +
@@ -17,24 +11,19 @@ export default verb({
     'curl -H "Authorization: Bearer $(facectl auth token)" http://127.0.0.1:8787/v1/auth/api-keys/current',
     'facectl auth token --profile work | other-tool --api-key-stdin',
   ],
-  run: (ctx) => printToken(ctx),
+  async run(ctx) {
+    const creds = await ctx.credentials();
+    const found = await creds.apiKey();
+    if (!found) throw new AuthError(`not logged in: ${creds.describe()}`);
+    // On a terminal the key is then on the screen (and perhaps in a recording or scroll-back).
+    if (ctx.io.stdoutIsTTY) {
+      ctx.out.warn(
+        `this prints the full API key for ${creds.baseUrl} (from ${KEY_SOURCE_LABELS[found.source]}); ` +
+          'anyone who sees it can use it. Pipe it into the tool that needs it instead.',
+      );
+    }
+    if (ctx.out.json) {
+      ctx.out.record({ key: found.key, base_url: creds.baseUrl, profile: creds.profile, key_source: found.source });
+    } else ctx.out.text(`${found.key}\n`);
+  },
 });
-
-async function printToken(ctx: Context): Promise<void> {
-  const creds = await ctx.credentials();
-  const found = await creds.apiKey();
-  if (!found) {
-    throw new AuthError(
-      `not logged in: no API key (not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${creds.profile}" has none)`,
-    );
-  }
-  if (ctx.io.stdoutIsTTY) {
-    ctx.out.warn(
-      `this prints the full API key for ${creds.baseUrl} (from ${KEY_SOURCE_LABELS[found.source]}); ` +
-        'anyone who sees it can use it. Pipe it into the tool that needs it instead.',
-    );
-  }
-  if (ctx.out.json) {
-    ctx.out.record({ key: found.key, base_url: creds.baseUrl, profile: creds.profile, key_source: found.source });
-  } else ctx.out.text(`${found.key}\n`);
-}

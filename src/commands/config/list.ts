@@ -1,66 +1,42 @@
 import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
-import type { SettingsContext } from '../kit.js';
 
 /** `facectl config list`: every stored setting, per profile, with the key shown as its prefix. */
-
-export interface SettingRow {
-  profile: string;
-  /** null on the row of a profile without settings (`—` on a terminal, empty fields when piped). */
-  key: string | null;
-  value: string | null;
-  active: boolean;
-}
-
-export interface ConfigListing {
-  config_file: string;
-  default_profile: string | null;
-  active_profile: string;
-  profiles: Record<string, Record<string, string>>;
-}
-
 export default verb({
   description: 'List every profile and setting (keys as their prefix), and the file they are in.',
   examples: ['facectl config list', 'facectl config list --json | jq .profiles'],
-  run: (ctx) => runConfigList(ctx),
-});
-
-export async function runConfigList(ctx: SettingsContext): Promise<ConfigListing> {
-  const store = await ctx.config();
-  const active = await activeProfile(ctx);
-  const storedDefault = store.getGlobal?.('default_profile');
-  const listing: ConfigListing = {
-    config_file: store.path,
-    default_profile: typeof storedDefault === 'string' ? storedDefault : null,
-    active_profile: active,
-    profiles: {},
-  };
-  const rows: SettingRow[] = [];
-  if (listing.default_profile) {
-    rows.push({ profile: '', key: 'default_profile', value: listing.default_profile, active: false });
-  }
-  for (const name of store.listProfiles()) {
-    const shown: Record<string, string> = {};
-    for (const [key, value] of Object.entries(store.getProfile(name))) {
-      // Unknown keys (from a newer facectl, or edited by hand) are listed as they are, except secrets.
-      const setting = SETTINGS[key];
-      shown[key] = setting ? setting.show(value) : typeof value === 'string' ? value : JSON.stringify(value);
-      rows.push({ profile: name, key, value: shown[key], active: name === active });
+  async run(ctx) {
+    const store = await ctx.config();
+    const active = await activeProfile(ctx);
+    const storedDefault = store.getGlobal('default_profile');
+    const defaultProfile = typeof storedDefault === 'string' ? storedDefault : null;
+    const profiles: Record<string, Record<string, string>> = {};
+    // `key: null` is the row of a profile without settings (`—` on a terminal, empty fields when piped).
+    const rows: { profile: string; key: string | null; value: string | null; active: boolean }[] = [];
+    if (defaultProfile) rows.push({ profile: '', key: 'default_profile', value: defaultProfile, active: false });
+    for (const name of store.listProfiles()) {
+      const shown: Record<string, string> = {};
+      for (const [key, value] of Object.entries(store.getProfile(name))) {
+        // Unknown keys (from a newer facectl, or edited by hand) are listed as they are, except secrets.
+        const setting = SETTINGS[key];
+        shown[key] = setting ? setting.show(value) : typeof value === 'string' ? value : JSON.stringify(value);
+        rows.push({ profile: name, key, value: shown[key], active: name === active });
+      }
+      // A profile emptied of its settings is still a profile (`auth switch` takes it): one row says so.
+      if (Object.keys(shown).length === 0)
+        rows.push({ profile: name, key: null, value: null, active: name === active });
+      profiles[name] = shown;
     }
-    // A profile emptied of its settings is still a profile (`auth switch` takes it): one row says so.
-    if (Object.keys(shown).length === 0) rows.push({ profile: name, key: null, value: null, active: name === active });
-    listing.profiles[name] = shown;
-  }
-  if (ctx.out.json) {
-    ctx.out.record(listing);
-    return listing;
-  }
-  ctx.out.list(rows, [
-    { header: 'profile', value: (r) => (r.active && ctx.io.stdoutIsTTY ? `${r.profile} *` : r.profile) },
-    { header: 'key', value: (r) => r.key },
-    { header: 'value', value: (r) => r.value },
-  ]);
-  if (ctx.io.stderrIsTTY) ctx.out.info(`(${store.path}; * = active profile)`);
-  return listing;
-}
+    if (ctx.out.json) {
+      const listing = { config_file: store.path, default_profile: defaultProfile, active_profile: active, profiles };
+      return ctx.out.record(listing);
+    }
+    ctx.out.list(rows, [
+      { header: 'profile', value: (r) => (r.active && ctx.io.stdoutIsTTY ? `${r.profile} *` : r.profile) },
+      { header: 'key', value: (r) => r.key },
+      { header: 'value', value: (r) => r.value },
+    ]);
+    if (ctx.io.stderrIsTTY) ctx.out.info(`(${store.path}; * = active profile)`);
+  },
+});

@@ -1,25 +1,12 @@
 import { verb } from '../kit.js';
-import {
-  activeProfile,
-  checkNamedProfile,
-  DEFAULT_BASE_URL,
-  sameBaseUrl,
-  storedKeyBaseUrl,
-} from '../../config/credentials.js';
+import { DEFAULT_BASE_URL } from '../../api/types.js';
+import { activeProfile, checkNamedProfile, sameBaseUrl, storedKeyBaseUrl } from '../../config/credentials.js';
 import { findSetting } from '../../config/settings.js';
-import { checkKnownProfile } from '../../config/profile-store.js';
-import type { ProfileSettings } from '../../context.js';
+import { checkKnownProfile, type ProfileSettings } from '../../config/profile-store.js';
+import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import type { SettingsContext } from '../kit.js';
 
 /** `facectl config set <key> <value>`: change the settings file (written atomically, mode 0600). */
-
-export interface SettingChange {
-  key: string;
-  value: string | null;
-  profile: string | null;
-  config_file: string;
-}
 
 export default verb({
   description: 'Change a setting of the active profile (api_key only through `facectl auth login`).',
@@ -36,11 +23,7 @@ export default verb({
 });
 
 /** Sets `key`, or with `value` undefined removes it (`config unset`). */
-export async function runConfigSet(
-  ctx: SettingsContext,
-  key: string,
-  value: string | undefined,
-): Promise<SettingChange> {
+export async function runConfigSet(ctx: Context, key: string, value: string | undefined): Promise<void> {
   const setting = findSetting(key);
   // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
   // even for a setting of the whole file (default_profile).
@@ -59,7 +42,7 @@ export async function runConfigSet(
   if (setting.scope === 'global') {
     if (key === 'default_profile') {
       if (parsed !== undefined) checkKnownProfile(store, parsed);
-      await store.setDefaultProfile?.(parsed);
+      await store.setDefaultProfile(parsed);
     }
   } else {
     // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.
@@ -71,24 +54,16 @@ export async function runConfigSet(
       key === 'base_url' && typeof before.api_key === 'string' && before.api_key && !before.api_key_base_url
         ? { api_key_base_url: storedKeyBaseUrl(before) }
         : {};
-    if (parsed === undefined && !(key in before)) {
-      // nothing to remove
-    } else await store.updateProfile(profile, { [key]: parsed, ...pin });
+    if (parsed !== undefined || key in before) await store.updateProfile(profile, { [key]: parsed, ...pin });
     if (key === 'base_url') warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
   }
-  const result: SettingChange = { key, value: parsed ?? null, profile, config_file: store.path };
+  const result = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
   ctx.out.done(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`, result);
-  return result;
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
-function warnKeyStaysBehind(
-  ctx: SettingsContext,
-  settings: ProfileSettings,
-  profile: string,
-  next: string | undefined,
-): void {
+function warnKeyStaysBehind(ctx: Context, settings: ProfileSettings, profile: string, next: string | undefined): void {
   if (typeof settings.api_key !== 'string' || !settings.api_key) return;
   const boundTo = storedKeyBaseUrl(settings);
   const target = next ?? DEFAULT_BASE_URL;

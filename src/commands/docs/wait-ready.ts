@@ -1,33 +1,8 @@
 import type { Column, Context } from '../../context.js';
+import type { AnyRoute } from '../../contract/route.js';
 import { CliError, NetworkError, UsageError } from '../../errors.js';
-import type { RequestContext } from '../kit.js';
-import type { Flags, FlagValues } from '../verb.js';
-
-/**
- * `--wait` of `docs sync` and `threads sync`: polls until preparation is ready, with a progress bar from
- * chunks_completed/chunks_total, bounded by --timeout. Ctrl-C ends the wait (the clock's sleep rejects
- * with CancelError); the sync itself has already been accepted by then.
- */
-
-export interface Preparable {
-  prepare_status?: string | null | undefined;
-  chunks_total?: number | null | undefined;
-  chunks_completed?: number | null | undefined;
-}
-
-export interface WaitOptions<T extends Preparable> {
-  /** "document doc_123", for messages. */
-  what: string;
-  /** The command that shows the item later, for the timeout's hint. */
-  showCommand: string;
-  initial: T;
-  fetch: () => Promise<T>;
-  timeoutSeconds: number;
-  intervalMs?: number;
-}
-
-/** What waiting uses of the context: the output for the progress bar, the clock, Ctrl-C. */
-export type WaitContext = Pick<Context, 'out' | 'clock' | 'signal'>;
+import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
+import type { Flags } from '../verb.js';
 
 export const DEFAULT_WAIT_SECONDS = 300;
 
@@ -41,89 +16,88 @@ export const TIMEOUT_FLAG = {
   help: 'with --wait: give up after this many seconds (default 300)',
 } as const satisfies Flags[string];
 
-/** The flags of `docs sync` and `threads sync`. */
-export const WAIT_FLAGS = {
-  wait: { help: 'wait until preparation is ready, with a progress bar' },
-  timeout: TIMEOUT_FLAG,
-} as const satisfies Flags;
-
-export interface WaitFlags {
-  wait: boolean;
-  timeoutSeconds: number;
-}
-
-/** --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead. */
-export function waitFlags(given: FlagValues<typeof WAIT_FLAGS>): WaitFlags {
-  if (given.timeout !== undefined && !given.wait) {
-    throw new UsageError('--timeout: only applies with --wait: add --wait, or leave --timeout out');
-  }
-  return { wait: given.wait, timeoutSeconds: given.timeout ?? DEFAULT_WAIT_SECONDS };
-}
-
-/** What `docs sync` and `threads sync` send: the sync, and the read that --wait repeats. */
-export interface SyncTarget<T> {
-  kind: 'document' | 'thread';
-  id: string;
-  sync: () => Promise<T>;
-  fetch: () => Promise<T>;
+interface Preparable {
+  token_count?: number | null;
+  prepare_status?: string | null;
+  chunks_total?: number | null;
+  chunks_completed?: number | null;
 }
 
 /**
- * `docs sync` and `threads sync`: the sync (the charge is made and preparation starts), then with --wait
- * the progress until preparation is ready; the item is shown as it last came back.
+ * `docs sync` and `threads sync` (extension endpoints): the sync (the charge is made and preparation
+ * starts), then with --wait a progress bar from chunks_completed/chunks_total until preparation is
+ * ready, bounded by --timeout; the item is shown as it last came back. Ctrl-C ends the wait (the
+ * clock's sleep rejects with CancelError); the sync itself has been accepted by then.
  */
-export async function syncAndShow<T extends Preparable & { token_count?: number | null }>(
-  ctx: RequestContext & WaitContext,
-  flags: WaitFlags,
+export function syncVerb<T extends Preparable>(
+  kind: 'document' | 'thread',
   fields: Column<T>[],
-  target: SyncTarget<T>,
-): Promise<T> {
-  let item = await target.sync();
-  const tokens = typeof item.token_count === 'number' ? ` (token_count ${item.token_count})` : '';
-  ctx.out.success(`Synced ${target.id}${tokens}`);
-  if (flags.wait) {
-    const group = target.kind === 'document' ? 'docs' : 'threads';
-    item = await waitUntilReady(ctx, {
-      what: `${target.kind} ${target.id}`,
-      showCommand: `facectl ${group} get ${target.id}`,
-      initial: item,
-      fetch: target.fetch,
-      timeoutSeconds: flags.timeoutSeconds,
-    });
-  }
-  ctx.out.record(item, fields);
-  return item;
+  routes: () => Promise<{ sync: AnyRoute; get: AnyRoute }>,
+) {
+  const [group, example, billedTo] =
+    kind === 'document' ? ['docs', 'doc_7Hc2Lq', 'the billing source'] : ['threads', 'thr_4kP9x', 'its billing source'];
+  return verb({
+    description: withExtensionNote(`Sync a ${kind}: its token_count is charged to ${billedTo} and preparation starts.`),
+    args: [[`<${kind}_id>`, `the ${kind} id (${example.slice(0, 4)}...)`]],
+    flags: {
+      wait: { help: 'wait until preparation is ready, with a progress bar' },
+      timeout: TIMEOUT_FLAG,
+    },
+    examples: [
+      `facectl ${group} sync ${example}`,
+      `facectl ${group} sync ${example} --wait --timeout 60`,
+      `facectl ${group} sync ${example} --wait --json --no-input | jq .prepare_status`,
+    ],
+    async run(ctx, given, id): Promise<T> {
+      // --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead.
+      if (given.timeout !== undefined && !given.wait) {
+        throw new UsageError('--timeout: only applies with --wait: add --wait, or leave --timeout out');
+      }
+      const { sync, get } = await routes();
+      const params = { [`${kind}_id`]: requireArgument(`${kind}_id`, id) };
+      const fetch = async () => (await send(ctx, get, { params })) as T;
+      let item = (await send(ctx, sync, { params })) as T;
+      const tokens = typeof item.token_count === 'number' ? ` (token_count ${item.token_count})` : '';
+      ctx.out.success(`Synced ${id}${tokens}`);
+      if (given.wait) {
+        item = await waitUntilReady(ctx, `${kind} ${id}`, `facectl ${group} get ${id}`, item, fetch, given.timeout);
+      }
+      ctx.out.record(item, fields);
+      return item;
+    },
+  });
 }
 
 const FAILED_STATES = new Set(['failed', 'error']);
 
-export async function waitUntilReady<T extends Preparable>(ctx: WaitContext, options: WaitOptions<T>): Promise<T> {
-  const interval = options.intervalMs ?? 250;
-  const deadline = ctx.clock.now().getTime() + options.timeoutSeconds * 1000;
+async function waitUntilReady<T extends Preparable>(
+  ctx: Context,
+  what: string,
+  showCommand: string,
+  initial: T,
+  fetch: () => Promise<T>,
+  timeoutSeconds = DEFAULT_WAIT_SECONDS,
+): Promise<T> {
+  const deadline = ctx.clock.now().getTime() + timeoutSeconds * 1000;
   const bar = ctx.out.progress('Preparing');
-  let current = options.initial;
+  let current = initial;
   try {
     for (;;) {
       const status = current.prepare_status ?? 'not started';
       bar.update(current.chunks_completed ?? 0, current.chunks_total ?? 1, status);
       if (current.prepare_status === 'ready') return current;
       if (FAILED_STATES.has(status)) {
-        throw new CliError(`preparation of ${options.what} failed (prepare_status ${status})`, 1, {
-          code: 'prepare_failed',
-        });
+        throw new CliError(`preparation of ${what} failed (prepare_status ${status})`, 1, { code: 'prepare_failed' });
       }
       if (ctx.clock.now().getTime() >= deadline) {
         const chunks = current.chunks_total ? `, ${current.chunks_completed ?? 0}/${current.chunks_total} chunks` : '';
-        throw new NetworkError(
-          `${options.what} was not ready after ${options.timeoutSeconds} s (prepare_status ${status}${chunks})`,
-          {
-            code: 'timeout',
-            hint: `the sync was accepted; check later with \`${options.showCommand}\`, or wait longer with --timeout SECONDS`,
-          },
-        );
+        throw new NetworkError(`${what} was not ready after ${timeoutSeconds} s (prepare_status ${status}${chunks})`, {
+          code: 'timeout',
+          hint: `the sync was accepted; check later with \`${showCommand}\`, or wait longer with --timeout SECONDS`,
+        });
       }
-      await ctx.clock.sleep(interval, ctx.signal);
-      current = await options.fetch();
+      await ctx.clock.sleep(250, ctx.signal);
+      current = await fetch();
     }
   } finally {
     bar.stop();

@@ -1,10 +1,16 @@
-import { verb } from '../kit.js';
+import { chmodSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
+import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
+import { SOURCE_NAMES } from '../../config/credentials.js';
+import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/file-safety.js';
+import { configFilePath } from '../../config/paths.js';
+import { checkConfigShape } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
+import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
-import { checkConfigFile, checkProxy, configFilePath } from './local-checks.js';
 
 /**
  * `facectl doctor`: every check runs (one failing does not hide the others), each ends as one line with
@@ -20,12 +26,6 @@ const COLUMNS: Column<Check>[] = [
 
 const PROFILE_REFUSALS = new Set(['invalid_profile', 'unknown_profile']);
 
-const KEY_SOURCES: Record<KeySource, string> = {
-  stdin: '--api-key-stdin',
-  env: 'the FACECTL_API_KEY variable',
-  profile: 'the stored profile',
-};
-
 export default verb({
   description:
     'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration ' +
@@ -38,24 +38,22 @@ export default verb({
     'facectl doctor --json | jq \'.checks[] | select(.status != "ok")\'',
     'FACECTL_API_KEY=fcs_... facectl doctor --base-url https://api.example.com',
   ],
-  run: (ctx) => doctor(ctx),
+  async run(ctx) {
+    const checks = await runDoctor(ctx);
+    if (ctx.out.json) ctx.out.record({ checks });
+    else ctx.out.list(checks, COLUMNS);
+    const failed = checks.filter((c) => c.status === 'fail');
+    if (failed.length > 0) {
+      throw new CliError(
+        `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
+        ExitCode.error,
+        { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
+      );
+    }
+  },
 });
 
-async function doctor(ctx: Context): Promise<void> {
-  const checks = await runDoctor(ctx);
-  if (ctx.out.json) ctx.out.record({ checks });
-  else ctx.out.list(checks, COLUMNS);
-  const failed = checks.filter((c) => c.status === 'fail');
-  if (failed.length > 0) {
-    throw new CliError(
-      `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
-      ExitCode.error,
-      { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
-    );
-  }
-}
-
-export async function runDoctor(ctx: Context): Promise<Check[]> {
+async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
   const checks: Check[] = checkConfigFile(configFilePath(ctx.env), ctx.runtime.platform);
 
@@ -64,20 +62,16 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const creds = await ctx.credentials();
     baseUrlText = creds.baseUrl;
-    creds.checkNamedProfile?.();
+    creds.checkNamedProfile();
     key = await creds.apiKey();
     checks.push(
       key
         ? ok(
             'key source',
-            `${key.key.slice(0, 12)}… from ${KEY_SOURCES[key.source]} (profile ${creds.profile}` +
+            `${key.key.slice(0, 12)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
               `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
           )
-        : fail(
-            'key source',
-            `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, profile "${creds.profile}" has none`,
-            'run `facectl auth login` (or set FACECTL_API_KEY)',
-          ),
+        : fail('key source', creds.describe(), 'run `facectl auth login` (or set FACECTL_API_KEY)'),
     );
   } catch (error) {
     // A profile named on the command line (or FACECTL_PROFILE) that cannot be used is refused as by any
@@ -139,4 +133,120 @@ export async function runDoctor(ctx: Context): Promise<Check[]> {
     spinner.stop();
   }
   return checks;
+}
+
+/**
+ * The configuration file, inspected directly (not through the store), before anything opens the store:
+ * opening it tightens a loose mode and so would hide the very problem doctor is asked to report.
+ */
+export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
+  const name = 'config file';
+  // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
+  const refusal = writeRefusal(path);
+  const unsafe = refusal ? [fail('config file safety', refusal.problem, refusal.fix)] : [];
+  let text: string | undefined;
+  try {
+    text = readConfigText(path);
+  } catch (error) {
+    if (error instanceof ConfigReadRefusal) return [fail(name, error.problem, error.fix), ...unsafe];
+    const code = (error as NodeJS.ErrnoException).code;
+    return [
+      fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
+      ...unsafe,
+    ];
+  }
+  if (text === undefined) {
+    return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
+  }
+  try {
+    checkConfigShape(JSON.parse(text), path);
+  } catch (error) {
+    return [
+      fail(name, `${path} is broken: ${(error as Error).message}`, `fix or remove ${path}; facectl never clears it`),
+      ...unsafe,
+    ];
+  }
+  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink),
+  // nor anything at all on Windows.
+  return [ok(name, `${path} parses`), ...(refusal || platform === 'win32' ? unsafe : checkModes(path))];
+}
+
+function checkModes(path: string): Check[] {
+  const checks: Check[] = [];
+  const fileMode = statSync(path).mode & 0o777;
+  checks.push(
+    (fileMode & 0o077) === 0
+      ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
+      : tightenFileMode(path, fileMode),
+  );
+  const dir = dirname(path);
+  const dirMode = statSync(dir).mode & 0o777;
+  checks.push(
+    (dirMode & 0o077) === 0
+      ? ok('config directory mode', `${octal(dirMode)}`)
+      : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
+  );
+  return checks;
+}
+
+/**
+ * A file others can read is made 0600, as the configuration store does whenever it reads one (so the
+ * store has nothing left to fix and the run warns once); told, with the command when that fails.
+ */
+function tightenFileMode(path: string, fileMode: number): Check {
+  try {
+    chmodSync(path, 0o600);
+  } catch {
+    return warn(
+      'config file mode',
+      `${path} has mode ${octal(fileMode)}: others can read the stored key`,
+      `chmod 600 ${path}`,
+    );
+  }
+  return warn(
+    'config file mode',
+    `${path} had mode ${octal(fileMode)} (others could read the stored key); changed it to 0600`,
+    'nothing left to do; if it happens again, check which tool writes that file',
+  );
+}
+
+/** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether it is bypassed. */
+export function checkProxy(env: Context['env'], base: URL): Check {
+  const name = 'proxy';
+  const variable = proxyVariable(base, env);
+  if (!variable) {
+    // None for this scheme: any proxy variable set is the other scheme's.
+    const other = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY'].find((key) => env[key]);
+    return ok(
+      name,
+      other
+        ? `${other} is set but does not apply to ${base.protocol} URLs; direct connection`
+        : 'no proxy variables set; direct connection',
+    );
+  }
+  const [varName, value] = variable;
+  let proxy: URL;
+  try {
+    proxy = new URL(value.includes('://') ? value : `http://${value}`);
+  } catch {
+    return fail(
+      name,
+      `${varName} is not a valid URL`,
+      `fix ${varName} (e.g. http://proxy.example.com:3128) or unset it`,
+    );
+  }
+  const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
+  if (isLoopbackHost(base.hostname)) {
+    return ok(name, `${varName}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
+  }
+  const noProxyName = env.no_proxy !== undefined ? 'no_proxy' : 'NO_PROXY';
+  const bypass = noProxyEntry(base, env[noProxyName] ?? '');
+  if (bypass !== undefined) {
+    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
+  }
+  return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
 }

@@ -2,9 +2,9 @@ import type { Context } from '../../context.js';
 import type { AnswerOf } from '../../api/answers.js';
 import type { createFace as CreateFace, FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
-import { checkAlias, notEmpty, requestBody, type RequestContext, requireValue, send, verb } from '../kit.js';
+import { checkAlias, notEmpty, requestBody, requireValue, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-import { FACE_FIELDS, showFaceWarnings } from './fields.js';
+import { FACE_FIELDS, showFaceWarnings } from './get.js';
 
 /** `facectl faces create`: a new face; --name and --alias are asked for on a terminal when not given. */
 
@@ -68,7 +68,7 @@ async function askAliasAgain(ctx: Context, reason: string): Promise<string> {
 }
 
 export async function runCreateFace(
-  ctx: RequestContext,
+  ctx: Context,
   opts: CreateFaceOptions,
   askAlias?: (reason: string) => Promise<string>,
 ): Promise<AnswerOf<typeof CreateFace>> {

@@ -1,5 +1,7 @@
-import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
-import { FACE_FIELDS, showFaceWarnings } from './fields.js';
+import type { Lenient } from '../../api/answers.js';
+import type { Column, Context } from '../../context.js';
+import type { Face } from '../../contract/faces.js';
+import { fieldColumns, requireArgument, send, verb, withExtensionNote } from '../kit.js';
 
 /** `facectl faces get <face_id>` (an extension endpoint of the local service). */
 export default verb({
@@ -14,3 +16,31 @@ export default verb({
     return face;
   },
 });
+
+type FaceAnswer = Lenient<Face>;
+
+/**
+ * `created` as a date. The seed types it as an integer and leaves its unit "not shown": the local
+ * service sends Unix seconds; a number too large for seconds (past the year 5000) is read as
+ * milliseconds. A value no date can hold is shown as the number it is.
+ */
+export function createdAsDate(created: number | null | undefined): string | number | null {
+  if (created === null || created === undefined) return null;
+  const ms = Math.abs(created) >= 1e11 ? created : created * 1000;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? created : date.toISOString();
+}
+
+/** The service's `warnings` on a face, each on stderr: a face may be created and still need a look. */
+export function showFaceWarnings(ctx: Pick<Context, 'out'>, face: FaceAnswer): void {
+  for (const warning of face.warnings ?? []) if (warning) ctx.out.warn(`the service says: ${warning}`);
+}
+
+/** The face fields shown on a terminal or as tab-separated lines; --json prints the whole object. */
+export const FACE_FIELDS: Column<FaceAnswer>[] = [
+  ...fieldColumns<FaceAnswer>('uid', 'alias', 'name', 'owned_by'),
+  { header: 'created', value: (f) => createdAsDate(f.created) },
+  ...fieldColumns<FaceAnswer>('default_model', 'default_tools', 'formula'),
+  ...fieldColumns<FaceAnswer>('basic_facts', 'component_counts', 'profile_token_count'),
+  { header: 'warnings', value: (f) => (f.warnings && f.warnings.length > 0 ? f.warnings : null) },
+];

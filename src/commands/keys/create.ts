@@ -1,5 +1,10 @@
-import { checkNamedProfile, credentialsBesideNewProfile, keyPrefix } from '../../config/credentials.js';
-import type { Column, Context, Credentials } from '../../context.js';
+import {
+  checkNamedProfile,
+  credentialsBesideNewProfile,
+  KEY_SOURCE_LABELS,
+  keyPrefix,
+} from '../../config/credentials.js';
+import type { Column, Context } from '../../context.js';
 import type { AnswerOf, Lenient } from '../../api/answers.js';
 import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
@@ -60,12 +65,6 @@ export default verb({
 
 export type CreateKeyOptions = FlagValues<typeof flags>;
 
-/** What `keys create` uses of the context: the client, the output, and the config for --save. */
-type CreateKeyContext = Pick<
-  Context,
-  'api' | 'out' | 'signal' | 'io' | 'credentials' | 'config' | 'globals' | 'env' | 'clock'
->;
-
 /** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
 type NewKey = AnswerOf<typeof createApiKey>;
 
@@ -81,14 +80,49 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions): Promise<NewKey> {
+export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
   if (save) checkNamedProfile(ctx);
-  const creator = save ? await creatorOfNewProfile(ctx) : undefined;
-  const send = creator?.send ?? (await activeSender(ctx));
-  const key = await untilAnswered(ctx, () => send(body));
+  const { createApiKey } = await import('../../contract/keys.js');
+  const active = await ctx.credentials();
+  // `--save` into a profile the file does not hold yet (`--profile laptop`) creates it (README): the key
+  // is made with what would be used without naming it (FACECTL_API_KEY, else the default profile's key,
+  // at that base URL), and the new profile gets the new key and that base URL.
+  const beside = save
+    ? await credentialsBesideNewProfile({ ...ctx, stdin: ctx.io.stdin, stdinIsTTY: ctx.io.stdinIsTTY })
+    : undefined;
+  // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
+  const found = await (beside ?? active).apiKey();
+  if (beside && found) {
+    const from =
+      found.source === 'profile' ? `of profile "${beside.profile}"` : `from ${KEY_SOURCE_LABELS[found.source]}`;
+    ctx.out.info(
+      `profile "${active.profile}" does not exist yet: creating the key with key ${keyPrefix(found.key)}… ${from} ` +
+        `at ${beside.baseUrl}, then saving it in a new profile "${active.profile}"`,
+    );
+  }
+  // The creating request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts): the service
+  // keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
+  // client built without the abort signal.
+  const api = beside
+    ? (await import('../../api/context-client.js')).clientForContext(
+        ctx,
+        {
+          baseUrl: beside.baseUrl,
+          apiKey: async () => found?.key,
+          noKeyMessage: `not logged in: ${beside.describe()}`,
+        },
+        { signal: undefined },
+      )
+    : await ctx.api({ untilAnswered: true });
+  let key: NewKey;
+  try {
+    key = await untilAnswered(ctx, () => api.call(createApiKey, { body }));
+  } finally {
+    if (beside) await api.close();
+  }
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   ctx.out.record(
@@ -115,32 +149,19 @@ export async function runCreateKey(ctx: CreateKeyContext, opts: CreateKeyOptions
       },
     );
   }
-  if (save) await saveKey(ctx, key, creator?.target);
+  // The key only works at the service that made it: its base URL becomes the profile's when it came
+  // from a flag or the environment rather than from the profile itself (or when the profile is new).
+  if (save) {
+    const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
+    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside);
+  }
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   return key;
 }
 
-/**
- * The creating request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts): the service
- * keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
- * client built without the abort signal, here the context's own (ctx.api's untilAnswered).
- */
-async function activeSender(ctx: CreateKeyContext): Promise<(body: ApiKeyCreateRequest) => Promise<NewKey>> {
-  // The key is resolved first (--api-key-stdin reads it): a signal meanwhile sends nothing.
-  await (await ctx.credentials()).apiKey();
-  const [api, { createApiKey }] = await Promise.all([
-    ctx.api({ untilAnswered: true }),
-    import('../../contract/keys.js'),
-  ]);
-  return (body) => api.call(createApiKey, { body });
-}
-
-/**
- * Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile; a signal
- * before it is sent ends the command at once.
- */
-async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>): Promise<NewKey> {
+/** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
+async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise<NewKey> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
     ctx.out.warn(
@@ -161,80 +182,9 @@ async function untilAnswered(ctx: CreateKeyContext, send: () => Promise<NewKey>)
   }
 }
 
-/**
- * `--save` into a profile the file does not hold yet (`--profile laptop`): the README says it creates
- * the profile, so the key is made with what would be used without naming it (FACECTL_API_KEY, else the
- * default profile's key, at that base URL), and the new profile gets the new key and that base URL.
- * Which key made it is said on stderr, by its prefix only.
- */
-async function creatorOfNewProfile(ctx: CreateKeyContext) {
-  const named = (await ctx.credentials()).profile;
-  const { env, globals, io, config } = ctx;
-  const credentials = await credentialsBesideNewProfile({
-    env,
-    globals,
-    stdin: io.stdin,
-    stdinIsTTY: io.stdinIsTTY,
-    config,
-  });
-  if (!credentials) return undefined;
-  const found = await credentials.apiKey();
-  if (found) {
-    const from = found.source === 'profile' ? `of profile "${credentials.profile}"` : `from ${KEY_FROM[found.source]}`;
-    ctx.out.info(
-      `profile "${named}" does not exist yet: creating the key with key ${keyPrefix(found.key)}… ${from} ` +
-        `at ${credentials.baseUrl}, then saving it in a new profile "${named}"`,
-    );
-  }
-  // Like activeSender: a client without the abort signal, the request waited for past it.
-  const [{ clientForContext }, { createApiKey }] = await Promise.all([
-    import('../../api/context-client.js'),
-    import('../../contract/keys.js'),
-  ]);
-  const send = async (body: ApiKeyCreateRequest): Promise<NewKey> => {
-    const client = clientForContext(
-      ctx,
-      {
-        baseUrl: credentials.baseUrl,
-        apiKey: async () => found?.key,
-        noKeyMessage: `not logged in: ${credentials.describe()}`,
-      },
-      { signal: undefined },
-    );
-    try {
-      return await client.call(createApiKey, { body });
-    } finally {
-      await client.close();
-    }
-  };
-  const target: SaveTarget = { profile: named, baseUrl: credentials.baseUrl, setsBaseUrl: true };
-  return { target, send };
-}
-
-function activeTarget(credentials: Credentials): SaveTarget {
-  const { profile, baseUrl, baseUrlSource } = credentials;
-  return { profile, baseUrl, setsBaseUrl: baseUrlSource === 'flag' || baseUrlSource === 'env' };
-}
-
-const KEY_FROM = { env: 'FACECTL_API_KEY', stdin: '--api-key-stdin' } as const;
-
-/** Where --save puts the key: the profile, the base URL the key was made at, and whether that becomes the profile's. */
-interface SaveTarget {
-  profile: string;
-  baseUrl: string;
-  setsBaseUrl: boolean;
-}
-
-async function saveKey(
-  ctx: Pick<Context, 'out' | 'credentials' | 'config'>,
-  key: NewKey,
-  target?: SaveTarget,
-): Promise<void> {
+/** One locked write, read back: "Saved" is printed only once the key is in the file. */
+async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
   try {
-    // The key only works at the service that made it: keep the base URL with it when it came from
-    // a flag or the environment rather than from the profile itself (or when the profile is new).
-    // One locked write, read back: "Saved" is printed only once the key is in the file.
-    const { profile, baseUrl, setsBaseUrl } = target ?? activeTarget(await ctx.credentials());
     const config = await ctx.config();
     await saveKeyInProfile(ctx, config, profile, {
       key: key.key,

@@ -3,32 +3,13 @@ import type { AnswerOf } from '../../api/answers.js';
 import type { listOAuthConnections } from '../../contract/oauth.js';
 import { NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
-import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG, type WaitContext } from '../docs/wait-ready.js';
-import { type RequestContext, requireArgument, send, verb } from '../kit.js';
-import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
+import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG } from '../docs/wait-ready.js';
+import { requireArgument, verb } from '../kit.js';
+import { CONNECTION_COLUMNS, sendOAuth } from './fields.js';
 
-/**
- * `facectl oauth connect <provider>`: when the provider is connected already, says so and ends (exit 0,
- * the connection on stdout): there is nothing to wait for. Otherwise asks the service for the provider's
- * authorize URL and prints it on stderr at once, in every mode (the browser may open on another machine,
- * or not at all; under --json as one JSON line, `{"authorize_url": ...}`), opens it unless --no-browser,
- * then polls the connection list until the provider shows as connected, the wait times out (exit 8) or
- * Ctrl-C ends it (exit 130).
- */
-
-export interface ConnectOptions {
-  provider: string;
-  openBrowser: boolean;
-  timeoutSeconds: number;
-  /** Pause between two polls of GET /v1/oauth. */
-  intervalMs?: number;
-}
-
-/** An entry of the connection list: its provider and whether it is connected are needed (api/answers.ts). */
+/** `intervalMs`: the pause between two polls of GET /v1/oauth. */
+type ConnectOptions = { provider: string; openBrowser: boolean; timeoutSeconds: number; intervalMs?: number };
 type Connection = AnswerOf<typeof listOAuthConnections>[number];
-
-/** What `oauth connect` uses of the context: the client, a browser, and the clock and output to wait. */
-type ConnectContext = RequestContext & WaitContext & Pick<Context, 'io' | 'browser'>;
 
 export default verb({
   summary: 'Connect a provider in the browser',
@@ -57,26 +38,21 @@ export default verb({
     }),
 });
 
-export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Promise<Connection> {
+export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
-  let url: string;
-  try {
-    // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
-    // connected needs no approval, and asking for an authorize URL would only leave one pending.
-    const before = await findConnection(ctx, provider);
-    if (before?.connected) {
-      ctx.out.info(
-        `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
-          `To connect another account, run \`facectl oauth disconnect ${provider}\` first.`,
-      );
-      ctx.out.record(before, CONNECTION_COLUMNS);
-      return before;
-    }
-    url = (await send(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
-  } catch (error) {
-    throw explainPlanRequired(error);
+  // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
+  // connected needs no approval, and asking for an authorize URL would only leave one pending.
+  const before = await findConnection(ctx, provider);
+  if (before?.connected) {
+    ctx.out.info(
+      `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
+        `To connect another account, run \`facectl oauth disconnect ${provider}\` first.`,
+    );
+    ctx.out.record(before, CONNECTION_COLUMNS);
+    return before;
   }
+  const url = (await sendOAuth(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
 
   // A person has to act on the URL while the command waits, so it is said at once, whatever the mode:
   // under --json as one JSON line on stderr, which a script can read before the wait ends. The other
@@ -102,7 +78,7 @@ export async function runConnect(ctx: ConnectContext, opts: ConnectOptions): Pro
   return connection;
 }
 
-async function waitForConnection(ctx: RequestContext & WaitContext, opts: ConnectOptions): Promise<Connection> {
+async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
@@ -129,8 +105,7 @@ async function waitForConnection(ctx: RequestContext & WaitContext, opts: Connec
   }
 }
 
-async function findConnection(ctx: RequestContext, provider: string): Promise<Connection | undefined> {
+async function findConnection(ctx: Context, provider: string): Promise<Connection | undefined> {
   const { listOAuthConnections } = await import('../../contract/oauth.js');
-  const connections = await send(ctx, listOAuthConnections, {});
-  return connections.find((c) => c.provider === provider);
+  return (await sendOAuth(ctx, listOAuthConnections)).find((c) => c.provider === provider);
 }

@@ -1,33 +1,40 @@
-import type { Lenient } from '../../api/answers.js';
-import type { Column } from '../../context.js';
+import type { AnswerOf, Lenient } from '../../api/answers.js';
+import type { Column, Context } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
+import type { AnyRoute, BodyOf, ParamsOf } from '../../contract/route.js';
 import { ApiError } from '../../errors.js';
+import { send } from '../kit.js';
 
-/** An entry of the connection list as commands read it (provider and connected are needed: api/answers.ts). */
-export type ConnectionAnswer = Lenient<OAuthConnection>;
-
-export const CONNECTION_COLUMNS: Column<ConnectionAnswer>[] = [
+export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
   { header: 'provider', value: (c) => c.provider },
   { header: 'connected', value: (c) => c.connected },
   { header: 'connected_at', value: (c) => c.connected_at },
 ];
 
 /**
- * The service refuses every OAuth endpoint to users not on the Connect plan (403 plan_required). Said
- * once: in the service's own words when it gives them (the status line follows), else in ours; the fix
+ * One request to an OAuth endpoint. The service refuses them all to users not on the Connect plan
+ * (403 plan_required): said once, in the service's own words when it gives them, else in ours; the fix
  * says what to do, keeping the exit code (6).
  */
-export function explainPlanRequired(error: unknown): unknown {
-  if (!(error instanceof ApiError) || error.code !== 'plan_required') return error;
-  const said = typeof error.detail === 'string' && error.detail.trim() !== '' ? error.detail : undefined;
-  return new ApiError(
-    said ?? "OAuth connections are only for the Connect plan: the service refused this key's user",
-    error.status,
-    {
-      code: error.code,
-      detail: error.detail,
-      hint: 'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user',
-      cause: error,
-    },
-  );
+export async function sendOAuth<R extends AnyRoute>(
+  ctx: Context,
+  route: R,
+  input: { params?: ParamsOf<R>; body?: BodyOf<R> } = {},
+): Promise<AnswerOf<R>> {
+  try {
+    return await send(ctx, route, input);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'plan_required') throw error;
+    const said = typeof error.detail === 'string' && error.detail.trim() !== '' ? error.detail : undefined;
+    throw new ApiError(
+      said ?? "OAuth connections are only for the Connect plan: the service refused this key's user",
+      error.status,
+      {
+        code: error.code,
+        detail: error.detail,
+        hint: 'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user',
+        cause: error,
+      },
+    );
+  }
 }

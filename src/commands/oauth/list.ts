@@ -1,6 +1,5 @@
-import type { AnswerOf } from '../../api/answers.js';
-import { send, verb } from '../kit.js';
-import { CONNECTION_COLUMNS, explainPlanRequired } from './fields.js';
+import { verb } from '../kit.js';
+import { CONNECTION_COLUMNS, sendOAuth } from './fields.js';
 
 /** `facectl oauth list`: the OAuth connections of the key's user (Connect plan only). */
 export default verb({
@@ -8,12 +7,7 @@ export default verb({
   examples: ['facectl oauth list', "facectl oauth list --json | jq '.[] | select(.connected)'"],
   async run(ctx) {
     const { listOAuthConnections } = await import('../../contract/oauth.js');
-    let connections: AnswerOf<typeof listOAuthConnections>;
-    try {
-      connections = await send(ctx, listOAuthConnections, {});
-    } catch (error) {
-      throw explainPlanRequired(error);
-    }
+    const connections = await sendOAuth(ctx, listOAuthConnections);
     ctx.out.list(connections, CONNECTION_COLUMNS);
     return connections;
   },

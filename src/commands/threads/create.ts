@@ -1,9 +1,10 @@
 import type { AnswerOf } from '../../api/answers.js';
+import type { Context } from '../../context.js';
 import type { createThread, ThreadCreateRequest } from '../../contract/threads.js';
 import { BILLING_SOURCES } from '../../contract/values.js';
-import { checkAlias, requestBody, type RequestContext, requireAliasAndLabel, send, verb } from '../kit.js';
+import { checkAlias, requestBody, requireAliasAndLabel, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-import { THREAD_FIELDS } from './fields.js';
+import { THREAD_FIELDS } from './get.js';
 
 /** `facectl threads create`: a compile thread; --alias and --label are asked for on a terminal. */
 
@@ -31,10 +32,7 @@ export default verb({
 /** The flags once resolved: alias and label given or asked for. */
 export type CreateThreadOptions = FlagValues<typeof flags> & { alias: string; label: string };
 
-export async function runCreateThread(
-  ctx: RequestContext,
-  opts: CreateThreadOptions,
-): Promise<AnswerOf<typeof createThread>> {
+export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): Promise<AnswerOf<typeof createThread>> {
   const { createThread } = await import('../../contract/threads.js');
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });

@@ -1,9 +1,9 @@
 import type { Context } from '../../context.js';
-import type { ThreadAnswer } from './fields.js';
+import type { ThreadAnswer } from './get.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
-import { flagAndValue, type RequestContext, requireArgument, send, verb } from '../kit.js';
-import { THREAD_FIELDS } from './fields.js';
+import { flagAndValue, requireArgument, send, verb } from '../kit.js';
+import { THREAD_FIELDS } from './get.js';
 
 /**
  * `facectl threads replace-messages <thread_id> (--file PATH | -)`: replaces every message of the
@@ -64,7 +64,7 @@ async function readMessages(
   return { threadId, messages: validateMessageList(value, source.name) };
 }
 
-export async function runReplaceMessages(ctx: RequestContext, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
+export async function runReplaceMessages(ctx: Context, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
   const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },
