@@ -129,9 +129,12 @@ const common = {
   // jq.wasm next to its own, and libsql (loaded only by `facectl serve`) its native binary from the
   // package of the platform: they stay external, the runtime dependencies.
   external: ['open', 'jq-web', 'libsql'],
-  // Bundled CommonJS dependencies (cli-table3) need a require() in ESM output.
+  // Bundled CommonJS dependencies (undici, cli-table3) need a require() in ESM output. Everything they
+  // require that is not bundled is a Node built-in (test/e2e/startup.e2e.test.ts checks it), so this one
+  // asks Node for built-ins only: a createRequire() in every chunk, as esbuild's usual banner has it, loads
+  // node:module and builds a resolver per file (3 M instructions per API command).
   banner: {
-    js: "import { createRequire as __facectlRequire } from 'node:module'; const require = __facectlRequire(import.meta.url);",
+    js: 'const require = (id) => process.getBuiltinModule(id) ?? (() => { throw new Error(`facectl: ${id} is not bundled`); })();',
   },
   plugins: [tokenizerPath, lazyRequires, skipContinue],
   logLevel: 'warning',
