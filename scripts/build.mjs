@@ -1,5 +1,5 @@
 // Builds dist/ with esbuild: ESM, code splitting, so every command pulls in just the modules it uses
-// (see README, "Performance"). dist/cli.js, the process entry, is one file on its own: with the help
+// (see README, "Performance"). dist/cli.cjs, the process entry, is one file on its own: with the help
 // pages rendered here into dist/help.json, `facectl --version` and `facectl --help` load nothing else.
 // Type declarations for the library entry points come from tsc.
 import { execFileSync } from 'node:child_process';
@@ -153,8 +153,6 @@ const main = await build({
   metafile: true,
   chunkNames: 'chunks/[name]-[hash]',
 });
-// The process entry is one file apart from the split build: `--version` and `--help` then load
-// nothing else (each further module file costs a start-up ~1 ms). It reaches the rest through run.js.
 // The tokenizer, required by path rather than imported (see tokenizerPath), CommonJS.
 const byPath = await build({
   ...common,
@@ -172,12 +170,20 @@ const byPath = await build({
 });
 writeFileSync(`${root}/${staging}/THIRD-PARTY-LICENSES.txt`, thirdPartyLicenses([main.metafile, byPath.metafile]));
 
+// The process entry, dist/cli.cjs, is one file apart from the split build: `--version` and `--help`
+// then load nothing else (each further module file costs a start-up ~1 ms); it imports run.js for
+// everything else. CommonJS, so that `--version` and `--help` are answered before Node starts its ES
+// module loader (17 M instructions on Node 20, where `--version` then measured 1.33x `node -e 0`,
+// against 1.11x without it; budget 1.3x).
 await build({
   ...common,
   entryPoints: { cli: 'src/cli.ts' },
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
   outdir: staging,
   sourcemap,
   external: [...common.external, './run.js'],
+  define: { 'import.meta.dirname': '__dirname' },
   banner: {},
 });
 

@@ -20,14 +20,14 @@ const serve = useServe();
 
 describe('--help', () => {
   it.each([[['--help']], [['-h']], [['faces', '--help']], [['faces', 'get', '--help']], [['docs', 'submit', '-h']]])(
-    '%j prints commander’s page and loads nothing but dist/cli.js',
+    '%j prints commander’s page and loads nothing but dist/cli.cjs',
     async (argv) => {
       const result = await runCli(argv, { env: tracing() });
       const { files, builtins, rest } = traced(result.stderr);
       expect(rest).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(await renderHelpPage(argv.slice(0, -1).join(' ')));
-      expect(files).toEqual([BIN, join(ROOT, 'dist', 'cli.js')]);
+      expect(files).toEqual([BIN, join(ROOT, 'dist', 'cli.cjs')]);
       expect(builtins).not.toContain('child_process');
     },
   );
