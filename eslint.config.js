@@ -48,6 +48,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS (bin/package.json says so).
+    files: ['bin/facectl.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['src/commands/**/*.ts'],
     rules: {
       'no-restricted-properties': [

@@ -3,6 +3,9 @@
 // alternately in the same run (these machines are shared and noisy), medians of several runs.
 //
 // Options: --node PATH (or BENCH_NODE): the Node binary for the CLI, the service and every baseline.
+//          --baseline DIR (or BENCH_BASELINE): a build of commit d245c82 (`node bench/baseline.mjs DIR`
+//                   makes one) for the row that times one API command against it; without one the
+//                   row says "not available".
 //          --docs: also put the tables of bench/results/node<major>.md into docs/performance.md.
 // Environment (defaults take a few minutes on 2 cores):
 //   BENCH_START_RUNS=15  runs of each start-up row (each side)
@@ -15,7 +18,7 @@
 //   BENCH_ONLY=startup,api,jq,bulk,service,bigdoc,batch  a subset of the groups
 //   BENCH_CLI=PATH       another build's bin/facectl.js to measure (bench/tricks.mjs: a build without a trick)
 //   BENCH_OUT=DIR        where the results go (default bench/results)
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +39,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const nodeFlag = argv.indexOf('--node');
 const NODE = (nodeFlag >= 0 ? argv[nodeFlag + 1] : undefined) ?? process.env.BENCH_NODE ?? process.execPath;
+const baselineFlag = argv.indexOf('--baseline');
+const BASELINE = (baselineFlag >= 0 ? argv[baselineFlag + 1] : undefined) ?? process.env.BENCH_BASELINE;
 const num = (name, dflt) => Number(process.env[name] ?? dflt);
 const START_RUNS = num('BENCH_START_RUNS', 15);
 const BULK_RUNS = num('BENCH_BULK_RUNS', 8);
@@ -48,6 +53,8 @@ const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(','))
 const want = (group) => !ONLY || ONLY.has(group);
 
 const CLI = process.env.BENCH_CLI ?? join(root, 'bin', 'facectl.js');
+/** The commit the API row is held against (issue 23): a build of it, given with --baseline. */
+const BASELINE_COMMIT = 'd245c82';
 const CLIENT = join(root, 'bench', 'lib', 'undici-client.mjs');
 const BARE = join(root, 'bench', 'lib', 'bare-server.mjs');
 const tmp = mkdtempSync(join(tmpdir(), 'facectl-bench-'));
@@ -111,19 +118,23 @@ async function freshService(extra = []) {
 const nodeE0 = () => run(NODE, ['-e', '0'], { env });
 
 async function startupRows() {
-  for (const args of [['--version'], ['--help']]) {
+  for (const [args, limit] of [
+    [['--version'], 1.3],
+    [['--help'], 1.5],
+  ]) {
     const name = `facectl ${args[0]} vs node -e 0`;
+    const budget = `<= ${limit}x`;
     try {
       const m = await alternate(START_RUNS, () => run(NODE, [CLI, ...args], { env }), nodeE0);
       const ratio = m.a / m.b;
       row('startup', name, {
         value: `${fmt(ratio, 2)}x (${fmt(m.a)} ms / ${fmt(m.b)} ms)`,
         ratio,
-        budget: '<= 1.5x',
-        verdict: ratio <= 1.5 ? 'pass' : 'miss',
+        budget,
+        verdict: ratio <= limit ? 'pass' : 'miss',
       });
     } catch (error) {
-      notAvailable('startup', name, '<= 1.5x', error.message);
+      notAvailable('startup', name, budget, error.message);
     }
   }
 }
@@ -144,6 +155,39 @@ async function apiRow(extra = ['--json'], budgeted = true) {
     });
   } catch (error) {
     notAvailable('api', name, '<= 5x', error.message);
+  } finally {
+    await svc.stop();
+  }
+}
+
+/**
+ * One API command against the same command of a build of d245c82 (BASELINE), on one service: the
+ * budget is a ratio to where the project stood then, so a later slip shows here.
+ */
+async function baselineRow() {
+  const name = `facectl faces get <alias> --json vs a build of ${BASELINE_COMMIT}`;
+  const budget = '<= 0.85x';
+  const baselineBin = BASELINE === undefined ? undefined : join(BASELINE, 'bin', 'facectl.js');
+  if (baselineBin === undefined || !existsSync(baselineBin)) {
+    const why =
+      baselineBin === undefined
+        ? `no build of ${BASELINE_COMMIT} given: pass --baseline DIR or BENCH_BASELINE=DIR (node bench/baseline.mjs DIR makes one)`
+        : `${baselineBin} is missing: make the build with node bench/baseline.mjs ${BASELINE}`;
+    return notAvailable('api', name, budget, why);
+  }
+  const svc = await freshService();
+  try {
+    const faces = (bin) => () => run(NODE, [bin, 'faces', 'get', 'bench-face', '--json'], { env: svc.cliEnv });
+    const m = await alternate(START_RUNS, faces(CLI), faces(baselineBin));
+    const ratio = m.a / m.b;
+    row('api', name, {
+      value: `${fmt(ratio, 2)}x (${fmt(m.a)} ms / ${fmt(m.b)} ms)`,
+      ratio,
+      budget,
+      verdict: ratio <= 0.85 ? 'pass' : 'miss',
+    });
+  } catch (error) {
+    notAvailable('api', name, budget, error.message);
   } finally {
     await svc.stop();
   }
@@ -245,7 +289,7 @@ async function bulkRows() {
   }
   const subName = `docs submit ${BULK_DOCS} x 2 KB NDJSON, concurrency 16, vs undici Pool`;
   if (want('bulk')) {
-    if (!cliOk) notAvailable('bulk', subName, '>= 0.85x', 'docs submit does not exist yet');
+    if (!cliOk) notAvailable('bulk', subName, '>= 0.95x', 'docs submit does not exist yet');
     else {
       // Each run times both clients one after the other, each on its own fresh service: the ratio of
       // each pair cancels what the shared machine was doing at the time, and the row is their median.
@@ -254,8 +298,8 @@ async function bulkRows() {
       row('bulk', subName, {
         value: `${fmt(ratio, 2)}x (runs: ${pairs}; medians ${fmt(median(cli), 0)} / ${fmt(median(raw), 0)} docs/s)`,
         ratio,
-        budget: '>= 0.85x',
-        verdict: ratio >= 0.85 ? 'pass' : 'miss',
+        budget: '>= 0.95x',
+        verdict: ratio >= 0.95 ? 'pass' : 'miss',
       });
     }
   }
@@ -305,7 +349,7 @@ async function bigDocRows(timeBin) {
       for (const from of ['file', 'stdin']) {
         const name = `peak RSS, ${BIG_MIB} MiB document, ${wide ? 'non-ASCII' : 'ASCII'}, from ${from}`;
         if (!svc) {
-          notAvailable('bigdoc', name, '<= 160 MiB', 'docs submit does not exist yet');
+          notAvailable('bigdoc', name, '<= 120 MiB', 'docs submit does not exist yet');
           continue;
         }
         const args = [CLI, 'docs', 'submit', '--alias', 'bench-face', '--label', 'big', '--format', 'text', '--json'];
@@ -314,14 +358,14 @@ async function bigDocRows(timeBin) {
           stdinFile: from === 'stdin' ? file : undefined,
         });
         if (r.code !== 0) {
-          notAvailable('bigdoc', name, '<= 160 MiB', `exit ${r.code}: ${r.stderr}`);
+          notAvailable('bigdoc', name, '<= 120 MiB', `exit ${r.code}: ${r.stderr}`);
           continue;
         }
         row('bigdoc', name, {
           value: `${fmt(r.mib)} MiB`,
           mib: r.mib,
-          budget: '<= 160 MiB',
-          verdict: r.mib <= 160 ? 'pass' : 'miss',
+          budget: '<= 120 MiB',
+          verdict: r.mib <= 120 ? 'pass' : 'miss',
         });
       }
       rmSync(file, { force: true });
@@ -382,6 +426,7 @@ log(`node ${nodeVersion} (${NODE}); temp files in ${tmp}`);
 try {
   if (want('startup')) await startupRows();
   if (want('api')) await apiRow();
+  if (want('api')) await baselineRow();
   // --jq loads jq (WebAssembly) only when given: the row above must not pay for it; this one shows its cost.
   if (want('jq') && (await hasCommand(['faces', 'get']))) {
     const probe = await run(NODE, [CLI, 'openapi', '--jq', '.openapi'], { env, capture: true });

@@ -60,12 +60,23 @@ const TRICKS = {
     groups: 'batch',
     edits: [{ file: 'src/api/young-generation.ts', from: '  if (started) return;', to: '  if (!started) return;' }],
   },
-  'undici-deep-imports': {
-    what: "src/api/transport.ts imports undici's Pool and request from lib/ instead of `undici`",
+  'node-http': {
+    what: "src/api/node-http.ts: requests sent one at a time go through node:http, not undici's Pool",
     groups: 'api',
     edits: [
       {
         file: 'src/api/transport.ts',
+        from: '    if (!this.undici && this.direct && this.inFlight > 0) {',
+        to: '    if (!this.undici && this.direct) {',
+      },
+    ],
+  },
+  'undici-deep-imports': {
+    what: "src/api/undici.ts imports undici's Pool and request from lib/ instead of `undici`",
+    groups: 'bulk',
+    edits: [
+      {
+        file: 'src/api/undici.ts',
         from: "import request from 'undici/lib/api/api-request.js';\nimport Pool from 'undici/lib/dispatcher/pool.js';",
         to: "import { Pool } from 'undici';\nconst request = Pool.prototype.request;",
       },

@@ -1,7 +1,8 @@
 /**
- * The process entry: bin/facectl.js imports this and sets process.exitCode from the result. It answers
+ * The process entry: bin/facectl.js requires this and sets process.exitCode from the result. It answers
  * `--version` and (from the pages made at build time) `--help` itself; everything else loads run.ts.
- * The build makes this one self-contained file (dist/cli.js) that imports nothing: keep it so.
+ * The build makes this one self-contained CommonJS file (dist/cli.cjs) that imports nothing but run.js:
+ * keep it so.
  */
 import { VERSION } from './version.js';
 
@@ -56,8 +57,8 @@ export function prerenderedHelp(
   return typeof page === 'string' ? page : undefined;
 }
 
-/** dist/help.json, written by scripts/build.mjs next to dist/cli.js (node:fs is not imported: see bin). */
+/** dist/help.json, written by scripts/build.mjs next to dist/cli.cjs (node:fs is not imported: see bin). */
 function readHelpPages(): unknown {
   const { readFileSync } = process.getBuiltinModule('node:fs');
-  return JSON.parse(readFileSync(new URL('./help.json', import.meta.url), 'utf8'));
+  return JSON.parse(readFileSync(`${import.meta.dirname}/help.json`, 'utf8'));
 }

@@ -3,7 +3,7 @@ import { createProcessContext } from './process-context.js';
 
 /**
  * One invocation with the real context built from process.*: what cli.ts loads for everything but the
- * answers it gives itself (--version, prerendered --help). A separate entry of the build, so cli.js
+ * answers it gives itself (--version, prerendered --help). A separate entry of the build, so cli.cjs
  * stays one small file that imports nothing until it needs this.
  */
 export async function runProcess(argv: string[]): Promise<number> {

@@ -303,6 +303,7 @@ export function networkErrorFrom(
         { code: 'timeout', hint: timeoutHint, cause: error },
       );
     case 'UND_ERR_HEADERS_OVERFLOW':
+    case 'HPE_HEADER_OVERFLOW':
       // The same answer comes again: not a failure to try again, an answer no client of the interface takes.
       return new ResponseError(
         `the response of ${info.method} ${info.path} has headers larger than facectl reads; not an answer of the Face Compilation Service`,
@@ -326,7 +327,10 @@ export function networkErrorFrom(
   }
 }
 
-/** The code of a socket/undici error, looking through AggregateError (happy eyeballs) and causes. */
+/**
+ * The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and
+ * causes. node-http.ts gives its time limits undici's codes.
+ */
 export function errorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
   if (!e) return undefined;

@@ -1,22 +1,21 @@
-// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types for the undici sub-paths this file imports
-/// <reference path="./undici-parts.d.ts" />
-import type { Dispatcher } from 'undici';
-import request from 'undici/lib/api/api-request.js';
-import Pool from 'undici/lib/dispatcher/pool.js';
+import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
 import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from './deadline.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
+import { NodeHttpClient, type Sender, type WireRequest } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
 /**
- * The HTTP layer under the API client: one undici Pool per client (one client per process) with
- * keep-alive (undici's ProxyAgent when HTTP(S)_PROXY applies, proxy.ts); timeouts and an
- * overall deadline per attempt (deadline.ts); retries with backoff
- * and Retry-After; a response size cap; --debug traces with the Authorization header redacted.
- * A successful JSON answer can be parsed as it arrives, keeping named large strings out of memory.
+ * The HTTP layer under the API client (one client per process): requests sent one at a time go
+ * through node:http on one keep-alive connection (node-http.ts); once requests overlap (a batch),
+ * they all go through an undici Pool with keep-alive, and through undici's ProxyAgent when
+ * HTTP(S)_PROXY applies (proxy.ts). Timeouts and an overall deadline per attempt (deadline.ts);
+ * retries with backoff and Retry-After; a response size cap; --debug traces with the Authorization
+ * header redacted. A successful JSON answer can be parsed as it arrives, keeping named large strings
+ * out of memory.
  */
 
 export interface TransportOptions {
@@ -65,8 +64,8 @@ export interface Exchange {
   gate?: RateGate;
 }
 
-/** The body of an answer as undici gives it. */
-type ResponseBody = Dispatcher.ResponseData['body'];
+/** The body of an answer, as node:http or undici gives it. */
+type ResponseBody = Readable;
 
 /** An answer parsed as it arrived: its value, or why it is not JSON and its first bytes. */
 export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: JsonStreamError; head: Buffer };
@@ -91,7 +90,12 @@ export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
   /** The proxy requests go through (for messages), if any. */
   readonly proxy: string | undefined;
-  private readonly dispatcher: Promise<Dispatcher>;
+  /** Requests one at a time, when no proxy applies. */
+  private readonly direct: Sender | undefined;
+  /** undici: the proxy's agent, or the Pool made when requests first overlap (undici.ts). */
+  private undici: Promise<Sender> | undefined;
+  /** Exchanges under way (sent, their answer not yet read in full). */
+  private inFlight = 0;
   private readonly origin: string;
   private ended = false;
   private readonly onAbort: () => void;
@@ -107,24 +111,22 @@ export class Transport {
     this.origin = options.baseUrl.origin;
     this.onAbort = () => {
       this.ended = true;
-      this.dispatcher
-        .then((dispatcher) => dispatcher.destroy(abortReason(options.signal as AbortSignal)))
-        .catch(() => undefined);
+      const reason = abortReason(options.signal as AbortSignal);
+      this.direct?.destroy(reason);
+      this.undici?.then((undici) => undici.destroy(reason)).catch(() => undefined);
     };
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
-    const common = {
-      headersTimeout: this.limits.headersMs,
-      bodyTimeout: this.limits.bodyMs,
-      keepAliveTimeout: 10_000,
-      connections: 64,
-      pipelining: 1,
-    };
     // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
     const proxy = proxyFor(options.baseUrl, options.env);
     this.proxy = proxy?.shown;
-    this.dispatcher = proxy
-      ? import('./proxy-agent.js').then(({ proxyDispatcher }) => proxyDispatcher(proxy, this.limits.connectMs, common))
-      : Promise.resolve(new Pool(this.origin, { ...common, connect: { timeout: this.limits.connectMs } }));
+    if (proxy) {
+      this.undici = Promise.all([import('./proxy-agent.js'), import('./undici.js')]).then(
+        ([{ proxyDispatcher }, { dispatcherOptions, UndiciSender }]) =>
+          new UndiciSender(proxyDispatcher(proxy, this.limits.connectMs, dispatcherOptions(this.limits))),
+      );
+    } else {
+      this.direct = new NodeHttpClient(options.baseUrl, this.limits);
+    }
   }
 
   async send(exchange: Exchange): Promise<ExchangeResult> {
@@ -181,7 +183,8 @@ export class Transport {
     // Destroyed when the client's signal aborted, or closed already: nothing is left to close.
     if (this.ended) return;
     this.ended = true;
-    await (await this.dispatcher).close();
+    this.direct?.close();
+    if (this.undici) await (await this.undici).close();
   }
 
   private async wait(ms: number, why: string, signal: AbortSignal): Promise<void> {
@@ -216,18 +219,32 @@ export class Transport {
         this.trace(`> ${name}: ${this.redact(name, value)}`);
     }
     const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
-    const response = await request.call(await this.dispatcher, {
+    const wire: WireRequest = {
       origin: this.origin,
       path: exchange.path,
-      method: exchange.method as Dispatcher.HttpMethod,
+      method: exchange.method,
       headers: exchange.headers,
-      ...(body === undefined ? {} : { body: body as Dispatcher.DispatchOptions['body'] }),
+      ...(body === undefined ? {} : { body }),
       // The deadline, and a signal of the call's own: the client's is handled for every request at once (above).
       signal:
         exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
           ? deadline
           : AbortSignal.any([exchange.signal, deadline]),
-    });
+    };
+    // One at a time through node:http; from the first overlap on, every request through undici.
+    if (!this.undici && this.direct && this.inFlight > 0) {
+      this.undici = import('./undici.js').then(({ pooled }) => pooled(this.origin, this.limits));
+    }
+    this.inFlight++;
+    try {
+      return await this.exchange(exchange, wire, started);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async exchange(exchange: Exchange, wire: WireRequest, started: number): Promise<ExchangeResult> {
+    const response = await ((this.undici && (await this.undici)) || (this.direct as Sender)).send(wire);
     if (this.options.debug) {
       this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
       for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);
@@ -310,16 +327,14 @@ export class Transport {
 
   /**
    * Reads the body as text, so that a huge or endless answer cannot exhaust memory: one whose
-   * Content-Length is over the cap is refused before it is read; one within it is read whole by undici
-   * (which ends the body at that length); one of unknown length is counted as it comes and aborted
-   * past the cap.
+   * Content-Length is over the cap is refused before it is read; any other is counted as it comes
+   * (both clients end a body at its Content-Length) and aborted past the cap.
    */
   private readCapped(body: ResponseBody, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const declared = headers['content-length'];
-    if (typeof declared === 'string' && /^\d+$/.test(declared)) {
-      if (Number(declared) > cap) return Promise.reject(this.tooLarge(body, info, cap));
-      return body.text();
+    if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > cap) {
+      return Promise.reject(this.tooLarge(body, info, cap));
     }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];

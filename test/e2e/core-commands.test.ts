@@ -227,7 +227,7 @@ describe('process behaviour', () => {
       const result = await runCli(args, { env: tracing() });
       expect(result.code).toBe(0);
       const ours = traced(result.stderr).files;
-      expect(ours).toContain(join(ROOT, 'dist', 'cli.js'));
+      expect(ours).toContain(join(ROOT, 'dist', 'cli.cjs'));
       expect(ours.every((f) => f.startsWith(join(ROOT, 'dist')) || f === BIN)).toBe(true);
       // zod, undici, conf and the prompts each weigh hundreds of KB bundled; commander and the tree ~150 KB.
       const bytes = ours.reduce((sum, f) => sum + statSync(f).size, 0);

@@ -89,7 +89,8 @@ describe('npm pack', () => {
       expect.arrayContaining([
         'LICENSE',
         'bin/facectl.js',
-        'dist/cli.js',
+        'bin/package.json',
+        'dist/cli.cjs',
         'dist/run.js',
         'dist/help.json',
         'dist/tokenizer.cjs',

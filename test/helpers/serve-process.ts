@@ -40,7 +40,7 @@ function newestMtime(dir: string): number {
 
 /** Builds dist/ (without type declarations) when it is missing or older than src/. */
 export function ensureBuilt(): void {
-  const cli = join(ROOT, 'dist', 'cli.js');
+  const cli = join(ROOT, 'dist', 'cli.cjs');
   if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(join(ROOT, 'src'))) {
     execFileSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, stdio: 'inherit' });
   }

@@ -28,7 +28,7 @@ export async function worldReadableCli(): Promise<WorldReadableCli> {
   const entry = join(dir, 'entry.mjs');
   writeFileSync(
     entry,
-    `import { runFromProcess } from ${JSON.stringify(join(ROOT, 'dist', 'cli.js'))};\nprocess.exitCode = await runFromProcess();\n`,
+    `import { runProcess } from ${JSON.stringify(join(ROOT, 'dist', 'run.js'))};\nprocess.exitCode = await runProcess(process.argv.slice(2));\n`,
   );
   await build({
     entryPoints: [entry],

@@ -10,7 +10,8 @@ import { proxyFor } from '../../src/api/proxy.js';
 import { ExitCode } from '../../src/errors.js';
 import { json } from '../helpers/fault-server.js';
 import { ROOT } from '../helpers/run-cli.js';
-import { cliAt, ensureBuilt, type FaultServer, KEY, runIn, startFaultServer } from './support.js';
+import { documentBody } from '../helpers/seed-bodies.js';
+import { cliAt, ensureBuilt, type FaultServer, KEY, runIn, startFaultServer, tempFile } from './support.js';
 
 /**
  * Reliability cases 52, 54, 56, 57 and 59 (docs/reliability.md): the transport against servers and
@@ -139,6 +140,29 @@ describe('case 56: a 100 Continue the client did not ask for', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ uid: 'face_1', alias: 'ada' });
+  });
+});
+
+describe('case 56 in a batch: requests that overlap go through undici', () => {
+  it('a 100 Continue before each answer is skipped, and every line filed (bin)', async () => {
+    server.handle((req, res) => {
+      const { label } = JSON.parse(req.body) as { label: string };
+      res.writeContinue();
+      json(res, 201, documentBody({ document_id: `doc_${label}`, alias: 'ada', label, content: '' }));
+    });
+    const lines = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ alias: 'ada', label: `line-${i}`, content: 'Hi' }),
+    );
+    const file = tempFile('continue.ndjson', `${lines.join('\n')}\n`);
+    const from = server.requests.length;
+    const result = await cliAt(server, ['docs', 'submit', '--file', file, '--concurrency', '4', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      server.requests
+        .slice(from)
+        .map((r) => JSON.parse(r.body).label as string)
+        .sort(),
+    ).toEqual(lines.map((_, i) => `line-${i}`));
   });
 });
 

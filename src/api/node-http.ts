@@ -1,0 +1,161 @@
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+
+/**
+ * Requests sent one at a time, through Node's own HTTP client (node:http or node:https), one keep-alive
+ * connection at a time: what every command but a batch sends. Node's client comes compiled with Node,
+ * where undici's JavaScript is compiled at each start: an API command through undici's Pool measured
+ * 439 M instructions against 353 M through node:http (Node 20, callgrind; Node 24 398 M against 318 M),
+ * the largest single cost of a command. Requests that overlap (a batch) and those through a proxy go
+ * through undici (transport.ts). Budget row: one API command, <= 0.85x d245c82's time.
+ *
+ * The limits are undici's, measured alike: connect (DNS included), then headers (from the moment the
+ * request can be written), then body (a silence between two pieces of the answer). A limit that passes
+ * fails the request with the code undici gives the same failure, so error-mapping.ts reads either alike.
+ */
+
+/** A request as the transport hands it to a client, this one or undici's. */
+export interface WireRequest {
+  /** The base URL's origin; `path` holds the rest. */
+  origin: string;
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array | AsyncIterable<Uint8Array>;
+  signal: AbortSignal;
+}
+
+/** An answer as a client hands it back: the body is read by the transport. */
+export interface WireResponse {
+  statusCode: number;
+  statusText?: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/** What the transport asks of a client, this one or undici's (undici.ts). */
+export interface Sender {
+  send(request: WireRequest): Promise<WireResponse>;
+  /** Ends every request in flight with `reason` (Ctrl-C). */
+  destroy(reason: Error): void;
+  /** Lets the kept-alive connections go. */
+  close(): void | Promise<void>;
+}
+
+export interface Limits {
+  connectMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+export class NodeHttpClient implements Sender {
+  private readonly module: Pick<typeof import('node:http'), 'Agent' | 'request'>;
+  private readonly agent: Agent;
+  /** Requests sent and not yet answered in full, ended together by destroy(). */
+  private readonly live = new Set<ClientRequest | IncomingMessage>();
+
+  constructor(
+    private readonly origin: URL,
+    private readonly limits: Limits,
+  ) {
+    // Not an import: node:https (and TLS) load only for an https base URL.
+    this.module = process.getBuiltinModule(origin.protocol === 'https:' ? 'node:https' : 'node:http');
+    this.agent = new this.module.Agent({ keepAlive: true });
+  }
+
+  send(request: WireRequest): Promise<WireResponse> {
+    const { signal } = request;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const req = this.module.request(this.origin, {
+        agent: this.agent,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+      });
+      this.live.add(req);
+      let timer: NodeJS.Timeout | undefined;
+      let answer: IncomingMessage | undefined;
+      const stopTimer = () => clearTimeout(timer);
+      const fail = (error: Error) => {
+        stopTimer();
+        req.destroy(error);
+        answer?.destroy(error);
+      };
+      const onAbort = () => fail(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        stopTimer();
+        signal.removeEventListener('abort', onAbort);
+        this.live.delete(req);
+        if (answer) this.live.delete(answer);
+      };
+      const limit = (ms: number, code: string, message: string) => {
+        stopTimer();
+        timer = setTimeout(() => fail(limitError(code, message)), ms);
+      };
+
+      req.on('socket', (socket: Socket) => {
+        const headers = () => limit(this.limits.headersMs, 'UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error');
+        if (!socket.connecting) return headers();
+        limit(this.limits.connectMs, 'UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error');
+        socket.once('connect', headers);
+      });
+      req.on('error', (error) => {
+        done();
+        reject(error);
+      });
+      req.on('response', (res: IncomingMessage) => {
+        stopTimer();
+        answer = res;
+        this.live.add(res);
+        // A silence in the body: the socket's own idle timer, stopped when the answer ends.
+        const socket = res.socket as Socket;
+        const onSilence = () => fail(limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
+        socket.setTimeout(this.limits.bodyMs);
+        socket.once('timeout', onSilence);
+        // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
+        res.on('error', () => undefined);
+        res.once('close', () => {
+          socket.removeListener('timeout', onSilence);
+          socket.setTimeout(0);
+          done();
+        });
+        resolve({
+          statusCode: res.statusCode ?? 0,
+          ...(res.statusMessage ? { statusText: res.statusMessage } : {}),
+          headers: res.headers,
+          body: res,
+        });
+      });
+
+      const { body } = request;
+      if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
+        // Written whole, so Node sends its Content-Length.
+        req.end(body);
+      } else {
+        // A stream (a large document read as it is sent): with backpressure; its failure ends the request.
+        const { Readable: readable, pipeline } = process.getBuiltinModule('node:stream');
+        pipeline(readable.from(body, { objectMode: false }), req, (error) => {
+          // Once answered (a refusal before the whole body was sent), the answer is what counts.
+          if (error && !answer) fail(error);
+        });
+      }
+    });
+  }
+
+  destroy(reason: Error): void {
+    for (const message of this.live) message.destroy(reason);
+    this.live.clear();
+    this.agent.destroy();
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function limitError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
