@@ -24,7 +24,9 @@ import { type ProxyChoice, ProxyError } from './proxy.js';
  * ask for (reliability case 56), with no option or interceptor to change that: through a proxy, such
  * an answer fails the request (docs/decisions.md).
  */
-export function proxySender(proxy: ProxyChoice, limits: Limits): Sender {
+export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false): Sender {
+  // Before undici compiles its parser, at the first connection (TransportOptions.fastExit).
+  if (fastExit) process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
   const timeoutMs = limits.connectMs;
   const agent: Dispatcher = new ProxyAgent({
     headersTimeout: limits.headersMs,
