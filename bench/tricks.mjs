@@ -61,24 +61,25 @@ const TRICKS = {
     edits: [{ file: 'src/api/young-generation.ts', from: '  if (started) return;', to: '  if (!started) return;' }],
   },
   'node-http': {
-    what: "src/api/node-http.ts: requests sent one at a time go through node:http, not undici's Pool",
-    groups: 'api',
+    what: "src/api/node-http.ts: requests go through Node's own client, not an undici Pool (here: a Pool, as before)",
+    groups: 'api,bulk',
     edits: [
       {
         file: 'src/api/transport.ts',
-        from: '    if (!this.undici && this.direct && this.inFlight > 0) {',
-        to: '    if (!this.undici && this.direct) {',
-      },
-    ],
-  },
-  'undici-deep-imports': {
-    what: "src/api/undici.ts imports undici's Pool and request from lib/ instead of `undici`",
-    groups: 'bulk',
-    edits: [
-      {
-        file: 'src/api/undici.ts',
-        from: "import request from 'undici/lib/api/api-request.js';\nimport Pool from 'undici/lib/dispatcher/pool.js';",
-        to: "import { Pool } from 'undici';\nconst request = Pool.prototype.request;",
+        from: '      : Promise.resolve(new NodeHttpClient(options.baseUrl, this.limits));',
+        to: `      : Promise.all([import('undici/lib/dispatcher/pool.js'), import('undici/lib/api/api-request.js')]).then(
+          ([{ default: Pool }, { default: request }]) => {
+            const pool = new Pool(this.origin, { headersTimeout: this.limits.headersMs, bodyTimeout: this.limits.bodyMs,
+              keepAliveTimeout: 10_000, connections: 64, pipelining: 1, connect: { timeout: this.limits.connectMs } });
+            return {
+              send: async ({ origin, path, method, headers, body, signal }) => {
+                const answer = await request.call(pool, { origin, path, method, headers, body, signal });
+                return { statusCode: answer.statusCode, headers: answer.headers, body: answer.body };
+              },
+              destroy: (reason) => void pool.destroy(reason).catch(() => undefined),
+              close: () => pool.close(),
+            };
+          });`,
       },
     ],
   },

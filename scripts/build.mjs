@@ -21,12 +21,12 @@ function onRequires(b, list, resolve) {
 /**
  * Two requires made at load time for features facectl never uses become lazy: the module is required
  * the first time it is actually used, so each start saves what loading it costs.
- * - undici's HTTP/1 client requires its HTTP/2 client, which loads node:http2 and node:tls (3 to 15 ms
- *   at every API command); facectl never negotiates HTTP/2 (no allowH2).
- * - commander requires node:child_process (~1 ms) for executable subcommands; facectl declares none.
+ * - undici's HTTP/1 client (loaded only through a proxy) requires its HTTP/2 client, which loads
+ *   node:http2 and node:tls; facectl never negotiates HTTP/2 (no allowH2). `faces get` through a proxy
+ *   (callgrind): 539 M instructions against 599 M without it on Node 20, 498 M against 627 M on Node 24.
+ * - commander requires node:child_process for executable subcommands; facectl declares none. Every
+ *   command: `faces get` 358 M against 361 M instructions on Node 20, 321 M against 323 M on Node 24.
  * Should either package change the require, the filter stops matching and the bundle is as before.
- * Budget row: one API command, <= 5x `node -e 0`. Without it, on a loaded machine (3 rounds, medians):
- * Node 20 6.85x against 5.04x with it; Node 24 4.81x against 4.86x (`npm run bench:tricks -- lazy-requires`).
  */
 const LAZY_REQUIRES = [
   { importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/, request: './client-h2.js' },
@@ -83,34 +83,6 @@ export function tokenizerPath() {
   },
 };
 
-/**
- * An interim `100 Continue` the client did not ask for (facectl never sends `Expect: 100-continue`)
- * is skipped like any other 1xx answer, and the real answer after it is read (reliability case 56;
- * RFC 9110 15.2: a client must parse 1xx answers it did not expect). undici's HTTP/1 parser instead
- * destroys the socket on a 100 ("bad response"); its other 1xx handling (skip the interim head, keep
- * the request waiting) is what a 100 needs. No option or interceptor reaches it: the socket is destroyed
- * in client-h1's onHeadersComplete before any handler sees the answer (a retry interceptor would only
- * send the request again, to the same 100), an `expect` request header is refused on HTTP/1
- * (`expectContinue` is HTTP/2's), and undici 8.13 keeps the same check and needs Node >= 22.19. The
- * other way, a filter on every socket that re-parses the HTTP framing to drop the interim heads, would
- * be our own HTTP parser in the bulk path. So the check is turned off in the bundle (docs/decisions.md);
- * the build fails if the line ever changes, so that a new undici is looked at instead of silently
- * shipping without the fix.
- */
-const UNDICI_H1 = /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/;
-const CONTINUE_CHECK = 'if (statusCode === 100) {';
-const skipContinue = {
-  name: 'skip-unsolicited-100',
-  setup(b) {
-    b.onLoad({ filter: UNDICI_H1 }, (args) => {
-      const source = readFileSync(args.path, 'utf8');
-      if (source.split(CONTINUE_CHECK).length !== 2) {
-        throw new Error(`${args.path}: expected one "${CONTINUE_CHECK}" (see skipContinue in scripts/build.mjs)`);
-      }
-      return { contents: source.replace(CONTINUE_CHECK, 'if (false) {'), loader: 'js' };
-    });
-  },
-};
 const withTypes = !process.argv.includes('--no-types');
 // `--release` (npm pack, see prepack): no source maps, and the licenses of the bundled code beside it.
 const release = process.argv.includes('--release');
@@ -136,7 +108,7 @@ const common = {
   banner: {
     js: 'const require = (id) => process.getBuiltinModule(id) ?? (() => { throw new Error(`facectl: ${id} is not bundled`); })();',
   },
-  plugins: [tokenizerPath, lazyRequires, skipContinue],
+  plugins: [tokenizerPath, lazyRequires],
   logLevel: 'warning',
   // Less to read and parse at every start. Names are kept, so a stack trace under --debug still reads.
   // Row: one API command; on Node 20 without it 5.87x against 4.95x (3 rounds, loaded machine; earlier

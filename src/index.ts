@@ -30,7 +30,10 @@ export {
   UsageError,
 } from './errors.js';
 
-export interface ClientOptions extends Omit<ApiClientOptions, 'baseUrl' | 'apiKey' | 'env' | 'noKeyMessage' | 'sleep'> {
+export interface ClientOptions extends Omit<
+  ApiClientOptions,
+  'baseUrl' | 'apiKey' | 'env' | 'noKeyMessage' | 'sleep' | 'fastExit'
+> {
   /** Default http://127.0.0.1:8787 (`facectl serve`). */
   baseUrl?: string;
   apiKey?: string;

@@ -24,8 +24,6 @@ export interface ContextParts {
   renderModules?: RenderModules;
   /** Extra options for the API client (tests shorten timeouts). */
   apiOptions?: Record<string, unknown>;
-  /** Runs once before the API client is built (process tuning). */
-  beforeApi?: () => Promise<void>;
 }
 
 /** close(): the API client's connections, so the process can exit at once. */
@@ -59,8 +57,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   // The client of requests the signal does not abandon (Context.api's untilAnswered) is built without it.
   const client = (untilAnswered: boolean) =>
     once(async () => {
-      await parts.beforeApi?.();
-      // The client's modules (undici among them) load while the credentials are resolved.
+      // The client's modules load while the credentials are resolved.
       const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
       creds.checkNamedProfile();
       const made = clientForContext(
@@ -110,11 +107,6 @@ const processRuntime: Runtime = {
  * stdout aborts quietly (a batch cut short by it says so, exit 141).
  */
 export function createProcessContext(): ClosableContext {
-  // A short-lived CLI gains nothing from V8 optimising undici's HTTP parser (WebAssembly) in the
-  // background, and Node waits for that work before exiting: ~100 ms on every API command. The flag
-  // must be set before undici compiles the parser, i.e. before the first request.
-  // process.getBuiltinModule: an import() of node:v8 would build a module namespace for it as well.
-  const fastExit = async () => process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
@@ -148,6 +140,6 @@ export function createProcessContext(): ClosableContext {
     clock: systemClock,
     browser: createSystemBrowser(process.env),
     signal: controller.signal,
-    beforeApi: fastExit,
+    apiOptions: { fastExit: true },
   });
 }

@@ -37,6 +37,8 @@ export interface ApiClientOptions {
   maxResponseBytes?: number;
   maxRetryAfterMs?: number;
   userAgent?: string;
+  /** The process is facectl's own, short-lived: see TransportOptions.fastExit. */
+  fastExit?: boolean;
 }
 
 /**
@@ -72,7 +74,7 @@ export function createApiClient(
     sleep: options.sleep ?? systemClock.sleep,
     secrets: () => (resolvedKey ? [resolvedKey] : []),
     ...pick(options, ['debug', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxRetries']),
-    ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs', 'signal']),
+    ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs', 'signal', 'fastExit']),
   } as TransportOptions);
   const userAgent = options.userAgent ?? `facectl/${VERSION} node/${process.versions.node}`;
 

@@ -4,15 +4,14 @@ import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from '.
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
-import { NodeHttpClient, type Sender, type WireRequest } from './node-http.js';
+import { NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
 /**
- * The HTTP layer under the API client (one client per process): requests sent one at a time go
- * through node:http on one keep-alive connection (node-http.ts); once requests overlap (a batch),
- * they all go through an undici Pool with keep-alive, and through undici's ProxyAgent when
- * HTTP(S)_PROXY applies (proxy.ts). Timeouts and an overall deadline per attempt (deadline.ts);
+ * The HTTP layer under the API client (one client per process): requests go through Node's own client
+ * with keep-alive (node-http.ts), and through undici's ProxyAgent when HTTP(S)_PROXY applies (proxy.ts,
+ * proxy-agent.ts). Timeouts and an overall deadline per attempt (deadline.ts);
  * retries with backoff and Retry-After; a response size cap; --debug traces with the Authorization
  * header redacted. A successful JSON answer can be parsed as it arrives, keeping named large strings
  * out of memory.
@@ -40,6 +39,13 @@ export interface TransportOptions {
    * CPU and keeps each request's state alive until its answer is consumed.
    */
   signal?: AbortSignal;
+  /**
+   * The process is facectl's own, short-lived: through a proxy, undici's HTTP parser (WebAssembly) is
+   * compiled by V8's baseline compiler only, since Node waits for the optimising compile before exiting
+   * (`faces get` through a proxy: 514 M instructions with it, 1,004 M without, Node 20). A V8 flag of the
+   * whole process, so not for a library's host. Without a proxy no WebAssembly is compiled.
+   */
+  fastExit?: boolean;
 }
 
 /** The signal of a request no one can abort (the client was given none and the call none). */
@@ -90,12 +96,8 @@ export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
   /** The proxy requests go through (for messages), if any. */
   readonly proxy: string | undefined;
-  /** Requests one at a time, when no proxy applies. */
-  private readonly direct: Sender | undefined;
-  /** undici: the proxy's agent, or the Pool made when requests first overlap (undici.ts). */
-  private undici: Promise<Sender> | undefined;
-  /** Exchanges under way (sent, their answer not yet read in full). */
-  private inFlight = 0;
+  /** Node's client, or the proxy's (loaded only then). */
+  private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
   private readonly onAbort: () => void;
@@ -112,21 +114,15 @@ export class Transport {
     this.onAbort = () => {
       this.ended = true;
       const reason = abortReason(options.signal as AbortSignal);
-      this.direct?.destroy(reason);
-      this.undici?.then((undici) => undici.destroy(reason)).catch(() => undefined);
+      this.sender.then((sender) => sender.destroy(reason)).catch(() => undefined);
     };
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
     const proxy = proxyFor(options.baseUrl, options.env);
     this.proxy = proxy?.shown;
-    if (proxy) {
-      this.undici = Promise.all([import('./proxy-agent.js'), import('./undici.js')]).then(
-        ([{ proxyDispatcher }, { dispatcherOptions, UndiciSender }]) =>
-          new UndiciSender(proxyDispatcher(proxy, this.limits.connectMs, dispatcherOptions(this.limits))),
-      );
-    } else {
-      this.direct = new NodeHttpClient(options.baseUrl, this.limits);
-    }
+    this.sender = proxy
+      ? import('./proxy-agent.js').then(({ proxySender }) => proxySender(proxy, this.limits, options.fastExit))
+      : Promise.resolve(new NodeHttpClient(options.baseUrl, this.limits));
   }
 
   async send(exchange: Exchange): Promise<ExchangeResult> {
@@ -183,8 +179,7 @@ export class Transport {
     // Destroyed when the client's signal aborted, or closed already: nothing is left to close.
     if (this.ended) return;
     this.ended = true;
-    this.direct?.close();
-    if (this.undici) await (await this.undici).close();
+    await (await this.sender).close();
   }
 
   private async wait(ms: number, why: string, signal: AbortSignal): Promise<void> {
@@ -219,7 +214,9 @@ export class Transport {
         this.trace(`> ${name}: ${this.redact(name, value)}`);
     }
     const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
-    const wire: WireRequest = {
+    const response = await (
+      await this.sender
+    ).send({
       origin: this.origin,
       path: exchange.path,
       method: exchange.method,
@@ -230,21 +227,7 @@ export class Transport {
         exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
           ? deadline
           : AbortSignal.any([exchange.signal, deadline]),
-    };
-    // One at a time through node:http; from the first overlap on, every request through undici.
-    if (!this.undici && this.direct && this.inFlight > 0) {
-      this.undici = import('./undici.js').then(({ pooled }) => pooled(this.origin, this.limits));
-    }
-    this.inFlight++;
-    try {
-      return await this.exchange(exchange, wire, started);
-    } finally {
-      this.inFlight--;
-    }
-  }
-
-  private async exchange(exchange: Exchange, wire: WireRequest, started: number): Promise<ExchangeResult> {
-    const response = await ((this.undici && (await this.undici)) || (this.direct as Sender)).send(wire);
+    });
     if (this.options.debug) {
       this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
       for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);

@@ -71,8 +71,7 @@ describe('an API command with the key in FACECTL_API_KEY', () => {
         return map.sources.map((source) => source.replace(/^(\.\.\/)+/, ''));
       });
     expect(sources.some((source) => source.startsWith('node_modules/zod/'))).toBe(true);
-    // One request at a time goes through node:http (src/api/node-http.ts): undici loads only for a
-    // batch's overlapping requests or a proxy.
+    // Requests go through Node's own client (src/api/node-http.ts): undici loads only through a proxy.
     expect(sources).toContain('src/api/node-http.ts');
     expect(sources.filter((source) => source.startsWith('node_modules/undici/'))).toEqual([]);
     // serve's SQLite driver (a native module outside dist/) is never loaded by an API command.

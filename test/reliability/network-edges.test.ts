@@ -128,22 +128,38 @@ describe('case 54: a 3xx answer', () => {
 });
 
 describe('case 56: a 100 Continue the client did not ask for', () => {
-  it('is skipped and the real answer read (bin)', async () => {
+  const faceAfterContinues = () => {
     const body = JSON.stringify(FACE);
-    const baseUrl = await rawServer(
+    return rawServer(
       'HTTP/1.1 100 Continue\r\n\r\n' +
         'HTTP/1.1 100 Continue\r\n\r\n' +
         'HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n' +
         `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );
+  };
+
+  it('is skipped and the real answer read (bin)', async () => {
+    const baseUrl = await faceAfterContinues();
     const result = await cliAt({ baseUrl }, ['faces', 'get', 'ada', '--json']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ uid: 'face_1', alias: 'ada' });
   });
+
+  it('through a proxy it fails the request: undici, which proxied requests go through, ends the connection on it (docs/decisions.md) (bin)', async () => {
+    const baseUrl = await faceAfterContinues();
+    const { url } = await proxy(tunnelTo(new URL(baseUrl).port));
+    const result = await cliAt(remote({ baseUrl }), [...INSECURE, 'faces', 'get', 'ada', '--json'], {
+      env: { HTTP_PROXY: url },
+    });
+    // Sent again (a GET), answered alike each time: exit 8, the answer never read.
+    expect(result.code).toBe(ExitCode.network);
+    expect(result.stderr).toContain(`the connection to ${remote({ baseUrl }).baseUrl} dropped (bad response)`);
+    expect(result.stdout).toBe('');
+  });
 });
 
-describe('case 56 in a batch: requests that overlap go through undici', () => {
+describe('case 56 in a batch', () => {
   it('a 100 Continue before each answer is skipped, and every line filed (bin)', async () => {
     server.handle((req, res) => {
       const { label } = JSON.parse(req.body) as { label: string };

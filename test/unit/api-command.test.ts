@@ -303,7 +303,7 @@ describe('facectl api: flags as gh users know them', () => {
     ]);
   });
 
-  // These reached undici, which refused them mid-request: reported as a dropped connection (exit 8, "try again").
+  // These once reached the HTTP client, which refused them mid-request: reported as a dropped connection (exit 8, "try again").
   it('a control character in a header value, an Expect header, or CONNECT: exit 2 naming the flag, nothing sent', async () => {
     server.handle((_req, res) => json(res, 200, {}));
     const cases: [string[], string][] = [
