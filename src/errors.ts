@@ -81,8 +81,13 @@ export class ApiError extends CliError {
   readonly status: number;
   readonly detail: unknown;
 
-  constructor(message: string, status: number, details: ErrorDetails & { detail?: unknown } = {}) {
-    super(message, exitCodeForStatus(status), details);
+  constructor(
+    message: string,
+    status: number,
+    details: ErrorDetails & { detail?: unknown; exitCode?: ExitCodeValue } = {},
+  ) {
+    const { exitCode = exitCodeForStatus(status), ...rest } = details;
+    super(message, exitCode, rest);
     this.status = status;
     this.detail = details.detail;
   }

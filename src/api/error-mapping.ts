@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { ApiError, NetworkError, ResponseError } from '../errors.js';
+import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
 
 /**
  * Turns an error answer of the service into an ApiError carrying its status, machine code, the service's
@@ -38,8 +38,8 @@ export function errorFromResponse(
   const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
   const detailText = typeof detail === 'string' ? detail : undefined;
   const where = `${info.method} ${info.path}`;
-  const make = (message: string, hint?: string) =>
-    new ApiError(message, status, { code, detail, ...(hint ? { hint } : {}) });
+  const make = (message: string, hint?: string, exitCode?: ExitCodeValue) =>
+    new ApiError(message, status, { code, detail, exitCode, ...(hint ? { hint } : {}) });
 
   switch (status) {
     case 401:
@@ -64,9 +64,12 @@ export function errorFromResponse(
     case 422:
       if (IMPORT_FETCH_CODES.has(code)) {
         // The service fetched the URL (or refused to): the URL is what to fix, not the request's values.
+        // A site that is down or missing is not a usage error (exit 2) but a failure (exit 1): a script
+        // may retry it. A URL the service will not fetch is input to fix: exit 2.
         return make(
           `the service could not import the URL: ${detailText ?? code}`,
           hintForImportFetch(code, detailText),
+          code === 'fetch_failed' ? ExitCode.error : undefined,
         );
       }
       return make(

@@ -211,13 +211,15 @@ function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions,
       ? [`Local Face Compilation Service listening on all interfaces at ${listening}`, `From this machine: ${baseUrl}`]
       : [`Local Face Compilation Service at ${baseUrl}`]),
     '',
-    'Bootstrap API keys (one per plan; new ones at every start):',
+    options.dataFile
+      ? 'Bootstrap API keys (one per plan; new ones at every start, those of earlier starts keep working):'
+      : 'Bootstrap API keys (one per plan; new ones at every start):',
     ...rows,
     '',
     `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
     options.dataFile ? `State: ${dataName(options)}` : 'State: in memory only (use --data FILE to keep it)',
     '',
-    `Try: FACECTL_BASE_URL=${baseUrl} FACECTL_API_KEY=<key> facectl ...`,
+    `Try: facectl auth login --base-url ${baseUrl}   (and paste a key from above)`,
     'Press Ctrl-C to stop.',
     '',
   ].join('\n');

@@ -2,7 +2,8 @@ import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import getDocument from '../../src/commands/docs/get.js';
 import syncDocument from '../../src/commands/docs/sync.js';
-import { contextFor, runCommand } from '../helpers/command-harness.js';
+import { run } from '../../src/main.js';
+import { contextFor, eventually, runCommand } from '../helpers/command-harness.js';
 import { call, createDocument, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { argv, expectRefused } from '../helpers/unit-harness.js';
@@ -80,6 +81,27 @@ describe('docs sync', () => {
     expect(result.code).toBe(8);
     expect(result.stderr).toMatch(/document doc_\w+ was not ready after 2 s \(prepare_status (queued|processing)/);
     expect(result.stderr).toContain(`check later with \`facectl docs get ${doc.document_id}\``);
+  });
+
+  it('Ctrl-C during --wait: exit 130, saying the sync was accepted and how to look again', async () => {
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
+    const gets = service.stats.byRoute.getDocument ?? 0;
+    const tc = contextFor(service, { now: '2026-03-15T12:00:00Z' });
+    const running = run(['docs', 'sync', doc.document_id, '--wait', '--timeout', '3600'], tc.ctx);
+    // Waiting: the document has been read back after the sync was answered.
+    await eventually(() => ((service.stats.byRoute.getDocument ?? 0) > gets ? true : undefined));
+    tc.interrupt();
+    expect(await running).toBe(130);
+    await tc.close();
+    expect(tc.stderr()).toContain(
+      `error: interrupted\nthe sync was accepted and preparation goes on at the service; \`facectl docs get ${doc.document_id}\` shows where it is\n`,
+    );
+    const stored = expectContract(
+      'getDocument',
+      await call(service, 'getDocument', { key: service.key('pro'), params: { document_id: doc.document_id } }),
+      200,
+    );
+    expect(stored.synced).toBe(true);
   });
 
   it('--timeout must be a whole number of seconds; nothing sent', async () => {

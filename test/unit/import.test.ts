@@ -153,12 +153,12 @@ describe('import', () => {
         'service (the service fetches the URL, not this machine)',
     ],
   ])(
-    'the fetch fails (%s): exit 2, the hint is about the URL, not "the values listed above"; nothing stored',
+    'the fetch fails (%s): exit 1 (a failure a script may retry, not a usage error), the hint is about the URL, not "the values listed above"; nothing stored',
     async (_what, urlOf, detailOf, hint) => {
       const url = await urlOf();
       const documents = service.store.maps.documents.size;
       const result = await runCommand(service, ['import', 'ada-lovelace', url]);
-      expect(result.code).toBe(2);
+      expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toBe(
         `error: the service could not import the URL: ${detailOf(url)}\n  status: 422 fetch_failed\n${hint}\n`,
@@ -166,7 +166,7 @@ describe('import', () => {
       expect(service.store.maps.documents.size).toBe(documents);
 
       const json = await runCommand(service, ['import', 'ada-lovelace', url, '--json']);
-      expect(json.code).toBe(2);
+      expect(json.code).toBe(1);
       expect(JSON.parse(json.stderr)).toEqual({
         error: {
           code: 'fetch_failed',

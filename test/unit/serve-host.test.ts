@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
 import { eventually } from '../helpers/command-harness.js';
@@ -40,7 +43,7 @@ describe('serve --host', () => {
       `Local Face Compilation Service listening on all interfaces at http://0.0.0.0:${port}`,
       `From this machine: http://127.0.0.1:${port}`,
     ]);
-    expect(served.stdout).toContain(`Try: FACECTL_BASE_URL=http://127.0.0.1:${port} FACECTL_API_KEY=<key>`);
+    expect(served.stdout).toContain(`Try: facectl auth login --base-url http://127.0.0.1:${port} `);
     expect(served.stderr).toBe(`warning: ${ALL_INTERFACES_WARNING.replace('PORT', port)}\n`);
     // The loopback URL the banner gives answers, with a bootstrap key it printed.
     const key = /connect\s+(fcs_\S+)/.exec(served.stdout)?.[1] as string;
@@ -72,5 +75,28 @@ describe('serve --host', () => {
     expect(served.stderr).toBe('');
     // Ctrl-C: serve says it stopped, and nothing more (no `error: interrupted`); exit 130 as every command.
     expect(await served.stop()).toEqual({ code: 130, stderr: 'facectl serve stopped\n' });
+  });
+});
+
+describe('the serve banner', () => {
+  it('says how to log in with a key it shows, never puts a key on a command line, and with --data that earlier keys keep working', async () => {
+    const plain = await serveUntilUp([], 'Ctrl-C');
+    expect(plain.stdout).toMatch(/^Bootstrap API keys \(one per plan; new ones at every start\):$/m);
+    expect(plain.stdout).toMatch(
+      /^Try: facectl auth login --base-url http:\/\/127\.0\.0\.1:\d+ {3}\(and paste a key from above\)$/m,
+    );
+    expect(plain.stdout).not.toContain('FACECTL_API_KEY=');
+    expect((await plain.stop()).code).toBe(130);
+
+    const dir = mkdtempSync(join(tmpdir(), 'facectl-banner-'));
+    try {
+      const kept = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
+      expect(kept.stdout).toContain(
+        'Bootstrap API keys (one per plan; new ones at every start, those of earlier starts keep working):',
+      );
+      expect((await kept.stop()).code).toBe(130);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Column, Context } from '../../context.js';
 import type { AnyRoute } from '../../contract/route.js';
-import { CliError, NetworkError, UsageError } from '../../errors.js';
+import { CancelError, CliError, NetworkError, UsageError } from '../../errors.js';
 import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import type { Flags } from '../verb.js';
 
@@ -99,6 +99,13 @@ async function waitUntilReady<T extends Preparable>(
       await ctx.clock.sleep(250, ctx.signal);
       current = await fetch();
     }
+  } catch (error) {
+    // Ctrl-C (or SIGTERM) ends the wait, not the sync: say so, and how to look again.
+    if (!(error instanceof CancelError)) throw error;
+    throw new CancelError(error.message, {
+      exitCode: error.exitCode,
+      hint: `the sync was accepted and preparation goes on at the service; \`${showCommand}\` shows where it is`,
+    });
   } finally {
     bar.stop();
   }
