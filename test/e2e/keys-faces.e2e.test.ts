@@ -157,11 +157,11 @@ describe('import (built bin)', () => {
     expect(result.stderr).toContain('is a preview: nothing is charged until sync');
   });
 
-  it("a URL that answers 404: exit 2, the service's reason and a hint about the URL", async () => {
+  it("a URL that answers 404: exit 1 (a failure, not a usage error), the service's reason and a hint about the URL", async () => {
     await createFace(service, service.key('pro'), 'ada-missing');
     const url = `${pages.baseUrl}/missing.txt`;
     const result = await runCli(['import', 'ada-missing', url], { env: env() });
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `error: the service could not import the URL: ${url} answered HTTP 404\n` +
