@@ -60,13 +60,20 @@ export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedO
 /**
  * A JSON answer read as above; `debug` hears each field that deviated. The strict schema is tried
  * first: an answer as the interface says, with the fields the route needs, is read by it alone.
+ * `neededOnly` (a batch, which keeps nothing else of thousands of answers): only the needed fields are
+ * read, the rest is neither checked nor kept.
  */
-export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: string) => void): Promise<unknown> {
+export async function readAnswer(
+  route: AnyRoute,
+  json: unknown,
+  debug?: (line: string) => void,
+  neededOnly = false,
+): Promise<unknown> {
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
-  const strict = safeParseJson(route.response, json);
-  if (strict.success && hasNeeded(strict.data, needed)) return strict.data;
-  const { lenientSchemaOf } = await import('./lenient.js');
-  const read = lenientSchemaOf(route, needed).safeParse(json);
+  const strict = neededOnly ? undefined : safeParseJson(route.response, json);
+  if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;
+  const { lenientSchemaOf, neededSchemaOf } = await import('./lenient.js');
+  const read = (neededOnly ? neededSchemaOf(route, needed) : lenientSchemaOf(route, needed)).safeParse(json);
   const where = `${route.method} ${route.path} (${route.name})`;
   if (!read.success) {
     const issue = read.error.issues[0] as Issue;
@@ -74,6 +81,7 @@ export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: 
       hint: 'the service does not answer as the interface says; run with --debug to see the exchange',
     });
   }
+  if (strict === undefined) return read.data;
   if (debug && !strict.success) {
     for (const issue of strict.error.issues)
       debug(`${where}: ${deviation(issue, json, route.response)}; read as absent`);

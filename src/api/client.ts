@@ -130,7 +130,7 @@ export function createApiClient(
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
-      return (await interpret(route, result, info, options.debug)) as AnswerOf<R>;
+      return (await interpret(route, result, info, options.debug, callOptions.neededOnly)) as AnswerOf<R>;
     },
     async request(raw: RawRequest): Promise<RawResponse> {
       const method = raw.method.toUpperCase();
@@ -213,6 +213,7 @@ async function interpret(
   result: ExchangeResult,
   info: ExchangeInfo,
   debug?: (line: string) => void,
+  neededOnly?: boolean,
 ): Promise<unknown> {
   const where = `${route.method} ${route.path}`;
   const { text } = result;
@@ -238,7 +239,7 @@ async function interpret(
       throw unexpected(where, contentType, text, 'valid JSON');
     }
   }
-  return readAnswer(route, json, debug);
+  return readAnswer(route, json, debug, neededOnly);
 }
 
 function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {

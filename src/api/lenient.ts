@@ -18,6 +18,19 @@ export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.Z
 
 const LENIENT = new WeakMap<AnyRoute, z.ZodMiniType>();
 
+/** The needed fields alone of a route answering an object (answers.ts, `neededOnly`), made once per route. */
+export function neededSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
+  let schema = NEEDED_ONLY.get(route);
+  if (!schema) {
+    const shape = (route.response as z.ZodMiniObject).shape as Record<string, z.ZodMiniType>;
+    schema = z.object(Object.fromEntries(needed.map((key) => [key, required(shape[key] as z.ZodMiniType)])));
+    NEEDED_ONLY.set(route, schema);
+  }
+  return schema;
+}
+
+const NEEDED_ONLY = new WeakMap<AnyRoute, z.ZodMiniType>();
+
 /** `needed` applies at the top, or to each entry of a top-level list; deeper objects need nothing. */
 function lenientOf(schema: z.ZodMiniType, needed: ReadonlySet<string> = new Set()): z.ZodMiniType {
   if (schema instanceof z.ZodMiniArray) return z.array(lenientOf(schema._zod.def.element as z.ZodMiniType, needed));

@@ -59,6 +59,8 @@ export interface CallOptions {
   largeStrings?: LargeStrings;
   /** A pause shared with the other requests of a batch: a 429 makes them all wait (see rate-gate.ts). */
   gate?: RateGate;
+  /** Read only the fields the route needs (see readAnswer in answers.ts): a batch keeps no more. */
+  neededOnly?: boolean;
 }
 
 /** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */

@@ -145,6 +145,8 @@ function deviating(full: Record<string, unknown>, keep: string[], defaults: Reco
   return { answer, shown };
 }
 
+/** Two lines of NDJSON: a batch. */
+const BATCH = ['a', 'b'].map((content) => JSON.stringify({ alias: 'ada', label: 'l', content })).join('\n');
 const MESSAGES = JSON.stringify([{ role: 'user', content: 'In London.', from: 'Ada' }]);
 
 /** Each command that reads an answer: its route, the full answer, what it needs, the defaults of its fields. */
@@ -256,6 +258,19 @@ describe('a field the command does not need: null, missing or of another type ne
       }
     },
   );
+
+  it('docs submit of a batch: every field but document_id and token_count deviating -> exit 0, each line reported', async () => {
+    serve({ 'POST /v1/compile/documents': deviating(DOCUMENT, ['document_id', 'token_count']).answer });
+    const result = await cli(['docs', 'submit', '-', '--json'], { stdin: BATCH });
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { line: number });
+    expect(lines.sort((a, b) => a.line - b.line)).toEqual(
+      [1, 2].map((line) => ({ line, ok: true, document_id: 'doc_1', token_count: 1 })),
+    );
+  });
 
   it('auth status: the key described with fields left out, null or of another type -> exit 0', async () => {
     const { answer } = deviating(CURRENT_KEY, []);
@@ -383,6 +398,19 @@ describe('a field the command needs: missing is exit 1 naming the route and the 
     expect(result.stdout).toBe('');
     // Nothing was done after the answer that lacked it.
     expect(server.requests.slice(before).some((r) => r.method === 'DELETE')).toBe(false);
+  });
+});
+
+describe('a batch reads only what it keeps of each answer', () => {
+  it.each([
+    ['missing', undefined],
+    ['of another type', 'many'],
+  ])('token_count %s: the line fails naming the route and the field, exit 1', async (_how, tokenCount) => {
+    serve({ 'POST /v1/compile/documents': { ...DOCUMENT, token_count: tokenCount } });
+    const result = await cli(['docs', 'submit', '-'], { stdin: BATCH });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/unexpected response from POST \S+ \(createDocument\): field token_count:/);
+    expect(result.stdout).toBe('');
   });
 });
 

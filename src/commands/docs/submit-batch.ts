@@ -225,7 +225,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       const document = await api.call(
         createDocument,
         { body: line.document },
-        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(key), rawBody: line.body, gate },
+        { signal: ctx.signal, idempotencyKey: journal.idempotencyKey(key), rawBody: line.body, gate, neededOnly: true },
       );
       const { document_id, token_count } = document;
       journal.record({ line: line.line, hash: key.hash, n: key.n, document_id, token_count });
