@@ -72,7 +72,7 @@ export async function readAnswer(
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);
   if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;
-  const { lenientSchemaOf, neededSchemaOf } = await import('./lenient.js');
+  const { lenientSchemaOf, neededSchemaOf } = await (lenient ??= import('./lenient.js'));
   const read = (neededOnly ? neededSchemaOf(route, needed) : lenientSchemaOf(route, needed)).safeParse(json);
   const where = `${route.method} ${route.path} (${route.name})`;
   if (!read.success) {
@@ -88,6 +88,9 @@ export async function readAnswer(
   }
   return keepJsonKeys(json, read.data);
 }
+
+/** lenient.ts, imported once: a batch reads each of its answers through it. */
+let lenient: Promise<typeof import('./lenient.js')> | undefined;
 
 function hasNeeded(data: unknown, needed: readonly string[]): boolean {
   if (needed.length === 0) return true;
