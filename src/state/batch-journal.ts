@@ -225,11 +225,12 @@ function journal(parts: JournalParts): BatchJournal {
       queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);
       if (scheduled) return;
       scheduled = true;
-      // One write for every answer that arrived in the interval.
+      // One write for every answer that arrived in the interval. The batch's end writes what is left:
+      // the timer does not hold the process up to WRITE_INTERVAL_MS after it.
       setTimeout(() => {
         scheduled = false;
         flush(false).catch(() => undefined);
-      }, WRITE_INTERVAL_MS);
+      }, WRITE_INTERVAL_MS).unref();
     },
     unanswered() {
       unanswered++;
