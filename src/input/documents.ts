@@ -120,20 +120,6 @@ export function textDocument(content: string, defaults: DocumentDefaults): Docum
   return checked.document;
 }
 
-/**
- * The request body a checked document is sent as when its line's bytes cannot be: the same text the
- * API client makes of it (JSON.stringify of the contract's output: its field order; no perspective
- * when none was given). A batch serializes such a document once, and hashes and sends that text.
- */
-export function documentRequestText(document: DocumentBody): string {
-  return JSON.stringify({
-    alias: document.alias,
-    content: document.content,
-    label: document.label,
-    perspective: document.perspective,
-  });
-}
-
 /** The object completed from the flags: a field it leaves out (or sets to null) takes the flag's value. */
 export function fillDefaults(object: Record<string, unknown>, defaults: DocumentDefaults): DocumentBody {
   const body = { ...object } as Record<string, unknown>;
@@ -150,11 +136,8 @@ export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; 
 /** Checks a document completed from the flags against the request contract; a problem is said in one line. */
 export function checkDocument(merged: DocumentBody): DocumentCheck {
   const parsed = documentInput.safeParse(merged);
-  if (parsed.success) {
-    const document: DocumentBody = { alias: parsed.data.alias, content: parsed.data.content, label: parsed.data.label };
-    if (merged.perspective !== undefined) document.perspective = parsed.data.perspective;
-    return { ok: true, document };
-  }
+  // Its fields in the schema's order, a perspective only when given: as the client would serialize it.
+  if (parsed.success) return { ok: true, document: parsed.data };
   const problem = parsed.error.issues
     .map((issue) => {
       const text = formatIssue(issue);

@@ -1,12 +1,5 @@
 import { UsageError } from '../errors.js';
-import {
-  checkDocument,
-  type DocumentBody,
-  type DocumentDefaults,
-  documentRequestText,
-  FIELDS_NOTE,
-  fillDefaults,
-} from './documents.js';
+import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, fillDefaults } from './documents.js';
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
 import { describeJsonValue, isPlainObject, tryParseJson } from './json.js';
 import { readLines } from './lines.js';
@@ -33,7 +26,7 @@ export type NdjsonLine =
       document: DocumentBody;
       /**
        * The request body: the line's own bytes when they can be sent as they are (see sendsAsRead),
-       * else the checked document serialized once (documentRequestText).
+       * else the checked document serialized once, as the client would (a batch hashes what it sends).
        */
       body: Buffer | string;
       /** What the line is known by across runs of its batch (src/state/line-keys.ts), once it is computed. */
@@ -161,7 +154,7 @@ export function checkNdjsonLine(
   if (!checked.ok) return { line, error: checked.problem };
   if (options.checkOnly) return { line, document: checked.document, body: '' };
   const body =
-    bytes !== undefined && sendsAsRead(parsed.value, filled, bytes) ? bytes : documentRequestText(checked.document);
+    bytes !== undefined && sendsAsRead(parsed.value, filled, bytes) ? bytes : JSON.stringify(checked.document);
   return { line, document: checked.document, body };
 }
 

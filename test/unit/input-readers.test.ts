@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { documentCreateRequest } from '../../src/contract/documents.js';
 import { UsageError } from '../../src/errors.js';
-import { detectDocumentFormat, documentRequestText, readJsonDocument } from '../../src/input/documents.js';
+import { detectDocumentFormat, readJsonDocument } from '../../src/input/documents.js';
 import { type NdjsonLine, readNdjsonDocuments } from '../../src/input/ndjson.js';
 import { locateJsonError, parseJson } from '../../src/input/json.js';
 import { readJsonObjectFlag } from '../../src/input/json-flag.js';
@@ -273,7 +273,7 @@ describe('docs submit input kinds', () => {
       return line;
     };
     for (const line of lines.map(ok)) {
-      const sent = documentRequestText(line.document);
+      const sent = JSON.stringify(line.document);
       expect(sent).toBe(JSON.stringify(documentCreateRequest.parse(line.document)));
       // The body sent is the line's own bytes, or else that text: either way the same document.
       expect(documentCreateRequest.parse(JSON.parse(line.body.toString()))).toEqual(
@@ -284,9 +284,9 @@ describe('docs submit input kinds', () => {
     // with no perspective filled in (the seed leaves that endpoint's default "not shown").
     expect(ok(lines[0]).body.toString()).toBe('{"label": "b", "content": "x \\"q\\" ✓", "alias": "ada-two"}');
     expect(ok(lines[1]).body).toBe('{"alias":"ada","content":"defaults","label":"default"}');
-    expect(documentRequestText(ok(lines[0]).document)).toBe('{"alias":"ada-two","content":"x \\"q\\" ✓","label":"b"}');
+    expect(JSON.stringify(ok(lines[0]).document)).toBe('{"alias":"ada-two","content":"x \\"q\\" ✓","label":"b"}');
     // Lines 2 and 7 differ only in their field order: the same document.
-    expect(documentRequestText(ok(lines[5]).document)).toBe(ok(lines[1]).body);
+    expect(JSON.stringify(ok(lines[5]).document)).toBe(ok(lines[1]).body);
   });
 });
 
