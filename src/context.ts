@@ -43,7 +43,6 @@ export interface GlobalOptions {
   jq?: string;
 }
 
-/** A column of a table view: which field, under which heading. */
 export interface Column<T> {
   header: string;
   value: (row: T) => unknown;
@@ -95,7 +94,6 @@ export interface Prompter {
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
 }
 
-/** Where a key came from, as `auth status` reports it. */
 export type KeySource = 'stdin' | 'env' | 'profile';
 
 export interface Credentials {

@@ -5,13 +5,6 @@ import type { Context, GlobalOptions } from './context.js';
 import { UsageError } from './errors.js';
 import { VERSION } from './version.js';
 
-/**
- * The command tree, built with commander from the verbs' declarations (commands/verb.ts). To add a
- * verb: a file declaring it (see commands/faces/create.ts), listed by its group's index.ts; to add a
- * group or a top-level verb, list it in TOP_LEVEL below. `--version` and most `--help` lines never get
- * here (cli.ts answers them from pages rendered from this tree at build time, help-pages.ts).
- */
-
 /** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
 const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions, help: string])[] = [
   ['--base-url <url>', 'baseUrl', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)'],
@@ -24,7 +17,6 @@ const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions,
   ['--api-key-stdin', 'apiKeyStdin', 'read the API key from the first line of standard input'],
 ];
 
-/** A command about the tree itself, made here; or a declaration, imported when the line needs it. */
 type Register = (program: Command, ctx: Context) => void;
 type Declared = { load: () => Promise<{ default: AnyVerb | GroupSpec }> };
 
@@ -267,7 +259,6 @@ function firstSentence(description: string): string {
   return sentence.length > 72 && sentence.includes(': ') ? sentence.slice(0, sentence.indexOf(': ')) : sentence;
 }
 
-/** `facectl help A B` prints what `facectl A B --help` prints; an unknown topic is a usage error. */
 function registerHelp(program: Command): void {
   const help = program
     .command('help')
@@ -326,7 +317,6 @@ export function closestName(word: string, names: readonly string[]): string | un
     .sort((a, b) => a.distance - b.distance)[0]?.name;
 }
 
-/** Edit distance (insertions, deletions, substitutions). */
 function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

@@ -6,15 +6,6 @@ import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { jsonIndent } from '../io/output.js';
 
-/**
- * `facectl api [METHOD] <PATH>`: any endpoint, for what no verb covers, with gh's `api` flags:
- * -X METHOD, -H 'Name: value', -f/-F fields (a JSON body, or the query string of a GET), --input FILE|-,
- * -i (status line and headers), --raw (no contract checks). The query string is sent as given.
- * A path a contract route matches is checked against it (request before sending, answer on arrival,
- * Idempotency-Key on creating POSTs) unless --raw; any other path is sent as given, with a warning.
- * Non-2xx answers exit as the exit-code table says (a 3xx is exit 1: facectl follows no redirects).
- */
-
 const METHOD = /^[A-Za-z]+$/;
 
 const flags = {
@@ -181,7 +172,6 @@ function printBody(ctx: Context, body: unknown): void {
   );
 }
 
-/** `-i`: the status line and the headers, as received, then an empty line. */
 function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, string | undefined>): string {
   const lines = [`HTTP/1.1 ${answer.status} ${answer.statusText || STATUS_CODES[answer.status] || ''}`.trimEnd()];
   for (const [name, value] of Object.entries(answer.headers)) {
@@ -334,7 +324,6 @@ async function typedValue(raw: string, readFile: (path: string) => Promise<strin
   return raw;
 }
 
-/** The fields as one JSON object (the request body). */
 export function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
   const root: Record<string, unknown> = {};
   for (const field of fields) {

@@ -2,11 +2,6 @@ import { accessSync, constants, readlinkSync, realpathSync, statSync } from 'nod
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Flags } from './verb.js';
 
-/**
- * The flags of `facectl serve` (serve.ts declares the verb, serve-run.ts does the work; both read them
- * from here) and the checks of `--data FILE`.
- */
-
 export const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**

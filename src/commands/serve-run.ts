@@ -6,13 +6,6 @@ import type { BootstrapUser, RunningService, ServiceOptions } from '../service/i
 import { checkFlags } from './flag-check.js';
 import { type ConsentAnswer, dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
 
-/**
- * The work of `facectl serve` (declared in serve.ts): runs the local Face Compilation Service until
- * Ctrl-C or SIGTERM, then finishes the requests in flight, saves and ends as every command a signal
- * stops (exit 130 or 143). `--json` prints one JSON object on the first stdout line, `{"base_url": ...,
- * "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
- */
-
 /** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
 export interface ServeOptions {
   host: string;
@@ -49,7 +42,6 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
   };
 }
 
-/** The state file for messages: the real file, and the path given when that was a link to it. */
 function dataName(options: ServeOptions): string | undefined {
   const { dataFile, dataGiven } = options;
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;

@@ -11,12 +11,6 @@ import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, ve
 import type { Flags, FlagValues } from '../verb.js';
 import { DOCUMENT_FIELDS, type DocumentAnswer, notePreview } from './fields.js';
 
-/**
- * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
- * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
- * --format names it; a file named *.ndjson or *.jsonl is always NDJSON (see readDocumentInput).
- */
-
 const STDIN_HINT =
   'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
 
@@ -152,7 +146,6 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   }
 }
 
-/** Plain text needs --alias and --label; on a terminal they are asked for. */
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
   return { ...(await requireAliasAndLabel(ctx, opts, 'document')), perspective: opts.perspective };
 }

@@ -13,8 +13,6 @@ import { saveKeyInProfile } from '../auth/save-key.js';
 import { requestBody, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
 
-/** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
-
 const flags = {
   name: { value: '<name>', help: 'a label for the key' },
   expiresInDays: {

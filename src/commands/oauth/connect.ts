@@ -83,7 +83,6 @@ async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Co
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
     for (;;) {
-      // sleep() rejects with CancelError on Ctrl-C, which ends the wait with exit 130.
       await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
       const current = await findConnection(ctx, opts.provider);
       if (current?.connected) return current;
