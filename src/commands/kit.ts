@@ -41,7 +41,6 @@ export interface RequireValueOptions {
   message: string;
   /** What is wrong with a value (shown under the prompt, or in the usage error), or undefined. */
   check?: (value: string) => string | undefined;
-  secret?: boolean;
 }
 
 /**
@@ -61,7 +60,6 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
       hint: `pass ${flag} <value>`,
     });
   }
-  if (options.secret) return checked(await ctx.prompter.password({ message: options.message }));
   return ctx.prompter.input({
     message: options.message,
     validate: (answer) => (answer.trim() === '' ? 'a value is required' : (check(answer) ?? true)),
