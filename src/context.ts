@@ -102,7 +102,6 @@ export interface Credentials {
   readonly profile: string;
   /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
   readonly keyBaseUrl?: string;
-  /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
   /**
    * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold (its base URL
@@ -135,7 +134,6 @@ export interface Runtime {
   cwd(): string;
   readonly pid: number;
   readonly platform: NodeJS.Platform;
-  /** process.versions.node */
   readonly nodeVersion: string;
 }
 

@@ -21,7 +21,6 @@ const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
 export interface ReadAhead {
-  /** The lines read ahead. */
   head: NdjsonLine[];
   /** Every line, the ones read ahead first. */
   lines: AsyncIterable<NdjsonLine>;
