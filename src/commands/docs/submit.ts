@@ -156,31 +156,24 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../contract/documents.js'),
     import('../../api/large-strings.js'),
   ]);
-  const body = prepared.document;
-  if (prepared.body === undefined) {
-    const document = await api.call(createDocument, { body }, { signal: ctx.signal });
-    ctx.out.record(document, DOCUMENT_FIELDS);
-    ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
-    notePreview(ctx, document);
-    return document;
-  }
+  const { document: body, body: rawBody } = prepared;
   // The service echoes the whole document: a streamed one's answer is read without holding its content,
   // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
-  const large = new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
+  const large =
+    rawBody === undefined
+      ? undefined
+      : new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
-    const document = await api.call(
-      createDocument,
-      { body },
-      { signal: ctx.signal, rawBody: prepared.body, largeStrings: large },
-    );
-    if (ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
-    else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
+    const streamed = rawBody === undefined ? {} : { rawBody, largeStrings: large };
+    const document = await api.call(createDocument, { body }, { signal: ctx.signal, ...streamed });
+    if (large && ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
+    else if (large && ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
     else ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;
   } finally {
-    await large.dispose();
+    await large?.dispose();
   }
 }
 
