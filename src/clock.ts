@@ -1,7 +1,6 @@
 import type { Clock } from './context.js';
 import { cancelledBy } from './errors.js';
 
-/** Wall-clock time; sleep() rejects with CancelError when the signal aborts (Ctrl-C). */
 export const systemClock: Clock = {
   now: () => new Date(),
   sleep: (ms, signal) =>

@@ -43,7 +43,6 @@ export interface GlobalOptions {
   jq?: string;
 }
 
-/** A column of a table view: which field, under which heading. */
 export interface Column<T> {
   header: string;
   value: (row: T) => unknown;
@@ -95,7 +94,6 @@ export interface Prompter {
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
 }
 
-/** Where a key came from, as `auth status` reports it. */
 export type KeySource = 'stdin' | 'env' | 'profile';
 
 export interface Credentials {
@@ -104,7 +102,6 @@ export interface Credentials {
   readonly profile: string;
   /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
   readonly keyBaseUrl?: string;
-  /** The key, or undefined when none is configured anywhere. */
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
   /**
    * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold (its base URL
@@ -137,7 +134,6 @@ export interface Runtime {
   cwd(): string;
   readonly pid: number;
   readonly platform: NodeJS.Platform;
-  /** process.versions.node */
   readonly nodeVersion: string;
 }
 

@@ -19,7 +19,6 @@ export function commandPaths(command: Command, prefix: string[] = []): string[] 
   return paths;
 }
 
-/** A context whose standard output and error are captured (nothing is read, nothing is sent). */
 function captureContext() {
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -52,7 +51,6 @@ export async function renderHelpPage(path: string): Promise<string> {
   return capture.stdout();
 }
 
-/** Every help page, keyed by command path ('' for the program). */
 export async function renderHelpPages(): Promise<Record<string, string>> {
   const pages: Record<string, string> = {};
   for (const path of commandPaths(await buildProgram(captureContext().ctx))) pages[path] = await renderHelpPage(path);

@@ -1,13 +1,7 @@
 /**
  * The library face of facectl, for users' own Node scripts: a typed client with one method per route
  * of the interface, built on the same contract and HTTP layer as the CLI (validation before sending and
- * on arrival, retries, idempotency keys, timeouts, proxies), plus the contract itself.
- *
- *   import { createClient } from 'facectl';
- *   const client = createClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: process.env.FACECTL_API_KEY });
- *   const face = await client.createFace({ name: 'Ada Lovelace', alias: 'ada-lovelace' });
- *   const doc = await client.importIntoFace({ face_id: face.alias }, { url: 'https://example.com/ada.txt' });
- *   await client.close();
+ * on arrival, retries, idempotency keys, timeouts, proxies), plus the contract itself (docs/development.md).
  */
 import { type ApiClientOptions, createApiClient } from './api/client.js';
 import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';

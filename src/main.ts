@@ -46,7 +46,6 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
   }
 }
 
-/** The error the context's signal was aborted with, when it has this code. */
 function signalled(ctx: Context, code: string): CliError | undefined {
   const reason: unknown = ctx.signal.reason;
   return ctx.signal.aborted && reason instanceof CliError && reason.code === code ? reason : undefined;
@@ -64,7 +63,6 @@ export function reportError(ctx: Context, error: unknown): void {
   }
   ctx.out.flush();
   if (!(error instanceof CliError)) {
-    // A bug or an unforeseen failure: say so plainly; the stack is there with --debug.
     write(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
     if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
     write(UNEXPECTED_HINT);
@@ -83,7 +81,6 @@ export function reportError(ctx: Context, error: unknown): void {
 
 const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';
 
-/** The `error` object of the JSON form; with --debug an unexpected failure carries its stack. */
 function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
   if (!(error instanceof CliError)) {
     const message = error instanceof Error ? error.message : String(error);

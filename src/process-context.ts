@@ -54,7 +54,6 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   });
 
   const clients: ApiClient[] = [];
-  // The client of requests the signal does not abandon (Context.api's untilAnswered) is built without it.
   const client = (untilAnswered: boolean) =>
     once(async () => {
       // The client's modules load while the credentials are resolved.

@@ -5,13 +5,6 @@ import type { Context, GlobalOptions } from './context.js';
 import { UsageError } from './errors.js';
 import { VERSION } from './version.js';
 
-/**
- * The command tree, built with commander from the verbs' declarations (commands/verb.ts). To add a
- * verb: a file declaring it (see commands/faces/create.ts), listed by its group's index.ts; to add a
- * group or a top-level verb, list it in TOP_LEVEL below. `--version` and most `--help` lines never get
- * here (cli.ts answers them from pages rendered from this tree at build time, help-pages.ts).
- */
-
 /** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
 const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions, help: string])[] = [
   ['--base-url <url>', 'baseUrl', 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)'],
@@ -24,32 +17,23 @@ const GLOBAL_FLAGS: readonly (readonly [flags: string, key: keyof GlobalOptions,
   ['--api-key-stdin', 'apiKeyStdin', 'read the API key from the first line of standard input'],
 ];
 
-/** A command about the tree itself, made here; or a declaration, imported when the line needs it. */
-type Register = (program: Command, ctx: Context) => void;
-type Declared = { load: () => Promise<{ default: AnyVerb | GroupSpec }> };
-
-/** The top-level commands, in the order `facectl --help` lists them. */
-const TOP_LEVEL: readonly (readonly [name: string, entry: Declared | Register])[] = [
-  ['serve', { load: () => import('./commands/serve.js') }],
-  ['openapi', { load: () => import('./commands/openapi.js') }],
-  ['keys', { load: () => import('./commands/keys/index.js') }],
-  ['faces', { load: () => import('./commands/faces/index.js') }],
-  ['import', { load: () => import('./commands/import.js') }],
-  ['docs', { load: () => import('./commands/docs/index.js') }],
-  ['threads', { load: () => import('./commands/threads/index.js') }],
-  ['oauth', { load: () => import('./commands/oauth/index.js') }],
-  ['auth', { load: () => import('./commands/auth/index.js') }],
-  ['config', { load: () => import('./commands/config/index.js') }],
-  ['doctor', { load: () => import('./commands/doctor/doctor.js') }],
-  ['api', { load: () => import('./commands/api.js') }],
-  ['completion', registerCompletion],
-  ['help', registerHelp],
+/** The top-level commands, in the order `facectl --help` lists them; `completion` and `help`, made here, last. */
+const TOP_LEVEL: readonly (readonly [name: string, load: () => Promise<{ default: AnyVerb | GroupSpec }>])[] = [
+  ['serve', () => import('./commands/serve.js')],
+  ['openapi', () => import('./commands/openapi.js')],
+  ['keys', () => import('./commands/keys/index.js')],
+  ['faces', () => import('./commands/faces/index.js')],
+  ['import', () => import('./commands/import.js')],
+  ['docs', () => import('./commands/docs/index.js')],
+  ['threads', () => import('./commands/threads/index.js')],
+  ['oauth', () => import('./commands/oauth/index.js')],
+  ['auth', () => import('./commands/auth/index.js')],
+  ['config', () => import('./commands/config/index.js')],
+  ['doctor', () => import('./commands/doctor/doctor.js')],
+  ['api', () => import('./commands/api.js')],
 ];
 
-export const TOP_LEVEL_NAMES: readonly string[] = TOP_LEVEL.map(([name]) => name);
-
-/** Commands that read the whole tree when they run. */
-const WHOLE_TREE = new Set(['completion', 'help']);
+export const TOP_LEVEL_NAMES: readonly string[] = [...TOP_LEVEL.map(([name]) => name), 'completion', 'help'];
 
 /**
  * When the line starts with the name of a top-level command, only that one is declared (an API command
@@ -70,15 +54,15 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
     'facectl faces create --name "Ada Lovelace" --alias ada-lovelace',
     'cat notes.md | facectl docs submit --alias ada-lovelace --label notes -',
   ]);
-  const named = TOP_LEVEL.find(([name]) => name === argv[0] && !WHOLE_TREE.has(name));
+  const named = TOP_LEVEL.find(([name]) => name === argv[0]);
   const loaded = await Promise.all(
-    (named ? [named] : TOP_LEVEL).map(
-      async ([name, entry]) => [name, typeof entry === 'function' ? entry : (await entry.load()).default] as const,
-    ),
+    (named ? [named] : TOP_LEVEL).map(async ([name, load]) => [name, (await load()).default] as const),
   );
-  for (const [name, entry] of loaded) {
-    if (typeof entry === 'function') entry(program, ctx);
-    else declare(program, name, entry, ctx);
+  for (const [name, spec] of loaded) declare(program, name, spec, ctx);
+  // `completion` and `help` read the whole tree, so a line they start builds it all.
+  if (!named) {
+    registerCompletion(program, ctx);
+    registerHelp(program);
   }
   configureTree(program, ctx);
   return program;
@@ -267,7 +251,6 @@ function firstSentence(description: string): string {
   return sentence.length > 72 && sentence.includes(': ') ? sentence.slice(0, sentence.indexOf(': ')) : sentence;
 }
 
-/** `facectl help A B` prints what `facectl A B --help` prints; an unknown topic is a usage error. */
 function registerHelp(program: Command): void {
   const help = program
     .command('help')
@@ -326,7 +309,6 @@ export function closestName(word: string, names: readonly string[]): string | un
     .sort((a, b) => a.distance - b.distance)[0]?.name;
 }
 
-/** Edit distance (insertions, deletions, substitutions). */
 function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

@@ -6,15 +6,6 @@ import { type AnyRoute, matchPath } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { jsonIndent } from '../io/output.js';
 
-/**
- * `facectl api [METHOD] <PATH>`: any endpoint, for what no verb covers, with gh's `api` flags:
- * -X METHOD, -H 'Name: value', -f/-F fields (a JSON body, or the query string of a GET), --input FILE|-,
- * -i (status line and headers), --raw (no contract checks). The query string is sent as given.
- * A path a contract route matches is checked against it (request before sending, answer on arrival,
- * Idempotency-Key on creating POSTs) unless --raw; any other path is sent as given, with a warning.
- * Non-2xx answers exit as the exit-code table says (a 3xx is exit 1: facectl follows no redirects).
- */
-
 const METHOD = /^[A-Za-z]+$/;
 
 const flags = {
@@ -126,12 +117,9 @@ async function runApi(ctx: Context, options: FlagValues<typeof flags>, path: str
   }
   const pathWithQuery = `${target.pathname}${query ? `?${query}` : ''}`;
 
-  const match = findRoute(method, target.pathname, Object.values(routes) as AnyRoute[]);
-  let route: AnyRoute | undefined;
-  if (options.raw) {
-    // Sent as given, answer shown as received.
-  } else if (match) {
-    route = match.route;
+  const match = options.raw ? undefined : findRoute(method, target.pathname, routes);
+  const route = match?.route;
+  if (match && route) {
     validateRequest(route, 'params', route.params, match.params);
     if (bodyText !== undefined && !route.body) {
       throw new UsageError(`${method} ${route.path} takes no request body; drop --input and the fields`);
@@ -140,7 +128,7 @@ async function runApi(ctx: Context, options: FlagValues<typeof flags>, path: str
     if (route.idempotent && headers['idempotency-key'] === undefined) {
       headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
     }
-  } else {
+  } else if (!options.raw) {
     ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
   }
 
@@ -152,12 +140,11 @@ async function runApi(ctx: Context, options: FlagValues<typeof flags>, path: str
     anyStatus: true,
   });
   if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
-  const where = `${method} ${target.pathname}`;
   const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
   const ok = answer.status >= 200 && answer.status < 300;
   if (!ok && options.include) printBody(ctx, answer.body);
   if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
-  if (!ok) throw notAnAnswer(answer, where);
+  if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
   // A known route's answer is read as every command reads it (api/answers.ts): a field it needs must be
   // there; another that deviates is read as absent, and --debug says so.
   const result =
@@ -181,7 +168,6 @@ function printBody(ctx: Context, body: unknown): void {
   );
 }
 
-/** `-i`: the status line and the headers, as received, then an empty line. */
 function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, string | undefined>): string {
   const lines = [`HTTP/1.1 ${answer.status} ${answer.statusText || STATUS_CODES[answer.status] || ''}`.trimEnd()];
   for (const [name, value] of Object.entries(answer.headers)) {
@@ -213,14 +199,9 @@ function relativeTarget(given: string, baseUrl: string): { pathname: string; sea
   return { pathname: url.pathname, search: url.search };
 }
 
-function findRoute(
-  method: string,
-  pathname: string,
-  routes: readonly AnyRoute[],
-): { route: AnyRoute; params: Record<string, string> } | undefined {
-  for (const route of routes) {
-    if (route.method !== method) continue;
-    const params = matchPath(route.path, pathname);
+function findRoute(method: string, pathname: string, routes: Record<string, AnyRoute>) {
+  for (const route of Object.values(routes)) {
+    const params = route.method === method ? matchPath(route.path, pathname) : null;
     if (params) return { route, params };
   }
   return undefined;
@@ -233,7 +214,7 @@ function findRoute(
  * `-f 'a[b]=x'` gives {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}.
  */
 
-export interface Field {
+interface Field {
   /** The key as given (`a[b][]`), for messages and query strings. */
   key: string;
   /** The key split into its parts; '' is an array append (`[]`). */
@@ -253,50 +234,41 @@ const RESERVED_HEADERS = new Set([
 ]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export function parseHeader(text: string): [string, string] {
-  const colon = text.indexOf(':');
-  const name = colon > 0 ? text.slice(0, colon).trim() : '';
-  const value = colon > 0 ? text.slice(colon + 1).trim() : '';
-  if (!TOKEN.test(name)) {
-    throw new UsageError(`-H ${JSON.stringify(text)}: expected 'Name: value'`, {
-      hint: "e.g. -H 'Accept: application/json'",
-    });
-  }
-  if (/[\r\n\0]/.test(value)) throw new UsageError(`-H ${name}: the value must not contain line breaks`);
-  // undici refuses these only once the request is under way, which read as a network failure (exit 8).
-  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) {
-    throw new UsageError(`-H ${name}: the value must not contain control characters (other than tab)`);
-  }
-  if (/[^\x00-\xff]/.test(value)) {
-    throw new UsageError(`-H ${name}: the value must not contain characters beyond U+00FF`, {
-      hint: 'percent-encode the text, or send it in the body',
-    });
-  }
-  if (RESERVED_HEADERS.has(name.toLowerCase())) {
-    throw new UsageError(`-H ${name}: facectl sets this header itself`);
-  }
-  if (name.toLowerCase() === 'expect') {
-    throw new UsageError(`-H ${name}: facectl does not send an Expect header (the body is sent with the request)`, {
-      hint: `drop -H ${name}`,
-    });
-  }
-  return [name, value];
-}
-
 /** Headers by lower-case name; a later -H of the same name replaces an earlier one. */
-export function parseHeaders(list: readonly string[]): Record<string, string> {
+function parseHeaders(list: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const text of list) {
-    const [name, value] = parseHeader(text);
+    const colon = text.indexOf(':');
+    const name = colon > 0 ? text.slice(0, colon).trim() : '';
+    const value = colon > 0 ? text.slice(colon + 1).trim() : '';
+    if (!TOKEN.test(name)) {
+      throw new UsageError(`-H ${JSON.stringify(text)}: expected 'Name: value'`, {
+        hint: "e.g. -H 'Accept: application/json'",
+      });
+    }
+    if (/[\r\n\0]/.test(value)) throw new UsageError(`-H ${name}: the value must not contain line breaks`);
+    // undici refuses these only once the request is under way, which read as a network failure (exit 8).
+    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) {
+      throw new UsageError(`-H ${name}: the value must not contain control characters (other than tab)`);
+    }
+    if (/[^\x00-\xff]/.test(value)) {
+      throw new UsageError(`-H ${name}: the value must not contain characters beyond U+00FF`, {
+        hint: 'percent-encode the text, or send it in the body',
+      });
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
+    if (name.toLowerCase() === 'expect') {
+      throw new UsageError(`-H ${name}: facectl does not send an Expect header (the body is sent with the request)`, {
+        hint: `drop -H ${name}`,
+      });
+    }
     headers[name.toLowerCase()] = value;
   }
   return headers;
 }
 
-/**
- * Parses one -f/-F flag. `readFile` reads `@path` (or `@-`) for -F; a -f value is taken literally.
- */
-export async function parseField(
+/** One -f/-F flag. `readFile` reads `@path` (or `@-`) for -F; a -f value is taken literally. */
+async function parseField(
   text: string,
   flag: '-f' | '-F',
   readFile: (path: string) => Promise<string>,
@@ -334,8 +306,7 @@ async function typedValue(raw: string, readFile: (path: string) => Promise<strin
   return raw;
 }
 
-/** The fields as one JSON object (the request body). */
-export function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
+function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
   const root: Record<string, unknown> = {};
   for (const field of fields) {
     // Assigning `__proto__` would change the object's prototype instead of adding a key: refused.
@@ -371,7 +342,7 @@ function conflict(field: Field): UsageError {
 }
 
 /** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
-export function fieldsToQuery(fields: readonly Field[]): string {
+function fieldsToQuery(fields: readonly Field[]): string {
   const query = new URLSearchParams();
   for (const field of fields) {
     const value = field.value;

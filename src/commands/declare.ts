@@ -3,8 +3,6 @@ import type { Context } from '../context.js';
 import type { AnyVerb, ArgSpec, Flags, FlagSpec, GroupSpec } from './verb.js';
 import { flagName } from './kit.js';
 
-/** Declarations (verb.ts) made into commander commands, whose action checks the flags and calls run. */
-
 const DECLARED = new WeakMap<Option, FlagSpec>();
 
 /** The declaration an option was made from (help lists its choices, completion offers its values). */
@@ -12,13 +10,11 @@ export function declarationOf(option: Option): FlagSpec | undefined {
   return DECLARED.get(option);
 }
 
-/** Declares a verb or a group (with its verbs) under `parent`. */
 export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec, ctx: Context): Command {
   const command = parent.command(name).description(spec.description);
   if (spec.summary !== undefined) command.summary(spec.summary);
   if ('verbs' in spec) {
     for (const [verbName, verbSpec] of Object.entries(spec.verbs)) declare(command, verbName, verbSpec, ctx);
-    // A group's examples: the first of each of its verbs.
     return withExamples(
       command,
       Object.values(spec.verbs).flatMap((verbSpec) => verbSpec.examples.slice(0, 1)),
@@ -44,7 +40,6 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   return withExamples(command, spec.examples);
 }
 
-/** Shows `examples` (shell lines) at the end of the command's help. */
 export function withExamples(command: Command, examples: readonly string[]): Command {
   return command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}`);
 }

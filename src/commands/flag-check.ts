@@ -41,7 +41,6 @@ function schemaOf(key: string, flag: FlagSpec): z.ZodMiniType {
   return flag.default === undefined ? z.optional(schema) : schema;
 }
 
-/** A whole number (of the flag's `unit`), from `min` to `max` when it has them. */
 function wholeNumber({ min, max, unit = 'units' }: FlagSpec) {
   const rule = `must be a whole number of ${unit}${min === undefined ? '' : ` from ${min} to ${max}`}`;
   return z.pipe(
@@ -50,7 +49,6 @@ function wholeNumber({ min, max, unit = 'units' }: FlagSpec) {
   );
 }
 
-/** A finite amount of US dollars, 0 or more. */
 const dollars = z.pipe(
   z.pipe(
     z.string().check(z.regex(DECIMAL_NUMBER, { error: 'must be an amount of US dollars, e.g. 25 or 7.50' })),
@@ -62,7 +60,6 @@ const dollars = z.pipe(
     .check(z.refine((n: number) => n >= 0, { error: 'must be 0 or more US dollars' })),
 );
 
-/** Comma-separated items, each under the flag's rule; `min: 1` wants at least one. */
 function listOf(key: string, flag: FlagSpec) {
   return z
     .pipe(
@@ -74,14 +71,12 @@ function listOf(key: string, flag: FlagSpec) {
         if (items.length < (flag.min ?? 0)) {
           check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
         }
-        // The first bad item, said once.
         const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
         if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
       }),
     );
 }
 
-/** The flag's own rule (verb.ts FlagSpec.check) as an issue. */
 function ruleOf(flag: FlagSpec) {
   return (text: string, check: z.core.$RefinementCtx<string>) => {
     const wrong = flag.check?.(text);

@@ -7,8 +7,6 @@ import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
 import { notEmpty, requestBody, requireArgument, send, verb } from './kit.js';
 import type { Flags, FlagValues } from './verb.js';
 
-/** `facectl import <face_id> <url>`: the service fetches the URL and adds it to the face as a document. */
-
 const flags = {
   type: {
     value: '<type>',

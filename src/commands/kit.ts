@@ -6,7 +6,6 @@ import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
 /** Helpers of the verb files; program.ts loads them with the declarations, so: no zod, prompts or client. */
 
-/** Declares a verb; the types of run's flags and arguments follow from the declaration. */
 export function verb<
   const F extends Flags = Record<never, FlagSpec>,
   const A extends readonly ArgSpec[] = [],
@@ -20,7 +19,6 @@ export function flagName(key: string, flag?: FlagSpec): string {
   return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** One request of the contract, with the context's client, cancelled by Ctrl-C (the context's signal). */
 export async function send<R extends AnyRoute>(
   ctx: Context,
   route: R,
@@ -29,26 +27,20 @@ export async function send<R extends AnyRoute>(
   return (await ctx.api()).call(route, input, { signal: ctx.signal });
 }
 
-/** Columns that show fields as they are, each under its own name (`token_count` under "token_count"). */
 export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
   return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
 }
 
-/** A verb's description with the note that it uses an endpoint the published interface does not show. */
 export function withExtensionNote(text: string): string {
   return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 }
 
 export interface RequireValueOptions {
-  /** The flag that supplies the value, e.g. `--alias`. */
   flag: string;
   value: string | undefined;
-  /** The prompt shown on a terminal. */
   message: string;
   /** What is wrong with a value (shown under the prompt, or in the usage error), or undefined. */
   check?: (value: string) => string | undefined;
-  /** Prompt with hidden input (secrets). */
-  secret?: boolean;
 }
 
 /**
@@ -68,14 +60,12 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
       hint: `pass ${flag} <value>`,
     });
   }
-  if (options.secret) return checked(await ctx.prompter.password({ message: options.message }));
   return ctx.prompter.input({
     message: options.message,
     validate: (answer) => (answer.trim() === '' ? 'a value is required' : (check(answer) ?? true)),
   });
 }
 
-/** A flag's rule (FlagSpec.check): a value given must not be empty or only spaces. */
 export function notEmpty(text: string): string | undefined {
   return text.trim() === '' ? 'must not be empty' : undefined;
 }
@@ -94,10 +84,6 @@ export function checkAlias(text: string): string | undefined {
   return text.trim() === '' ? 'an alias must not be empty' : undefined;
 }
 
-/**
- * The face (by alias) and the label a document or a thread is filed under: from --alias and --label,
- * else asked for on a terminal; without one, a missing flag is a usage error naming it.
- */
 export async function requireAliasAndLabel(
   ctx: Context,
   flags: { alias?: string | undefined; label?: string | undefined },
@@ -118,7 +104,6 @@ type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
   : S;
 
-/** The options of O that are always there (their type does not admit undefined). */
 type GivenKeys<O> = { [K in keyof O]-?: undefined extends O[K] ? never : K }[keyof O] & string;
 
 /** The request body `requestBody` builds from options of type O: an option that may be missing is optional. */

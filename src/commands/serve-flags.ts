@@ -2,11 +2,6 @@ import { accessSync, constants, readlinkSync, realpathSync, statSync } from 'nod
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Flags } from './verb.js';
 
-/**
- * The flags of `facectl serve` (serve.ts declares the verb, serve-run.ts does the work; both read them
- * from here) and the checks of `--data FILE`.
- */
-
 export const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
@@ -121,10 +116,6 @@ const reason = (error: unknown) =>
   ({ EACCES: 'permission denied', EPERM: 'permission denied', EROFS: 'read-only file system' })[errnoOf(error) ?? ''] ??
   (error as Error).message;
 
-/** `--consent`: who answers the local OAuth provider's consent page (see src/service/handlers/oauth.ts). */
-export const CONSENT_ANSWERS = ['page', 'approve', 'deny'] as const;
-export type ConsentAnswer = (typeof CONSENT_ANSWERS)[number];
-
 /** A whole number from `min` to `max`, written in digits only: the message quotes what was given. */
 const wholeNumber = (min: number, max: number, rule: string) => (text: string) =>
   /^\d{1,9}$/.test(text) && Number(text) >= min && Number(text) <= max ? undefined : `${rule}, got "${text}"`;
@@ -166,7 +157,7 @@ export const SERVE_FLAGS = {
   consent: {
     value: '<answer>',
     help: 'who answers OAuth consent: page (a person, in a browser), or approve or deny at once (scripts, CI)',
-    choices: CONSENT_ANSWERS,
+    choices: ['page', 'approve', 'deny'],
     default: 'page',
   },
 } as const satisfies Flags;

@@ -4,33 +4,16 @@ import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../err
 import { safeJson } from '../io/output.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { checkFlags } from './flag-check.js';
-import { type ConsentAnswer, dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
-
-/**
- * The work of `facectl serve` (declared in serve.ts): runs the local Face Compilation Service until
- * Ctrl-C or SIGTERM, then finishes the requests in flight, saves and ends as every command a signal
- * stops (exit 130 or 143). `--json` prints one JSON object on the first stdout line, `{"base_url": ...,
- * "users": [{"plan", "key", ...} x4]}`, so scripts can read it.
- */
-
-/** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
-export interface ServeOptions {
-  host: string;
-  port: number;
-  allowPrivateUrls: boolean;
-  oauthProvider: string;
-  rateLimit: number | undefined;
-  consent: ConsentAnswer;
-  json: boolean;
-  dataFile: string | undefined;
-  dataGiven: string | undefined;
-}
+import { dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
 
 /**
  * The flags as commander hands them over (strings; a direct caller may leave out what commander
  * defaults) -> typed options; a bad value is a UsageError naming the flag, every bad flag at once.
  */
-export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>): ServeOptions {
+/** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
+export type ServeOptions = ReturnType<typeof parseServeOptions>;
+
+export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>) {
   const defaults = Object.fromEntries(
     Object.entries(SERVE_FLAGS).flatMap(([key, flag]) => ('default' in flag ? [[key, flag.default]] : [])),
   );
@@ -49,7 +32,6 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
   };
 }
 
-/** The state file for messages: the real file, and the path given when that was a link to it. */
 function dataName(options: ServeOptions): string | undefined {
   const { dataFile, dataGiven } = options;
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
@@ -92,13 +74,7 @@ export async function runServe(
   let service: RunningService;
   try {
     service = await startService({
-      host: options.host,
-      port: options.port,
-      dataFile: options.dataFile,
-      allowPrivateUrls: options.allowPrivateUrls,
-      oauthProvider: options.oauthProvider,
-      rateLimit: options.rateLimit,
-      consent: options.consent,
+      ...options,
       // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
       log: (line, kind = 'warning') =>
         ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),

@@ -1,11 +1,6 @@
 import { verb } from './kit.js';
 import { SERVE_FLAGS } from './serve-flags.js';
 
-/**
- * `facectl serve`: the local Face Compilation Service. Its flags are in serve-flags.ts (serve-run.ts,
- * the work, which loads the service, reads them too).
- */
-
 export default verb({
   description: 'Run the local Face Compilation Service (stateful, for offline use, scripts and CI).',
   flags: SERVE_FLAGS,

@@ -1,17 +1,8 @@
 import type { Context } from '../context.js';
 
-/**
- * A verb is declared once, in its own file, with kit.ts's verb(): its flags, arguments, examples and
- * run. The commander options, the help page, the values completion offers (declare.ts) and the check
- * of every value (flag-check.ts, zod, loaded when the verb runs) are made from that declaration.
- * program.ts imports the declarations a line needs, so a verb file imports nothing heavy at its top:
- * zod, undici and prompts come in inside run, with `await import(...)`.
- */
-
 export interface FlagSpec {
   /** The value as help names it (`<alias>`); a flag without one is a switch: true when given. */
   readonly value?: `<${string}>`;
-  /** The one-letter form (`-y`). */
   readonly short?: `-${string}`;
   readonly help: string;
   /**
@@ -27,7 +18,6 @@ export interface FlagSpec {
   readonly choices?: readonly string[];
   /** Values completion offers, where others are taken too. */
   readonly suggest?: readonly string[];
-  /** The value when the flag is not given (help shows it). */
   readonly default?: string;
   /** The flag may be given again; every value is kept, in order. */
   readonly repeat?: boolean;
@@ -39,13 +29,11 @@ export interface FlagSpec {
 
 export type Flags = Readonly<Record<string, FlagSpec>>;
 
-/** An argument: `<name>` (required) or `[name]`, and its help. */
 export type ArgSpec = readonly [name: `<${string}>` | `[${string}]`, help: string];
 
 type NumberFlag = { readonly type: 'int' | 'usd' };
 type ListFlag = { readonly type: 'list' } | { readonly repeat: true };
 
-/** The value a flag has once checked. */
 type ValueOf<F> = F extends { readonly value: string }
   ? F extends NumberFlag
     ? number
@@ -66,7 +54,6 @@ export type FlagValues<F> = { -readonly [K in AlwaysKeys<F>]: ValueOf<F[K]> } & 
   -readonly [K in Exclude<keyof F, AlwaysKeys<F>>]?: ValueOf<F[K]>;
 };
 
-/** The arguments as run receives them: a `[name]` not given is undefined. */
 type ArgValues<A extends readonly ArgSpec[]> = {
   -readonly [I in keyof A]: A[I] extends readonly [`<${string}>`, string] ? string : string | undefined;
 };
@@ -90,6 +77,5 @@ export interface GroupSpec {
   readonly verbs: Readonly<Record<string, AnyVerb>>;
 }
 
-/** A verb of any flags and arguments, as a group lists it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyVerb = VerbSpec<any, any>;

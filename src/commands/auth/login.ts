@@ -12,7 +12,6 @@ import type { Context } from '../../context.js';
 import { ApiError, AuthError, UsageError } from '../../errors.js';
 import { saveKeyInProfile } from './save-key.js';
 
-/** `facectl auth login`: check a key with the service, then store it (and --base-url) in the profile. */
 export default verb({
   description:
     'Store an API key in the active profile after checking it with the service. The key is asked for on a ' +

@@ -1,7 +1,6 @@
 import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 
-/** `facectl auth logout`: forget the active profile's key; its base URL and other settings stay. */
 export default verb({
   description: 'Remove the stored API key from the active profile (other settings stay).',
   examples: ['facectl auth logout', 'facectl auth logout --profile work'],

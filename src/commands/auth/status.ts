@@ -42,6 +42,8 @@ const fields = (answered: boolean): Column<AuthStatus>[] => [
   { header: 'budget left', value: (s) => (answered ? budgetText(s) : undefined) },
 ];
 
+const BASE_URL_SOURCES = { flag: '--base-url', env: 'FACECTL_BASE_URL', profile: 'profile', default: 'default' };
+
 export default verb({
   description:
     'Show the base URL and where it came from, the profile, the key prefix and where the key came from, ' +
@@ -69,12 +71,7 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
   const status: AuthStatus = {
     profile: await activeProfile(ctx),
     base_url: creds.baseUrl,
-    base_url_source:
-      creds.baseUrlSource === 'flag'
-        ? '--base-url'
-        : creds.baseUrlSource === 'env'
-          ? 'FACECTL_BASE_URL'
-          : creds.baseUrlSource,
+    base_url_source: BASE_URL_SOURCES[creds.baseUrlSource],
     logged_in: found !== undefined,
     key_prefix: found ? keyPrefix(found.key) : null,
     key_source: found ? KEY_SOURCE_LABELS[found.source] : null,

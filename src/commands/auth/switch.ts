@@ -1,7 +1,6 @@
 import { verb } from '../kit.js';
 import { checkKnownProfile, checkProfileName } from '../../config/profile-store.js';
 
-/** `facectl auth switch <profile>`: makes an existing profile the default (`default_profile`). */
 export default verb({
   description: 'Make an existing profile the default one (sets default_profile); unknown profiles are refused.',
   args: [['<profile>', 'the name of a profile in the configuration file']],

@@ -2,7 +2,6 @@ import { verb } from '../kit.js';
 import { KEY_SOURCE_LABELS } from '../../config/credentials.js';
 import { AuthError } from '../../errors.js';
 
-/** `facectl auth token`: for other tools (`curl -H "Authorization: Bearer $(facectl auth token)"`). */
 export default verb({
   description:
     'Print the API key facectl would send to the current base URL, for other tools. A stored key is ' +

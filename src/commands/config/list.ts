@@ -2,7 +2,6 @@ import { verb } from '../kit.js';
 import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
 
-/** `facectl config list`: every stored setting, per profile, with the key shown as its prefix. */
 export default verb({
   description: 'List every profile and setting (keys as their prefix), and the file they are in.',
   examples: ['facectl config list', 'facectl config list --json | jq .profiles'],

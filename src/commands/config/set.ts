@@ -6,8 +6,6 @@ import { checkKnownProfile, type ProfileSettings } from '../../config/profile-st
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 
-/** `facectl config set <key> <value>`: change the settings file (written atomically, mode 0600). */
-
 export default verb({
   description: 'Change a setting of the active profile (api_key only through `facectl auth login`).',
   args: [

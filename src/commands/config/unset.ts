@@ -1,7 +1,6 @@
 import { verb } from '../kit.js';
 import { runConfigSet } from './set.js';
 
-/** `facectl config unset <key>`: remove a setting of the active profile. */
 export default verb({
   description: 'Remove a setting from the active profile (`auth logout` removes the key).',
   args: [['<key>', 'base_url or default_profile']],

@@ -12,13 +12,6 @@ import {
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
-/**
- * How a batch of `docs submit` ends (submit-batch.ts): its exit code when lines failed (the most pressing
- * failure), the error that says so, the command that resumes it, and whether a failed request may have
- * made its document anyway (then the batch does not stop clean: batch-journal.ts).
- */
-
-/** What the messages need of the batch. */
 export interface Resumable {
   source: InputSource;
   continueOnError: boolean;
@@ -67,7 +60,6 @@ export function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): Exit
   return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 }
 
-/** The exit code of the most pressing failure; bad input (2) counts only when this run sent nothing. */
 function mostPressing(failures: Failures, summary: BatchSummary): ExitCodeValue | undefined {
   return EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
 }

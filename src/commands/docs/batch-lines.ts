@@ -1,12 +1,6 @@
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { bodyHash, type LineKey, type Occurrences } from '../../state/line-keys.js';
 
-/**
- * A batch's lines on their way to the pool: each valid line given its key (src/state/line-keys.ts), in
- * the order of the input, and for standard input the first lines read ahead (keyed as they are read), so
- * the run can tell which earlier batch (if any) its input is before it sends anything.
- */
-
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
   if (line.error === undefined && line.key === undefined) line.key = keyOf(line.body, seen);
@@ -27,7 +21,6 @@ const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
 export interface ReadAhead {
-  /** The lines read ahead. */
   head: NdjsonLine[];
   /** Every line, the ones read ahead first. */
   lines: AsyncIterable<NdjsonLine>;

@@ -24,7 +24,6 @@ export interface PoolOptions<T> {
 export interface PoolOutcome {
   /** A worker said stop, or the stream failed. */
   stopped: boolean;
-  /** Why the stream failed, if it did. */
   readError?: unknown;
 }
 

@@ -26,7 +26,6 @@ export interface BatchSummary {
 export interface Failures {
   /** The first few, in the order they came. */
   listed: FailedLine[];
-  /** The first failure of each exit code. */
   firstByExitCode: Map<ExitCodeValue, FailedLine>;
 }
 

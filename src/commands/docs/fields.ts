@@ -4,7 +4,6 @@ import { ABSENT } from '../../io/output.js';
 import type { Document } from '../../contract/documents.js';
 import { fieldColumns } from '../kit.js';
 
-/** A document as commands read it: any field but the ones a route needs may be absent (api/answers.ts). */
 export type DocumentAnswer = Lenient<Document>;
 
 /**

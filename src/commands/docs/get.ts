@@ -1,7 +1,6 @@
 import { requireArgument, send, verb, withExtensionNote } from '../kit.js';
 import { DOCUMENT_FIELDS } from './fields.js';
 
-/** `facectl docs get <document_id>` (an extension endpoint of the local service). */
 export default verb({
   description: withExtensionNote('Show a document.'),
   args: [['<document_id>', 'the document id (doc_...)']],

@@ -28,19 +28,12 @@ import { type BatchSummary, createReporter, resumeNotice } from './batch-report.
 /**
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
  * exact body to send) go through a pool of --concurrency workers (batch-pool.ts), each line's result to
- * the reporter (batch-report.ts). With --continue-on-error, bad lines and refused documents are reported
- * and the rest is still sent; otherwise the first stops the batch. The workers share one pause
- * (src/api/rate-gate.ts): when the service answers one of them 429, all of them wait as it asked.
- *
- * A journal (src/state/batch-journal.ts) records every line the service acknowledged, by its content:
- * the hash of the body sent and its occurrence (batch-lines.ts). Before anything is sent, the input is
- * compared with the earlier batches of the same input (a file's every line, in the check pass that reads
- * it; standard input's first lines, read ahead), which decides whether this run is a new batch, goes on
- * with one (--resume), or is refused. When the batch stops short (Ctrl-C, SIGTERM, a closed output, a
- * failure, a killed process), the message says how far it got and the exact command that resumes it,
- * which sends only the lines never acknowledged, wherever they now stand; the lines an earlier run
- * submitted are reported again (`"resumed": true`) without being sent, so the output of a resumed run
- * covers the whole batch.
+ * the reporter (batch-report.ts). A journal (src/state/batch-journal.ts) records every line the service
+ * acknowledged, by its content: the hash of the body sent and its occurrence (batch-lines.ts). Before
+ * anything is sent, the input is compared with the earlier batches of the same input (a file's every
+ * line, in the check pass that reads it; standard input's first lines, read ahead), which decides
+ * whether this run is a new batch, goes on with one (--resume), or is refused. What the user sees of
+ * it (--continue-on-error, 429 pauses, resuming) is in docs/usage.md.
  */
 
 export interface BatchInput extends Resumable {

@@ -11,12 +11,6 @@ import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, ve
 import type { Flags, FlagValues } from '../verb.js';
 import { DOCUMENT_FIELDS, type DocumentAnswer, notePreview } from './fields.js';
 
-/**
- * `facectl docs submit`: one document from --content, a file or standard input, or a batch of them from
- * NDJSON. The kind of a file or of standard input is detected (see detectDocumentFormat) unless
- * --format names it; a file named *.ndjson or *.jsonl is always NDJSON (see readDocumentInput).
- */
-
 const STDIN_HINT =
   'pipe the document in (e.g. `facectl docs submit --alias ada --label notes - < notes.txt`), or use --file PATH or --content TEXT';
 
@@ -152,7 +146,6 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   }
 }
 
-/** Plain text needs --alias and --label; on a terminal they are asked for. */
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
   return { ...(await requireAliasAndLabel(ctx, opts, 'document')), perspective: opts.perspective };
 }
@@ -163,31 +156,24 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../contract/documents.js'),
     import('../../api/large-strings.js'),
   ]);
-  const body = prepared.document;
-  if (prepared.body === undefined) {
-    const document = await api.call(createDocument, { body }, { signal: ctx.signal });
-    ctx.out.record(document, DOCUMENT_FIELDS);
-    ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
-    notePreview(ctx, document);
-    return document;
-  }
+  const { document: body, body: rawBody } = prepared;
   // The service echoes the whole document: a streamed one's answer is read without holding its content,
   // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
-  const large = new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
+  const large =
+    rawBody === undefined
+      ? undefined
+      : new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
-    const document = await api.call(
-      createDocument,
-      { body },
-      { signal: ctx.signal, rawBody: prepared.body, largeStrings: large },
-    );
-    if (ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
-    else if (ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
+    const streamed = rawBody === undefined ? {} : { rawBody, largeStrings: large };
+    const document = await api.call(createDocument, { body }, { signal: ctx.signal, ...streamed });
+    if (large && ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
+    else if (large && ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
     else ctx.out.record(document, DOCUMENT_FIELDS);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;
   } finally {
-    await large.dispose();
+    await large?.dispose();
   }
 }
 

@@ -6,7 +6,6 @@ import type { Flags } from '../verb.js';
 
 export const DEFAULT_WAIT_SECONDS = 300;
 
-/** `--timeout SECONDS` of a command that waits (`sync --wait`, `oauth connect`). */
 export const TIMEOUT_FLAG = {
   value: '<seconds>',
   type: 'int',

@@ -1,10 +1,7 @@
 /** One line of `facectl doctor`: what was checked, how it went, and what to do about it. */
-
-export type CheckStatus = 'ok' | 'warn' | 'fail';
-
 export interface Check {
   name: string;
-  status: CheckStatus;
+  status: 'ok' | 'warn' | 'fail';
   detail: string;
   /** What to do about it; null when there is nothing to do. */
   fix: string | null;

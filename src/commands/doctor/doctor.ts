@@ -12,11 +12,6 @@ import { CliError, ExitCode } from '../../errors.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
-/**
- * `facectl doctor`: every check runs (one failing does not hide the others), each ends as one line with
- * its status and the fix; the exit code is 1 when any check failed. Nothing is written anywhere.
- */
-
 const COLUMNS: Column<Check>[] = [
   { header: 'status', value: (c) => c.status },
   { header: 'check', value: (c) => c.name },

@@ -6,8 +6,6 @@ import { checkAlias, notEmpty, requestBody, requireValue, send, verb } from '../
 import type { Flags, FlagValues } from '../verb.js';
 import { FACE_FIELDS, showFaceWarnings } from './get.js';
 
-/** `facectl faces create`: a new face; --name and --alias are asked for on a terminal when not given. */
-
 const flags = {
   name: { value: '<name>', help: 'display name', check: notEmpty },
   alias: {
@@ -52,7 +50,6 @@ export default verb({
   },
 });
 
-/** The flags once resolved: name and alias given or asked for, --basic-facts read as a JSON object. */
 export type CreateFaceOptions = Omit<FlagValues<typeof flags>, 'name' | 'alias' | 'basicFacts'> & {
   name: string;
   alias: string;
@@ -61,7 +58,6 @@ export type CreateFaceOptions = Omit<FlagValues<typeof flags>, 'name' | 'alias' 
 
 const ALIAS_PROMPT = 'Alias (a slug such as ada-lovelace)';
 
-/** Says why the service refused the alias typed, and asks for another. */
 async function askAliasAgain(ctx: Context, reason: string): Promise<string> {
   ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
   return ctx.prompter.input({ message: ALIAS_PROMPT, validate: (text) => checkAlias(text) ?? true });

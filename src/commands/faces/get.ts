@@ -3,7 +3,6 @@ import type { Column, Context } from '../../context.js';
 import type { Face } from '../../contract/faces.js';
 import { fieldColumns, requireArgument, send, verb, withExtensionNote } from '../kit.js';
 
-/** `facectl faces get <face_id>` (an extension endpoint of the local service). */
 export default verb({
   description: withExtensionNote('Show a face, by uid or alias.'),
   args: [['<face_id>', 'the face uid (face_...) or its alias']],

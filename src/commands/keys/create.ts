@@ -10,10 +10,8 @@ import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/k
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import { cancelledBy, CliError, ExitCode, NetworkError, OUTPUT_CLOSED, OUTPUT_FAILED } from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
-import { requestBody, verb } from '../kit.js';
+import { fieldColumns, requestBody, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
-
-/** `facectl keys create`: a new API key; the full secret is shown once, here and nowhere else. */
 
 const flags = {
   name: { value: '<name>', help: 'a label for the key' },
@@ -69,10 +67,7 @@ export type CreateKeyOptions = FlagValues<typeof flags>;
 type NewKey = AnswerOf<typeof createApiKey>;
 
 const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
-  { header: 'key', value: (k) => k.key },
-  { header: 'id', value: (k) => k.id },
-  { header: 'name', value: (k) => k.name },
-  { header: 'key_prefix', value: (k) => k.key_prefix },
+  ...fieldColumns<Lenient<ApiKey>>('key', 'id', 'name', 'key_prefix'),
   { header: 'expires_at', value: (k) => k.expires_at ?? 'never' },
   { header: 'scopes', value: (k) => (k as { scopes?: unknown }).scopes },
   { header: 'budget_usd', value: (k) => k.budget_usd ?? 'none' },

@@ -5,7 +5,7 @@ import { NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
 import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG } from '../docs/wait-ready.js';
 import { requireArgument, verb } from '../kit.js';
-import { CONNECTION_COLUMNS, sendOAuth } from './fields.js';
+import { CONNECTION_COLUMNS, PROVIDER_ARG, sendOAuth } from './fields.js';
 
 /** `intervalMs`: the pause between two polls of GET /v1/oauth. */
 type ConnectOptions = { provider: string; openBrowser: boolean; timeoutSeconds: number; intervalMs?: number };
@@ -17,7 +17,7 @@ export default verb({
     'Connect a provider: prints the authorize URL on stderr at once (with --json as one JSON line, ' +
     '{"authorize_url": ...}), opens it in a browser (unless --no-browser, SSH, CI or no display), then waits ' +
     'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
-  args: [['<provider>', 'the provider id (facectl serve offers `example`)']],
+  args: [PROVIDER_ARG],
   flags: {
     browser: {
       negate: true,
@@ -83,7 +83,6 @@ async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Co
   const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
   try {
     for (;;) {
-      // sleep() rejects with CancelError on Ctrl-C, which ends the wait with exit 130.
       await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
       const current = await findConnection(ctx, opts.provider);
       if (current?.connected) return current;

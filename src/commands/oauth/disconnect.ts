@@ -1,6 +1,6 @@
 import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
 import { requireArgument, verb } from '../kit.js';
-import { sendOAuth } from './fields.js';
+import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
 /**
  * `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes; but
@@ -8,7 +8,7 @@ import { sendOAuth } from './fields.js';
  */
 export default verb({
   description: 'Disconnect a provider. Asks for confirmation on a terminal; scripts pass --yes.',
-  args: [['<provider>', 'the provider id']],
+  args: [PROVIDER_ARG],
   flags: { yes: { short: '-y', help: 'do not ask for confirmation' } },
   examples: ['facectl oauth disconnect example', 'facectl oauth disconnect example --yes --no-input'],
   async run(ctx, { yes }, given) {

@@ -5,6 +5,8 @@ import type { AnyRoute, BodyOf, ParamsOf } from '../../contract/route.js';
 import { ApiError } from '../../errors.js';
 import { send } from '../kit.js';
 
+export const PROVIDER_ARG = ['<provider>', 'the provider id (facectl serve offers `example`)'] as const;
+
 export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
   { header: 'provider', value: (c) => c.provider },
   { header: 'connected', value: (c) => c.connected },

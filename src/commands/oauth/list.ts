@@ -1,7 +1,6 @@
 import { verb } from '../kit.js';
 import { CONNECTION_COLUMNS, sendOAuth } from './fields.js';
 
-/** `facectl oauth list`: the OAuth connections of the key's user (Connect plan only). */
 export default verb({
   description: "List the OAuth connections of the key's user.",
   examples: ['facectl oauth list', "facectl oauth list --json | jq '.[] | select(.connected)'"],

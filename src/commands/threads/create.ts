@@ -6,8 +6,6 @@ import { checkAlias, requestBody, requireAliasAndLabel, send, verb } from '../ki
 import type { Flags, FlagValues } from '../verb.js';
 import { THREAD_FIELDS } from './get.js';
 
-/** `facectl threads create`: a compile thread; --alias and --label are asked for on a terminal. */
-
 const flags = {
   alias: { value: '<alias>', help: 'alias of the face the thread belongs to', check: checkAlias },
   label: { value: '<label>', help: 'label of the thread' },
@@ -29,7 +27,6 @@ export default verb({
   run: async (ctx, given) => runCreateThread(ctx, { ...given, ...(await requireAliasAndLabel(ctx, given, 'thread')) }),
 });
 
-/** The flags once resolved: alias and label given or asked for. */
 export type CreateThreadOptions = FlagValues<typeof flags> & { alias: string; label: string };
 
 export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): Promise<AnswerOf<typeof createThread>> {

@@ -4,7 +4,6 @@ import type { Thread } from '../../contract/threads.js';
 import { chunks, ofLimit } from '../docs/fields.js';
 import { fieldColumns, requireArgument, send, verb, withExtensionNote } from '../kit.js';
 
-/** `facectl threads get <thread_id>` (an extension endpoint of the local service). */
 export default verb({
   description: withExtensionNote(
     'Show a thread with its messages: on a terminal its fields, then the messages as a table; piped, ' +

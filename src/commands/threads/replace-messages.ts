@@ -5,11 +5,6 @@ import type { ThreadMessage } from '../../input/messages.js';
 import { flagAndValue, requireArgument, send, verb } from '../kit.js';
 import { THREAD_FIELDS } from './get.js';
 
-/**
- * `facectl threads replace-messages <thread_id> (--file PATH | -)`: replaces every message of the
- * thread (the old ones are archived). The list is `[{role, content, from}]` or `{"messages": [...]}`,
- * checked element by element before anything is sent.
- */
 export default verb({
   summary: 'Replace every message of a thread',
   description:
