@@ -11,20 +11,17 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/**
- * `public`, or the special-purpose range ipaddr.js names (`loopback`, `private`, `linkLocal`,
- * `uniqueLocal`, `reserved`, ...), or `embedded-non-public` (a NAT64 or 6to4 form of a non-public IPv4
- * address), or `invalid`.
- */
-export type AddressKind = string;
-
 export interface AddressClass {
-  kind: AddressKind;
+  /**
+   * `public`, the special-purpose range ipaddr.js names (`loopback`, `private`, `linkLocal`, ...),
+   * `embedded-non-public` (a NAT64 or 6to4 form of a non-public IPv4 address), or `invalid`.
+   */
+  kind: string;
   /** Completes "<address> is ...", e.g. "a loopback address (127.0.0.0/8)". */
   description: string;
 }
 
-export type AddressVerdict = ({ allowed: true } | { allowed: false; reason: string }) & AddressClass;
+type AddressVerdict = ({ allowed: true } | { allowed: false; reason: string }) & AddressClass;
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 

@@ -1,14 +1,11 @@
 /**
  * The connect step: one HTTP GET to an address that has already been checked. It is a seam so tests
- * can prove that refused addresses never get this far (a spy in its place), and the default is
- * written so that nothing between the check and the connection can change where it goes.
+ * can prove that refused addresses never get this far (a spy in its place).
  */
 
 import type { LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { sameAddress } from './address-policy.js';
-import { notAllowed } from './errors.js';
 
 export interface ConnectRequest {
   /** The checked URL; its host names the server (Host header, TLS name) but is not looked up again. */
@@ -61,17 +58,9 @@ export const connectPinned: ConnectStep = (request) =>
       agent: false,
       signal: request.signal,
     });
+    // Read at connect time: once the server has closed the socket, node cannot tell its peer any more.
     let connectedTo: string | undefined;
-    req.on('socket', (socket) => {
-      socket.once('connect', () => {
-        connectedTo = socket.remoteAddress;
-        // Belt and braces: the pinned lookup should make this impossible, but if the socket ended up
-        // anywhere else (a proxy, a changed Node default), drop it before any response is read.
-        if (connectedTo === undefined || !sameAddress(connectedTo, address)) {
-          req.destroy(notAllowed(`connected to ${connectedTo ?? 'an unknown address'}, not the checked ${address}`));
-        }
-      });
-    });
+    req.on('socket', (socket) => socket.once('connect', () => (connectedTo = socket.remoteAddress)));
     req.on('error', reject);
     req.on('response', (res) => {
       // Errors after this point (reset, abort) surface through reading the body; this listener only
