@@ -1,7 +1,6 @@
-import type { BillingSource } from './billing-types.js';
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
-import type { KeyRecord, UserRecord } from './records.js';
+import type { BillingSource, KeyRecord, UserRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**

@@ -1,4 +1,6 @@
-import type { BillingSource } from './billing-types.js';
+import type { BILLING_SOURCES } from '../contract/common.js';
+
+export type BillingSource = (typeof BILLING_SOURCES)[number];
 
 /**
  * The records the local service keeps, one table each (schema.ts; idempotency records are idempotency.ts's

@@ -1,9 +1,8 @@
 import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/index.js';
 import { chooseSource, quotaView } from './billing.js';
-import type { BillingSource } from './billing-types.js';
 import { microToUsd } from './plans.js';
 import { preparation, threadPreparation } from './prepare.js';
-import type { DocumentRecord, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
+import type { BillingSource, DocumentRecord, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
 /** Records as the contract's response shapes. */

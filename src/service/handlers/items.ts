@@ -1,8 +1,7 @@
 import { requireModelAllowed } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import { charge } from '../billing.js';
-import type { BillingSource } from '../billing-types.js';
-import type { Collections, FaceItem, FaceRecord } from '../records.js';
+import type { BillingSource, Collections, FaceItem, FaceRecord } from '../records.js';
 import { newId } from '../ids.js';
 import { billingEnv, type ServiceCore } from '../service-core.js';
 
