@@ -71,9 +71,9 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
 (${chunkLongPieces.toString()})(encoding.bytePairEncodingCoreProcessor, ${MAX_PIECE});
-parentPort.on('message', ({ id, texts }) => {
+parentPort.on('message', ({ id, text }) => {
   try {
-    parentPort.postMessage({ id, counts: texts.map((text) => encoding.countStringTokens(text)) });
+    parentPort.postMessage({ id, count: encoding.countStringTokens(text) });
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) });
   }
@@ -81,7 +81,7 @@ parentPort.on('message', ({ id, texts }) => {
 `;
 
 interface Pending {
-  resolve: (counts: number[]) => void;
+  resolve: (count: number) => void;
   reject: (error: Error) => void;
 }
 interface PoolWorker {
@@ -92,9 +92,7 @@ interface PoolWorker {
 const pool: PoolWorker[] = [];
 let nextId = 0;
 
-function poolSize(): number {
-  return Math.max(1, Math.min(2, availableParallelism() - 1));
-}
+const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism() - 1));
 
 function spawnWorker(): PoolWorker {
   const tokenizer = tokenizerPath();
@@ -102,13 +100,13 @@ function spawnWorker(): PoolWorker {
   const entry: PoolWorker = { worker, pending: new Map() };
   // Idle workers must not keep the process alive; a count in flight holds a ref (see countInWorker).
   worker.unref();
-  worker.on('message', (msg: { id: number; counts?: number[]; error?: string }) => {
+  worker.on('message', (msg: { id: number; count?: number; error?: string }) => {
     const job = entry.pending.get(msg.id);
     if (!job) return;
     entry.pending.delete(msg.id);
     if (entry.pending.size === 0) worker.unref();
     if (msg.error !== undefined) job.reject(new Error(`token counting failed: ${msg.error}`));
-    else job.resolve(msg.counts as number[]);
+    else job.resolve(msg.count as number);
   });
   const fail = (error: Error) => {
     leave(entry);
@@ -141,13 +139,16 @@ function leave(entry: PoolWorker): void {
   if (index >= 0) pool.splice(index, 1);
 }
 
-function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promise<number[]> {
+let workerCounts = 0;
+
+function countInWorker(text: string, stopping: AbortSignal | undefined): Promise<number> {
+  workerCounts++;
   if (stopping?.aborted) return Promise.reject(stopped());
-  let entry = pool.find((w) => w.pending.size === 0) ?? (pool.length < poolSize() ? spawnWorker() : undefined);
-  entry ??= pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  const target =
+    pool.find((w) => w.pending.size === 0) ??
+    (pool.length < POOL_SIZE ? spawnWorker() : pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a)));
   const id = nextId++;
-  const target = entry;
-  return new Promise<number[]>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
     // also fails any other count it had queued; the next count starts a new worker.
     const onStop = () => {
@@ -158,12 +159,12 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
     };
     stopping?.addEventListener('abort', onStop, { once: true });
     const done = () => stopping?.removeEventListener('abort', onStop);
-    const large = texts.some((text) => text.length >= RETIRE_AFTER);
+    const large = text.length >= RETIRE_AFTER;
     target.pending.set(id, {
-      resolve: (counts) => {
+      resolve: (count) => {
         done();
         if (large && target.pending.size === 0) retire(target);
-        resolve(counts);
+        resolve(count);
       },
       reject: (error) => {
         done();
@@ -171,15 +172,8 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
       },
     });
     target.worker.ref();
-    target.worker.postMessage({ id, texts });
+    target.worker.postMessage({ id, text });
   });
-}
-
-let workerCounts = 0;
-
-function countInWorker(text: string, stopping: AbortSignal | undefined): Promise<number> {
-  workerCounts++;
-  return sendToWorker([text], stopping).then((counts) => counts[0] as number);
 }
 
 /** For tests: texts sent to a worker so far, and counts in a worker right now. */
