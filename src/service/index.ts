@@ -5,7 +5,7 @@ import { InflightBudget } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { RateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
-import { createRequestHandler } from './server.js';
+import { handleRequest, type ServerDeps } from './server.js';
 import type {
   ConsentMode,
   ImportFetcher,
@@ -50,8 +50,6 @@ export interface ServiceOptions {
   inflightBytesPerUser?: number;
   /** How the consent page is answered: by a person (`page`, the default) or at once (see oauth.ts). */
   consent?: ConsentMode;
-  /** How long close() lets requests in flight finish before cutting them (default 10 s). */
-  closeGraceMs?: number;
   /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
   log?: ServiceLog;
   /** One log line per request: method, path (no query), status, time. */
@@ -73,6 +71,8 @@ export interface RunningService {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** How long close() lets requests in flight finish before cutting them. */
+const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const clock = options.clock ?? { now: () => new Date() };
@@ -86,6 +86,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   oauth.onExchange = () => {
     stats.tokenExchanges++;
   };
+  const idempotency = new Idempotency(store, clock);
   const svc: ServiceCore = {
     store,
     clock,
@@ -99,10 +100,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     signal: shutdown.signal,
     stopping: stopping.signal,
     consent: options.consent ?? 'page',
-    beforeDocumentEdit: () => {},
+    beforeDocumentEdit: (doc) => idempotency.beforeDocumentEdit(doc),
   };
-  const idempotency = new Idempotency(store, clock);
-  svc.beforeDocumentEdit = (doc) => idempotency.beforeDocumentEdit(doc);
   let users: BootstrapUser[];
   try {
     users = store.transaction(() => {
@@ -123,7 +122,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let drained: (() => void) | null = null;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
-  const handle = createRequestHandler({
+  const deps: ServerDeps = {
     svc,
     idempotency,
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit, clock) : null,
@@ -131,7 +130,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     maxBodyBytes,
     accessLog: options.accessLog === true,
     closing: () => closing,
-  });
+  };
   const requestTimeout = options.requestTimeoutMs ?? 120_000;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? 20_000, requestTimeout);
   const server = createServer(
@@ -144,7 +143,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     },
     (req, res) => {
       inflight++;
-      handle(req, res)
+      handleRequest(deps, req, res)
         .catch((error: Error) => log(`request failed: ${error.stack ?? error.message}`))
         .finally(() => {
           inflight--;
@@ -183,9 +182,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         const done = serverClosed();
         server.closeIdleConnections();
         if (inflight > 0) {
-          const grace = options.closeGraceMs ?? 10_000;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, grace);
+            const timer = setTimeout(resolve, CLOSE_GRACE_MS);
             drained = () => {
               clearTimeout(timer);
               resolve();

@@ -63,11 +63,7 @@ function findRoute(method: string, pathname: string) {
   throw new HttpError(404, 'not_found', `no endpoint ${method} ${pathname}`);
 }
 
-export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return (req, res) => handleRequest(deps, req, res);
-}
-
-async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { svc } = deps;
   const started = performance.now();
   svc.stats.requests++;
