@@ -17,11 +17,6 @@ import type {
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
-/**
- * The local Face Compilation Service (`facectl serve`): a stateful node:http server implementing every
- * route of src/contract with the rules of docs local-service.md. Tests start it in-process on port 0.
- */
-
 export type { BootstrapUser } from './seed.js';
 export type { ConsentMode, ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
 
@@ -29,16 +24,14 @@ export interface ServiceOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** The SQLite database holding the state (created if missing; see store.ts); else a temporary one. */
+  /** The SQLite database holding the state (created if missing); else a temporary one. */
   dataFile?: string;
   /** Let import fetch loopback URLs (local testing only). */
   allowPrivateUrls?: boolean;
-  /** The local OAuth provider's id. */
   oauthProvider?: string;
   /** Requests per second per key (token bucket); off when undefined. */
   rateLimit?: number;
   clock?: ServiceClock;
-  /** The import fetcher; defaults to src/service/url-fetch with its SSRF defences. */
   fetchUrl?: ImportFetcher;
   /** Time to receive a whole request (default 120 s). */
   requestTimeoutMs?: number;
@@ -52,16 +45,13 @@ export interface ServiceOptions {
   consent?: ConsentMode;
   /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
   log?: ServiceLog;
-  /** One log line per request: method, path (no query), status, time. */
   accessLog?: boolean;
 }
 
 export interface RunningService {
-  /** `http://<host>:<port>`, no trailing slash. */
   readonly baseUrl: string;
   /** One bootstrap key per plan: free, standard, pro, connect. */
   readonly users: BootstrapUser[];
-  /** The live state, for tests: records by collection. */
   readonly store: Store;
   readonly stats: ServiceStats;
   /** Stops accepting, lets requests in flight finish, closes the database. */

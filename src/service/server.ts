@@ -34,15 +34,11 @@ export interface ServerDeps {
   closing: () => boolean;
 }
 
-/**
- * The routes with their path patterns compiled once (contract's matchPath compiles on every call).
- * A cheap regular expression picks the candidates; matchPath then decodes their parameters.
- */
+/** Patterns compiled once (contract's matchPath compiles on every call) pick the candidates. */
 const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([name, route]) => ({
   name,
   route,
   pattern: new RegExp(`^${route.path.replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
-  // A path without parameters matched its pattern exactly: there is nothing to decode.
   static: !route.path.includes('{'),
 }));
 
@@ -95,16 +91,9 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   }
 }
 
-/** A request's path and query. */
-interface Target {
-  pathname: string;
-  searchParams: URLSearchParams;
-}
+type Target = Pick<URL, 'pathname' | 'searchParams'>;
 
-/**
- * Paths of plain letters, digits, `_`, `-` and single slashes (every API path a client builds) are
- * already what the URL parser would give, and have no query: they skip it.
- */
+/** Plain paths (every API path a client builds) are already what the URL parser would give: they skip it. */
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
 function requestTarget(raw: string | undefined): Target {
@@ -190,7 +179,6 @@ async function handleApi(
   });
 }
 
-/** What authentication reads: the key and its user. */
 const AUTH_RECORDS = ['keys', 'users'] as const;
 
 /** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
@@ -198,8 +186,7 @@ const LARGE_BODY = 256 * 1024;
 
 /**
  * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
- * the digest of the request. Its bytes and their text are not kept past this (a 60 MiB body is one
- * copy fewer in memory while the request goes on).
+ * the digest of the request. The bytes are not kept past this (one copy fewer of a 60 MiB body).
  */
 async function readRequest(
   deps: ServerDeps,

@@ -6,20 +6,15 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with o200k_base of gpt-tokenizer, bundled into dist/tokenizer.cjs (tokenizer-path.ts)
- * and loaded on first use (about 200 ms, which serve pays once and every other command never).
- *
- * Counting runs at roughly 50 MB/s: a small text is counted inline (a worker round trip costs more than
- * counting 2 KB), a large one in a worker thread, so that a 50 MiB document does not stop the server for
- * a second. So is a text holding a piece longer than MAX_PIECE: such pieces are encoded in chunks
- * (token-count.ts), linear but milliseconds per chunk. Stopping the service ends the counts in progress
- * (its `stopping` signal): their requests answer 503.
- * countStringTokens, not countTokens: text that spells a special token (`<|endoftext|>`) is counted as
- * ordinary text; countTokens would throw on it (a 500), after scanning the whole text once more.
+ * Token counts with gpt-tokenizer's o200k_base (dist/tokenizer.cjs), loaded on first use (about
+ * 200 ms). A small text is counted inline (a worker round trip costs more than counting 2 KB); a large
+ * one, or one with pieces over MAX_PIECE, in a worker thread, so a 50 MiB document does not stop the
+ * server for a second. countStringTokens, not countTokens: text that spells a special token
+ * (`<|endoftext|>`) is ordinary text; countTokens would throw on it (a 500).
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
-/** The counter once loaded, so that counting a small text needs no await of the load. */
+/** The counter once loaded: a small text's count needs no await. */
 let loaded: CountTokens | undefined;
 
 /** Texts at least this long (UTF-16 units) are counted off the event loop. */
@@ -28,15 +23,14 @@ export const WORKER_THRESHOLD = 256 * 1024;
 export function loadTokenizer(): Promise<CountTokens> {
   loading ??= Promise.resolve().then(() => {
     const m = createRequire(import.meta.url)(tokenizerPath()) as { default: unknown };
-    // Private in the package's typings, public at run time (and the method countTokens itself uses).
+    // Private in the package's typings, public at run time.
     const encoding = m.default as {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
     chunkLongPieces(encoding.bytePairEncodingCoreProcessor);
     const library = (text: string) => encoding.countStringTokens(text);
-    // The same counts, faster (token-count.ts); the library's own count when the counter cannot be
-    // trusted with this version of the package.
+    // The library's own count when the fast one cannot be trusted with this version of the package.
     const fast = makeFastCounter(encoding.bytePairEncodingCoreProcessor);
     if (!fast || !SELF_TEST.every((text) => fast(text) === library(text))) return (loaded = library);
     return (loaded = (text: string, inlineOnly?: boolean) => {
@@ -58,15 +52,13 @@ export async function countTokens(text: string, stopping?: AbortSignal): Promise
   return inline >= 0 ? inline : countInWorker(text, stopping);
 }
 
-/** A thread's count: the sum over its messages' contents. */
 export async function countMessageTokens(contents: readonly string[], stopping?: AbortSignal): Promise<number> {
   let total = 0;
   for (const content of contents) if (content.length > 0) total += await countTokens(content, stopping);
   return total;
 }
 
-// The worker is evaluated from source (no separate file to locate in the bundle) and loads the
-// tokenizer's CommonJS build by absolute path, resolved here.
+// Evaluated from source: no separate file to locate in the bundle.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
@@ -128,7 +120,6 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
-/** Takes a worker out of the pool at once, so that no later count is sent to it, and ends it. */
 function retire(entry: PoolWorker): void {
   leave(entry);
   void entry.worker.terminate();
