@@ -34,13 +34,10 @@ const s256 = (verifier: string): string => createHash('sha256').update(verifier)
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
   private readonly codes = new Map<string, IssuedCode>();
-  private readonly clock: ServiceClock;
   /** Called after each successful token exchange (counted in the service's stats). */
   onExchange: () => void = () => {};
 
-  constructor(clock: ServiceClock) {
-    this.clock = clock;
-  }
+  constructor(private readonly clock: ServiceClock) {}
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
