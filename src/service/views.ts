@@ -12,8 +12,6 @@ import type {
 } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
-/** Records as the contract's response shapes. */
-
 function keyFields(key: KeyRecord) {
   return {
     id: key.id,

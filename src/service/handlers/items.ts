@@ -5,9 +5,7 @@ import type { BillingSource, Collections, FaceItem, FaceRecord } from '../record
 import { newId } from '../ids.js';
 import { billingEnv, type ServiceCore } from '../service-core.js';
 
-/** What documents and threads share: how one starts, how a change and a sync mark it. */
-
-/** A new document's or thread's own fields: its id, owner, face and times, not synced yet. */
+/** A new document's or thread's own fields, not synced yet. */
 export function newItem(
   svc: ServiceCore,
   auth: AuthInfo,
