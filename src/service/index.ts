@@ -156,20 +156,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   svc.baseUrl = formatBaseUrl(host, (server.address() as AddressInfo).port);
 
-  const serverClosed = () => new Promise<void>((resolve) => server.close(() => resolve()));
   let closed: Promise<void> | null = null;
-
-  return {
-    baseUrl: svc.baseUrl,
-    users,
-    store,
-    stats,
-    close() {
-      closed ??= (async () => {
-        closing = true;
-        // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
-        stopping.abort();
-        const done = serverClosed();
+  /** Graceful: requests in flight get CLOSE_GRACE_MS to finish, then the database is closed. */
+  const stop = (graceful: boolean): Promise<void> =>
+    (closed ??= (async () => {
+      closing = true;
+      // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
+      stopping.abort();
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (graceful) {
         server.closeIdleConnections();
         if (inflight > 0) {
           await new Promise<void>((resolve) => {
@@ -180,25 +175,21 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
             };
           });
         }
-        shutdown.abort();
-        server.closeAllConnections();
-        await done;
-        store.close();
-      })();
-      return closed;
-    },
-    abort() {
-      closed ??= (async () => {
-        closing = true;
-        shutdown.abort();
-        stopping.abort();
-        const done = serverClosed();
-        server.closeAllConnections();
-        await done;
-        store.abandon();
-      })();
-      return closed;
-    },
+      }
+      shutdown.abort();
+      server.closeAllConnections();
+      await done;
+      if (graceful) store.close();
+      else store.abandon();
+    })());
+
+  return {
+    baseUrl: svc.baseUrl,
+    users,
+    store,
+    stats,
+    close: () => stop(true),
+    abort: () => stop(false),
   };
 }
 

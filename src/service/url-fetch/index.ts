@@ -251,9 +251,9 @@ async function readText(
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
     }
-    const contentType = mediaType(header(response, 'content-type'));
-    if (contentType === undefined) throw fetchFailed(`${redact(url)} sent no Content-Type; only text can be imported`);
-    if (!isTextType(contentType)) {
+    const contentType = header(response, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (!contentType) throw fetchFailed(`${redact(url)} sent no Content-Type; only text can be imported`);
+    if (!/^text\/[a-z0-9.+-]+$/.test(contentType) && !TEXT_TYPES.has(contentType)) {
       throw fetchFailed(`${redact(url)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`);
     }
     const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
@@ -288,15 +288,6 @@ function tooLarge(url: URL, maxBytes: number): UrlFetchError {
 function header(response: ConnectResponse, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-function mediaType(value: string | undefined): string | undefined {
-  const essence = value?.split(';')[0]?.trim().toLowerCase();
-  return essence ? essence : undefined;
-}
-
-function isTextType(type: string): boolean {
-  return /^text\/[a-z0-9.+-]+$/.test(type) || TEXT_TYPES.has(type);
 }
 
 /** Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. */
