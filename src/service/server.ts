@@ -14,7 +14,7 @@ import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBod
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
-import { isProviderPath, providerPage } from './provider-page.js';
+import { providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServiceCore } from './service-core.js';
 
@@ -81,7 +81,7 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   try {
     const url = requestTarget(req.url);
     pathname = url.pathname;
-    if (isProviderPath(pathname)) {
+    if (pathname.startsWith('/provider/')) {
       html = true;
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
