@@ -73,26 +73,24 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   const { svc } = deps;
   const started = performance.now();
   svc.stats.requests++;
-  let html = false;
   let reply: Reply;
   let pathname = '?';
-  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped).
-  const held = { release: () => {} };
+  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped),
+  // and whether it is answered as an HTML page.
+  const held: Held = { release: () => {}, html: false };
   try {
     const url = requestTarget(req.url);
     pathname = url.pathname;
     if (pathname.startsWith('/provider/')) {
-      html = true;
+      held.html = true;
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
-      reply = await handleApi(deps, req, url, held, (isHtml) => {
-        html = isHtml;
-      });
+      reply = await handleApi(deps, req, url, held);
     }
   } catch (error) {
     if (error instanceof ClientGone) return held.release();
-    reply = errorReply(svc, error, html);
+    reply = errorReply(svc, error, held.html);
   }
   res.once('close', () => held.release());
   send(req, res, reply, deps.closing());
@@ -101,6 +99,7 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   }
 }
 
+type Held = { release: () => void; html: boolean };
 type Target = Pick<URL, 'pathname' | 'searchParams'>;
 
 /** Plain paths (every API path a client builds) are already what the URL parser would give: they skip it. */
@@ -111,13 +110,7 @@ function requestTarget(raw: string | undefined): Target {
   return new URL(raw ?? '/', 'http://service.invalid');
 }
 
-async function handleApi(
-  deps: ServerDeps,
-  req: IncomingMessage,
-  url: Target,
-  held: { release: () => void },
-  setHtml: (html: boolean) => void,
-): Promise<Reply> {
+async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
   const { svc } = deps;
   const method = req.method ?? 'GET';
   let match: ReturnType<typeof findRoute>;
@@ -129,7 +122,7 @@ async function handleApi(
   }
   const { name, route } = match;
   count(svc, name);
-  setHtml(route.responseKind === 'html');
+  held.html = route.responseKind === 'html';
 
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
