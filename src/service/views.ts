@@ -6,7 +6,7 @@ import type {
   DocumentRecord,
   FaceRecord,
   KeyRecord,
-  Syncable,
+  FaceItem,
   ThreadRecord,
   UserRecord,
 } from './records.js';
@@ -119,7 +119,7 @@ const QUEUED_MS = 200;
 const CHUNK_MS = 100;
 const CHUNK_TOKENS = 1000;
 
-function preparation(item: Syncable, nowMs: number) {
+function preparation(item: FaceItem, nowMs: number) {
   if (item.sync_started_ms === null || item.synced_token_count === null) return null;
   const tokens = item.synced_token_count;
   const total = Math.max(1, Math.ceil(tokens / CHUNK_TOKENS));
