@@ -1,6 +1,6 @@
 import type { AuthInfo } from './auth.js';
 import { forbidden, notFound } from './errors.js';
-import type { Collections, DocumentRecord, FaceRecord, ThreadRecord } from './records.js';
+import type { Collections, FaceRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -27,11 +27,6 @@ export function resolveFace(store: Store, auth: AuthInfo, name: string): FaceRec
   return face;
 }
 
-/** For a request about an existing document or thread: its face must be in the allow-list. */
-export function requireFaceAllowed(auth: AuthInfo, face: FaceRecord): void {
-  if (!faceAllowed(auth, face.alias, face)) throw refuseFace(face.alias);
-}
-
 /** A face whose default model is outside allowed_llm_models may not be created or synced with this key. */
 export function requireModelAllowed(auth: AuthInfo, model: string | null | undefined): void {
   const list = auth.key.allowed_llm_models;
@@ -41,18 +36,8 @@ export function requireModelAllowed(auth: AuthInfo, model: string | null | undef
   }
 }
 
-export function ownDocument(store: Store, auth: AuthInfo, id: string): { doc: DocumentRecord; face: FaceRecord } {
-  const { item: doc, face } = ownItem(store, auth, 'documents', id);
-  return { doc, face };
-}
-
-export function ownThread(store: Store, auth: AuthInfo, id: string): { thread: ThreadRecord; face: FaceRecord } {
-  const { item: thread, face } = ownItem(store, auth, 'threads', id);
-  return { thread, face };
-}
-
 /** A document or thread of the caller's with its face, which the key must be allowed to use; else a 404. */
-function ownItem<C extends 'documents' | 'threads'>(
+export function ownItem<C extends 'documents' | 'threads'>(
   store: Store,
   auth: AuthInfo,
   collection: C,
@@ -64,6 +49,6 @@ function ownItem<C extends 'documents' | 'threads'>(
     const what = collection === 'documents' ? 'document' : 'thread';
     throw notFound(`${what}_not_found`, `no ${what} ${id}`);
   }
-  requireFaceAllowed(auth, face);
+  if (!faceAllowed(auth, face.alias, face)) throw refuseFace(face.alias);
   return { item, face };
 }

@@ -12,14 +12,7 @@ import type { Store } from './store.js';
 
 const KEY_PATTERN = /^fcs_([A-Za-z0-9]{8})_([A-Za-z0-9]{32})$/;
 
-export interface MintedKey {
-  secret: string;
-  id: string;
-  keyPrefix: string;
-  hash: string;
-}
-
-export function mintKey(store: Store): MintedKey {
+export function mintKey(store: Store): { secret: string; id: string; keyPrefix: string; hash: string } {
   for (;;) {
     const short = randomBase62(8);
     if (store.get('keys', `key_${short}`)) continue;
@@ -65,15 +58,11 @@ function unknownKey(store: Store): string {
         '(keys of an earlier run are gone); use a key this run printed, or keep state across starts with --data FILE';
 }
 
-/** Does `granted` (v1:*, v1:<area>, v1:<area>:<action>) include `wanted` (same forms)? */
-export function scopeCovers(granted: string, wanted: string): boolean {
-  if (granted === 'v1:*') return true;
-  if (wanted === 'v1:*') return false;
-  return wanted === granted || wanted.startsWith(`${granted}:`);
-}
-
+/** Does one of `scopes` (v1:*, v1:<area>, v1:<area>:<action>) include `wanted` (same forms)? */
 export function hasScope(scopes: readonly string[], wanted: string): boolean {
-  return scopes.some((granted) => scopeCovers(granted, wanted));
+  return scopes.some(
+    (granted) => granted === 'v1:*' || (wanted !== 'v1:*' && (wanted === granted || wanted.startsWith(`${granted}:`))),
+  );
 }
 
 /** 403 `insufficient_scope` unless the key holds the route's scope. */

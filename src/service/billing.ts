@@ -1,7 +1,6 @@
-import type { BillingSource } from './billing-types.js';
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
-import type { KeyRecord, UserRecord } from './records.js';
+import type { BillingSource, KeyRecord, UserRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -19,7 +18,6 @@ export function quotaUsed(user: UserRecord, now: Date): number {
   return user.quota_month === monthOf(now) ? user.quota_used : 0;
 }
 
-/** tokens_used / tokens_limit as documents and threads report them. */
 export function quotaView(user: UserRecord, now: Date): { tokens_used: number; tokens_limit: number } {
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
 }
@@ -89,15 +87,6 @@ function insufficientCredits(user: UserRecord, cost: number): Error {
   );
 }
 
-/** The key and every key it descends from: a child key spends out of its parents' budgets too. */
-export function keyChain(store: Store, key: KeyRecord): KeyRecord[] {
-  const chain: KeyRecord[] = [];
-  for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? store.get('keys', k.parent_id) : undefined) {
-    chain.push(k);
-  }
-  return chain;
-}
-
 /**
  * Charges a sync of `tokens`: picks the source, checks every budget on the key's chain, then
  * takes the tokens from the quota or the cost from the credits and adds the cost to spent_usd.
@@ -112,7 +101,11 @@ export function charge(
 ): BillingSource {
   const source = chooseSource(env, user, tokens, override);
   const cost = tokens * MICRO_USD_PER_TOKEN;
-  const chain = keyChain(env.store, key);
+  // The key and every key it descends from: a child key spends out of its parents' budgets too.
+  const chain: KeyRecord[] = [];
+  for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? env.store.get('keys', k.parent_id) : undefined) {
+    chain.push(k);
+  }
   for (const k of chain) {
     if (k.budget_usd === null) continue;
     const budget = usdToMicroFloor(k.budget_usd);

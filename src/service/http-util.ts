@@ -117,7 +117,7 @@ export function parseJsonBody(raw: Buffer): unknown {
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Walks the value without recursion, so any depth JSON.parse accepted is checked safely. */
+// Without recursion, so any depth JSON.parse accepted is checked safely.
 function checkDepth(value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const stack: [object, number][] = [[value, 1]];

@@ -20,10 +20,8 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'usr' | 'key' | 'face' | 'doc' | 'thr';
-
-export function newId(prefix: IdPrefix, length = 16): string {
-  return `${prefix}_${randomBase62(length)}`;
+export function newId(prefix: 'usr' | 'key' | 'face' | 'doc' | 'thr'): string {
+  return `${prefix}_${randomBase62(16)}`;
 }
 
 export function sha256Hex(text: string | Buffer): string {

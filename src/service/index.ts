@@ -5,7 +5,7 @@ import { InflightBudget } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { RateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
-import { createRequestHandler } from './server.js';
+import { handleRequest, type ServerDeps } from './server.js';
 import type {
   ConsentMode,
   ImportFetcher,
@@ -17,11 +17,6 @@ import type {
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
-/**
- * The local Face Compilation Service (`facectl serve`): a stateful node:http server implementing every
- * route of src/contract with the rules of docs local-service.md. Tests start it in-process on port 0.
- */
-
 export type { BootstrapUser } from './seed.js';
 export type { ConsentMode, ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
 
@@ -29,16 +24,14 @@ export interface ServiceOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** The SQLite database holding the state (created if missing; see store.ts); else a temporary one. */
+  /** The SQLite database holding the state (created if missing); else a temporary one. */
   dataFile?: string;
   /** Let import fetch loopback URLs (local testing only). */
   allowPrivateUrls?: boolean;
-  /** The local OAuth provider's id. */
   oauthProvider?: string;
   /** Requests per second per key (token bucket); off when undefined. */
   rateLimit?: number;
   clock?: ServiceClock;
-  /** The import fetcher; defaults to src/service/url-fetch with its SSRF defences. */
   fetchUrl?: ImportFetcher;
   /** Time to receive a whole request (default 120 s). */
   requestTimeoutMs?: number;
@@ -50,20 +43,15 @@ export interface ServiceOptions {
   inflightBytesPerUser?: number;
   /** How the consent page is answered: by a person (`page`, the default) or at once (see oauth.ts). */
   consent?: ConsentMode;
-  /** How long close() lets requests in flight finish before cutting them (default 10 s). */
-  closeGraceMs?: number;
   /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
   log?: ServiceLog;
-  /** One log line per request: method, path (no query), status, time. */
   accessLog?: boolean;
 }
 
 export interface RunningService {
-  /** `http://<host>:<port>`, no trailing slash. */
   readonly baseUrl: string;
   /** One bootstrap key per plan: free, standard, pro, connect. */
   readonly users: BootstrapUser[];
-  /** The live state, for tests: records by collection. */
   readonly store: Store;
   readonly stats: ServiceStats;
   /** Stops accepting, lets requests in flight finish, closes the database. */
@@ -73,6 +61,8 @@ export interface RunningService {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** How long close() lets requests in flight finish before cutting them. */
+const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const clock = options.clock ?? { now: () => new Date() };
@@ -86,6 +76,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   oauth.onExchange = () => {
     stats.tokenExchanges++;
   };
+  const idempotency = new Idempotency(store, clock);
   const svc: ServiceCore = {
     store,
     clock,
@@ -99,10 +90,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     signal: shutdown.signal,
     stopping: stopping.signal,
     consent: options.consent ?? 'page',
-    beforeDocumentEdit: () => {},
+    beforeDocumentEdit: (doc) => idempotency.beforeDocumentEdit(doc),
   };
-  const idempotency = new Idempotency(store, clock);
-  svc.beforeDocumentEdit = (doc) => idempotency.beforeDocumentEdit(doc);
   let users: BootstrapUser[];
   try {
     users = store.transaction(() => {
@@ -123,7 +112,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let drained: (() => void) | null = null;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
-  const handle = createRequestHandler({
+  const deps: ServerDeps = {
     svc,
     idempotency,
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit, clock) : null,
@@ -131,7 +120,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     maxBodyBytes,
     accessLog: options.accessLog === true,
     closing: () => closing,
-  });
+  };
   const requestTimeout = options.requestTimeoutMs ?? 120_000;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? 20_000, requestTimeout);
   const server = createServer(
@@ -144,7 +133,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     },
     (req, res) => {
       inflight++;
-      handle(req, res)
+      handleRequest(deps, req, res)
         .catch((error: Error) => log(`request failed: ${error.stack ?? error.message}`))
         .finally(() => {
           inflight--;
@@ -167,50 +156,40 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   }
   svc.baseUrl = formatBaseUrl(host, (server.address() as AddressInfo).port);
 
-  const serverClosed = () => new Promise<void>((resolve) => server.close(() => resolve()));
   let closed: Promise<void> | null = null;
-
-  return {
-    baseUrl: svc.baseUrl,
-    users,
-    store,
-    stats,
-    close() {
-      closed ??= (async () => {
-        closing = true;
-        // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
-        stopping.abort();
-        const done = serverClosed();
+  /** Graceful: requests in flight get CLOSE_GRACE_MS to finish, then the database is closed. */
+  const stop = (graceful: boolean): Promise<void> =>
+    (closed ??= (async () => {
+      closing = true;
+      // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
+      stopping.abort();
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (graceful) {
         server.closeIdleConnections();
         if (inflight > 0) {
-          const grace = options.closeGraceMs ?? 10_000;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, grace);
+            const timer = setTimeout(resolve, CLOSE_GRACE_MS);
             drained = () => {
               clearTimeout(timer);
               resolve();
             };
           });
         }
-        shutdown.abort();
-        server.closeAllConnections();
-        await done;
-        store.close();
-      })();
-      return closed;
-    },
-    abort() {
-      closed ??= (async () => {
-        closing = true;
-        shutdown.abort();
-        stopping.abort();
-        const done = serverClosed();
-        server.closeAllConnections();
-        await done;
-        store.abandon();
-      })();
-      return closed;
-    },
+      }
+      shutdown.abort();
+      server.closeAllConnections();
+      await done;
+      if (graceful) store.close();
+      else store.abandon();
+    })());
+
+  return {
+    baseUrl: svc.baseUrl,
+    users,
+    store,
+    stats,
+    close: () => stop(true),
+    abort: () => stop(false),
   };
 }
 

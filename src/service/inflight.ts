@@ -3,12 +3,10 @@ import { runInNewContext } from 'node:vm';
 import { HttpError } from './errors.js';
 
 /**
- * Bytes of request bodies in flight, per user and in all: a body is held in memory (and its text, and
- * the answer showing it) until its request is answered, so large bodies arriving at once would add up
- * (six 60 MiB documents took serve to 2 GiB). A request whose body would pass a budget is refused
- * before its body is read: 429 `too_many_in_flight` past the user's, 503 `service_busy` past the
- * service's, each with Retry-After. A user's only request is never refused (the body limit, 413,
- * bounds it); nor are small requests beside a large one while the budget has room.
+ * Bytes of request bodies in flight, per user and in all: a body (and its text, and the answer showing
+ * it) is held until its request is answered (six 60 MiB documents took serve to 2 GiB). Past a budget
+ * a request is refused before its body is read: 429 `too_many_in_flight` (the user's), 503
+ * `service_busy` (the service's). A user's only request is never refused (413 bounds it).
  * docs/local-service-choices.md, "Memory".
  */
 
@@ -21,13 +19,11 @@ const LARGE = 8 * MIB;
 export class InflightBudget {
   private readonly byUser = new Map<string, number>();
   private total = 0;
-  private readonly perUser: number;
-  private readonly overall: number;
 
-  constructor(perUser: number, overall: number) {
-    this.perUser = perUser;
-    this.overall = overall;
-  }
+  constructor(
+    private readonly perUser: number,
+    private readonly overall: number,
+  ) {}
 
   /**
    * One request's share: `add` as its bytes become known (throws past a budget), `release` once
@@ -81,11 +77,9 @@ let collect: (() => void) | undefined;
 let scheduled = false;
 
 /**
- * A full garbage collection shortly after a large request was answered. V8 collects when allocating,
- * not when idle, so the strings of a 60 MiB document (its body, its text, its answer: some 300 MiB)
- * stayed in memory after the answer: 640 MiB 15 s after six such documents, against 150 MiB at start.
- * Collected at once, serve is back near where it started. The collector is V8's own (`gc`, exposed
- * by the flag for contexts made after it is set); it costs milliseconds, against seconds of work.
+ * A full garbage collection shortly after a large request was answered: V8 collects when allocating,
+ * not when idle, so six 60 MiB documents left 640 MiB 15 s after (150 MiB at start). V8's own `gc`,
+ * exposed by the flag for contexts made after it is set; milliseconds, against seconds of work.
  */
 function collectSoon(): void {
   if (scheduled) return;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from './errors.js';
-import { randomBase62, sha256Hex } from './ids.js';
+import { randomBase62 } from './ids.js';
 import type { ServiceClock } from './service-clock.js';
 
 /**
@@ -11,11 +11,10 @@ import type { ServiceClock } from './service-clock.js';
  * drops pending authorizations (the user starts `oauth connect` again), never a finished connection.
  */
 
-export const STATE_TTL_MS = 10 * 60 * 1000;
-export const CODE_TTL_MS = 10 * 60 * 1000;
+const TTL_MS = 10 * 60 * 1000;
 export const CLIENT_ID = 'facectl-local';
 
-export interface PendingAuthorization {
+interface PendingAuthorization {
   state: string;
   userId: string;
   account: string;
@@ -28,31 +27,17 @@ export interface PendingAuthorization {
   decided: boolean;
 }
 
-interface IssuedCode {
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string;
-  expiresMs: number;
-}
+type IssuedCode = Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>;
 
-export interface ProviderToken {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-}
-
-export const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
 
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
   private readonly codes = new Map<string, IssuedCode>();
-  private readonly clock: ServiceClock;
   /** Called after each successful token exchange (counted in the service's stats). */
   onExchange: () => void = () => {};
 
-  constructor(clock: ServiceClock) {
-    this.clock = clock;
-  }
+  constructor(private readonly clock: ServiceClock) {}
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
@@ -68,7 +53,7 @@ export class OAuthFlows {
       codeVerifier,
       codeChallenge: s256(codeVerifier),
       redirectUri,
-      expiresMs: this.nowMs() + STATE_TTL_MS,
+      expiresMs: this.nowMs() + TTL_MS,
       decided: false,
     };
     this.states.set(state, pending);
@@ -107,12 +92,8 @@ export class OAuthFlows {
     const target = new URL(pending.redirectUri);
     if (approve) {
       const code = randomBase62(32);
-      this.codes.set(code, {
-        clientId: CLIENT_ID,
-        redirectUri: pending.redirectUri,
-        codeChallenge: pending.codeChallenge,
-        expiresMs: this.nowMs() + CODE_TTL_MS,
-      });
+      const { redirectUri, codeChallenge } = pending;
+      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.nowMs() + TTL_MS });
       target.searchParams.set('code', code);
     } else {
       target.searchParams.set('error', 'access_denied');
@@ -132,14 +113,18 @@ export class OAuthFlows {
   }
 
   /** Provider side: the token endpoint. A code is exchanged at most once, and only with its PKCE verifier. */
-  exchange(input: { code: string; codeVerifier: string; redirectUri: string; clientId: string }): ProviderToken {
+  exchange(input: { code: string; codeVerifier: string; redirectUri: string; clientId: string }): {
+    access_token: string;
+    token_type: 'Bearer';
+    expires_in: number;
+  } {
     // Deleted on the first attempt, whatever its outcome: a code is never tried twice.
     const issued = this.codes.get(input.code);
     this.codes.delete(input.code);
     if (
       !issued ||
       issued.expiresMs <= this.nowMs() ||
-      issued.clientId !== input.clientId ||
+      input.clientId !== CLIENT_ID ||
       issued.redirectUri !== input.redirectUri ||
       issued.codeChallenge !== s256(input.codeVerifier)
     ) {
@@ -147,10 +132,6 @@ export class OAuthFlows {
     }
     this.onExchange();
     return { access_token: randomBase62(40), token_type: 'Bearer', expires_in: 3600 };
-  }
-
-  static tokenDigest(token: ProviderToken): string {
-    return sha256Hex(token.access_token);
   }
 
   private live(state: string | null): PendingAuthorization | undefined {

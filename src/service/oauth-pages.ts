@@ -4,7 +4,7 @@
  */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 
 /** Headers for every page: no framing (clickjacking of Approve), no scripts, no referrer (codes in URLs). */
 export const PAGE_HEADERS: Record<string, string> = {
@@ -40,15 +40,13 @@ ${body}
 `;
 }
 
-export interface ConsentPageInput {
+/** `fields`: hidden fields the form posts back (the authorization request's parameters). */
+export function consentPage(input: {
   provider: string;
   account: string;
   action: string;
-  /** Hidden fields the form posts back (the authorization request's parameters). */
   fields: Record<string, string>;
-}
-
-export function consentPage(input: ConsentPageInput): string {
+}): string {
   const hidden = Object.entries(input.fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('\n');

@@ -11,13 +11,9 @@ import type { ServiceCore } from './service-core.js';
  * service's callback (with a code, or error=access_denied). Not part of the contract: it belongs to
  * the provider, not to the service's API.
  */
-export const CONSENT_PATH = '/provider/{provider}/authorize';
+const CONSENT_PATH = '/provider/{provider}/authorize';
 const FORM_LIMIT = 16 * 1024;
 const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'];
-
-export function isProviderPath(pathname: string): boolean {
-  return pathname.startsWith('/provider/');
-}
 
 export async function providerPage(
   svc: ServiceCore,

@@ -6,13 +6,11 @@ import type { ServiceClock } from './service-core.js';
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; lastMs: number }>();
-  private readonly rate: number;
-  private readonly clock: ServiceClock;
 
-  constructor(rate: number, clock: ServiceClock) {
-    this.rate = rate;
-    this.clock = clock;
-  }
+  constructor(
+    private readonly rate: number,
+    private readonly clock: ServiceClock,
+  ) {}
 
   /** Takes one token; returns null when allowed, else the seconds to wait. */
   take(keyId: string): number | null {

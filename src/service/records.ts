@@ -1,4 +1,6 @@
-import type { BillingSource } from './billing-types.js';
+import type { BILLING_SOURCES } from '../contract/common.js';
+
+export type BillingSource = (typeof BILLING_SOURCES)[number];
 
 /**
  * The records the local service keeps, one table each (schema.ts; idempotency records are idempotency.ts's
@@ -54,19 +56,8 @@ export interface FaceRecord {
   created: number;
 }
 
-/** Sync bookkeeping shared by documents and threads. */
-export interface Syncable {
-  token_count: number;
-  synced: boolean;
-  /** Clock time (ms) of the last sync; preparation progress is computed from it, no timers. */
-  sync_started_ms: number | null;
-  /** Token count that the last sync prepared (progress is shown for that one). */
-  synced_token_count: number | null;
-  billing_source: BillingSource | null;
-}
-
 /** What documents and threads share: an item of a user's face, with its label, source and sync bookkeeping. */
-export interface FaceItem extends Syncable {
+export interface FaceItem {
   id: string;
   user_id: string;
   face_id: string;
@@ -75,6 +66,13 @@ export interface FaceItem extends Syncable {
   source: string;
   created_at: string;
   updated_at: string;
+  token_count: number;
+  synced: boolean;
+  /** Clock time (ms) of the last sync; preparation progress is computed from it, no timers. */
+  sync_started_ms: number | null;
+  /** Token count that the last sync prepared (progress is shown for that one). */
+  synced_token_count: number | null;
+  billing_source: BillingSource | null;
 }
 
 export interface DocumentRecord extends FaceItem {

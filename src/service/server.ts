@@ -4,13 +4,17 @@ import { type AnyRoute, matchPath } from '../contract/route.js';
 import { type AuthInfo, authenticate, requireScope } from './auth.js';
 import { isDatabaseError } from './database.js';
 import { HttpError } from './errors.js';
-import { handlers } from './handlers/index.js';
-import { type Handler, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
+import * as documents from './handlers/documents.js';
+import * as faces from './handlers/faces.js';
+import * as keys from './handlers/keys.js';
+import * as oauth from './handlers/oauth.js';
+import * as threads from './handlers/threads.js';
+import { type Handler, type HandlerMap, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
-import { isProviderPath, providerPage } from './provider-page.js';
+import { providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServiceCore } from './service-core.js';
 
@@ -21,6 +25,12 @@ import type { ServiceCore } from './service-core.js';
  * preparation, then one transaction: the handler's changes and the idempotency record, committed
  * before the answer is sent.
  */
+
+/**
+ * Each handler module exports its handlers under their route names; typed against those names, a route
+ * without a handler does not compile (documents.ts's insertDocument, shared with import, is no route).
+ */
+const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };
 
 export interface ServerDeps {
   svc: ServiceCore;
@@ -34,15 +44,11 @@ export interface ServerDeps {
   closing: () => boolean;
 }
 
-/**
- * The routes with their path patterns compiled once (contract's matchPath compiles on every call).
- * A cheap regular expression picks the candidates; matchPath then decodes their parameters.
- */
+/** Patterns compiled once (contract's matchPath compiles on every call) pick the candidates. */
 const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([name, route]) => ({
   name,
   route,
   pattern: new RegExp(`^${route.path.replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
-  // A path without parameters matched its pattern exactly: there is nothing to decode.
   static: !route.path.includes('{'),
 }));
 
@@ -63,34 +69,28 @@ function findRoute(method: string, pathname: string) {
   throw new HttpError(404, 'not_found', `no endpoint ${method} ${pathname}`);
 }
 
-export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return (req, res) => handleRequest(deps, req, res);
-}
-
-async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { svc } = deps;
   const started = performance.now();
   svc.stats.requests++;
-  let html = false;
   let reply: Reply;
   let pathname = '?';
-  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped).
-  const held = { release: () => {} };
+  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped),
+  // and whether it is answered as an HTML page.
+  const held: Held = { release: () => {}, html: false };
   try {
     const url = requestTarget(req.url);
     pathname = url.pathname;
-    if (isProviderPath(pathname)) {
-      html = true;
+    if (pathname.startsWith('/provider/')) {
+      held.html = true;
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
-      reply = await handleApi(deps, req, url, held, (isHtml) => {
-        html = isHtml;
-      });
+      reply = await handleApi(deps, req, url, held);
     }
   } catch (error) {
     if (error instanceof ClientGone) return held.release();
-    reply = errorReply(svc, error, html);
+    reply = errorReply(svc, error, held.html);
   }
   res.once('close', () => held.release());
   send(req, res, reply, deps.closing());
@@ -99,16 +99,10 @@ async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: Server
   }
 }
 
-/** A request's path and query. */
-interface Target {
-  pathname: string;
-  searchParams: URLSearchParams;
-}
+type Held = { release: () => void; html: boolean };
+type Target = Pick<URL, 'pathname' | 'searchParams'>;
 
-/**
- * Paths of plain letters, digits, `_`, `-` and single slashes (every API path a client builds) are
- * already what the URL parser would give, and have no query: they skip it.
- */
+/** Plain paths (every API path a client builds) are already what the URL parser would give: they skip it. */
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
 function requestTarget(raw: string | undefined): Target {
@@ -116,13 +110,7 @@ function requestTarget(raw: string | undefined): Target {
   return new URL(raw ?? '/', 'http://service.invalid');
 }
 
-async function handleApi(
-  deps: ServerDeps,
-  req: IncomingMessage,
-  url: Target,
-  held: { release: () => void },
-  setHtml: (html: boolean) => void,
-): Promise<Reply> {
+async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
   const { svc } = deps;
   const method = req.method ?? 'GET';
   let match: ReturnType<typeof findRoute>;
@@ -134,7 +122,7 @@ async function handleApi(
   }
   const { name, route } = match;
   count(svc, name);
-  setHtml(route.responseKind === 'html');
+  held.html = route.responseKind === 'html';
 
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
@@ -194,7 +182,6 @@ async function handleApi(
   });
 }
 
-/** What authentication reads: the key and its user. */
 const AUTH_RECORDS = ['keys', 'users'] as const;
 
 /** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
@@ -202,8 +189,7 @@ const LARGE_BODY = 256 * 1024;
 
 /**
  * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
- * the digest of the request. Its bytes and their text are not kept past this (a 60 MiB body is one
- * copy fewer in memory while the request goes on).
+ * the digest of the request. The bytes are not kept past this (one copy fewer of a 60 MiB body).
  */
 async function readRequest(
   deps: ServerDeps,

@@ -21,12 +21,10 @@ export type ImportFetcher = (
   options: { allowPrivate: boolean; signal?: AbortSignal },
 ) => Promise<FetchedDocument>;
 
-/** Counters for tests and logs. */
 export interface ServiceStats {
   requests: number;
   /** Requests per route name (and `page` for the consent page, `unmatched` for 404s). */
   byRoute: Record<string, number>;
-  /** Calls of the import fetcher. */
   fetches: number;
   /** Authorization codes the local provider exchanged for a token. */
   tokenExchanges: number;
@@ -35,7 +33,6 @@ export interface ServiceStats {
 /** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
 export type ConsentMode = 'page' | 'approve' | 'deny';
 
-/** What every handler reaches: the state, the clock and the service's settings. */
 export interface ServiceCore {
   readonly store: Store;
   readonly clock: ServiceClock;

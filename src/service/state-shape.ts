@@ -7,16 +7,12 @@ import { COLLECTION_NAMES, type CollectionName } from './records.js';
  * what is wrong and where, and left exactly as it is.
  */
 
-/** The collections of those files: the database's tables, and the idempotency records. */
 type StateCollection = CollectionName | 'idempotency';
-/** One change in the journal: a record put, or a record deleted by id. */
 export type JournalOp = ['put', StateCollection, { id: string }] | ['del', StateCollection, string];
-/** The snapshot's records, per collection. */
-export type SnapshotCollections = Partial<Record<StateCollection, { id: string }[]>>;
+type SnapshotCollections = Partial<Record<StateCollection, { id: string }[]>>;
 
-/** The only version of those files. */
-export const STATE_VERSION = 1;
-export const STATE_FORMAT = 'facectl-serve-state';
+const STATE_VERSION = 1;
+const STATE_FORMAT = 'facectl-serve-state';
 
 /** A state file or journal that cannot be loaded; the message names the file and what is wrong. */
 export class StateFileError extends Error {
@@ -40,7 +36,6 @@ const kindOf = (value: unknown): string =>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** What is wrong with one record of `collection`, or undefined. */
 function recordProblem(collection: StateCollection, record: unknown): string | undefined {
   if (!isObject(record)) return `is ${kindOf(record)}, not a record`;
   if (typeof record.id !== 'string' || record.id.length === 0) return 'has no "id" (a non-empty string)';
@@ -50,7 +45,6 @@ function recordProblem(collection: StateCollection, record: unknown): string | u
   return undefined;
 }
 
-/** The snapshot's collections, or a StateFileError naming `path` and the first problem. */
 export function checkSnapshot(path: string, parsed: unknown): SnapshotCollections {
   const fail = (what: string) =>
     new StateFileError(`${path}: ${what}; the file was left untouched (is it a facectl serve --data file?)`);
@@ -75,7 +69,6 @@ export function checkSnapshot(path: string, parsed: unknown): SnapshotCollection
   return collections as SnapshotCollections;
 }
 
-/** The ops of one journal line, or a StateFileError naming the journal, the line and the problem. */
 export function checkJournalLine(journalPath: string, lineNumber: number, parsed: unknown): JournalOp[] {
   const fail = (what: string) =>
     new StateFileError(`${journalPath} line ${lineNumber} is corrupt: ${what}; the files were left untouched`);

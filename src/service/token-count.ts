@@ -1,14 +1,10 @@
 /**
  * The o200k_base token count of a text, exactly as gpt-tokenizer's countStringTokens gives it, at about
- * twice its speed (the budget row and its figures: docs/decisions.md).
- *
- * The library splits the text with one regular expression through matchAll and looks every piece up in
- * a Map: a match array, a string and a hash per piece. Here a scanner finds the same pieces (following
- * the expression's alternatives and their backtracking, per code point), and an open-addressing table
- * over the vocabulary is probed with a hash computed in place, so a piece that is a token allocates
- * nothing. Pieces that are not tokens still go through the library's byte-pair encoder, counts cached.
- * Exactness: the library's split expression must be the one implemented here and a self-test must pass
- * when the counter is made (else the library counts); token-count.test.ts compares counts on random texts.
+ * twice its speed (docs/decisions.md). The library splits with one regular expression (matchAll) and
+ * looks every piece up in a Map; here a scanner finds the same pieces and an open-addressing table is
+ * probed with a hash computed in place, so a piece that is a token allocates nothing. Other pieces go
+ * through the library's byte-pair encoder. Used only when the library's split expression is the one
+ * implemented here and SELF_TEST agrees (tokens.ts).
  */
 
 /** The parts of gpt-tokenizer's BytePairEncodingCore used here (public at run time). */
@@ -25,13 +21,12 @@ export interface BpeCore {
  * word) count differently, by a few tokens at most per chunk.
  */
 export const MAX_PIECE = 512;
-/** Characters of over-long pieces counted on the event loop (about 20 ms at most); beyond, a worker. */
+/** Characters of over-long pieces counted on the event loop (about 20 ms); beyond, a worker. */
 const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
 
 /**
- * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair):
- * counting becomes linear. The fast counter and the library both use this method, so they agree. The
- * token workers run this function's own source (tokens.ts), so it refers to nothing outside it.
+ * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair), so
+ * counting is linear. The token workers run this function's source (tokens.ts): it refers to nothing outside.
  */
 export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
   const marked = core as BpeCore & { facectlChunked?: boolean };
@@ -52,7 +47,6 @@ export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
   };
 }
 
-/** o200k_base's split expression, the one the scanner implements. */
 export const O200K_SPLIT =
   "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?" +
   "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?" +
@@ -62,7 +56,7 @@ export const O200K_SPLIT =
   '|\\s+(?!\\S)' +
   '|\\s+';
 
-// Per code point, which classes of the expression it belongs to.
+// The expression's classes a code point belongs to, as bits.
 const UP = 1; // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 const LOW = 2; // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 const LETTER = 4; // \p{L}
@@ -94,7 +88,7 @@ function classify(cp: number): number {
   return flags;
 }
 
-/** Classes of the Basic Multilingual Plane, filled in as characters are met; others in a map. */
+/** Classes of the Basic Multilingual Plane, filled in as met; others in a map. */
 const bmp = new Uint8Array(0x10000);
 const astral = new Map<number, number>();
 for (let cp = 0; cp < 128; cp++) bmp[cp] = classify(cp);
@@ -110,7 +104,6 @@ function flagsOf(cp: number): number {
   return flags;
 }
 
-/** Width in UTF-16 units of the code point at `i` (2 for a surrogate pair). */
 function widthAt(text: string, i: number): number {
   const c = text.charCodeAt(i);
   if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
@@ -143,7 +136,6 @@ function contraction(text: string, m: number): number {
   return m;
 }
 
-/** End of the run of code points having `flag`, from `i`. */
 function runEnd(text: string, i: number, flag: number): number {
   const n = text.length;
   while (i < n && (flagsAt(text, i) & flag) !== 0) i += widthAt(text, i);
@@ -170,24 +162,20 @@ function upperThenLower(text: string, j: number): number {
   return lastBoth < 0 ? -1 : lastBoth + widthAt(text, lastBoth);
 }
 
-/** `[UP]+[LOW]*` from `j`: the end of the match, or -1. */
 function upperRun(text: string, j: number): number {
   const k = runEnd(text, j, UP);
   return k === j ? -1 : runEnd(text, k, LOW);
 }
 
-/**
- * The end of the piece that starts at `i` (i < text.length): the first alternative of the expression
- * that matches there, as the regular expression engine picks it.
- */
+/** The end of the piece that starts at `i`: the first alternative that matches there, as the engine picks it. */
 export function pieceEnd(text: string, i: number): number {
   const n = text.length;
   const f0 = flagsAt(text, i);
   const w0 = widthAt(text, i);
   const prefixed = (f0 & NOT_PREFIX) === 0 && i + w0 < n;
   // 1. [^\r\n\p{L}\p{N}]?[UP]*[LOW]+('s...)?   2. [^\r\n\p{L}\p{N}]?[UP]+[LOW]*('s...)?
-  // Each with the optional character first, then without it. (One call site per helper keeps the
-  // optimized code of this function small.)
+  // Each with the optional character first, then without it (one call site per helper keeps this
+  // function's optimized code small).
   for (let alternative = 1; alternative <= 2; alternative++) {
     for (let j = prefixed ? i + w0 : i; ; j = i) {
       const end = alternative === 1 ? upperThenLower(text, j) : upperRun(text, j);
@@ -238,14 +226,13 @@ function hashRange(text: string, a: number, b: number): number {
   return h;
 }
 
-/** ASCII characters that may stand before a word (`[^\r\n\p{L}\p{N}]`): 1, else 0. */
+/** 1 for ASCII characters that may stand before a word (`[^\r\n\p{L}\p{N}]`). */
 const ASCII_PREFIX = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_PREFIX[c] = ((bmp[c] as number) & NOT_PREFIX) === 0 ? 1 : 0;
 
 /**
- * A set of strings for lookups by hash without allocation: open addressing with linear probing, each
- * slot holding the string's full hash and where its characters are in one shared array (offset and
- * length), so a probe touches one slot and compares characters only when the hashes are equal.
+ * A set of strings probed by hash without allocation: linear probing, each slot holding the full hash
+ * and where the characters are in one shared array, compared only when the hashes are equal.
  */
 interface VocabTable {
   mask: number;
@@ -254,7 +241,7 @@ interface VocabTable {
   chars: Uint16Array;
 }
 
-/** Longest token o200k_base has (128); longer pieces are never tokens. */
+/** Room in a slot for a token's length (o200k_base's longest has 128). */
 const MAX_TOKEN_LENGTH = 255;
 
 function buildTable(strings: readonly string[]): VocabTable {
@@ -280,7 +267,6 @@ function buildTable(strings: readonly string[]): VocabTable {
   return { mask, slots, chars };
 }
 
-/** Is text[a, b), whose hash is h, in the table? */
 function inTable(table: VocabTable, h: number, text: string, a: number, b: number): boolean {
   const { mask, slots, chars } = table;
   const length = b - a;
@@ -299,9 +285,8 @@ function inTable(table: VocabTable, h: number, text: string, a: number, b: numbe
 const HOT_RANKS = 16_384;
 
 /**
- * A count. With `inlineOnly`, a text whose pieces longer than MAX_PIECE add up to more than
- * LONG_INLINE_BUDGET characters gives -1 at once instead of its count: it is counted in a worker thread
- * (tokens.ts), since encoding long pieces takes milliseconds per chunk.
+ * With `inlineOnly`, a text whose pieces longer than MAX_PIECE add up to more than LONG_INLINE_BUDGET
+ * characters gives -1 at once: a worker counts it (tokens.ts).
  */
 export type FastCounter = (text: string, inlineOnly?: boolean) => number;
 
@@ -325,9 +310,8 @@ export function makeFastCounter(core: BpeCore): FastCounter | null {
   const isToken = (h: number, text: string, a: number, b: number): boolean =>
     inTable(hot, h, text, a, b) || inTable(cold, h, text, a, b);
 
-  // Counts of short pieces that are not tokens, whose byte-pair encoding costs far more than this
-  // lookup. Only short ones: V8 copies a substring of fewer than 13 characters, while a longer one
-  // would keep the whole document it was cut from alive in this cache.
+  // Counts of short pieces that are not tokens. Only short ones: V8 copies a substring of fewer than 13
+  // characters, while a longer one would keep the whole document it was cut from alive in this cache.
   const merged = new Map<string, number>();
   const mergedCount = (piece: string): number => {
     if (piece.length > 12) return core.bytePairEncode(piece).length;
@@ -345,10 +329,9 @@ export function makeFastCounter(core: BpeCore): FastCounter | null {
     let total = 0;
     let longChars = 0;
     for (let i = 0; i < n;) {
-      // The common piece, an ASCII word with or without one character before it (` the`, `Hello`,
-      // `(see`, `it's`), is found and hashed in one pass. It is that word when the letters end at
-      // an ASCII character or the end of the text: a character that is not ASCII might continue
-      // the word, and then pieceEnd decides, as it does for every other piece.
+      // The common piece, an ASCII word with or without one character before it (` the`, `(see`,
+      // `it's`), is found and hashed in one pass, when its letters end at an ASCII character or the
+      // end of the text (a character that is not ASCII might continue the word: pieceEnd decides).
       let end = -1;
       let h = FNV_OFFSET;
       const c = text.charCodeAt(i);

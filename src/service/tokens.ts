@@ -6,20 +6,15 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with o200k_base of gpt-tokenizer, bundled into dist/tokenizer.cjs (tokenizer-path.ts)
- * and loaded on first use (about 200 ms, which serve pays once and every other command never).
- *
- * Counting runs at roughly 50 MB/s: a small text is counted inline (a worker round trip costs more than
- * counting 2 KB), a large one in a worker thread, so that a 50 MiB document does not stop the server for
- * a second. So is a text holding a piece longer than MAX_PIECE: such pieces are encoded in chunks
- * (token-count.ts), linear but milliseconds per chunk. Stopping the service ends the counts in progress
- * (its `stopping` signal): their requests answer 503.
- * countStringTokens, not countTokens: text that spells a special token (`<|endoftext|>`) is counted as
- * ordinary text; countTokens would throw on it (a 500), after scanning the whole text once more.
+ * Token counts with gpt-tokenizer's o200k_base (dist/tokenizer.cjs), loaded on first use (about
+ * 200 ms). A small text is counted inline (a worker round trip costs more than counting 2 KB); a large
+ * one, or one with pieces over MAX_PIECE, in a worker thread, so a 50 MiB document does not stop the
+ * server for a second. countStringTokens, not countTokens: text that spells a special token
+ * (`<|endoftext|>`) is ordinary text; countTokens would throw on it (a 500).
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
-/** The counter once loaded, so that counting a small text needs no await of the load. */
+/** The counter once loaded: a small text's count needs no await. */
 let loaded: CountTokens | undefined;
 
 /** Texts at least this long (UTF-16 units) are counted off the event loop. */
@@ -28,15 +23,14 @@ export const WORKER_THRESHOLD = 256 * 1024;
 export function loadTokenizer(): Promise<CountTokens> {
   loading ??= Promise.resolve().then(() => {
     const m = createRequire(import.meta.url)(tokenizerPath()) as { default: unknown };
-    // Private in the package's typings, public at run time (and the method countTokens itself uses).
+    // Private in the package's typings, public at run time.
     const encoding = m.default as {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
     chunkLongPieces(encoding.bytePairEncodingCoreProcessor);
     const library = (text: string) => encoding.countStringTokens(text);
-    // The same counts, faster (token-count.ts); the library's own count when the counter cannot be
-    // trusted with this version of the package.
+    // The library's own count when the fast one cannot be trusted with this version of the package.
     const fast = makeFastCounter(encoding.bytePairEncodingCoreProcessor);
     if (!fast || !SELF_TEST.every((text) => fast(text) === library(text))) return (loaded = library);
     return (loaded = (text: string, inlineOnly?: boolean) => {
@@ -58,22 +52,20 @@ export async function countTokens(text: string, stopping?: AbortSignal): Promise
   return inline >= 0 ? inline : countInWorker(text, stopping);
 }
 
-/** A thread's count: the sum over its messages' contents. */
 export async function countMessageTokens(contents: readonly string[], stopping?: AbortSignal): Promise<number> {
   let total = 0;
   for (const content of contents) if (content.length > 0) total += await countTokens(content, stopping);
   return total;
 }
 
-// The worker is evaluated from source (no separate file to locate in the bundle) and loads the
-// tokenizer's CommonJS build by absolute path, resolved here.
+// Evaluated from source: no separate file to locate in the bundle.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const encoding = require(workerData.tokenizer).default;
 (${chunkLongPieces.toString()})(encoding.bytePairEncodingCoreProcessor, ${MAX_PIECE});
-parentPort.on('message', ({ id, texts }) => {
+parentPort.on('message', ({ id, text }) => {
   try {
-    parentPort.postMessage({ id, counts: texts.map((text) => encoding.countStringTokens(text)) });
+    parentPort.postMessage({ id, count: encoding.countStringTokens(text) });
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) });
   }
@@ -81,7 +73,7 @@ parentPort.on('message', ({ id, texts }) => {
 `;
 
 interface Pending {
-  resolve: (counts: number[]) => void;
+  resolve: (count: number) => void;
   reject: (error: Error) => void;
 }
 interface PoolWorker {
@@ -92,9 +84,7 @@ interface PoolWorker {
 const pool: PoolWorker[] = [];
 let nextId = 0;
 
-function poolSize(): number {
-  return Math.max(1, Math.min(2, availableParallelism() - 1));
-}
+const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism() - 1));
 
 function spawnWorker(): PoolWorker {
   const tokenizer = tokenizerPath();
@@ -102,13 +92,13 @@ function spawnWorker(): PoolWorker {
   const entry: PoolWorker = { worker, pending: new Map() };
   // Idle workers must not keep the process alive; a count in flight holds a ref (see countInWorker).
   worker.unref();
-  worker.on('message', (msg: { id: number; counts?: number[]; error?: string }) => {
+  worker.on('message', (msg: { id: number; count?: number; error?: string }) => {
     const job = entry.pending.get(msg.id);
     if (!job) return;
     entry.pending.delete(msg.id);
     if (entry.pending.size === 0) worker.unref();
     if (msg.error !== undefined) job.reject(new Error(`token counting failed: ${msg.error}`));
-    else job.resolve(msg.counts as number[]);
+    else job.resolve(msg.count as number);
   });
   const fail = (error: Error) => {
     leave(entry);
@@ -130,7 +120,6 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
-/** Takes a worker out of the pool at once, so that no later count is sent to it, and ends it. */
 function retire(entry: PoolWorker): void {
   leave(entry);
   void entry.worker.terminate();
@@ -141,13 +130,16 @@ function leave(entry: PoolWorker): void {
   if (index >= 0) pool.splice(index, 1);
 }
 
-function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promise<number[]> {
+let workerCounts = 0;
+
+function countInWorker(text: string, stopping: AbortSignal | undefined): Promise<number> {
+  workerCounts++;
   if (stopping?.aborted) return Promise.reject(stopped());
-  let entry = pool.find((w) => w.pending.size === 0) ?? (pool.length < poolSize() ? spawnWorker() : undefined);
-  entry ??= pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  const target =
+    pool.find((w) => w.pending.size === 0) ??
+    (pool.length < POOL_SIZE ? spawnWorker() : pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a)));
   const id = nextId++;
-  const target = entry;
-  return new Promise<number[]>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
     // also fails any other count it had queued; the next count starts a new worker.
     const onStop = () => {
@@ -158,12 +150,12 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
     };
     stopping?.addEventListener('abort', onStop, { once: true });
     const done = () => stopping?.removeEventListener('abort', onStop);
-    const large = texts.some((text) => text.length >= RETIRE_AFTER);
+    const large = text.length >= RETIRE_AFTER;
     target.pending.set(id, {
-      resolve: (counts) => {
+      resolve: (count) => {
         done();
         if (large && target.pending.size === 0) retire(target);
-        resolve(counts);
+        resolve(count);
       },
       reject: (error) => {
         done();
@@ -171,15 +163,8 @@ function sendToWorker(texts: string[], stopping: AbortSignal | undefined): Promi
       },
     });
     target.worker.ref();
-    target.worker.postMessage({ id, texts });
+    target.worker.postMessage({ id, text });
   });
-}
-
-let workerCounts = 0;
-
-function countInWorker(text: string, stopping: AbortSignal | undefined): Promise<number> {
-  workerCounts++;
-  return sendToWorker([text], stopping).then((counts) => counts[0] as number);
 }
 
 /** For tests: texts sent to a worker so far, and counts in a worker right now. */

@@ -1,12 +1,16 @@
 import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/index.js';
 import { chooseSource, quotaView } from './billing.js';
-import type { BillingSource } from './billing-types.js';
 import { microToUsd } from './plans.js';
-import { preparation, threadPreparation } from './prepare.js';
-import type { DocumentRecord, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
+import type {
+  BillingSource,
+  DocumentRecord,
+  FaceRecord,
+  KeyRecord,
+  FaceItem,
+  ThreadRecord,
+  UserRecord,
+} from './records.js';
 import type { ServiceCore } from './service-core.js';
-
-/** Records as the contract's response shapes. */
 
 function keyFields(key: KeyRecord) {
   return {
@@ -68,10 +72,10 @@ export function documentView(svc: ServiceCore, doc: DocumentRecord, user: UserRe
     synced: doc.synced,
     created_at: doc.created_at,
     updated_at: doc.updated_at,
-    prepare_status: prepared.prepare_status,
-    chunks_total: prepared.chunks_total,
-    chunks_completed: prepared.chunks_completed,
-    current_counts: prepared.current_counts,
+    prepare_status: prepared?.prepare_status ?? null,
+    chunks_total: prepared?.chunks_total ?? null,
+    chunks_completed: prepared?.chunks_completed ?? null,
+    current_counts: prepared?.current_counts ?? {},
     type: doc.type,
     perspective: doc.perspective,
     face_speaker: doc.face_speaker,
@@ -95,7 +99,39 @@ export function threadView(svc: ServiceCore, thread: ThreadRecord, user: UserRec
     created_at: thread.created_at,
     updated_at: thread.updated_at,
     interviewer_billing_source: threadSource(svc, thread, user, now),
-    ...threadPreparation(thread, now.getTime()),
+    // The spec types a thread's chunk counts as integers (a document's are nullable): before its
+    // first sync a thread is `pending` with 0 of 0 chunks.
+    ...(preparation(thread, now.getTime()) ?? {
+      prepare_status: 'pending',
+      chunks_total: 0,
+      chunks_completed: 0,
+      current_counts: {},
+    }),
+  };
+}
+
+/**
+ * The simulated preparation after a sync, computed from the clock (no timers, so an injected clock
+ * drives it): 200 ms `queued`, then one chunk of 1,000 tokens per 100 ms `processing`, then `ready`.
+ * Null before any sync.
+ */
+const QUEUED_MS = 200;
+const CHUNK_MS = 100;
+const CHUNK_TOKENS = 1000;
+
+function preparation(item: FaceItem, nowMs: number) {
+  if (item.sync_started_ms === null || item.synced_token_count === null) return null;
+  const tokens = item.synced_token_count;
+  const total = Math.max(1, Math.ceil(tokens / CHUNK_TOKENS));
+  const elapsed = nowMs - item.sync_started_ms;
+  const completed = elapsed < QUEUED_MS ? 0 : Math.min(total, Math.floor((elapsed - QUEUED_MS) / CHUNK_MS));
+  const status = elapsed < QUEUED_MS ? 'queued' : completed >= total ? 'ready' : 'processing';
+  return {
+    prepare_status: status,
+    chunks_total: total,
+    chunks_completed: completed,
+    // Keys of current_counts are not shown by the spec; the local service reports prepared chunks and tokens.
+    current_counts: { chunks: completed, tokens: Math.min(tokens, completed * CHUNK_TOKENS) } as Record<string, number>,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Document } from '../../contract/index.js';
-import { ownDocument, resolveFace } from '../access.js';
+import { ownItem, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
 import type { ServiceCore } from '../service-core.js';
@@ -69,18 +69,18 @@ export const createDocument: PreparedHandler<'createDocument'> = {
 };
 
 export const getDocument: Handler<'getDocument'> = ({ params, auth, svc }) => {
-  const { doc } = ownDocument(svc.store, auth, params.document_id);
+  const { item: doc } = ownItem(svc.store, auth, 'documents', params.document_id);
   return { status: 200, body: documentView(svc, doc, auth.user) };
 };
 
 /** PATCH /v1/compile/documents/{id}: a new version, to be synced again. */
 export const editDocument: PreparedHandler<'editDocument'> = {
   prepare: async ({ params, body, auth, svc }) => {
-    ownDocument(svc.store, auth, params.document_id);
+    ownItem(svc.store, auth, 'documents', params.document_id);
     return { tokenCount: body.content === undefined ? undefined : await countTokens(body.content, svc.stopping) };
   },
   run: ({ params, body, auth, svc, prepared }) => {
-    const { doc } = ownDocument(svc.store, auth, params.document_id);
+    const { item: doc } = ownItem(svc.store, auth, 'documents', params.document_id);
     svc.beforeDocumentEdit(doc);
     if (body.content !== undefined) {
       doc.content = body.content;
@@ -99,7 +99,7 @@ export const editDocument: PreparedHandler<'editDocument'> = {
  * preparation. A document already synced and not edited since is returned as it is, free.
  */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
-  const { doc, face } = ownDocument(svc.store, auth, params.document_id);
+  const { item: doc, face } = ownItem(svc.store, auth, 'documents', params.document_id);
   syncItem(svc, auth, 'documents', doc, face, null);
   return { status: 200, body: documentView(svc, doc, auth.user) };
 };

@@ -32,7 +32,6 @@ export const createFace: Handler<'createFace'> = ({ body, auth, svc }) => {
   return { status: 201, body: faceView(face) };
 };
 
-/** GET /v1/faces/{face_id}: by uid or alias. */
 export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
   status: 200,
   body: faceView(resolveFace(svc.store, auth, params.face_id)),

@@ -1,14 +1,11 @@
 import { requireModelAllowed } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import { charge } from '../billing.js';
-import type { BillingSource } from '../billing-types.js';
-import type { Collections, FaceItem, FaceRecord } from '../records.js';
+import type { BillingSource, Collections, FaceItem, FaceRecord } from '../records.js';
 import { newId } from '../ids.js';
 import { billingEnv, type ServiceCore } from '../service-core.js';
 
-/** What documents and threads share: how one starts, how a change and a sync mark it. */
-
-/** A new document's or thread's own fields: its id, owner, face and times, not synced yet. */
+/** A new document's or thread's own fields, not synced yet. */
 export function newItem(
   svc: ServiceCore,
   auth: AuthInfo,

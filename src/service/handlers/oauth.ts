@@ -1,6 +1,7 @@
 import type { AuthInfo } from '../auth.js';
 import { forbidden, HttpError, notFound } from '../errors.js';
-import { CLIENT_ID, OAuthFlows } from '../oauth-flow.js';
+import { sha256Hex } from '../ids.js';
+import { CLIENT_ID } from '../oauth-flow.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
 import type { ConnectionRecord } from '../records.js';
@@ -102,7 +103,7 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
     user_id: user.id,
     provider,
     connected_at: svc.clock.now().toISOString(),
-    token_sha256: OAuthFlows.tokenDigest(token),
+    token_sha256: sha256Hex(token.access_token),
   };
   svc.store.put('connections', connection);
   return resultPage(

@@ -1,4 +1,4 @@
-import { ownThread, requireModelAllowed, resolveFace } from '../access.js';
+import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
 import { checkOverrideAvailable } from '../billing.js';
 import type { ThreadRecord } from '../records.js';
 import { billingEnv } from '../service-core.js';
@@ -30,7 +30,7 @@ export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
 };
 
 export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
-  const { thread } = ownThread(svc.store, auth, params.thread_id);
+  const { item: thread } = ownItem(svc.store, auth, 'threads', params.thread_id);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };
 
@@ -40,12 +40,12 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
  */
 export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   prepare: async ({ params, body, auth, svc }) => {
-    ownThread(svc.store, auth, params.thread_id);
+    ownItem(svc.store, auth, 'threads', params.thread_id);
     const contents = body.messages.map((m) => m.content);
     return { tokenCount: await countMessageTokens(contents, svc.stopping) };
   },
   run: ({ params, body, auth, svc, prepared }) => {
-    const { thread } = ownThread(svc.store, auth, params.thread_id);
+    const { item: thread } = ownItem(svc.store, auth, 'threads', params.thread_id);
     thread.messages_archived += thread.messages.length;
     thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
     thread.token_count = prepared.tokenCount as number;
@@ -57,7 +57,7 @@ export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
 
 /** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
-  const { thread, face } = ownThread(svc.store, auth, params.thread_id);
+  const { item: thread, face } = ownItem(svc.store, auth, 'threads', params.thread_id);
   syncItem(svc, auth, 'threads', thread, face, thread.override);
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };

@@ -20,7 +20,6 @@ export interface HandlerInput<R extends AnyRoute, A> {
   svc: ServiceCore;
 }
 
-/** What a route's preparation found before its transaction: a token count, a fetched document. */
 export interface Prepared {
   tokenCount?: number;
   fetched?: FetchedDocument;
@@ -54,5 +53,4 @@ export interface PreparedHandler<N extends RouteName> {
   run: Handler<N>;
 }
 
-/** One handler per contract route: a route without a handler does not compile. */
 export type HandlerMap = { [N in RouteName]: Handler<N> | PreparedHandler<N> };

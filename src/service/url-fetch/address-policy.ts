@@ -1,30 +1,23 @@
 /**
- * Which IP addresses an import may connect to. Only public unicast addresses are allowed; with
- * `allowPrivate` (the service's --allow-private-urls, for local testing) loopback is allowed too, and
- * nothing else. IPv6 forms that carry an IPv4 address (IPv4-mapped, NAT64, 6to4) are judged by the IPv4
- * address inside them, since that is where a connection to them ends up.
- *
- * Addresses are parsed by ipaddr.js and judged by the special-purpose range they fall in, so every
- * spelling of an address (`::ffff:7f00:1`, `::ffff:127.0.0.1`, `0:0:0:0:0:ffff:7f00:1`) gets the same
- * verdict.
+ * Which IP addresses an import may connect to: public unicast ones; with `allowPrivate`
+ * (--allow-private-urls) loopback too, nothing else. IPv6 forms that carry an IPv4 address (IPv4-mapped,
+ * NAT64, 6to4) are judged by that address, where a connection to them ends up. ipaddr.js parses and
+ * names the range, so every spelling of an address gets the same verdict.
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/**
- * `public`, or the special-purpose range ipaddr.js names (`loopback`, `private`, `linkLocal`,
- * `uniqueLocal`, `reserved`, ...), or `embedded-non-public` (a NAT64 or 6to4 form of a non-public IPv4
- * address), or `invalid`.
- */
-export type AddressKind = string;
-
 export interface AddressClass {
-  kind: AddressKind;
+  /**
+   * `public`, the special-purpose range ipaddr.js names (`loopback`, `private`, `linkLocal`, ...),
+   * `embedded-non-public` (a NAT64 or 6to4 form of a non-public IPv4 address), or `invalid`.
+   */
+  kind: string;
   /** Completes "<address> is ...", e.g. "a loopback address (127.0.0.0/8)". */
   description: string;
 }
 
-export type AddressVerdict = ({ allowed: true } | { allowed: false; reason: string }) & AddressClass;
+type AddressVerdict = ({ allowed: true } | { allowed: false; reason: string }) & AddressClass;
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -100,7 +93,6 @@ export function classifyAddress(address: string): AddressClass {
   return parsed.kind() === 'ipv4' ? classifyIPv4(parsed as ipaddr.IPv4) : classifyIPv6(parsed as ipaddr.IPv6);
 }
 
-/** Whether a connection to `address` is allowed, and if not, a sentence saying why. */
 export function checkAddress(address: string, allowPrivate: boolean): AddressVerdict {
   const found = classifyAddress(address);
   if (found.kind === 'public' || (found.kind === 'loopback' && allowPrivate)) return { allowed: true, ...found };

@@ -1,19 +1,11 @@
-/**
- * The connect step: one HTTP GET to an address that has already been checked. It is a seam so tests
- * can prove that refused addresses never get this far (a spy in its place), and the default is
- * written so that nothing between the check and the connection can change where it goes.
- */
-
+/** One HTTP GET to a checked address: a seam, so tests prove refused addresses never get this far. */
 import type { LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { sameAddress } from './address-policy.js';
-import { notAllowed } from './errors.js';
 
 export interface ConnectRequest {
   /** The checked URL; its host names the server (Host header, TLS name) but is not looked up again. */
   url: URL;
-  /** The checked address to connect to. */
   address: string;
   family: 4 | 6;
   headers: Record<string, string>;
@@ -22,9 +14,8 @@ export interface ConnectRequest {
 
 export interface ConnectResponse {
   status: number;
-  /** Header names in lower case, as node:http gives them. */
   headers: IncomingHttpHeaders;
-  /** The peer address of the socket, as seen once it connected; checked again by the caller. */
+  /** The socket's peer once it connected; the caller checks it. */
   remoteAddress: string | undefined;
   body: AsyncIterable<Uint8Array>;
   /** Drops the connection; safe to call more than once and after the body is read. */
@@ -36,10 +27,9 @@ export type ConnectStep = (request: ConnectRequest) => Promise<ConnectResponse>;
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * node:http/https request pinned to the checked address. The URL's host name still goes into the Host
- * header and TLS (SNI and certificate check), but the `lookup` handed to the socket answers with the
- * checked address only, so a DNS answer that changes between our check and the connection (DNS
- * rebinding) cannot redirect it. `agent: false` keeps pooled sockets and any proxy settings out of it.
+ * Pinned to the checked address: the host name still goes into Host and TLS (SNI, certificate), but
+ * the socket's `lookup` answers with the checked address only, so DNS rebinding cannot redirect it.
+ * `agent: false` keeps pooled sockets and any proxy settings out of it.
  */
 export const connectPinned: ConnectStep = (request) =>
   new Promise<ConnectResponse>((resolve, reject) => {
@@ -61,17 +51,9 @@ export const connectPinned: ConnectStep = (request) =>
       agent: false,
       signal: request.signal,
     });
+    // Read at connect time: once the server has closed the socket, node cannot tell its peer any more.
     let connectedTo: string | undefined;
-    req.on('socket', (socket) => {
-      socket.once('connect', () => {
-        connectedTo = socket.remoteAddress;
-        // Belt and braces: the pinned lookup should make this impossible, but if the socket ended up
-        // anywhere else (a proxy, a changed Node default), drop it before any response is read.
-        if (connectedTo === undefined || !sameAddress(connectedTo, address)) {
-          req.destroy(notAllowed(`connected to ${connectedTo ?? 'an unknown address'}, not the checked ${address}`));
-        }
-      });
-    });
+    req.on('socket', (socket) => socket.once('connect', () => (connectedTo = socket.remoteAddress)));
     req.on('error', reject);
     req.on('response', (res) => {
       // Errors after this point (reset, abort) surface through reading the body; this listener only

@@ -1,16 +1,313 @@
 /**
- * The URL fetcher behind document import (POST /v1/compile/documents/import), with its SSRF defences.
- * See fetch.ts for the flow, url-policy.ts and address-policy.ts for what is refused.
+ * The URL fetcher behind document import (POST /v1/faces/{face_id}/import), with its SSRF defences.
+ * Every hop (the URL and each redirect target) is checked from scratch: scheme, credentials, every
+ * resolved address (address-policy.ts), then the address the socket really connected to. Redirects
+ * are followed here, by hand, never by the HTTP client, so no hop escapes the checks. One deadline
+ * covers the whole fetch, and the body is counted while it streams.
  */
-export { type AddressClass, type AddressVerdict, checkAddress, classifyAddress } from './address-policy.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { checkAddress, sameAddress } from './address-policy.js';
+import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
+
+export { checkAddress, classifyAddress } from './address-policy.js';
 export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
-export { UrlFetchError, type UrlFetchErrorCode } from './errors.js';
-export {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_REDIRECTS,
-  DEFAULT_TIMEOUT_MS,
-  type FetchImportOptions,
-  type FetchImportResult,
-  fetchImportUrl,
-} from './fetch.js';
-export type { LookupAddress, LookupFunction } from './url-policy.js';
+
+/**
+ * The two ways an import fetch can fail. The service maps `url_not_allowed` to 422 (the URL or one it
+ * redirected to points somewhere the service must not reach) and `fetch_failed` to its own error
+ * (the target was allowed but did not give us a usable text document).
+ */
+export type UrlFetchErrorCode = 'url_not_allowed' | 'fetch_failed';
+
+export class UrlFetchError extends Error {
+  readonly code: UrlFetchErrorCode;
+
+  constructor(code: UrlFetchErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'UrlFetchError';
+    this.code = code;
+  }
+}
+
+function notAllowed(message: string): UrlFetchError {
+  return new UrlFetchError('url_not_allowed', message);
+}
+
+function fetchFailed(message: string, cause?: unknown): UrlFetchError {
+  return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
+}
+
+export interface LookupAddress {
+  address: string;
+  family: number;
+}
+
+/** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
+export type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
+
+type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
+
+const ALLOWED_SCHEMES = new Set(['http:', 'https:']);
+
+/** Parses and checks what can be checked without DNS. `what` starts the error message. */
+function parseImportUrl(raw: string, what = 'URL'): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
+  }
+  if (!ALLOWED_SCHEMES.has(url.protocol)) {
+    throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw notAllowed(`${what} ${redact(url)} is refused: URLs with a user name or password are not allowed`);
+  }
+  return url;
+}
+
+/** The URL with any credentials taken out and cut to a readable length, for messages. */
+function redact(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return shorten(copy.href);
+}
+
+function shorten(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/**
+ * Every address the URL's host stands for, each one checked. One disallowed address refuses the
+ * whole URL: a name that resolves to a public and a private address must not be fetched, since the
+ * connection could land on either.
+ */
+async function resolveAllowed(
+  url: URL,
+  allowPrivate: boolean,
+  lookup: LookupFunction,
+  what: string,
+): Promise<ResolvedAddress[]> {
+  // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const literal = isIP(host) === 0 ? undefined : host;
+  let found: LookupAddress[];
+  if (literal !== undefined) {
+    found = [{ address: literal, family: isIP(literal) }];
+  } else {
+    try {
+      found = await lookup(url.hostname, { all: true });
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw fetchFailed(`cannot resolve ${url.hostname}: ${reason}`, error);
+    }
+    if (found.length === 0) throw fetchFailed(`cannot resolve ${url.hostname}: no addresses`);
+  }
+  const resolved: ResolvedAddress[] = [];
+  for (const { address } of found) {
+    const verdict = checkAddress(address, allowPrivate);
+    if (!verdict.allowed) {
+      const via = literal === undefined ? `${url.hostname} resolves to ${address}, and ` : '';
+      throw notAllowed(`${what} ${redact(url)} is refused: ${via}${verdict.reason}`);
+    }
+    // The family comes from the address itself, not from what the lookup claimed.
+    resolved.push({ address, family: isIP(address) === 6 ? 6 : 4 });
+  }
+  return resolved;
+}
+
+const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_REDIRECTS = 3;
+
+export interface FetchImportOptions {
+  /** Admit loopback addresses (127.0.0.0/8, ::1, ::ffff:127.x); every other non-public one stays refused. */
+  allowPrivate: boolean;
+  maxBytes?: number;
+  /** One deadline for everything: DNS, connecting, redirects and the body. */
+  timeoutMs?: number;
+  maxRedirects?: number;
+  lookup?: LookupFunction;
+  connect?: ConnectStep;
+  /** Aborts the fetch early (for example when the service shuts down). */
+  signal?: AbortSignal;
+}
+
+export interface FetchImportResult {
+  text: string;
+  /** The URL the text came from, after redirects. */
+  finalUrl: string;
+  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
+  contentType: string;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/xhtml+xml', 'application/markdown']);
+const REQUEST_HEADERS = {
+  accept: 'text/*, application/json, application/xml, application/xhtml+xml, application/markdown',
+  // Compressed bodies are refused below: asking for identity keeps the size cap about real bytes.
+  'accept-encoding': 'identity',
+  'user-agent': 'facectl-serve-import',
+  connection: 'close',
+};
+
+export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchImportResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
+  if (options.signal?.aborted) onOuterAbort();
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const signal = controller.signal;
+  try {
+    let current = parseImportUrl(url);
+    let what = 'URL';
+    for (let redirects = 0; ; redirects++) {
+      const lookup = options.lookup ?? dnsLookup;
+      const addresses = await raceAbort(resolveAllowed(current, options.allowPrivate, lookup, what), signal);
+      const response = await connectChecked(current, addresses, options, signal);
+      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, options, signal);
+      response.close();
+      if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
+      current = nextHop(current, response);
+      what = 'redirect target';
+    }
+  } catch (error) {
+    if (error instanceof UrlFetchError) throw error;
+    if (signal.aborted && signal.reason instanceof UrlFetchError) throw signal.reason;
+    throw fetchFailed(`fetch failed: ${(error as Error).message}`, error);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+function nextHop(current: URL, response: ConnectResponse): URL {
+  const location = header(response, 'location');
+  if (location === undefined) throw fetchFailed(`${redact(current)} answered ${response.status} without a Location`);
+  let target: URL;
+  try {
+    target = new URL(location, current);
+  } catch {
+    throw fetchFailed(`${redact(current)} redirected to an invalid URL`);
+  }
+  return parseImportUrl(target.href, 'redirect target');
+}
+
+/**
+ * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
+ * address may be served on one of them only), then checks the socket's real peer address.
+ */
+async function connectChecked(
+  url: URL,
+  addresses: ResolvedAddress[],
+  options: FetchImportOptions,
+  signal: AbortSignal,
+): Promise<ConnectResponse> {
+  const connect = options.connect ?? connectPinned;
+  let lastError: unknown;
+  for (const { address, family } of addresses) {
+    let response: ConnectResponse;
+    const pending = connect({ url, address, family, headers: { ...REQUEST_HEADERS }, signal });
+    // A connect step that ignores the signal may still answer after the deadline: drop that answer.
+    pending.then(
+      (late) => signal.aborted && late.close(),
+      () => {},
+    );
+    try {
+      response = await raceAbort(pending, signal);
+    } catch (error) {
+      if (error instanceof UrlFetchError || signal.aborted) throw error;
+      lastError = error;
+      continue;
+    }
+    const peer = response.remoteAddress;
+    if (peer === undefined || !sameAddress(peer, address)) {
+      response.close();
+      throw notAllowed(`${redact(url)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
+    }
+    const verdict = checkAddress(peer, options.allowPrivate);
+    if (!verdict.allowed) {
+      response.close();
+      throw notAllowed(`${redact(url)} is refused: ${verdict.reason}`);
+    }
+    return response;
+  }
+  const reason = (lastError as NodeJS.ErrnoException)?.code ?? (lastError as Error)?.message ?? 'no address';
+  throw fetchFailed(`cannot connect to ${url.host}: ${reason}`, lastError);
+}
+
+async function readText(
+  url: URL,
+  response: ConnectResponse,
+  options: FetchImportOptions,
+  signal: AbortSignal,
+): Promise<FetchImportResult> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  try {
+    if (response.status < 200 || response.status > 299) {
+      throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
+    }
+    const contentType = header(response, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (!contentType) throw fetchFailed(`${redact(url)} sent no Content-Type; only text can be imported`);
+    if (!/^text\/[a-z0-9.+-]+$/.test(contentType) && !TEXT_TYPES.has(contentType)) {
+      throw fetchFailed(`${redact(url)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`);
+    }
+    const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      throw fetchFailed(`${redact(url)} sent a ${encoding}-encoded body, which is not supported`);
+    }
+    const declared = Number(header(response, 'content-length'));
+    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(url, maxBytes);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const iterator = response.body[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await raceAbort(iterator.next(), signal);
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > maxBytes) throw tooLarge(url, maxBytes);
+      chunks.push(next.value);
+    }
+    // Bodies are read as UTF-8 whatever charset they declare: the service stores UTF-8 text, and a
+    // stray byte becomes U+FFFD rather than failing the import. A leading BOM is dropped.
+    const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks, total));
+    return { text, finalUrl: url.href, contentType };
+  } finally {
+    response.close();
+  }
+}
+
+function tooLarge(url: URL, maxBytes: number): UrlFetchError {
+  return fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
+}
+
+function header(response: ConnectResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
