@@ -130,29 +130,6 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
     throw stateError(path, error);
   }
   const finishedPath = journalPath(start.dir, start.input, batchId, true);
-  return journal({
-    ...start,
-    path,
-    finishedPath,
-    handle,
-    earlier: resumed?.acknowledged ?? new Acknowledged(),
-    resumed: resumed !== undefined,
-    finished: resumed?.finished ?? false,
-    replaced: start.replaced.filter((other) => other !== finishedPath),
-  });
-}
-
-type JournalParts = Omit<JournalStart, 'resumed' | 'header'> & {
-  path: string;
-  finishedPath: string;
-  handle: FileHandle;
-  earlier: Acknowledged;
-  resumed: boolean;
-  finished: boolean;
-};
-
-function journal(parts: JournalParts): BatchJournal {
-  const { path, finishedPath, handle } = parts;
   let queued: string[] = [];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -184,16 +161,16 @@ function journal(parts: JournalParts): BatchJournal {
   let unanswered = 0;
   const release = async () => {
     await handle.close().catch(() => undefined);
-    parts.held.release();
+    start.held.release();
   };
 
   return {
     path,
-    earlier: parts.earlier,
-    resumed: parts.resumed,
-    finished: parts.finished,
-    compared: parts.compared,
-    idempotencyKey: (key) => `facectl-batch-${parts.batchId}-${key.hash}-${key.n}`,
+    earlier: resumed?.acknowledged ?? new Acknowledged(),
+    resumed: resumed !== undefined,
+    finished: resumed?.finished ?? false,
+    compared: start.compared,
+    idempotencyKey: (key) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
     record(entry) {
       const { line, hash, n, document_id, token_count } = entry;
       queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);
@@ -216,13 +193,15 @@ function journal(parts: JournalParts): BatchJournal {
         await flush();
         await handle.close().catch(() => undefined);
         // Best effort: without it, a run choosing at this very moment may miss this batch.
-        choosing = await parts.finishing?.().catch(() => undefined);
+        choosing = await start.finishing?.().catch(() => undefined);
         try {
           await rename(path, finishedPath);
         } catch (error) {
           throw stateError(finishedPath, error);
         }
-        for (const old of parts.replaced) await rm(old, { force: true }).catch(() => undefined);
+        for (const old of start.replaced) {
+          if (old !== finishedPath) await rm(old, { force: true }).catch(() => undefined);
+        }
         await pruneFinished(dirname(path), finishedPath);
       } finally {
         choosing?.release();
@@ -232,13 +211,13 @@ function journal(parts: JournalParts): BatchJournal {
     async close() {
       try {
         // A run whose lock was taken over says nothing for the other.
-        if (unanswered === 0 && parts.lockLost() === undefined) queued.push(`${STOPPED}\n`);
+        if (unanswered === 0 && start.lockLost() === undefined) queued.push(`${STOPPED}\n`);
         await flush();
       } finally {
         await release();
       }
     },
-    lockLost: parts.lockLost,
+    lockLost: start.lockLost,
   };
 }
 

@@ -149,8 +149,8 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         mtimeMs: read.mtimeMs,
         tornTail: read.tornTail,
         clean: read.clean,
-        ...(busy ? { busy } : {}),
-        ...(lock ? { lock } : {}),
+        busy,
+        lock,
       });
     }
     const opened = {
