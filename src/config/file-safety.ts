@@ -2,6 +2,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  fsyncSync,
   lstatSync,
   openSync,
   readlinkSync,
@@ -92,6 +93,20 @@ function statOrUndefined(path: string, link: boolean): Stats | undefined {
     return link ? lstatSync(path) : statSync(path);
   } catch {
     return undefined;
+  }
+}
+
+/** A new entry of `dir` made durable; best effort: not every system can open a directory. */
+export function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // only a power loss could lose the entry
   }
 }
 

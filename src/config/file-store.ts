@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { ConfigReadRefusal, readConfigText, writeRefusal } from './file-safety.js';
+import { ConfigReadRefusal, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
 
@@ -62,7 +62,7 @@ export function openConfigStore(
     refuseUnsafe(path);
     let lock: HeldLock;
     try {
-      ensurePrivateDirectory(dir, !chosenDir);
+      ensurePrivateDirectory(dir);
       refuseUnsafe(path);
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
@@ -135,16 +135,7 @@ function writeAtomically(path: string, text: string): void {
     rmSync(temp, { force: true });
     throw error;
   }
-  try {
-    const dirFd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // not every platform can open a directory; the rename itself is what matters
-  }
+  syncDirectory(dirname(path));
 }
 
 function readError(error: unknown, path: string): ConfigFileError {
@@ -164,11 +155,8 @@ function writeError(error: unknown, path: string): ConfigWriteError {
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
 }
 
-/**
- * Creates the directory (and missing parents) 0700 whatever the umask. An existing per-user directory
- * is tightened to 0700; one chosen with FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
- */
-function ensurePrivateDirectory(dir: string, ours: boolean): void {
+/** Creates the directory (and missing parents) 0700 whatever the umask. */
+function ensurePrivateDirectory(dir: string): void {
   const missing: string[] = [];
   for (let at = dir; ; at = dirname(at)) {
     try {
@@ -181,10 +169,12 @@ function ensurePrivateDirectory(dir: string, ours: boolean): void {
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const created of missing) chmodSync(created, 0o700);
-  if (ours) tightenOwnDirectory(dir);
 }
 
-/** The per-user directory, when it is mine and wider than 0700 (made by another tool): 0700. */
+/**
+ * The per-user directory, when it is mine and wider than 0700 (made by another tool): 0700. One chosen
+ * with FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
+ */
 function tightenOwnDirectory(dir: string): void {
   try {
     const stat = statSync(dir);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { syncDirectory } from '../config/file-safety.js';
 import { CliError, ExitCode } from '../errors.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
@@ -122,7 +123,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await fresh.close();
       }
       await rename(temp, path);
-      await syncDirectory(start.dir);
+      syncDirectory(start.dir);
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
@@ -219,20 +220,6 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
     },
     lockLost: start.lockLost,
   };
-}
-
-/** Best effort: not every system can sync a directory. */
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, constants.O_RDONLY);
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // only a power loss could lose the entry
-  }
 }
 
 async function copyWhole(from: string, to: string): Promise<void> {
