@@ -19,24 +19,20 @@ export interface RenderModules {
 /**
  * Text from the service made safe for a terminal (reliability case 51, issue 22 item 4): control
  * characters but newline and tab, bidirectional controls, zero-width characters and the Unicode line
- * separators are shown as escapes (`\x1b`, `\u202e`). `keepLines: false` escapes newlines and tabs too.
+ * separators are shown as escapes (`\x1b`, `\u202e`).
  */
-export function visible(text: string, keepLines = true): string {
-  const pattern = keepLines ? UNSAFE_KEEPING_LINES : UNSAFE;
-  return text.replace(pattern, (c) => {
+export function visible(text: string): string {
+  return text.replace(UNSAFE, (c) => {
     const code = c.charCodeAt(0);
-    if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
-    if (c === '\t') return '\\t';
     return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
-const UNSAFE_KEEPING_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
-const UNSAFE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** JSON with DEL, C1 and the invisible characters above as \u escapes (JSON.stringify escapes only C0). */
-export function safeJson(value: unknown, indent?: number): string {
-  return safeJsonText(JSON.stringify(value, null, indent));
+export function safeJson(value: unknown): string {
+  return safeJsonText(JSON.stringify(value));
 }
 
 function safeJsonText(json: string): string {
