@@ -108,13 +108,14 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     ? await lockInput(inputLockPath, options.sourceName, CHOOSING_WAIT_MS)
     : await lockInput(inputLockPath, options.sourceName, 0, onLost);
   const candidates: Candidate[] = [];
+  let fileFinished: string[] = [];
   const release = () => {
     for (const candidate of candidates) candidate.lock?.release();
     inputLock.release();
   };
   try {
     const found = await listRecords(dir, input);
-    const fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
+    fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
       const wanted = !record.finished || options.mode === 'resume' || options.streamed;
       if (!wanted) continue;
@@ -153,20 +154,12 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         lock,
       });
     }
-    const opened = {
-      dir,
-      input,
-      inputLock,
-      fileFinished,
-      lost: () => lost,
-      onLost,
-    };
     return {
       candidates,
       compare: () => new Comparison(candidates),
       open: async (comparison, head) => {
         try {
-          return await choose(options, opened, candidates, comparison, head);
+          return await choose(comparison, head);
         } catch (error) {
           release();
           throw error;
@@ -178,130 +171,112 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     release();
     throw error;
   }
-}
 
-interface Opened {
-  dir: string;
-  input: string;
-  inputLock: HeldLock;
-  fileFinished: string[];
-  lost: () => Error | undefined;
-  onLost: (error: Error) => void;
-}
-
-async function choose(
-  options: OpenRecordsOptions,
-  opened: Opened,
-  candidates: readonly Candidate[],
-  comparison: Comparison,
-  head: readonly LineKey[] | undefined,
-): Promise<BatchJournal> {
-  const scored = candidates.map((candidate, i) => {
-    const compared = comparison.results[i] as Compared;
-    return { candidate, compared, any: compared.matched + compared.headOnly };
-  });
-  // Another facectl sends this very input now (standard input: their first lines in common).
-  const busy = scored.find((s) => s.candidate.busy !== undefined && s.any > 0)?.candidate.busy;
-  if (busy !== undefined) throw inProgress(busy, options.sourceName);
-
-  let chosen: (typeof scored)[number] | undefined;
-  let dropped: Candidate[] = [];
-  // The same input: a file's every batch; standard input's that share its first lines.
-  const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
-  const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
-  const stopped = unfinished
-    .filter((s) => s.compared.matched > 0)
-    .sort((a, b) => b.compared.matched - a.compared.matched)[0];
-  // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
-  const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
-  // The batch a plain run is refused for, which --resume then goes on with.
-  const blocking = stopped ?? unclean;
-  if (options.mode === 'new') {
-    if (blocking !== undefined) {
-      const done = blocking.candidate.acknowledged.size;
-      const what =
-        stopped !== undefined
-          ? `stopped after ${done} of its documents were submitted`
-          : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
-      throw new UsageError(`an earlier batch of ${options.sourceName} ${what}`, {
-        code: 'unfinished_batch',
-        hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
-      });
-    }
-    // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:
-    // this batch takes its place.
-    dropped = unfinished
-      .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
-      .map((s) => s.candidate);
-  } else if (options.mode === 'restart') {
-    // A file's earlier runs are replaced; standard input's, those of the same input.
-    dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
-  } else if (blocking !== undefined) {
-    // The batch a plain run is refused for, even when a finished one overlaps more (a plain run of a
-    // finished input, stopped): else it would stay, and a plain run would stay refused.
-    chosen = blocking;
-  } else {
-    // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
-    // unfinished batch is resumed even when none of its lines is recognized (it may have stopped before
-    // its first answer was recorded, with lines applied in flight): its keys are those of content, so
-    // nothing is taken for what it is not. Standard input in a directory is too weak a name for that.
-    chosen = scored
-      .filter((s) => s.candidate.busy === undefined && (s.any > 0 || (!options.streamed && !s.candidate.finished)))
-      .sort(
-        (a, b) =>
-          b.any - a.any ||
-          Number(a.candidate.finished) - Number(b.candidate.finished) ||
-          b.candidate.mtimeMs - a.candidate.mtimeMs,
-      )[0];
-  }
-  // Finished records of the same input, replaced when this batch finishes: a file's every one; standard
-  // input's that share its first lines.
-  const replaced = options.streamed
-    ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)
-    : opened.fileFinished;
-
-  for (const candidate of candidates)
-    if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
-  const resumed = chosen?.candidate;
-  const batchId = resumed?.batchId ?? newBatchId();
-  let held: HeldLock;
-  try {
-    // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
-    held = options.streamed
-      ? (resumed?.lock ??
-        (await lockInput(join(opened.dir, `${opened.input}.${batchId}.lock`), options.sourceName, 0, opened.onLost)))
-      : opened.inputLock;
-    for (const candidate of dropped) {
-      await rm(candidate.path, { force: true }).catch((error: unknown) => {
-        if (held !== opened.inputLock) held.release();
-        throw stateError(candidate.path, error);
-      });
-      candidate.lock?.release();
-    }
-    return await startJournal({
-      dir: opened.dir,
-      input: opened.input,
-      batchId,
-      held,
-      ...(resumed === undefined
-        ? {
-            header: {
-              source: options.identity,
-              created_at: (options.now?.() ?? new Date()).toISOString(),
-              ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
-            },
-          }
-        : { resumed }),
-      compared: options.streamed ? undefined : chosen?.compared,
-      replaced,
-      finishing: options.streamed
-        ? () => lockInput(opened.inputLock.path, options.sourceName, CHOOSING_WAIT_MS)
-        : undefined,
-      lockLost: opened.lost,
+  async function choose(comparison: Comparison, head: readonly LineKey[] | undefined): Promise<BatchJournal> {
+    const scored = candidates.map((candidate, i) => {
+      const compared = comparison.results[i] as Compared;
+      return { candidate, compared, any: compared.matched + compared.headOnly };
     });
-  } finally {
-    // Standard input: the choice is made and its journal exists; other runs may choose now.
-    if (options.streamed) opened.inputLock.release();
+    // Another facectl sends this very input now (standard input: their first lines in common).
+    const busy = scored.find((s) => s.candidate.busy !== undefined && s.any > 0)?.candidate.busy;
+    if (busy !== undefined) throw inProgress(busy, options.sourceName);
+
+    let chosen: (typeof scored)[number] | undefined;
+    let dropped: Candidate[] = [];
+    // The same input: a file's every batch; standard input's that share its first lines.
+    const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
+    const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
+    const stopped = unfinished
+      .filter((s) => s.compared.matched > 0)
+      .sort((a, b) => b.compared.matched - a.compared.matched)[0];
+    // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
+    const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
+    // The batch a plain run is refused for, which --resume then goes on with.
+    const blocking = stopped ?? unclean;
+    if (options.mode === 'new') {
+      if (blocking !== undefined) {
+        const done = blocking.candidate.acknowledged.size;
+        const what =
+          stopped !== undefined
+            ? `stopped after ${done} of its documents were submitted`
+            : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
+        throw new UsageError(`an earlier batch of ${options.sourceName} ${what}`, {
+          code: 'unfinished_batch',
+          hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
+        });
+      }
+      // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:
+      // this batch takes its place.
+      dropped = unfinished
+        .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
+        .map((s) => s.candidate);
+    } else if (options.mode === 'restart') {
+      // A file's earlier runs are replaced; standard input's, those of the same input.
+      dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
+    } else if (blocking !== undefined) {
+      // The batch a plain run is refused for, even when a finished one overlaps more (a plain run of a
+      // finished input, stopped): else it would stay, and a plain run would stay refused.
+      chosen = blocking;
+    } else {
+      // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
+      // unfinished batch is resumed even when none of its lines is recognized (it may have stopped before
+      // its first answer was recorded, with lines applied in flight): its keys are those of content, so
+      // nothing is taken for what it is not. Standard input in a directory is too weak a name for that.
+      chosen = scored
+        .filter((s) => s.candidate.busy === undefined && (s.any > 0 || (!options.streamed && !s.candidate.finished)))
+        .sort(
+          (a, b) =>
+            b.any - a.any ||
+            Number(a.candidate.finished) - Number(b.candidate.finished) ||
+            b.candidate.mtimeMs - a.candidate.mtimeMs,
+        )[0];
+    }
+    // Finished records of the same input, replaced when this batch finishes: a file's every one; standard
+    // input's that share its first lines.
+    const replaced = options.streamed
+      ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)
+      : fileFinished;
+
+    for (const candidate of candidates)
+      if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
+    const resumed = chosen?.candidate;
+    const batchId = resumed?.batchId ?? newBatchId();
+    let held: HeldLock;
+    try {
+      // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
+      held = options.streamed
+        ? (resumed?.lock ?? (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
+        : inputLock;
+      for (const candidate of dropped) {
+        await rm(candidate.path, { force: true }).catch((error: unknown) => {
+          if (held !== inputLock) held.release();
+          throw stateError(candidate.path, error);
+        });
+        candidate.lock?.release();
+      }
+      return await startJournal({
+        dir,
+        input,
+        batchId,
+        held,
+        ...(resumed === undefined
+          ? {
+              header: {
+                source: options.identity,
+                created_at: (options.now?.() ?? new Date()).toISOString(),
+                ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
+              },
+            }
+          : { resumed }),
+        compared: options.streamed ? undefined : chosen?.compared,
+        replaced,
+        finishing: options.streamed ? () => lockInput(inputLock.path, options.sourceName, CHOOSING_WAIT_MS) : undefined,
+        lockLost: () => lost,
+      });
+    } finally {
+      // Standard input: the choice is made and its journal exists; other runs may choose now.
+      if (options.streamed) inputLock.release();
+    }
   }
 }
 
