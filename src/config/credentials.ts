@@ -11,15 +11,13 @@ export interface CredentialSources {
   globals: GlobalOptions;
   stdin: InputStream;
   stdinIsTTY: boolean;
-  /** Opened only when a flag or variable does not already decide (no file read when they settle it). */
+  /** Opened only when flags and variables do not settle everything. */
   config: () => Promise<ConfigStore>;
 }
 
 /**
- * Resolves where the service is and which key to use. Key: `--api-key-stdin`, then FACECTL_API_KEY,
- * then the active profile's stored key. Base URL: `--base-url`, FACECTL_BASE_URL, the profile, the
- * default. Profile: `--profile`, FACECTL_PROFILE, `default_profile`, "default". The config file is not
- * read when flags and variables settle everything, so scripts with FACECTL_API_KEY start fast.
+ * Key: `--api-key-stdin`, FACECTL_API_KEY, the profile's. Base URL: `--base-url`, FACECTL_BASE_URL, the
+ * profile's, the default. Profile: `--profile`, FACECTL_PROFILE, `default_profile`, "default".
  */
 export async function resolveCredentials(sources: CredentialSources): Promise<Credentials> {
   const { env, globals } = sources;
@@ -32,7 +30,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const profile = explicitProfile ?? store?.defaultProfile ?? 'default';
   const settings = store?.getProfile(profile) ?? {};
 
-  // The first of these given; checked where it is resolved, so that what is wrong names where it came from.
+  // Checked here, so that what is wrong names where it came from.
   const flag = explicitProfile === undefined ? '' : ` --profile ${profile}`;
   const [given, baseUrlSource, name, fix] = (
     [
@@ -100,18 +98,13 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   };
 }
 
-/** Where a key came from, in a sentence (`the API key from standard input is empty`). */
 export const SOURCE_NAMES: Record<KeySource, string> = {
   stdin: 'standard input',
   env: 'FACECTL_API_KEY',
   profile: 'the stored profile',
 };
 
-/**
- * Refuses a key that could inject headers or is plainly mangled: surrounding whitespace is trimmed (a
- * trailing newline from `echo`), but whitespace inside, control or non-ASCII characters are an error,
- * raised before anything is sent. The message never repeats the key.
- */
+/** Refuses a key that could inject headers or is mangled (surrounding whitespace is trimmed), never repeating it. */
 export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
   const key = raw.trim();
   const from = source === 'prompt' ? 'the prompt' : SOURCE_NAMES[source];
@@ -138,11 +131,7 @@ function trimmed(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/**
- * The base URL a profile's stored key belongs to: the one it was saved with (`api_key_base_url`,
- * written by `auth login` and `keys create --save`); for a key stored before that setting existed, the
- * profile's base URL, else the default.
- */
+/** `api_key_base_url`; for a key stored before that setting existed, the profile's base URL, else the default. */
 export function storedKeyBaseUrl(settings: ProfileSettings): string {
   for (const value of [settings.api_key_base_url, settings.base_url]) {
     if (typeof value === 'string' && value) return trimmed(value);
@@ -167,10 +156,7 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-/**
- * How a key is shown anywhere but its creation: its public prefix (`fcs_<id>`, the first 12 characters),
- * never more than half of it, so a short or foreign key is not revealed either.
- */
+/** How a key is shown anywhere but its creation: its prefix (`fcs_<id>`), never more than half of it. */
 export function keyPrefix(key: string): string {
   return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
 }
@@ -181,10 +167,7 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
   profile: 'profile',
 };
 
-/**
- * The active profile: `--profile`, FACECTL_PROFILE, the file's default_profile, "default". One named by
- * the flag or the variable must exist, unless the command `creates` it (`auth login`, `config set`).
- */
+/** The active profile; one named by the flag or the variable must exist, unless the command `creates` it. */
 export async function activeProfile(
   ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
   options: { creates?: boolean } = {},
@@ -195,17 +178,14 @@ export async function activeProfile(
   return named ?? store.defaultProfile;
 }
 
-/** The profile named by `--profile` or FACECTL_PROFILE, if any, refused when no profile can have that name. */
+/** The profile named by `--profile` or FACECTL_PROFILE, refused when no profile can have that name. */
 export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): string | undefined {
   const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
   if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');
   return name;
 }
 
-/**
- * For `keys create --save` naming a profile the file does not hold yet: the credentials that would be
- * used without naming it. Undefined when the named profile exists (or none is named).
- */
+/** `keys create --save` naming a profile not in the file yet: the credentials used without naming it. */
 export async function credentialsBesideNewProfile(sources: CredentialSources): Promise<Credentials | undefined> {
   const name = sources.globals.profile ?? nonEmpty(sources.env.FACECTL_PROFILE);
   if (name === undefined) return undefined;
@@ -216,7 +196,6 @@ export async function credentialsBesideNewProfile(sources: CredentialSources): P
   return resolveCredentials({ ...sources, globals, env });
 }
 
-/** A profile named by --profile or FACECTL_PROFILE that the file does not hold (the default one aside) is refused. */
 function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
   const name = checkNamedProfile(ctx);
   if (name === undefined || name === store.defaultProfile) return;

@@ -2,6 +2,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  fsyncSync,
   lstatSync,
   openSync,
   readlinkSync,
@@ -11,21 +12,16 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 
-/**
- * Whether facectl may write the configuration file: the file must not be a symlink (a write would
- * replace or go through it, wherever it points), and neither the file nor its directory may belong to
- * another user (who could read the key, or swap the file), nor may the directory be writable by its group
- * or by others (who could swap the file too). Each refusal comes with its fix. Used by the
- * store before every write and by `doctor`. Not checked on Windows, where owners are not uids.
- */
-
 export interface Refusal {
-  /** What is wrong, naming the path. */
   problem: string;
-  /** The command or step that fixes it. */
   fix: string;
 }
 
+/**
+ * Whether facectl may write the configuration file (before every write, and `doctor`): not a symlink,
+ * neither it nor its directory another user's, the directory writable by no one else. Owners are not
+ * checked on Windows, where they are not uids.
+ */
 export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
   const dir = dirname(path);
   const refusal = directoryRefusal(dir, uid, {
@@ -35,7 +31,7 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
     elsewhere: 'FACECTL_CONFIG_DIR',
   });
   if (refusal) return refusal;
-  const fileStat = lstatOrUndefined(path);
+  const fileStat = statOrUndefined(path, true);
   if (fileStat?.isSymbolicLink()) {
     let target = '?';
     try {
@@ -59,26 +55,21 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
   return undefined;
 }
 
-/** How a refusal names the directory and what another user could do with it. */
-export interface DirectoryRole {
-  /** e.g. "configuration directory" */
+/** How a refusal names the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it. */
+interface DirectoryRole {
   what: string;
-  /** What its owner could do: "they could read or replace the stored key". */
   risk: string;
-  /** What a writer could do: "replace the stored configuration". */
   swap: string;
-  /** The variable that picks another directory. */
   elsewhere: string;
 }
 
 /**
- * A directory facectl writes secrets or records in must belong to the user and be writable by no one
- * else: whoever can write to it can replace what is in it (a sticky bit does not stop them from
- * creating a file or a symlink where facectl is about to write). It may itself be a symlink (dotfile
- * managers do that); what matters is who owns where it leads. Missing: no refusal (it is created 0700).
+ * A directory facectl writes secrets or records in must be the user's and writable by no one else (a
+ * sticky bit does not stop another user from planting a symlink). It may be a symlink itself (dotfile
+ * managers do that): where it leads is checked. Missing: no refusal (it is created 0700).
  */
 export function directoryRefusal(dir: string, uid: number | undefined, role: DirectoryRole): Refusal | undefined {
-  const dirStat = statOrUndefined(dir);
+  const dirStat = statOrUndefined(dir, false);
   if (dirStat && uid !== undefined && dirStat.uid !== uid) {
     return {
       problem: `the ${role.what} ${dir} belongs to another user (uid ${dirStat.uid}, you are ${uid}): ${role.risk}`,
@@ -97,26 +88,32 @@ export function directoryRefusal(dir: string, uid: number | undefined, role: Dir
   return undefined;
 }
 
-function lstatOrUndefined(path: string): Stats | undefined {
+function statOrUndefined(path: string, link: boolean): Stats | undefined {
   try {
-    return lstatSync(path);
+    return link ? lstatSync(path) : statSync(path);
   } catch {
     return undefined;
   }
 }
 
-function statOrUndefined(path: string): Stats | undefined {
+/** A new entry of `dir` made durable; best effort: not every system can open a directory. */
+export function syncDirectory(dir: string): void {
   try {
-    return statSync(path);
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
-    return undefined;
+    // only a power loss could lose the entry
   }
 }
 
-/** Far above any real configuration (a few KB); past it the file is refused, not read. */
-export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+/** Far above any real configuration (a few KB). */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
-/** The configuration file exists but is not one facectl will read: what is wrong, and the fix. */
+/** The configuration file exists but is not one facectl will read. */
 export class ConfigReadRefusal extends Error {
   constructor(
     readonly problem: string,
@@ -129,10 +126,8 @@ export class ConfigReadRefusal extends Error {
 
 /**
  * The configuration file's text, or undefined when it does not exist. Only a regular file of at most
- * MAX_CONFIG_BYTES is read (through a symlink too, wherever it leads): a FIFO would block the read
- * forever, a device like /dev/zero never ends, and a huge file would be held in memory whole. It is
- * opened with O_NONBLOCK (a FIFO swapped in after the check cannot block the open) and checked again
- * on the open descriptor; at most one byte past the cap is ever read. Other errors (EACCES) are thrown.
+ * MAX_CONFIG_BYTES is read (a FIFO would block forever, /dev/zero never ends): opened with O_NONBLOCK (a
+ * FIFO swapped in after the check cannot block the open) and checked again on the descriptor.
  */
 export function readConfigText(path: string): string | undefined {
   let info: Stats;
@@ -147,7 +142,7 @@ export function readConfigText(path: string): string | undefined {
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    // A socket cannot be opened (ENXIO): refused like any other file that is not a regular one.
+    // A socket cannot be opened (ENXIO).
     if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw notRegular(path, 'a socket');
     throw error;
   }

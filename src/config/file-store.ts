@@ -16,22 +16,14 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { ConfigReadRefusal, readConfigText, writeRefusal } from './file-safety.js';
+import { ConfigReadRefusal, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
 
 /**
- * The configuration file: `$FACECTL_CONFIG_DIR/config.json`, else the per-user location (paths.ts).
- *
- * - Reading never creates anything (a read-only command leaves no directory behind).
- * - Every change is a read-modify-write under a lock between processes (`config.json.lock`), so N
- *   facectl processes saving N profiles at once keep all N; the file is read back after the write.
- * - Writes go to a temp file (0600, O_EXCL|O_NOFOLLOW) that is fsynced and renamed over the file: a
- *   kill leaves the old or the new file, never a broken one; the new file is owned by whoever writes it.
- * - A file that is a symlink, a file or directory another user owns, or a directory its group or others
- *   can write to is never written (file-safety).
- * - Directories are created 0700 whatever the umask; a corrupt file is reported with its path, never cleared.
- * - Only a regular file of at most 16 MiB is read (file-safety): a FIFO, a device or a huge file is refused.
+ * The configuration file (docs/usage.md says its rules). Reading creates nothing; every change is a
+ * read-modify-write under a lock between processes, written to a new temp file (0600, O_EXCL|O_NOFOLLOW)
+ * that is fsynced and renamed over the file, so a kill leaves the old or the new file.
  */
 export function openConfigStore(
   env: Readonly<Record<string, string | undefined>>,
@@ -70,7 +62,7 @@ export function openConfigStore(
     refuseUnsafe(path);
     let lock: HeldLock;
     try {
-      ensurePrivateDirectory(dir, !chosenDir);
+      ensurePrivateDirectory(dir);
       refuseUnsafe(path);
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
@@ -109,10 +101,7 @@ function refuseUnsafe(path: string): void {
   }
 }
 
-/**
- * Temp files of writers killed mid-write (they may hold a key). Every write happens under the lock, so
- * while we hold it any temp file beside the config is such a leftover.
- */
+/** Temp files of writers killed mid-write (they may hold a key): under the lock, any is a leftover. */
 function removeLeftTempFiles(path: string): void {
   const prefix = `${basename(path)}.`;
   let names: string[];
@@ -146,16 +135,7 @@ function writeAtomically(path: string, text: string): void {
     rmSync(temp, { force: true });
     throw error;
   }
-  try {
-    const dirFd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // not every platform can open a directory; the rename itself is what matters
-  }
+  syncDirectory(dirname(path));
 }
 
 function readError(error: unknown, path: string): ConfigFileError {
@@ -175,12 +155,8 @@ function writeError(error: unknown, path: string): ConfigWriteError {
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
 }
 
-/**
- * Creates the directory (and missing parents) 0700 whatever the umask. An existing per-user directory
- * is tightened to 0700; one the user chose with FACECTL_CONFIG_DIR is left alone (others may list it; one
- * they can write to is refused before this, file-safety).
- */
-function ensurePrivateDirectory(dir: string, ours: boolean): void {
+/** Creates the directory (and missing parents) 0700 whatever the umask. */
+function ensurePrivateDirectory(dir: string): void {
   const missing: string[] = [];
   for (let at = dir; ; at = dirname(at)) {
     try {
@@ -192,12 +168,13 @@ function ensurePrivateDirectory(dir: string, ours: boolean): void {
     }
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // mkdir's mode is masked by the umask only to be narrower; chmod makes sure no created level is wider.
   for (const created of missing) chmodSync(created, 0o700);
-  if (ours) tightenOwnDirectory(dir);
 }
 
-/** The per-user directory, when it exists, is mine and is wider than 0700 (made by another tool): 0700. */
+/**
+ * The per-user directory, when it is mine and wider than 0700 (made by another tool): 0700. One chosen
+ * with FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
+ */
 function tightenOwnDirectory(dir: string): void {
   try {
     const stat = statSync(dir);

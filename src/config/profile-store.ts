@@ -1,15 +1,10 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
-/**
- * The shape of the configuration file and the profile logic on top of any backend (the config file in
- * production, memory in tests):
- *
- *   { "default_profile": "work", "profiles": { "default": { "api_key": "...", "base_url": "..." } } }
- */
+/** The configuration's shape and the profile logic, on the file (file-store.ts) or in memory (tests). */
 
 export interface ProfileSettings {
   api_key?: string;
-  /** The base URL the key was saved with; the key is sent nowhere else. */
+  /** The key is sent nowhere else. */
   api_key_base_url?: string;
   base_url?: string;
   [setting: string]: unknown;
@@ -24,23 +19,20 @@ export interface ConfigData {
 export interface ConfigBackend {
   readonly path: string;
   read(): ConfigData;
-  /**
-   * Read-modify-write as one step no other writer can interleave with (a lock between processes for
-   * the file); returns the data read back after writing.
-   */
+  /** Read-modify-write no other writer can interleave with; returns the data read back. */
   update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-/** The configuration file is broken (exit 2): reported with its path, never cleared. */
+/** Exit 2. */
 export class ConfigFileError extends CliError {
   constructor(message: string, hint: string, cause?: unknown) {
     super(message, ExitCode.usage, { code: 'config_invalid', hint, cause });
   }
 }
 
-/** The configuration could not be written (read-only directory, disk full): exit 1, old file intact. */
+/** Exit 1, the old file intact. */
 export class ConfigWriteError extends CliError {
   constructor(message: string, cause?: unknown, hint?: string) {
     super(message, ExitCode.error, {
@@ -51,7 +43,7 @@ export class ConfigWriteError extends CliError {
   }
 }
 
-/** Refuses a name no profile can have (exit 2), naming where it came from when given (`--profile`). */
+/** Refuses a name no profile can have, naming where it came from (`--profile`). */
 export function checkProfileName(name: string, via?: string): string {
   if (!PROFILE_NAME.test(name)) {
     throw new UsageError(`invalid profile name ${JSON.stringify(name)}${via ? ` (${via})` : ''}`, {
@@ -62,10 +54,7 @@ export function checkProfileName(name: string, via?: string): string {
   return name;
 }
 
-/**
- * Refuses a profile that is not in the file (a typo would silently log out, or send nothing useful),
- * naming where the name came from (`--profile`, `FACECTL_PROFILE=...`) and the profiles there are.
- */
+/** Refuses a profile not in the file (a typo would silently log out), naming where it came from. */
 export function checkKnownProfile(store: ProfileStore, name: string, via?: string): void {
   const known = store.listProfiles();
   if (known.includes(name)) return;
@@ -77,7 +66,6 @@ export function checkKnownProfile(store: ProfileStore, name: string, via?: strin
   });
 }
 
-/** Checks the parsed file has the shape above, naming the file and the part that is wrong. */
 export function checkConfigShape(data: unknown, path: string): ConfigData {
   const broken = (what: string) =>
     new ConfigFileError(`configuration file ${path} is invalid: ${what}`, `fix or remove ${path} (it was left as is)`);
@@ -127,10 +115,7 @@ export class ProfileStore {
     await this.updateProfile(profile, { [key]: undefined });
   }
 
-  /**
-   * Sets (or, for undefined values, removes) several settings of one profile in one locked
-   * read-modify-write, then checks the file read back holds them: only then is the change done.
-   */
+  /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */
   async updateProfile(
     profile: string,
     patch: Record<string, unknown>,
@@ -139,8 +124,7 @@ export class ProfileStore {
     checkProfileName(profile);
     let madeDefault = false;
     const after = await this.backend.update((data) => {
-      // The first profile of a fresh file becomes the default, decided under the lock: of writers at
-      // once, one makes it and says so.
+      // Decided under the lock: of writers at once, one makes it and says so.
       if (options.defaultIfFirst && data.default_profile === undefined && !data.profiles?.default) {
         madeDefault = profile !== 'default';
         if (madeDefault) data = { ...data, default_profile: profile };
@@ -199,7 +183,6 @@ export function createMemoryConfigStore(
       return structuredClone(data);
     },
   });
-  // A getter (not a copy) so tests see what commands wrote after the store was made.
   Object.defineProperty(store, 'data', { get: () => structuredClone(data) });
   return store as ProfileStore & { data: ConfigData };
 }

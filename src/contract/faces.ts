@@ -71,7 +71,6 @@ export const getFace = defineRoute({
   path: '/v1/faces/{face_id}',
   summary: 'Read a face by uid or alias.',
   params: faceIdParams,
-  body: undefined,
   response: face,
   extension: true,
   scope: 'faces:read',

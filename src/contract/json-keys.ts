@@ -1,13 +1,8 @@
 import type * as z from 'zod/mini';
 
 /**
- * `__proto__`, `constructor` and `prototype` are ordinary keys of JSON (reliability.md, case 55).
- * JSON.parse keeps them as data, but zod builds its output objects by assignment, and assigning
- * `__proto__` changes the new object's prototype instead of adding a key: a `__proto__` in a loose
- * object or a record (basic_facts, extra response fields) would vanish silently from what is sent,
- * stored or shown. `keepJsonKeys` puts every such key of the input back into the output as an own data
- * property and gives the output object its ordinary prototype again. (`constructor` and `prototype`
- * survive zod as they are; they are walked like any key.)
+ * `__proto__` is an ordinary key of JSON (reliability case 55), but zod builds its output by assignment,
+ * which sets the prototype instead: the key would vanish from what is sent, stored or shown.
  */
 
 const PROTO = '__proto__';
@@ -15,7 +10,7 @@ const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Copies the `__proto__` keys of `input` that `output` lost back into it, at every depth. */
+/** Puts the `__proto__` keys `output` lost back as own data properties, at every depth. */
 export function keepJsonKeys<T>(input: unknown, output: T): T {
   if (Array.isArray(input) && Array.isArray(output)) {
     input.forEach((item, i) => {

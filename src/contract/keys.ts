@@ -82,7 +82,6 @@ export const getCurrentApiKey = defineRoute({
   path: '/v1/auth/api-keys/current',
   summary: 'Describe the key this request authenticates with (no secret).',
   params: noParams,
-  body: undefined,
   response: currentApiKey,
   extension: true,
   scope: null,

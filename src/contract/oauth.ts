@@ -24,7 +24,6 @@ export const listOAuthConnections = defineRoute({
   path: '/v1/oauth',
   summary: 'List OAuth connections (Connect plan only).',
   params: z.object({}),
-  body: undefined,
   response: z.array(oauthConnection),
   scope: 'oauth:read',
 });
@@ -35,7 +34,6 @@ export const authorizeOAuth = defineRoute({
   path: '/v1/oauth/{provider}/authorize',
   summary: 'Get the URL to open in a browser to connect the provider (Connect plan only).',
   params: providerParams,
-  body: undefined,
   response: z.looseObject({ authorize_url: z.string() }),
   scope: 'oauth:write',
 });
@@ -46,7 +44,6 @@ export const disconnectOAuth = defineRoute({
   path: '/v1/oauth/{provider}',
   summary: 'Disconnect the provider (Connect plan only).',
   params: providerParams,
-  body: undefined,
   response: detailMessage,
   scope: 'oauth:write',
 });
@@ -61,7 +58,6 @@ export const oauthCallback = defineRoute({
   path: '/v1/oauth/{provider}/callback',
   summary: 'OAuth redirect target: checks state, exchanges the code, stores the connection (HTML).',
   params: providerParams,
-  body: undefined,
   response: z.string(),
   extension: true,
   responseKind: 'html',

@@ -29,19 +29,13 @@ export interface Route<
   readonly response: Response;
   /** True for endpoints the published interface does not show (local-service.md, "Extensions"). */
   readonly extension: boolean;
-  /**
-   * True for POSTs that create or charge something. The client sends an Idempotency-Key with them,
-   * which is also what makes retrying them safe.
-   */
+  /** POSTs that create or charge something: sent with an Idempotency-Key, which makes retrying them safe. */
   readonly idempotent: boolean;
   /** The scope a key needs (local-service.md): `<area>:<action>`; null for the browser callback. */
   readonly scope: `${'keys' | 'faces' | 'compile' | 'oauth'}:${'read' | 'write'}` | null;
   /** `html` for the browser-facing callback; everything else answers JSON. */
   readonly responseKind: 'json' | 'html';
-  /**
-   * The status of success. The seed leaves success codes "not shown"; the local service answers 201
-   * to the POSTs that create something, 200 to the rest (docs/local-service-choices.md).
-   */
+  /** The seed leaves success codes "not shown": the local service's (docs/local-service-choices.md). */
   readonly successStatus: 200 | 201;
 }
 
@@ -59,21 +53,25 @@ export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
 export function defineRoute<
   const Name extends string,
   Params extends z.ZodMiniType,
-  Body extends z.ZodMiniType | undefined,
-  Response extends z.ZodMiniType,
+  Body extends z.ZodMiniType | undefined = undefined,
+  Response extends z.ZodMiniType = z.ZodMiniType,
   ServiceBody extends z.ZodMiniType | undefined = undefined,
 >(
   def: Omit<
     Route<Name, Params, Body, Response, ServiceBody>,
-    'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus'
+    'body' | 'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus'
   > &
-    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind' | 'successStatus'>> & { serviceBody?: ServiceBody },
+    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind' | 'successStatus'>> & {
+      body?: Body;
+      serviceBody?: ServiceBody;
+    },
 ): Route<Name, Params, Body, Response, ServiceBody> {
   return {
     extension: false,
     idempotent: false,
     responseKind: 'json',
     successStatus: 200,
+    body: undefined as Body,
     serviceBody: undefined as ServiceBody,
     ...def,
   };

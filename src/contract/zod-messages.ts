@@ -1,8 +1,4 @@
-/**
- * The contract and the flag checks use `zod/mini`, which builds a schema at a fraction of the classic
- * API's cost (an API command builds its route's schemas at every start), but sets no locale: every
- * message would read "Invalid input". Imported for its effect, this sets English.
- */
+/** `zod/mini` (a fraction of the classic API's start-up cost) sets no locale: every message would read "Invalid input". */
 import { config } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 

@@ -7,10 +7,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;
 
 /**
- * Opens URLs in the user's browser. Where none can appear (CI, SSH, Linux without a display) it does
- * not try, and unavailable() says why. On Linux the opener (xdg-open) is watched for a moment: one that
- * fails (no browser configured, none installed) makes open() resolve false, so the caller says so
- * instead of waiting in silence. Elsewhere the `open` package launches the system's opener.
+ * Where no browser can appear (CI, SSH, Linux without a display) it does not try; unavailable() says why.
+ * On Linux xdg-open is watched for a moment, so one that fails makes open() resolve false.
  */
 export function createSystemBrowser(
   env: Env,
@@ -42,7 +40,7 @@ export function createSystemBrowser(
   };
 }
 
-/** Runs the opener detached; an opener still running after waitMs is taken as having launched one. */
+/** An opener still running after waitMs is taken as having launched a browser. */
 function spawnAndWatch(env: Env): Launch {
   return async (command, args, waitMs) => {
     const { spawn } = await import('node:child_process');

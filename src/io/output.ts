@@ -17,32 +17,22 @@ export interface RenderModules {
 }
 
 /**
- * Text from the service made safe for a terminal: control characters (C0 but newline and tab, DEL,
- * C1) are shown as visible escapes (`\x1b`), so a name like `\e]0;...\a` cannot retitle or clear
- * the terminal (reliability case 51). Bidirectional controls (U+202A-202E, U+2066-2069), zero-width
- * characters and marks (U+200B-200F, U+FEFF) and the Unicode line separators (U+2028, U+2029) are
- * escaped the same way (`\u202e`), so `Evil\u202egnp.exe` cannot pass for "Evilexe.png".
- * With `keepLines: false` newlines and tabs are escaped too.
+ * Text from the service made safe for a terminal (reliability case 51, issue 22 item 4): control
+ * characters but newline and tab, bidirectional controls, zero-width characters and the Unicode line
+ * separators are shown as escapes (`\x1b`, `\u202e`).
  */
-export function visible(text: string, keepLines = true): string {
-  const pattern = keepLines ? UNSAFE_KEEPING_LINES : UNSAFE;
-  return text.replace(pattern, (c) => {
+export function visible(text: string): string {
+  return text.replace(UNSAFE, (c) => {
     const code = c.charCodeAt(0);
-    if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
-    if (c === '\t') return '\\t';
     return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
-const UNSAFE_KEEPING_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
-const UNSAFE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
-/**
- * JSON text with DEL, C1 and the invisible characters above written as \u escapes (JSON.stringify
- * escapes only C0): the same data, safe to show. --json into a pipe or file stays JSON.stringify's.
- */
-export function safeJson(value: unknown, indent?: number): string {
-  return safeJsonText(JSON.stringify(value, null, indent));
+/** JSON with DEL, C1 and the invisible characters above as \u escapes (JSON.stringify escapes only C0). */
+export function safeJson(value: unknown): string {
+  return safeJsonText(JSON.stringify(value));
 }
 
 function safeJsonText(json: string): string {
@@ -60,9 +50,8 @@ export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
 /**
- * Data goes to stdout: exactly one JSON document under --json, a borderless table (cli-table3) on a
- * terminal, tab-separated rows without a header when piped, so `cut -f1` works. People's messages go
- * to stderr. Globals are read at call time: `--json` may come after the subcommand.
+ * Data goes to stdout: one JSON document under --json, a borderless table on a terminal, tab-separated
+ * rows without a header when piped. Messages go to stderr. Globals are read at call time.
  */
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
   const loaded: RenderModules = { ...modules };
@@ -72,7 +61,6 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(text);
-  // Through --jq when given (its raw strings made safe on a terminal).
   const document = (json: string, compact: boolean) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
@@ -90,8 +78,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
     else {
-      // The label is ours and may be coloured; the text may carry the service's words and is made
-      // visible (case 51), so colour codes go on after that, never through it.
+      // Colour goes on the label only: the text may carry the service's words, made visible.
       err(
         `${bar.drawn ? '\r\x1b[2K' : ''}${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`,
       );
@@ -101,7 +88,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
-    // prepare() loaded cli-table3: every verb's run comes after it (commands/declare.ts).
+    // prepare() loaded cli-table3 (commands/declare.ts).
     const t = new (loaded.Table as typeof CliTable3)({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
@@ -149,7 +136,6 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      // Under --json the document on stdout says it: no plain `✓` line on stderr.
       if (io.stderrIsTTY && !globals.json) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
     },
     done(text, result) {
@@ -210,14 +196,12 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
 }
 
-/** The space after each column of a table (cli-table3's padding-right above). */
+/** cli-table3's padding-right above. */
 const GAP = 2;
 
 /**
- * Column widths (gap included) that fit a table into a terminal of `columns`, its cells then wrapped at
- * word boundaries; undefined when it fits as it is (or the width is unknown). The widest columns give
- * way first, each down to its longest word, so that no word is cut: a table that cannot fit so is
- * left wider than the terminal rather than losing text.
+ * Column widths (gap included) that fit a table into `columns`, cells wrapped at words; undefined when
+ * it fits. The widest columns give way first, each down to its longest word: no word is cut.
  */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
@@ -231,7 +215,6 @@ export function fittedWidths(rows: readonly string[][], columns: number | undefi
   let total = widths.reduce((sum, width) => sum + width, 0);
   if (total <= room) return undefined;
   while (total > room) {
-    // The column with the most to give (above its floor) gives one character.
     let widest = -1;
     for (let i = 0; i < count; i++) {
       const spare = (widths[i] ?? 0) - (floors[i] ?? 0);
@@ -244,7 +227,6 @@ export function fittedWidths(rows: readonly string[][], columns: number | undefi
   return widths.map((width) => width + GAP);
 }
 
-// cli-table3's border characters, all empty.
 const BORDERLESS = Object.fromEntries(
   'top top-mid top-left top-right bottom bottom-mid bottom-left bottom-right left left-mid mid mid-mid right right-mid middle'
     .split(' ')
@@ -269,7 +251,7 @@ function fieldColumn(key: string): Column<object> {
   return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
 
-/** A value for a terminal cell: `—` for an absent value (null or missing), lists joined, objects as compact JSON. */
+/** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */
 export function cell(value: unknown): string {
   if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
@@ -278,13 +260,9 @@ export function cell(value: unknown): string {
   return visible(String(value));
 }
 
-/** How a terminal table shows a value that is absent (null, missing, or read as absent: api/answers.ts). */
 export const ABSENT = '—';
 
-/**
- * A value for a tab-separated row: one line, no tabs, so each record stays one row for cut and awk;
- * an absent value is an empty field.
- */
+/** A tab-separated field: one line, no tabs; empty when absent. */
 export function tsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');

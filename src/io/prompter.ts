@@ -2,10 +2,8 @@ import type { InputStream, OutputStream, Prompter } from '../context.js';
 import { cancelledBy } from '../errors.js';
 
 /**
- * The prompter over @inquirer/prompts, bound to the injected streams: questions read stdin and are drawn
- * on stderr, so stdout carries only data even while asking. @inquirer/prompts is imported on the first
- * question (it costs ~50 ms). Ctrl-C inside a prompt, or the invocation's abort signal, is a CancelError
- * (exit 130).
+ * Questions are drawn on stderr, so stdout carries only data; @inquirer/prompts (~50 ms) is imported on
+ * the first one. Ctrl-C or the invocation's abort is a CancelError (exit 130).
  */
 export function createPrompter(stdin: InputStream, stderr: OutputStream, signal: AbortSignal): Prompter {
   const context = { input: stdin, output: stderr, signal, clearPromptOnDone: false };

@@ -1,10 +1,7 @@
 import type { Readable } from 'node:stream';
 import { UsageError } from '../errors.js';
 
-/**
- * Reads the first line of a stream and puts the rest back, so `--api-key-stdin` can share standard
- * input with a document that follows the key (`{ echo "$KEY"; cat doc.json; } | facectl docs submit -`).
- */
+/** The first line, the rest put back: `--api-key-stdin` shares standard input with a document after the key. */
 export function readFirstLine(stream: Readable, maxBytes = 8192): Promise<string> {
   if (stream.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {

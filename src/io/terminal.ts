@@ -8,10 +8,6 @@ export function envFlag(env: Env, name: string): boolean {
   return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
 }
 
-/**
- * Whether to colour a stream. NO_COLOR (any non-empty value) wins, then FORCE_COLOR (0/false turn colour
- * off, anything else on), then TERM=dumb and CI turn it off, then the stream must be a terminal.
- */
 export function colorEnabled(env: Env, isTTY: boolean): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   const force = env.FORCE_COLOR;
@@ -25,16 +21,13 @@ export interface IOStreams {
   stdin: InputStream;
   stdout: OutputStream;
   stderr: OutputStream;
-  /** Overrides of the streams' own isTTY (tests flag buffer streams as terminals). */
+  /** Tests flag buffer streams as terminals. */
   stdinIsTTY?: boolean;
   stdoutIsTTY?: boolean;
   stderrIsTTY?: boolean;
 }
 
-/**
- * Builds the IO seam. canPrompt() reads globals at call time, because `--no-input` may be written after
- * the subcommand and is only known once commander has parsed the line.
- */
+/** canPrompt() reads globals at call time: `--no-input` is known only once commander has parsed the line. */
 export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): IO {
   const stdinIsTTY = streams.stdinIsTTY ?? Boolean(streams.stdin.isTTY);
   const stdoutIsTTY = streams.stdoutIsTTY ?? Boolean(streams.stdout.isTTY);
@@ -52,11 +45,7 @@ export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): 
   };
 }
 
-/**
- * Spinners and redrawn progress bars only on an interactive stderr, never under --json or in CI. A
- * terminal that reports 0 columns (a pseudo-terminal with no size, e.g. under `script`) gets none
- * either: redrawing needs the width, and ora would divide by it.
- */
+/** Not on a terminal of 0 columns (a pseudo-terminal with no size, under `script`): ora divides by it. */
 export function animationsEnabled(io: IO, env: Env, globals: GlobalOptions): boolean {
   const sized = io.stderr.columns === undefined || io.stderr.columns > 0;
   return io.stderrIsTTY && sized && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';

@@ -1,25 +1,19 @@
 import { hash } from 'node:crypto';
 
 /**
- * What a line of a batch is known by across runs: its content, not its place. A line's key is the hash
- * of the request body sent for it and its occurrence, the nth time that same body appears in the input
- * (so two identical lines are two keys, each matching one acknowledged document). A line moved, or
- * lines inserted or removed around it, keep their keys; a line edited is a new body, so a new key.
+ * What a line of a batch is known by across runs: the hash of the body sent and its occurrence (`n`: the
+ * nth line with that body), so a moved line keeps its key and an edited one gets a new one.
  */
-
 export interface LineKey {
-  /** bodyHash of the body sent. */
   hash: string;
-  /** 1 for the first line with this body, 2 for the second, ... */
   n: number;
 }
 
-/** The hash of a request body, as it is sent: 32 hex digits (128 bits of sha256). */
+/** 32 hex digits (128 bits of sha256). */
 export function bodyHash(body: string | Uint8Array): string {
   return hash('sha256', body, 'hex').slice(0, 32);
 }
 
-/** A key as one string (a Map key, the journal's head). */
 export function keyText(key: LineKey): string {
   return key.n === 1 ? key.hash : `${key.hash}.${key.n}`;
 }
@@ -31,7 +25,6 @@ export interface JournalEntry extends LineKey {
   token_count: number;
 }
 
-/** What an earlier batch acknowledged, found by line key. */
 export class Acknowledged {
   private readonly byKey = new Map<string, JournalEntry>();
 
@@ -50,13 +43,11 @@ export class Acknowledged {
 
 /** The lines of an input compared with one earlier batch. */
 export interface Compared {
-  /** Lines compared (valid lines with a key). */
   lines: number;
-  /** Of them, lines that batch acknowledged. */
+  /** Lines that batch acknowledged; `moved` of them stood elsewhere then. */
   matched: number;
-  /** Of the matched, lines that stood elsewhere then. */
   moved: number;
-  /** Lines among the first ones of that batch's input (standard input's read-ahead), not acknowledged. */
+  /** Lines among that batch's first ones (standard input's head), not acknowledged. */
   headOnly: number;
 }
 
@@ -64,11 +55,9 @@ const WORDS = 4; // per slot: 96 bits of the hash, then the count
 const EMPTY_COUNT = 0;
 
 /**
- * How often each body was seen so far: next(hash) gives a line its occurrence. It holds a slot for every
- * distinct body of the input, so it is kept small: 16 bytes a slot in one typed array (open addressing,
- * at most 3/4 full), 21 to 43 bytes a line, where a Map of the hash strings takes about 150 (measured
- * with 5 million distinct lines: 128 MiB here, 758 MiB as a Map). 96 bits of the 128-bit hash tell
- * bodies apart: two bodies of a batch of a billion lines share them with a chance under 10^-10.
+ * How often each body was seen so far: next(hash) gives a line its occurrence. One typed array of 16-byte
+ * slots (open addressing, at most 3/4 full): 5 million distinct lines take 128 MiB here, 758 MiB as a Map
+ * of the hashes. 96 bits tell bodies apart (a clash in a billion lines: under 10^-10).
  */
 export class Occurrences {
   private slots: Uint32Array;
@@ -82,7 +71,6 @@ export class Occurrences {
     this.mask = capacity - 1;
   }
 
-  /** Counts one more line of this body; returns its occurrence (1 the first time). */
   next(hash: string): number {
     const a = Number.parseInt(hash.slice(0, 8), 16) >>> 0;
     const b = Number.parseInt(hash.slice(8, 16), 16) >>> 0;
@@ -106,7 +94,7 @@ export class Occurrences {
     }
   }
 
-  /** Forgets every count, keeping the room made (a file's second pass counts again from its first line). */
+  /** Forgets every count, keeping the room made (for a file's second pass). */
   clear(): void {
     this.slots.fill(0);
     this.used = 0;

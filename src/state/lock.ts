@@ -4,22 +4,17 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A lock between processes on one file: the config file, a batch's journal.
- *
- * proper-lockfile's design: the lock is a directory (`mkdir` creates it or fails, atomically) that its
- * holder touches every staleMs/3; one not touched for `staleMs` is stale and taken over. The owner
- * record inside (a token, the pid and host name) tells the holder the lock is still its own, and a lock
- * whose holder's pid is gone from this host (ESRCH) is stale at once, so a run killed with kill -9 keeps
- * no one waiting (a pid that still answers is judged by age).
- * Unlike proper-lockfile (its rmdir + mkdir lets the slower of two takers remove the lock the faster one
- * just made), a stale lock is taken over under a short-lived second lock (`<path>.takeover`) and checked
- * again while holding it. Waiting for a held lock (waitForLock) is asynchronous.
+ * A lock between processes (the config file, a batch), proper-lockfile's design: a directory (`mkdir` is
+ * atomic) its holder touches every staleMs/3, taken over once not touched for `staleMs`, or at once when
+ * the owner record inside names a pid of this host that is gone (kill -9). Unlike proper-lockfile (whose
+ * rmdir + mkdir lets the slower of two takers remove the lock the faster one just made: docs/decisions.md),
+ * a stale lock is taken over under a second lock (`<path>.takeover`) and checked again under it.
  */
 
-export interface LockOptions {
-  /** A lock not touched for this long is stale. Default 10 s. */
+interface LockOptions {
+  /** Default 10 s. */
   staleMs?: number;
-  /** Called when the lock was taken away from us (we stalled past staleMs). Default: ignore. */
+  /** Called when the lock was taken away from us (we stalled past staleMs). */
   onCompromised?: (error: Error) => void;
 }
 
@@ -27,9 +22,9 @@ export class LockHeldError extends Error {
   readonly code = 'ELOCKED';
   constructor(
     readonly lockPath: string,
-    /** The holder's pid as it recorded it, for messages only. */
+    /** For messages only. */
     readonly ownerPid: number | undefined,
-    /** Time since the holder last touched the lock; it is taken over once this reaches staleMs. */
+    /** Since the holder last touched the lock. */
     readonly ageMs = 0,
   ) {
     super(`${lockPath} is held by another process${ownerPid ? ` (pid ${ownerPid})` : ''}`);
@@ -38,7 +33,7 @@ export class LockHeldError extends Error {
 
 export interface HeldLock {
   readonly path: string;
-  /** Removes the lock if this process still holds it. Safe to call twice. */
+  /** Safe to call twice. */
   release(): void;
 }
 
@@ -53,7 +48,7 @@ const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
 let exitHookInstalled = false;
 
-/** Takes the lock at `lockPath` (a directory it creates) at once, or throws LockHeldError. */
+/** Takes the lock at once, or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
   const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 1_000);
   const outcome = tryOnce(lockPath, staleMs);
@@ -62,7 +57,7 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
   return outcome;
 }
 
-/** Takes the lock, waiting (without blocking the process) up to `waitMs` while another process holds it. */
+/** Takes the lock, waiting (asynchronously) up to `waitMs` while another process holds it. */
 export async function waitForLock(lockPath: string, options: LockOptions & { waitMs: number }): Promise<HeldLock> {
   const deadline = Date.now() + options.waitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
@@ -87,7 +82,7 @@ function tryOnce(lockPath: string, staleMs: number): Lock | LockHeldError {
   return takeOver(lockPath, staleMs, seen.mtimeMs) ?? refused;
 }
 
-/** mkdir + owner record; undefined when the directory exists already. */
+/** Undefined when the directory exists already. */
 function create(lockPath: string): Lock | undefined {
   try {
     mkdirSync(lockPath, { mode: 0o700 });
@@ -105,7 +100,7 @@ function create(lockPath: string): Lock | undefined {
   return new Lock(lockPath, owner.token);
 }
 
-/** The lock's last touch and its owner record; undefined when it is gone. */
+/** Undefined when the lock is gone. */
 function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | undefined } | undefined {
   try {
     return { mtimeMs: statSync(lockPath).mtimeMs, owner: readOwner(lockPath) };
@@ -115,18 +110,14 @@ function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | unde
   }
 }
 
-/**
- * Removes a stale lock and takes it, under the takeover lock. Returns undefined when someone else got
- * there first (the lock is held again) or is taking it over right now.
- */
+/** Undefined when someone else got there first or is taking it over right now. */
 function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock | undefined {
   const guardPath = `${lockPath}.takeover`;
   try {
     mkdirSync(guardPath, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // A taker that died inside its few microseconds of takeover leaves the guard behind; only an old
-    // guard is cleared, and the next attempt goes through the whole check again.
+    // A taker that died mid-takeover leaves the guard behind: an old one is cleared for the next attempt.
     try {
       if (Date.now() - statSync(guardPath).mtimeMs > staleMs) rmdirSync(guardPath);
     } catch {
@@ -179,7 +170,7 @@ class Lock implements HeldLock {
         utimesSync(this.path, now, now);
         return;
       } catch {
-        // fall through: the lock went away under us
+        // the lock went away under us
       }
     }
     if (this.timer) clearInterval(this.timer);
@@ -196,15 +187,13 @@ class Lock implements HeldLock {
 function readOwner(lockPath: string): OwnerRecord | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(lockPath, OWNER_FILE), 'utf8')) as Partial<OwnerRecord>;
-    if (typeof parsed.token !== 'string' || typeof parsed.pid !== 'number') return undefined;
-    return { token: parsed.token, pid: parsed.pid, ...(typeof parsed.host === 'string' ? { host: parsed.host } : {}) };
+    return typeof parsed.token === 'string' && typeof parsed.pid === 'number' ? (parsed as OwnerRecord) : undefined;
   } catch {
     // Missing (the holder is between mkdir and writing it) or unreadable: judged by age alone.
     return undefined;
   }
 }
 
-/** The holder was a process of this host that no longer exists. */
 function goneHere(owner: OwnerRecord | undefined): boolean {
   if (owner?.host !== hostname() || owner.pid === process.pid) return false;
   try {
@@ -215,7 +204,7 @@ function goneHere(owner: OwnerRecord | undefined): boolean {
   }
 }
 
-/** Locks still held when the process exits (an error path that forgot, a signal) are released. */
+/** Locks still held at exit (an error path that forgot, a signal) are released. */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
