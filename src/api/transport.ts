@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
 import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from './deadline.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
-import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
 import { NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
@@ -73,8 +72,8 @@ export interface Exchange {
 /** The body of an answer, as node:http or undici gives it. */
 type ResponseBody = Readable;
 
-/** An answer parsed as it arrived: its value, or why it is not JSON and its first bytes. */
-export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: JsonStreamError; head: Buffer };
+/** An answer parsed as it arrived: its value, or its first bytes when it is not JSON. */
+export type StreamedJson = { ok: true; value: unknown } | { ok: false; head: Buffer };
 
 export interface ExchangeResult {
   status: number;
@@ -266,6 +265,7 @@ export class Transport {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
       return undefined;
     }
+    const { JsonStreamError, JsonStreamParser } = await import('./json-stream.js');
     const parser = new JsonStreamParser(reading.options);
     // The first bytes, for the message when the answer is not JSON.
     const head: Buffer[] = [];
@@ -292,7 +292,7 @@ export class Transport {
         if (!(error instanceof JsonStreamError)) throw error;
         body.destroy();
         await reading.abort();
-        return { ok: false, error, head: Buffer.concat(head, headBytes) };
+        return { ok: false, head: Buffer.concat(head, headBytes) };
       }
     } catch (error) {
       await reading.abort();
