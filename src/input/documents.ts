@@ -2,16 +2,9 @@ import * as z from 'zod/mini';
 import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
-import { formatIssue } from './issues.js';
 import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
 import { readChunksText, STDIN_NAME } from './source.js';
 import { decodeUtf8 } from './utf8.js';
-
-/**
- * The three kinds of `docs submit` input: plain text (flags give the rest), one JSON document
- * `{alias, content, label, perspective}`, or NDJSON with one such document per line. Flags fill the
- * fields a JSON document leaves out.
- */
 
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
 export type DocumentBody = DocumentCreateRequest;
@@ -133,23 +126,35 @@ export function fillDefaults(object: Record<string, unknown>, defaults: Document
 
 export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; problem: string };
 
-/** Checks a document completed from the flags against the request contract; a problem is said in one line. */
+/** Checks a document completed from the flags; a problem is said in one line. */
 export function checkDocument(merged: DocumentBody): DocumentCheck {
   const parsed = documentInput.safeParse(merged);
-  // Its fields in the schema's order, a perspective only when given: as the client would serialize it.
   if (parsed.success) return { ok: true, document: parsed.data };
-  const problem = parsed.error.issues
-    .map((issue) => {
-      const text = formatIssue(issue);
-      const field = issue.path[0];
-      if (text.endsWith(': required') && (field === 'alias' || field === 'label')) {
-        return `${text} (give it in the JSON or with --${field})`;
+  return { ok: false, problem: parsed.error.issues.map(issueText).join('; ') };
+}
+
+/** A problem in the words people read (`alias: required`), not zod's; documentInput is flat. */
+function issueText(issue: z.core.$ZodIssue): string {
+  const field = issue.path[0];
+  const at = field === undefined ? '' : `${String(field)}: `;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (!issue.message.endsWith('received undefined')) {
+        const found = issue.message.replace(/^.*received /, '');
+        return `${at}must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}, found ${found}`;
       }
-      if (issue.code === 'unrecognized_keys') return `${text} (${FIELDS_NOTE})`;
-      return text;
-    })
-    .join('; ');
-  return { ok: false, problem };
+      return field === 'alias' || field === 'label'
+        ? `${at}required (give it in the JSON or with --${field})`
+        : `${at}required`;
+    case 'invalid_value':
+      return `${at}must be one of ${issue.values.map(String).join(', ')}`;
+    case 'unrecognized_keys': {
+      const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
+      return `${at}unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (${FIELDS_NOTE})`;
+    }
+    default:
+      return `${at}${issue.message}`;
+  }
 }
 
 function isJsonObject(text: string): boolean {
@@ -168,10 +173,7 @@ function isNonSpace(b: number): boolean {
   return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
 }
 
-/**
- * Chunks read ahead for detection, replayed in front of the rest of the stream. Searches scan each
- * chunk once, so a long first line costs no repeated copying.
- */
+/** Chunks read ahead for detection, replayed in front of the rest; a search scans each chunk once. */
 class PeekedChunks {
   private readonly iterator: AsyncIterator<Buffer>;
   private readonly chunks: Buffer[] = [];
