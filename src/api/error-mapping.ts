@@ -1,10 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
 
-/**
- * Turns an error answer of the service into an ApiError carrying its status, machine code, the service's
- * detail and the fix for a person to try. This is the one place that knows what each code means.
- */
+/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 
 export interface ExchangeInfo {
   method: string;
@@ -258,53 +255,43 @@ export function networkErrorFrom(
   limits: { connectMs: number; headersMs: number; bodyMs: number },
   reached = false,
 ): NetworkError | ResponseError {
-  const unsent = !reached;
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
-  const loopbackHint = isLoopbackHost(host)
-    ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
-    : 'check --base-url / FACECTL_BASE_URL and your network';
-  const timeoutHint = 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer';
   const reason = (error as Error | undefined)?.message;
+  const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
+    new NetworkError(message, {
+      hint: isLoopbackHost(host)
+        ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+        : 'check --base-url / FACECTL_BASE_URL and your network',
+      ...details,
+      cause: error,
+      unsent: !reached,
+    });
+  const slow = (message: string) =>
+    new NetworkError(message, {
+      code: 'timeout',
+      hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+      cause: error,
+    });
   switch (code) {
     case 'FACECTL_PROXY':
-      return new NetworkError(reason ?? 'the proxy failed', {
+      return unreached(reason ?? 'the proxy failed', {
         code: 'proxy_error',
         hint: (error as { hint?: string }).hint ?? 'check HTTP(S)_PROXY',
-        cause: error,
-        unsent,
       });
     case 'ECONNREFUSED':
-      return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, {
-        hint: loopbackHint,
-        cause: error,
-        unsent,
-      });
+      return unreached(`cannot reach ${info.baseUrl}: connection refused`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new NetworkError(`cannot reach ${info.baseUrl}: host ${host} not found`, {
-        hint: loopbackHint,
-        cause: error,
-        unsent,
-      });
+      return unreached(`cannot reach ${info.baseUrl}: host ${host} not found`);
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new NetworkError(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
+      return unreached(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
         code: 'timeout',
-        hint: loopbackHint,
-        cause: error,
-        unsent,
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return new NetworkError(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`, {
-        code: 'timeout',
-        hint: timeoutHint,
-        cause: error,
-      });
+      return slow(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`);
     case 'UND_ERR_BODY_TIMEOUT':
-      return new NetworkError(
-        `${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`,
-        { code: 'timeout', hint: timeoutHint, cause: error },
-      );
+      return slow(`${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`);
     case 'UND_ERR_HEADERS_OVERFLOW':
     case 'HPE_HEADER_OVERFLOW':
       // The same answer comes again: not a failure to try again, an answer no client of the interface takes.
@@ -330,10 +317,7 @@ export function networkErrorFrom(
   }
 }
 
-/**
- * The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and
- * causes. node-http.ts gives its time limits undici's codes.
- */
+/** The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and causes. */
 export function errorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
   if (!e) return undefined;
