@@ -18,10 +18,9 @@ export interface DocumentDefaults {
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
 
 /**
- * What `docs submit` checks in a document before sending it: alias, label and a non-empty content
- * present (a document without them cannot be filed), perspective one of the seed's two when given,
- * no unknown field. The alias grammar and the label's length are the service's to check, and no
- * perspective is filled in: the seed leaves that endpoint's default "not shown".
+ * What `docs submit` checks before sending: alias, label and content present and not empty, perspective
+ * one of two when given, no unknown field. The alias grammar and the label's length are the service's
+ * to check; no perspective is filled in (the seed leaves that endpoint's default "not shown").
  */
 const documentInput = z.strictObject({
   alias: z.string().check(z.minLength(1, { error: 'must not be empty' })),
@@ -32,9 +31,8 @@ const documentInput = z.strictObject({
 
 /**
  * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
- * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows; else
- * one JSON document (possibly pretty-printed, parsed whole later). Returns the chunks to read from,
- * which replay what was peeked.
+ * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows;
+ * else one JSON document. The chunks returned replay what was peeked.
  */
 export async function detectDocumentFormat(
   chunks: AsyncIterable<Buffer>,
@@ -61,7 +59,6 @@ export async function detectDocumentFormat(
   return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
 }
 
-/** Reads one whole JSON document and completes it from the flags. */
 export async function readJsonDocument(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
@@ -82,11 +79,7 @@ export async function readJsonDocument(
   return checked.document;
 }
 
-/**
- * A JSON array of documents, or objects one after another as `jq '.[]'` prints them: many documents
- * where one was expected. A batch is NDJSON (one object a line), so the hint gives the jq line that
- * makes it; nothing is sent.
- */
+/** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
 function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string): void {
   const isArray = parsed.ok && Array.isArray(parsed.value);
   const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
@@ -106,7 +99,7 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
   );
 }
 
-/** A plain-text document: the content as given, the rest from the flags; a UsageError names what is wrong. */
+/** A plain-text document: the content as given, the rest from the flags. */
 export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody {
   const checked = checkDocument(fillDefaults({ content }, defaults));
   if (!checked.ok) throw new UsageError(checked.problem);
