@@ -161,26 +161,15 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
     thread_not_found: 'check the thread id (thr_...); `facectl threads create` prints it',
   };
   if (byCode[code]) return byCode[code];
-  const resource = resourceOf(info.path);
-  if (info.outsideContract || resource === undefined) {
-    return `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
-  }
-  return {
-    faces: byCode.face_not_found,
-    documents: byCode.document_not_found,
-    threads: byCode.thread_not_found,
-    oauth: byCode.unknown_provider,
-    keys: 'check the key id and the base URL',
-  }[resource] as string;
-}
-
-function resourceOf(path: string): 'faces' | 'documents' | 'threads' | 'oauth' | 'keys' | undefined {
-  if (path.startsWith('/v1/faces')) return 'faces';
-  if (path.startsWith('/v1/compile/documents')) return 'documents';
-  if (path.startsWith('/v1/compile/threads')) return 'threads';
-  if (path.startsWith('/v1/oauth')) return 'oauth';
-  if (path.startsWith('/v1/auth/api-keys')) return 'keys';
-  return undefined;
+  const byPath: [string, string | undefined][] = [
+    ['/v1/faces', byCode.face_not_found],
+    ['/v1/compile/documents', byCode.document_not_found],
+    ['/v1/compile/threads', byCode.thread_not_found],
+    ['/v1/oauth', byCode.unknown_provider],
+    ['/v1/auth/api-keys', 'check the key id and the base URL'],
+  ];
+  const hint = info.outsideContract ? undefined : byPath.find(([prefix]) => info.path.startsWith(prefix))?.[1];
+  return hint ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
 }
 
 function hintForRefusal(code: string, detail: string | undefined): string {
@@ -221,10 +210,8 @@ export function formatWait(seconds: number): string {
 }
 
 /**
- * True for hosts where a plain-http key is not exposed to a network: localhost (a trailing dot, any
- * case, *.localhost) and loopback addresses in every spelling the URL parser leaves: 127.0.0.0/8, ::1,
- * and IPv4-mapped 127.x (`[::ffff:127.0.0.1]` becomes `[::ffff:7f00:1]`). `127.1` and `0x7f.1` reach
- * here already as 127.0.0.1.
+ * True for hosts where a plain-http key is not exposed to a network: localhost, *.localhost and loopback
+ * addresses in every spelling the URL parser leaves (IPv4-mapped 127.x comes as `[::ffff:7f00:1]`).
  */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname
@@ -236,9 +223,8 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`, `10`).
- * Not node:net's isIP: a named import of a built-in from ESM loads every export of it, and node:net's
- * BlockList and SocketAddress cost each start of an API command a millisecond.
+ * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`). Not
+ * node:net's isIP: importing node:net costs each start of an API command a millisecond.
  */
 export function isIpLiteral(host: string): boolean {
   return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
