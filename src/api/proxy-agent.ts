@@ -31,26 +31,20 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
     clientFactory: (url: URL) => new ProxyClient(url, proxy, timeoutMs) as unknown as Dispatcher,
   });
   return {
-    send: (wire) => sendVia(agent, wire),
+    send: async (wire: WireRequest): Promise<WireResponse> => {
+      const response = await request.call(agent, {
+        origin: wire.origin,
+        path: wire.path,
+        method: wire.method as Dispatcher.HttpMethod,
+        headers: wire.headers,
+        ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
+        signal: wire.signal,
+      });
+      const { statusCode, statusText, headers, body } = response;
+      return { statusCode, ...(statusText ? { statusText } : {}), headers, body };
+    },
     destroy: (reason) => void agent.destroy(reason).catch(() => undefined),
     close: () => agent.close(),
-  };
-}
-
-async function sendVia(dispatcher: Dispatcher, wire: WireRequest): Promise<WireResponse> {
-  const response = await request.call(dispatcher, {
-    origin: wire.origin,
-    path: wire.path,
-    method: wire.method as Dispatcher.HttpMethod,
-    headers: wire.headers,
-    ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
-    signal: wire.signal,
-  });
-  return {
-    statusCode: response.statusCode,
-    ...(response.statusText ? { statusText: response.statusText } : {}),
-    headers: response.headers,
-    body: response.body,
   };
 }
 
