@@ -5,24 +5,16 @@ import type { AnyRoute } from '../contract/route.js';
 import { ResponseError } from '../errors.js';
 
 /**
- * How the client reads an answer. The contract's response schemas state the interface strictly (the
- * local service answers by them, the conformance tests check them). A command reads an answer more
- * leniently, as derived here from those schemas: a field that is null, missing or of another type does
- * not fail the command unless the command needs it to do its job; it is read as absent (a null stays
- * null, so --json shows what came), and --debug says what deviated. The fields a command needs are
- * listed in NEEDED; an answer without one of them is an unexpected response (exit 1) naming the route
- * and the field. An answer as the interface says is read here; only one that deviates loads lenient.ts.
- *
- * Imported through client.ts only (which re-exports readAnswer): the build then keeps it in the client's
- * chunk, and an API command loads no file more for it.
+ * How the client reads an answer: more leniently than the contract's strict response schemas. A field
+ * that is null, missing or of another type is read as absent (a null stays null, so --json shows what
+ * came) and --debug says so, unless the command needs it (NEEDED): then the answer is an unexpected
+ * response (exit 1) naming the route and the field. Only an answer that deviates loads lenient.ts.
+ * Imported through client.ts only, so the build keeps it in the client's chunk (no file more to load).
  */
 
 /**
- * The fields commands must have, by route: the new key's secret, the ids a command prints for the
- * next command to take (a document's or a thread's id, a face's alias), the URL to approve a
- * connection at, and what `oauth connect`/`disconnect` decide by (each entry's provider and whether it
- * is connected). For a route answering a list they are the fields of each entry. A submitted
- * document's token_count too, for now: a batch keeps it in its journal and its report, which take a
+ * The fields commands must have, by route (of each entry for a list): what a command prints for the
+ * next one to take, or decides by. A document's token_count too: a batch's journal and report take a
  * number (commands/docs/submit-batch.ts, state/batch-journal.ts).
  */
 export const NEEDED = {
@@ -58,10 +50,8 @@ type NeedOf<R extends AnyRoute> = R['name'] extends keyof typeof NEEDED ? (typeo
 export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedOf<R>>;
 
 /**
- * A JSON answer read as above; `debug` hears each field that deviated. The strict schema is tried
- * first: an answer as the interface says, with the fields the route needs, is read by it alone.
- * `neededOnly` (a batch, which keeps nothing else of thousands of answers): only the needed fields are
- * read, the rest is neither checked nor kept.
+ * A JSON answer read as above, the strict schema first. `neededOnly` (a batch, which keeps nothing else
+ * of thousands of answers): only the needed fields are read, the rest is neither checked nor kept.
  */
 export async function readAnswer(
   route: AnyRoute,
@@ -98,11 +88,7 @@ function hasNeeded(data: unknown, needed: readonly string[]): boolean {
   return entries.every((entry) => needed.every((key) => (entry as Record<string, unknown>)[key] !== undefined));
 }
 
-/**
- * What a message says of a value that does not fit a schema, for answers (above) and requests (the
- * client's check before sending): the field, what fits there, what came. In words a person reads, not
- * zod's (`expected a date-time string, came null`); read from the schemas' definitions, without zod.
- */
+/** For answers (above) and requests: what fits and what came, in words a person reads, not zod's. */
 type Issue = z.core.$ZodIssue;
 
 /** `field [0].connected_at: expected a date-time string, came null`. */
@@ -110,12 +96,9 @@ function deviation(issue: Issue, json: unknown, schema: z.ZodMiniType): string {
   return `field ${fieldPath(issue.path)}: ${issueText(issue, valueAt(json, issue.path), schemaAt(schema, issue.path), 'came')}`;
 }
 
-/**
- * What is wrong with `value` at the issue's place: `expected <what fits>, <came|got> <what came>` for a
- * value of another kind, where zod would say it in its words; a rule of the contract keeps its message.
- */
+/** `expected <what fits>, <came|got> <what came>`; a rule of the contract keeps its own message. */
 export function issueText(issue: Issue, value: unknown, schema: z.ZodMiniType | undefined, came = 'got'): string {
-  // A rule of the contract says what it wants in its own message; zod's defaults start `Invalid`.
+  // zod's default messages start `Invalid`.
   const zodsOwn = /^Invalid\b/.test(issue.message);
   if (!zodsOwn || !['invalid_type', 'invalid_value', 'invalid_format'].includes(issue.code)) return issue.message;
   return `expected ${describeSchema(schema) ?? expectedOf(issue)}, ${came} ${describeValue(value)}`;

@@ -12,9 +12,7 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
 
 /**
  * The only path to the network. Every call names a contract route: the request is validated before
- * anything is sent (a UsageError naming the field), the key goes only to the configured base URL, and
- * the answer is read on arrival as answers.ts says (a ResponseError naming the route and a field the
- * command needs; other fields that deviate are read as absent).
+ * anything is sent, the key goes only to the configured base URL, the answer is read as answers.ts says.
  */
 
 export interface ApiClientOptions {
@@ -24,7 +22,6 @@ export interface ApiClientOptions {
   /** Allow plain http to hosts other than loopback (the key would cross the network unencrypted). */
   insecureHttp?: boolean;
   env?: Readonly<Record<string, string | undefined>>;
-  /** Aborts every request (Ctrl-C). */
   signal?: AbortSignal;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   debug?: (line: string) => void;
@@ -41,10 +38,7 @@ export interface ApiClientOptions {
   fastExit?: boolean;
 }
 
-/**
- * A request the contract refuses, before anything is sent: the message names the fields, `issues`
- * says what is wrong with each (printed one a line, as a 422's field errors are).
- */
+/** A request the contract refuses, before anything is sent: `issues` are printed one a line, as a 422's. */
 export class RequestValidationError extends UsageError {
   constructor(
     message: string,
@@ -102,8 +96,7 @@ export function createApiClient(
     ): Promise<AnswerOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
       const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
-      // Every body is checked against the contract here, a pre-serialized one too: by the parsed form its
-      // caller made it from (input.body), which the bytes are the serialization of.
+      // A pre-serialized body (rawBody) is checked by the parsed form it was made from (input.body).
       let body: string | CallOptions['rawBody'] | undefined;
       if (route.body) {
         const checked = validateRequest(route, 'body', route.body, input.body);
@@ -229,7 +222,6 @@ async function interpret(
   if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
   let json: unknown;
   if (result.json) {
-    // Parsed as it arrived (CallOptions.largeStrings).
     if (!result.json.ok) throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
     json = result.json.value;
   } else {

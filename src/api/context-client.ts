@@ -3,11 +3,7 @@ import { safeJson, visible } from '../io/output.js';
 import type { ApiClient, RawRequest, RawResponse } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
-/**
- * A client built from a context's pieces (abort signal, clock, --debug, --insecure-http, proxies) for a
- * given base URL and key. ctx.api() uses it with the resolved credentials; `auth login` uses it to
- * check a key before storing it.
- */
+/** A client from a context's pieces for a given base URL and key (ctx.api(), and `auth login` checking a key). */
 export function clientForContext(
   ctx: Pick<Context, 'globals' | 'env' | 'signal' | 'clock' | 'io'>,
   target: Pick<ApiClientOptions, 'baseUrl' | 'apiKey' | 'noKeyMessage'>,

@@ -1,10 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
 
-/**
- * Turns an error answer of the service into an ApiError carrying its status, machine code, the service's
- * detail and the fix for a person to try. This is the one place that knows what each code means.
- */
+/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 
 export interface ExchangeInfo {
   method: string;
@@ -164,26 +161,15 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
     thread_not_found: 'check the thread id (thr_...); `facectl threads create` prints it',
   };
   if (byCode[code]) return byCode[code];
-  const resource = resourceOf(info.path);
-  if (info.outsideContract || resource === undefined) {
-    return `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
-  }
-  return {
-    faces: byCode.face_not_found,
-    documents: byCode.document_not_found,
-    threads: byCode.thread_not_found,
-    oauth: byCode.unknown_provider,
-    keys: 'check the key id and the base URL',
-  }[resource] as string;
-}
-
-function resourceOf(path: string): 'faces' | 'documents' | 'threads' | 'oauth' | 'keys' | undefined {
-  if (path.startsWith('/v1/faces')) return 'faces';
-  if (path.startsWith('/v1/compile/documents')) return 'documents';
-  if (path.startsWith('/v1/compile/threads')) return 'threads';
-  if (path.startsWith('/v1/oauth')) return 'oauth';
-  if (path.startsWith('/v1/auth/api-keys')) return 'keys';
-  return undefined;
+  const byPath: [string, string | undefined][] = [
+    ['/v1/faces', byCode.face_not_found],
+    ['/v1/compile/documents', byCode.document_not_found],
+    ['/v1/compile/threads', byCode.thread_not_found],
+    ['/v1/oauth', byCode.unknown_provider],
+    ['/v1/auth/api-keys', 'check the key id and the base URL'],
+  ];
+  const hint = info.outsideContract ? undefined : byPath.find(([prefix]) => info.path.startsWith(prefix))?.[1];
+  return hint ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
 }
 
 function hintForRefusal(code: string, detail: string | undefined): string {
@@ -224,10 +210,8 @@ export function formatWait(seconds: number): string {
 }
 
 /**
- * True for hosts where a plain-http key is not exposed to a network: localhost (a trailing dot, any
- * case, *.localhost) and loopback addresses in every spelling the URL parser leaves: 127.0.0.0/8, ::1,
- * and IPv4-mapped 127.x (`[::ffff:127.0.0.1]` becomes `[::ffff:7f00:1]`). `127.1` and `0x7f.1` reach
- * here already as 127.0.0.1.
+ * True for hosts where a plain-http key is not exposed to a network: localhost, *.localhost and loopback
+ * addresses in every spelling the URL parser leaves (IPv4-mapped 127.x comes as `[::ffff:7f00:1]`).
  */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname
@@ -239,9 +223,8 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`, `10`).
- * Not node:net's isIP: a named import of a built-in from ESM loads every export of it, and node:net's
- * BlockList and SocketAddress cost each start of an API command a millisecond.
+ * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`). Not
+ * node:net's isIP: importing node:net costs each start of an API command a millisecond.
  */
 export function isIpLiteral(host: string): boolean {
   return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
@@ -258,53 +241,43 @@ export function networkErrorFrom(
   limits: { connectMs: number; headersMs: number; bodyMs: number },
   reached = false,
 ): NetworkError | ResponseError {
-  const unsent = !reached;
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
-  const loopbackHint = isLoopbackHost(host)
-    ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
-    : 'check --base-url / FACECTL_BASE_URL and your network';
-  const timeoutHint = 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer';
   const reason = (error as Error | undefined)?.message;
+  const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
+    new NetworkError(message, {
+      hint: isLoopbackHost(host)
+        ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+        : 'check --base-url / FACECTL_BASE_URL and your network',
+      ...details,
+      cause: error,
+      unsent: !reached,
+    });
+  const slow = (message: string) =>
+    new NetworkError(message, {
+      code: 'timeout',
+      hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+      cause: error,
+    });
   switch (code) {
     case 'FACECTL_PROXY':
-      return new NetworkError(reason ?? 'the proxy failed', {
+      return unreached(reason ?? 'the proxy failed', {
         code: 'proxy_error',
         hint: (error as { hint?: string }).hint ?? 'check HTTP(S)_PROXY',
-        cause: error,
-        unsent,
       });
     case 'ECONNREFUSED':
-      return new NetworkError(`cannot reach ${info.baseUrl}: connection refused`, {
-        hint: loopbackHint,
-        cause: error,
-        unsent,
-      });
+      return unreached(`cannot reach ${info.baseUrl}: connection refused`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new NetworkError(`cannot reach ${info.baseUrl}: host ${host} not found`, {
-        hint: loopbackHint,
-        cause: error,
-        unsent,
-      });
+      return unreached(`cannot reach ${info.baseUrl}: host ${host} not found`);
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new NetworkError(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
+      return unreached(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
         code: 'timeout',
-        hint: loopbackHint,
-        cause: error,
-        unsent,
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return new NetworkError(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`, {
-        code: 'timeout',
-        hint: timeoutHint,
-        cause: error,
-      });
+      return slow(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`);
     case 'UND_ERR_BODY_TIMEOUT':
-      return new NetworkError(
-        `${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`,
-        { code: 'timeout', hint: timeoutHint, cause: error },
-      );
+      return slow(`${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`);
     case 'UND_ERR_HEADERS_OVERFLOW':
     case 'HPE_HEADER_OVERFLOW':
       // The same answer comes again: not a failure to try again, an answer no client of the interface takes.
@@ -330,10 +303,7 @@ export function networkErrorFrom(
   }
 }
 
-/**
- * The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and
- * causes. node-http.ts gives its time limits undici's codes.
- */
+/** The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and causes. */
 export function errorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
   if (!e) return undefined;

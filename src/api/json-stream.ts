@@ -1,17 +1,13 @@
+import { locateJsonError } from '../input/json.js';
+
 /**
- * A streaming JSON reader for answers that carry one huge string, such as the document the service
- * echoes after `docs submit` (its whole content). The bytes are parsed as they arrive, and the named
- * top-level string fields are kept out of memory: dropped, or written (escaped as JSON.stringify would)
- * to a private temporary file; the value holds a marker string in their place, and LargeStrings
- * (large-strings.ts) prints it with them written back. Every other token is parsed by JSON.parse itself
- * once it ended, so the value is the one JSON.parse gives for the same bytes; bytes that are not JSON
- * throw a JsonStreamError naming the offset.
- * Why own code and not a streaming JSON library: docs/decisions.md (peak RSS of a 50 MiB document).
+ * A streaming reader for answers that carry one huge string, such as the document the service echoes
+ * after `docs submit` (its whole content). The named top-level string fields are handed to a writer in
+ * pieces as the bytes arrive (large-strings.ts drops them or writes them to a file) and a marker string
+ * stands in their place; every other byte is kept and parsed by JSON.parse at the end, so the value is
+ * the one JSON.parse gives for the same bytes. Why own code: docs/decisions.md (peak RSS of a 50 MiB
+ * document).
  */
-
-import { BACKSLASH, JsonStreamError, safeCut, unexpected } from './json-scan.js';
-
-export { JsonStreamError } from './json-scan.js';
 
 /** Receives the text of one large string, in pieces that never split a surrogate pair. */
 export interface LargeStringWriter {
@@ -28,159 +24,116 @@ export interface JsonStreamOptions {
   open?: (field: string) => LargeStringWriter;
 }
 
-const enum Expect {
-  Value,
-  ValueOrArrayEnd,
-  KeyOrObjectEnd,
-  Key,
-  Colon,
-  CommaOrEnd,
-  Done,
-}
-
-const enum Token {
-  None,
-  String,
-  Number,
-  Literal,
-}
-
-interface Frame {
-  container: Record<string, unknown> | unknown[];
-  key: string | undefined;
+export class JsonStreamError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(`${message} at byte ${offset}`);
+    this.name = 'JsonStreamError';
+  }
 }
 
 const QUOTE = 0x22;
-const NUMBER_BYTES = new Uint8Array(256);
-for (const c of '0123456789+-.eE') NUMBER_BYTES[c.charCodeAt(0)] = 1;
-const EMPTY = Buffer.alloc(0);
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
 
 /** Push parser: write() the bytes as they come, then end() for the value. */
 export class JsonStreamParser {
   /** Bytes of large strings passed to their writers (not held). */
   largeBytes = 0;
   private offset = 0;
-  private expect = Expect.Value;
-  private readonly stack: Frame[] = [];
-  private result: unknown;
-  private token = Token.None;
-  private tokenStart = 0;
-  private parts: Buffer[] = [];
-  private partsBytes = 0;
-  /** Inside a string: the previous byte was a backslash (the escape may span two chunks). */
+  private depth = 0;
+  private topIsObject: boolean | undefined;
+  /** The last of `{`, `,` and `:` at depth 1: a string after `:` is a value, else a key. */
+  private last = 0;
+  /** The last key at depth 1 of the top-level object. */
+  private key: string | undefined;
+  private inString = false;
+  /** Inside a string: the chunk ended on a backslash, so the next byte is escaped. */
   private escaped = false;
-  /** The current string is the value of a large field: its writer once it passed inlineBytes. */
-  private largeField: string | undefined;
-  private largeWriter: LargeStringWriter | undefined;
+  /** The current string: a key at depth 1 or a large field's value (its bytes held), or other. */
+  private role: 'key' | 'large' | 'other' = 'other';
+  private stringStart = 0;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private writer: LargeStringWriter | undefined;
   /** A high surrogate that ended the last piece, held so the pair is written whole. */
   private highSurrogate = '';
-  private readonly inlineBytes: number;
+  /** The bytes outside large strings, markers in their place; for each marker, the bytes it saves. */
+  private readonly kept: Buffer[] = [];
+  private keptBytes = 0;
+  private readonly splices: { at: number; saved: number }[] = [];
 
-  constructor(private readonly options: JsonStreamOptions = {}) {
-    this.inlineBytes = options.inlineBytes ?? 0;
-  }
+  constructor(private readonly options: JsonStreamOptions = {}) {}
 
-  /** Parses the next bytes. A token's bytes are kept by reference until it ends: do not reuse `chunk`. */
   write(chunk: Buffer): void {
-    let i = 0;
     const n = chunk.length;
+    let from = 0;
+    let i = 0;
     while (i < n) {
-      if (this.token === Token.String) {
-        i = this.scanString(chunk, i);
-        continue;
-      }
-      if (this.token !== Token.None) {
-        i = this.scanBare(chunk, i);
+      if (this.inString) {
+        const end = this.stringEnd(chunk, i);
+        if (this.role !== 'other') this.hold(chunk.subarray(i, end === -1 ? n : end));
+        if (end === -1) break;
+        i = end + 1;
+        this.inString = false;
+        if (this.role === 'key') this.key = this.decodeHeld();
+        if (this.role === 'large') {
+          this.endLarge(this.offset + i);
+          from = i;
+        }
         continue;
       }
       const b = chunk[i] as number;
-      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) {
-        i++;
-        continue;
-      }
-      this.structural(b, this.offset + i);
-      // A number or literal starts with this byte: scanBare takes it.
-      if (this.token === Token.None || this.token === Token.String) i++;
+      if (b === QUOTE) {
+        this.startString(this.offset + i);
+        if (this.role === 'large') this.keep(chunk.subarray(from, i));
+      } else if (b === 0x7b || b === 0x5b) {
+        this.topIsObject ??= b === 0x7b;
+        if (++this.depth === 1) this.last = b;
+      } else if (b === 0x7d || b === 0x5d) this.depth--;
+      else if ((b === COLON || b === 0x2c) && this.depth === 1) this.last = b;
+      i++;
     }
+    if (!(this.inString && this.role === 'large')) this.keep(chunk.subarray(from));
+    else if (this.heldBytes > (this.options.inlineBytes ?? 0)) this.flushLarge(false);
     this.offset += n;
   }
 
   /** The parsed value, once the input ended; throws if it ended before the value did. */
   end(): unknown {
-    if (this.stack.length === 0 && (this.token === Token.Number || this.token === Token.Literal)) this.finishBare();
-    if (this.token !== Token.None || this.expect !== Expect.Done) {
-      throw new JsonStreamError(
-        this.offset === 0 ? 'empty body' : 'unexpected end of JSON (the answer was cut short)',
-        this.offset,
-      );
+    if (this.offset === 0) throw new JsonStreamError('empty body', 0);
+    if (this.inString || this.depth > 0) {
+      throw new JsonStreamError('unexpected end of JSON (the answer was cut short)', this.offset);
     }
-    return this.result;
-  }
-
-  private structural(b: number, at: number): void {
-    switch (this.expect) {
-      case Expect.Value:
-      case Expect.ValueOrArrayEnd:
-        if (b === 0x5d && this.expect === Expect.ValueOrArrayEnd) return this.close();
-        return this.startValue(b, at);
-      case Expect.KeyOrObjectEnd:
-      case Expect.Key:
-        if (b === 0x7d && this.expect === Expect.KeyOrObjectEnd) return this.close();
-        if (b !== QUOTE) throw unexpected(b, at, 'a key in double quotes');
-        return this.startString(at, undefined);
-      case Expect.Colon:
-        if (b !== 0x3a) throw unexpected(b, at, "':'");
-        this.expect = Expect.Value;
-        return;
-      case Expect.CommaOrEnd: {
-        const top = this.stack[this.stack.length - 1] as Frame;
-        const isArray = Array.isArray(top.container);
-        if (b === 0x2c) {
-          this.expect = isArray ? Expect.Value : Expect.Key;
-          return;
-        }
-        if (b === (isArray ? 0x5d : 0x7d)) return this.close();
-        throw unexpected(b, at, isArray ? "',' or ']'" : "',' or '}'");
-      }
-      case Expect.Done:
-        throw unexpected(b, at, 'the end of the JSON');
+    const text = Buffer.concat(this.kept, this.keptBytes).toString('utf8');
+    try {
+      return JSON.parse(text);
+    } catch {
+      const problem = locateJsonError(text);
+      let at = Buffer.byteLength(text.slice(0, problem.offset));
+      for (const splice of this.splices) if (splice.at <= at) at += splice.saved;
+      throw new JsonStreamError(problem.reason, at);
     }
   }
 
-  private startValue(b: number, at: number): void {
-    if (b === 0x7b) {
-      this.stack.push({ container: {}, key: undefined });
-      this.expect = Expect.KeyOrObjectEnd;
-    } else if (b === 0x5b) {
-      this.stack.push({ container: [], key: undefined });
-      this.expect = Expect.ValueOrArrayEnd;
-    } else if (b === QUOTE) {
-      const top = this.stack[this.stack.length - 1];
-      const field = this.stack.length === 1 && top && !Array.isArray(top.container) ? top.key : undefined;
-      const large = field !== undefined && this.options.open && this.options.largeFields?.has(field);
-      this.startString(at, large ? field : undefined);
-    } else if (NUMBER_BYTES[b] === 1) {
-      this.startBare(Token.Number, at);
-    } else if (b >= 0x61 && b <= 0x7a) {
-      this.startBare(Token.Literal, at);
-    } else {
-      throw unexpected(b, at, 'a value');
-    }
-  }
-
-  private startString(at: number, largeField: string | undefined): void {
-    this.token = Token.String;
-    this.tokenStart = at;
-    this.parts = [];
-    this.partsBytes = 0;
+  private startString(at: number): void {
+    this.inString = true;
     this.escaped = false;
-    this.largeField = largeField;
-    this.largeWriter = undefined;
-    this.highSurrogate = '';
+    this.stringStart = at;
+    this.role = 'other';
+    if (this.depth !== 1 || !this.topIsObject) return;
+    if (this.last !== COLON) this.role = 'key';
+    else if (this.key !== undefined && this.options.open && this.options.largeFields?.has(this.key)) {
+      this.role = 'large';
+      this.writer = undefined;
+      this.highSurrogate = '';
+    }
   }
 
-  /** Consumes string bytes from `from`; returns where scanning stopped (after the closing quote). */
-  private scanString(chunk: Buffer, from: number): number {
+  /** Where the string ends in `chunk` (its closing quote), searching from `from`; -1 when it goes on. */
+  private stringEnd(chunk: Buffer, from: number): number {
     let i = from;
     if (this.escaped) {
       // The byte after a backslash that ended the previous chunk: never the closing quote.
@@ -190,57 +143,60 @@ export class JsonStreamParser {
     // The next quote and backslash, each searched again only once passed (long strings have many escapes).
     let quote = -2;
     let slash = -2;
-    let end = -1;
     while (i < chunk.length) {
       if (quote !== -1 && quote < i) quote = chunk.indexOf(QUOTE, i);
       if (slash !== -1 && slash < i) slash = chunk.indexOf(BACKSLASH, i);
-      if (slash !== -1 && (quote === -1 || slash < quote)) {
-        if (slash + 1 >= chunk.length) {
-          this.escaped = true;
-          break;
-        }
-        i = slash + 2;
-        continue;
+      if (slash === -1 || (quote !== -1 && quote < slash)) return quote;
+      if (slash + 1 >= chunk.length) {
+        this.escaped = true;
+        return -1;
       }
-      end = quote;
-      break;
+      i = slash + 2;
     }
-    const stop = end === -1 ? chunk.length : end;
-    if (stop > from) {
-      this.parts.push(chunk.subarray(from, stop));
-      this.partsBytes += stop - from;
-    }
-    if (end === -1) {
-      if (this.largeField !== undefined && this.partsBytes > this.inlineBytes) this.flushLarge(false);
-      return chunk.length;
-    }
-    this.finishString();
-    return end + 1;
+    return -1;
   }
 
-  private finishString(): void {
-    this.token = Token.None;
-    if (this.largeField !== undefined && (this.largeWriter !== undefined || this.partsBytes > this.inlineBytes)) {
-      this.flushLarge(true);
-      const writer = this.largeWriter as LargeStringWriter;
-      this.largeWriter = undefined;
-      this.largeField = undefined;
-      return this.value(writer.end());
-    }
-    this.largeField = undefined;
-    const bytes = this.takeParts();
-    let text: string;
+  private keep(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    // A copy: a view would keep the whole chunk (mostly a large string's bytes) alive.
+    this.kept.push(Buffer.from(bytes));
+    this.keptBytes += bytes.length;
+  }
+
+  private hold(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.held.push(bytes);
+    this.heldBytes += bytes.length;
+  }
+
+  private takeHeld(): Buffer {
+    const bytes = this.held.length === 1 ? (this.held[0] as Buffer) : Buffer.concat(this.held, this.heldBytes);
+    this.held = [];
+    this.heldBytes = 0;
+    return bytes;
+  }
+
+  private decodeHeld(): string | undefined {
     try {
-      text = JSON.parse(`"${bytes.toString('utf8')}"`) as string;
-    } catch (error) {
-      throw new JsonStreamError(`invalid string (${reason(error)})`, this.tokenStart);
+      return JSON.parse(`"${this.takeHeld().toString('utf8')}"`) as string;
+    } catch {
+      return undefined; // Not a key JSON.parse reads: end() says where the JSON broke.
     }
-    if (this.expect === Expect.Key || this.expect === Expect.KeyOrObjectEnd) {
-      (this.stack[this.stack.length - 1] as Frame).key = text;
-      this.expect = Expect.Colon;
+  }
+
+  /**
+   * A large field's value ended (`after`: the offset after its closing quote): its marker, or the
+   * string itself when it is shorter than inlineBytes.
+   */
+  private endLarge(after: number): void {
+    if (this.writer === undefined && this.heldBytes <= (this.options.inlineBytes ?? 0)) {
+      this.keep(Buffer.concat([Buffer.from('"'), this.takeHeld(), Buffer.from('"')]));
       return;
     }
-    this.value(text);
+    this.flushLarge(true);
+    const marker = Buffer.from(JSON.stringify((this.writer as LargeStringWriter).end()));
+    this.keep(marker);
+    this.splices.push({ at: this.keptBytes, saved: after - this.stringStart - marker.length });
   }
 
   /**
@@ -248,106 +204,59 @@ export class JsonStreamParser {
    * up to the last point where no escape sequence and no UTF-8 character is cut (the rest stays held).
    */
   private flushLarge(final: boolean): void {
-    if (this.largeWriter === undefined) this.largeWriter = this.options.open?.(this.largeField as string);
-    const bytes = this.takeParts();
+    this.writer ??= this.options.open?.(this.key as string);
+    const bytes = this.takeHeld();
     const cut = final ? bytes.length : safeCut(bytes, this.escaped);
-    const rest = bytes.subarray(cut);
-    if (rest.length > 0) {
-      this.parts = [rest];
-      this.partsBytes = rest.length;
-    }
+    this.hold(bytes.subarray(cut));
     if (cut === 0 && !final) return;
     let piece: string;
     try {
       piece = JSON.parse(`"${bytes.toString('utf8', 0, cut)}"`) as string;
     } catch (error) {
-      throw new JsonStreamError(`invalid string (${reason(error)})`, this.tokenStart);
+      const reason = (error as Error).message.replace(/ in JSON at position \d+.*$/s, '');
+      throw new JsonStreamError(`invalid string (${reason})`, this.stringStart);
     }
     this.largeBytes += cut;
     piece = this.highSurrogate + piece;
     this.highSurrogate = '';
-    if (!final && piece.length > 0) {
-      const last = piece.charCodeAt(piece.length - 1);
-      if (last >= 0xd800 && last <= 0xdbff) {
-        this.highSurrogate = piece.slice(-1);
-        piece = piece.slice(0, -1);
-      }
+    const last = piece.charCodeAt(piece.length - 1);
+    if (!final && last >= 0xd800 && last <= 0xdbff) {
+      this.highSurrogate = piece.slice(-1);
+      piece = piece.slice(0, -1);
     }
-    if (piece.length > 0) this.largeWriter?.write(piece);
-  }
-
-  private takeParts(): Buffer {
-    const bytes =
-      this.parts.length === 1
-        ? (this.parts[0] as Buffer)
-        : this.parts.length === 0
-          ? EMPTY
-          : Buffer.concat(this.parts, this.partsBytes);
-    this.parts = [];
-    this.partsBytes = 0;
-    return bytes;
-  }
-
-  private startBare(kind: Token, at: number): void {
-    this.token = kind;
-    this.tokenStart = at;
-    this.parts = [];
-    this.partsBytes = 0;
-  }
-
-  /** Numbers and literals: their bytes up to the first byte that cannot belong to them. */
-  private scanBare(chunk: Buffer, from: number): number {
-    let i = from;
-    if (this.token === Token.Number) while (i < chunk.length && NUMBER_BYTES[chunk[i] as number] === 1) i++;
-    else while (i < chunk.length && (chunk[i] as number) >= 0x61 && (chunk[i] as number) <= 0x7a) i++;
-    if (i > from) {
-      this.parts.push(chunk.subarray(from, i));
-      this.partsBytes += i - from;
-    }
-    if (this.partsBytes > 1024) throw new JsonStreamError('invalid value (too long)', this.tokenStart);
-    if (i < chunk.length) this.finishBare();
-    return i;
-  }
-
-  private finishBare(): void {
-    const text = this.takeParts().toString('latin1');
-    this.token = Token.None;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new JsonStreamError(`invalid value ${JSON.stringify(text)}`, this.tokenStart);
-    }
-    this.value(value);
-  }
-
-  private close(): void {
-    const frame = this.stack.pop() as Frame;
-    this.value(frame.container);
-  }
-
-  private value(value: unknown): void {
-    const top = this.stack[this.stack.length - 1];
-    if (top === undefined) {
-      this.result = value;
-      this.expect = Expect.Done;
-      return;
-    }
-    if (Array.isArray(top.container)) top.container.push(value);
-    else {
-      const key = top.key as string;
-      if (key === '__proto__') {
-        // As JSON.parse does: an own property, not the prototype.
-        Object.defineProperty(top.container, key, { value, writable: true, enumerable: true, configurable: true });
-      } else top.container[key] = value;
-      top.key = undefined;
-    }
-    this.expect = Expect.CommaOrEnd;
+    if (piece.length > 0) this.writer?.write(piece);
   }
 }
 
-function reason(error: unknown): string {
-  return error instanceof Error ? error.message.replace(/ in JSON at position \d+.*$/s, '') : String(error);
+/**
+ * How many leading bytes of a string's inside can be decoded on their own: not ending inside an escape
+ * sequence (`\`, `\u` and up to four hex digits) or inside a UTF-8 character. `escaped` says the byte
+ * after these is escaped (the last byte here is a backslash that starts an escape).
+ */
+function safeCut(bytes: Buffer, escaped: boolean): number {
+  let cut = escaped ? bytes.length - 1 : bytes.length;
+  for (let k = Math.max(0, cut - 6); k < cut; k++) {
+    if (bytes[k] !== BACKSLASH) continue;
+    // A backslash after an odd run of backslashes is itself escaped.
+    let run = 0;
+    for (let j = k - 1; j >= 0 && bytes[j] === BACKSLASH; j--) run++;
+    if (run % 2 === 1) continue;
+    const length = bytes[k + 1] === 0x75 ? 6 : 2;
+    if (k + length > cut) {
+      cut = k;
+      break;
+    }
+    k += length - 1;
+  }
+  for (let k = cut - 1; k >= 0 && k >= cut - 3; k--) {
+    const b = bytes[k] as number;
+    if (b < 0x80) break;
+    if (b >= 0xc0) {
+      if (cut - k < (b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2)) cut = k;
+      break;
+    }
+  }
+  return cut;
 }
 
 /** Reads a whole JSON value from chunks (see JsonStreamParser). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonStreamOptions } from './json-stream.js';
 
-/** One reading of an answer by LargeStrings (a retried request reads the next answer afresh). */
+/** One reading of an answer (a retried request reads the next answer afresh). */
 export interface LargeStringsReading {
   options: JsonStreamOptions;
   /** Writes what the last chunk gave to the files; await it after each chunk. */
@@ -15,13 +15,9 @@ export interface LargeStringsReading {
 }
 
 /**
- * The large strings of one answer: what a caller passes to the API client (CallOptions.largeStrings) to
- * read an answer without holding them, and then uses to print that answer.
- *
- * `keep: 'none'` drops them (the command prints no such field); `keep: 'spool'` writes each one longer
- * than `inlineBytes` (64 KiB) to a temporary file of mode 0600, escaped for JSON, so that writeJson can
- * print the value exactly as `JSON.stringify(value, null, 2)` would. dispose() removes the files.
- * The budget row this serves, and what it saves, are at the top of json-stream.ts.
+ * The large strings of an answer (CallOptions.largeStrings): `keep: 'none'` drops them (the command prints
+ * no such field); `keep: 'spool'` writes each one longer than `inlineBytes` to a temporary file of mode
+ * 0600, escaped for JSON, so that writeJson prints the value exactly as `JSON.stringify` would.
  */
 export class LargeStrings {
   readonly fields: ReadonlySet<string>;
@@ -32,7 +28,6 @@ export class LargeStrings {
   /** Marker string -> the file holding the escaped text (spool), or undefined (dropped). */
   private readonly kept = new Map<string, string | undefined>();
   private dir: string | undefined;
-
   private readonly parentDir: string | undefined;
 
   /** `tmpDir`: where the private directory of the files is made (default: the system's). */
@@ -43,7 +38,6 @@ export class LargeStrings {
     this.parentDir = options.tmpDir;
   }
 
-  /** Whether `value` is a marker standing for a large string read into this set. */
   has(value: unknown): boolean {
     return typeof value === 'string' && value.startsWith(this.markerPrefix);
   }

@@ -2,10 +2,8 @@ import * as z from 'zod/mini';
 import type { AnyRoute } from '../contract/route.js';
 
 /**
- * The lenient schema of a route's answer (see answers.ts), derived from its strict response schema:
- * every field of every object may be null or missing, and one of another type is read as absent
- * (undefined), but the fields the route needs, which must be there and of their type. Made once per
- * route, and only for an answer that deviated from the strict schema.
+ * The lenient schema of a route's answer (answers.ts): every field may be null or missing, one of another
+ * type is read as absent, but for the needed ones. Made once per route, for an answer that deviated.
  */
 export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
   let schema = LENIENT.get(route);
@@ -18,7 +16,7 @@ export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.Z
 
 const LENIENT = new WeakMap<AnyRoute, z.ZodMiniType>();
 
-/** The needed fields alone of a route answering an object (answers.ts, `neededOnly`), made once per route. */
+/** The needed fields alone of a route answering an object (`neededOnly`), made once per route. */
 export function neededSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
   let schema = NEEDED_ONLY.get(route);
   if (!schema) {

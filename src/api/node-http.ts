@@ -3,20 +3,13 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /**
- * Every request but those through a proxy goes through Node's own HTTP client (node:http or
- * node:https) with keep-alive connections, one per request in flight (a batch's --concurrency).
- * Node's client comes compiled with Node, where undici's JavaScript is compiled at each start: an API
- * command through undici's Pool measured 439 M instructions against 353 M through node:http (Node 20,
- * callgrind; Node 24 398 M against 318 M). And it skips an interim `100 Continue` facectl did not ask
- * for and reads the real answer (reliability case 56), where undici's parser ends the connection.
- * Requests through a proxy go through undici's ProxyAgent (proxy-agent.ts).
- *
- * The limits are undici's, measured alike: connect (DNS included), then headers (from the moment the
- * request can be written), then body (a silence between two pieces of the answer). A limit that passes
- * fails the request with the code undici gives the same failure, so error-mapping.ts reads either alike.
+ * Every request but those through a proxy goes through Node's own HTTP client with keep-alive (why:
+ * docs/decisions.md). Its limits are undici's, measured alike: connect (DNS included), then headers
+ * (from the moment the request can be written), then body (a silence in the answer); one that passes
+ * fails the request with undici's code for it, so error-mapping.ts reads either client alike.
  */
 
-/** A request as the transport hands it to a client, this one or undici's. */
+/** A request as the transport hands it to a client, this one or the proxy's (proxy-agent.ts). */
 export interface WireRequest {
   /** The base URL's origin; `path` holds the rest. */
   origin: string;
@@ -27,7 +20,6 @@ export interface WireRequest {
   signal: AbortSignal;
 }
 
-/** An answer as a client hands it back: the body is read by the transport. */
 export interface WireResponse {
   statusCode: number;
   statusText?: string;
@@ -35,12 +27,10 @@ export interface WireResponse {
   body: Readable;
 }
 
-/** What the transport asks of a client, this one or the proxy's (proxy-agent.ts). */
 export interface Sender {
   send(request: WireRequest): Promise<WireResponse>;
   /** Ends every request in flight with `reason` (Ctrl-C). */
   destroy(reason: Error): void;
-  /** Lets the kept-alive connections go. */
   close(): void | Promise<void>;
 }
 

@@ -11,18 +11,10 @@ import type { Limits, Sender, WireRequest, WireResponse } from './node-http.js';
 import { type ProxyChoice, ProxyError } from './proxy.js';
 
 /**
- * The client of a base URL that goes through a proxy: undici's ProxyAgent, which opens a CONNECT
- * tunnel per connection (TLS inside it for an https origin), with keep-alive. Loaded only when a proxy
- * applies; every other request goes through Node's own client (node-http.ts).
- *
- * Its CONNECT goes through the client below, so that every failure of the proxy (refused, closed on
- * CONNECT, a non-200 answer, no answer within the connect limit) is a ProxyError naming the proxy.
- * Besides the message, that ends the request at once: undici reconnects in a loop after a plain socket
- * error during connect (UND_ERR_SOCKET), and fails the queued requests on any other error.
- *
- * Unlike Node's client, undici's HTTP/1 parser ends the connection on a `100 Continue` facectl did not
- * ask for (reliability case 56), with no option or interceptor to change that: through a proxy, such
- * an answer fails the request (docs/decisions.md).
+ * The client of a base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded
+ * only then. Its CONNECT goes through ProxyClient below, so that every failure of the proxy is a
+ * ProxyError naming it, which also ends the request at once: undici reconnects in a loop after a plain
+ * socket error during connect (UND_ERR_SOCKET). A `100 Continue` fails a request here (docs/decisions.md).
  */
 export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false): Sender {
   // Before undici compiles its parser, at the first connection (TransportOptions.fastExit).
@@ -39,30 +31,24 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
     clientFactory: (url: URL) => new ProxyClient(url, proxy, timeoutMs) as unknown as Dispatcher,
   });
   return {
-    send: (wire) => sendVia(agent, wire),
+    send: async (wire: WireRequest): Promise<WireResponse> => {
+      const response = await request.call(agent, {
+        origin: wire.origin,
+        path: wire.path,
+        method: wire.method as Dispatcher.HttpMethod,
+        headers: wire.headers,
+        ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
+        signal: wire.signal,
+      });
+      const { statusCode, statusText, headers, body } = response;
+      return { statusCode, ...(statusText ? { statusText } : {}), headers, body };
+    },
     destroy: (reason) => void agent.destroy(reason).catch(() => undefined),
     close: () => agent.close(),
   };
 }
 
-async function sendVia(dispatcher: Dispatcher, wire: WireRequest): Promise<WireResponse> {
-  const response = await request.call(dispatcher, {
-    origin: wire.origin,
-    path: wire.path,
-    method: wire.method as Dispatcher.HttpMethod,
-    headers: wire.headers,
-    ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
-    signal: wire.signal,
-  });
-  return {
-    statusCode: response.statusCode,
-    ...(response.statusText ? { statusText: response.statusText } : {}),
-    headers: response.headers,
-    body: response.body,
-  };
-}
-
-/** What ProxyAgent asks of the client to the proxy: connect (a CONNECT exchange), close, destroy. */
+/** What ProxyAgent asks of the client to the proxy: connect, close, destroy. */
 class ProxyClient {
   private readonly pool: Pool;
   private readonly where: string;

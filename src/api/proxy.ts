@@ -3,14 +3,11 @@ import { UsageError } from '../errors.js';
 import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
 
 /**
- * HTTP(S)_PROXY: which proxy a base URL goes through; the tunnel is undici's ProxyAgent (proxy-agent.ts,
- * loaded only then). Not its EnvHttpProxyAgent: it reads process.env, not the command's environment, and
- * its NO_PROXY has no CIDR ranges and no loopback rule.
- * As curl and undici read them: the lower-case name first; an https base URL uses https_proxy only, an
- * http one http_proxy only. A loopback base URL (any spelling) never goes through a proxy: plain http is
- * allowed there only because the key stays on the machine. NO_PROXY as Go's ProxyFromEnvironment reads
- * it: `*`; an IP address or CIDR range; `example.com` for it and its subdomains, `.example.com` or
- * `*.example.com` for subdomains only; each with an optional :port.
+ * HTTP(S)_PROXY: which proxy a base URL goes through (not undici's EnvHttpProxyAgent: docs/decisions.md).
+ * As curl reads them: the lower-case name first, the variable of the URL's scheme only. A loopback base
+ * URL never goes through a proxy: plain http is allowed there only because the key stays on the machine.
+ * NO_PROXY as Go reads it: `*`; an IP address or CIDR range; `example.com` for it and its subdomains,
+ * `.example.com` or `*.example.com` for subdomains only; each with an optional :port.
  */
 
 export interface ProxyChoice {

@@ -1,11 +1,9 @@
 /**
- * A pause shared by the requests of a batch (CallOptions.gate): when one is answered 429, every request
- * through the gate waits until the time the service asked for (Retry-After), and the refused one is sent
- * again after it. Without it each worker retried on its own, all at once after the same wait, hitting
- * the limit again until a line ran out of retries although the service only asked to wait.
- * Bounded by the client's maxRetries: the batch gives up after that many pauses in a row let nothing
- * through, a request after PER_REQUEST_FACTOR times that many retries of its own. A Retry-After longer
- * than the client accepts gives up at once, as without a gate (transport.ts).
+ * A pause shared by the requests of a batch: when one is answered 429, every request through the gate
+ * waits until the time the service asked for, and the refused one is sent again after it (workers
+ * retrying each on its own all hit the limit again at once). Bounded by the client's maxRetries: the
+ * batch gives up after that many pauses in a row let nothing through, a request after
+ * PER_REQUEST_FACTOR times that many retries of its own.
  */
 
 const PER_REQUEST_FACTOR = 10;
@@ -17,10 +15,8 @@ export class RateGate {
   /** Pauses in a row after which no request got through. */
   private fruitless = 0;
 
-  /** `now` in milliseconds, from the clock the client sleeps by. */
   constructor(private readonly now: () => number) {}
 
-  /** How long a request must wait before it is sent (0: the gate is open). */
   delay(): number {
     return Math.max(0, this.resumeAt - this.now());
   }
@@ -30,11 +26,7 @@ export class RateGate {
     return this.pauses;
   }
 
-  /**
-   * A request sent with `ticket` was refused (429), the service asking to wait `ms`: every request
-   * through the gate waits until then. False when it is time to give up instead (see the top).
-   * `retries` is how many times this request was already sent again through the gate.
-   */
+  /** A request sent with `ticket` was refused (429) for `ms`; false when it is time to give up instead. */
   pause(ticket: number, ms: number, retries: number, maxRetries: number): boolean {
     if (retries >= maxRetries * PER_REQUEST_FACTOR) return false;
     // The first refusal of a wave starts a pause; those of requests sent before it began join it.
@@ -47,7 +39,7 @@ export class RateGate {
     return true;
   }
 
-  /** A request got past the service's limit (any answer but 429): the count of fruitless pauses restarts. */
+  /** Any answer but 429: the count of fruitless pauses restarts. */
   passed(): void {
     this.fruitless = 0;
   }

@@ -1,20 +1,15 @@
 import type { Readable } from 'node:stream';
-import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError } from '../errors.js';
-import { deadlineFor, formatSeconds, httpTimeoutFromEnv, startDeadline } from './deadline.js';
+import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
-import { JsonStreamError, JsonStreamParser } from './json-stream.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
 import { NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
 /**
- * The HTTP layer under the API client (one client per process): requests go through Node's own client
- * with keep-alive (node-http.ts), and through undici's ProxyAgent when HTTP(S)_PROXY applies (proxy.ts,
- * proxy-agent.ts). Timeouts and an overall deadline per attempt (deadline.ts);
- * retries with backoff and Retry-After; a response size cap; --debug traces with the Authorization
- * header redacted. A successful JSON answer can be parsed as it arrives, keeping named large strings
- * out of memory.
+ * The HTTP layer under the API client: Node's own client (node-http.ts), or undici's ProxyAgent when
+ * HTTP(S)_PROXY applies (proxy-agent.ts); time limits and an overall deadline per attempt; retries with
+ * backoff and Retry-After; a response size cap; --debug traces with the key redacted.
  */
 
 export interface TransportOptions {
@@ -28,22 +23,19 @@ export interface TransportOptions {
   /** Retry-After longer than this gives up at once and says when to retry. */
   maxRetryAfterMs?: number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** --debug: receives one trace line at a time (stderr). */
   debug?: (line: string) => void;
   /** Strings that must never appear in a trace (the key). */
   secrets?: () => string[];
   /**
-   * The client's own signal (Ctrl-C). A request that carries only this signal is not handed it one by
-   * one: when it aborts, the dispatcher is destroyed, which ends every request in flight at once. A
-   * bulk batch sends thousands of requests, and a listener per request on one long-lived signal costs
-   * CPU and keeps each request's state alive until its answer is consumed.
+   * The client's own signal (Ctrl-C): when it aborts, the client below is destroyed, ending every
+   * request in flight at once. A batch's thousands of requests are not each handed it: a listener per
+   * request on one long-lived signal costs CPU and keeps each request alive until its answer is read.
    */
   signal?: AbortSignal;
   /**
-   * The process is facectl's own, short-lived: through a proxy, undici's HTTP parser (WebAssembly) is
-   * compiled by V8's baseline compiler only, since Node waits for the optimising compile before exiting
-   * (`faces get` through a proxy: 514 M instructions with it, 1,004 M without, Node 20). A V8 flag of the
-   * whole process, so not for a library's host. Without a proxy no WebAssembly is compiled.
+   * The process is facectl's own, short-lived: through a proxy, undici's WebAssembly parser is compiled
+   * by V8's baseline compiler only (`faces get` through a proxy: 514 M instructions with it, 1,004 M
+   * without, Node 20). A V8 flag of the whole process, so not for a library's host.
    */
   fastExit?: boolean;
 }
@@ -61,30 +53,21 @@ export interface Exchange {
   repeatable: boolean;
   signal: AbortSignal;
   info: ExchangeInfo;
-  /**
-   * Read a successful JSON answer as a stream, these string fields kept out of memory (see
-   * json-stream.ts); the result then carries `json` and an empty body. Other answers are read whole.
-   */
+  /** Read a successful JSON answer as a stream, these strings kept out of memory (json-stream.ts). */
   largeStrings?: LargeStrings;
-  /** A pause shared with other requests (a batch's): a 429 makes them all wait (see rate-gate.ts). */
   gate?: RateGate;
 }
 
-/** The body of an answer, as node:http or undici gives it. */
-type ResponseBody = Readable;
-
-/** An answer parsed as it arrived: its value, or why it is not JSON and its first bytes. */
-export type StreamedJson = { ok: true; value: unknown } | { ok: false; error: JsonStreamError; head: Buffer };
+/** An answer parsed as it arrived: its value, or its first bytes when it is not JSON. */
+export type StreamedJson = { ok: true; value: unknown } | { ok: false; head: Buffer };
 
 export interface ExchangeResult {
   status: number;
   statusText?: string;
   headers: Record<string, string | string[] | undefined>;
-  /** The answer's body as UTF-8 text (empty when it was parsed as a stream, see `json`). */
+  /** The body as UTF-8 text; empty when it was parsed as a stream (`json`). */
   text: string;
-  /** Seconds from Retry-After when the answer carried one. */
   retryAfterSeconds?: number;
-  /** Set when the answer was parsed as a stream (Exchange.largeStrings). */
   json?: StreamedJson;
 }
 
@@ -94,9 +77,6 @@ const HEAD_BYTES = 4096;
 
 export class Transport {
   readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
-  /** The proxy requests go through (for messages), if any. */
-  readonly proxy: string | undefined;
-  /** Node's client, or the proxy's (loaded only then). */
   private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
@@ -113,13 +93,12 @@ export class Transport {
     this.origin = options.baseUrl.origin;
     this.onAbort = () => {
       this.ended = true;
-      const reason = abortReason(options.signal as AbortSignal);
+      const reason = cancelledBy(options.signal as AbortSignal);
       this.sender.then((sender) => sender.destroy(reason)).catch(() => undefined);
     };
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
     const proxy = proxyFor(options.baseUrl, options.env);
-    this.proxy = proxy?.shown;
     this.sender = proxy
       ? import('./proxy-agent.js').then(({ proxySender }) => proxySender(proxy, this.limits, options.fastExit))
       : Promise.resolve(new NodeHttpClient(options.baseUrl, this.limits));
@@ -129,15 +108,17 @@ export class Transport {
     const maxRetries = this.options.maxRetries ?? 3;
     const maxRetryAfterMs = this.options.maxRetryAfterMs ?? 30_000;
     // A bare stream can be read once: such a request is never repeated.
-    const canRepeat = isResendable(exchange.body);
+    const { body } = exchange;
+    const canRepeat =
+      body === undefined || typeof body === 'string' || body instanceof Uint8Array || typeof body === 'function';
     const { gate } = exchange;
     // Retries counted against maxRetries; those through a gate are counted by the gate.
     let retries = 0;
-    /** An earlier attempt may have reached the service (dropped, or answered 5xx); a 429 was not processed. */
+    // An earlier attempt may have reached the service (dropped, or answered 5xx); a 429 was not processed.
     let reached = false;
     for (let attempt = 0; ; attempt++) {
-      // The client's own signal is not handed to undici (see TransportOptions.signal): checked here.
-      if (exchange.signal.aborted) throw abortReason(exchange.signal);
+      // The client's own signal is not handed to the client below (TransportOptions.signal): checked here.
+      if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
       const paused = gate?.delay() ?? 0;
       if (paused > 0) await this.wait(paused, 'rate limited: waiting with the whole batch', exchange.signal);
       const ticket = gate?.ticket() ?? 0;
@@ -145,7 +126,7 @@ export class Transport {
       try {
         result = await this.once(exchange, attempt);
       } catch (error) {
-        if (exchange.signal.aborted) throw abortReason(exchange.signal);
+        if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
@@ -174,9 +155,7 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    // A signal that outlives the client must not keep it alive.
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    // Destroyed when the client's signal aborted, or closed already: nothing is left to close.
     if (this.ended) return;
     this.ended = true;
     await (await this.sender).close();
@@ -185,22 +164,29 @@ export class Transport {
   private async wait(ms: number, why: string, signal: AbortSignal): Promise<void> {
     this.trace(`* ${why}; retrying in ${Math.round(ms)} ms`);
     await this.options.sleep(ms, signal);
-    if (signal.aborted) throw abortReason(signal);
+    if (signal.aborted) throw cancelledBy(signal);
   }
 
-  /** One attempt within its overall deadline (deadline.ts): past it, exit 8 naming the limit. */
+  /**
+   * One attempt within an overall deadline, past which it is exit 8 naming the limit. The three limits
+   * each bound a silence, and a server trickling a byte a second is never silent (reliability case 52);
+   * the deadline is their sum, so no answer each limit alone allows is cut short by it.
+   */
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
-    const deadline = startDeadline(deadlineFor(this.limits));
+    const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
+    const deadline = new AbortController();
+    // unref: an open socket keeps the process alive while it matters; the timer alone must not.
+    const timer = setTimeout(() => deadline.abort(new Error('deadline')), ms).unref();
     try {
       return await this.attempt(exchange, attempt, deadline.signal);
     } catch (error) {
-      if (!deadline.expired() || exchange.signal.aborted) throw error;
+      if (!deadline.signal.aborted || exchange.signal.aborted) throw error;
       throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(deadline.ms)} (the service answers too slowly)`,
+        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(ms)} (the service answers too slowly)`,
         { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
       );
     } finally {
-      deadline.clear();
+      clearTimeout(timer);
     }
   }
 
@@ -210,8 +196,10 @@ export class Transport {
     const started = this.options.debug ? performance.now() : 0;
     if (this.options.debug) {
       this.trace(`> ${exchange.method} ${this.origin}${exchange.path}${attempt > 0 ? ` (retry ${attempt})` : ''}`);
-      for (const [name, value] of Object.entries(exchange.headers))
-        this.trace(`> ${name}: ${this.redact(name, value)}`);
+      for (const [name, value] of Object.entries(exchange.headers)) {
+        const shown = name.toLowerCase() === 'authorization' ? value.replace(/^(\S+)\s.*$/, '$1 [redacted]') : value;
+        this.trace(`> ${name}: ${shown}`);
+      }
     }
     const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
     const response = await (
@@ -248,10 +236,9 @@ export class Transport {
   }
 
   /**
-   * Parses a JSON answer as it arrives (see json-stream.ts). The cap applies to what is held in memory;
-   * the large strings, written to files or dropped, may take the answer up to eight times the cap (a
-   * document's echo is longer than the document when its text needs escaping). Undefined when no
-   * temporary directory could be made: the answer is then read whole, as without largeStrings.
+   * Parses a JSON answer as it arrives. The cap applies to what is held in memory; the large strings
+   * may take the answer to eight times the cap (an echo is longer than the document when its text needs
+   * escaping). Undefined when no temporary directory could be made: the answer is then read whole.
    */
   private async readJson(
     body: AsyncIterable<Buffer> & { destroy(error?: Error): void },
@@ -266,6 +253,7 @@ export class Transport {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
       return undefined;
     }
+    const { JsonStreamError, JsonStreamParser } = await import('./json-stream.js');
     const parser = new JsonStreamParser(reading.options);
     // The first bytes, for the message when the answer is not JSON.
     const head: Buffer[] = [];
@@ -292,7 +280,7 @@ export class Transport {
         if (!(error instanceof JsonStreamError)) throw error;
         body.destroy();
         await reading.abort();
-        return { ok: false, error, head: Buffer.concat(head, headBytes) };
+        return { ok: false, head: Buffer.concat(head, headBytes) };
       }
     } catch (error) {
       await reading.abort();
@@ -308,12 +296,8 @@ export class Transport {
     );
   }
 
-  /**
-   * Reads the body as text, so that a huge or endless answer cannot exhaust memory: one whose
-   * Content-Length is over the cap is refused before it is read; any other is counted as it comes
-   * (both clients end a body at its Content-Length) and aborted past the cap.
-   */
-  private readCapped(body: ResponseBody, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
+  /** Reads the body as text, refused past the cap: by its Content-Length first, else as it comes. */
+  private readCapped(body: Readable, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const declared = headers['content-length'];
     if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > cap) {
@@ -332,13 +316,7 @@ export class Transport {
     });
   }
 
-  private redact(name: string, value: string): string {
-    if (name.toLowerCase() === 'authorization') return value.replace(/^(\S+)\s.*$/, '$1 [redacted]');
-    let shown = value;
-    for (const secret of this.options.secrets?.() ?? []) if (secret) shown = shown.split(secret).join('[redacted]');
-    return shown;
-  }
-
+  /** Every trace line goes through here, which takes the secrets out. */
   private trace(line: string): void {
     if (!this.options.debug) return;
     let shown = line;
@@ -360,14 +338,9 @@ async function keep(write: () => Promise<void>, body: { destroy(error?: Error): 
   }
 }
 
-function isResendable(body: Exchange['body']): boolean {
-  return body === undefined || typeof body === 'string' || body instanceof Uint8Array || typeof body === 'function';
-}
-
 /** Exponential backoff with jitter: ~250 ms, 500 ms, 1 s ... capped at 4 s, each scaled by 0.5-1.0. */
 function backoff(attempt: number): number {
   const base = Math.min(4000, 250 * 2 ** attempt);
-  // Jitter needs no cryptographic randomness (and node:crypto costs start-up time to load).
   return base * (0.5 + Math.random() / 2);
 }
 
@@ -381,6 +354,27 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-function abortReason(signal: AbortSignal): Error {
-  return cancelledBy(signal);
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
+/**
+ * The largest FACECTL_HTTP_TIMEOUT, in seconds: one day. Each limit and their sum (the deadline, three
+ * times the value) must fit Node's 32-bit timers; past about 715,828 s a timer fires at once instead.
+ */
+const MAX_HTTP_TIMEOUT_SECONDS = 86_400;
+
+/** FACECTL_HTTP_TIMEOUT in milliseconds; anything but a positive number of seconds is refused. */
+function httpTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.FACECTL_HTTP_TIMEOUT;
+  if (raw === undefined || raw === '') return undefined;
+  const seconds = /^\d+(\.\d{1,3})?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(seconds > 0 && seconds <= MAX_HTTP_TIMEOUT_SECONDS)) {
+    throw new UsageError(
+      `FACECTL_HTTP_TIMEOUT must be a number of seconds from 0.001 to ${MAX_HTTP_TIMEOUT_SECONDS} (got ${JSON.stringify(raw)})`,
+      { hint: 'e.g. FACECTL_HTTP_TIMEOUT=120, or unset it for the defaults (10, 30 and 60 s)' },
+    );
+  }
+  return Math.round(seconds * 1000);
 }

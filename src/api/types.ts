@@ -4,8 +4,6 @@ import type { AnswerOf } from './answers.js';
 import type { LargeStrings } from './large-strings.js';
 import type { RateGate } from './rate-gate.js';
 
-/** What a command, the library entry and the tests see of the HTTP layer. */
-
 /** The default base URL: a `facectl serve` on this machine. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 
@@ -42,7 +40,6 @@ export function checkBaseUrl(
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Set to reuse a key across a resumed batch (journal). */
   idempotencyKey?: string;
   /**
    * The request body already serialized (a batch line as read, a streamed document): sent instead of
@@ -52,14 +49,11 @@ export interface CallOptions {
    * iterable is never retried.
    */
   rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
-  /**
-   * Read the answer as it arrives, keeping these top-level string fields (e.g. a document's echoed
-   * content) out of memory: the result holds markers in their place (see src/api/large-strings.ts).
-   */
+  /** Read the answer as it arrives, these top-level strings kept out of memory (large-strings.ts). */
   largeStrings?: LargeStrings;
-  /** A pause shared with the other requests of a batch: a 429 makes them all wait (see rate-gate.ts). */
+  /** A pause shared with the other requests of a batch: a 429 makes them all wait (rate-gate.ts). */
   gate?: RateGate;
-  /** Read only the fields the route needs (see readAnswer in answers.ts): a batch keeps no more. */
+  /** Read only the fields the route needs (readAnswer): a batch keeps no more. */
   neededOnly?: boolean;
 }
 

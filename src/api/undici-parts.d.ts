@@ -10,9 +10,6 @@ declare module 'undici/lib/dispatcher/pool.js' {
 
   const PoolClass: typeof Pool;
   type PoolClass = Pool;
-  namespace PoolClass {
-    type Options = Pool.Options;
-  }
   export default PoolClass;
 }
 

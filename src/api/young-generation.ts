@@ -1,11 +1,8 @@
 /**
- * Keeps V8's young generation small during bulk work, so that memory stays flat on every Node version.
- * V8 sizes each semi-space from the heap limit (16 MiB on Node 20, 64 MiB on Node 24 here), and a
- * batch's steady allocation grows it step by step to that maximum. --max-semi-space-size is a flag no
- * CLI can ask of its users, and setting it at run time changes nothing; but V8 reads the growth factor
- * each time the space grows, so once the space reached the cap the factor is set to 1.
- * The budget row and its figures: docs/decisions.md. It tunes the whole process, so only the CLI's bulk
- * path calls it, never the library's client; node:v8 is imported then, not at start-up.
+ * Keeps V8's young generation small during bulk work (docs/decisions.md): a batch's steady allocation
+ * grows each semi-space to its maximum (16 MiB on Node 20, 64 on Node 24). --max-semi-space-size cannot
+ * be set at run time, but V8 reads the growth factor each time the space grows, so once the space
+ * reached the cap the factor is set to 1. It tunes the whole process: the CLI's bulk path alone calls it.
  */
 
 /** Each semi-space stops growing at this size (MiB). */

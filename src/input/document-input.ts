@@ -1,3 +1,7 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import {
   type DocumentBody,
@@ -8,16 +12,15 @@ import {
   textDocument,
 } from './documents.js';
 import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js';
-import { type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
-import { checkUtf8, spoolText, streamTextBody } from './text-body.js';
+import { emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
+import { Utf8Stream } from './utf8.js';
 
 /**
- * The one reader of `docs submit`'s input: whatever the source holds (plain text, one JSON document,
- * NDJSON: named by --format, by a file's extension .ndjson/.jsonl, else detected), it yields request bodies that are prepared and checked against the request contract, or
- * throws a CliError naming the source (exit 2, nothing sent).
+ * The one reader of `docs submit`'s input: plain text, one JSON document or NDJSON (named by --format,
+ * by a file's extension .ndjson/.jsonl, else detected), read into request bodies checked against the
+ * request contract, or a UsageError naming the source (exit 2, nothing sent).
  */
 
-/** One document, ready to send. */
 export interface PreparedDocument {
   /**
    * The document as checked; the client checks it again. For a streamed text (`body` set), the content
@@ -82,15 +85,14 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
   }
 }
 
-/** A document given as text (`--content`): checked, sent as JSON of it. */
 export function preparedText(content: string, flags: DocumentDefaults): PreparedDocument {
   return { document: textDocument(content, flags), dispose: nothingToFree };
 }
 
 /**
- * Plain text from a source, streamed into the request body (src/input/text-body.ts) and checked whole
- * first: a file is read once to check it and again to send it; standard input is kept while it is sent
- * (in a temporary file beyond a few MiB), so a retry can send it again.
+ * Plain text from a source, checked whole before anything is sent, then streamed into the request body:
+ * a file is read again to send it; standard input is kept (in a temporary file beyond a few MiB), so a
+ * retry can send it again.
  */
 async function readText(
   source: InputSource,
@@ -100,18 +102,114 @@ async function readText(
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', flags);
   if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
-  if (source.reopenable) {
-    const preview = await checkUtf8(chunks, source.name);
-    return {
-      document: { ...head, content: preview },
-      body: () => streamTextBody(head, source.open(), source.name, MAX_BODY_BYTES),
-      dispose: nothingToFree,
-    };
-  }
-  const spooled = await spoolText(chunks, source.name, MAX_BODY_BYTES);
+  const text = await checkText(chunks, source.name, source.reopenable ? () => source.open() : undefined);
   return {
-    document: { ...head, content: spooled.preview },
-    body: () => streamTextBody(head, spooled.open(), source.name, MAX_BODY_BYTES),
-    dispose: spooled.dispose,
+    document: { ...head, content: text.preview },
+    body: () => streamTextBody(head, text.open(), source.name, MAX_BODY_BYTES),
+    dispose: text.dispose,
   };
+}
+
+/**
+ * The body's bytes, written as the input is read: `{"alias":..,"label":..,"content":"` + the text
+ * escaped chunk by chunk + `"}`, so a 50 MiB document needs memory for a chunk, not for the text, its
+ * string and its JSON copy.
+ */
+export async function* streamTextBody(
+  head: Omit<DocumentBody, 'content'>,
+  chunks: AsyncIterable<Buffer>,
+  sourceName: string,
+  maxBytes: number,
+): AsyncGenerator<Buffer> {
+  const fields = Object.entries(head).filter(([, value]) => value !== undefined);
+  const open = `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)},`).join('')}"content":"`;
+  yield Buffer.from(open, 'utf8');
+  const text = new Utf8Stream(sourceName);
+  for await (const chunk of chunks) {
+    if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
+    const part = text.push(chunk);
+    if (part.length > 0) yield escaped(part);
+  }
+  if (text.bytes === 0) throw emptyError(sourceName);
+  const tail = text.end();
+  yield Buffer.from(`${tail.length > 0 ? escaped(tail).toString('utf8') : ''}"}`, 'utf8');
+}
+
+/** The text as the inside of a JSON string. */
+function escaped(text: string): Buffer {
+  const json = JSON.stringify(text);
+  return Buffer.from(json.slice(1, json.length - 1), 'utf8');
+}
+
+/** How many characters of the content a checked text carries for the client's check. */
+const PREVIEW_CHARS = 64;
+
+/** Up to this many bytes of standard input stay in memory; a longer input goes to a temporary file. */
+export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
+
+interface CheckedText {
+  /** The text's first characters. */
+  preview: string;
+  open(): AsyncIterable<Buffer>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Reads a text through before anything is sent: strict UTF-8 (a bad byte names its line), not empty,
+ * not over MAX_BODY_BYTES. A file is sent by reading it again (`reopen`); standard input is kept, in
+ * memory up to SPOOL_MEMORY_BYTES and beyond in a temporary file of mode 0600, so memory stays bounded.
+ */
+async function checkText(
+  chunks: AsyncIterable<Buffer>,
+  sourceName: string,
+  reopen: (() => AsyncIterable<Buffer>) | undefined,
+): Promise<CheckedText> {
+  const text = new Utf8Stream(sourceName);
+  let preview = '';
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let dir: string | undefined;
+  let file: Awaited<ReturnType<typeof open>> | undefined;
+  const dispose = async () => {
+    await file?.close().catch(() => undefined);
+    file = undefined;
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for await (const chunk of chunks) {
+      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(sourceName, MAX_BODY_BYTES);
+      const part = text.push(chunk);
+      // A copy: a slice would keep the whole chunk's string alive.
+      if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
+      if (reopen) continue;
+      if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
+        kept.push(chunk);
+        keptBytes += chunk.length;
+        continue;
+      }
+      if (file === undefined) {
+        dir = await mkdtemp(join(tmpdir(), 'facectl-stdin-'));
+        file = await open(join(dir, 'input'), 'wx', 0o600);
+        for (const part of kept.splice(0)) await file.write(part);
+      }
+      await file.write(chunk);
+    }
+    if (text.bytes === 0) throw emptyError(sourceName);
+    preview += text.end();
+    await file?.close();
+    file = undefined;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const path = dir === undefined ? undefined : join(dir, 'input');
+  return { preview, open: reopen ?? (() => (path === undefined ? fromMemory(kept) : fromFile(path))), dispose };
+}
+
+async function* fromMemory(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
+  yield* parts;
+}
+
+async function* fromFile(path: string): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
 }

@@ -2,16 +2,9 @@ import * as z from 'zod/mini';
 import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
-import { formatIssue } from './issues.js';
 import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
 import { readChunksText, STDIN_NAME } from './source.js';
 import { decodeUtf8 } from './utf8.js';
-
-/**
- * The three kinds of `docs submit` input: plain text (flags give the rest), one JSON document
- * `{alias, content, label, perspective}`, or NDJSON with one such document per line. Flags fill the
- * fields a JSON document leaves out.
- */
 
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
 export type DocumentBody = DocumentCreateRequest;
@@ -25,10 +18,9 @@ export interface DocumentDefaults {
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
 
 /**
- * What `docs submit` checks in a document before sending it: alias, label and a non-empty content
- * present (a document without them cannot be filed), perspective one of the seed's two when given,
- * no unknown field. The alias grammar and the label's length are the service's to check, and no
- * perspective is filled in: the seed leaves that endpoint's default "not shown".
+ * What `docs submit` checks before sending: alias, label and content present and not empty, perspective
+ * one of two when given, no unknown field. The alias grammar and the label's length are the service's
+ * to check; no perspective is filled in (the seed leaves that endpoint's default "not shown").
  */
 const documentInput = z.strictObject({
   alias: z.string().check(z.minLength(1, { error: 'must not be empty' })),
@@ -39,9 +31,8 @@ const documentInput = z.strictObject({
 
 /**
  * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
- * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows; else
- * one JSON document (possibly pretty-printed, parsed whole later). Returns the chunks to read from,
- * which replay what was peeked.
+ * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows;
+ * else one JSON document. The chunks returned replay what was peeked.
  */
 export async function detectDocumentFormat(
   chunks: AsyncIterable<Buffer>,
@@ -68,7 +59,6 @@ export async function detectDocumentFormat(
   return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
 }
 
-/** Reads one whole JSON document and completes it from the flags. */
 export async function readJsonDocument(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
@@ -89,11 +79,7 @@ export async function readJsonDocument(
   return checked.document;
 }
 
-/**
- * A JSON array of documents, or objects one after another as `jq '.[]'` prints them: many documents
- * where one was expected. A batch is NDJSON (one object a line), so the hint gives the jq line that
- * makes it; nothing is sent.
- */
+/** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
 function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string): void {
   const isArray = parsed.ok && Array.isArray(parsed.value);
   const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
@@ -113,7 +99,7 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
   );
 }
 
-/** A plain-text document: the content as given, the rest from the flags; a UsageError names what is wrong. */
+/** A plain-text document: the content as given, the rest from the flags. */
 export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody {
   const checked = checkDocument(fillDefaults({ content }, defaults));
   if (!checked.ok) throw new UsageError(checked.problem);
@@ -133,23 +119,35 @@ export function fillDefaults(object: Record<string, unknown>, defaults: Document
 
 export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; problem: string };
 
-/** Checks a document completed from the flags against the request contract; a problem is said in one line. */
+/** Checks a document completed from the flags; a problem is said in one line. */
 export function checkDocument(merged: DocumentBody): DocumentCheck {
   const parsed = documentInput.safeParse(merged);
-  // Its fields in the schema's order, a perspective only when given: as the client would serialize it.
   if (parsed.success) return { ok: true, document: parsed.data };
-  const problem = parsed.error.issues
-    .map((issue) => {
-      const text = formatIssue(issue);
-      const field = issue.path[0];
-      if (text.endsWith(': required') && (field === 'alias' || field === 'label')) {
-        return `${text} (give it in the JSON or with --${field})`;
+  return { ok: false, problem: parsed.error.issues.map(issueText).join('; ') };
+}
+
+/** A problem in the words people read (`alias: required`), not zod's; documentInput is flat. */
+function issueText(issue: z.core.$ZodIssue): string {
+  const field = issue.path[0];
+  const at = field === undefined ? '' : `${String(field)}: `;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (!issue.message.endsWith('received undefined')) {
+        const found = issue.message.replace(/^.*received /, '');
+        return `${at}must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}, found ${found}`;
       }
-      if (issue.code === 'unrecognized_keys') return `${text} (${FIELDS_NOTE})`;
-      return text;
-    })
-    .join('; ');
-  return { ok: false, problem };
+      return field === 'alias' || field === 'label'
+        ? `${at}required (give it in the JSON or with --${field})`
+        : `${at}required`;
+    case 'invalid_value':
+      return `${at}must be one of ${issue.values.map(String).join(', ')}`;
+    case 'unrecognized_keys': {
+      const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
+      return `${at}unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (${FIELDS_NOTE})`;
+    }
+    default:
+      return `${at}${issue.message}`;
+  }
 }
 
 function isJsonObject(text: string): boolean {
@@ -168,10 +166,7 @@ function isNonSpace(b: number): boolean {
   return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
 }
 
-/**
- * Chunks read ahead for detection, replayed in front of the rest of the stream. Searches scan each
- * chunk once, so a long first line costs no repeated copying.
- */
+/** Chunks read ahead for detection, replayed in front of the rest; a search scans each chunk once. */
 class PeekedChunks {
   private readonly iterator: AsyncIterator<Buffer>;
   private readonly chunks: Buffer[] = [];

@@ -17,7 +17,7 @@ export interface Fingerprint {
   size: number;
 }
 
-/** Passes the chunks on unchanged, recording the fingerprint of what went by in `into`. */
+/** Passes the chunks on unchanged, recording their fingerprint in `into`. */
 export async function* fingerprint(chunks: AsyncIterable<Buffer>, into: Fingerprint): AsyncGenerator<Buffer> {
   const blocks = new BlockHasher();
   for await (const chunk of chunks) {
@@ -28,10 +28,7 @@ export async function* fingerprint(chunks: AsyncIterable<Buffer>, into: Fingerpr
   blocks.end((digest) => into.blocks.push(digest));
 }
 
-/**
- * Passes the chunks on once each block of them was checked against the fingerprint of the first read;
- * a difference is an error naming the file and where it changed.
- */
+/** Passes the chunks on once each block of them was checked; a difference names where the file changed. */
 export async function* sameAsFingerprint(
   chunks: AsyncIterable<Buffer>,
   expected: Fingerprint,

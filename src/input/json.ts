@@ -2,37 +2,37 @@ import { UsageError } from '../errors.js';
 
 /**
  * JSON parsing with errors people can act on: the file, the line and the column of the first problem.
- * JSON.parse's own messages differ between Node versions and often carry no position, so on failure a
- * small scanner walks the text again to find where and why it broke (only on the error path).
+ * JSON.parse's messages often carry no position, so on failure a small scanner walks the text again.
  */
 
 export interface JsonLocation {
   /** The path or "standard input", as the user wrote it. */
   source: string;
-  /** Line number of the text's first character in the source (NDJSON passes each line's number). */
-  firstLine?: number;
 }
 
 export type JsonParseResult =
   { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };
 
-/** Parses JSON; on failure says where (line and column, counted from `firstLine`) and why. */
-export function tryParseJson(text: string, firstLine = 1): JsonParseResult {
+/** Parses JSON; on failure says where (line and column) and why. */
+export function tryParseJson(text: string): JsonParseResult {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
-    const problem = locateJsonError(text);
-    return {
-      ok: false,
-      ...lineAndColumn(text, problem.offset, firstLine),
-      offset: problem.offset,
-      reason: problem.reason,
-    };
+    const { offset, reason } = locateJsonError(text);
+    let line = 1;
+    let lineStart = 0;
+    for (let i = 0; i < offset && i < text.length; i++) {
+      if (text.charCodeAt(i) === 10) {
+        line++;
+        lineStart = i + 1;
+      }
+    }
+    return { ok: false, line, column: offset - lineStart + 1, offset, reason };
   }
 }
 
 export function parseJson(text: string, where: JsonLocation): unknown {
-  const result = tryParseJson(text, where.firstLine ?? 1);
+  const result = tryParseJson(text);
   if (result.ok) return result.value;
   throw new UsageError(
     `${where.source}: line ${result.line}, column ${result.column}: invalid JSON: ${result.reason}`,
@@ -46,8 +46,7 @@ export function parseJson(text: string, where: JsonLocation): unknown {
 export function parseJsonObject(text: string, where: JsonLocation, what = 'a JSON object'): Record<string, unknown> {
   const value = parseJson(text, where);
   if (!isPlainObject(value)) {
-    const line = where.firstLine ?? 1;
-    throw new UsageError(`${where.source}: line ${line}: expected ${what}, found ${describeJsonValue(value)}`, {
+    throw new UsageError(`${where.source}: line 1: expected ${what}, found ${describeJsonValue(value)}`, {
       code: 'invalid_input',
     });
   }
@@ -63,18 +62,6 @@ export function describeJsonValue(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
-}
-
-function lineAndColumn(text: string, offset: number, firstLine: number): { line: number; column: number } {
-  let line = firstLine;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
 }
 
 /** The reason given for a text that holds more after its first JSON value. */

@@ -3,13 +3,11 @@ import { formatBytes, MAX_BODY_BYTES } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
- * A streaming line reader: memory is bounded by the longest line, not by the input, so a 1 GiB NDJSON
- * file reads in flat memory. node:readline is not used because its decoder replaces invalid bytes
- * silently; here each line is decoded as strict UTF-8 and a bad byte is reported with its line number.
+ * A streaming line reader, its memory bounded by the longest line. Not node:readline: its decoder
+ * replaces invalid bytes silently; here each line is decoded as strict UTF-8, a bad byte named by line.
  */
 
 export interface SourceLine {
-  /** 1-based line number in the source. */
   number: number;
   /** The line without its terminator (`\n` or `\r\n`); empty when `error` is set. */
   text: string;

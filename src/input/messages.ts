@@ -2,9 +2,8 @@ import { UsageError } from '../errors.js';
 import { describeJsonValue, isPlainObject } from './json.js';
 
 /**
- * The message list of `threads replace-messages`: `[{role, content, from}, ...]` or
- * `{"messages": [...]}`. Every element is checked before anything is sent, and each problem names its
- * index the way the request body spells it (`messages[3].from: required`).
+ * The message list of `threads replace-messages` (`[{role, content, from}, ...]` or `{"messages": [...]}`),
+ * every element checked before anything is sent, each problem named as the body spells it (`messages[3].from`).
  */
 
 export interface ThreadMessage {

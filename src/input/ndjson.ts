@@ -6,15 +6,11 @@ import { readLines } from './lines.js';
 import type { InputSource } from './source.js';
 
 /**
- * The lines of an NDJSON batch, each a prepared body: checked against the request contract, and the
- * exact bytes or text to send (so a batch hashes what it sends). A bad line is a value (`error`), so a
- * batch can report it and go on (--continue-on-error).
- *
- * A file is read twice, streaming both times so memory stays flat whatever its size: the first pass
- * checks every line and counts them, so a bad line means nothing is sent; the second pass yields them
- * to send, proved the same bytes as the first read (src/input/fingerprint.ts). A file of up to
- * KEEP_BYTES is kept in memory from the first pass instead. Standard input cannot be read twice: its
- * lines are checked as they are yielded.
+ * The lines of an NDJSON batch, each checked against the request contract with the exact bytes or text
+ * to send (a batch hashes what it sends); a bad line is a value (`error`), for --continue-on-error.
+ * A file is read twice, streaming, so memory stays flat: the first pass checks and counts every line (a
+ * bad one: nothing is sent), the second yields them, proved the same bytes (fingerprint.ts). A file of
+ * up to KEEP_BYTES is kept from the first pass instead. Standard input is checked as it is yielded.
  */
 
 export type NdjsonLine =
@@ -24,10 +20,7 @@ export type NdjsonLine =
       error?: undefined;
       /** The document as checked against the contract (what the client checks again). */
       document: DocumentBody;
-      /**
-       * The request body: the line's own bytes when they can be sent as they are (see sendsAsRead),
-       * else the checked document serialized once, as the client would (a batch hashes what it sends).
-       */
+      /** The request body: the line's own bytes when they can be sent as they are, else the document's JSON. */
       body: Buffer | string;
       /** What the line is known by across runs of its batch (src/state/line-keys.ts), once it is computed. */
       key?: { hash: string; n: number };
@@ -35,11 +28,6 @@ export type NdjsonLine =
 
 /** Sees each valid line of a file's check pass, its body made (a line kept for sending is the same object). */
 export type CheckWatcher = (line: NdjsonLine & { error?: undefined }) => void;
-
-interface CheckOptions {
-  /** Only check (a pass whose lines are counted and let go): the body is left empty, not made. */
-  checkOnly?: boolean;
-}
 
 export interface BatchLines {
   /** The number of documents, when the input was read through first (a file). */
@@ -51,11 +39,7 @@ export interface BatchLines {
 const KEEP_BYTES = 16 * 1024 * 1024;
 const MAX_LISTED = 10;
 
-/**
- * The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection
- * peeked at). For a file, every line is checked first: bad lines are a UsageError listing them, unless
- * `continueOnError` (then they are yielded with their error).
- */
+/** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
 export async function readBatchLines(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
@@ -72,7 +56,7 @@ export async function readBatchLines(
   // A line not kept is only counted and checked here (unless watched): its body is made on the second pass.
   const checking = kept
     ? readNdjsonDocuments(chunks, source.name, defaults)
-    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, { checkOnly: watch === undefined });
+    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, watch === undefined);
   for await (const line of checking) {
     count++;
     kept?.push(line);
@@ -114,65 +98,58 @@ async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
   }
 }
 
-/** Streams the documents of an NDJSON source, each checked; blank lines are skipped, bad lines carry their error. */
+/**
+ * Streams the documents of an NDJSON source, each checked; blank lines are skipped, bad lines carry their
+ * error. `checkOnly`: a pass whose lines are counted and let go, their body not made.
+ */
 export async function* readNdjsonDocuments(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   defaults: DocumentDefaults,
-  options: CheckOptions = {},
+  checkOnly = false,
 ): AsyncGenerator<NdjsonLine> {
-  for await (const { number, text, bytes, error } of readLines(chunks, sourceName)) {
+  for await (const { number: line, text, bytes, error } of readLines(chunks, sourceName)) {
     if (error) {
-      yield { line: number, error: error.message.replace(/^.*?: line \d+: /, '') };
+      yield { line, error: error.message.replace(/^.*?: line \d+: /, '') };
       continue;
     }
     // Decoding drops a byte order mark at the start of any line; only the input's own first one is allowed.
-    if (number > 1 && bytes !== undefined && startsWithBom(bytes)) {
-      yield { line: number, error: BOM_INSIDE };
+    const bom = bytes !== undefined && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+    if (line > 1 && bom) {
+      yield { line, error: BOM_INSIDE };
       continue;
     }
     if (text.trim() === '') continue;
-    yield checkNdjsonLine(number, text, bytes, defaults, options);
+    const parsed = tryParseJson(text);
+    if (!parsed.ok) {
+      yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
+      continue;
+    }
+    if (!isPlainObject(parsed.value)) {
+      yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
+      continue;
+    }
+    const object = parsed.value;
+    const filled = fillDefaults(object, defaults);
+    const checked = checkDocument(filled);
+    if (!checked.ok) yield { line, error: checked.problem };
+    else if (checkOnly) yield { line, document: checked.document, body: '' };
+    else {
+      // The line's bytes are the body when the service parses them into the very object checked: the
+      // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
+      const asRead =
+        !bom &&
+        object.alias === filled.alias &&
+        object.label === filled.label &&
+        object.perspective === filled.perspective;
+      yield {
+        line,
+        document: checked.document,
+        body: bytes !== undefined && asRead ? bytes : JSON.stringify(checked.document),
+      };
+    }
   }
-}
-
-/** Checks one non-blank NDJSON line (its text, and its bytes when they may be sent as they are). */
-export function checkNdjsonLine(
-  line: number,
-  text: string,
-  bytes: Buffer | undefined,
-  defaults: DocumentDefaults,
-  options: CheckOptions = {},
-): NdjsonLine {
-  const parsed = tryParseJson(text, line);
-  if (!parsed.ok) return { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
-  if (!isPlainObject(parsed.value)) {
-    return { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
-  }
-  const filled = fillDefaults(parsed.value, defaults);
-  const checked = checkDocument(filled);
-  if (!checked.ok) return { line, error: checked.problem };
-  if (options.checkOnly) return { line, document: checked.document, body: '' };
-  const body =
-    bytes !== undefined && sendsAsRead(parsed.value, filled, bytes) ? bytes : JSON.stringify(checked.document);
-  return { line, document: checked.document, body };
-}
-
-/**
- * Whether a checked line's bytes can be the request body as they are: the service parses them into the
- * very object that was checked, so nothing is gained by serializing it again. That holds when the flags
- * completed nothing (every field is the line's own, and no perspective is null) and the line does not
- * start with a byte order mark (which the line's decoding dropped, and JSON does not allow). A name
- * given twice in a line is read as its last value, by JSON.parse here as by the service.
- */
-function sendsAsRead(object: Record<string, unknown>, filled: DocumentBody, bytes: Buffer): boolean {
-  if (startsWithBom(bytes)) return false;
-  return object.alias === filled.alias && object.label === filled.label && object.perspective === filled.perspective;
 }
 
 const BOM_INSIDE =
   'starts with a UTF-8 byte order mark: one is allowed only at the start of the input (an input joined from several files?)';
-
-function startsWithBom(bytes: Buffer): boolean {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-}

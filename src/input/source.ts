@@ -5,9 +5,8 @@ import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
- * Where a command's input comes from: a file (`--file PATH`) or standard input (`-`, `--file -`).
- * Every check that can be made before reading is made here, so a bad path is a usage error (exit 2)
- * naming the path before anything is sent.
+ * Where a command's input comes from: a file or standard input (`-`). Every check that can be made
+ * before reading is made here, so a bad path is a usage error naming it before anything is sent.
  */
 export interface InputSource {
   /** For messages: the path as the user wrote it, or "standard input". */
@@ -15,11 +14,10 @@ export interface InputSource {
   readonly kind: 'file' | 'stdin';
   /** Size in bytes when known in advance (regular files). */
   readonly size: number | undefined;
-  /** Files can be read twice (validate, then send); standard input only once. */
+  /** Regular files can be read twice (check, then send); standard input only once. */
   readonly reopenable: boolean;
-  /** The bytes from the start. Read errors become usage errors naming the source. */
   open(): AsyncIterable<Buffer>;
-  /** A file's size as it is now (undefined when it cannot be read): for messages about a file changed. */
+  /** A file's size as it is now, for messages about a file changed. */
   currentSize?(): number | undefined;
 }
 
@@ -28,7 +26,6 @@ export const STDIN_NAME = 'standard input';
 /** The size cap of one request body at the local service, the only limit the CLI knows of. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-/** A file given by path. `-` means standard input. */
 export async function resolveSource(ctx: Context, path: string, stdinHint: string): Promise<InputSource> {
   return path === '-' ? stdinSource(ctx, stdinHint) : fileSource(path);
 }
@@ -98,12 +95,10 @@ async function* readFileStream(path: string): AsyncGenerator<Buffer> {
 }
 
 /**
- * Standard input (after the key's line under --api-key-stdin) until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
- * waiting (and alive) after an interruption, so the stream is destroyed when ctx.signal aborts.
+ * Standard input until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
+ * waiting after an interruption. With --api-key-stdin its first line is the key, taken (and checked) first.
  */
 async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
-  // With --api-key-stdin, standard input is the key's line, then the input: the key is taken first (and
-  // checked: an empty or mangled one is a usage error before anything is read or sent), the rest is the input.
   if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
   const stdin = ctx.io.stdin;
   const stop = () => stdin.destroy();
@@ -120,13 +115,12 @@ async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
 }
 
-/** Reads a whole source as strict UTF-8 text; empty input and input over `maxBytes` are refused. */
+/** Reads a whole source as strict UTF-8 text, refusing empty input and input over `maxBytes`. */
 export async function readSourceText(source: InputSource, maxBytes = MAX_BODY_BYTES): Promise<string> {
   if (source.size !== undefined && source.size > maxBytes) throw tooLargeError(source.name, maxBytes);
   return readChunksText(source.open(), source.name, maxBytes);
 }
 
-/** Collects a byte stream as strict UTF-8 text, refusing empty input and input over `maxBytes`. */
 export async function readChunksText(
   chunks: AsyncIterable<Buffer>,
   name: string,

@@ -1,16 +1,13 @@
 import { UsageError } from '../errors.js';
 
 /**
- * UTF-8 validation for everything users hand us. A replacement character silently sent to the service
- * would change the document (and its token count), so invalid bytes are refused and located instead.
+ * UTF-8 validation for everything users hand us: a replacement character silently sent would change
+ * the document (and its token count), so invalid bytes are refused and located instead.
  */
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/**
- * Decodes bytes as strict UTF-8. `sourceName` is the path (or "standard input") named in the error;
- * `firstLine` is the line number of the first byte, for callers that decode one line at a time.
- */
+/** Decodes bytes as strict UTF-8; `firstLine` is the line of the first byte, for an error naming it. */
 export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
   try {
     return decoder.decode(bytes);
@@ -19,8 +16,7 @@ export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1)
   }
 }
 
-/** The error for bytes that are not UTF-8, naming the source, the line and the first bad byte. */
-export function invalidUtf8Error(bytes: Uint8Array, sourceName: string, firstLine = 1): UsageError {
+function invalidUtf8Error(bytes: Uint8Array, sourceName: string, firstLine = 1): UsageError {
   const offset = findInvalidUtf8(bytes);
   let line = firstLine;
   for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
@@ -66,18 +62,13 @@ export function findInvalidUtf8(bytes: Uint8Array): number {
   return bytes.length;
 }
 
-/**
- * Strict UTF-8 over a stream of chunks, the one decoder of every streamed input: a character split
- * across two chunks is kept whole, and a bad byte (or a character cut short at the end) is a UsageError
- * naming the source and its line.
- */
+/** Strict UTF-8 over a stream of chunks: a character split across two chunks is kept whole. */
 export class Utf8Stream {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
   private line = 1;
   /** The last chunk and its first line: a character cut short at the very end is reported in it. */
   private last: Uint8Array = new Uint8Array(0);
   private lastLine = 1;
-  /** Bytes decoded so far. */
   bytes = 0;
 
   constructor(private readonly sourceName: string) {}

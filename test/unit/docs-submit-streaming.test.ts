@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SPOOL_MEMORY_BYTES, streamTextBody } from '../../src/input/text-body.js';
+import { SPOOL_MEMORY_BYTES, streamTextBody } from '../../src/input/document-input.js';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
 import { useService, useTempFiles } from '../helpers/service-suite.js';
 
