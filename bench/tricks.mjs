@@ -45,7 +45,7 @@ const TRICKS = {
     ],
   },
   'json-stream': {
-    what: 'src/api/json-stream.ts, large-strings.ts, json-scan.ts: the echoed content of an answer read as a stream',
+    what: 'src/api/json-stream.ts, large-strings.ts: the echoed content of an answer read as a stream',
     groups: 'bigdoc',
     edits: [
       {
