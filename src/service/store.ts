@@ -40,19 +40,17 @@ const LARGE_VALUE = 64 * 1024;
  * is held in memory past the turn of the event loop that commits it.
  */
 export class Store {
-  /** False without --data: the database is a temporary file, removed at close. */
+  /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
   private readonly db: Connection;
-  private readonly cleanup: () => void;
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
 
-  constructor(db: Connection, persistent: boolean, cleanup: () => void = () => {}) {
+  constructor(db: Connection, persistent: boolean) {
     this.db = db;
     this.persistent = persistent;
-    this.cleanup = cleanup;
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
       this.tables.set(
@@ -71,7 +69,7 @@ export class Store {
    * when it is not a state this serve reads.
    */
   static open(path?: string): Store {
-    return openDatabase(path, (db, persistent, cleanup) => new Store(db, persistent, cleanup));
+    return openDatabase(path, (db, persistent) => new Store(db, persistent));
   }
 
   /**
@@ -369,11 +367,7 @@ export class Store {
     if (this.batch) this.failBatch(this.batch, new Error('the service stopped before this change was committed'));
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.statements.clear();
-    try {
-      closeConnection(this.db);
-    } finally {
-      this.cleanup();
-    }
+    closeConnection(this.db);
   }
 
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */
