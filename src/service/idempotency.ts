@@ -5,6 +5,7 @@ import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
 import type { ServiceClock } from './service-clock.js';
 import type { Store } from './store.js';
+import { rowsInsert } from './store-rows.js';
 
 /**
  * Idempotency-Key on POST. Records belong to the user, not to one API key: after a key rotation (or a
@@ -126,9 +127,10 @@ const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.u
 
 /** The statements of every idempotent request, their text made once. */
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
-const INSERT_RECORD =
-  `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS}) ` +
-  'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 WHERE ?1 IS NOT NULL';
+const INSERT_RECORD = rowsInsert(
+  `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS})`,
+  12,
+);
 
 /**
  * A Bloom filter over the (user, Idempotency-Key) pairs of the table: a pair whose bits are not all

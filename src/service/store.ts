@@ -12,7 +12,9 @@ import {
 import {
   type Batch,
   type CollectionView,
+  deferredCalls,
   describeTable,
+  large,
   recordOf,
   rowOf,
   type Running,
@@ -29,9 +31,6 @@ const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
-
-/** Strings at least this long are let go of by the statement that wrote them (see put()). */
-const LARGE_VALUE = 64 * 1024;
 
 /**
  * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
@@ -193,7 +192,7 @@ export class Store {
       this.batch = null;
       try {
         // In one go, after the requests: SQLite's code and pages are warm, and no savepoint is needed.
-        for (const { sql, values } of batch.deferred) this.run(sql, values);
+        for (const [sql, values] of deferredCalls(batch.deferred)) this.run(sql, values);
         this.control('COMMIT').run();
         batch.resolve();
       } catch (error) {
@@ -327,15 +326,13 @@ export class Store {
   /**
    * Runs a writing statement. A statement keeps the values it last ran with, so a document's 60 MiB
    * content would stay in memory until the next write of its kind: after a large value the statement
-   * runs again with nulls, and lets go. With nulls it must write nothing (`WHERE ?1 IS NOT NULL` on an
-   * INSERT ... SELECT; a key compared with null matches no row).
+   * runs again with nulls, and lets go. With nulls it must write nothing (an insert of rowsInsert()'s
+   * form; a key compared with null matches no row).
    */
   run(sql: string, values: unknown[]): void {
     const statement = this.statement(sql);
     statement.run(values);
-    if (values.some((value) => typeof value === 'string' && value.length >= LARGE_VALUE)) {
-      statement.run(values.map(() => null));
-    }
+    if (large(values)) statement.run(values.map(() => null));
   }
 
   del(collection: CollectionName, id: string): void {
