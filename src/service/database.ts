@@ -1,16 +1,4 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, fsyncSync, openSync, statSync } from 'node:fs';
 import Database from 'libsql';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 import { StateFileError } from './state-shape.js';
@@ -26,10 +14,15 @@ import { StateFileError } from './state-shape.js';
  * - `journal_mode=WAL`, `synchronous=NORMAL`: a commit is a write to the WAL, not an fsync. A process
  *   crash (kill -9) loses nothing committed; a power cut may lose the last commits, never the file.
  *   A write that fails (ENOSPC, EFBIG, EIO) rolls its transaction back; the file stays valid.
- * - Without --data (`temporary`): `journal_mode=MEMORY`, `synchronous=OFF`. The file is removed when
- *   serve stops and is of no use after a crash, so it needs no crash safety: a commit writes its pages
- *   once, into the file, where WAL writes them twice (the WAL, then the checkpoint). Rollbacks (a
- *   request's savepoint, a failed write) still work: the journal is kept in memory, one transaction's
+ * - Without --data: a temporary database of SQLite's (an empty file name, attached as `state`, with
+ *   the tables of a state file), on disk: this build of SQLite keeps temporary databases in memory
+ *   unless `temp_store=FILE`. SQLite removes its file as soon as it is opened (nothing is left after
+ *   kill -9), and a commit writes no page: they go to the file once a quarter of the page cache
+ *   (4 MiB) holds changes, or it is full. Each commit walks the list of changed pages it holds, so a
+ *   larger cache makes every commit dearer (16 MiB: 32 µs more CPU per document created, 3,300
+ *   documents of 2 KB). (A temporary file in WAL or MEMORY journal mode writes
+ *   every changed page at each commit: 6 writes per document created.) Rollbacks (a request's
+ *   savepoint, a failed write) work as in a file: the journal is kept in memory, one transaction's
  *   worth of pages.
  */
 
@@ -51,9 +44,18 @@ export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !=
 /**
  * A connection to `file` holding its lock, or null when the file is no SQLite database (an old
  * JSON state file, see import-state.ts). A missing file is created, mode 0600 (SQLite gives its WAL
- * the same mode).
+ * the same mode). Without a file: a temporary database.
  */
-export function connect(file: string, temporary = false): Connection | null {
+export function connect(file?: string): Connection | null {
+  if (file === undefined) {
+    const db = new Database(':memory:', { timeout: 0 });
+    db.exec('PRAGMA temp_store = FILE');
+    db.exec("ATTACH '' AS state");
+    db.exec('PRAGMA state.journal_mode = MEMORY');
+    db.exec('PRAGMA state.cache_size = -4096');
+    db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
+    return db;
+  }
   if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
   // By path, never through a descriptor: closing any descriptor of a file drops every lock this process
   // holds on it (POSIX), the lock of a serve running in the same process (tests) included.
@@ -63,8 +65,8 @@ export function connect(file: string, temporary = false): Connection | null {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
     checkOwnership(file, db);
-    db.exec(`PRAGMA journal_mode = ${temporary ? 'MEMORY' : 'WAL'}`);
-    db.exec(`PRAGMA synchronous = ${temporary ? 'OFF' : 'NORMAL'}`);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
     // After a checkpoint the WAL is cut back to this size instead of keeping its largest one.
     db.exec('PRAGMA journal_size_limit = 8388608');
     migrate(file, db);
@@ -134,43 +136,6 @@ function migrate(file: string, db: Connection): void {
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw new Error(`${file}: the database could not be prepared (${(error as Error).message})`, { cause: error });
-  }
-}
-
-const TEMP_PREFIX = 'facectl-serve-';
-
-/**
- * Without --data: a database in a new temporary directory, removed by the returned cleanup. The
- * directory's name holds serve's pid; those of serves that are gone (killed: nothing removed them)
- * are removed here.
- */
-export function temporaryDatabase(): { file: string; cleanup: () => void } {
-  removeAbandoned();
-  const dir = mkdtempSync(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
-  return { file: join(dir, 'state.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-function removeAbandoned(): void {
-  let names: string[] = [];
-  try {
-    names = readdirSync(tmpdir());
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(/^facectl-serve-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
-    rmSync(join(tmpdir(), name), { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,21 +1,13 @@
 import { existsSync, renameSync, statSync } from 'node:fs';
-import { type Connection, connect, temporaryDatabase } from './database.js';
+import { type Connection, connect } from './database.js';
 import { type ImportTarget, importStateFile } from './import-state.js';
 
 /** What Store.open makes of the connection it opened (store.ts's constructor; no import of it here). */
-type Make<S> = (db: Connection, persistent: boolean, cleanup?: () => void) => S;
+type Make<S> = (db: Connection, persistent: boolean) => S;
 
 /** The database `path`, an old JSON state file imported into it first, or without a path a temporary one. */
 export function openDatabase<S extends ImportTarget>(path: string | undefined, make: Make<S>): S {
-  if (path === undefined) {
-    const temp = temporaryDatabase();
-    try {
-      return make(connect(temp.file, true) as Connection, false, temp.cleanup);
-    } catch (error) {
-      temp.cleanup();
-      throw error;
-    }
-  }
+  if (path === undefined) return make(connect() as Connection, false);
   const journal = `${path}.journal`;
   // An old state of journal lines alone (its snapshot gone): imported like a whole one.
   const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);

@@ -12,7 +12,9 @@ import {
 import {
   type Batch,
   type CollectionView,
+  deferredCalls,
   describeTable,
+  large,
   recordOf,
   rowOf,
   type Running,
@@ -30,9 +32,6 @@ const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
 
-/** Strings at least this long are let go of by the statement that wrote them (see put()). */
-const LARGE_VALUE = 64 * 1024;
-
 /**
  * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
  * database at every get, so a handler may change its copy freely: only put(), insertNew(), defer() and
@@ -40,19 +39,17 @@ const LARGE_VALUE = 64 * 1024;
  * is held in memory past the turn of the event loop that commits it.
  */
 export class Store {
-  /** False without --data: the database is a temporary file, removed at close. */
+  /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
   private readonly db: Connection;
-  private readonly cleanup: () => void;
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
 
-  constructor(db: Connection, persistent: boolean, cleanup: () => void = () => {}) {
+  constructor(db: Connection, persistent: boolean) {
     this.db = db;
     this.persistent = persistent;
-    this.cleanup = cleanup;
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
       this.tables.set(
@@ -71,7 +68,7 @@ export class Store {
    * when it is not a state this serve reads.
    */
   static open(path?: string): Store {
-    return openDatabase(path, (db, persistent, cleanup) => new Store(db, persistent, cleanup));
+    return openDatabase(path, (db, persistent) => new Store(db, persistent));
   }
 
   /**
@@ -195,7 +192,7 @@ export class Store {
       this.batch = null;
       try {
         // In one go, after the requests: SQLite's code and pages are warm, and no savepoint is needed.
-        for (const { sql, values } of batch.deferred) this.run(sql, values);
+        for (const [sql, values] of deferredCalls(batch.deferred)) this.run(sql, values);
         this.control('COMMIT').run();
         batch.resolve();
       } catch (error) {
@@ -329,15 +326,13 @@ export class Store {
   /**
    * Runs a writing statement. A statement keeps the values it last ran with, so a document's 60 MiB
    * content would stay in memory until the next write of its kind: after a large value the statement
-   * runs again with nulls, and lets go. With nulls it must write nothing (`WHERE ?1 IS NOT NULL` on an
-   * INSERT ... SELECT; a key compared with null matches no row).
+   * runs again with nulls, and lets go. With nulls it must write nothing (an insert of rowsInsert()'s
+   * form; a key compared with null matches no row).
    */
   run(sql: string, values: unknown[]): void {
     const statement = this.statement(sql);
     statement.run(values);
-    if (values.some((value) => typeof value === 'string' && value.length >= LARGE_VALUE)) {
-      statement.run(values.map(() => null));
-    }
+    if (large(values)) statement.run(values.map(() => null));
   }
 
   del(collection: CollectionName, id: string): void {
@@ -369,11 +364,7 @@ export class Store {
     if (this.batch) this.failBatch(this.batch, new Error('the service stopped before this change was committed'));
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.statements.clear();
-    try {
-      closeConnection(this.db);
-    } finally {
-      this.cleanup();
-    }
+    closeConnection(this.db);
   }
 
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */
