@@ -1,5 +1,5 @@
 import { verb } from './kit.js';
-import type { Flags, FlagValues } from './verb.js';
+import type { Flags } from './verb.js';
 import { errorFromResponse } from '../api/error-mapping.js';
 import type { Context, RawResponse } from '../context.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
@@ -55,103 +55,101 @@ export default verb({
         hint: 'give it once, as -X METHOD or before the path',
       });
     }
-    await runApi(ctx, { ...given, method: positionalMethod ?? given.method }, path);
+    const options = { ...given, method: positionalMethod ?? given.method };
+    const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, input] =
+      await Promise.all([
+        ctx.api(),
+        import('../api/client.js'),
+        import('../api/context-client.js'),
+        import('../contract/index.js'),
+        import('../input/json.js'),
+        import('../input/source.js'),
+      ]);
+    const { readSourceText, resolveSource } = input;
+    if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
+    const target = relativeTarget(path, client.baseUrl);
+    const headers = parseHeaders(options.header ?? []);
+    let stdinTaken = false;
+    const takeStdin = (what: string) => {
+      if (stdinTaken) throw new UsageError(`${what}: standard input is already read by another flag`);
+      stdinTaken = true;
+    };
+    const readFile = async (path: string) => {
+      if (path === '-') takeStdin('-F key=@-');
+      return readSourceText(await resolveSource(ctx, path, 'pipe the value in, or give -F key=@FILE'));
+    };
+    const fields: Field[] = [];
+    for (const text of options.rawField ?? []) fields.push(await parseField(text, '-f', readFile));
+    for (const text of options.field ?? []) fields.push(await parseField(text, '-F', readFile));
+
+    let bodyText: string | undefined;
+    let body: unknown;
+    if (options.input !== undefined) {
+      if (options.input === '-') takeStdin('--input -');
+      const source = await resolveSource(ctx, options.input, 'pipe the body in, or give --input FILE');
+      bodyText = await readSourceText(source);
+      if (!options.raw) body = parseJson(bodyText, { source: source.name });
+    }
+    const method = (options.method ?? (bodyText !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
+    if (!METHOD.test(method)) throw new UsageError(`not an HTTP method: ${JSON.stringify(options.method)}`);
+    if (method === 'CONNECT') {
+      throw new UsageError(
+        '-X CONNECT: facectl does not send CONNECT (it opens a tunnel through a proxy, not a request)',
+        {
+          hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
+        },
+      );
+    }
+
+    // As gh does: fields go to the query string of a GET (or HEAD), or when --input already is the body.
+    let query = target.search.replace(/^\?/, '');
+    if (fields.length > 0) {
+      if (method === 'GET' || method === 'HEAD' || bodyText !== undefined) {
+        query = [query, fieldsToQuery(fields)].filter(Boolean).join('&');
+      } else {
+        body = fieldsToObject(fields);
+        bodyText = JSON.stringify(body);
+      }
+    }
+    const pathWithQuery = `${target.pathname}${query ? `?${query}` : ''}`;
+
+    const match = options.raw ? undefined : findRoute(method, target.pathname, routes);
+    const route = match?.route;
+    if (match && route) {
+      validateRequest(route, 'params', route.params, match.params);
+      if (bodyText !== undefined && !route.body) {
+        throw new UsageError(`${method} ${route.path} takes no request body; drop --input and the fields`);
+      }
+      if (route.body) validateRequest(route, 'body', route.body, body);
+      if (route.idempotent && headers['idempotency-key'] === undefined) {
+        headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
+      }
+    } else if (!options.raw) {
+      ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
+    }
+
+    const answer = await client.request({
+      method,
+      path: pathWithQuery,
+      ...(bodyText === undefined ? {} : { bodyText }),
+      headers,
+      anyStatus: true,
+    });
+    if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
+    const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
+    const ok = answer.status >= 200 && answer.status < 300;
+    if (!ok && options.include) printBody(ctx, answer.body);
+    if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
+    if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
+    // A known route's answer is read as every command reads it (api/answers.ts): a field it needs must be
+    // there; another that deviates is read as absent, and --debug says so.
+    const result =
+      route && route.responseKind === 'json'
+        ? await readAnswer(route, answer.body, debugOption(ctx).debug)
+        : answer.body;
+    printBody(ctx, result);
   },
 });
-
-async function runApi(ctx: Context, options: FlagValues<typeof flags>, path: string): Promise<unknown> {
-  const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, input] =
-    await Promise.all([
-      ctx.api(),
-      import('../api/client.js'),
-      import('../api/context-client.js'),
-      import('../contract/index.js'),
-      import('../input/json.js'),
-      import('../input/source.js'),
-    ]);
-  const { readSourceText, resolveSource } = input;
-  if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
-  const target = relativeTarget(path, client.baseUrl);
-  const headers = parseHeaders(options.header ?? []);
-  let stdinTaken = false;
-  const takeStdin = (what: string) => {
-    if (stdinTaken) throw new UsageError(`${what}: standard input is already read by another flag`);
-    stdinTaken = true;
-  };
-  const readFile = async (path: string) => {
-    if (path === '-') takeStdin('-F key=@-');
-    return readSourceText(await resolveSource(ctx, path, 'pipe the value in, or give -F key=@FILE'));
-  };
-  const fields: Field[] = [];
-  for (const text of options.rawField ?? []) fields.push(await parseField(text, '-f', readFile));
-  for (const text of options.field ?? []) fields.push(await parseField(text, '-F', readFile));
-
-  let bodyText: string | undefined;
-  let body: unknown;
-  if (options.input !== undefined) {
-    if (options.input === '-') takeStdin('--input -');
-    const source = await resolveSource(ctx, options.input, 'pipe the body in, or give --input FILE');
-    bodyText = await readSourceText(source);
-    if (!options.raw) body = parseJson(bodyText, { source: source.name });
-  }
-  const method = (options.method ?? (bodyText !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
-  if (!METHOD.test(method)) throw new UsageError(`not an HTTP method: ${JSON.stringify(options.method)}`);
-  if (method === 'CONNECT') {
-    throw new UsageError(
-      '-X CONNECT: facectl does not send CONNECT (it opens a tunnel through a proxy, not a request)',
-      {
-        hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
-      },
-    );
-  }
-
-  // As gh does: fields go to the query string of a GET (or HEAD), or when --input already is the body.
-  let query = target.search.replace(/^\?/, '');
-  if (fields.length > 0) {
-    if (method === 'GET' || method === 'HEAD' || bodyText !== undefined) {
-      query = [query, fieldsToQuery(fields)].filter(Boolean).join('&');
-    } else {
-      body = fieldsToObject(fields);
-      bodyText = JSON.stringify(body);
-    }
-  }
-  const pathWithQuery = `${target.pathname}${query ? `?${query}` : ''}`;
-
-  const match = options.raw ? undefined : findRoute(method, target.pathname, routes);
-  const route = match?.route;
-  if (match && route) {
-    validateRequest(route, 'params', route.params, match.params);
-    if (bodyText !== undefined && !route.body) {
-      throw new UsageError(`${method} ${route.path} takes no request body; drop --input and the fields`);
-    }
-    if (route.body) validateRequest(route, 'body', route.body, body);
-    if (route.idempotent && headers['idempotency-key'] === undefined) {
-      headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
-    }
-  } else if (!options.raw) {
-    ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
-  }
-
-  const answer = await client.request({
-    method,
-    path: pathWithQuery,
-    ...(bodyText === undefined ? {} : { bodyText }),
-    headers,
-    anyStatus: true,
-  });
-  if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
-  const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
-  const ok = answer.status >= 200 && answer.status < 300;
-  if (!ok && options.include) printBody(ctx, answer.body);
-  if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
-  if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
-  // A known route's answer is read as every command reads it (api/answers.ts): a field it needs must be
-  // there; another that deviates is read as absent, and --debug says so.
-  const result =
-    route && route.responseKind === 'json' ? await readAnswer(route, answer.body, debugOption(ctx).debug) : answer.body;
-  printBody(ctx, result);
-  return result;
-}
 
 /**
  * A JSON answer as every --json document is printed (with or without --json, as gh api does): indented
@@ -159,13 +157,8 @@ async function runApi(ctx: Context, options: FlagValues<typeof flags>, path: str
  */
 function printBody(ctx: Context, body: unknown): void {
   if (body === '' || body === undefined) return;
-  ctx.out.text(
-    typeof body === 'string'
-      ? body.endsWith('\n')
-        ? body
-        : `${body}\n`
-      : `${JSON.stringify(body, null, jsonIndent(ctx.io))}\n`,
-  );
+  const text = typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io));
+  ctx.out.text(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, string | undefined>): string {
