@@ -8,7 +8,7 @@ export type Shell = 'bash' | 'zsh' | 'fish';
 const settable = Object.values(SETTINGS)
   .filter((setting) => !setting.refuseSet)
   .map((setting) => setting.name);
-export const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
+const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config get': Object.keys(SETTINGS),
   'config set': settable,
   'config unset': settable,
@@ -16,11 +16,9 @@ export const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * Profile names, read from the configuration file when a completion is asked for (they change after the
- * script is installed): the value of these flags and the argument of these commands. FACECTL_PROFILE is
+ * script is installed): the value of --profile and the argument of `auth switch`. FACECTL_PROFILE is
  * blanked so a profile it names that does not exist does not make the listing fail.
  */
-export const PROFILE_FLAGS: readonly string[] = ['--profile'];
-export const PROFILE_ARGUMENTS: readonly string[] = ['auth switch'];
 const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
 
 interface FlagInfo {
@@ -155,9 +153,7 @@ complete -o default -F _facectl facectl
 
 /** The test (bash and zsh alike) that the word being completed is a profile name. */
 function profileCondition(prev: string, path: string, cur: string): string {
-  const flags = PROFILE_FLAGS.map((flag) => `${prev} == ${flag}`);
-  const args = PROFILE_ARGUMENTS.map((command) => `(${path} == '${command}' && ${cur} != -*)`);
-  return `[[ ${[...flags, ...args].join(' || ')} ]]`;
+  return `[[ ${prev} == --profile || (${path} == 'auth switch' && ${cur} != -*) ]]`;
 }
 
 function zshEscape(text: string): string {
@@ -259,7 +255,7 @@ function fishScript(tree: CommandInfo): string {
     if (flag.short) parts.push(`-s ${flag.short.replace(/^-/, '')}`);
     if (flag.takesValue) parts.push('-r');
     if (flag.choices) parts.push(`-a ${fishQuote(flag.choices.join(' '))}`);
-    else if (PROFILE_FLAGS.includes(flag.long)) parts.push(`-a ${fishQuote(`(${LIST_PROFILES})`)}`);
+    else if (flag.long === '--profile') parts.push(`-a ${fishQuote(`(${LIST_PROFILES})`)}`);
     parts.push(`-d ${fishQuote(flag.description)}`);
     return parts.join(' ');
   };
@@ -278,7 +274,7 @@ function fishScript(tree: CommandInfo): string {
         lines.push(`complete -c facectl -n ${fishQuote(condition)} -a ${fishQuote(node.argChoices.join(' '))}`);
       }
     }
-    if (PROFILE_ARGUMENTS.includes(node.path)) {
+    if (node.path === 'auth switch') {
       lines.push(`complete -c facectl -n ${fishQuote(inNode.join('; and '))} -a ${fishQuote(`(${LIST_PROFILES})`)}`);
     }
     if (seen.length > 0) {

@@ -6,13 +6,10 @@ import type { BootstrapUser, RunningService, ServiceOptions } from '../service/i
 import { checkFlags } from './flag-check.js';
 import { dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
 
-/**
- * The flags as commander hands them over (strings; a direct caller may leave out what commander
- * defaults) -> typed options; a bad value is a UsageError naming the flag, every bad flag at once.
- */
 /** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
-export type ServeOptions = ReturnType<typeof parseServeOptions>;
+type ServeOptions = ReturnType<typeof parseServeOptions>;
 
+/** A direct caller may leave out what commander defaults; every bad flag is refused at once. */
 export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<string, unknown>) {
   const defaults = Object.fromEntries(
     Object.entries(SERVE_FLAGS).flatMap(([key, flag]) => ('default' in flag ? [[key, flag.default]] : [])),
