@@ -41,7 +41,7 @@ export default verb({
     runImport(ctx, { ...given, faceId: requireArgument('face_id', faceId), url: checkUrl(url) }),
 });
 
-export type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
+type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
 
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {

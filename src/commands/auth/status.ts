@@ -3,12 +3,7 @@ import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/creden
 import type { Column, Context } from '../../context.js';
 import { AuthError, CliError } from '../../errors.js';
 
-/**
- * `facectl auth status`: which service, which profile, which key and where each came from, then what
- * the service says about the key. The local part is printed even when the service cannot be reached,
- * and the exit code still tells (3 not logged in, 8 unreachable ...).
- */
-
+/** The local part is printed even when the service cannot be reached; the exit code still tells. */
 interface AuthStatus {
   profile: string;
   base_url: string;

@@ -61,8 +61,6 @@ export default verb({
   run: (ctx, given) => runCreateKey(ctx, given),
 });
 
-export type CreateKeyOptions = FlagValues<typeof flags>;
-
 /** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
 type NewKey = AnswerOf<typeof createApiKey>;
 
@@ -75,7 +73,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: Context, opts: CreateKeyOptions): Promise<NewKey> {
+export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
