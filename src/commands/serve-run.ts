@@ -4,6 +4,7 @@ import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../err
 import { safeJson } from '../io/output.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { checkFlags } from './flag-check.js';
+import { usd } from './kit.js';
 import { dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
 
 /** `dataFile` is the real file (symbolic links resolved); `dataGiven` the path as given (absolute). */
@@ -166,8 +167,6 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     cause: error,
   });
 }
-
-const usd = (amount: number) => `$${amount.toFixed(2)}`;
 
 /** The --host values that listen on every interface (IPv4 or IPv6): the banner and a warning say so. */
 const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0']);
