@@ -13,13 +13,7 @@ import { dirname } from 'node:path';
 import { closeConnection, type Connection, connect, DataFileInUse, syncDirectory } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
 import { checkJournalLine, checkSnapshot, type JournalOp, StateFileError } from './state-shape.js';
-
-/** What the import writes through: a Store over the new database (a type of its own: no import circle). */
-export interface ImportTarget {
-  transaction<T>(change: () => T): T;
-  statement(sql: string): { run(...params: unknown[]): unknown };
-  put(collection: CollectionName, record: never): void;
-}
+import type { Store } from './store.js';
 
 /**
  * A `--data FILE` that a facectl serve before the SQLite database wrote: FILE a JSON snapshot and
@@ -32,7 +26,7 @@ export interface ImportTarget {
  * 3. FILE is kept as FILE.imported (a hard link, else a copy), then the database is renamed over
  *    FILE (atomic), then FILE.journal becomes FILE.journal.imported.
  */
-export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
+export function importStateFile(file: string, storeOf: (db: Connection) => Store): void {
   const state = readStateFile(file);
   const temp = `${file}.importing`;
   let db: Connection | null;
@@ -113,7 +107,7 @@ function readStateFile(file: string): Records {
   return records;
 }
 
-function insertRecords(file: string, store: ImportTarget, records: Records): void {
+function insertRecords(file: string, store: Store, records: Records): void {
   const fail = (collection: string, id: string, error: unknown) =>
     new StateFileError(
       `${file}: ${collection} record ${id} cannot be imported (${(error as Error).message}); the file was left untouched`,
