@@ -265,20 +265,8 @@ export class Idempotency {
       face_alias: response.faceAlias ?? null,
       created_ms: now,
     };
-    const values = [
-      request.userId,
-      request.key,
-      row.request_sha256,
-      row.key_id,
-      row.status,
-      row.body,
-      row.document_id,
-      row.document_version,
-      row.body_prefix,
-      row.body_suffix,
-      row.face_alias,
-      row.created_ms,
-    ];
+    // `row` is built in RECORD_COLUMNS' order.
+    const values = [request.userId, request.key, ...Object.values(row)];
     if (doc && this.store.pending(`documents\u0000${doc.id}`) === undefined) this.store.run(INSERT_RECORD, values);
     else this.store.defer(INSERT_RECORD, values, pendingKey(request), { row, parts: doc ? response.parts : undefined });
     if (response.holdsSecret && response.body !== undefined) {
