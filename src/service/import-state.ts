@@ -16,15 +16,8 @@ import { checkJournalLine, checkSnapshot, type JournalOp, StateFileError } from 
 import type { Store } from './store.js';
 
 /**
- * A `--data FILE` that a facectl serve before the SQLite database wrote: FILE a JSON snapshot and
- * FILE.journal one line of changes per request, the last one possibly cut short by a crash (never
- * acknowledged, so left out). Imported once, whole or not at all, at the first start on it:
- *
- * 1. Both files are read and checked (state-shape.ts); a problem refuses the start, nothing written.
- * 2. The records go into a new database, FILE.importing, in one transaction. Its lock keeps a second
- *    serve out meanwhile; a crash here leaves FILE as it was and the next start imports again.
- * 3. FILE is kept as FILE.imported (a hard link, else a copy), then the database is renamed over
- *    FILE (atomic), then FILE.journal becomes FILE.journal.imported.
+ * Imports, once, a `--data FILE` of a facectl serve before the SQLite database (a JSON snapshot FILE and
+ * FILE.journal): docs/local-service-choices.md gives the steps and what a crash at each leaves.
  */
 export function importStateFile(file: string, storeOf: (db: Connection) => Store): void {
   const state = readStateFile(file);

@@ -1,10 +1,8 @@
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
 
 /**
- * The shape of the JSON state files of facectl serve before its SQLite database (a snapshot FILE plus
- * a journal FILE.journal), checked before anything of them is imported (import-state.ts): a file of
- * another version or of a wrong shape (edited by hand, or not a state file at all) is refused with
- * what is wrong and where, and left exactly as it is.
+ * The shape of the old JSON state files, checked before anything of them is imported (import-state.ts):
+ * a file of another version or shape is refused with what is wrong and where.
  */
 
 type StateCollection = CollectionName | 'idempotency';

@@ -27,7 +27,6 @@ export type { CollectionView } from './store-rows.js';
 
 type Statement = Database.Statement;
 
-/** What keyWithUser and faceOf read. */
 const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
@@ -65,8 +64,7 @@ export class Store {
 
   /**
    * The database `path` (created if missing; an old JSON state file is imported first), or without a
-   * path a temporary one. Throws DataFileInUse when another serve holds the file, StateFileError
-   * when it is not a state this serve reads.
+   * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
    */
   static open(path?: string): Store {
     if (path === undefined) return new Store(connect() as Connection, false);
@@ -108,10 +106,7 @@ export class Store {
     return statement;
   }
 
-  /**
-   * Runs `change` in one transaction: committed when it returns, rolled back when it throws (a
-   * write the disk refused included). For the service's start and an import; requests use request().
-   */
+  /** Runs `change` in one transaction: for the service's start and an import; requests use request(). */
   transaction<T>(change: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
     try {
@@ -127,16 +122,13 @@ export class Store {
   }
 
   /**
-   * A request's changes, as a transaction of their own: a savepoint, opened at its first write and
-   * rolled back when `change` throws, so an error answer leaves nothing; writes it deferred (defer())
-   * are dropped then. The requests of one turn of the event loop share one commit (SQLite's
-   * savepoints nest in one transaction; a commit writes the file, and at concurrency 16 several
-   * requests end in the same turn): the promise resolves once theirs is committed, and the answer is
-   * sent only then; should the commit fail, every request of it fails and none of them is stored.
-   * Read-only requests join too, so that no answer shows a change not yet committed.
+   * A request's changes: a savepoint, opened at its first write and rolled back (with its deferred
+   * writes) when `change` throws. The requests of one turn of the event loop share one commit (a commit
+   * writes the file); the promise resolves once it is done, and should it fail, every request of it
+   * fails. Read-only requests join too, so that no answer shows a change not yet committed.
    *
    * A savepoint that succeeded is not released: the next request's nests inside it and the commit
-   * releases them all. A rollback goes to the newest savepoint of the name, which is always the running
+   * releases them all. A rollback goes to the newest savepoint of the name, always the running
    * request's: requests run one at a time, to their end.
    */
   request<T>(change: () => T): Promise<T> {
@@ -317,7 +309,6 @@ export class Store {
     return collections.reduce((sum, name) => sum + (this.writes.get(name) ?? 0), 0);
   }
 
-  /** Inserts or replaces a record (by id). */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
     const table = this.tableOf(collection);
