@@ -1,7 +1,6 @@
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, statSync } from 'node:fs';
 import Database from 'libsql';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
-import { StateFileError } from './state-shape.js';
 
 /**
  * Opening serve's SQLite database with libsql; docs/local-service-choices.md says why each setting
@@ -13,6 +12,11 @@ export type Connection = Database.Database;
 /** Another serve holds the database. */
 export class DataFileInUse extends Error {
   readonly code = 'EDATAINUSE';
+}
+
+/** A state file, journal or database that this serve cannot load; the message names it and what is wrong. */
+export class StateFileError extends Error {
+  readonly code = 'EBADSTATE';
 }
 
 const sqliteCode = (error: unknown): string | undefined => {
