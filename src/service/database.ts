@@ -1,29 +1,10 @@
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, statSync } from 'node:fs';
 import Database from 'libsql';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
-import { StateFileError } from './state-shape.js';
 
 /**
- * Opening serve's SQLite database (libsql: better-sqlite3's API, with prebuilt Node-API binaries, so
- * one install works on every Node line). docs/local-service-choices.md says why each setting:
- *
- * - `locking_mode=EXCLUSIVE`: the connection takes the file's lock at its first write (the migration
- *   below, at start) and keeps it until it closes, so a second serve on the same file gets
- *   SQLITE_BUSY at once and is refused, having changed nothing. The operating system drops the lock
- *   with the process, so nothing stale is left by kill -9.
- * - `journal_mode=WAL`, `synchronous=NORMAL`: a commit is a write to the WAL, not an fsync. A process
- *   crash (kill -9) loses nothing committed; a power cut may lose the last commits, never the file.
- *   A write that fails (ENOSPC, EFBIG, EIO) rolls its transaction back; the file stays valid.
- * - Without --data: a temporary database of SQLite's (an empty file name, attached as `state`, with
- *   the tables of a state file), on disk: this build of SQLite keeps temporary databases in memory
- *   unless `temp_store=FILE`. SQLite removes its file as soon as it is opened (nothing is left after
- *   kill -9), and a commit writes no page: they go to the file once a quarter of the page cache
- *   (4 MiB) holds changes, or it is full. Each commit walks the list of changed pages it holds, so a
- *   larger cache makes every commit dearer (16 MiB: 32 µs more CPU per document created, 3,300
- *   documents of 2 KB). (A temporary file in WAL or MEMORY journal mode writes
- *   every changed page at each commit: 6 writes per document created.) Rollbacks (a request's
- *   savepoint, a failed write) work as in a file: the journal is kept in memory, one transaction's
- *   worth of pages.
+ * Opening serve's SQLite database with libsql; docs/local-service-choices.md says why each setting
+ * (exclusive locking, WAL with synchronous=NORMAL, the temporary database without --data).
  */
 
 export type Connection = Database.Database;
@@ -31,6 +12,11 @@ export type Connection = Database.Database;
 /** Another serve holds the database. */
 export class DataFileInUse extends Error {
   readonly code = 'EDATAINUSE';
+}
+
+/** A state file, journal or database that this serve cannot load; the message names it and what is wrong. */
+export class StateFileError extends Error {
+  readonly code = 'EBADSTATE';
 }
 
 const sqliteCode = (error: unknown): string | undefined => {
@@ -51,6 +37,9 @@ export function connect(file?: string): Connection | null {
     const db = new Database(':memory:', { timeout: 0 });
     db.exec('PRAGMA temp_store = FILE');
     db.exec("ATTACH '' AS state");
+    // Commits write no page until a quarter of the cache holds changes (a temporary file in WAL or MEMORY
+    // journal mode writes every changed page at each commit: 6 writes per document created); each commit
+    // walks the changed pages, so a larger cache costs every one (16 MiB: 32 µs more CPU per document).
     db.exec('PRAGMA state.journal_mode = MEMORY');
     db.exec('PRAGMA state.cache_size = -4096');
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));

@@ -3,30 +3,13 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-clock.js';
+import type { ServiceClock } from './service-core.js';
 import type { Store } from './store.js';
 import { rowsInsert } from './store-rows.js';
 
 /**
- * Idempotency-Key on POST. Records belong to the user, not to one API key: after a key rotation (or a
- * switch from FACECTL_API_KEY to the saved key) a retry is still replayed, not created again. The first
- * successful (2xx) answer is kept for 24 hours with a digest of the request (method, path and body); a
- * repeat of the same request gets the same status and body (header `Idempotent-Replayed: true`), and
- * nothing is created or charged again; the same Idempotency-Key with another request is a 422
- * `idempotency_mismatch`. A record is written in the transaction of the change it answers, so after a
- * crash both are there or neither. Error answers are not kept: they changed nothing.
- *
- * To a key other than the one that made the first request, an answer showing a face (faces, documents
- * and threads name theirs by alias) is replayed only when that key may use the face (allowed_face_ids).
- *
- * A key-creation answer holds the new secret, which is never written to disk: its record keeps no body,
- * and the body stays in memory, for the key that made the request, until serve stops; a retry after
- * that (or from another key) gets 409 `idempotency_replay_unavailable`, never a second key.
- *
- * An answer showing a document keeps only the text around the content and the document's id and
- * version: a replay puts the content back in (byte for byte the first answer, the content being the
- * same at that version), and an edit of the document first writes the whole body back
- * (beforeDocumentEdit). So a document's content is stored once.
+ * Idempotency-Key on POST: records per user, 2xx answers only, kept 24 hours in the transaction of the
+ * change they answer; docs/local-service-choices.md (Idempotency) gives the rules this follows.
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -265,20 +248,8 @@ export class Idempotency {
       face_alias: response.faceAlias ?? null,
       created_ms: now,
     };
-    const values = [
-      request.userId,
-      request.key,
-      row.request_sha256,
-      row.key_id,
-      row.status,
-      row.body,
-      row.document_id,
-      row.document_version,
-      row.body_prefix,
-      row.body_suffix,
-      row.face_alias,
-      row.created_ms,
-    ];
+    // `row` is built in RECORD_COLUMNS' order.
+    const values = [request.userId, request.key, ...Object.values(row)];
     if (doc && this.store.pending(`documents\u0000${doc.id}`) === undefined) this.store.run(INSERT_RECORD, values);
     else this.store.defer(INSERT_RECORD, values, pendingKey(request), { row, parts: doc ? response.parts : undefined });
     if (response.holdsSecret && response.body !== undefined) {

@@ -10,29 +10,15 @@ import {
   rmSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { closeConnection, type Connection, connect, DataFileInUse, syncDirectory } from './database.js';
+import { closeConnection, type Connection, connect, DataFileInUse, StateFileError, syncDirectory } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
-import { checkJournalLine, checkSnapshot, type JournalOp, StateFileError } from './state-shape.js';
-
-/** What the import writes through: a Store over the new database (a type of its own: no import circle). */
-export interface ImportTarget {
-  transaction<T>(change: () => T): T;
-  statement(sql: string): { run(...params: unknown[]): unknown };
-  put(collection: CollectionName, record: never): void;
-}
+import type { Store } from './store.js';
 
 /**
- * A `--data FILE` that a facectl serve before the SQLite database wrote: FILE a JSON snapshot and
- * FILE.journal one line of changes per request, the last one possibly cut short by a crash (never
- * acknowledged, so left out). Imported once, whole or not at all, at the first start on it:
- *
- * 1. Both files are read and checked (state-shape.ts); a problem refuses the start, nothing written.
- * 2. The records go into a new database, FILE.importing, in one transaction. Its lock keeps a second
- *    serve out meanwhile; a crash here leaves FILE as it was and the next start imports again.
- * 3. FILE is kept as FILE.imported (a hard link, else a copy), then the database is renamed over
- *    FILE (atomic), then FILE.journal becomes FILE.journal.imported.
+ * Imports, once, a `--data FILE` of a facectl serve before the SQLite database (a JSON snapshot FILE and
+ * FILE.journal): docs/local-service-choices.md gives the steps and what a crash at each leaves.
  */
-export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
+export function importStateFile(file: string, storeOf: (db: Connection) => Store): void {
   const state = readStateFile(file);
   const temp = `${file}.importing`;
   let db: Connection | null;
@@ -113,7 +99,7 @@ function readStateFile(file: string): Records {
   return records;
 }
 
-function insertRecords(file: string, store: ImportTarget, records: Records): void {
+function insertRecords(file: string, store: Store, records: Records): void {
   const fail = (collection: string, id: string, error: unknown) =>
     new StateFileError(
       `${file}: ${collection} record ${id} cannot be imported (${(error as Error).message}); the file was left untouched`,
@@ -196,4 +182,86 @@ function isDatabase(file: string): boolean {
     return false;
   }
   return header.toString('latin1') === 'SQLite format 3\u0000';
+}
+
+/**
+ * The shape of the old JSON state files, checked before anything of them is imported:
+ * a file of another version or shape is refused with what is wrong and where.
+ */
+
+type StateCollection = CollectionName | 'idempotency';
+type JournalOp = ['put', StateCollection, { id: string }] | ['del', StateCollection, string];
+type SnapshotCollections = Partial<Record<StateCollection, { id: string }[]>>;
+
+const STATE_VERSION = 1;
+const STATE_FORMAT = 'facectl-serve-state';
+
+const KNOWN = new Set<string>([...COLLECTION_NAMES, 'idempotency']);
+
+/** Fields, besides `id`, that the service looks up records by: a record without them cannot be used. */
+const REQUIRED_STRINGS: Partial<Record<StateCollection, string[]>> = {
+  users: ['plan'],
+  keys: ['user_id', 'hash'],
+  faces: ['user_id', 'alias'],
+  documents: ['user_id', 'face_id'],
+  threads: ['user_id', 'face_id'],
+};
+
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function recordProblem(collection: StateCollection, record: unknown): string | undefined {
+  if (!isObject(record)) return `is ${kindOf(record)}, not a record`;
+  if (typeof record.id !== 'string' || record.id.length === 0) return 'has no "id" (a non-empty string)';
+  for (const field of REQUIRED_STRINGS[collection] ?? []) {
+    if (typeof record[field] !== 'string') return `has no "${field}" (a string)`;
+  }
+  return undefined;
+}
+
+function checkSnapshot(path: string, parsed: unknown): SnapshotCollections {
+  const fail = (what: string) =>
+    new StateFileError(`${path}: ${what}; the file was left untouched (is it a facectl serve --data file?)`);
+  if (!isObject(parsed)) throw fail(`the file holds ${kindOf(parsed)}, not a state object`);
+  if (parsed.format !== STATE_FORMAT) throw fail(`"format" is ${JSON.stringify(parsed.format)}, not "${STATE_FORMAT}"`);
+  if (parsed.version !== STATE_VERSION) {
+    throw new StateFileError(
+      `${path}: state file version ${JSON.stringify(parsed.version)} is not one this facectl serve reads ` +
+        `(version ${STATE_VERSION}); the file was left untouched (a newer facectl may have written it)`,
+    );
+  }
+  const collections = parsed.collections;
+  if (!isObject(collections)) throw fail(`"collections" is ${kindOf(collections)}, not an object`);
+  for (const [name, records] of Object.entries(collections)) {
+    if (!KNOWN.has(name)) throw fail(`"collections" has an unknown collection "${name}"`);
+    if (!Array.isArray(records)) throw fail(`collections.${name} is ${kindOf(records)}, not an array`);
+    records.forEach((record: unknown, index) => {
+      const problem = recordProblem(name as StateCollection, record);
+      if (problem) throw fail(`collections.${name}[${index}] ${problem}`);
+    });
+  }
+  return collections as SnapshotCollections;
+}
+
+function checkJournalLine(journalPath: string, lineNumber: number, parsed: unknown): JournalOp[] {
+  const fail = (what: string) =>
+    new StateFileError(`${journalPath} line ${lineNumber} is corrupt: ${what}; the files were left untouched`);
+  if (!isObject(parsed) || !Array.isArray(parsed.ops)) throw fail('not {"ops": [...]}');
+  parsed.ops.forEach((op: unknown, index) => {
+    if (!Array.isArray(op) || op.length !== 3) throw fail(`op ${index} is not [kind, collection, value]`);
+    const [kind, name, value] = op as unknown[];
+    if (typeof name !== 'string' || !KNOWN.has(name)) throw fail(`op ${index} names an unknown collection`);
+    if (kind === 'put') {
+      const problem = recordProblem(name as StateCollection, value);
+      if (problem) throw fail(`op ${index}: the record ${problem}`);
+    } else if (kind === 'del') {
+      if (typeof value !== 'string') throw fail(`op ${index}: a delete without an id`);
+    } else {
+      throw fail(`op ${index} is neither "put" nor "del"`);
+    }
+  });
+  return parsed.ops as JournalOp[];
 }

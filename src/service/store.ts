@@ -1,6 +1,7 @@
+import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
-import { type Connection, closeConnection } from './database.js';
-import { openDatabase } from './store-open.js';
+import { type Connection, closeConnection, connect } from './database.js';
+import { importStateFile } from './import-state.js';
 import {
   COLLECTION_NAMES,
   type CollectionName,
@@ -26,7 +27,6 @@ export type { CollectionView } from './store-rows.js';
 
 type Statement = Database.Statement;
 
-/** What keyWithUser and faceOf read. */
 const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
@@ -64,11 +64,23 @@ export class Store {
 
   /**
    * The database `path` (created if missing; an old JSON state file is imported first), or without a
-   * path a temporary one. Throws DataFileInUse when another serve holds the file, StateFileError
-   * when it is not a state this serve reads.
+   * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
    */
   static open(path?: string): Store {
-    return openDatabase(path, (db, persistent) => new Store(db, persistent));
+    if (path === undefined) return new Store(connect() as Connection, false);
+    const journal = `${path}.journal`;
+    // An old state of journal lines alone (its snapshot gone): imported like a whole one.
+    const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);
+    let db = journalOnly ? null : connect(path);
+    if (db === null) {
+      importStateFile(path, (temp) => new Store(temp, true));
+      db = connect(path);
+      if (db === null) throw new Error(`${path} is not a database after its import`);
+    } else if (existsSync(journal) && existsSync(`${path}.imported`)) {
+      // An import stopped after the database took the file's place: the journal goes beside the snapshot.
+      renameSync(journal, `${journal}.imported`);
+    }
+    return new Store(db, true);
   }
 
   /**
@@ -94,10 +106,7 @@ export class Store {
     return statement;
   }
 
-  /**
-   * Runs `change` in one transaction: committed when it returns, rolled back when it throws (a
-   * write the disk refused included). For the service's start and an import; requests use request().
-   */
+  /** Runs `change` in one transaction: for the service's start and an import; requests use request(). */
   transaction<T>(change: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
     try {
@@ -113,16 +122,13 @@ export class Store {
   }
 
   /**
-   * A request's changes, as a transaction of their own: a savepoint, opened at its first write and
-   * rolled back when `change` throws, so an error answer leaves nothing; writes it deferred (defer())
-   * are dropped then. The requests of one turn of the event loop share one commit (SQLite's
-   * savepoints nest in one transaction; a commit writes the file, and at concurrency 16 several
-   * requests end in the same turn): the promise resolves once theirs is committed, and the answer is
-   * sent only then; should the commit fail, every request of it fails and none of them is stored.
-   * Read-only requests join too, so that no answer shows a change not yet committed.
+   * A request's changes: a savepoint, opened at its first write and rolled back (with its deferred
+   * writes) when `change` throws. The requests of one turn of the event loop share one commit (a commit
+   * writes the file); the promise resolves once it is done, and should it fail, every request of it
+   * fails. Read-only requests join too, so that no answer shows a change not yet committed.
    *
    * A savepoint that succeeded is not released: the next request's nests inside it and the commit
-   * releases them all. A rollback goes to the newest savepoint of the name, which is always the running
+   * releases them all. A rollback goes to the newest savepoint of the name, always the running
    * request's: requests run one at a time, to their end.
    */
   request<T>(change: () => T): Promise<T> {
@@ -239,7 +245,7 @@ export class Store {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
     const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
     if (!row) return undefined;
-    const split = this.columnsOf('keys').length;
+    const split = this.tableOf('keys').columns.length;
     return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
   }
 
@@ -303,14 +309,10 @@ export class Store {
     return collections.reduce((sum, name) => sum + (this.writes.get(name) ?? 0), 0);
   }
 
-  /** Inserts or replaces a record (by id). */
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    this.run(this.tableOf(collection).upsert, this.columnValues(collection, record));
-  }
-
-  private columnValues<C extends CollectionName>(collection: C, record: Collections[C]): unknown[] {
-    return rowOf(this.tableOf(collection), record);
+    const table = this.tableOf(collection);
+    this.run(table.upsert, rowOf(table, record));
   }
 
   /**
@@ -319,8 +321,8 @@ export class Store {
    */
   insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    const { upsert } = this.tableOf(collection);
-    this.defer(upsert, this.columnValues(collection, record), `${collection}\u0000${record.id}`, true);
+    const table = this.tableOf(collection);
+    this.defer(table.upsert, rowOf(table, record), `${collection}\u0000${record.id}`, true);
   }
 
   /**
@@ -370,10 +372,6 @@ export class Store {
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */
   abandon(): void {
     this.close();
-  }
-
-  private columnsOf(collection: CollectionName): string[] {
-    return this.tableOf(collection).columns;
   }
 
   private tableOf(collection: CollectionName): Table {
