@@ -3,7 +3,7 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-core.js';
+import type { ServiceClock } from './service-clock.js';
 import type { Store } from './store.js';
 import { rowsInsert } from './store-rows.js';
 
