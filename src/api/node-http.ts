@@ -17,7 +17,31 @@ export interface WireRequest {
   method: string;
   headers: Record<string, string>;
   body?: string | Uint8Array | AsyncIterable<Uint8Array>;
-  signal: AbortSignal;
+  /** A signal of the call's own (the client's is handled for every request at once, by destroy()). */
+  signal?: AbortSignal;
+  /** The attempt's overall deadline (transport.ts): ends the request and its answer, then says so. */
+  deadline?: Deadline;
+}
+
+/**
+ * A timer of the request's own rather than an AbortSignal: a batch sends thousands of requests, and a
+ * signal per request (its controller, a listener added and removed) cost more than the rest of the
+ * request's own bookkeeping.
+ */
+export interface Deadline {
+  ms: number;
+  /** Set when the deadline passed and the request was ended for it. */
+  passed: boolean;
+}
+
+/** Starts `deadline`: when it passes, `end` is called with the error the request fails with. */
+export function startDeadline(deadline: Deadline | undefined, end: (error: Error) => void): NodeJS.Timeout | undefined {
+  if (deadline === undefined) return undefined;
+  // unref: an open socket keeps the process alive while it matters; the timer alone must not.
+  return setTimeout(() => {
+    deadline.passed = true;
+    end(new Error('deadline'));
+  }, deadline.ms).unref();
 }
 
 export interface WireResponse {
@@ -57,7 +81,7 @@ export class NodeHttpClient implements Sender {
 
   send(request: WireRequest): Promise<WireResponse> {
     const { signal } = request;
-    if (signal.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const req = this.module.request(this.origin, {
         agent: this.agent,
@@ -74,11 +98,13 @@ export class NodeHttpClient implements Sender {
         req.destroy(error);
         answer?.destroy(error);
       };
-      const onAbort = () => fail(signal.reason as Error);
-      signal.addEventListener('abort', onAbort, { once: true });
+      const onAbort = () => fail(signal?.reason as Error);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const overall = startDeadline(request.deadline, fail);
       const done = () => {
         stopTimer();
-        signal.removeEventListener('abort', onAbort);
+        clearTimeout(overall);
+        signal?.removeEventListener('abort', onAbort);
         this.live.delete(req);
         if (answer) this.live.delete(answer);
       };
