@@ -67,6 +67,11 @@ export interface Limits {
 export class NodeHttpClient implements Sender {
   private readonly module: Pick<typeof import('node:http'), 'Agent' | 'request'>;
   private readonly agent: Agent;
+  /**
+   * The origin as request options, made once: a URL handed to request() is converted on every call
+   * (15 µs of a batch's every request, in a profile).
+   */
+  private readonly target: { protocol: string; hostname: string; port?: number };
   /** Requests sent and not yet answered in full, ended together by destroy(). */
   private readonly live = new Set<ClientRequest | IncomingMessage>();
 
@@ -77,13 +82,18 @@ export class NodeHttpClient implements Sender {
     // Not an import: node:https (and TLS) load only for an https base URL.
     this.module = process.getBuiltinModule(origin.protocol === 'https:' ? 'node:https' : 'node:http');
     this.agent = new this.module.Agent({ keepAlive: true });
+    // As Node reads a URL: an IPv6 literal without its brackets, no port when the URL has none (a base
+    // URL carries no user name or password: types.ts refuses one).
+    const hostname = origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname;
+    this.target = { protocol: origin.protocol, hostname, ...(origin.port === '' ? {} : { port: Number(origin.port) }) };
   }
 
   send(request: WireRequest): Promise<WireResponse> {
     const { signal } = request;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const req = this.module.request(this.origin, {
+      const req = this.module.request({
+        ...this.target,
         agent: this.agent,
         method: request.method,
         path: request.path,
