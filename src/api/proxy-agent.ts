@@ -7,7 +7,7 @@ import request from 'undici/lib/api/api-request.js';
 import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
 import Pool from 'undici/lib/dispatcher/pool.js';
 import { errorCode } from './error-mapping.js';
-import type { Limits, Sender, WireRequest, WireResponse } from './node-http.js';
+import { type Limits, type Sender, startDeadline, type WireRequest, type WireResponse } from './node-http.js';
 import { type ProxyChoice, ProxyError } from './proxy.js';
 
 /**
@@ -32,15 +32,27 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
   });
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
-      const response = await request.call(agent, {
-        origin: wire.origin,
-        path: wire.path,
-        method: wire.method as Dispatcher.HttpMethod,
-        headers: wire.headers,
-        ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
-        signal: wire.signal,
-      });
+      const controller = wire.deadline ? new AbortController() : undefined;
+      const overall = startDeadline(wire.deadline, (error) => controller?.abort(error));
+      const signals = [wire.signal, controller?.signal].filter((s): s is AbortSignal => s !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request.call(agent, {
+          origin: wire.origin,
+          path: wire.path,
+          method: wire.method as Dispatcher.HttpMethod,
+          headers: wire.headers,
+          ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        clearTimeout(overall);
+        throw error;
+      }
       const { statusCode, statusText, headers, body } = response;
+      // The deadline covers the answer's body too: stopped once it is read (or ended).
+      body.once('close', () => clearTimeout(overall));
       return { statusCode, ...(statusText ? { statusText } : {}), headers, body };
     },
     destroy: (reason) => void agent.destroy(reason).catch(() => undefined),

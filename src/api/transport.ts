@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import type { LargeStrings, LargeStringsReading } from './large-strings.js';
-import { NodeHttpClient, type Sender } from './node-http.js';
+import { type Deadline, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
@@ -174,23 +174,20 @@ export class Transport {
    */
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
     const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
-    const deadline = new AbortController();
-    // unref: an open socket keeps the process alive while it matters; the timer alone must not.
-    const timer = setTimeout(() => deadline.abort(new Error('deadline')), ms).unref();
+    // Kept by the client below, which ends the request and its answer when it passes (node-http.ts).
+    const deadline: Deadline = { ms, passed: false };
     try {
-      return await this.attempt(exchange, attempt, deadline.signal);
+      return await this.attempt(exchange, attempt, deadline);
     } catch (error) {
-      if (!deadline.signal.aborted || exchange.signal.aborted) throw error;
+      if (!deadline.passed || exchange.signal.aborted) throw error;
       throw new NetworkError(
         `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(ms)} (the service answers too slowly)`,
         { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
       );
-    } finally {
-      clearTimeout(timer);
     }
   }
 
-  private async attempt(exchange: Exchange, attempt: number, deadline: AbortSignal): Promise<ExchangeResult> {
+  private async attempt(exchange: Exchange, attempt: number, deadline: Deadline): Promise<ExchangeResult> {
     // The trace lines (and their timing) only under --debug: a bulk submit sends thousands of requests,
     // and the global `performance` loads Node's perf_hooks on first use (a millisecond of every command).
     const started = this.options.debug ? performance.now() : 0;
@@ -210,11 +207,11 @@ export class Transport {
       method: exchange.method,
       headers: exchange.headers,
       ...(body === undefined ? {} : { body }),
-      // The deadline, and a signal of the call's own: the client's is handled for every request at once (above).
-      signal:
-        exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
-          ? deadline
-          : AbortSignal.any([exchange.signal, deadline]),
+      deadline,
+      // A signal of the call's own: the client's is handled for every request at once (above).
+      ...(exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
+        ? {}
+        : { signal: exchange.signal }),
     });
     if (this.options.debug) {
       this.trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
