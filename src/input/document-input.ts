@@ -73,7 +73,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
     case 'text':
       return { kind: 'one', prepared: await readText(source, detected.chunks, await options.textDefaults()) };
     case 'json': {
-      const document = await readJsonDocument(detected.chunks, source.name, options.defaults);
+      const document = await readJsonDocument(detected.chunks, source.name, options.defaults, !format);
       return { kind: 'one', prepared: { document, dispose: nothingToFree } };
     }
     case 'ndjson':

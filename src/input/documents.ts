@@ -16,6 +16,7 @@ export interface DocumentDefaults {
 }
 
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
+const TEXT_HINT = 'it was read as one JSON document, being a JSON object: if it is a text document, pass --format text';
 
 /**
  * What `docs submit` checks before sending: alias, label and content present and not empty, perspective
@@ -63,6 +64,7 @@ export async function readJsonDocument(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   defaults: DocumentDefaults,
+  detected = false,
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName);
   const parsed = tryParseJson(text);
@@ -74,7 +76,12 @@ export async function readJsonDocument(
       : parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
   const checked = checkDocument(fillDefaults(object, defaults));
   if (!checked.ok) {
-    throw new UsageError(`${sourceName}: ${checked.problem}`, { code: 'invalid_input', hint: FIELDS_NOTE });
+    // The problem may name the fields already; a kind that was only detected may be wrong.
+    const hints = [checked.problem.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
+    throw new UsageError(`${sourceName}: ${checked.problem}`, {
+      code: 'invalid_input',
+      hint: hints.filter(Boolean).join('; ') || undefined,
+    });
   }
   return checked.document;
 }

@@ -147,6 +147,19 @@ describe('docs submit: one document', () => {
     expect(result.stderr).not.toContain('--resume');
   });
 
+  it('one JSON object on standard input that is not a document: the hint names --format text, the fields once', async () => {
+    const result = await expectRefused(service, argv`docs submit --alias ada-lovelace --label one -`, [], {
+      stdin: '{"note": "hi"}',
+    });
+    expect(result.stderr).toContain(
+      'error: standard input: content: required; unknown field "note" (a document is {"alias", "content", "label", "perspective"})\n',
+    );
+    expect(result.stderr).toContain(
+      'it was read as one JSON document, being a JSON object: if it is a text document, pass --format text\n',
+    );
+    expect(result.stderr.split('a document is {').length).toBe(2);
+  });
+
   it('terminal form: a missing --alias and --label are asked for', async () => {
     const terminal = { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] };
     const { code, tc } = await runCommand(service, ['docs', 'submit', '--content', 'typed at a terminal'], terminal);
