@@ -106,15 +106,6 @@ export class ProfileStore {
     return Object.keys(this.backend.read().profiles ?? {}).sort();
   }
 
-  async setProfileValue(profile: string, key: string, value: unknown): Promise<void> {
-    await this.updateProfile(profile, { [key]: value });
-  }
-
-  async deleteProfileValue(profile: string, key: string): Promise<void> {
-    if (!(key in this.getProfile(profile))) return;
-    await this.updateProfile(profile, { [key]: undefined });
-  }
-
   /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */
   async updateProfile(
     profile: string,
