@@ -23,7 +23,7 @@ export interface ConfigBackend {
   update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
-export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Exit 2. */
 export class ConfigFileError extends CliError {

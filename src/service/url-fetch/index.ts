@@ -44,7 +44,7 @@ export interface LookupAddress {
 }
 
 /** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
-export type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
+type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
