@@ -7,6 +7,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { FetchedDocument } from '../service-core.js';
 import { checkAddress, sameAddress } from './address-policy.js';
 import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 
@@ -135,14 +136,6 @@ export interface FetchImportOptions {
   signal?: AbortSignal;
 }
 
-export interface FetchImportResult {
-  text: string;
-  /** The URL the text came from, after redirects. */
-  finalUrl: string;
-  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
-  contentType: string;
-}
-
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/xhtml+xml', 'application/markdown']);
 const REQUEST_HEADERS = {
@@ -153,7 +146,7 @@ const REQUEST_HEADERS = {
   connection: 'close',
 };
 
-export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchImportResult> {
+export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const controller = new AbortController();
@@ -245,7 +238,7 @@ async function readText(
   response: ConnectResponse,
   options: FetchImportOptions,
   signal: AbortSignal,
-): Promise<FetchImportResult> {
+): Promise<FetchedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   try {
     if (response.status < 200 || response.status > 299) {
