@@ -5,6 +5,7 @@
  * are followed here, by hand, never by the HTTP client, so no hop escapes the checks. One deadline
  * covers the whole fetch, and the body is counted while it streams.
  */
+import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { FetchedDocument } from '../service-core.js';
@@ -13,6 +14,7 @@ import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPin
 
 export { checkAddress, classifyAddress } from './address-policy.js';
 export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
+export type { LookupAddress } from 'node:dns';
 
 /**
  * The two ways an import fetch can fail. The service maps `url_not_allowed` to 422 (the URL or one it
@@ -37,11 +39,6 @@ function notAllowed(message: string): UrlFetchError {
 
 function fetchFailed(message: string, cause?: unknown): UrlFetchError {
   return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
-}
-
-export interface LookupAddress {
-  address: string;
-  family: number;
 }
 
 /** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
