@@ -2,7 +2,7 @@ import { accessSync, constants, readlinkSync, realpathSync, statSync } from 'nod
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Flags } from './verb.js';
 
-export const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
  * The file a --data path stands for, resolved once at start: through symbolic links (a link to a

@@ -23,7 +23,7 @@ export interface ConfigBackend {
   update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
-export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Exit 2. */
 export class ConfigFileError extends CliError {
@@ -104,15 +104,6 @@ export class ProfileStore {
 
   listProfiles(): string[] {
     return Object.keys(this.backend.read().profiles ?? {}).sort();
-  }
-
-  async setProfileValue(profile: string, key: string, value: unknown): Promise<void> {
-    await this.updateProfile(profile, { [key]: value });
-  }
-
-  async deleteProfileValue(profile: string, key: string): Promise<void> {
-    if (!(key in this.getProfile(profile))) return;
-    await this.updateProfile(profile, { [key]: undefined });
   }
 
   /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */

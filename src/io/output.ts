@@ -252,7 +252,7 @@ function fieldColumn(key: string): Column<object> {
 }
 
 /** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */
-export function cell(value: unknown): string {
+function cell(value: unknown): string {
   if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
     return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
@@ -263,7 +263,7 @@ export function cell(value: unknown): string {
 export const ABSENT = '—';
 
 /** A tab-separated field: one line, no tabs; empty when absent. */
-export function tsvCell(value: unknown): string {
+function tsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
   return cell(value).replace(/[\t\n]+/g, ' ');

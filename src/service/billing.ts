@@ -10,11 +10,11 @@ import type { Store } from './store.js';
  * syncs can never both pass a check that only one of them can afford.
  */
 
-export function monthOf(date: Date): string {
+function monthOf(date: Date): string {
   return date.toISOString().slice(0, 7);
 }
 
-export function quotaUsed(user: UserRecord, now: Date): number {
+function quotaUsed(user: UserRecord, now: Date): number {
   return user.quota_month === monthOf(now) ? user.quota_used : 0;
 }
 
@@ -22,7 +22,7 @@ export function quotaView(user: UserRecord, now: Date): { tokens_used: number; t
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
 }
 
-export function isConnected(store: Store, user: UserRecord, provider: string): boolean {
+function isConnected(store: Store, user: UserRecord, provider: string): boolean {
   return PLANS[user.plan].oauth && store.get('connections', `${user.id}:${provider}`) !== undefined;
 }
 

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, fsyncSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import Database from 'libsql';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
@@ -125,19 +125,5 @@ function migrate(file: string, db: Connection): void {
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw new Error(`${file}: the database could not be prepared (${(error as Error).message})`, { cause: error });
-  }
-}
-
-/** Makes a rename in `dir` durable; some file systems refuse fsync on a directory (the rename stands). */
-export function syncDirectory(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // best effort
   }
 }

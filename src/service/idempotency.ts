@@ -12,7 +12,7 @@ import { rowsInsert } from './store-rows.js';
  * change they answer; docs/local-service-choices.md (Idempotency) gives the rules this follows.
  */
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Bodies below this are hashed in one call, with the request line copied in front. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -22,8 +22,4 @@ export function randomBase62(length: number): string {
 
 export function newId(prefix: 'usr' | 'key' | 'face' | 'doc' | 'thr'): string {
   return `${prefix}_${randomBase62(16)}`;
-}
-
-export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
 }

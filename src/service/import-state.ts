@@ -10,9 +10,10 @@ import {
   rmSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { closeConnection, type Connection, connect, DataFileInUse, StateFileError, syncDirectory } from './database.js';
+import { syncDirectory } from '../config/file-safety.js';
+import { closeConnection, type Connection, connect, DataFileInUse, StateFileError } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
-/** What the import writes through: a Store over the new database (a type of its own: no import circle). */
+/** What the import writes through: a Store over the new database (its own type: store.ts imports this module). */
 export interface ImportTarget {
   transaction<T>(change: () => T): T;
   statement(sql: string): { run(...params: unknown[]): unknown };

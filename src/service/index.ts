@@ -18,7 +18,7 @@ import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
 export type { BootstrapUser } from './seed.js';
-export type { ConsentMode, ImportFetcher, ServiceClock, ServiceStats } from './service-core.js';
+export type { ImportFetcher } from './service-core.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -60,7 +60,7 @@ export interface RunningService {
   abort(): Promise<void>;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** How long close() lets requests in flight finish before cutting them. */
 const CLOSE_GRACE_MS = 10_000;
 

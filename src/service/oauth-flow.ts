@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { HttpError } from './errors.js';
 import { randomBase62 } from './ids.js';
 import type { ServiceClock } from './service-clock.js';
@@ -29,7 +29,7 @@ interface PendingAuthorization {
 
 type IssuedCode = Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>;
 
-const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+const s256 = (verifier: string): string => hash('sha256', verifier, 'base64url');
 
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();

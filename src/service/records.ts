@@ -83,7 +83,7 @@ export interface DocumentRecord extends FaceItem {
   content: string;
 }
 
-export interface StoredMessage {
+interface StoredMessage {
   role: string;
   content: string;
   from: string;

@@ -11,7 +11,9 @@ export type { ServiceClock } from './service-clock.js';
 
 export interface FetchedDocument {
   text: string;
+  /** The URL the text came from, after redirects. */
   finalUrl: string;
+  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
   contentType: string;
 }
 

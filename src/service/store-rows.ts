@@ -50,7 +50,7 @@ export interface CollectionView<R> {
 }
 
 /** How a column holds its field: as it is, as JSON text, or a flag as 0 or 1. */
-export type ColumnKind = 'plain' | 'json' | 'flag';
+type ColumnKind = 'plain' | 'json' | 'flag';
 
 /** A collection's table: its columns in order, how each holds its field, and the statement of put(). */
 export interface Table {

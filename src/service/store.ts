@@ -1,6 +1,7 @@
+import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
-import { type Connection, closeConnection } from './database.js';
-import { openDatabase } from './store-open.js';
+import { type Connection, closeConnection, connect } from './database.js';
+import { importStateFile } from './import-state.js';
 import {
   COLLECTION_NAMES,
   type CollectionName,
@@ -66,7 +67,20 @@ export class Store {
    * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
    */
   static open(path?: string): Store {
-    return openDatabase(path, (db, persistent) => new Store(db, persistent));
+    if (path === undefined) return new Store(connect() as Connection, false);
+    const journal = `${path}.journal`;
+    // An old state of journal lines alone (its snapshot gone): imported like a whole one.
+    const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);
+    let db = journalOnly ? null : connect(path);
+    if (db === null) {
+      importStateFile(path, (temp) => new Store(temp, true));
+      db = connect(path);
+      if (db === null) throw new Error(`${path} is not a database after its import`);
+    } else if (existsSync(journal) && existsSync(`${path}.imported`)) {
+      // An import stopped after the database took the file's place: the journal goes beside the snapshot.
+      renameSync(journal, `${journal}.imported`);
+    }
+    return new Store(db, true);
   }
 
   /**
@@ -231,7 +245,7 @@ export class Store {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
     const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
     if (!row) return undefined;
-    const split = this.columnsOf('keys').length;
+    const split = this.tableOf('keys').columns.length;
     return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
   }
 
@@ -297,11 +311,8 @@ export class Store {
 
   put<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    this.run(this.tableOf(collection).upsert, this.columnValues(collection, record));
-  }
-
-  private columnValues<C extends CollectionName>(collection: C, record: Collections[C]): unknown[] {
-    return rowOf(this.tableOf(collection), record);
+    const table = this.tableOf(collection);
+    this.run(table.upsert, rowOf(table, record));
   }
 
   /**
@@ -310,8 +321,8 @@ export class Store {
    */
   insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
-    const { upsert } = this.tableOf(collection);
-    this.defer(upsert, this.columnValues(collection, record), `${collection}\u0000${record.id}`, true);
+    const table = this.tableOf(collection);
+    this.defer(table.upsert, rowOf(table, record), `${collection}\u0000${record.id}`, true);
   }
 
   /**
@@ -361,10 +372,6 @@ export class Store {
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */
   abandon(): void {
     this.close();
-  }
-
-  private columnsOf(collection: CollectionName): string[] {
-    return this.tableOf(collection).columns;
   }
 
   private tableOf(collection: CollectionName): Table {

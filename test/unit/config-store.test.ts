@@ -24,23 +24,23 @@ describe('the conf-backed store', () => {
   it('writes $FACECTL_CONFIG_DIR/config.json with mode 0600 in a 0700 directory', async () => {
     const dir = join(root, 'facectl');
     const store = openConfigStore({ FACECTL_CONFIG_DIR: dir }, () => {});
-    await store.setProfileValue('work', 'base_url', 'https://api.example.com');
-    await store.setProfileValue('work', 'api_key', 'fcs_abcdefgh_secret');
+    await store.updateProfile('work', { base_url: 'https://api.example.com' });
+    await store.updateProfile('work', { api_key: 'fcs_abcdefgh_secret' });
     expect(store.path).toBe(join(dir, 'config.json'));
     expect(mode(dir)).toBe(0o700);
     expect(mode(store.path)).toBe(0o600);
     expect(JSON.parse(readFileSync(store.path, 'utf8'))).toEqual({
       profiles: { work: { base_url: 'https://api.example.com', api_key: 'fcs_abcdefgh_secret' } },
     });
-    await store.deleteProfileValue('work', 'api_key');
+    await store.updateProfile('work', { api_key: undefined });
     expect(store.getProfile('work')).toEqual({ base_url: 'https://api.example.com' });
     expect(mode(store.path)).toBe(0o600);
   });
 
   it('treats profile names with dots as names, not paths', async () => {
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    await expect(store.setProfileValue('a.b', 'base_url', 'x')).rejects.toThrow(UsageError);
-    await store.setProfileValue('prod-eu_1', 'base_url', 'https://eu.example.com');
+    await expect(store.updateProfile('a.b', { base_url: 'x' })).rejects.toThrow(UsageError);
+    await store.updateProfile('prod-eu_1', { base_url: 'https://eu.example.com' });
     expect(store.listProfiles()).toEqual(['prod-eu_1']);
   });
 
@@ -50,7 +50,7 @@ describe('the conf-backed store', () => {
     let error: unknown;
     try {
       const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-      await store.setProfileValue('default', 'base_url', 'https://x.example.com');
+      await store.updateProfile('default', { base_url: 'https://x.example.com' });
     } catch (caught) {
       error = caught;
     }
@@ -82,9 +82,9 @@ describe('the conf-backed store', () => {
 
   it('keeps default_profile and other profiles when one changes', async () => {
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    await store.setProfileValue('a', 'base_url', 'https://a.example.com');
+    await store.updateProfile('a', { base_url: 'https://a.example.com' });
     await store.setDefaultProfile('b');
-    await store.setProfileValue('b', 'base_url', 'https://b.example.com');
+    await store.updateProfile('b', { base_url: 'https://b.example.com' });
     expect(store.defaultProfile).toBe('b');
     expect(store.getGlobal('default_profile')).toBe('b');
     expect(store.listProfiles()).toEqual(['a', 'b']);
@@ -251,7 +251,7 @@ describe('what a killed writer leaves', () => {
     writeFileSync(left, '{"profiles":{"x":{"api_key":"fcs_abcdefgh_leftover"}}}', { mode: 0o600 });
     writeFileSync(join(root, 'notes.tmp'), 'mine');
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
-    await store.setProfileValue('work', 'base_url', 'https://api.example.com');
+    await store.updateProfile('work', { base_url: 'https://api.example.com' });
     expect(readdirSync(root).sort()).toEqual(['config.json', 'notes.tmp']);
   });
 });

@@ -23,7 +23,7 @@ type FaceAnswer = Lenient<Face>;
  * service sends Unix seconds; a number too large for seconds (past the year 5000) is read as
  * milliseconds. A value no date can hold is shown as the number it is.
  */
-export function createdAsDate(created: number | null | undefined): string | number | null {
+function createdAsDate(created: number | null | undefined): string | number | null {
   if (created === null || created === undefined) return null;
   const ms = Math.abs(created) >= 1e11 ? created : created * 1000;
   const date = new Date(ms);

@@ -1,6 +1,6 @@
+import { hash } from 'node:crypto';
 import type { AuthInfo } from '../auth.js';
 import { forbidden, HttpError, notFound } from '../errors.js';
-import { sha256Hex } from '../ids.js';
 import { CLIENT_ID } from '../oauth-flow.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
@@ -103,7 +103,7 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
     user_id: user.id,
     provider,
     connected_at: svc.clock.now().toISOString(),
-    token_sha256: sha256Hex(token.access_token),
+    token_sha256: hash('sha256', token.access_token),
   };
   svc.store.put('connections', connection);
   return resultPage(

@@ -5,10 +5,10 @@ import type { AuthInfo } from '../auth.js';
 import type { FetchedDocument, ServiceCore } from '../service-core.js';
 
 /** Routes a browser reaches without a key (they authenticate by a single-use state instead). */
-export type PublicRouteName = 'oauthCallback';
+type PublicRouteName = 'oauthCallback';
 export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthCallback'] satisfies PublicRouteName[]);
 
-export interface HandlerInput<R extends AnyRoute, A> {
+interface HandlerInput<R extends AnyRoute, A> {
   params: z.output<R['params']>;
   body: R['serviceBody'] extends z.ZodMiniType
     ? z.output<R['serviceBody']>
@@ -20,12 +20,12 @@ export interface HandlerInput<R extends AnyRoute, A> {
   svc: ServiceCore;
 }
 
-export interface Prepared {
+interface Prepared {
   tokenCount?: number;
   fetched?: FetchedDocument;
 }
 
-export interface HandlerResult<R extends AnyRoute> {
+interface HandlerResult<R extends AnyRoute> {
   status: number;
   body: ResponseOf<R>;
   /**

@@ -5,13 +5,16 @@
  * are followed here, by hand, never by the HTTP client, so no hop escapes the checks. One deadline
  * covers the whole fetch, and the body is counted while it streams.
  */
+import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { FetchedDocument } from '../service-core.js';
 import { checkAddress, sameAddress } from './address-policy.js';
 import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 
 export { checkAddress, classifyAddress } from './address-policy.js';
 export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
+export type { LookupAddress } from 'node:dns';
 
 /**
  * The two ways an import fetch can fail. The service maps `url_not_allowed` to 422 (the URL or one it
@@ -38,13 +41,8 @@ function fetchFailed(message: string, cause?: unknown): UrlFetchError {
   return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 }
 
-export interface LookupAddress {
-  address: string;
-  family: number;
-}
-
 /** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
-export type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
+type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
@@ -135,14 +133,6 @@ export interface FetchImportOptions {
   signal?: AbortSignal;
 }
 
-export interface FetchImportResult {
-  text: string;
-  /** The URL the text came from, after redirects. */
-  finalUrl: string;
-  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
-  contentType: string;
-}
-
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/xhtml+xml', 'application/markdown']);
 const REQUEST_HEADERS = {
@@ -153,7 +143,7 @@ const REQUEST_HEADERS = {
   connection: 'close',
 };
 
-export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchImportResult> {
+export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const controller = new AbortController();
@@ -245,7 +235,7 @@ async function readText(
   response: ConnectResponse,
   options: FetchImportOptions,
   signal: AbortSignal,
-): Promise<FetchImportResult> {
+): Promise<FetchedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   try {
     if (response.status < 200 || response.status > 299) {
