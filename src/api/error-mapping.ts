@@ -232,27 +232,33 @@ export function isIpLiteral(host: string): boolean {
 
 /**
  * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check; `unsent`
- * when it came before anything reached the service and no earlier attempt of the request may have
- * (`reached`: one was dropped or answered 5xx).
+ * when it came before anything reached the service and no earlier attempt of the request may have.
+ * `reached` says what such an earlier attempt met (its connection dropped, a 5xx): the failure is then
+ * that of a retry, and the message says the request may have been applied.
  */
 export function networkErrorFrom(
   error: unknown,
   info: ExchangeInfo,
   limits: { connectMs: number; headersMs: number; bodyMs: number },
-  reached = false,
+  reached?: string,
 ): NetworkError | ResponseError {
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
   const reason = (error as Error | undefined)?.message;
   const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
-    new NetworkError(message, {
-      hint: isLoopbackHost(host)
-        ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
-        : 'check --base-url / FACECTL_BASE_URL and your network',
-      ...details,
-      cause: error,
-      unsent: !reached,
-    });
+    new NetworkError(
+      reached
+        ? `${message}, on trying ${info.method} ${info.path} again after ${reached}; the first attempt may have been applied`
+        : message,
+      {
+        hint: isLoopbackHost(host)
+          ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+          : 'check --base-url / FACECTL_BASE_URL and your network',
+        ...details,
+        cause: error,
+        unsent: !reached,
+      },
+    );
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',

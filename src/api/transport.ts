@@ -114,8 +114,9 @@ export class Transport {
     const { gate } = exchange;
     // Retries counted against maxRetries; those through a gate are counted by the gate.
     let retries = 0;
-    // An earlier attempt may have reached the service (dropped, or answered 5xx); a 429 was not processed.
-    let reached = false;
+    // What an earlier attempt met that may have reached the service (dropped, or answered 5xx); a 429
+    // was not processed.
+    let reached: string | undefined;
     for (let attempt = 0; ; attempt++) {
       // The client's own signal is not handed to the client below (TransportOptions.signal): checked here.
       if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
@@ -130,8 +131,8 @@ export class Transport {
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
-          reached = true;
-          await this.wait(backoff(retries++), `connection dropped (${errorCode(error)})`, exchange.signal);
+          reached = `the connection dropped (${errorCode(error)})`;
+          await this.wait(backoff(retries++), reached, exchange.signal);
           continue;
         }
         throw networkErrorFrom(error, exchange.info, this.limits, reached);
@@ -149,7 +150,7 @@ export class Transport {
         continue;
       }
       retries++;
-      if (result.status !== 429) reached = true;
+      if (result.status !== 429) reached = `the service answered ${result.status}`;
       await this.wait(delay, `status ${result.status}`, exchange.signal);
     }
   }
