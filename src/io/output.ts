@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
@@ -78,10 +79,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
     else {
-      // Colour goes on the label only: the text may carry the service's words, made visible.
-      err(
-        `${bar.drawn ? '\r\x1b[2K' : ''}${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`,
-      );
+      // Colour goes on the label only: the text may carry the service's words, made visible. On a
+      // terminal a long message wraps at words (commander's wrapping, as help pages do).
+      const line = `${label ? `${label} ` : ''}${visible(text)}`;
+      const columns = io.stderrIsTTY ? io.stderr.columns : undefined;
+      const wrapped = columns && line.length > columns ? new Help().boxWrap(line, columns - 1) : line;
+      const painted = label
+        ? `${paint(io.stderrColor ?? false, 'yellow', label)}${wrapped.slice(label.length)}`
+        : wrapped;
+      err(`${bar.drawn ? '\r\x1b[2K' : ''}${painted}\n`);
       bar.drawn = false;
     }
   };
