@@ -43,6 +43,12 @@ function safeJsonText(json: string): string {
   );
 }
 
+/** A message for stderr, wrapped at words to a terminal's width (commander's wrapping, as help pages are). */
+export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: string): string {
+  const columns = io.stderrIsTTY ? io.stderr.columns : undefined;
+  return columns && text.length > columns ? new Help().boxWrap(text, columns - 1) : text;
+}
+
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
 export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
   return io.stdoutIsTTY ? 2 : 0;
@@ -79,14 +85,9 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
     else {
-      // Colour goes on the label only: the text may carry the service's words, made visible. On a
-      // terminal a long message wraps at words (commander's wrapping, as help pages do).
-      const line = `${label ? `${label} ` : ''}${visible(text)}`;
-      const columns = io.stderrIsTTY ? io.stderr.columns : undefined;
-      const wrapped = columns && line.length > columns ? new Help().boxWrap(line, columns - 1) : line;
-      const painted = label
-        ? `${paint(io.stderrColor ?? false, 'yellow', label)}${wrapped.slice(label.length)}`
-        : wrapped;
+      // Colour goes on the label only: the text may carry the service's words, made visible.
+      const line = wrapForTerminal(io, `${label ? `${label} ` : ''}${visible(text)}`);
+      const painted = label ? `${paint(io.stderrColor ?? false, 'yellow', label)}${line.slice(label.length)}` : line;
       err(`${bar.drawn ? '\r\x1b[2K' : ''}${painted}\n`);
       bar.drawn = false;
     }
