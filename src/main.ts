@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
 import { ApiError, CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
-import { safeJson, visible } from './io/output.js';
+import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -53,7 +53,7 @@ function signalled(ctx: Context, code: string): CliError | undefined {
 
 export function reportError(ctx: Context, error: unknown): void {
   // What the service said (message, detail, hint) is shown with its control characters made visible.
-  const write = (line: string) => void ctx.io.stderr.write(`${visible(line)}\n`);
+  const write = (line: string) => void ctx.io.stderr.write(`${wrapForTerminal(ctx.io, visible(line))}\n`);
   if (ctx.globals.json) {
     const held = ctx.out.takeHeld();
     const body = jsonError(error, ctx.globals.debug);

@@ -173,25 +173,33 @@ const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0
 
 /** `listening`: the address bound when it is not the base URL (all interfaces); the base URL is then loopback. */
 function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions, listening?: string): string {
-  const rows = users.map((u) => {
-    const quota =
-      u.compile_quota_tokens > 0 ? `${u.compile_quota_tokens.toLocaleString('en-US')} tokens/month` : 'none';
-    return `  ${u.plan.padEnd(9)} ${u.key}  credits ${usd(u.credits_usd).padEnd(7)} compile quota ${quota}`;
-  });
+  // Each line fits 80 columns (a key is 45 characters); the last column is the compile quota.
+  const row = (plan: string, key: string, credits: string, quota: string) =>
+    `  ${plan.padEnd(9)} ${key.padEnd(45)}  ${credits.padEnd(7)} ${quota}`;
+  const rows = users.map((u) =>
+    row(
+      u.plan,
+      u.key,
+      usd(u.credits_usd),
+      u.compile_quota_tokens > 0 ? u.compile_quota_tokens.toLocaleString('en-US') : 'none',
+    ),
+  );
   return [
     ...(listening
       ? [`Local Face Compilation Service listening on all interfaces at ${listening}`, `From this machine: ${baseUrl}`]
       : [`Local Face Compilation Service at ${baseUrl}`]),
     '',
     options.dataFile
-      ? 'Bootstrap API keys (one per plan; new ones at every start, those of earlier starts keep working):'
-      : 'Bootstrap API keys (one per plan; new ones at every start):',
+      ? "Bootstrap API keys, one per plan (earlier starts' keys keep working):"
+      : 'Bootstrap API keys, one per plan (new ones at every start):',
+    row('plan', 'key', 'credits', 'tokens/month'),
     ...rows,
     '',
     `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
     options.dataFile ? `State: ${dataName(options)}` : 'State: in memory only (use --data FILE to keep it)',
     '',
-    `Try: facectl auth login --base-url ${baseUrl}   (and paste a key from above)`,
+    `Try: facectl auth login --base-url ${baseUrl}`,
+    '     and paste a key from above.',
     'Press Ctrl-C to stop.',
     '',
   ].join('\n');

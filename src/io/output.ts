@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
@@ -42,6 +43,12 @@ function safeJsonText(json: string): string {
   );
 }
 
+/** A message for stderr, wrapped at words to a terminal's width (commander's wrapping, as help pages are). */
+export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: string): string {
+  const columns = io.stderrIsTTY ? io.stderr.columns : undefined;
+  return columns && text.length > columns ? new Help().boxWrap(text, columns - 1) : text;
+}
+
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
 export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
   return io.stdoutIsTTY ? 2 : 0;
@@ -79,15 +86,24 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     else if (globals.json) jsonLine(text, label);
     else {
       // Colour goes on the label only: the text may carry the service's words, made visible.
-      err(
-        `${bar.drawn ? '\r\x1b[2K' : ''}${label ? `${paint(io.stderrColor ?? false, 'yellow', label)} ` : ''}${visible(text)}\n`,
-      );
+      const line = wrapForTerminal(io, `${label ? `${label} ` : ''}${visible(text)}`);
+      const painted = label ? `${paint(io.stderrColor ?? false, 'yellow', label)}${line.slice(label.length)}` : line;
+      err(`${bar.drawn ? '\r\x1b[2K' : ''}${painted}\n`);
       bar.drawn = false;
     }
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
+    // A word longer than its column (a path, on a narrow terminal) is broken over lines, not cut short
+    // (painted cells are short words: left as they are).
+    const fit = (text: string, i: number) => {
+      const room = (colWidths?.[i] ?? 0) - GAP;
+      if (text.includes('\x1b')) return text;
+      return text.replace(new RegExp(`\\S{${room + 1},}`, 'g'), (word) =>
+        (word.match(new RegExp(`.{1,${room}}`, 'g')) ?? [word]).join('\n'),
+      );
+    };
     // prepare() loaded cli-table3 (commands/declare.ts).
     const t = new (loaded.Table as typeof CliTable3)({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
@@ -95,7 +111,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 2 },
       ...(colWidths ? { colWidths, wordWrap: true } : {}),
     });
-    t.push(...rows);
+    t.push(...(colWidths ? rows.map((row) => row.map(fit)) : rows));
     out(`${t.toString().replace(/ +$/gm, '')}\n`);
   };
 
@@ -201,7 +217,8 @@ const GAP = 2;
 
 /**
  * Column widths (gap included) that fit a table into `columns`, cells wrapped at words; undefined when
- * it fits. The widest columns give way first, each down to its longest word: no word is cut.
+ * it fits. The widest columns give way first, each down to its longest word, unless those words alone
+ * are too wide for the terminal.
  */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
@@ -210,8 +227,10 @@ export function fittedWidths(rows: readonly string[][], columns: number | undefi
   const measure = (of: (text: string) => number[]) =>
     Array.from({ length: count }, (_, i) => Math.max(0, ...rows.flatMap((row) => of(plain(row[i] ?? '')))));
   const widths = measure((text) => text.split('\n').map((line) => line.length));
-  const floors = measure((text) => text.split(/\s+/).map((word) => word.length)).map((word) => Math.max(word, 6));
   const room = columns - 1 - GAP * count;
+  let floors = measure((text) => text.split(/\s+/).map((word) => word.length)).map((word) => Math.max(word, 6));
+  // When the longest words alone do not fit, columns go narrower than them (table() breaks such words).
+  if (floors.reduce((sum, floor) => sum + floor, 0) > room) floors = floors.map(() => 6);
   let total = widths.reduce((sum, width) => sum + width, 0);
   if (total <= room) return undefined;
   while (total > room) {

@@ -214,7 +214,7 @@ describe('auth token on a terminal, auth status with a refused key', () => {
       const code = await run(['auth', 'token'], tc.ctx);
       expect(code).toBe(0);
       expect(tc.stdout()).toContain(STORED);
-      expect(tc.stderr()).toMatch(/prints the full API key for .*anyone who sees it can use it/);
+      expect(tc.stderr().replace(/\s+/g, ' ')).toMatch(/prints the full API key for .*anyone who sees it can use it/);
       expect(tc.stderr()).not.toContain(STORED);
     } finally {
       await tc.close();

@@ -205,10 +205,13 @@ describe('runServe in-process', () => {
     await expect.poll(() => t.stdout()).toContain('Ctrl-C');
     const text = t.stdout();
     expect(text).toMatch(/at http:\/\/127\.0\.0\.1:\d+/);
-    expect(text).toMatch(/free\s+fcs_\S+\s+credits \$1\.00\s+compile quota none/);
-    expect(text).toMatch(/standard\s+fcs_\S+\s+credits \$5\.00\s+compile quota 100,000 tokens\/month/);
-    expect(text).toMatch(/pro\s+fcs_\S+\s+credits \$20\.00\s+compile quota 1,000,000 tokens\/month/);
-    expect(text).toMatch(/connect\s+fcs_\S+\s+credits \$5\.00\s+compile quota none/);
+    // One line a plan under a header, each within 80 columns.
+    expect(text).toMatch(/\n {2}plan {6}key {44}credits tokens\/month\n/);
+    expect(text).toMatch(/\n {2}free {6}fcs_\S{41} {2}\$1\.00 {3}none\n/);
+    expect(text).toMatch(/\n {2}standard {2}fcs_\S{41} {2}\$5\.00 {3}100,000\n/);
+    expect(text).toMatch(/\n {2}pro {7}fcs_\S{41} {2}\$20\.00 {2}1,000,000\n/);
+    expect(text).toMatch(/\n {2}connect {3}fcs_\S{41} {2}\$5\.00 {3}none\n/);
+    expect(text.split('\n').filter((line) => line.length > 80)).toEqual([]);
     stop();
     await done;
   });

@@ -106,8 +106,10 @@ describe('faces create', () => {
       'Alias (a slug such as ada-lovelace)',
       'Alias (a slug such as ada-lovelace)',
     ]);
+    // On a terminal of 100 columns, the long message wraps at a word.
     expect(stripVTControlCharacters(tc.stderr()).split('\n')).toEqual([
-      'The service refused that alias: must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)',
+      'The service refused that alias: must be a slug: lower-case letters, digits and single hyphens, 3 to',
+      '64 characters (e.g. ada-lovelace)',
       'The service refused that alias: a face with alias ada-lovelace already exists',
       expect.stringMatching(/^✓ Created face ada-byron \(face_\w+\)$/),
       '',

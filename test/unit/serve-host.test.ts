@@ -43,7 +43,7 @@ describe('serve --host', () => {
       `Local Face Compilation Service listening on all interfaces at http://0.0.0.0:${port}`,
       `From this machine: http://127.0.0.1:${port}`,
     ]);
-    expect(served.stdout).toContain(`Try: facectl auth login --base-url http://127.0.0.1:${port} `);
+    expect(served.stdout).toContain(`Try: facectl auth login --base-url http://127.0.0.1:${port}\n`);
     expect(served.stderr).toBe(`warning: ${ALL_INTERFACES_WARNING.replace('PORT', port)}\n`);
     // The loopback URL the banner gives answers, with a bootstrap key it printed.
     const key = /connect\s+(fcs_\S+)/.exec(served.stdout)?.[1] as string;
@@ -81,9 +81,9 @@ describe('serve --host', () => {
 describe('the serve banner', () => {
   it('says how to log in with a key it shows, never puts a key on a command line, and with --data that earlier keys keep working', async () => {
     const plain = await serveUntilUp([], 'Ctrl-C');
-    expect(plain.stdout).toMatch(/^Bootstrap API keys \(one per plan; new ones at every start\):$/m);
+    expect(plain.stdout).toMatch(/^Bootstrap API keys, one per plan \(new ones at every start\):$/m);
     expect(plain.stdout).toMatch(
-      /^Try: facectl auth login --base-url http:\/\/127\.0\.0\.1:\d+ {3}\(and paste a key from above\)$/m,
+      /^Try: facectl auth login --base-url http:\/\/127\.0\.0\.1:\d+\n {5}and paste a key from above\.$/m,
     );
     expect(plain.stdout).not.toContain('FACECTL_API_KEY=');
     expect((await plain.stop()).code).toBe(130);
@@ -91,9 +91,7 @@ describe('the serve banner', () => {
     const dir = mkdtempSync(join(tmpdir(), 'facectl-banner-'));
     try {
       const kept = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
-      expect(kept.stdout).toContain(
-        'Bootstrap API keys (one per plan; new ones at every start, those of earlier starts keep working):',
-      );
+      expect(kept.stdout).toContain("Bootstrap API keys, one per plan (earlier starts' keys keep working):");
       expect((await kept.stop()).code).toBe(130);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { fittedWidths } from '../../src/io/output.js';
-import { forProfile } from '../../src/main.js';
+import { forProfile, run } from '../../src/main.js';
 import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -217,6 +217,19 @@ describe("doctor's table on a terminal of 100 or 120 columns", () => {
     // The fix of the failed check is all there, wrapped within its column.
     const words = result.stdout.replace(/\s+/g, ' ');
     for (const word of ['`facectl', 'serve`', 'running?', '--base-url']) expect(words).toContain(word);
+  });
+
+  it('on 60 columns, where a path is wider than its column: the path is broken over lines, not cut short', async () => {
+    const dir = '/nonexistent/someone-with-a-long-name/.config/facectl';
+    const tc = createTestContext({
+      stdoutIsTTY: true,
+      env: { NO_COLOR: '1', FACECTL_API_KEY: 'fcs_env_0123456789', FACECTL_CONFIG_DIR: dir },
+    });
+    (tc.ctx.io.stdout as { columns?: number }).columns = 60;
+    expect(await run(['doctor', '--base-url', 'http://127.0.0.1:9'], tc.ctx)).toBe(1);
+    const lines = tc.stdout().trimEnd().split('\n');
+    expect(lines.filter((line) => line.length > 60)).toEqual([]);
+    expect(lines.join('').replace(/\s+/g, '')).toContain(`${dir}/config.json`);
   });
 
   it('fittedWidths: the widest columns give way down to their longest word; a table that fits is left alone', () => {
