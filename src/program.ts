@@ -112,6 +112,17 @@ class FacectlCommand extends Command {
     return commanders.unknownOption.call(this, flag);
   }
 
+  /**
+   * commander's hook before it answers --help: `facectl nosuch --help` is the unknown command (as gh
+   * says it), not the group's help with exit 0.
+   */
+  _outputHelpIfRequested(args: string[]): void {
+    const helpAsked = args.some((arg) => arg === '--help' || arg === '-h');
+    if (helpAsked && this.commands.length > 0 && this.args.some((arg) => !arg.startsWith('-'))) this.unknownCommand();
+    const commanders = Command.prototype as unknown as { _outputHelpIfRequested(this: Command, args: string[]): void };
+    commanders._outputHelpIfRequested.call(this, args);
+  }
+
   /** commander's hook for a word that names no command of this group. */
   unknownCommand(): never {
     const word = String(this.args[0]);

@@ -265,7 +265,19 @@ export function networkErrorFrom(
       hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
       cause: error,
     });
+  if (code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_(?:VERIFY|GET)|ALTNAME/.test(code)) {
+    return unreached(`cannot reach ${info.baseUrl}: its TLS certificate is not accepted (${reason})`, {
+      code: 'tls_error',
+      hint: `check the base URL's host name; a certificate of a private authority needs NODE_EXTRA_CA_CERTS=<its PEM file>`,
+    });
+  }
   switch (code) {
+    case 'ERR_SSL_WRONG_VERSION_NUMBER':
+    case 'EPROTO':
+      return unreached(`cannot reach ${info.baseUrl}: the server there does not answer in TLS (${reason})`, {
+        code: 'tls_error',
+        hint: 'check the scheme of the base URL: http:// or https://',
+      });
     case 'FACECTL_PROXY':
       return unreached(reason ?? 'the proxy failed', {
         code: 'proxy_error',

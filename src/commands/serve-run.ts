@@ -30,6 +30,9 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
   };
 }
 
+/** How the banner says who answers OAuth consent (--consent). */
+const CONSENT = { page: 'a person, on the consent page', approve: 'approved at once', deny: 'denied at once' };
+
 function dataName(options: ServeOptions): string | undefined {
   const { dataFile, dataGiven } = options;
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
@@ -173,17 +176,14 @@ const ALL_INTERFACES = new Set(['0.0.0.0', '::', '[::]', '::0', '0:0:0:0:0:0:0:0
 
 /** `listening`: the address bound when it is not the base URL (all interfaces); the base URL is then loopback. */
 function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions, listening?: string): string {
-  // Each line fits 80 columns (a key is 45 characters); the last column is the compile quota.
-  const row = (plan: string, key: string, credits: string, quota: string) =>
-    `  ${plan.padEnd(9)} ${key.padEnd(45)}  ${credits.padEnd(7)} ${quota}`;
-  const rows = users.map((u) =>
-    row(
-      u.plan,
-      u.key,
-      usd(u.credits_usd),
-      u.compile_quota_tokens > 0 ? u.compile_quota_tokens.toLocaleString('en-US') : 'none',
-    ),
-  );
+  // Two lines a plan, so each fits 60 columns (a key is 45 characters).
+  const rows = users.flatMap((u) => {
+    const quota =
+      u.compile_quota_tokens > 0
+        ? `${u.compile_quota_tokens.toLocaleString('en-US')} compile tokens/month`
+        : 'no compile quota';
+    return [`  ${u.plan.padEnd(9)} ${u.key}`, `            credits ${usd(u.credits_usd)}; ${quota}`];
+  });
   return [
     ...(listening
       ? [`Local Face Compilation Service listening on all interfaces at ${listening}`, `From this machine: ${baseUrl}`]
@@ -192,10 +192,10 @@ function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions,
     options.dataFile
       ? "Bootstrap API keys, one per plan (earlier starts' keys keep working):"
       : 'Bootstrap API keys, one per plan (new ones at every start):',
-    row('plan', 'key', 'credits', 'tokens/month'),
     ...rows,
     '',
     `OAuth provider: ${options.oauthProvider} (Connect plan only)`,
+    `OAuth consent: ${CONSENT[options.consent]}`,
     options.dataFile ? `State: ${dataName(options)}` : 'State: in memory only (use --data FILE to keep it)',
     '',
     `Try: facectl auth login --base-url ${baseUrl}`,

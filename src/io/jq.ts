@@ -72,6 +72,12 @@ export async function loadJq(expression: string): Promise<JqFilter> {
       hint: 'for a longer program, pipe the --json output to jq itself',
     });
   }
+  if (/^\s*(?:-[rcjesnaSCM]+|--[a-z-]+)\s*$/.test(expression)) {
+    throw new UsageError(`--jq: ${expression.trim()} is an option of jq, not an expression`, {
+      code: 'invalid_jq',
+      hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
+    });
+  }
   const depth = nesting(expression);
   if (depth > JQ_MAX_NESTING)
     throw new UsageError(`--jq: the expression nests brackets ${depth} deep; at most ${JQ_MAX_NESTING}`, {

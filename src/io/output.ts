@@ -46,7 +46,9 @@ function safeJsonText(json: string): string {
 /** A message for stderr, wrapped at words to a terminal's width (commander's wrapping, as help pages are). */
 export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: string): string {
   const columns = io.stderrIsTTY ? io.stderr.columns : undefined;
-  return columns && text.length > columns ? new Help().boxWrap(text, columns - 1) : text;
+  if (!columns || text.length <= columns) return text;
+  // commander leaves text below 40 columns as it is; help pages wrap down to 20 (program.ts).
+  return Object.assign(new Help(), { minWidthToWrap: 20 }).boxWrap(text, columns - 1);
 }
 
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
@@ -152,7 +154,10 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      if (io.stderrIsTTY && !globals.json) err(`${paint(io.stderrColor ?? false, 'green', '✓')} ${visible(message)}\n`);
+      if (io.stderrIsTTY && !globals.json) {
+        const line = wrapForTerminal(io, `✓ ${visible(message)}`);
+        err(`${paint(io.stderrColor ?? false, 'green', '✓')}${line.slice(1)}\n`);
+      }
     },
     done(text, result) {
       if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false);

@@ -205,13 +205,13 @@ describe('runServe in-process', () => {
     await expect.poll(() => t.stdout()).toContain('Ctrl-C');
     const text = t.stdout();
     expect(text).toMatch(/at http:\/\/127\.0\.0\.1:\d+/);
-    // One line a plan under a header, each within 80 columns.
-    expect(text).toMatch(/\n {2}plan {6}key {44}credits tokens\/month\n/);
-    expect(text).toMatch(/\n {2}free {6}fcs_\S{41} {2}\$1\.00 {3}none\n/);
-    expect(text).toMatch(/\n {2}standard {2}fcs_\S{41} {2}\$5\.00 {3}100,000\n/);
-    expect(text).toMatch(/\n {2}pro {7}fcs_\S{41} {2}\$20\.00 {2}1,000,000\n/);
-    expect(text).toMatch(/\n {2}connect {3}fcs_\S{41} {2}\$5\.00 {3}none\n/);
-    expect(text.split('\n').filter((line) => line.length > 80)).toEqual([]);
+    // Two lines a plan, each within 60 columns; who answers OAuth consent.
+    expect(text).toMatch(/\n {2}free {6}fcs_\S{41}\n {12}credits \$1\.00; no compile quota\n/);
+    expect(text).toMatch(/\n {2}standard {2}fcs_\S{41}\n {12}credits \$5\.00; 100,000 compile tokens\/month\n/);
+    expect(text).toMatch(/\n {2}pro {7}fcs_\S{41}\n {12}credits \$20\.00; 1,000,000 compile tokens\/month\n/);
+    expect(text).toMatch(/\n {2}connect {3}fcs_\S{41}\n {12}credits \$5\.00; no compile quota\n/);
+    expect(text).toContain('\nOAuth consent: a person, on the consent page\n');
+    expect(text.split('\n').filter((line) => line.length > 60)).toEqual([]);
     stop();
     await done;
   });

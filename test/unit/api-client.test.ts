@@ -1,6 +1,11 @@
 import { getEventListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClientOptions, createApiClient, type RequestValidationError } from '../../src/api/client.js';
 import { routes } from '../../src/contract/index.js';
@@ -255,6 +260,41 @@ describe('whether a failed request may have reached the service', () => {
     expect(server.requests).toHaveLength(1);
     expect((error as NetworkError).unsent).toBe(false);
     server = await startFaultServer();
+  });
+});
+
+describe('TLS', () => {
+  it('a certificate not accepted, and a server that does not speak TLS: each named as such, exit 8, unsent', async () => {
+    const fixtures = join(fileURLToPath(new URL('../fixtures/tls/', import.meta.url)));
+    const secure = createHttpsServer(
+      {
+        key: readFileSync(join(fixtures, 'service-test-key.pem')),
+        cert: readFileSync(join(fixtures, 'service-test-cert.pem')),
+      },
+      (_req, res) => res.end('{}'),
+    );
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = secure.address() as AddressInfo;
+      const untrusted = await failure(
+        createApiClient({ baseUrl: `https://127.0.0.1:${port}`, apiKey: KEY }).call(routes.getCurrentApiKey, {}),
+      );
+      expect(untrusted).toBeInstanceOf(NetworkError);
+      expect(untrusted).toMatchObject({ exitCode: ExitCode.network, code: 'tls_error', unsent: true });
+      expect(untrusted.message).toMatch(
+        new RegExp(`^cannot reach https://127\\.0\\.0\\.1:${port}: its TLS certificate is not accepted \\(.+\\)$`),
+      );
+      expect((untrusted as NetworkError).hint).toContain('NODE_EXTRA_CA_CERTS');
+    } finally {
+      await new Promise((resolve) => secure.close(resolve));
+    }
+    const plain = new URL(server.baseUrl);
+    const notTls = await failure(
+      createApiClient({ baseUrl: `https://127.0.0.1:${plain.port}`, apiKey: KEY }).call(routes.getCurrentApiKey, {}),
+    );
+    expect(notTls).toMatchObject({ exitCode: ExitCode.network, code: 'tls_error' });
+    expect(notTls.message).toContain('the server there does not answer in TLS');
+    expect((notTls as NetworkError).hint).toBe('check the scheme of the base URL: http:// or https://');
   });
 });
 

@@ -33,6 +33,18 @@ describe('an unknown command', () => {
     );
   });
 
+  it('with --help: the unknown command, exit 2, not the help of the group above it (as gh)', async () => {
+    const top = await runInProcess(argv`documents --help`);
+    expect(top).toMatchObject({ code: 2, stdout: '' });
+    expect(top.stderr).toBe(
+      "error: unknown command 'documents'\nusage: facectl [flags] [command]\nrun `facectl --help` for details\n",
+    );
+    const group = await runInProcess(argv`faces crate -h`);
+    expect(group).toMatchObject({ code: 2, stdout: '' });
+    expect(group.stderr).toMatch(/^error: unknown command 'crate'\n\(Did you mean create\?\)\n/);
+    expect((await runInProcess(argv`faces --help`)).code).toBe(0);
+  });
+
   it('under --json: one JSON error, no suggestion', async () => {
     const { code, stdout, stderr } = await runInProcess(argv`nosuch --json`);
     expect(code).toBe(2);

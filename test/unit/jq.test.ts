@@ -118,6 +118,16 @@ describe('--jq', () => {
     expect(requestCount(service)).toBe(before);
   });
 
+  it("jq's own -r given as the expression: named as jq's option, with the --jq way, exit 2, nothing sent", async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '-r']);
+    expect(result.code).toBe(2);
+    const { error } = JSON.parse(result.stderr);
+    expect(error).toMatchObject({ code: 'invalid_jq', message: '--jq: -r is an option of jq, not an expression' });
+    expect(error.hint).toContain('--jq already prints strings without quotes');
+    expect(requestCount(service)).toBe(before);
+  });
+
   it('an expression over the length limit is exit 2 before jq or the service sees it; one at the limit runs', async () => {
     const aliases = () => [...service.store.maps.faces.values()].map((face) => face.alias).sort();
     const before = requestCount(service);

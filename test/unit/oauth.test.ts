@@ -97,7 +97,8 @@ describe('oauth connect', () => {
       /Open this URL in a browser to connect example:\n {2}http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?/,
     );
     expect(result.stderr).toContain('error: example was not connected within 5 s');
-    expect(result.stderr).toContain('run `facectl oauth connect example` again');
+    // The command to run again keeps --no-browser (a newcomer's finding).
+    expect(result.stderr).toContain('run `facectl oauth connect example --no-browser` again');
     expect(result.tc.browserOpened).toEqual([]);
     expect((await connections())[0].connected).toBe(false);
   });

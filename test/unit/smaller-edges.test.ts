@@ -232,6 +232,27 @@ describe("doctor's table on a terminal of 100 or 120 columns", () => {
     expect(lines.join('').replace(/\s+/g, '')).toContain(`${dir}/config.json`);
   });
 
+  it('messages on a terminal wrap at words to its width: a success line, a notice, a warning', async () => {
+    const tc = createTestContext({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    (tc.ctx.io.stderr as { columns?: number }).columns = 40;
+    tc.ctx.out.success('Logged in to http://127.0.0.1:8787 with key fcs_abcdefgh… (profile default, pro plan)');
+    tc.ctx.out.info('token_count 12 is a preview: nothing is charged until sync (`facectl docs sync doc_x`).');
+    tc.ctx.out.warn('the profile connect is not the default one: pass --profile connect to use it');
+    expect(tc.stderr().split('\n')).toEqual([
+      '✓ Logged in to http://127.0.0.1:8787',
+      'with key fcs_abcdefgh… (profile',
+      'default, pro plan)',
+      'token_count 12 is a preview: nothing is',
+      'charged until sync (`facectl docs sync',
+      'doc_x`).',
+      'warning: the profile connect is not the',
+      'default one: pass --profile connect to',
+      'use it',
+      '',
+    ]);
+    await tc.close();
+  });
+
   it('fittedWidths: the widest columns give way down to their longest word; a table that fits is left alone', () => {
     const rows = [
       [

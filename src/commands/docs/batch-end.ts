@@ -105,7 +105,13 @@ export function batchError(
 /** The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent. */
 export function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
   const reason: unknown = signal.reason;
-  const why = reason instanceof CliError && reason.code === OUTPUT_FAILED ? reason.message : 'interrupted';
+  const code = reason instanceof CliError ? reason.code : undefined;
+  const why =
+    code === OUTPUT_FAILED
+      ? (reason as CliError).message
+      : code === OUTPUT_CLOSED
+        ? 'stopped: standard output was closed'
+        : 'interrupted';
   return new CancelError(`${why}: ${progressNote}`, {
     ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
     exitCode: stopExitCode(signal),

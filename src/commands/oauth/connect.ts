@@ -94,7 +94,7 @@ async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Co
             '(denied, closed, or not yet done)',
           {
             code: 'timeout',
-            hint: `run \`facectl oauth connect ${opts.provider}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
+            hint: `run \`facectl oauth connect ${opts.provider}${opts.openBrowser ? '' : ' --no-browser'}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
           },
         );
       }
