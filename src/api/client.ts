@@ -99,7 +99,7 @@ export function createApiClient(
       // A pre-serialized body (rawBody) is checked by the parsed form it was made from (input.body).
       let body: string | CallOptions['rawBody'] | undefined;
       if (route.body) {
-        const checked = validateRequest(route, 'body', route.body, input.body);
+        const checked = callOptions.bodyChecked ? input.body : validateRequest(route, 'body', route.body, input.body);
         body = callOptions.rawBody ?? serialized(checked, info);
       } else if (callOptions.rawBody !== undefined) {
         throw new RequestValidationError(`${route.method} ${route.path} takes no request body`, []);
