@@ -147,9 +147,9 @@ export class NodeHttpClient implements Sender {
         socket.once('timeout', onSilence);
         // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
         res.on('error', () => undefined);
+        // The socket's timeout is left as it is: an agent keeping the socket sets the one it keeps it with.
         res.once('close', () => {
           socket.removeListener('timeout', onSilence);
-          socket.setTimeout(0);
           done();
         });
         resolve({
