@@ -95,11 +95,16 @@ export function createApiClient(
       callOptions: CallOptions = {},
     ): Promise<AnswerOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
-      const params = validateRequest(route, 'params', route.params, input.params ?? {}) as Record<string, unknown>;
+      // A route's params are its path's (route.ts): a path without any has none to check.
+      const params = (
+        input.params === undefined && !route.path.includes('{')
+          ? {}
+          : validateRequest(route, 'params', route.params, input.params ?? {})
+      ) as Record<string, unknown>;
       // A pre-serialized body (rawBody) is checked by the parsed form it was made from (input.body).
       let body: string | CallOptions['rawBody'] | undefined;
       if (route.body) {
-        const checked = validateRequest(route, 'body', route.body, input.body);
+        const checked = callOptions.bodyChecked ? input.body : validateRequest(route, 'body', route.body, input.body);
         body = callOptions.rawBody ?? serialized(checked, info);
       } else if (callOptions.rawBody !== undefined) {
         throw new RequestValidationError(`${route.method} ${route.path} takes no request body`, []);

@@ -71,7 +71,7 @@ export class NodeHttpClient implements Sender {
    * The origin as request options, made once: a URL handed to request() is converted on every call
    * (15 µs of a batch's every request, in a profile).
    */
-  private readonly target: { protocol: string; hostname: string; port?: number };
+  private readonly target: { protocol: string; hostname: string; port?: number; servername?: string };
   /** Requests sent and not yet answered in full, ended together by destroy(). */
   private readonly live = new Set<ClientRequest | IncomingMessage>();
 
@@ -86,6 +86,9 @@ export class NodeHttpClient implements Sender {
     // URL carries no user name or password: types.ts refuses one).
     const hostname = origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname;
     this.target = { protocol: origin.protocol, hostname, ...(origin.port === '' ? {} : { port: Number(origin.port) }) };
+    // Plain http has no server name to send, but the agent works one out from the Host header of every
+    // request unless it is given (an empty one is kept as it is); https needs it, for SNI.
+    if (origin.protocol === 'http:') this.target.servername = '';
   }
 
   send(request: WireRequest): Promise<WireResponse> {
@@ -144,9 +147,9 @@ export class NodeHttpClient implements Sender {
         socket.once('timeout', onSilence);
         // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
         res.on('error', () => undefined);
+        // The socket's timeout is left as it is: an agent keeping the socket sets the one it keeps it with.
         res.once('close', () => {
           socket.removeListener('timeout', onSilence);
-          socket.setTimeout(0);
           done();
         });
         resolve({

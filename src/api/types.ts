@@ -55,6 +55,11 @@ export interface CallOptions {
   gate?: RateGate;
   /** Read only the fields the route needs (readAnswer): a batch keeps no more. */
   neededOnly?: boolean;
+  /**
+   * `input.body` (and the rawBody made from it) passed a check at least as strict as the contract's
+   * already (a batch's reader, src/input/documents.ts): not checked again, once per document.
+   */
+  bodyChecked?: boolean;
 }
 
 /** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */

@@ -84,6 +84,8 @@ export function pathParamNames(template: string): string[] {
 
 /** Fills a path template; every value is percent-encoded so an id can never change the path. */
 export function buildPath(template: string, params: Record<string, unknown>): string {
+  // A path without parameters (a batch's every request) is not run through the pattern.
+  if (!template.includes('{')) return template;
   return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     const value = params[name];
     if (typeof value !== 'string' || value.length === 0) {

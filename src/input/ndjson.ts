@@ -18,7 +18,7 @@ export type NdjsonLine =
   | {
       line: number;
       error?: undefined;
-      /** The document as checked against the contract (what the client checks again). */
+      /** The document as checked, by a rule stricter than the contract's: the client does not check it again. */
       document: DocumentBody;
       /** The request body: the line's own bytes when they can be sent as they are, else the document's JSON. */
       body: Buffer | string;
