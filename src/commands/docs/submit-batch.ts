@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { RateGate } from '../../api/rate-gate.js';
-import { stateDir } from '../../config/state-dir.js';
+import { stateDir } from '../../config/paths.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
