@@ -41,6 +41,8 @@ export interface BatchJournal {
   readonly finished: boolean;
   /** For --resume of a file: how the whole input compares with the batch resumed. */
   readonly compared: Compared | undefined;
+  /** --resume with another key: the earlier runs' (their records are set aside). */
+  readonly movedFrom?: string;
   idempotencyKey(key: LineKey): string;
   record(entry: JournalEntry): void;
   /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
@@ -70,6 +72,8 @@ interface Header {
   created_at: string;
   /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
   head?: [string, number][];
+  /** For whom it sent: `key <prefix>` (absent in journals of earlier versions). */
+  destination?: string;
 }
 
 interface JournalStart {
@@ -84,6 +88,7 @@ interface JournalStart {
   compared: Compared | undefined;
   /** Finished records of the same input that this batch replaces when it finishes. */
   replaced: string[];
+  movedFrom?: string;
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
   lockLost: () => Error | undefined;
@@ -171,6 +176,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
     resumed: resumed !== undefined,
     finished: resumed?.finished ?? false,
     compared: start.compared,
+    ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
     idempotencyKey: (key) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
     record(entry) {
       const { line, hash, n, document_id, token_count } = entry;

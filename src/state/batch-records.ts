@@ -39,6 +39,11 @@ export interface OpenRecordsOptions {
   mode: JournalMode;
   /** Read once as it comes (standard input, a pipe): compared by its first lines, one lock per batch. */
   streamed: boolean;
+  /**
+   * For whom this run sends: `key <prefix>`. Not the base URL: one service has several (a proxy,
+   * localhost and 127.0.0.1), and a key works on its own service only.
+   */
+  destination: string;
   now?: () => Date;
 }
 
@@ -50,6 +55,7 @@ interface Candidate {
   /** keyText of the first lines of its input (standard input only). */
   readonly head: ReadonlySet<string>;
   readonly mtimeMs: number;
+  readonly destination: string | undefined;
   readonly tornTail: boolean;
   readonly clean: boolean;
   /** Standard input: another facectl is sending this batch now. */
@@ -148,6 +154,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
         mtimeMs: read.mtimeMs,
+        destination: read.header.destination,
         tornTail: read.tornTail,
         clean: read.clean,
         busy,
@@ -170,6 +177,11 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
   } catch (error) {
     release();
     throw error;
+  }
+
+  /** A batch recorded as sent elsewhere (journals of earlier versions say nothing: taken as here). */
+  function elsewhere(candidate: Candidate): boolean {
+    return candidate.destination !== undefined && candidate.destination !== options.destination;
   }
 
   async function choose(comparison: Comparison, head: readonly LineKey[] | undefined): Promise<BatchJournal> {
@@ -200,7 +212,8 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
           stopped !== undefined
             ? `stopped after ${done} of its documents were submitted`
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
-        throw new UsageError(`an earlier batch of ${options.sourceName} ${what}`, {
+        const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
+        throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
           code: 'unfinished_batch',
           hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
         });
@@ -239,14 +252,24 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
 
     for (const candidate of candidates)
       if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
-    const resumed = chosen?.candidate;
-    const batchId = resumed?.batchId ?? newBatchId();
+    // Resumed with another key: what the earlier runs acknowledged may not be there (another account). Every line is sent again under the same batch id, so with the same
+    // idempotency keys: a service that already made a line's document answers with it.
+    const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
+    const resumed = moved === undefined ? chosen?.candidate : undefined;
+    const batchId = chosen?.candidate.batchId ?? newBatchId();
     let held: HeldLock;
     try {
       // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
       held = options.streamed
-        ? (resumed?.lock ?? (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
+        ? (chosen?.candidate.lock ??
+          (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
         : inputLock;
+      if (moved !== undefined) {
+        await rm(moved.path, { force: true }).catch((error: unknown) => {
+          if (held !== inputLock) held.release();
+          throw stateError(moved.path, error);
+        });
+      }
       for (const candidate of dropped) {
         await rm(candidate.path, { force: true }).catch((error: unknown) => {
           if (held !== inputLock) held.release();
@@ -264,11 +287,13 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
               header: {
                 source: options.identity,
                 created_at: (options.now?.() ?? new Date()).toISOString(),
+                destination: options.destination,
                 ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
               },
             }
           : { resumed }),
-        compared: options.streamed ? undefined : chosen?.compared,
+        compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
+        ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
         replaced,
         finishing: options.streamed ? () => lockInput(inputLock.path, options.sourceName, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
+import { createFace } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
@@ -138,6 +139,52 @@ describe('--resume matches acknowledged lines by content', () => {
       .map((d) => d.label)
       .sort();
     expect(labels).toEqual(['lost-0', 'lost-1', 'lost-2', 'lost-3', 'lost-4', 'lost-5', 'lost-new']);
+  });
+});
+
+describe('--resume with another key (a breaker: lines of another account were taken as submitted, exit 0)', () => {
+  /** A batch of six whose fourth line names no face: with --concurrency 1 it stops after three, recorded. */
+  async function stoppedAfterThree(prefix: string, key: string) {
+    const lines = [0, 1, 2, 3, 4, 5].map((i) => line(`${prefix}${i}`));
+    lines[3] = JSON.stringify({ alias: 'no-such-face', label: `${prefix}3`, content: 'x' });
+    const file = tempFile(`${prefix}.ndjson`, `${lines.join('\n')}\n`);
+    const env = batchEnv(key, service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file, '--concurrency', '1', '--json'], { env });
+    expect(first.code, first.stderr).toBe(4);
+    lines[3] = line(`${prefix}3`);
+    write(file, lines);
+    return { file, env };
+  }
+  const labelsOf = (plan: 'pro' | 'standard', prefix: string) =>
+    [...service.store.values('documents')]
+      .filter((d) => d.user_id === service.userId(plan) && d.label.startsWith(prefix))
+      .map((d) => d.label)
+      .sort();
+
+  it("another account's key: every line is sent for that account, with a warning; nothing more for the first", async () => {
+    await createFace(service, service.key('standard'), 'ada-moved');
+    const { file, env } = await stoppedAfterThree('acct-', service.key('pro'));
+    expect(labelsOf('pro', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2']);
+    const other = { ...env, FACECTL_API_KEY: service.key('standard') };
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], { env: other });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain(`(sent with key ${service.key('pro').slice(0, 12)}…) stopped after 3`);
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env: other });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('every line is sent again');
+    expect(resultLines(resumed.stdout).filter((r) => r.ok)).toHaveLength(6);
+    expect(labelsOf('standard', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2', 'acct-3', 'acct-4', 'acct-5']);
+    expect(labelsOf('pro', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2']);
+  });
+
+  it('a new key of the same account: the lines already made are answered from their idempotency records, none twice', async () => {
+    const { file, env } = await stoppedAfterThree('rot-', service.key('pro'));
+    const made = await runCli(['keys', 'create', '--name', 'rotated', '--json'], { env });
+    expect(made.code, made.stderr).toBe(0);
+    const rotated = { ...env, FACECTL_API_KEY: (JSON.parse(made.stdout) as { key: string }).key };
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env: rotated });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(labelsOf('pro', 'rot-')).toEqual(['rot-0', 'rot-1', 'rot-2', 'rot-3', 'rot-4', 'rot-5']);
   });
 });
 

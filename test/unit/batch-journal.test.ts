@@ -36,9 +36,9 @@ async function run(
   dir: string,
   mode: 'new' | 'resume' | 'restart',
   bodies: string[],
-  { identity = FILE, streamed = false } = {},
+  { identity = FILE, streamed = false, destination = 'key fcs_abcdefgh' } = {},
 ): Promise<Run> {
-  const records = await openBatchRecords({ dir, identity, sourceName: 'batch.ndjson', mode, streamed });
+  const records = await openBatchRecords({ dir, identity, sourceName: 'batch.ndjson', mode, streamed, destination });
   const comparison = records.compare();
   const seen = new Occurrences();
   const keys = bodies.map((body) => keyOf(body, seen));

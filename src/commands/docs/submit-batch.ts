@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/paths.js';
+import { keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { CliError, ExitCode, UsageError } from '../../errors.js';
@@ -79,12 +80,14 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
 async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   const { source } = input;
   const streamed = !source.reopenable;
+  const key = (await (await ctx.credentials()).apiKey())?.key;
   const options = {
     dir: stateDir(ctx.env),
     identity: await inputIdentity(source, ctx.runtime.cwd()),
     sourceName: source.name,
     mode: input.journal,
     streamed,
+    destination: `key ${key === undefined ? 'none' : keyPrefix(key)}`,
   };
   let opened: Opened;
   let candidates: number;
@@ -136,6 +139,13 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
         ? `no unfinished batch of ${source.name} was recorded`
         : `no batch of ${source.name} recorded holds ${streamed ? 'its first lines' : 'any of its lines'}`;
     ctx.out.info(`Nothing to resume: ${why}; sending every line.`);
+  }
+  if (journal.movedFrom !== undefined) {
+    ctx.out.warn(
+      `the earlier runs of this batch sent with ${journal.movedFrom}…, this one with ${options.destination}…, ` +
+        "perhaps of another account: every line is sent again, with the earlier runs' idempotency keys (where " +
+        "a line's document was already made for this account, the service answers with that document)",
+    );
   }
   const compared = journal.compared;
   if (compared !== undefined) {
