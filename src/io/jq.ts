@@ -106,9 +106,14 @@ export async function loadJq(expression: string): Promise<JqFilter> {
   return {
     apply(json, compact) {
       try {
+        const written: string[] = [];
         // `empty` comes back as undefined.
         const result =
-          signalsKill(() => quietly(() => jq.raw(json, expression, compact ? ['-r', '-c'] : ['-r']))) ?? '';
+          signalsKill(() => quietly(() => jq.raw(json, expression, compact ? ['-r', '-c'] : ['-r']), written)) ?? '';
+        // jq-web ends with 0 when the filter failed on an input but not on the last one (jq itself exits
+        // 5): its error, given to console.warn, is the failure.
+        const failed = written.join('').match(/jq: error[^\n]*/);
+        if (failed) throw Object.assign(new Error(failed[0]), { exitCode: 5, stderr: failed[0] });
         // jq ends each output with a newline; jq-web hands them back without the last one.
         return result === '' || result.endsWith('\n') ? result : `${result}\n`;
       } catch (error) {
@@ -156,15 +161,22 @@ function signalsKill<T>(work: () => T): T {
 }
 
 /**
- * Runs `work` with stderr muted: a crashing jq-web prints `Aborted()` there itself, which would break
- * --json's one-document stderr (the error it throws says the same).
+ * Runs `work` with stderr and console.warn muted (what they were given kept in `said`): a crashing jq-web
+ * prints `Aborted()` on stderr itself, which would break --json's one-document stderr (the error it throws
+ * says the same); a filter failing on an input but the last, it gives jq's error to console.warn.
  */
-function quietly<T>(work: () => T): T {
+function quietly<T>(work: () => T, said?: string[]): T {
   const write = process.stderr.write;
-  process.stderr.write = (() => true) as typeof write;
+  const warn = console.warn;
+  process.stderr.write = ((chunk: unknown) => {
+    said?.push(String(chunk));
+    return true;
+  }) as typeof write;
+  console.warn = (...args: unknown[]) => void said?.push(args.map(String).join(' '));
   try {
     return work();
   } finally {
     process.stderr.write = write;
+    console.warn = warn;
   }
 }

@@ -238,6 +238,15 @@ describe('--jq', () => {
     expect(error).toMatchObject({ code: 'jq_error', message: expect.stringContaining('Invalid numeric literal') });
   });
 
+  it('NDJSON printed as text whose filter fails on a line but the last is a failure too, not exit 0', async () => {
+    const tc = createTestContext({ globals: { json: true, jq: 'if .line == 1 then error("x") else .line end' } });
+    await tc.ctx.out.prepare?.();
+    expect(() => tc.ctx.out.text('{"line":1}\n{"line":2}\n')).toThrow(
+      expect.objectContaining({ code: 'jq_error', message: expect.stringMatching(/^--jq: .*x$/) }),
+    );
+    expect(tc.stdout()).toBe('');
+  });
+
   it('the JSON answer of `facectl api` goes through it too', async () => {
     const result = await runCommand(service, ['api', 'GET', '/v1/faces/ada-lovelace', '--jq', '.alias']);
     expect(result.code, result.stderr).toBe(0);

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { ExitCode, type ExitCodeValue } from '../../errors.js';
+import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 
 /**
  * How a batch reports to people and scripts while it runs and when it ends: a result per line as it
@@ -34,7 +34,14 @@ export interface BatchReporter {
   /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
   stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void;
   /** Writes what is left (the table, the failures, the summary); returns the counts. */
-  finish(): { summary: BatchSummary; failures: Failures };
+  finish(): { summary: BatchSummary; failures: Failures; jq: JqFailure | undefined };
+}
+
+/** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
+export interface JqFailure {
+  line: number;
+  message: string;
+  lines: number;
 }
 
 const MAX_LISTED = 10;
@@ -87,7 +94,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
       printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
-      return { summary, failures };
+      return { summary, failures, jq: results.jqFailure() };
     },
   };
 }
@@ -96,17 +103,39 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
  * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
  * one per document (to a file or a pipe, each write is a system call, and a batch answers thousands of
  * documents a second). The lines keep their order; flush() writes what is left when the batch ends.
+ * A --jq filter that fails on a line's result never throws here (a timer's throw would crash the
+ * process): that block is written again line by line, each line the filter takes printed, the first
+ * failure kept for the end of the batch.
  */
-function batchedLines(ctx: Context): { add(line: string): void; flush(): void } {
+function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
   let pending = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let failure: JqFailure | undefined;
+  const write = (text: string, each: (text: string) => void) => {
+    try {
+      each(text);
+    } catch (error) {
+      if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
+      return error;
+    }
+    return undefined;
+  };
   const flush = () => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
     if (pending === '') return;
     const text = pending;
     pending = '';
-    ctx.out.text(text);
+    if (write(text, (t) => ctx.out.text(t)) === undefined) return;
+    // One call per line costs about 2 ms (jq-web starts afresh each time): only for a block that failed.
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const result = JSON.parse(line) as LineResult;
+      const error = write(line, () => ctx.out.line(result));
+      if (error === undefined) continue;
+      const message = error.message.replace(/^--jq: /, '').replace(/^error \(at inputString:\d+\): /, '');
+      failure = failure ? { ...failure, lines: failure.lines + 1 } : { line: result.line, message, lines: 1 };
+    }
   };
   return {
     add(line) {
@@ -115,6 +144,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void } 
       else timer ??= setTimeout(flush, 50);
     },
     flush,
+    jqFailure: () => failure,
   };
 }
 

@@ -273,15 +273,31 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   } finally {
     finished = reporter.finish();
   }
-  const { summary, failures } = finished;
+  const { summary, failures, jq } = finished;
+  // --jq failed on a result (its document was submitted and journaled): one error naming the line, at the
+  // end; said as a warning when another failure ends the batch.
+  const jqError =
+    jq &&
+    new CliError(
+      `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`,
+      ExitCode.error,
+      {
+        code: 'jq_error',
+        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
+      },
+    );
 
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
+  const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
+  if (jqError) {
+    if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(jqError.message);
+    else throw jqError;
+  }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
   // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
   // service unreachable, ...) came too: that failure decides the exit code, as for any failed line.
-  const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
   if (badLine !== undefined && overBadInput(failures, summary)) {
     throw batchError(failures, summary, input, overtaken.afterFirstFailure(), badLine.message);
   }
