@@ -244,7 +244,8 @@ export function networkErrorFrom(
 ): NetworkError | ResponseError {
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
-  const reason = (error as Error | undefined)?.message;
+  // OpenSSL's messages end in a line break.
+  const reason = (error as Error | undefined)?.message.replace(/\s+/g, ' ').trim();
   const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
     new NetworkError(
       reached

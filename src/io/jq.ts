@@ -72,8 +72,9 @@ export async function loadJq(expression: string): Promise<JqFilter> {
       hint: 'for a longer program, pipe the --json output to jq itself',
     });
   }
-  if (/^\s*(?:-[rcjesnaSCM]+|--[a-z-]+)\s*$/.test(expression)) {
-    throw new UsageError(`--jq: ${expression.trim()} is an option of jq, not an expression`, {
+  const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
+  if (option !== undefined) {
+    throw new UsageError(`--jq: ${option} is an option of jq, not an expression`, {
       code: 'invalid_jq',
       hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
     });

@@ -294,6 +294,7 @@ describe('TLS', () => {
     );
     expect(notTls).toMatchObject({ exitCode: ExitCode.network, code: 'tls_error' });
     expect(notTls.message).toContain('the server there does not answer in TLS');
+    expect(notTls.message).not.toContain('\n');
     expect((notTls as NetworkError).hint).toBe('check the scheme of the base URL: http:// or https://');
   });
 });

@@ -125,6 +125,10 @@ describe('--jq', () => {
     const { error } = JSON.parse(result.stderr);
     expect(error).toMatchObject({ code: 'invalid_jq', message: '--jq: -r is an option of jq, not an expression' });
     expect(error.hint).toContain('--jq already prints strings without quotes');
+    // With an expression after it, too (a breaker's `--jq '-n 1'` was sent, then failed).
+    const slurp = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '--slurp .']);
+    expect(slurp.code).toBe(2);
+    expect(JSON.parse(slurp.stderr).error.message).toBe('--jq: --slurp is an option of jq, not an expression');
     expect(requestCount(service)).toBe(before);
   });
 
