@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
+import { ApiError, CancelError, CliError, detailLines, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
@@ -97,19 +97,6 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
 }
 
 /** The service's detail: each field error of a 422 on its own line; a string only if not already said. */
-function detailLines(detail: unknown, message: string): string[] {
-  if (Array.isArray(detail)) {
-    return detail.map((item) => {
-      const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
-      const path = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
-      return `- ${path ? `${path}: ` : ''}${typeof msg === 'string' ? msg : JSON.stringify(item)}`;
-    });
-  }
-  if (typeof detail === 'string' && detail !== '' && !message.includes(detail)) return [`detail: ${detail}`];
-  if (detail !== undefined && typeof detail !== 'string') return [`detail: ${JSON.stringify(detail)}`];
-  return [];
-}
-
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${safeJson({ error })}\n`);
 }

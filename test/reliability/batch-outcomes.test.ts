@@ -35,6 +35,18 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     expect(storedLabels(service, 'mix-')).toEqual(['mix-1', 'mix-2', 'mix-4']);
   });
 
+  it("a line the service refuses as invalid: its result names the service's field error (a breaker's finding)", async () => {
+    const bad = JSON.stringify({ alias: 'ADA', label: 'fld-2', content: 'x' });
+    const file = tempFile('fields.ndjson', `${[doc('fld-1'), bad].join('\n')}\n`);
+    const res = await runCli(['docs', 'submit', '--file', file, '--continue-on-error', '--json'], { env: env() });
+    expect(res.code, res.stderr).toBe(1);
+    const failed = resultLines(res.stdout).find((r) => r.line === 2);
+    expect(failed?.error?.message).toMatch(
+      /^the service refused the request as invalid \(422 validation_error\): alias: must be a slug/,
+    );
+    expect(storedLabels(service, 'fld-')).toEqual(['fld-1']);
+  });
+
   it('every line bad under --continue-on-error: nothing sent, exit 2', async () => {
     const file = tempFile(
       'allbad.ndjson',

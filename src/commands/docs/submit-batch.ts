@@ -5,7 +5,7 @@ import { stateDir } from '../../config/paths.js';
 import { keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import type { InputSource } from '../../input/source.js';
@@ -249,7 +249,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       if (ctx.signal.aborted) return false;
       overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
-      const message = error instanceof Error ? error.message : String(error);
+      const said = error instanceof Error ? error.message : String(error);
+      // The service's field errors too: a batch's line has no lines of its own to list them on.
+      const fields = error instanceof ApiError ? detailLines(error.detail, said).map((l) => l.replace(/^- /, '')) : [];
+      const message = fields.length > 0 ? `${said}: ${fields.join('; ')}` : said;
       reporter.report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
       return input.continueOnError;
     }
