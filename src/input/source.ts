@@ -1,5 +1,6 @@
-import { createReadStream, statSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, createReadStream, open as openFd, openSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { access, open, stat } from 'node:fs/promises';
 import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
@@ -27,10 +28,15 @@ export const STDIN_NAME = 'standard input';
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export async function resolveSource(ctx: Context, path: string, stdinHint: string): Promise<InputSource> {
-  return path === '-' ? stdinSource(ctx, stdinHint) : fileSource(path);
+  return path === '-' ? stdinSource(ctx, stdinHint) : fileSource(path, ctx.signal);
 }
 
-export async function fileSource(path: string): Promise<InputSource> {
+/**
+ * A file named on the command line. One that is not a regular file (a FIFO, /dev/stdin, a device) is
+ * read once, as standard input is, and never opened to be checked: a FIFO's writer writes to the first
+ * reader only. A FIFO's wait for its writer or its data ends when `signal` aborts.
+ */
+export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
   let info: Awaited<ReturnType<typeof stat>>;
   try {
@@ -39,21 +45,27 @@ export async function fileSource(path: string): Promise<InputSource> {
     throw fileError(path, error);
   }
   if (info.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`, { code: 'invalid_input' });
+  const regular = info.isFile();
   // Opening now, not when reading, turns a permission problem into an error before anything is sent.
   try {
-    const handle = await open(path, 'r');
-    await handle.close();
+    if (regular) await (await open(path, 'r')).close();
+    else await access(path, fsConstants.R_OK);
   } catch (error) {
     throw fileError(path, error);
   }
-  const regular = info.isFile();
   if (regular && info.size === 0) throw emptyError(path);
+  let opened = false;
   return {
     name: path,
     kind: 'file',
     size: regular ? info.size : undefined,
     reopenable: regular,
-    open: () => readFileStream(path),
+    open: () => {
+      if (regular) return readFileStream(path);
+      if (opened) throw new Error(`${path} can only be read once`);
+      opened = true;
+      return info.isFIFO() ? readFifo(path, signal) : readFileStream(path);
+    },
     currentSize: () => {
       try {
         return statSync(path).size;
@@ -92,6 +104,47 @@ async function* readFileStream(path: string): AsyncGenerator<Buffer> {
   } catch (error) {
     throw fileError(path, error);
   }
+}
+
+/**
+ * A FIFO, read once through an event-loop pipe: a blocking read in the thread pool could not be
+ * stopped, and a pending one keeps Node from exiting even with process.exit. Its open, which waits for
+ * a writer, is ended on abort by opening the FIFO for writing ourselves (so the open returns at once).
+ */
+async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+  if (signal?.aborted) throw cancelledBy(signal);
+  const unblock = () => {
+    try {
+      closeSync(openSync(path, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK));
+    } catch {
+      // No reader waiting (the open has returned): nothing to unblock.
+    }
+  };
+  signal?.addEventListener('abort', unblock, { once: true });
+  let fd: number;
+  try {
+    fd = await new Promise<number>((resolve, reject) => {
+      openFd(path, 'r', (error, opened) => (error ? reject(error) : resolve(opened)));
+    });
+  } catch (error) {
+    throw fileError(path, error);
+  } finally {
+    signal?.removeEventListener('abort', unblock);
+  }
+  const pipe = new Socket({ fd, readable: true, writable: false });
+  const stop = () => pipe.destroy();
+  if (signal?.aborted) stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    for await (const chunk of pipe) yield chunk as Buffer;
+  } catch (error) {
+    if (signal?.aborted) throw cancelledBy(signal);
+    throw fileError(path, error);
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    pipe.destroy();
+  }
+  if (signal?.aborted) throw cancelledBy(signal);
 }
 
 /**
