@@ -1,5 +1,4 @@
 import { closeSync, constants as fsConstants, createReadStream, open as openFd, openSync, statSync } from 'node:fs';
-import { Socket } from 'node:net';
 import { access, open, stat } from 'node:fs/promises';
 import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
@@ -131,6 +130,8 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
   } finally {
     signal?.removeEventListener('abort', unblock);
   }
+  // node:net is loaded here only: importing it costs every command's start a millisecond.
+  const { Socket } = process.getBuiltinModule('node:net');
   const pipe = new Socket({ fd, readable: true, writable: false });
   const stop = () => pipe.destroy();
   if (signal?.aborted) stop();
