@@ -5,7 +5,7 @@ import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
 import type { ServiceClock } from './service-clock.js';
 import type { Store } from './store.js';
-import { rowsInsert } from './store-rows.js';
+import { readAs, rowsInsert } from './store-rows.js';
 
 /**
  * Idempotency-Key on POST: records per user, 2xx answers only, kept 24 hours in the transaction of the
@@ -292,8 +292,10 @@ export class Idempotency {
   /** The body of a record that keeps its document's content out, while that document is at its version. */
   private withContent(row: RecordRow): string | undefined {
     if (row.document_id === null) return undefined;
-    const sql = 'SELECT content FROM documents WHERE id = ? AND version = ?';
-    const found = this.store.statement(sql, true).get(row.document_id, row.document_version) as [string] | undefined;
-    return found && (row.body_prefix as string) + JSON.stringify(found[0]) + (row.body_suffix as string);
+    const sql = `SELECT ${readAs('content')} FROM documents WHERE id = ? AND version = ?`;
+    const found = this.store.statement(sql, true).get(row.document_id, row.document_version) as [Buffer] | undefined;
+    return (
+      found && (row.body_prefix as string) + JSON.stringify(found[0].toString('utf8')) + (row.body_suffix as string)
+    );
   }
 }

@@ -57,6 +57,16 @@ export interface Table {
   columns: string[];
   kinds: ColumnKind[];
   upsert: string;
+  /** The columns as a whole row is read: a document's content as bytes (see readAs). */
+  select: string;
+}
+
+/**
+ * How a column is read. libsql's TEXT ends at a NUL character, so a document's content, the one free
+ * text a NUL may stand in (JSON columns escape it), is read as bytes and decoded (fromColumn).
+ */
+export function readAs(column: string): string {
+  return column === 'content' ? 'CAST(content AS BLOB) AS content' : column;
 }
 
 export function describeTable(collection: CollectionName, columns: string[]): Table {
@@ -72,6 +82,7 @@ export function describeTable(collection: CollectionName, columns: string[]): Ta
       columns.length,
       `ON CONFLICT (id) DO UPDATE SET ${updates}`,
     ),
+    select: columns.map(readAs).join(', '),
   };
 }
 
@@ -136,6 +147,7 @@ function toColumn(kind: ColumnKind, value: unknown): unknown {
 
 function fromColumn(kind: ColumnKind, value: unknown): unknown {
   if (value === null) return null;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.length).toString('utf8');
   if (kind === 'json') return JSON.parse(value as string);
   if (kind === 'flag') return value === 1;
   return value;

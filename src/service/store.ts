@@ -222,12 +222,14 @@ export class Store {
   }
 
   get<C extends CollectionName>(collection: C, id: string): Collections[C] | undefined {
-    const row = this.statement(`SELECT * FROM ${collection} WHERE id = ?`, true).get(id) as unknown[] | undefined;
+    const sql = `SELECT ${this.tableOf(collection).select} FROM ${collection} WHERE id = ?`;
+    const row = this.statement(sql, true).get(id) as unknown[] | undefined;
     return row && this.record(collection, row);
   }
 
   *values<C extends CollectionName>(collection: C): IterableIterator<Collections[C]> {
-    for (const row of this.statement(`SELECT * FROM ${collection}`, true).all() as unknown[][]) {
+    const sql = `SELECT ${this.tableOf(collection).select} FROM ${collection}`;
+    for (const row of this.statement(sql, true).all() as unknown[][]) {
       yield this.record(collection, row);
     }
   }

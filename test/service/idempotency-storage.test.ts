@@ -64,6 +64,21 @@ describe('idempotent replays of documents', () => {
     expect(svc.store.maps.documents.size).toBe(1);
   });
 
+  test('content with a NUL character is read back whole, by GET and by a replay (a breaker: it was cut at the NUL)', async () => {
+    const svc = await start();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'idem-face');
+    const content = 'x\u0000yz and \u0000 more';
+    const first = await submit(svc, key, content, 'nul-1');
+    const doc = expectContract('createDocument', first, 201);
+    expect(doc.content).toBe(content);
+    const got = await call(svc, 'getDocument', { key, params: { document_id: doc.document_id } });
+    expect(expectContract('getDocument', got, 200).content).toBe(content);
+    const again = await submit(svc, key, content, 'nul-1');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+  });
+
   test('replays survive a restart, also after an edit; the database holds the content once', async () => {
     const file = join(dir, 'state.json');
     const svc = await start(file);
