@@ -96,7 +96,6 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
   };
 }
 
-/** The service's detail: each field error of a 422 on its own line; a string only if not already said. */
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${safeJson({ error })}\n`);
 }

@@ -252,8 +252,9 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
 
     for (const candidate of candidates)
       if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
-    // Resumed with another key: what the earlier runs acknowledged may not be there (another account). Every line is sent again under the same batch id, so with the same
-    // idempotency keys: a service that already made a line's document answers with it.
+    // Resumed with another key: what the earlier runs acknowledged may not be there (another account).
+    // Its record goes, and every line is sent again under the same batch id, so with the same idempotency
+    // keys: a service that already made a line's document answers with it.
     const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
     const resumed = moved === undefined ? chosen?.candidate : undefined;
     const batchId = chosen?.candidate.batchId ?? newBatchId();
@@ -264,18 +265,13 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         ? (chosen?.candidate.lock ??
           (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
         : inputLock;
-      if (moved !== undefined) {
-        await rm(moved.path, { force: true }).catch((error: unknown) => {
-          if (held !== inputLock) held.release();
-          throw stateError(moved.path, error);
-        });
-      }
-      for (const candidate of dropped) {
+      for (const candidate of moved === undefined ? dropped : [...dropped, moved]) {
         await rm(candidate.path, { force: true }).catch((error: unknown) => {
           if (held !== inputLock) held.release();
           throw stateError(candidate.path, error);
         });
-        candidate.lock?.release();
+        // A moved batch's lock is the one this run now holds.
+        if (candidate.lock !== held) candidate.lock?.release();
       }
       return await startJournal({
         dir,
