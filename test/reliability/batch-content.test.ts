@@ -172,6 +172,7 @@ describe('--resume with another key (a breaker: lines of another account were ta
     const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env: other });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain('every line is sent again');
+    expect(resumed.stderr).not.toContain('Nothing to resume');
     expect(resultLines(resumed.stdout).filter((r) => r.ok)).toHaveLength(6);
     expect(labelsOf('standard', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2', 'acct-3', 'acct-4', 'acct-5']);
     expect(labelsOf('pro', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2']);

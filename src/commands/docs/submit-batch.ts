@@ -133,7 +133,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     }
   }
   const { journal } = opened;
-  if (input.journal === 'resume' && !journal.resumed) {
+  // Resumed with another key, the batch is found (and said so below), its record set aside.
+  if (input.journal === 'resume' && !journal.resumed && journal.movedFrom === undefined) {
     const why =
       candidates === 0
         ? `no unfinished batch of ${source.name} was recorded`
