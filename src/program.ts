@@ -3,6 +3,7 @@ import { declarationOf, declare, withExamples } from './commands/declare.js';
 import type { AnyVerb, GroupSpec } from './commands/verb.js';
 import type { Context, GlobalOptions } from './context.js';
 import { UsageError } from './errors.js';
+import { refuseJqOption } from './io/jq.js';
 import { VERSION } from './version.js';
 
 /** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
@@ -47,6 +48,7 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
     const option = new Option(flags, help);
     program.addOption(option).on(`option:${option.name()}`, (value?: string) => {
       Object.assign(ctx.globals, { [key]: value ?? true }, key === 'jq' ? { json: true } : {});
+      if (key === 'jq') refuseJqOption(value as string);
     });
   }
   withExamples(program, [

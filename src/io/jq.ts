@@ -64,19 +64,25 @@ function nesting(expression: string): number {
   return deepest;
 }
 
+/**
+ * jq's own options given to --jq (`--jq -r`, `--jq '-r .name'`): refused while the line is read, before
+ * the word after it reads as a stray argument of the command.
+ */
+export function refuseJqOption(expression: string): void {
+  const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
+  if (option === undefined) return;
+  throw new UsageError(`--jq: ${option} is an option of jq, not an expression`, {
+    code: 'invalid_jq',
+    hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
+  });
+}
+
 export async function loadJq(expression: string): Promise<JqFilter> {
   const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
   if (length > JQ_MAX_CHARACTERS) {
     throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
       code: 'invalid_jq',
       hint: 'for a longer program, pipe the --json output to jq itself',
-    });
-  }
-  const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
-  if (option !== undefined) {
-    throw new UsageError(`--jq: ${option} is an option of jq, not an expression`, {
-      code: 'invalid_jq',
-      hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
     });
   }
   const depth = nesting(expression);

@@ -129,6 +129,10 @@ describe('--jq', () => {
     const slurp = await runCommand(service, ['faces', 'create', '--name', 'X', '--alias', 'xx-x', '--jq', '--slurp .']);
     expect(slurp.code).toBe(2);
     expect(JSON.parse(slurp.stderr).error.message).toBe('--jq: --slurp is an option of jq, not an expression');
+    // And as gh users type it, `--jq -r .uid`: named so, not "too many arguments" for the stray `.uid`.
+    const twoWords = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '-r', '.uid']);
+    expect(twoWords.code).toBe(2);
+    expect(JSON.parse(twoWords.stderr).error.message).toBe('--jq: -r is an option of jq, not an expression');
     expect(requestCount(service)).toBe(before);
   });
 
