@@ -67,7 +67,7 @@ export async function readBatchLines(
     bad++;
     if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
   }
-  if (count === 0) throw new UsageError(`${source.name} holds no documents (only blank lines)`);
+  if (count === 0) throw noDocuments(`${source.name} holds no documents (only blank lines)`);
   if (bad > 0 && !continueOnError) {
     const more = bad > problems.length ? [`... and ${bad - problems.length} more`] : [];
     const message =
@@ -153,3 +153,8 @@ export async function* readNdjsonDocuments(
 
 const BOM_INSIDE =
   'starts with a UTF-8 byte order mark: one is allowed only at the start of the input (an input joined from several files?)';
+
+/** Nothing to send: exit 2, before any batch record is made. */
+export function noDocuments(message: string): UsageError {
+  return new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
+}

@@ -24,6 +24,8 @@ export interface ReadAhead {
   head: NdjsonLine[];
   /** Every line, the ones read ahead first. */
   lines: AsyncIterable<NdjsonLine>;
+  /** The input ended within the head. */
+  ended: boolean;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function readAhead(
       yield result.value;
     }
   };
-  return { head, lines: rest() };
+  return { head, lines: rest(), ended };
 }
 
 type Settled = { result: IteratorResult<NdjsonLine> } | { error: unknown } | 'waited';

@@ -7,8 +7,8 @@ import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { LineTooLongError } from '../../input/lines.js';
-import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
-import type { InputSource } from '../../input/source.js';
+import { type BatchLines, type CheckWatcher, type NdjsonLine, noDocuments } from '../../input/ndjson.js';
+import { type InputSource, STDIN_NAME } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
@@ -96,6 +96,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     const seen = new Occurrences();
     const ahead = await readAhead(batch.lines, seen, ctx.signal);
     if (ctx.signal.aborted) throw interrupted(ctx.signal, input, NOTHING_SENT);
+    // As a file's check pass says it (ndjson.ts), before anything is recorded.
+    if (ahead.ended && ahead.head.length === 0) throw noDocuments(`${source.name} holds no documents`);
     const records = await openBatchRecords(options);
     const comparison = records.compare();
     const head: LineKey[] = [];
@@ -325,10 +327,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       hint:
         // Nothing sent and no failure but the bad line itself.
         summary.submitted === 0 && summary.failed <= 1
-          ? 'nothing was submitted. Standard input was read as NDJSON, one document a line, as its first line ' +
-            'is a JSON object: if it is one text document, pass --format text'
-          : `${summary.submitted} document(s) before it were already submitted (standard input is read once, so ` +
-            `its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
+          ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line, as ` +
+            'its first line is a JSON object: if it is one text document, pass --format text'
+          : `${summary.submitted} document(s) before it were already submitted (${input.source.name} is read ` +
+            `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
@@ -365,3 +367,5 @@ function trackOvertaken(enabled: boolean) {
     },
   };
 }
+
+const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);
