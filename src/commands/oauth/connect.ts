@@ -64,11 +64,11 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   if (opts.openBrowser) {
     const why = ctx.browser.unavailable?.();
     if (why) {
-      ctx.out.info(`Not opening a browser here (${why}); open the URL above on any device.`, now);
+      ctx.out.info(`Not opening a browser here (${why}); ${whereToOpen(url)}.`, now);
     } else if (await ctx.browser.open(url)) {
       ctx.out.info('Opened it in your browser; approve the connection there.', now);
     } else {
-      ctx.out.info('No browser could be opened (the opener failed); open the URL above on any device.', now);
+      ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
     }
   }
 
@@ -76,6 +76,20 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   ctx.out.success(`Connected ${provider}`);
   ctx.out.record(connection, CONNECTION_COLUMNS);
   return connection;
+}
+
+/** A consent page on a loopback address opens only on this machine, or through a forwarded port. */
+function whereToOpen(url: string): string {
+  let host = '';
+  let port = '';
+  try {
+    ({ hostname: host, port } = new URL(url));
+  } catch {
+    // not a URL: said as it is
+  }
+  if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) return 'open the URL above on any device';
+  const p = port || '80';
+  return `open the URL above in a browser on this machine, or over SSH forward its port first (ssh -L ${p}:${host}:${p} HOST) and open it on yours`;
 }
 
 async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Connection> {
