@@ -57,16 +57,19 @@ export interface Table {
   columns: string[];
   kinds: ColumnKind[];
   upsert: string;
-  /** The columns as a whole row is read: a document's content as bytes (see readAs). */
+  /** The columns as a whole row is read: free text as bytes (see readAs). */
   select: string;
 }
 
+/** The columns of text as a client gave it, where a NUL character may stand (JSON columns escape it). */
+const FREE_TEXT: ReadonlySet<string> = new Set(['content', 'label', 'name', 'formula', 'face_speaker']);
+
 /**
- * How a column is read. libsql's TEXT ends at a NUL character, so a document's content, the one free
- * text a NUL may stand in (JSON columns escape it), is read as bytes and decoded (fromColumn).
+ * How a column is read. libsql's TEXT ends at a NUL character, so free text is read as bytes and
+ * decoded (fromColumn).
  */
 export function readAs(column: string): string {
-  return column === 'content' ? 'CAST(content AS BLOB) AS content' : column;
+  return FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
 }
 
 export function describeTable(collection: CollectionName, columns: string[]): Table {

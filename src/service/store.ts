@@ -253,13 +253,13 @@ export class Store {
 
   /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
   faceOf(userId: string, name: string): FaceRecord | undefined {
-    const sql = 'SELECT * FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1';
+    const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1`;
     const row = this.cachedRow(this.faceRows, FACE_COLLECTIONS, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
   faceByAlias(userId: string, alias: string): FaceRecord | undefined {
-    const sql = 'SELECT * FROM faces WHERE user_id = ? AND alias = ?';
+    const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ? AND alias = ?`;
     const row = this.statement(sql, true).get(userId, alias) as unknown[] | undefined;
     return row && this.record('faces', row);
   }

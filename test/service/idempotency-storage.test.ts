@@ -79,6 +79,23 @@ describe('idempotent replays of documents', () => {
     expect(again.text).toBe(first.text);
   });
 
+  test("a NUL character in a face's name and a document's label is read back whole too", async () => {
+    const svc = await start();
+    const key = svc.key('pro');
+    const made = await call(svc, 'createFace', { key, body: { name: 'Ada\u0000Byron', alias: 'nul-face' } });
+    expect(expectContract('createFace', made, 201).name).toBe('Ada\u0000Byron');
+    const face = await call(svc, 'getFace', { key, params: { face_id: 'nul-face' } });
+    expect(expectContract('getFace', face, 200).name).toBe('Ada\u0000Byron');
+    const created = await call(svc, 'createDocument', {
+      key,
+      body: { alias: 'nul-face', label: 'a\u0000b', content: 'text', perspective: 'first-person' },
+      headers: { 'idempotency-key': 'nul-label' },
+    });
+    const doc = expectContract('createDocument', created, 201);
+    const got = await call(svc, 'getDocument', { key, params: { document_id: doc.document_id } });
+    expect(expectContract('getDocument', got, 200).label).toBe('a\u0000b');
+  });
+
   test('replays survive a restart, also after an edit; the database holds the content once', async () => {
     const file = join(dir, 'state.json');
     const svc = await start(file);
