@@ -106,7 +106,8 @@ export function parseJsonBody(raw: Buffer): unknown {
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
   }
-  checkDepth(value);
+  // A \uD800-\uDFFF escape standing alone is no character: stored as UTF-8 it would come back as U+FFFD.
+  checkDepth(value, text.includes('\\u') && /\\u[dD][89a-fA-F]/.test(text));
   return value;
 }
 
@@ -118,7 +119,8 @@ export function parseJsonBody(raw: Buffer): unknown {
 export const MAX_JSON_DEPTH = 64;
 
 // Without recursion, so any depth JSON.parse accepted is checked safely.
-function checkDepth(value: unknown): void {
+function checkDepth(value: unknown, surrogates: boolean): void {
+  if (surrogates && lone(value)) throw loneSurrogate();
   if (value === null || typeof value !== 'object') return;
   const stack: [object, number][] = [[value, 1]];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
@@ -134,9 +136,16 @@ function checkDepth(value: unknown): void {
     }
     for (const child of Object.values(node)) {
       if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      else if (surrogates && lone(child)) throw loneSurrogate();
     }
   }
 }
+
+/** A string holding half of a surrogate pair alone (a paired one is one code point, not of the class). */
+const lone = (value: unknown): boolean => typeof value === 'string' && /\p{Cs}/u.test(value);
+
+const loneSurrogate = () =>
+  new HttpError(400, 'invalid_json', 'the request body holds a lone surrogate (a \\uD800-\\uDFFF escape that is no character)');
 
 /** Validates with a contract schema; 422 `validation_error` with one `{loc, msg, type}` per problem. */
 export function validate<S extends z.ZodMiniType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {

@@ -92,8 +92,21 @@ describe('case 39: oversized bodies, invalid JSON, slow clients', () => {
     ['truncated JSON', '{"alias": "http-face"'],
     ['trailing garbage', '{"alias": "http-face"} x'],
     ['not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d])],
+    // Stored as UTF-8, a lone half of a surrogate pair would come back as U+FFFD (a breaker's finding).
+    ['a lone surrogate in content', '{"alias": "http-face", "label": "s", "content": "x\\ud800y"}'],
+    ['a lone surrogate in a label', '{"alias": "http-face", "label": "\\uDC00", "content": "x"}'],
   ])('%s is 400 invalid_json', async (_, rawBody) => {
+    const before = svc.store.count('documents');
     expectError('createDocument', await call(svc, 'createDocument', { key, rawBody }), 400, 'invalid_json');
+    expect(svc.store.count('documents')).toBe(before);
+  });
+
+  test('a surrogate pair written as escapes is one character, stored and read back as sent', async () => {
+    const rawBody = '{"alias": "http-face", "label": "pair", "content": "x\\ud83d\\ude00y"}';
+    const made = await call(svc, 'createDocument', { key, rawBody, headers: { 'idempotency-key': 'pair-1' } });
+    const doc = expectContract('createDocument', made, 201);
+    const got = await call(svc, 'getDocument', { key, params: { document_id: doc.document_id } });
+    expect(expectContract('getDocument', got, 200).content).toBe('x\u{1F600}y');
   });
 
   test('a body of the wrong shape is 422 with a {loc, msg, type} list', async () => {
