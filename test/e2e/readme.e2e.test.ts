@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/run-cli.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { makeTempDir } from '../helpers/temp.js';
 
@@ -34,4 +34,45 @@ describe('README, checked against the built CLI', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(stdout.trim()).toBe(pkg.version);
   });
+
+  it("the scripts section's lines that start serve and read its URL and the pro key work as written", async () => {
+    const start = readme.indexOf('facectl serve --port 0 --json > serve.json &');
+    expect(start).toBeGreaterThan(0);
+    // Up to the first line after the two exports: the snippet's serve part, run by bash as it stands.
+    const lines = readme.slice(start).split('\n');
+    const snippet = lines.slice(0, lines.findIndex((l) => l.startsWith('export FACECTL_API_KEY')) + 1).join('\n');
+    expect(snippet.split('\n')).toHaveLength(4);
+    const dir = makeTempDir('facectl-readme-ci-');
+    // `facectl` and `jq` on PATH: this checkout's bin, and jq through the jq-web the project depends on
+    // (a fresh machine may have no jq).
+    const shim = (name: string, body: string) => {
+      writeFileSync(join(dir, name), body);
+      chmodSync(join(dir, name), 0o755);
+    };
+    shim('facectl', `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    writeFileSync(
+      join(dir, 'jq.cjs'),
+      `const [, , flag, expression, file] = process.argv;\n` +
+        `if (flag !== '-r') throw new Error('jq shim: only -r EXPR FILE');\n` +
+        `require(${JSON.stringify(join(ROOT, 'node_modules', 'jq-web'))}).then((jq) => {\n` +
+        `  process.stdout.write(jq.raw(require('node:fs').readFileSync(file, 'utf8'), expression, ['-r']) + '\\n');\n` +
+        `});\n`,
+    );
+    shim('jq', `#!/bin/sh\nexec "${process.execPath}" "${join(dir, 'jq.cjs')}" "$@"\n`);
+    // serve, started in the background, is stopped however the script ends.
+    const script = `set -eu\ntrap 'kill $! 2>/dev/null' EXIT\n${snippet}\nfacectl auth status --json\n`;
+    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+      cwd: dir,
+      env: {
+        PATH: `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+        HOME: dir,
+        FACECTL_CONFIG_DIR: join(dir, 'config'),
+        NO_COLOR: '1',
+      },
+      timeout: 30_000,
+    });
+    const status = JSON.parse(stdout);
+    expect(status.plan).toBe('pro');
+    expect(status.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  }, 60_000);
 });
