@@ -50,6 +50,19 @@ describe('keys create: run()', () => {
     expect(JSON.parse(tc.stdout())).toEqual(key);
   });
 
+  it('piped with a --jq filter: a warning that the secret is shown only now (the filter may leave it out)', async () => {
+    const result = await runCommand(service, ['keys', 'create', '--name', 'jq', '--jq', '.key_prefix']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^fcs_[A-Za-z0-9]{8}\n$/);
+    expect(result.stderr.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
+      { warning: 'the secret (.key) is shown only now: if the --jq filter left it out, it is lost (--save keeps it)' },
+    ]);
+    // With --save it is kept: no warning.
+    const saved = await runCommand(service, ['keys', 'create', '--name', 'jq-saved', '--save', '--jq', '.key_prefix']);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(saved.stderr).not.toContain('shown only now');
+  });
+
   it('on a terminal warns on stderr that the key will not be shown again', async () => {
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
     const key = await runCreateKey(tc.ctx, { name: 'tty', save: false });

@@ -125,6 +125,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // With --save the key is kept (or the failure to keep it says to copy it from above).
   if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
+  } else if (!save && ctx.globals.jq !== undefined) {
+    // A filter may leave the secret out (`--jq .key_prefix`): then nobody holds it.
+    ctx.out.warn('the secret (.key) is shown only now: if the --jq filter left it out, it is lost (--save keeps it)');
   }
   // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
   // tick later, and then nobody holds the key unless --save keeps it.
