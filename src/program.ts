@@ -3,7 +3,7 @@ import { declarationOf, declare, withExamples } from './commands/declare.js';
 import type { AnyVerb, GroupSpec } from './commands/verb.js';
 import type { Context, GlobalOptions } from './context.js';
 import { UsageError } from './errors.js';
-import { refuseJqOption } from './io/jq.js';
+import { JQ_SHORT_OPTION, jqOptionError, refuseJqOption } from './io/jq.js';
 import { VERSION } from './version.js';
 
 /** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
@@ -110,8 +110,30 @@ class FacectlCommand extends Command {
           '(e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`); a flag would leave it in shell history',
       });
     }
+    if (JQ_SHORT_OPTION.test(flag) && this.line().some((word) => word === '--jq' || word.startsWith('--jq='))) {
+      throw jqOptionError(`${flag} is an option of jq, not of facectl`);
+    }
     const commanders = Command.prototype as unknown as { unknownOption(this: Command, flag: string): never };
     return commanders.unknownOption.call(this, flag);
+  }
+
+  /** commander's way out of a line it cannot run: gh's `--json name,uid` field list is named as such. */
+  override error(message: string, options?: { code?: string; exitCode?: number }): never {
+    const line = this.line();
+    const list = line.findIndex((word, i) => word === '--json' && /^[\w.]+(,[\w.]+)*$/.test(line[i + 1] ?? ''));
+    if (options?.code === 'commander.excessArguments' && list >= 0 && this.args.includes(line[list + 1] as string)) {
+      throw new UsageError(`--json takes no list of fields (${line[list + 1]} is read as an argument)`, {
+        hint: `--json prints every field; to pick some, use --jq, e.g. --jq '{${line[list + 1]}}'`,
+      });
+    }
+    return super.error(message, options);
+  }
+
+  /** The words of the whole line as typed (the top command's). */
+  private line(): readonly string[] {
+    const top = (command: Command): Command => (command.parent ? top(command.parent) : command);
+    const root = top(this);
+    return root instanceof FacectlCommand ? root.words : this.words;
   }
 
   /**
@@ -152,9 +174,7 @@ class FacectlCommand extends Command {
   checkedValue(option: Option, value: string): string {
     // The line as typed (the top command's words): a global flag right after this one (`--label --json`)
     // was taken out before this command parsed, and it is the word to name.
-    const top = (command: Command): Command => (command.parent ? top(command.parent) : command);
-    const root = top(this);
-    const line = root instanceof FacectlCommand ? root.words : this.words;
+    const line = this.line();
     const at = line.findIndex((word, i) => {
       const next = line[i + 1];
       return (

@@ -70,8 +70,14 @@ function nesting(expression: string): number {
  */
 export function refuseJqOption(expression: string): void {
   const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
-  if (option === undefined) return;
-  throw new UsageError(`--jq: ${option} is an option of jq, not an expression`, {
+  if (option !== undefined) throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`);
+}
+
+/** jq's short options, as gh users add them after --jq (`--jq .name -r`). */
+export const JQ_SHORT_OPTION = /^-[rcjesnaSCM]+$/;
+
+export function jqOptionError(message: string): UsageError {
+  return new UsageError(message, {
     code: 'invalid_jq',
     hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
   });

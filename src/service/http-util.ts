@@ -145,7 +145,11 @@ function checkDepth(value: unknown, surrogates: boolean): void {
 const lone = (value: unknown): boolean => typeof value === 'string' && /\p{Cs}/u.test(value);
 
 const loneSurrogate = () =>
-  new HttpError(400, 'invalid_json', 'the request body holds a lone surrogate (a \\uD800-\\uDFFF escape that is no character)');
+  new HttpError(
+    400,
+    'invalid_json',
+    'the request body holds a lone surrogate (a \\uD800-\\uDFFF escape that is no character)',
+  );
 
 /** Validates with a contract schema; 422 `validation_error` with one `{loc, msg, type}` per problem. */
 export function validate<S extends z.ZodMiniType>(schema: S, value: unknown, where: 'body' | 'path'): z.output<S> {

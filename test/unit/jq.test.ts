@@ -133,6 +133,28 @@ describe('--jq', () => {
     const twoWords = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '-r', '.uid']);
     expect(twoWords.code).toBe(2);
     expect(JSON.parse(twoWords.stderr).error.message).toBe('--jq: -r is an option of jq, not an expression');
+    // And after the expression (`--jq .uid -r`): named as jq's option, not commander's "unknown option".
+    const after = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '.uid', '-r']);
+    expect(after.code).toBe(2);
+    const afterError = JSON.parse(after.stderr).error;
+    expect(afterError).toMatchObject({ code: 'invalid_jq', message: '-r is an option of jq, not of facectl' });
+    expect(afterError.hint).toContain('--jq already prints strings without quotes');
+    expect(requestCount(service)).toBe(before);
+  });
+
+  it("gh's `--json uid,name` field list: exit 2 saying --json takes none and how --jq picks fields", async () => {
+    const before = requestCount(service);
+    const result = await runCommand(service, ['faces', 'get', 'xx-x', '--json', 'uid,name']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr).error).toEqual({
+      code: 'usage',
+      message: '--json takes no list of fields (uid,name is read as an argument)',
+      hint: "--json prints every field; to pick some, use --jq, e.g. --jq '{uid,name}'",
+    });
+    // Another stray argument is commander's own error still.
+    const stray = await runCommand(service, ['faces', 'get', 'xx-x', 'extra']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain("too many arguments for 'get'");
     expect(requestCount(service)).toBe(before);
   });
 

@@ -54,7 +54,12 @@ describe('keys create: run()', () => {
     const result = await runCommand(service, ['keys', 'create', '--name', 'jq', '--jq', '.key_prefix']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^fcs_[A-Za-z0-9]{8}\n$/);
-    expect(result.stderr.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
+    expect(
+      result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
       { warning: 'the secret (.key) is shown only now: if the --jq filter left it out, it is lost (--save keeps it)' },
     ]);
     // With --save it is kept: no warning.

@@ -176,7 +176,11 @@ describe('oauth connect --json, stderr not a terminal: the URL as a JSON line at
       'example was not connected within 5 s: it was not approved in the browser (denied, closed, or not yet done)',
     );
     // The consent page is on 127.0.0.1: it opens on this machine, or through a forwarded port.
-    expect(error.warnings).toEqual([expect.stringMatching(/^Not opening a browser here \(CI is set\); open the URL above in a browser on this machine, or over SSH forward its port first \(ssh -L (\d+):127\.0\.0\.1:\1 HOST\) and open it on yours\.$/m)]);
+    expect(error.warnings).toEqual([
+      expect.stringMatching(
+        /^Not opening a browser here \(CI is set\); open the URL above in a browser on this machine, or over SSH forward its port first \(ssh -L (\d+):127\.0\.0\.1:\1 HOST\) and open it on yours\.$/m,
+      ),
+    ]);
   });
 
   it('interrupted: exit 130; the URL line, then one error document', async () => {
@@ -334,7 +338,9 @@ describe('oauth connect: what it says about the browser', () => {
   it('where no browser can appear (CI), it says why and does not try', async () => {
     const { tc, connecting } = startConnect({ browserUnavailable: 'CI is set' });
     const url = await eventually(() => /https?:\/\/\S+authorize\S*/.exec(tc.stderr())?.[0]);
-    expect(tc.stderr()).toMatch(/^Not opening a browser here \(CI is set\); open the URL above in a browser on this machine, or over SSH forward its port first \(ssh -L (\d+):127\.0\.0\.1:\1 HOST\) and open it on yours\.$/m);
+    expect(tc.stderr()).toMatch(
+      /^Not opening a browser here \(CI is set\); open the URL above in a browser on this machine, or over SSH forward its port first \(ssh -L (\d+):127\.0\.0\.1:\1 HOST\) and open it on yours\.$/m,
+    );
     expect(tc.stderr()).not.toContain('No browser could be opened');
     expect(tc.browserOpened).toEqual([]);
     await approveConsent(url);
