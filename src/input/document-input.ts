@@ -166,6 +166,8 @@ async function checkText(
 ): Promise<CheckedText> {
   const text = new Utf8Stream(sourceName);
   let preview = '';
+  // Until a character that is not white space is read (`echo "$EMPTY" |` sends a newline).
+  let blank = true;
   const kept: Buffer[] = [];
   let keptBytes = 0;
   let dir: string | undefined;
@@ -179,6 +181,7 @@ async function checkText(
     for await (const chunk of chunks) {
       if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(sourceName, MAX_BODY_BYTES);
       const part = text.push(chunk);
+      if (blank) blank = /^\s*$/.test(part);
       // A copy: a slice would keep the whole chunk's string alive.
       if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
       if (reopen) continue;
@@ -195,7 +198,14 @@ async function checkText(
       await file.write(chunk);
     }
     if (text.bytes === 0) throw emptyError(sourceName);
-    preview += text.end();
+    const tail = text.end();
+    if (blank && /^\s*$/.test(tail)) {
+      throw new UsageError(`${sourceName} holds only white space`, {
+        code: 'invalid_input',
+        hint: 'nothing was sent; to send it as it is, give it with --content',
+      });
+    }
+    preview += tail;
     await file?.close();
     file = undefined;
   } catch (error) {

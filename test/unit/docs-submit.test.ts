@@ -268,6 +268,20 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       `error: ${huge} is larger than 64 MiB, the service's request size limit`,
     );
     await refused(['--alias', 'ada-lovelace', '--label', 'l', '-'], 'error: standard input is empty');
+    // White space alone (`echo "$UNSET" |`) is no text either; --content sends it on purpose.
+    const blank = file('blank.txt', '\n \t\r\n');
+    await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '--file', blank],
+      `error: ${blank} holds only white space`,
+    );
+    const piped = await refused(
+      ['--alias', 'ada-lovelace', '--label', 'l', '-'],
+      'standard input holds only white space',
+      {
+        stdin: '\n\n  \n',
+      },
+    );
+    expect(piped.stderr).toContain('nothing was sent; to send it as it is, give it with --content');
   });
 
   it('standard input that is a terminal is refused at once (case 10)', async () => {
