@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
+import { tryParseJson } from '../input/json.js';
 import { ConfigReadRefusal, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
@@ -43,17 +44,15 @@ export function openConfigStore(
       throw readError(error, path);
     }
     if (text === undefined || text.trim() === '') return {};
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
+    // Where and why, not JSON.parse's message: it quotes the text around the problem, a key's end among it.
+    const parsed = tryParseJson(text);
+    if (!parsed.ok) {
       throw new ConfigFileError(
-        `configuration file ${path} is not valid JSON (${(error as Error).message})`,
+        `configuration file ${path} is not valid JSON (line ${parsed.line}, column ${parsed.column}: ${parsed.reason})`,
         `fix or remove ${path}; facectl never clears it`,
-        error,
       );
     }
-    return checkConfigShape(parsed, path);
+    return checkConfigShape(parsed.value, path);
   };
 
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {

@@ -68,6 +68,19 @@ describe('configuration', () => {
     }
   });
 
+  it('case 14: a syntax error just after a stored key -> the error says where, and shows none of the key', async () => {
+    const dir = makeConfigDir();
+    const path = join(dir, 'config.json');
+    // JSON.parse's own message quotes the text before the error: the key's last characters.
+    writeFileSync(path, `{"profiles":{"default":{"api_key":"${KEY}","x":y}}}`, { mode: 0o600 });
+    for (const extra of [[], ['--debug'], ['--json']]) {
+      const result = await runCli(['auth', 'status', ...extra], { env: { FACECTL_CONFIG_DIR: dir } });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`configuration file ${path} is not valid JSON (line 1, column `);
+      expect(result.stderr).not.toContain(KEY.slice(-4));
+    }
+  });
+
   it('case 15: config written with mode 0644 by another tool -> warning, and rewritten 0600', async () => {
     const dir = await storedConfig('http://127.0.0.1:5');
     const path = join(dir, 'config.json');
