@@ -63,6 +63,14 @@ describe('faces create', () => {
       ['error: POST /v1/faces: the request body is nested too deeply to be written as JSON\n'],
     );
     expect(result.stderr).not.toContain('unexpected failure');
+    // Arrays 3,000 deep run the stack out earlier, in the request's check (a breaker: exit 1, "internal_error").
+    const arrays = file('deep-arrays.json', `{"k":${'['.repeat(3000)}${']'.repeat(3000)}}`);
+    const checked = await expectRefused(
+      service,
+      argv`faces create --name D --alias deep-face --basic-facts ${`@${arrays}`}`,
+      ['error: POST /v1/faces: the request body is nested too deeply to be checked\n'],
+    );
+    expect(checked.stderr).not.toContain('unexpected failure');
   });
 
   it('pipe form: --basic-facts - reads the JSON object from standard input', async () => {
