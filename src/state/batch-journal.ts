@@ -54,6 +54,8 @@ export interface BatchJournal {
   close(): Promise<void>;
   /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
   lockLost(): Error | undefined;
+  /** Set once a write of the journal failed (a full disk): stop sending, as nothing more can be recorded. */
+  writeFailure(): CliError | undefined;
 }
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -226,6 +228,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       }
     },
     lockLost: start.lockLost,
+    writeFailure: () => failure as CliError | undefined,
   };
 }
 

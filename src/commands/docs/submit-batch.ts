@@ -210,6 +210,12 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       fatal ??= new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
       return false;
     }
+    // A line sent now could not be recorded as acknowledged: the lines sent so far are what --resume knows.
+    const unrecorded = journal.writeFailure();
+    if (unrecorded !== undefined) {
+      fatal ??= unrecorded;
+      return false;
+    }
     // The key (in the journal and the Idempotency-Key): the hash of the very bytes sent, and its occurrence.
     const key = line.key as LineKey;
     compared.lines++;
