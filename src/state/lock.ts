@@ -160,7 +160,11 @@ class Lock implements HeldLock {
     if (this.timer) clearInterval(this.timer);
     held.delete(this);
     if (!this.stillOurs()) return;
-    rmSync(this.path, { recursive: true, force: true });
+    try {
+      rmSync(this.path, { recursive: true, force: true });
+    } catch {
+      // A directory made read-only meanwhile: the lock stays, taken over at once as its pid is gone.
+    }
   }
 
   private beat(onCompromised: ((error: Error) => void) | undefined): void {
