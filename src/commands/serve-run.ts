@@ -115,8 +115,14 @@ export async function runServe(
   });
   removeListeners();
   await service.close();
+  const { rescued } = service.store;
+  if (rescued !== undefined) {
+    ctx.out.warn(`${dataName(options)} was replaced or removed while serve ran: its state is saved to ${rescued}`);
+  }
   ctx.out.info(
-    options.dataFile ? `facectl serve stopped; state saved to ${dataName(options)}` : 'facectl serve stopped',
+    options.dataFile
+      ? `facectl serve stopped; state saved to ${rescued ?? dataName(options)}`
+      : 'facectl serve stopped',
   );
   // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
   const stop = stoppedBy(ctx.signal, hookSignal);

@@ -79,7 +79,7 @@ function readStateFile(file: string): Records {
       parsed = JSON.parse(text);
     } catch (error) {
       throw new StateFileError(
-        `${file} is not a valid state file (${(error as Error).message}); it was left untouched`,
+        `${file} is neither a facectl serve database nor the JSON state file of an older facectl (${(error as Error).message}); it was left untouched`,
       );
     }
     for (const [name, list] of Object.entries(checkSnapshot(file, parsed))) {

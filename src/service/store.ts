@@ -47,9 +47,18 @@ export class Store {
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
 
-  constructor(db: Connection, persistent: boolean) {
+  /** The --data file and its inode as opened: a file put in its place while serve runs is not ours. */
+  private readonly file?: { path: string; ino: number; dev: number };
+  /** Set by close() when the --data file was replaced or removed meanwhile: where the state went instead. */
+  rescued?: string;
+
+  constructor(db: Connection, persistent: boolean, path?: string) {
     this.db = db;
     this.persistent = persistent;
+    if (path !== undefined) {
+      const { ino, dev } = statSync(path);
+      this.file = { path, ino, dev };
+    }
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
       this.tables.set(
@@ -80,7 +89,7 @@ export class Store {
       // An import stopped after the database took the file's place: the journal goes beside the snapshot.
       renameSync(journal, `${journal}.imported`);
     }
-    return new Store(db, true);
+    return new Store(db, true, path);
   }
 
   /**
@@ -368,7 +377,22 @@ export class Store {
     if (this.batch) this.failBatch(this.batch, new Error('the service stopped before this change was committed'));
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.statements.clear();
+    if (this.file && !this.stillAtPath(this.file)) {
+      // The state lives on in the file serve opened, which no name reaches any more: copied out beside.
+      const rescue = `${this.file.path}.rescued-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      this.db.prepare('VACUUM INTO ?').run(rescue);
+      this.rescued = rescue;
+    }
     closeConnection(this.db);
+  }
+
+  private stillAtPath(file: { path: string; ino: number; dev: number }): boolean {
+    try {
+      const now = statSync(file.path);
+      return now.ino === file.ino && now.dev === file.dev;
+    } catch {
+      return false;
+    }
   }
 
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */

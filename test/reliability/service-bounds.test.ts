@@ -285,7 +285,11 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         says: '"format" is "something-else"',
       },
       { name: 'an array', file: '[1,2,3]', says: 'the file holds an array, not a state object' },
-      { name: 'not JSON', file: '{"format": "facectl-serve-state", ', says: 'is not a valid state file' },
+      {
+        name: 'not JSON',
+        file: '{"format": "facectl-serve-state", ',
+        says: 'is neither a facectl serve database nor the JSON state file of an older facectl',
+      },
       {
         name: 'a journal op of a wrong shape',
         file: snapshot({}),

@@ -1,4 +1,4 @@
-import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import {
@@ -100,6 +100,20 @@ test('state survives a clean restart; the file is mode 0600, stands alone once c
   expect(onDisk.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\u0000');
   expect(onDisk.includes('kept-face')).toBe(true);
   expect(onDisk.includes(was.child.key.slice(13))).toBe(false);
+  await expectPopulated(await start(), was);
+});
+
+test('the --data file replaced while serve runs: its state is saved beside it at stop, the new file left as it is', async () => {
+  const first = await start();
+  const was = await populate(first);
+  // A breaker's `mv garbage state.json` under a running serve: what serve holds is reached by no name.
+  writeFileSync(join(tmp.dir, 'garbage'), 'not a database');
+  renameSync(join(tmp.dir, 'garbage'), file);
+  await first.close();
+  expect(readFileSync(file, 'utf8')).toBe('not a database');
+  const rescued = first.store.rescued as string;
+  expect(rescued).toMatch(/\/state\.json\.rescued-\d{4}-\d\d-\d\dT[\d-]+Z$/);
+  file = rescued;
   await expectPopulated(await start(), was);
 });
 
