@@ -127,3 +127,31 @@ function migrate(file: string, db: Connection): void {
     throw new Error(`${file}: the database could not be prepared (${(error as Error).message})`, { cause: error });
   }
 }
+
+/** A --data file as serve opened it: its path and inode. */
+export interface OpenedFile {
+  path: string;
+  ino: number;
+  dev: number;
+}
+
+export function openedFile(path: string): OpenedFile {
+  const { ino, dev } = statSync(path);
+  return { path, ino, dev };
+}
+
+/**
+ * When `file` was replaced or removed while serve ran, its state lives on in the file serve opened,
+ * which no name reaches any more: copied out beside it (`FILE.rescued-TIME`), whose path is returned.
+ */
+export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
+  try {
+    const now = statSync(file.path);
+    if (now.ino === file.ino && now.dev === file.dev) return undefined;
+  } catch {
+    // removed
+  }
+  const rescue = `${file.path}.rescued-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  db.prepare('VACUUM INTO ?').run(rescue);
+  return rescue;
+}

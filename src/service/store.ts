@@ -1,6 +1,6 @@
 import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
-import { type Connection, closeConnection, connect } from './database.js';
+import { type Connection, closeConnection, connect, openedFile, rescueIfReplaced } from './database.js';
 import { importStateFile } from './import-state.js';
 import {
   COLLECTION_NAMES,
@@ -47,18 +47,15 @@ export class Store {
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
 
-  /** The --data file and its inode as opened: a file put in its place while serve runs is not ours. */
-  private readonly file?: { path: string; ino: number; dev: number };
+  /** The --data file as opened (database.ts: a file put in its place while serve runs is not ours). */
+  private readonly file?: ReturnType<typeof openedFile>;
   /** Set by close() when the --data file was replaced or removed meanwhile: where the state went instead. */
   rescued?: string;
 
   constructor(db: Connection, persistent: boolean, path?: string) {
     this.db = db;
     this.persistent = persistent;
-    if (path !== undefined) {
-      const { ino, dev } = statSync(path);
-      this.file = { path, ino, dev };
-    }
+    if (path !== undefined) this.file = openedFile(path);
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
       this.tables.set(
@@ -377,22 +374,8 @@ export class Store {
     if (this.batch) this.failBatch(this.batch, new Error('the service stopped before this change was committed'));
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.statements.clear();
-    if (this.file && !this.stillAtPath(this.file)) {
-      // The state lives on in the file serve opened, which no name reaches any more: copied out beside.
-      const rescue = `${this.file.path}.rescued-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      this.db.prepare('VACUUM INTO ?').run(rescue);
-      this.rescued = rescue;
-    }
+    if (this.file) this.rescued = rescueIfReplaced(this.db, this.file);
     closeConnection(this.db);
-  }
-
-  private stillAtPath(file: { path: string; ino: number; dev: number }): boolean {
-    try {
-      const now = statSync(file.path);
-      return now.ino === file.ino && now.dev === file.dev;
-    } catch {
-      return false;
-    }
   }
 
   /** What a crash leaves: for SQLite, the same as close (every commit is already in the file). */

@@ -77,7 +77,7 @@ describe('--file naming a FIFO', () => {
 
   it('a bad second line stops the batch -> exit 1, and the hint names the FIFO, not standard input', async () => {
     const path = fifo();
-    const good = JSON.stringify({ alias: 'ada-fifo', label: 'fifo-bad-0', content: 'first' });
+    const good = JSON.stringify({ alias: 'ada-fifo', label: 'badfifo-0', content: 'first' });
     const writer = spawn('sh', ['-c', 'printf "%s\\n{bad\\n" "$1" > "$2"', 'sh', good, path], { stdio: 'ignore' });
     const run = start(['docs', 'submit', '--file', path], batchEnv(key, service.baseUrl));
     const { code } = await run.exit;
@@ -86,7 +86,7 @@ describe('--file naming a FIFO', () => {
     expect(run.stderr()).toContain(`error: ${path}: line 2: column 2: invalid JSON`);
     expect(run.stderr()).toContain(`(${path} is read once, so its lines are checked as they are sent)`);
     expect(run.stderr()).not.toContain('standard input');
-    expect(storedLabels(service, 'fifo-bad-')).toEqual(['fifo-bad-0']);
+    expect(storedLabels(service, 'badfifo-')).toEqual(['badfifo-0']);
   });
 
   it('SIGTERM while no writer has come -> exit 143, nothing sent', async () => {
