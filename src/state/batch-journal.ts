@@ -116,7 +116,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       await handle.chmod(0o600);
       const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
       // On disk before the first request: a kill from here on leaves the batch unclean.
-      await handle.write(`${torn}${STARTED}\n`);
+      await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
       const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
@@ -124,7 +124,9 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
       const fresh = await open(temp, CREATE, 0o600);
       try {
-        await fresh.write(`${JSON.stringify(header)}\n`);
+        // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
+        // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
+        await fresh.writeFile(`${JSON.stringify(header)}\n`);
         await fresh.datasync();
       } finally {
         await fresh.close();
@@ -148,7 +150,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       if (queued.length > 0) {
         const text = queued.join('');
         queued = [];
-        await handle.write(text);
+        await handle.writeFile(text);
         unsynced = true;
       }
       if (unsynced && (sync || Date.now() - lastSync >= SYNC_INTERVAL_MS)) {
@@ -288,9 +290,12 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 export function stateError(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const full = code === 'ENOSPC' || code === 'EFBIG' || code === 'EDQUOT';
   return new CliError(`cannot write the batch record ${path}: ${code ?? (error as Error).message}`, ExitCode.error, {
     code: 'state_unwritable',
-    hint: 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
+    hint: full
+      ? 'the disk is full or a file size limit was reached: make room there, or set FACECTL_STATE_DIR to another place; then --resume'
+      : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
     cause: error,
   });
 }

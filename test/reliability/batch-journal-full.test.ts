@@ -15,7 +15,7 @@ const service = useService({}, { faces: ['ada-full'] });
 beforeAll(() => ensureBuilt(), 120_000);
 
 /** `docs submit` with a file size limit of `blocks` 512-byte blocks (stdout to /dev/null: no limit there). */
-function limited(args: string[], env: Record<string, string>, blocks: number) {
+function limited(args: string[], env: Record<string, string>, blocks: number, stdin?: string) {
   const command = `trap '' XFSZ; ulimit -f ${blocks}; exec "$0" "$@" > /dev/null`;
   const child = spawn('sh', ['-c', command, process.execPath, BIN, ...args], {
     cwd: ROOT,
@@ -27,8 +27,9 @@ function limited(args: string[], env: Record<string, string>, blocks: number) {
       FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR as string, 'state'),
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
   });
+  child.stdin?.end(stdin);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
@@ -49,6 +50,7 @@ describe('a batch whose journal cannot be written', () => {
     const error = JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error;
     expect(error.code).toBe('state_unwritable');
     expect(error.message).toMatch(/^cannot write the batch record .*: EFBIG$/);
+    expect(error.hint).toMatch(/^the disk is full or a file size limit was reached: make room there/);
     const sent = storedLabels(service, 'full-');
     expect(new Set(sent).size).toBe(sent.length);
     expect(sent.length).toBeLessThan(total);
@@ -58,5 +60,24 @@ describe('a batch whose journal cannot be written', () => {
     const all = storedLabels(service, 'full-');
     expect(all).toHaveLength(total);
     expect(new Set(all).size).toBe(total);
+  }, 120_000);
+
+  it("standard input's record, whose first line alone outgrows the limit: refused before anything is sent", async () => {
+    // Its first line holds the hashes of the input's first lines (about 4 KB for 100): cut short, a
+    // --resume would not know the batch and would send every line again under new keys.
+    const { lines } = batchFile('ada-full', 'fullin-', 300);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const cut = await limited(['docs', 'submit', '-', '--json'], env, 4, `${lines.join('\n')}\n`);
+    expect(cut.code, cut.stderr).toBe(1);
+    expect(JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error.code).toBe('state_unwritable');
+    expect(storedLabels(service, 'fullin-')).toEqual([]);
+    const resumed = await runCli(['docs', 'submit', '-', '--json', '--resume'], {
+      env,
+      stdin: `${lines.join('\n')}\n`,
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const all = storedLabels(service, 'fullin-');
+    expect(all).toHaveLength(300);
+    expect(new Set(all).size).toBe(300);
   }, 120_000);
 });
