@@ -70,7 +70,9 @@ function nesting(expression: string): number {
  */
 export function refuseJqOption(expression: string): void {
   const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
-  if (option !== undefined) throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`);
+  // `-nan` is jq's negated nan, spelled with option letters only.
+  if (option !== undefined && option !== '-nan')
+    throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`);
 }
 
 /** jq's short options, as gh users add them after --jq (`--jq .name -r`). */
@@ -122,7 +124,9 @@ export async function loadJq(expression: string): Promise<JqFilter> {
         const written: string[] = [];
         // `empty` comes back as undefined.
         const result =
-          signalsKill(() => quietly(() => jq.raw(json, expression, compact ? ['-r', '-c'] : ['-r']), written)) ?? '';
+          signalsKill(() =>
+            quietly(() => jq.raw(json, asProgram(expression), compact ? ['-r', '-c'] : ['-r']), written),
+          ) ?? '';
         // jq-web ends with 0 when the filter failed on an input but not on the last one (jq itself exits
         // 5): its error, given to console.warn, is the failure.
         const failed = written.join('').match(/jq: error[^\n]*/);
@@ -155,9 +159,12 @@ function compiles(jq: JqWeb, expression: string): void {
         code: 'invalid_jq',
         hint: 'leave the module line out',
       });
-    quietly(() => jq.raw('null', expression, ['-n']));
+    quietly(() => jq.raw('null', asProgram(expression), ['-n']));
   }
 }
+
+/** jq reads a word that starts with `-` as its option, even the program's (`-length`): a space first. */
+const asProgram = (expression: string): string => (expression.startsWith('-') ? ` ${expression}` : expression);
 
 /**
  * Runs jq (synchronous: the event loop sees no signal meanwhile) with the SIGINT and SIGTERM handlers

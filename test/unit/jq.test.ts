@@ -142,6 +142,19 @@ describe('--jq', () => {
     expect(requestCount(service)).toBe(before);
   });
 
+  it('an expression that starts with a minus is an expression, not a jq option (`-length`, `-nan`)', async () => {
+    // jq read `-length` as an option of its own command line: exit 0 with jq's usage text on stdout.
+    const negated = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '-(.name | length)']);
+    expect(negated.code, negated.stderr).toBe(0);
+    expect(negated.stdout).toBe('-12\n');
+    const length = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '-length']);
+    expect(length.code, length.stderr).toBe(0);
+    expect(length.stdout).toMatch(/^-\d+\n$/);
+    const nan = await runCommand(service, ['faces', 'get', 'ada-lovelace', '--jq', '-nan']);
+    expect(nan.code, nan.stderr).toBe(0);
+    expect(nan.stdout).toBe('null\n');
+  });
+
   it("gh's `--json uid,name` field list: exit 2 saying --json takes none and how --jq picks fields", async () => {
     const before = requestCount(service);
     const result = await runCommand(service, ['faces', 'get', 'xx-x', '--json', 'uid,name']);
