@@ -16,10 +16,9 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { tryParseJson } from '../input/json.js';
 import { ConfigReadRefusal, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
-import { type ConfigData, ConfigFileError, ConfigWriteError, checkConfigShape, ProfileStore } from './profile-store.js';
+import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
 /**
  * The configuration file (docs/usage.md says its rules). Reading creates nothing; every change is a
@@ -44,15 +43,7 @@ export function openConfigStore(
       throw readError(error, path);
     }
     if (text === undefined || text.trim() === '') return {};
-    // Where and why, not JSON.parse's message: it quotes the text around the problem, a key's end among it.
-    const parsed = tryParseJson(text);
-    if (!parsed.ok) {
-      throw new ConfigFileError(
-        `configuration file ${path} is not valid JSON (line ${parsed.line}, column ${parsed.column}: ${parsed.reason})`,
-        `fix or remove ${path}; facectl never clears it`,
-      );
-    }
-    return checkConfigShape(parsed.value, path);
+    return parseConfigText(text, path);
   };
 
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {

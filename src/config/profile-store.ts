@@ -1,4 +1,5 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
+import { tryParseJson } from '../input/json.js';
 
 /** The configuration's shape and the profile logic, on the file (file-store.ts) or in memory (tests). */
 
@@ -66,7 +67,22 @@ export function checkKnownProfile(store: ProfileStore, name: string, via?: strin
   });
 }
 
-export function checkConfigShape(data: unknown, path: string): ConfigData {
+/**
+ * The config file's text read, or ConfigFileError: where and why, not JSON.parse's message, which
+ * quotes the text around the problem (a key's end among it).
+ */
+export function parseConfigText(text: string, path: string): ConfigData {
+  const parsed = tryParseJson(text);
+  if (!parsed.ok) {
+    throw new ConfigFileError(
+      `configuration file ${path} is not valid JSON (line ${parsed.line}, column ${parsed.column}: ${parsed.reason})`,
+      `fix or remove ${path}; facectl never clears it`,
+    );
+  }
+  return checkConfigShape(parsed.value, path);
+}
+
+function checkConfigShape(data: unknown, path: string): ConfigData {
   const broken = (what: string) =>
     new ConfigFileError(`configuration file ${path} is invalid: ${what}`, `fix or remove ${path} (it was left as is)`);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw broken('not a JSON object');

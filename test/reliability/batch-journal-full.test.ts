@@ -31,7 +31,7 @@ function limited(args: string[], env: Record<string, string>, blocks: number, st
   });
   child.stdin?.end(stdin);
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
   return new Promise<{ code: number | null; stderr: string }>((resolve) =>

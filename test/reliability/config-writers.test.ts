@@ -169,7 +169,7 @@ describe('a corrupt configuration file in the per-user location (issue 12, item 
     for (const args of [['auth', 'status'], ['config', 'set', 'base_url', 'http://127.0.0.1:5'], ['doctor']]) {
       const result = await runCli(args, { env: { HOME: home, FACECTL_CONFIG_DIR: undefined } });
       expect(result.code, args.join(' ')).not.toBe(0);
-      if (args[0] === 'doctor') expect(result.stdout).toContain(`${path} is broken`);
+      if (args[0] === 'doctor') expect(result.stdout).toContain(`configuration file ${path} is not valid JSON (line 1`);
       else expect(result.stderr.split('\n')[0]).toContain(`error: configuration file ${path} is not valid JSON (`);
       expect(readFileSync(path, 'utf8')).toBe('{"profiles": {broken');
     }

@@ -78,6 +78,11 @@ describe('configuration', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`configuration file ${path} is not valid JSON (line 1, column `);
       expect(result.stderr).not.toContain(KEY.slice(-4));
+      // doctor reads the file through the same check (it quoted JSON.parse's message).
+      const doctor = await runCli(['doctor', ...extra], { env: { FACECTL_CONFIG_DIR: dir } });
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain(`configuration file ${path} is not valid JSON (line 1, column `);
+      expect(`${doctor.stdout}${doctor.stderr}`).not.toContain(KEY.slice(-4));
     }
   });
 

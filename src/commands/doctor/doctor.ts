@@ -6,7 +6,7 @@ import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import { SOURCE_NAMES } from '../../config/credentials.js';
 import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
-import { checkConfigShape } from '../../config/profile-store.js';
+import { parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode } from '../../errors.js';
 import { verb } from '../kit.js';
@@ -154,12 +154,9 @@ export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[
     return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
   }
   try {
-    checkConfigShape(JSON.parse(text), path);
+    parseConfigText(text, path);
   } catch (error) {
-    return [
-      fail(name, `${path} is broken: ${(error as Error).message}`, `fix or remove ${path}; facectl never clears it`),
-      ...unsafe,
-    ];
+    return [fail(name, (error as Error).message, `fix or remove ${path}; facectl never clears it`), ...unsafe];
   }
   // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink),
   // nor anything at all on Windows.
