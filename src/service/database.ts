@@ -1,5 +1,8 @@
-import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import Database from 'libsql';
+import { CliError, ExitCode } from '../errors.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
 /**
@@ -142,7 +145,8 @@ export function openedFile(path: string): OpenedFile {
 
 /**
  * When `file` was replaced or removed while serve ran, its state lives on in the file serve opened,
- * which no name reaches any more: copied out beside it (`FILE.rescued-TIME`), whose path is returned.
+ * which no name reaches any more: copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the
+ * temporary directory when its own is gone. Returns where.
  */
 export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
   try {
@@ -151,7 +155,29 @@ export function rescueIfReplaced(db: Connection, file: OpenedFile): string | und
   } catch {
     // removed
   }
-  const rescue = `${file.path}.rescued-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  db.prepare('VACUUM INTO ?').run(rescue);
-  return rescue;
+  const name = `${basename(file.path)}.rescued-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  let failure: unknown;
+  for (const dir of [dirname(file.path), tmpdir()]) {
+    const rescue = join(dir, name);
+    let made = false;
+    try {
+      // Made first, with its mode: SQLite would create it with the umask's (it holds every content).
+      closeSync(openSync(rescue, 'wx', 0o600));
+      made = true;
+      db.prepare('VACUUM INTO ?').run(rescue);
+      return rescue;
+    } catch (error) {
+      failure ??= error;
+      if (made) rmSync(rescue, { force: true });
+    }
+  }
+  throw new CliError(
+    `${file.path} was replaced or removed while serve ran, and its state could not be copied out`,
+    ExitCode.error,
+    {
+      code: 'storage_error',
+      hint: `no room for it beside ${file.path} nor in ${tmpdir()}: ${(failure as Error).message}`,
+      cause: failure,
+    },
+  );
 }

@@ -1,5 +1,6 @@
-import { chmodSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import {
   call,
@@ -113,8 +114,27 @@ test('the --data file replaced while serve runs: its state is saved beside it at
   expect(readFileSync(file, 'utf8')).toBe('not a database');
   const rescued = first.store.rescued as string;
   expect(rescued).toMatch(/\/state\.json\.rescued-\d{4}-\d\d-\d\dT[\d-]+Z$/);
+  expect(mode(rescued)).toBe(0o600);
   file = rescued;
   await expectPopulated(await start(), was);
+});
+
+test("the --data file's directory removed while serve runs: its state is saved in the temporary directory", async () => {
+  const first = await start();
+  const was = await populate(first);
+  rmSync(tmp.dir, { recursive: true, force: true });
+  await first.close();
+  const rescued = first.store.rescued as string;
+  expect(dirname(rescued)).toBe(tmpdir());
+  expect(basename(rescued)).toMatch(/^state\.json\.rescued-/);
+  expect(mode(rescued)).toBe(0o600);
+  try {
+    file = rescued;
+    await expectPopulated(await start(), was);
+  } finally {
+    for (const svc of running.splice(0)) await svc.close();
+    rmSync(rescued, { force: true });
+  }
 });
 
 test('state survives an abort (nothing more saved): every answered change was committed already', async () => {
