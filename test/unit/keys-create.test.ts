@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { makeConfigDir, runCli } from '../helpers/run-cli.js';
 import { checkFlags } from '../../src/commands/flag-check.js';
 import createKey, { runCreateKey } from '../../src/commands/keys/create.js';
 import { CancelError, UsageError } from '../../src/errors.js';
@@ -66,6 +69,19 @@ describe('keys create: run()', () => {
     const saved = await runCommand(service, ['keys', 'create', '--name', 'jq-saved', '--save', '--jq', '.key_prefix']);
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stderr).not.toContain('shown only now');
+  });
+
+  it('--save with a config file that cannot be read: exit 2 before any key is made (the secret would be lost)', async () => {
+    const dir = makeConfigDir();
+    writeFileSync(join(dir, 'config.json'), '{"profiles": {broken', { mode: 0o600 });
+    const before = service.stats.byRoute.createApiKey ?? 0;
+    const result = await runCli(['keys', 'create', '--save', '--jq', '.key_prefix'], {
+      env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr).error.code).toBe('config_invalid');
+    expect(service.stats.byRoute.createApiKey ?? 0).toBe(before);
   });
 
   it('on a terminal warns on stderr that the key will not be shown again', async () => {

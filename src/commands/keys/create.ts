@@ -76,8 +76,12 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
 export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  // A profile name that cannot be saved into is refused now, not after a live key was made and shown.
-  if (save) checkNamedProfile(ctx);
+  // A profile name that cannot be saved into, or a config file that cannot be read, is refused now, not
+  // after a live key was made (and perhaps not shown: `--jq .key_prefix`).
+  if (save) {
+    checkNamedProfile(ctx);
+    (await ctx.config()).listProfiles();
+  }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
   // `--save` into a profile the file does not hold yet (`--profile laptop`) creates it (README): the key
@@ -190,8 +194,8 @@ async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: stri
     ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    const exitCode = error instanceof CliError ? error.exitCode : 1;
-    throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, exitCode, {
+    // Exit 1 whatever the cause: a key was made (2 would say nothing was sent).
+    throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, ExitCode.error, {
       code: 'save_failed',
       hint: `${error instanceof CliError && error.exitCode !== 0 && error.hint && error.code === 'config_write_failed' ? `${error.hint}; then ` : ''}copy the key from above and run \`facectl auth login\``,
       cause: error,
