@@ -53,7 +53,7 @@ describe('keys create: run()', () => {
     expect(JSON.parse(tc.stdout())).toEqual(key);
   });
 
-  it('piped with a --jq filter: a warning that the secret is shown only now (the filter may leave it out)', async () => {
+  it('piped with a --jq filter that leaves the secret out: a warning that it is lost; one that prints it: none', async () => {
     const result = await runCommand(service, ['keys', 'create', '--name', 'jq', '--jq', '.key_prefix']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^fcs_[A-Za-z0-9]{8}\n$/);
@@ -63,8 +63,15 @@ describe('keys create: run()', () => {
         .split('\n')
         .map((line) => JSON.parse(line)),
     ).toEqual([
-      { warning: 'the secret (.key) is shown only now: if the --jq filter left it out, it is lost (--save keeps it)' },
+      { warning: 'the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)' },
     ]);
+    // A filter that prints it: no warning.
+    for (const expression of ['.key', '.', '{key, id}']) {
+      const shown = await runCommand(service, ['keys', 'create', '--name', 'jq-key', '--jq', expression]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/);
+      expect(shown.stderr).toBe('');
+    }
     // With --save it is kept: no warning.
     const saved = await runCommand(service, ['keys', 'create', '--name', 'jq-saved', '--save', '--jq', '.key_prefix']);
     expect(saved.code, saved.stderr).toBe(0);

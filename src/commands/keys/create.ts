@@ -129,9 +129,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // With --save the key is kept (or the failure to keep it says to copy it from above).
   if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
-  } else if (!save && ctx.globals.jq !== undefined) {
-    // A filter may leave the secret out (`--jq .key_prefix`): then nobody holds it.
-    ctx.out.warn('the secret (.key) is shown only now: if the --jq filter left it out, it is lost (--save keeps it)');
+  } else if (!save && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
+    // The filter left the secret out (`--jq .key_prefix`): nobody holds it.
+    ctx.out.warn('the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)');
   }
   // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
   // tick later, and then nobody holds the key unless --save keeps it.
@@ -158,6 +158,16 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   return key;
+}
+
+/** Whether the --jq filter's output holds the secret (jq-web is loaded already: the output went through it). */
+async function jqShows(expression: string, key: NewKey): Promise<boolean> {
+  const { loadJq } = await import('../../io/jq.js');
+  try {
+    return (await loadJq(expression)).apply(JSON.stringify(key), true).includes(key.key);
+  } catch {
+    return false;
+  }
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
