@@ -3,7 +3,7 @@ import { declarationOf, declare, withExamples } from './commands/declare.js';
 import type { AnyVerb, GroupSpec } from './commands/verb.js';
 import type { Context, GlobalOptions } from './context.js';
 import { UsageError } from './errors.js';
-import { JQ_SHORT_OPTION, jqOptionError, refuseJqOption } from './io/jq.js';
+import { JQ_OPTION, jqOptionError, refuseJqOption } from './io/jq.js';
 import { VERSION } from './version.js';
 
 /** The program's options: commander reads them wherever they stand (before `--`) into ctx.globals. */
@@ -110,7 +110,7 @@ class FacectlCommand extends Command {
           '(e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`); a flag would leave it in shell history',
       });
     }
-    if (JQ_SHORT_OPTION.test(flag) && this.line().some((word) => word === '--jq' || word.startsWith('--jq='))) {
+    if (JQ_OPTION.test(flag) && this.line().some((word) => word === '--jq' || word.startsWith('--jq='))) {
       throw jqOptionError(`${flag} is an option of jq, not of facectl`);
     }
     const commanders = Command.prototype as unknown as { unknownOption(this: Command, flag: string): never };

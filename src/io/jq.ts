@@ -75,8 +75,9 @@ export function refuseJqOption(expression: string): void {
     throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`);
 }
 
-/** jq's short options, as gh users add them after --jq (`--jq .name -r`). */
-export const JQ_SHORT_OPTION = /^-[rcjesnaSCM]+$/;
+/** jq's options, as gh users add them after --jq (`--jq .name -r`, `--raw-output`). */
+export const JQ_OPTION =
+  /^(-[rcjesnaSCM]+|--(raw-output|compact-output|join-output|ascii-output|sort-keys|slurp|null-input|raw-input|exit-status|tab|indent|arg|argjson|seq))$/;
 
 export function jqOptionError(message: string): UsageError {
   return new UsageError(message, {

@@ -139,6 +139,9 @@ describe('--jq', () => {
     const afterError = JSON.parse(after.stderr).error;
     expect(afterError).toMatchObject({ code: 'invalid_jq', message: '-r is an option of jq, not of facectl' });
     expect(afterError.hint).toContain('--jq already prints strings without quotes');
+    const long = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '.uid', '--raw-output']);
+    expect(long.code).toBe(2);
+    expect(JSON.parse(long.stderr).error.message).toBe('--raw-output is an option of jq, not of facectl');
     expect(requestCount(service)).toBe(before);
   });
 
