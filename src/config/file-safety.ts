@@ -4,6 +4,7 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readlinkSync,
   readSync,
@@ -187,4 +188,29 @@ function kindOf(info: Stats): string {
   if (info.isBlockDevice()) return 'a block device';
   if (info.isSocket()) return 'a socket';
   return 'not a file';
+}
+
+/**
+ * `mkdir -p DIR`, each directory it makes mode 0700 (returned, top first). Not Node's recursive mkdir:
+ * where a parent cannot be made and says ENOENT (`/proc/self/x/y`), it retries forever at full CPU,
+ * synchronously, deaf to SIGTERM (Node 20 and 24).
+ */
+export function makeDirectories(dir: string): string[] {
+  const missing: string[] = [];
+  for (let at = dir; dirname(at) !== at; at = dirname(at)) {
+    try {
+      lstatSync(at);
+      break;
+    } catch {
+      missing.unshift(at);
+    }
+  }
+  for (const at of missing) {
+    try {
+      mkdirSync(at, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return missing;
 }

@@ -6,7 +6,6 @@ import {
   fchmodSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readdirSync,
   renameSync,
@@ -16,7 +15,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { ConfigReadRefusal, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
+import { ConfigReadRefusal, makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
@@ -147,18 +146,7 @@ function writeError(error: unknown, path: string): ConfigWriteError {
 
 /** Creates the directory (and missing parents) 0700 whatever the umask. */
 function ensurePrivateDirectory(dir: string): void {
-  const missing: string[] = [];
-  for (let at = dir; ; at = dirname(at)) {
-    try {
-      lstatSync(at);
-      break;
-    } catch {
-      missing.push(at);
-      if (dirname(at) === at) break;
-    }
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const created of missing) chmodSync(created, 0o700);
+  for (const created of makeDirectories(dir)) chmodSync(created, 0o700);
 }
 
 /**

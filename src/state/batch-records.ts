@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { directoryRefusal, type Refusal } from '../config/file-safety.js';
+import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import {
   type BatchJournal,
@@ -337,7 +337,7 @@ function inProgress(error: LockHeldError, sourceName: string): CliError {
 async function privateDirectory(stateDir: string, dir: string): Promise<void> {
   refuse(stateDir, 'state directory');
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    makeDirectories(dir);
   } catch (error) {
     throw stateError(dir, error);
   }

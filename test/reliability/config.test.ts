@@ -86,6 +86,23 @@ describe('configuration', () => {
     }
   });
 
+  it('a config or state directory whose parent cannot be made (/proc/self/...): an error, not an endless loop', async () => {
+    // Node's recursive mkdir retries such a path forever at full CPU, deaf to SIGTERM (a breaker's find).
+    const config = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:5'], {
+      env: { FACECTL_CONFIG_DIR: '/proc/self/nope/facectl' },
+      timeoutMs: 20_000,
+    });
+    expect(config.code).toBe(1);
+    expect(config.stderr).toContain('cannot write configuration file /proc/self/nope/facectl/config.json (ENOENT)');
+    const batch = await runCli(['docs', 'submit', '-', '--format', 'ndjson'], {
+      env: { FACECTL_STATE_DIR: '/proc/self/nope/state', FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+      stdin: '{"alias":"a","label":"l","content":"c"}\n',
+      timeoutMs: 20_000,
+    });
+    expect(batch.code).toBe(1);
+    expect(batch.stderr).toContain('cannot write the batch record /proc/self/nope/state/batches: ENOENT');
+  }, 60_000);
+
   it('case 15: config written with mode 0644 by another tool -> warning, and rewritten 0600', async () => {
     const dir = await storedConfig('http://127.0.0.1:5');
     const path = join(dir, 'config.json');
