@@ -1,6 +1,15 @@
 import { CommanderError } from 'commander';
 import type { Context } from './context.js';
-import { ApiError, CancelError, CliError, detailLines, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
+import {
+  ApiError,
+  CancelError,
+  CliError,
+  detailLines,
+  ExitCode,
+  OUTPUT_CLOSED,
+  OUTPUT_FAILED,
+  withoutKeys,
+} from './errors.js';
 import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
@@ -53,7 +62,7 @@ function signalled(ctx: Context, code: string): CliError | undefined {
 
 export function reportError(ctx: Context, error: unknown): void {
   // What the service said (message, detail, hint) is shown with its control characters made visible.
-  const write = (line: string) => void ctx.io.stderr.write(`${wrapForTerminal(ctx.io, visible(line))}\n`);
+  const write = (line: string) => void ctx.io.stderr.write(`${wrapForTerminal(ctx.io, visible(withoutKeys(line)))}\n`);
   if (ctx.globals.json) {
     const held = ctx.out.takeHeld();
     const body = jsonError(error, ctx.globals.debug);
@@ -97,7 +106,7 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
 }
 
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
-  ctx.io.stderr.write(`${safeJson({ error })}\n`);
+  ctx.io.stderr.write(`${withoutKeys(safeJson({ error }))}\n`);
 }
 
 /**

@@ -2,7 +2,7 @@ import { Argument, Command, type HelpContext, Option } from 'commander';
 import { declarationOf, declare, withExamples } from './commands/declare.js';
 import type { AnyVerb, GroupSpec } from './commands/verb.js';
 import type { Context, GlobalOptions } from './context.js';
-import { UsageError } from './errors.js';
+import { UsageError, withoutKeys } from './errors.js';
 import { JQ_OPTION, jqOptionError, refuseJqOption } from './io/jq.js';
 import { VERSION } from './version.js';
 
@@ -244,7 +244,7 @@ function configureTree(command: Command, ctx: Context): void {
     .configureOutput({
       writeOut: (text) => void ctx.io.stdout.write(text),
       // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
-      writeErr: (text) => void (ctx.globals.json ? undefined : ctx.io.stderr.write(text)),
+      writeErr: (text) => void (ctx.globals.json ? undefined : ctx.io.stderr.write(withoutKeys(text))),
       outputError: (text, write) => write(text),
       // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),

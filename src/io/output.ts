@@ -3,7 +3,7 @@ import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
-import { UsageError } from '../errors.js';
+import { UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
 import { animationsEnabled } from './terminal.js';
 
@@ -69,7 +69,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const paint = (color: boolean, style: 'bold' | 'green' | 'yellow' | 'dim', text: string) =>
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
-  const err = (text: string) => void io.stderr.write(text);
+  const err = (text: string) => void io.stderr.write(withoutKeys(text));
   const document = (json: string, compact: boolean) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });

@@ -86,6 +86,22 @@ describe('configuration', () => {
     }
   });
 
+  it('a key pasted where a URL or a profile name belongs: every message shows its prefix only', async () => {
+    const secret = KEY.slice(13);
+    for (const [args, env] of [
+      [['--base-url', KEY, 'auth', 'status'], {}],
+      [['auth', 'status', '--json'], { FACECTL_BASE_URL: KEY }],
+      [['--profile', KEY, 'auth', 'status'], {}],
+      [['--base-url', KEY, 'doctor'], {}],
+      [['--base-url', KEY, 'doctor', '--json'], {}],
+    ] as const) {
+      const result = await runCli([...args], { env: { FACECTL_CONFIG_DIR: makeConfigDir(), ...env } });
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(`${result.stdout}${result.stderr}`, args.join(' ')).toContain(KEY.slice(0, 12));
+      expect(`${result.stdout}${result.stderr}`, args.join(' ')).not.toContain(secret);
+    }
+  });
+
   it('a config or state directory whose parent cannot be made (/proc/self/...): an error, not an endless loop', async () => {
     // Node's recursive mkdir retries such a path forever at full CPU, deaf to SIGTERM (a breaker's find).
     const config = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:5'], {

@@ -8,7 +8,7 @@ import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/fi
 import { configFilePath } from '../../config/paths.js';
 import { parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
-import { CliError, ExitCode } from '../../errors.js';
+import { CliError, ExitCode, withoutKeys } from '../../errors.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
@@ -34,7 +34,8 @@ export default verb({
     'FACECTL_API_KEY=fcs_... facectl doctor --base-url https://api.example.com',
   ],
   async run(ctx) {
-    const checks = await runDoctor(ctx);
+    // A report people paste into issues: a key given where a URL or a name belongs shows as its prefix.
+    const checks = (await runDoctor(ctx)).map((check) => JSON.parse(withoutKeys(JSON.stringify(check))) as Check);
     if (ctx.out.json) ctx.out.record({ checks });
     else ctx.out.list(checks, COLUMNS);
     const failed = checks.filter((c) => c.status === 'fail');
