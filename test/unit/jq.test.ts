@@ -158,6 +158,23 @@ describe('--jq', () => {
     expect(nan.stdout).toBe('null\n');
   });
 
+  it('a filter that fails on the answer of docs submit: exit 1 naming the document it made all the same', async () => {
+    const result = await runCommand(
+      service,
+      ['docs', 'submit', '-', '--alias', 'ada-lovelace', '--label', 'jq-fails', '--jq', '-(.x)'],
+      { stdin: 'made once' },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const made = [...service.store.values('documents')].filter((d) => d.label === 'jq-fails');
+    expect(made).toHaveLength(1);
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('jq_error');
+    expect(error.hint).toBe(
+      `the document was created all the same: ${made[0]?.id} (\`facectl docs get ${made[0]?.id}\`); submitting again makes another`,
+    );
+  });
+
   it("gh's `--json uid,name` field list: exit 2 saying --json takes none and how --jq picks fields", async () => {
     const before = requestCount(service);
     const result = await runCommand(service, ['faces', 'get', 'xx-x', '--json', 'uid,name']);

@@ -65,6 +65,12 @@ describe('keys create: run()', () => {
     ).toEqual([
       { warning: 'the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)' },
     ]);
+    // At a terminal too (it said only "Save this key now" there).
+    const atTerminal = await runCommand(service, ['keys', 'create', '--name', 'jq-tty', '--jq', '.key_prefix'], {
+      stderrIsTTY: true,
+    });
+    expect(atTerminal.stderr).toContain('the --jq filter left it out: it is lost');
+    expect(atTerminal.stderr).not.toContain('Save this key now');
     // A filter that prints it: no warning.
     for (const expression of ['.key', '.', '{key, id}']) {
       const shown = await runCommand(service, ['keys', 'create', '--name', 'jq-key', '--jq', expression]);
@@ -76,6 +82,22 @@ describe('keys create: run()', () => {
     const saved = await runCommand(service, ['keys', 'create', '--name', 'jq-saved', '--save', '--jq', '.key_prefix']);
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stderr).not.toContain('shown only now');
+  });
+
+  it('a --jq filter that fails on the answer: the whole answer is printed instead (its secret shown once), exit 1', async () => {
+    const result = await runCommand(service, ['keys', 'create', '--name', 'jq-fails', '--jq', '-(.x)']);
+    expect(result.code).toBe(1);
+    const printed = JSON.parse(result.stdout);
+    expect(printed.key).toMatch(/^fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/);
+    expect(printed.name).toBe('jq-fails');
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('jq_error');
+    expect(error.hint).toBe(
+      'the key was created: its whole answer is printed instead, as its secret is shown only now',
+    );
+    expect(result.stderr).not.toContain(printed.key.slice(13));
+    // The key printed works.
+    expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: printed.key }), 200);
   });
 
   it('--save with a config file that cannot be read: exit 2 before any key is made (the secret would be lost)', async () => {

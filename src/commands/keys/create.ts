@@ -122,16 +122,27 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
-  ctx.out.record(
-    key,
-    KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
-  );
+  let filterFailed: CliError | undefined;
+  try {
+    ctx.out.record(
+      key,
+      KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
+    );
+  } catch (error) {
+    if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
+    // The secret is shown only now: a filter that failed on the answer leaves it whole instead.
+    ctx.io.stdout.write(`${JSON.stringify(key)}\n`);
+    filterFailed = new CliError(error.message, error.exitCode, {
+      code: error.code,
+      hint: 'the key was created: its whole answer is printed instead, as its secret is shown only now',
+    });
+  }
   // With --save the key is kept (or the failure to keep it says to copy it from above).
-  if (ctx.io.stderrIsTTY && !save) {
-    ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
-  } else if (!save && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
+  if (!save && !filterFailed && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
     // The filter left the secret out (`--jq .key_prefix`): nobody holds it.
     ctx.out.warn('the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)');
+  } else if (ctx.io.stderrIsTTY && !save) {
+    ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
   // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
   // tick later, and then nobody holds the key unless --save keeps it.
@@ -157,6 +168,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
+  if (filterFailed) throw filterFailed;
   return key;
 }
 
