@@ -155,6 +155,11 @@ export class ProfileStore {
     return { madeDefault };
   }
 
+  /** Writes the file unchanged (made if missing): whether a later write can be made, asked before acting. */
+  async checkWritable(): Promise<void> {
+    await this.backend.update((data) => data);
+  }
+
   getGlobal(key: string): unknown {
     return key === 'profiles' ? undefined : this.backend.read()[key];
   }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli } from '../helpers/run-cli.js';
@@ -100,7 +100,7 @@ describe('keys create: run()', () => {
     expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: printed.key }), 200);
   });
 
-  it('--save with a config file that cannot be read: exit 2 before any key is made (the secret would be lost)', async () => {
+  it('--save with a config file that cannot be read (exit 2) or written (exit 1): refused before any key is made', async () => {
     const dir = makeConfigDir();
     writeFileSync(join(dir, 'config.json'), '{"profiles": {broken', { mode: 0o600 });
     const before = service.stats.byRoute.createApiKey ?? 0;
@@ -110,6 +110,20 @@ describe('keys create: run()', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(JSON.parse(result.stderr).error.code).toBe('config_invalid');
+    expect(service.stats.byRoute.createApiKey ?? 0).toBe(before);
+    // One that cannot be written (its directory under a dangling symlink): refused before too.
+    const link = join(makeConfigDir(), 'link');
+    symlinkSync('/nonexistent/facectl-dir', link);
+    const unwritable = await runCli(['keys', 'create', '--save', '--jq', '.key_prefix'], {
+      env: {
+        FACECTL_CONFIG_DIR: join(link, 'facectl'),
+        FACECTL_API_KEY: service.key('pro'),
+        FACECTL_BASE_URL: service.baseUrl,
+      },
+    });
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stdout).toBe('');
+    expect(JSON.parse(unwritable.stderr).error.code).toBe('config_write_failed');
     expect(service.stats.byRoute.createApiKey ?? 0).toBe(before);
   });
 

@@ -76,11 +76,11 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
 export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  // A profile name that cannot be saved into, or a config file that cannot be read, is refused now, not
+  // A profile name that cannot be saved into, or a config file that cannot be read or written, is refused now, not
   // after a live key was made (and perhaps not shown: `--jq .key_prefix`).
   if (save) {
     checkNamedProfile(ctx);
-    (await ctx.config()).listProfiles();
+    await (await ctx.config()).checkWritable();
   }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
