@@ -36,12 +36,12 @@ describe('README, checked against the built CLI', () => {
   });
 
   it("the scripts section's lines that start serve and read its URL and the pro key work as written", async () => {
-    const start = readme.indexOf('facectl serve --port 0 --json > serve.json &');
+    const start = readme.indexOf('rm -f serve.json; facectl serve --port 0 --json > serve.json &');
     expect(start).toBeGreaterThan(0);
-    // Up to the first line after the two exports: the snippet's serve part, run by bash as it stands.
+    // Up to its export line: the snippet's serve part, run by bash as it stands.
     const lines = readme.slice(start).split('\n');
-    const snippet = lines.slice(0, lines.findIndex((l) => l.startsWith('export FACECTL_API_KEY')) + 1).join('\n');
-    expect(snippet.split('\n')).toHaveLength(4);
+    const snippet = lines.slice(0, lines.findIndex((l) => l.startsWith('export FACECTL_BASE_URL')) + 1).join('\n');
+    expect(snippet.split('\n')).toHaveLength(5);
     const dir = makeTempDir('facectl-readme-ci-');
     // `facectl` and `jq` on PATH: this checkout's bin, and jq through the jq-web the project depends on
     // (a fresh machine may have no jq).
@@ -60,6 +60,8 @@ describe('README, checked against the built CLI', () => {
     );
     shim('jq', `#!/bin/sh\nexec "${process.execPath}" "${join(dir, 'jq.cjs')}" "$@"\n`);
     // serve, started in the background, is stopped however the script ends.
+    // A serve.json of an earlier run is there: the snippet must not read it.
+    writeFileSync(join(dir, 'serve.json'), '{"base_url":"http://127.0.0.1:9","users":[]}\n');
     const script = `set -eu\ntrap 'kill $! 2>/dev/null' EXIT\n${snippet}\nfacectl auth status --json\n`;
     const { stdout } = await promisify(execFile)('bash', ['-c', script], {
       cwd: dir,
