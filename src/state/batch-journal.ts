@@ -128,6 +128,9 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
         await fresh.writeFile(`${JSON.stringify(header)}\n`);
         await fresh.datasync();
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
       } finally {
         await fresh.close();
       }

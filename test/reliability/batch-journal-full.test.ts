@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/run-cli.js';
@@ -71,6 +72,9 @@ describe('a batch whose journal cannot be written', () => {
     expect(cut.code, cut.stderr).toBe(1);
     expect(JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error.code).toBe('state_unwritable');
     expect(storedLabels(service, 'fullin-')).toEqual([]);
+    // The header's temporary file goes with the failure.
+    const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
+    expect(readdirSync(batches).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     const resumed = await runCli(['docs', 'submit', '-', '--json', '--resume'], {
       env,
       stdin: `${lines.join('\n')}\n`,
