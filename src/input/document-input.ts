@@ -12,7 +12,7 @@ import {
   textDocument,
 } from './documents.js';
 import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js';
-import { emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
+import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { Utf8Stream } from './utf8.js';
 
 /**
@@ -166,7 +166,7 @@ async function checkText(
 ): Promise<CheckedText> {
   const text = new Utf8Stream(sourceName);
   let preview = '';
-  // Until a character that is not white space is read (`echo "$EMPTY" |` sends a newline).
+  // Until a character that is not white space is read.
   let blank = true;
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -199,12 +199,7 @@ async function checkText(
     }
     if (text.bytes === 0) throw emptyError(sourceName);
     const tail = text.end();
-    if (blank && /^\s*$/.test(tail)) {
-      throw new UsageError(`${sourceName} holds only white space`, {
-        code: 'invalid_input',
-        hint: 'nothing was sent; to send it as it is, give it with --content',
-      });
-    }
+    if (blank && /^\s*$/.test(tail)) throw blankError(sourceName);
     preview += tail;
     await file?.close();
     file = undefined;

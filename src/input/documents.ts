@@ -3,7 +3,7 @@ import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
-import { readChunksText, STDIN_NAME } from './source.js';
+import { blankError, readChunksText, STDIN_NAME } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
@@ -67,6 +67,7 @@ export async function readJsonDocument(
   detected = false,
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName);
+  if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
   refuseManyDocuments(parsed, text, sourceName);
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.

@@ -195,6 +195,14 @@ export function emptyError(name: string): UsageError {
   return new UsageError(`${name} is empty`, { code: 'invalid_input' });
 }
 
+/** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
+export function blankError(name: string): UsageError {
+  return new UsageError(`${name} holds only white space`, {
+    code: 'invalid_input',
+    hint: 'nothing was sent; to send it as it is, give it with --content',
+  });
+}
+
 export function tooLargeError(name: string, maxBytes: number): UsageError {
   return new UsageError(`${name} is larger than ${formatBytes(maxBytes)}, the service's request size limit`, {
     code: 'too_large',

@@ -282,6 +282,8 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       },
     );
     expect(piped.stderr).toContain('nothing was sent; to send it as it is, give it with --content');
+    // Read as JSON too (it said "line 3, column 1: invalid JSON").
+    await refused(['--format', 'json', '-'], 'error: standard input holds only white space', { stdin: '\n \n' });
   });
 
   it('standard input that is a terminal is refused at once (case 10)', async () => {
