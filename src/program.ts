@@ -111,7 +111,7 @@ class FacectlCommand extends Command {
       });
     }
     if (JQ_OPTION.test(flag) && this.line().some((word) => word === '--jq' || word.startsWith('--jq='))) {
-      throw jqOptionError(`${flag} is an option of jq, not of facectl`);
+      throw jqOptionError(`${flag} is an option of jq, not of facectl`, flag);
     }
     const commanders = Command.prototype as unknown as { unknownOption(this: Command, flag: string): never };
     return commanders.unknownOption.call(this, flag);

@@ -71,18 +71,22 @@ function nesting(expression: string): number {
 export function refuseJqOption(expression: string): void {
   const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
   // `-nan` is jq's negated nan, spelled with option letters only.
-  if (option !== undefined && option !== '-nan')
-    throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`);
+  if (option !== undefined && option !== '-nan') {
+    throw jqOptionError(`--jq: ${option} is an option of jq, not an expression`, option);
+  }
 }
 
 /** jq's options, as gh users add them after --jq (`--jq .name -r`, `--raw-output`). */
 export const JQ_OPTION =
   /^(-[rcjesnaSCM]+|--(raw-output|compact-output|join-output|ascii-output|sort-keys|slurp|null-input|raw-input|exit-status|tab|indent|arg|argjson|seq))$/;
 
-export function jqOptionError(message: string): UsageError {
+export function jqOptionError(message: string, option: string): UsageError {
+  const raw = /^-[a-zA-Z]*r|^--raw-output$/.test(option);
   return new UsageError(message, {
     code: 'invalid_jq',
-    hint: '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"',
+    hint: raw
+      ? '--jq already prints strings without quotes, one result a line (as jq -r does): give the expression alone, e.g. --jq ".name"'
+      : '--jq takes the expression alone (strings print without quotes, each result on a line, compact when piped): e.g. --jq ".name"; for more of jq, pipe --json to jq itself',
   });
 }
 

@@ -142,6 +142,11 @@ describe('--jq', () => {
     const long = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '.uid', '--raw-output']);
     expect(long.code).toBe(2);
     expect(JSON.parse(long.stderr).error.message).toBe('--raw-output is an option of jq, not of facectl');
+    expect(JSON.parse(long.stderr).error.hint).toContain('as jq -r does');
+    // Another of jq's options: a hint that does not speak of -r.
+    const compact = await runCommand(service, ['faces', 'get', 'xx-x', '--jq', '.uid', '-c']);
+    expect(compact.code).toBe(2);
+    expect(JSON.parse(compact.stderr).error.hint).toMatch(/^--jq takes the expression alone .*compact when piped/);
     expect(requestCount(service)).toBe(before);
   });
 
