@@ -267,6 +267,28 @@ export async function listRecords(
   return [...records.values()];
 }
 
+/**
+ * The files whose unfinished batches are recorded in `dir` but which are no longer where they were
+ * (moved or removed): `--resume` of a file with no batch of its own may be one of them, moved.
+ */
+export async function goneFileBatches(dir: string): Promise<string[]> {
+  const gone: string[] = [];
+  for (const name of await readdir(dir).catch(() => [])) {
+    if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
+    const source = (await readJournal(join(dir, name), true).catch(() => undefined))?.header.source;
+    if (!source?.startsWith('file:')) continue;
+    const path = source.slice('file:'.length);
+    if (
+      !(await stat(path).then(
+        () => true,
+        () => false,
+      ))
+    )
+      gone.push(path);
+  }
+  return gone;
+}
+
 /** Keeps the KEEP_FINISHED most recent finished records, `keep` among them. Best effort. */
 async function pruneFinished(dir: string, keep: string): Promise<void> {
   try {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
@@ -232,6 +232,36 @@ describe('resumable batches', () => {
     expect(service.stats.requests - before).toBe(4);
     expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+  });
+
+  it('--resume of a file moved after its batch stopped: refused (nothing sent twice); moved back, it resumes', async () => {
+    const { file: batch, lines } = makeBatch('moved', 4);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 200);
+    proxy.holdAfter(1);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], {
+      ...env,
+      FACECTL_BASE_URL: server.baseUrl,
+    });
+    await until(() => proxy.answered() >= 1, 'an answer');
+    run.child.kill('SIGINT');
+    expect((await run.exit).code).toBe(130);
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+    const moved = `${batch}.moved`;
+    renameSync(batch, moved);
+    const before = service.stats.requests;
+    // A breaker's rename: the batch is known by its path, so --resume sent every line again.
+    const refused = await runCli(['docs', 'submit', '--file', moved, '--resume'], { env });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(
+      `error: nothing to resume: no unfinished batch of ${moved} was recorded, but one of ${batch} was, a file no longer there`,
+    );
+    expect(refused.stderr).toContain('move it back and run --resume again');
+    expect(service.stats.requests).toBe(before);
+    renameSync(moved, batch);
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectEachOnce('moved', lines);
   });
 
   it('--resume and --restart are refused where they cannot apply (exit 2, nothing sent)', async () => {
