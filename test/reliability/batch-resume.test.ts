@@ -26,6 +26,23 @@ function expectEachOnce(prefix: string, lines: string[]): void {
   for (const d of docs) expect(d.content).toBe(contentOf.get(d.label));
 }
 
+/**
+ * A batch of `file` stopped with Ctrl-C once one line was answered (through a slow proxy), its requests
+ * in flight arrived at the service: an unfinished record.
+ */
+async function stoppedAfterOneAnswer(file: string, env: ReturnType<typeof batchEnv>): Promise<void> {
+  const proxy = slowProxy(server, service.baseUrl, 200);
+  proxy.holdAfter(1);
+  const run = start(['docs', 'submit', '--file', file, '--concurrency', '1'], {
+    ...env,
+    FACECTL_BASE_URL: server.baseUrl,
+  });
+  await until(() => proxy.answered() >= 1, 'an answer');
+  run.child.kill('SIGINT');
+  expect((await run.exit).code).toBe(130);
+  await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+}
+
 describe('resumable batches', () => {
   it('kill -9 twice mid-batch, then --resume: every line created exactly once', async () => {
     const { file: batch, lines } = makeBatch('kill9', 40);
@@ -215,17 +232,8 @@ describe('resumable batches', () => {
     expect(stored(service, 'restart-')).toHaveLength(8);
 
     // An unfinished record, dropped by --restart: every line is sent (new keys: new documents).
-    const proxy = slowProxy(server, service.baseUrl, 200);
-    proxy.holdAfter(1);
-    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], {
-      ...env,
-      FACECTL_BASE_URL: server.baseUrl,
-    });
-    await until(() => proxy.answered() >= 1, 'an answer');
-    run.child.kill('SIGINT');
-    expect((await run.exit).code).toBe(130);
+    await stoppedAfterOneAnswer(batch, env);
     const afterStop = stored(service, 'restart-').length;
-    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
     const before = service.stats.requests;
     const restart = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
     expect(restart.code, restart.stderr).toBe(0);
@@ -237,16 +245,7 @@ describe('resumable batches', () => {
   it('--resume of a file moved after its batch stopped: refused (nothing sent twice); moved back, it resumes', async () => {
     const { file: batch, lines } = makeBatch('moved', 4);
     const env = batchEnv(service.key('pro'), service.baseUrl);
-    const proxy = slowProxy(server, service.baseUrl, 200);
-    proxy.holdAfter(1);
-    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], {
-      ...env,
-      FACECTL_BASE_URL: server.baseUrl,
-    });
-    await until(() => proxy.answered() >= 1, 'an answer');
-    run.child.kill('SIGINT');
-    expect((await run.exit).code).toBe(130);
-    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+    await stoppedAfterOneAnswer(batch, env);
     const moved = `${batch}.moved`;
     renameSync(batch, moved);
     const before = service.stats.requests;
