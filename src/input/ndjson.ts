@@ -3,7 +3,7 @@ import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, f
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
 import { describeJsonValue, isPlainObject, tryParseJson } from './json.js';
 import { readLines } from './lines.js';
-import type { InputSource } from './source.js';
+import { type InputSource, noDocuments } from './source.js';
 
 /**
  * The lines of an NDJSON batch, each checked against the request contract with the exact bytes or text
@@ -153,8 +153,3 @@ export async function* readNdjsonDocuments(
 
 const BOM_INSIDE =
   'starts with a UTF-8 byte order mark: one is allowed only at the start of the input (an input joined from several files?)';
-
-/** Nothing to send: exit 2, before any batch record is made. */
-export function noDocuments(message: string): UsageError {
-  return new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
-}

@@ -195,6 +195,11 @@ export function emptyError(name: string): UsageError {
   return new UsageError(`${name} is empty`, { code: 'invalid_input' });
 }
 
+/** Nothing to send: exit 2, before any batch record is made. */
+export function noDocuments(message: string): UsageError {
+  return new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
+}
+
 /** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
 export function blankError(name: string): UsageError {
   return new UsageError(`${name} holds only white space`, {

@@ -141,8 +141,8 @@ function checkDepth(value: unknown, surrogates: boolean): void {
   }
 }
 
-/** A string holding half of a surrogate pair alone (a paired one is one code point, not of the class). */
-const lone = (value: unknown): boolean => typeof value === 'string' && /\p{Cs}/u.test(value);
+/** A string holding half of a surrogate pair alone. */
+const lone = (value: unknown): boolean => typeof value === 'string' && !value.isWellFormed();
 
 const loneSurrogate = () =>
   new HttpError(

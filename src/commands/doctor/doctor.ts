@@ -35,7 +35,11 @@ export default verb({
   ],
   async run(ctx) {
     // A report people paste into issues: a key given where a URL or a name belongs shows as its prefix.
-    const checks = (await runDoctor(ctx)).map((check) => JSON.parse(withoutKeys(JSON.stringify(check))) as Check);
+    const checks = (await runDoctor(ctx)).map((check) => ({
+      ...check,
+      detail: withoutKeys(check.detail),
+      fix: check.fix && withoutKeys(check.fix),
+    }));
     if (ctx.out.json) ctx.out.record({ checks });
     else ctx.out.list(checks, COLUMNS);
     const failed = checks.filter((c) => c.status === 'fail');
