@@ -268,23 +268,22 @@ export async function listRecords(
 }
 
 /**
- * The files whose unfinished batches are recorded in `dir` but which are no longer where they were
- * (moved or removed): `--resume` of a file with no batch of its own may be one of them, moved.
+ * The unfinished batches recorded in `dir` of files no longer where they were (moved or removed), with
+ * what each acknowledged: `--resume` of a file with no batch of its own may be one of them, moved.
  */
-export async function goneFileBatches(dir: string): Promise<string[]> {
-  const gone: string[] = [];
+export async function goneFileBatches(dir: string): Promise<{ path: string; acknowledged: Acknowledged }[]> {
+  const gone: { path: string; acknowledged: Acknowledged }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
     if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
-    const source = (await readJournal(join(dir, name), true).catch(() => undefined))?.header.source;
-    if (!source?.startsWith('file:')) continue;
+    const read = await readJournal(join(dir, name), false).catch(() => undefined);
+    const source = read?.header.source;
+    if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    if (
-      !(await stat(path).then(
-        () => true,
-        () => false,
-      ))
-    )
-      gone.push(path);
+    const there = await stat(path).then(
+      () => true,
+      () => false,
+    );
+    if (!there) gone.push({ path, acknowledged: read.entries });
   }
   return gone;
 }

@@ -242,9 +242,13 @@ describe('resumable batches', () => {
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
   });
 
-  it('--resume of a file moved after its batch stopped: refused (nothing sent twice); moved back, it resumes', async () => {
+  it('--resume of a file moved after its batch stopped: refused naming that file; moved back, it resumes', async () => {
     const { file: batch, lines } = makeBatch('moved', 4);
+    const { file: other } = makeBatch('elsewhere', 4);
     const env = batchEnv(service.key('pro'), service.baseUrl);
+    // Two stopped batches whose files then went elsewhere.
+    await stoppedAfterOneAnswer(other, env);
+    renameSync(other, `${other}.elsewhere`);
     await stoppedAfterOneAnswer(batch, env);
     const moved = `${batch}.moved`;
     renameSync(batch, moved);
@@ -252,11 +256,20 @@ describe('resumable batches', () => {
     // A breaker's rename: the batch is known by its path, so --resume sent every line again.
     const refused = await runCli(['docs', 'submit', '--file', moved, '--resume'], { env });
     expect(refused.code, refused.stderr).toBe(2);
-    expect(refused.stderr).toContain(
-      `error: nothing to resume: no unfinished batch of ${moved} was recorded, but one of ${batch} was, a file no longer there`,
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `error: nothing to resume: no unfinished batch of ${moved} was recorded, but [1-4] of its lines were ` +
+          `acknowledged by the unfinished batch of ${batch}, a file no longer there`,
+      ),
     );
     expect(refused.stderr).toContain('move it back and run --resume again');
     expect(service.stats.requests).toBe(before);
+    // A file none of those batches holds a line of: nothing to resume, every line sent, as ever.
+    const { file: unrelated } = makeBatch('unrelated', 2);
+    const fresh = await runCli(['docs', 'submit', '--file', unrelated, '--resume'], { env });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toContain('Nothing to resume');
+    expect(stored(service, 'unrelated-')).toHaveLength(2);
     renameSync(moved, batch);
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);

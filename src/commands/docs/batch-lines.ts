@@ -1,4 +1,6 @@
+import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
+import { goneFileBatches } from '../../state/batch-journal.js';
 import { bodyHash, type LineKey, type Occurrences } from '../../state/line-keys.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
@@ -108,4 +110,41 @@ function settle(
       (error: unknown) => finish({ error }),
     );
   });
+}
+
+/**
+ * For `--resume` of a file with no batch of its own: the unfinished batches of files no longer at their
+ * path, each line's key counted against what they acknowledged (`add`, in the check pass). `refuse`
+ * throws when one holds lines of this file: most likely that file, moved (a batch is known by its path),
+ * and sending every line would make those twice. Undefined when there is no such batch.
+ */
+export async function movedFileBatch(
+  dir: string,
+  name: string,
+): Promise<{ add(key: LineKey): void; refuse(): void } | undefined> {
+  const gone = await goneFileBatches(dir);
+  if (gone.length === 0) return undefined;
+  const matched = gone.map(() => 0);
+  return {
+    add(key) {
+      gone.forEach((batch, i) => {
+        if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
+      });
+    },
+    refuse() {
+      const most = Math.max(...matched);
+      if (most === 0) return;
+      const was = (gone[matched.indexOf(most)] as { path: string }).path;
+      throw new UsageError(
+        `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ` +
+          `acknowledged by the unfinished batch of ${was}, a file no longer there`,
+        {
+          code: 'nothing_to_resume',
+          hint:
+            `a batch is known by its file's path: if ${name} is ${was} moved, move it back and run --resume ` +
+            'again (its acknowledged lines are not sent twice); to send every line anyway, run with --restart',
+        },
+      );
+    },
+  };
 }

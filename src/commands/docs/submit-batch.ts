@@ -9,7 +9,7 @@ import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../err
 import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
-import { type BatchJournal, goneFileBatches, type JournalMode } from '../../state/batch-journal.js';
+import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
 import {
@@ -22,7 +22,7 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { giveKey, keyOf, readAhead } from './batch-lines.js';
+import { giveKey, keyOf, movedFileBatch, readAhead } from './batch-lines.js';
 import { runPool } from './batch-pool.js';
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
@@ -114,16 +114,22 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       const comparison = records.compare();
       // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
       const seen = new Occurrences();
+      // --resume of a file with no batch of its own: is it a moved file whose batch is unfinished?
+      const moved =
+        input.journal === 'resume' && records.candidates.length === 0
+          ? await movedFileBatch(join(options.dir, 'batches'), source.name)
+          : undefined;
       const watch: CheckWatcher | undefined =
-        records.candidates.length === 0
+        records.candidates.length === 0 && moved === undefined
           ? undefined
           : (line) => {
               line.key = keyOf(line.body, seen);
               comparison.add(line.line, line.key);
+              moved?.add(line.key);
             };
       const batch = await input.read(watch);
       candidates = records.candidates.length;
-      if (input.journal === 'resume' && candidates === 0) await refuseMovedResume(options.dir, source.name);
+      moved?.refuse();
       const journal = await records.open(comparison);
       // The send pass counts occurrences again: in the room the check pass made, if it counted; else in
       // room for every line, made once.
@@ -157,25 +163,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     if (notice !== undefined) ctx.out.info(notice);
   }
   return opened;
-}
-
-/**
- * `--resume` of a file with no batch of its own, while the batch of a file that is gone is unfinished:
- * this file may be that one moved (a batch is known by its path), and sending every line would make
- * its acknowledged lines twice. Refused, saying how to go on either way.
- */
-async function refuseMovedResume(stateDirectory: string, name: string): Promise<void> {
-  const [gone] = await goneFileBatches(join(stateDirectory, 'batches'));
-  if (gone === undefined) return;
-  throw new UsageError(
-    `nothing to resume: no unfinished batch of ${name} was recorded, but one of ${gone} was, a file no longer there`,
-    {
-      code: 'nothing_to_resume',
-      hint:
-        `a batch is known by its file's path: if ${name} is ${gone} moved, move it back and run --resume again ` +
-        '(its acknowledged lines are not sent twice); if not, run with --restart to send every line',
-    },
-  );
 }
 
 /** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
