@@ -125,16 +125,6 @@ export function cancelledBy(signal: AbortSignal | undefined): CancelError {
   return signal?.reason instanceof CancelError ? signal.reason : new CancelError();
 }
 
-/**
- * The user answered "no" to a confirmation: nothing was done. Exit 1, as gh does; 130 stays for
- * Ctrl-C (README).
- */
-export class DeclinedError extends CliError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super(message, ExitCode.error, { code: 'declined', ...details });
-  }
-}
-
 export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 401) return ExitCode.auth;
   if (status === 402 || status === 403) return ExitCode.refused;

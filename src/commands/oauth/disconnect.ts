@@ -1,4 +1,4 @@
-import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
+import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { requireArgument, verb } from '../kit.js';
 import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
@@ -38,7 +38,10 @@ export default verb({
         message: `Disconnect ${provider}? Compile interviews will no longer be billed to that account.`,
         default: false,
       });
-      if (!confirmed) throw new DeclinedError(`not disconnected: ${provider} is still connected`);
+      // "No" did nothing: exit 1, as gh does (130 stays for Ctrl-C).
+      if (!confirmed) {
+        throw new CliError(`not disconnected: ${provider} is still connected`, ExitCode.error, { code: 'declined' });
+      }
     }
     const result = await sendOAuth(ctx, disconnectOAuth, { params: { provider } });
     ctx.out.done(result.detail ?? `Disconnected ${provider}`, result);
