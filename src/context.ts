@@ -132,7 +132,6 @@ export interface Clock {
 export interface Runtime {
   /** A function: it throws once the directory is gone. */
   cwd(): string;
-  readonly pid: number;
   readonly platform: NodeJS.Platform;
   readonly nodeVersion: string;
 }

@@ -95,7 +95,6 @@ export function assembleContext(parts: ContextParts): ClosableContext {
 
 const processRuntime: Runtime = {
   cwd: () => process.cwd(),
-  pid: process.pid,
   platform: process.platform,
   nodeVersion: process.versions.node,
 };
