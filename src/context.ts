@@ -50,7 +50,7 @@ export interface Column<T> {
 
 export interface Spinner {
   update(text: string): void;
-  stop(finalText?: string): void;
+  stop(): void;
 }
 
 export interface ProgressBar {

@@ -183,10 +183,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
         update: (next) => {
           spinner.text = next;
         },
-        stop: (finalText) => {
-          spinner.stop();
-          if (finalText) err(`${finalText}\n`);
-        },
+        stop: () => void spinner.stop(),
       };
     },
     progress(label) {
