@@ -245,7 +245,6 @@ function configureTree(command: Command, ctx: Context): void {
       writeOut: (text) => void ctx.io.stdout.write(text),
       // Under --json main.ts writes the one JSON error document; commander's lines would come before it.
       writeErr: (text) => void (ctx.globals.json ? undefined : ctx.io.stderr.write(withoutKeys(text))),
-      outputError: (text, write) => write(text),
       // Help wraps to the width of the stream it goes to (commander's default reads process.stdout).
       getOutHelpWidth: () => helpWidth(ctx.io.stdout, ctx.io.stdoutIsTTY),
       getErrHelpWidth: () => helpWidth(ctx.io.stderr, ctx.io.stderrIsTTY),
@@ -287,7 +286,6 @@ function firstSentence(description: string): string {
 function registerHelp(program: Command): void {
   const help = program
     .command('help')
-    .summary('Show help for a command')
     .description(
       'Show help for a command: `facectl help A B` prints the same as `facectl A B --help`; `facectl help` ' +
         'alone lists the commands. An unknown command is an error (exit 2) with a suggestion.',

@@ -23,7 +23,6 @@ const flags = {
 } as const satisfies Flags;
 
 export default verb({
-  summary: 'Import a document from a URL into a face',
   description:
     'Import a document from a URL into a face: the service fetches the URL (http or https).\n\n' +
     'token_count in the answer is a preview: nothing is charged until the document is synced.',
