@@ -2,6 +2,7 @@ import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { goneFileBatches } from '../../state/batch-journal.js';
 import { bodyHash, type LineKey, type Occurrences } from '../../state/line-keys.js';
+import { settle } from './batch-pool.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
@@ -85,31 +86,6 @@ export async function readAhead(
     }
   };
   return { head, lines: rest(), ended };
-}
-
-type Settled = { result: IteratorResult<NdjsonLine> } | { error: unknown } | 'waited';
-
-/** The next line, or 'waited' when the deadline passed or the signal aborted first. */
-function settle(
-  next: Promise<IteratorResult<NdjsonLine>>,
-  signal: AbortSignal,
-  deadline: number | undefined,
-): Promise<Settled> {
-  if (signal.aborted) return Promise.resolve('waited');
-  return new Promise((resolve) => {
-    const stop = () => finish('waited');
-    const timer = deadline === undefined ? undefined : setTimeout(stop, Math.max(deadline - Date.now(), 0));
-    signal.addEventListener('abort', stop, { once: true });
-    function finish(settled: Settled) {
-      if (timer !== undefined) clearTimeout(timer);
-      signal.removeEventListener('abort', stop);
-      resolve(settled);
-    }
-    next.then(
-      (result) => finish({ result }),
-      (error: unknown) => finish({ error }),
-    );
-  });
 }
 
 /**

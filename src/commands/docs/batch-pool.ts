@@ -35,7 +35,13 @@ export async function runPool<T>(
 ): Promise<PoolOutcome> {
   const { signal } = options;
   const iterator = items[Symbol.asyncIterator]();
-  const next = () => (options.slowSource ? nextOrAbort(iterator, signal) : iterator.next());
+  const next = async (): Promise<IteratorResult<T>> => {
+    if (!options.slowSource) return iterator.next();
+    const settled = await settle(iterator.next(), signal);
+    if (settled === 'waited') return { done: true, value: undefined };
+    if ('error' in settled) throw settled.error;
+    return settled.result;
+  };
   const outcome: PoolOutcome = { stopped: false };
   const worker = async () => {
     while (!outcome.stopped && !signal.aborted) {
@@ -60,25 +66,32 @@ export async function runPool<T>(
   return outcome;
 }
 
+type Settled<T> = { result: IteratorResult<T> } | { error: unknown } | 'waited';
+
 /**
- * The next item, or done at an abort. Not Promise.race with one long-lived "aborted" promise: every race
- * would leave a reaction on it holding that race's result (a whole document), so memory grew with the
- * input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the abort listener goes with the item.
+ * The next item, or 'waited' when the deadline passed or the signal aborted first. Not Promise.race with
+ * one long-lived "aborted" promise: every race would leave a reaction on it holding that race's result
+ * (a whole document), so memory grew with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the
+ * abort listener goes with the item.
  */
-function nextOrAbort<T>(iterator: AsyncIterator<T>, signal: AbortSignal): Promise<IteratorResult<T>> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve({ done: true, value: undefined });
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    iterator.next().then(
-      (result) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(result);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
+export function settle<T>(
+  next: Promise<IteratorResult<T>>,
+  signal: AbortSignal,
+  deadline?: number,
+): Promise<Settled<T>> {
+  if (signal.aborted) return Promise.resolve('waited');
+  return new Promise((resolve) => {
+    const stop = () => finish('waited');
+    const timer = deadline === undefined ? undefined : setTimeout(stop, Math.max(deadline - Date.now(), 0));
+    signal.addEventListener('abort', stop, { once: true });
+    function finish(settled: Settled<T>) {
+      if (timer !== undefined) clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+      resolve(settled);
+    }
+    next.then(
+      (result) => finish({ result }),
+      (error: unknown) => finish({ error }),
     );
   });
 }
