@@ -83,14 +83,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
   const bar = { drawn: false };
+  // Colour goes on the label only: the text may carry the service's words, made visible.
+  const labelled = (label: string, style: 'green' | 'yellow', text: string) =>
+    `${paint(io.stderrColor ?? false, style, label)}${wrapForTerminal(io, `${label} ${visible(text)}`).slice(label.length)}`;
   const message = (text: string, immediate = false, label?: 'warning:') => {
     if (globals.json && !immediate) held.push(label ? { text, label } : { text });
     else if (globals.json) jsonLine(text, label);
     else {
-      // Colour goes on the label only: the text may carry the service's words, made visible.
-      const line = wrapForTerminal(io, `${label ? `${label} ` : ''}${visible(text)}`);
-      const painted = label ? `${paint(io.stderrColor ?? false, 'yellow', label)}${line.slice(label.length)}` : line;
-      err(`${bar.drawn ? '\r\x1b[2K' : ''}${painted}\n`);
+      const line = label ? labelled(label, 'yellow', text) : wrapForTerminal(io, visible(text));
+      err(`${bar.drawn ? '\r\x1b[2K' : ''}${line}\n`);
       bar.drawn = false;
     }
   };
@@ -154,10 +155,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
-      if (io.stderrIsTTY && !globals.json) {
-        const line = wrapForTerminal(io, `✓ ${visible(message)}`);
-        err(`${paint(io.stderrColor ?? false, 'green', '✓')}${line.slice(1)}\n`);
-      }
+      if (io.stderrIsTTY && !globals.json) err(`${labelled('✓', 'green', message)}\n`);
     },
     done(text, result) {
       if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false);
