@@ -61,17 +61,20 @@ export interface ProgressBar {
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {
   readonly json: boolean;
-  /** One record: JSON under --json, else `field<TAB>value` lines / a two-column table. */
-  record<T extends object>(value: T, fields?: Column<T>[]): void;
+  /**
+   * One record: JSON under --json, else `field<TAB>value` lines / a two-column table. `written`: the
+   * record is the answer to a change, and this says it was made, should --jq fail on the answer.
+   */
+  record<T extends object>(value: T, fields?: Column<T>[], written?: string): void;
   /** A list: JSON array under --json, else a table on a terminal or tab-separated rows. */
   list<T extends object>(rows: T[], columns: Column<T>[]): void;
   /** One NDJSON line (batch commands under --json). */
   line(value: unknown): void;
-  text(text: string): void;
+  text(text: string, written?: string): void;
   /** A success line, only on a terminal, like gh. */
   success(message: string): void;
   /** What a command that prints no data did: a line on stderr; under --json, `result` on stdout. */
-  done(message: string, result: object): void;
+  done(message: string, result: object, written?: string): void;
   /**
    * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
    * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).

@@ -147,7 +147,8 @@ export default verb({
       route && route.responseKind === 'json'
         ? await readAnswer(route, answer.body, debugOption(ctx).debug)
         : answer.body;
-    printBody(ctx, result);
+    const changed = method !== 'GET' && method !== 'HEAD';
+    printBody(ctx, result, changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined);
   },
 });
 
@@ -155,10 +156,10 @@ export default verb({
  * A JSON answer as every --json document is printed (with or without --json, as gh api does): indented
  * on a terminal, one line when piped. A text answer is printed as received.
  */
-function printBody(ctx: Context, body: unknown): void {
+function printBody(ctx: Context, body: unknown, written?: string): void {
   if (body === '' || body === undefined) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io));
-  ctx.out.text(text.endsWith('\n') ? text : `${text}\n`);
+  ctx.out.text(text.endsWith('\n') ? text : `${text}\n`, written);
 }
 
 function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, string | undefined>): string {

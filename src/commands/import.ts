@@ -69,7 +69,12 @@ export async function runImport(ctx: Context, opts: ImportOptions): Promise<Answ
   } finally {
     spinner.stop();
   }
-  ctx.out.record(document, DOCUMENT_FIELDS);
+  const id = document.document_id;
+  ctx.out.record(
+    document,
+    DOCUMENT_FIELDS,
+    `the document was imported all the same: ${id} (\`facectl docs get ${id}\`); importing again makes another`,
+  );
   ctx.out.success(`Imported ${opts.url} into ${faceId} as ${document.document_id}`);
   notePreview(ctx, document);
   return document;

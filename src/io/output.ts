@@ -3,7 +3,7 @@ import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
-import { UsageError, withoutKeys } from '../errors.js';
+import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
 import { animationsEnabled } from './terminal.js';
 
@@ -70,10 +70,17 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(withoutKeys(text));
-  const document = (json: string, compact: boolean) => {
+  const document = (json: string, compact: boolean, written?: string) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
-    const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
+    let result: string;
+    try {
+      result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
+    } catch (error) {
+      // A filter that failed on the answer to a change: the change was made all the same.
+      if (written === undefined || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
+      throw new CliError(error.message, error.exitCode, { code: error.code, hint: written });
+    }
     out(io.stdoutIsTTY ? visible(result) : result);
   };
   // Under --json every stderr line is JSON (`{"notice": text}`, `{"warning": text}`), and a failure leaves
@@ -122,8 +129,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     get json() {
       return globals.json;
     },
-    record(value, fields) {
-      if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false);
+    record(value, fields, written) {
+      if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false, written);
       const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
       const rows = columns.map((c) => [c.header, c.value(value)] as const);
       if (toTable())
@@ -147,18 +154,18 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     line(value) {
       document(JSON.stringify(value), true);
     },
-    text(text) {
+    text(text, written) {
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
-      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true);
-      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false);
+      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written);
+      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false, written);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);
     },
     success(message) {
       if (io.stderrIsTTY && !globals.json) err(`${labelled('✓', 'green', message)}\n`);
     },
-    done(text, result) {
-      if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false);
+    done(text, result, written) {
+      if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false, written);
       else if (io.stderrIsTTY) this.success(text);
       else message(text);
     },

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestCount, runCommand } from '../helpers/command-harness.js';
-import { createFace, startTestService, type TestService } from '../helpers/service.js';
+import { createDocument, createFace, startTestService, type TestService } from '../helpers/service.js';
 import { createTestContext } from '../helpers/test-context.js';
 import { JQ_MAX_CHARACTERS, JQ_MAX_NESTING } from '../../src/io/jq.js';
 
@@ -178,6 +178,71 @@ describe('--jq', () => {
     expect(error.hint).toBe(
       `the document was created all the same: ${made[0]?.id} (\`facectl docs get ${made[0]?.id}\`); submitting again makes another`,
     );
+  });
+
+  it('a filter that fails on the answer of any other change says the change was made all the same', async () => {
+    const failing = ['--jq', '-(.x)'];
+    const error = (result: { code: number; stdout: string; stderr: string }) => {
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).toBe('');
+      const parsed = JSON.parse(result.stderr).error;
+      expect(parsed.code).toBe('jq_error');
+      return parsed.hint as string;
+    };
+    const face = await runCommand(service, [
+      'faces',
+      'create',
+      '--name',
+      'Jq Fails',
+      '--alias',
+      'jq-fails',
+      ...failing,
+    ]);
+    const made = [...service.store.maps.faces.values()].find((f) => f.alias === 'jq-fails');
+    expect(made).toBeDefined();
+    expect(error(face)).toBe(
+      `the face was created all the same: jq-fails (${made?.id}) (\`facectl faces get jq-fails\`)`,
+    );
+
+    const thread = await runCommand(service, [
+      'threads',
+      'create',
+      '--alias',
+      'ada-lovelace',
+      '--label',
+      'jq-fails',
+      ...failing,
+    ]);
+    const threadId = [...service.store.values('threads')].find((t) => t.label === 'jq-fails')?.id;
+    expect(error(thread)).toBe(
+      `the thread was created all the same: ${threadId} (\`facectl threads get ${threadId}\`); creating again makes another`,
+    );
+    const replaced = await runCommand(service, ['threads', 'replace-messages', String(threadId), '-', ...failing], {
+      stdin: JSON.stringify([{ role: 'interviewer', content: 'kept', from: 'ai' }]),
+    });
+    expect(error(replaced)).toBe(`the messages were replaced all the same (\`facectl threads get ${threadId}\`)`);
+    expect(JSON.stringify(service.store.get('threads', String(threadId))?.messages)).toContain('kept');
+
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'to sync');
+    const synced = await runCommand(service, ['docs', 'sync', doc.document_id, ...failing]);
+    expect(error(synced)).toBe(`the document was synced all the same (\`facectl docs get ${doc.document_id}\`)`);
+    expect(service.store.get('documents', doc.document_id)?.synced).toBe(true);
+
+    const viaApi = await runCommand(service, [
+      'api',
+      'POST',
+      '/v1/faces',
+      '-f',
+      'name=Api',
+      '-f',
+      'alias=jq-api',
+      ...failing,
+    ]);
+    expect(error(viaApi)).toBe('POST /v1/faces answered 201 all the same');
+    expect([...service.store.maps.faces.values()].some((f) => f.alias === 'jq-api')).toBe(true);
+    // A read that fails the filter changed nothing, and says nothing of the kind.
+    const read = await runCommand(service, ['faces', 'get', 'jq-fails', ...failing]);
+    expect(error(read)).toBeUndefined();
   });
 
   it("gh's `--json uid,name` field list: exit 2 saying --json takes none and how --jq picks fields", async () => {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
-import { CliError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
 import { jsonIndent } from '../../io/output.js';
@@ -166,19 +166,12 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
   try {
     const streamed = rawBody === undefined ? {} : { rawBody, largeStrings: large };
     const document = await api.call(createDocument, { body }, { signal: ctx.signal, ...streamed });
-    try {
-      if (large && ctx.out.json && ctx.globals.jq !== undefined) ctx.out.record(await wholeAnswer(large, document));
-      else if (large && ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
-      else ctx.out.record(document, DOCUMENT_FIELDS);
-    } catch (error) {
-      // A filter that failed on the answer: the document exists all the same, and a new submit makes another.
-      if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
-      const id = document.document_id;
-      throw new CliError(error.message, error.exitCode, {
-        code: error.code,
-        hint: `the document was created all the same: ${id} (\`facectl docs get ${id}\`); submitting again makes another`,
-      });
-    }
+    const id = document.document_id;
+    const written = `the document was created all the same: ${id} (\`facectl docs get ${id}\`); submitting again makes another`;
+    if (large && ctx.out.json && ctx.globals.jq !== undefined) {
+      ctx.out.record(await wholeAnswer(large, document), undefined, written);
+    } else if (large && ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
+    else ctx.out.record(document, DOCUMENT_FIELDS, written);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;

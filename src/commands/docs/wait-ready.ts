@@ -61,7 +61,7 @@ export function syncVerb<T extends Preparable>(
       if (given.wait) {
         item = await waitUntilReady(ctx, `${kind} ${id}`, `facectl ${group} get ${id}`, item, fetch, given.timeout);
       }
-      ctx.out.record(item, fields);
+      ctx.out.record(item, fields, `the ${kind} was synced all the same (\`facectl ${group} get ${id}\`)`);
       return item;
     },
   });

@@ -81,7 +81,8 @@ export async function runCreateFace(
       alias = await askAlias(reason);
     }
   }
-  ctx.out.record(face, FACE_FIELDS);
+  const made = face.uid ? `${face.alias} (${face.uid})` : face.alias;
+  ctx.out.record(face, FACE_FIELDS, `the face was created all the same: ${made} (\`facectl faces get ${face.alias}\`)`);
   showFaceWarnings(ctx, face);
   ctx.out.success(`Created face ${face.alias}${face.uid ? ` (${face.uid})` : ''}`);
   return face;

@@ -74,7 +74,7 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
 
   const connection = await waitForConnection(ctx, opts);
   ctx.out.success(`Connected ${provider}`);
-  ctx.out.record(connection, CONNECTION_COLUMNS);
+  ctx.out.record(connection, CONNECTION_COLUMNS, `${provider} was connected all the same (\`facectl oauth list\`)`);
   return connection;
 }
 

@@ -44,7 +44,7 @@ export default verb({
       }
     }
     const result = await sendOAuth(ctx, disconnectOAuth, { params: { provider } });
-    ctx.out.done(result.detail ?? `Disconnected ${provider}`, result);
+    ctx.out.done(result.detail ?? `Disconnected ${provider}`, result, `${provider} was disconnected all the same`);
     return result;
   },
 });

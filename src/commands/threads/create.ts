@@ -33,7 +33,12 @@ export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): 
   const { createThread } = await import('../../contract/threads.js');
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });
-  ctx.out.record(thread, THREAD_FIELDS);
+  const id = thread.thread_id;
+  ctx.out.record(
+    thread,
+    THREAD_FIELDS,
+    `the thread was created all the same: ${id} (\`facectl threads get ${id}\`); creating again makes another`,
+  );
   ctx.out.success(`Created thread ${thread.thread_id} for ${thread.alias ?? opts.alias}`);
   return thread;
 }
