@@ -15,27 +15,16 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
  * anything is sent, the key goes only to the configured base URL, the answer is read as answers.ts says.
  */
 
-export interface ApiClientOptions {
+/** The transport's options (timeouts, retries, signal, --debug), and what the client itself needs. */
+export interface ApiClientOptions extends Partial<Omit<TransportOptions, 'baseUrl' | 'secrets'>> {
   baseUrl: string;
   /** The key, or a function resolving it on the first call that needs one (stdin is read only then). */
   apiKey?: string | (() => Promise<string | undefined>);
   /** Allow plain http to hosts other than loopback (the key would cross the network unencrypted). */
   insecureHttp?: boolean;
-  env?: Readonly<Record<string, string | undefined>>;
-  signal?: AbortSignal;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  debug?: (line: string) => void;
   /** Said when a call needs a key and there is none (names where keys are looked for). */
   noKeyMessage?: string;
-  connectTimeoutMs?: number;
-  headersTimeoutMs?: number;
-  bodyTimeoutMs?: number;
-  maxRetries?: number;
-  maxResponseBytes?: number;
-  maxRetryAfterMs?: number;
   userAgent?: string;
-  /** The process is facectl's own, short-lived: see TransportOptions.fastExit. */
-  fastExit?: boolean;
 }
 
 /** A request the contract refuses, before anything is sent: `issues` are printed one a line, as a 422's. */
@@ -62,20 +51,20 @@ export function createApiClient(
   const baseUrl = base.href.replace(/\/$/, '');
   const basePath = base.pathname.replace(/\/$/, '');
   let resolvedKey: string | undefined;
+  const { apiKey, insecureHttp: _insecure, noKeyMessage, userAgent: _agent, ...transportOptions } = options;
   const transport = new Transport({
+    ...transportOptions,
     baseUrl: base,
     env: options.env ?? {},
     sleep: options.sleep ?? systemClock.sleep,
     secrets: () => (resolvedKey ? [resolvedKey] : []),
-    ...pick(options, ['debug', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxRetries']),
-    ...pick(options, ['maxResponseBytes', 'maxRetryAfterMs', 'signal', 'fastExit']),
-  } as TransportOptions);
+  });
   const userAgent = options.userAgent ?? `facectl/${VERSION} node/${process.versions.node}`;
 
   const keyFor = async (info: ExchangeInfo): Promise<string> => {
-    const key = typeof options.apiKey === 'function' ? await options.apiKey() : options.apiKey;
+    const key = typeof apiKey === 'function' ? await apiKey() : apiKey;
     if (!key) {
-      throw new AuthError(options.noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
+      throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
     }
     resolvedKey = key;
     return key;
@@ -263,12 +252,6 @@ function parseJsonLoosely(text: string, headers: ExchangeResult['headers']): unk
   } catch {
     return text;
   }
-}
-
-function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partial<Pick<T, K>> {
-  const picked: Partial<Pick<T, K>> = {};
-  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
-  return picked;
 }
 
 /** node:crypto is taken only when a creating request needs a key: a GET command never loads it. */
