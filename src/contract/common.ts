@@ -69,10 +69,7 @@ export const noParams = z.object({});
  * A path parameter (an id, an alias, a provider): non-empty, well-formed text. A lone UTF-16
  * surrogate has no UTF-8 form, so it could not be put into the URL; it is refused as invalid input.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 export const pathSegment = z.string().check(
   z.minLength(1),
-  z.refine((value: string) => !LONE_SURROGATE.test(value), {
-    error: 'must be well-formed text (it holds a lone surrogate)',
-  }),
+  z.refine((value: string) => value.isWellFormed(), { error: 'must be well-formed text (it holds a lone surrogate)' }),
 );
