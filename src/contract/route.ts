@@ -39,13 +39,8 @@ export interface Route<
   readonly successStatus: 200 | 201;
 }
 
-export type AnyRoute = Route<
-  string,
-  z.ZodMiniType,
-  z.ZodMiniType | undefined,
-  z.ZodMiniType,
-  z.ZodMiniType | undefined
->;
+/** A route of any name and schemas (Route's defaults). */
+export type AnyRoute = Route;
 export type ParamsOf<R extends AnyRoute> = z.input<R['params']>;
 export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodMiniType ? z.input<R['body']> : undefined;
 export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
