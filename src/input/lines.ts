@@ -31,7 +31,7 @@ export class LineTooLongError extends UsageError {
 }
 
 export async function* readLines(
-  chunks: AsyncIterable<Uint8Array>,
+  chunks: AsyncIterable<Buffer>,
   sourceName: string,
   maxLineBytes = MAX_BODY_BYTES,
 ): AsyncGenerator<SourceLine> {
@@ -51,8 +51,7 @@ export async function* readLines(
       return { number, text: '', error: error as UsageError };
     }
   };
-  for await (const raw of chunks) {
-    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  for await (const chunk of chunks) {
     let start = 0;
     for (;;) {
       const newline = chunk.indexOf(0x0a, start);
