@@ -6,16 +6,16 @@
  */
 
 /** Each semi-space stops growing at this size (MiB). */
-export const MAX_SEMI_SPACE_MIB = 8;
+const MAX_SEMI_SPACE_MIB = 8;
 
 let started = false;
 
-export async function capYoungGeneration(maxSemiSpaceMib = MAX_SEMI_SPACE_MIB): Promise<void> {
+export async function capYoungGeneration(): Promise<void> {
   if (started) return;
   started = true;
   const [v8, { PerformanceObserver }] = await Promise.all([import('node:v8'), import('node:perf_hooks')]);
   // new_space's size counts both semi-spaces.
-  const limit = maxSemiSpaceMib * 2 * 1024 * 1024;
+  const limit = MAX_SEMI_SPACE_MIB * 2 * 1024 * 1024;
   const capped = () => {
     const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
     if (space === undefined || space.space_size < limit) return false;
