@@ -8,19 +8,16 @@ import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './
 import type { HeldLock } from './lock.js';
 
 /**
- * The journal of an NDJSON batch (docs/usage.md, `docs submit`), so an interrupted batch is resumed
- * without sending a document twice; which batch a run belongs to, and the locks, are batch-records.ts's.
+ * The journal of an NDJSON batch (docs/usage.md, `docs submit`: what it keeps and when it is written);
+ * which batch a run belongs to, and the locks, are batch-records.ts's.
  *
- * `<state>/batches/<input>.<batch>.ndjson`, mode 0600 (`<input>`: 24 hex digits of the hash of a file's
- * real path, or of standard input's directory). A header names the batch (for standard input it keeps
- * the keys of its first lines); then one record per acknowledged document: its line key (line-keys.ts),
- * line, `document_id` and `token_count`. Records are written together at most every 100 ms (a write per
- * answer cost a tenth of a bulk submit's time) and synced at most once a second: a record lost to a kill
- * only means its line is sent again, with the same Idempotency-Key. A torn last line is ignored. When
- * every line was submitted the journal is renamed `<input>.<batch>.finished`, replacing the finished
- * records of the same input; only the KEEP_FINISHED most recent are kept. A run that stops with every
- * request answered ends with a STOPPED record: without it (killed, a request unanswered) the batch may
- * have made documents it has no record of.
+ * `<state>/batches/<input>.<batch>.ndjson` (`<input>`: 24 hex digits of the hash of a file's real path,
+ * or of standard input's directory): a header naming the batch (for standard input, with the keys of its
+ * first lines), then one record per acknowledged document; a torn last line is ignored. Written in groups
+ * (a write per answer cost a tenth of a bulk submit's time). A finished batch's journal is renamed
+ * `<input>.<batch>.finished`, replacing the finished records of the same input (KEEP_FINISHED are kept).
+ * A run that stops with every request answered ends with a STOPPED record: without it (killed, a request
+ * unanswered) the batch may have made documents it has no record of.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
