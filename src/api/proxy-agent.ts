@@ -1,14 +1,21 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types for the undici sub-paths this file imports
 /// <reference path="./undici-parts.d.ts" />
 import type { Socket } from 'node:net';
-import type { Dispatcher } from 'undici';
-import connect from 'undici/lib/api/api-connect.js';
-import request from 'undici/lib/api/api-request.js';
-import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
-import Pool from 'undici/lib/dispatcher/pool.js';
+import type { Dispatcher, Pool as UndiciPool, ProxyAgent as UndiciProxyAgent } from 'undici';
+import apiConnect from 'undici/lib/api/api-connect.js';
+import apiRequest from 'undici/lib/api/api-request.js';
+import proxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
+import pool from 'undici/lib/dispatcher/pool.js';
 import { errorCode } from './error-mapping.js';
 import { type Limits, type Sender, startDeadline, type WireRequest, type WireResponse } from './node-http.js';
 import { type ProxyChoice, ProxyError } from './proxy.js';
+
+const ProxyAgent = proxyAgent as typeof UndiciProxyAgent;
+const Pool = pool as typeof UndiciPool;
+/** Dispatcher.prototype.request and connect, called with the dispatcher as `this`. */
+type Method<Options, Answer> = (this: Dispatcher, options: Options) => Promise<Answer>;
+const request = apiRequest as Method<Dispatcher.RequestOptions, Dispatcher.ResponseData>;
+const connect = apiConnect as Method<Dispatcher.ConnectOptions, Dispatcher.ConnectData>;
 
 /**
  * The client of a base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded
@@ -62,7 +69,7 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
 
 /** What ProxyAgent asks of the client to the proxy: connect, close, destroy. */
 class ProxyClient {
-  private readonly pool: Pool;
+  private readonly pool: UndiciPool;
   private readonly where: string;
   private readonly check: string;
 
