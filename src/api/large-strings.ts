@@ -154,14 +154,9 @@ async function writeText(file: FileHandle, text: string, buffer: Buffer): Promis
   let rest = text;
   while (rest.length > 0) {
     const { read, written } = encoder.encodeInto(rest, buffer);
-    await writeAll(file, buffer.subarray(0, written));
+    await file.writeFile(buffer.subarray(0, written));
     rest = rest.slice(read);
   }
-}
-
-async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += (await file.write(bytes, done, bytes.length - done)).bytesWritten;
 }
 
 /** Writes and waits until the stream is done with the bytes (so their buffer may be reused). */
