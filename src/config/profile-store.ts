@@ -180,21 +180,3 @@ export class ProfileStore {
     );
   }
 }
-
-/** A store in memory, for tests (and for `createClient` users who pass settings directly). */
-export function createMemoryConfigStore(
-  initial: ConfigData = {},
-  path = '(memory)',
-): ProfileStore & { data: ConfigData } {
-  let data: ConfigData = structuredClone(initial);
-  const store = new ProfileStore({
-    path,
-    read: () => structuredClone(data),
-    update: async (change) => {
-      data = structuredClone(change(structuredClone(data)));
-      return structuredClone(data);
-    },
-  });
-  Object.defineProperty(store, 'data', { get: () => structuredClone(data) });
-  return store as ProfileStore & { data: ConfigData };
-}

@@ -4,10 +4,11 @@ import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import ora from 'ora';
-import { type ConfigData, createMemoryConfigStore } from '../../src/config/profile-store.js';
+import type { ConfigData } from '../../src/config/profile-store.js';
 import type { Clock, ConfigStore, GlobalOptions, Prompter } from '../../src/context.js';
 import { CancelError } from '../../src/errors.js';
 import { assembleContext, type ClosableContext } from '../../src/process-context.js';
+import { createMemoryConfigStore } from './memory-config.js';
 import { makeTempDir } from './temp.js';
 
 /**
