@@ -258,17 +258,3 @@ function safeCut(bytes: Buffer, escaped: boolean): number {
   }
   return cut;
 }
-
-/** Reads a whole JSON value from chunks (see JsonStreamParser). */
-export async function readJsonStream(
-  chunks: AsyncIterable<Buffer>,
-  options: JsonStreamOptions = {},
-  afterChunk?: () => Promise<void>,
-): Promise<unknown> {
-  const parser = new JsonStreamParser(options);
-  for await (const chunk of chunks) {
-    parser.write(chunk);
-    if (afterChunk) await afterChunk();
-  }
-  return parser.end();
-}

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JsonStreamError, JsonStreamParser, readJsonStream } from '../../src/api/json-stream.js';
+import { JsonStreamError, JsonStreamParser } from '../../src/api/json-stream.js';
+import { readJsonStream } from '../helpers/read-json-stream.js';
 import { LargeStrings } from '../../src/api/large-strings.js';
 
 /**
