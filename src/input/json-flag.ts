@@ -7,16 +7,11 @@ import { fileSource, readSourceText, stdinSource } from './source.js';
  * standard input (`-`). Errors name the flag for inline JSON and the path for a file.
  */
 export async function readJsonObjectFlag(ctx: Context, flag: string, value: string): Promise<Record<string, unknown>> {
-  if (value === '-') {
-    const source = stdinSource(
-      ctx,
-      `pipe the JSON object in, or give ${flag} '{"key": "value"}' or ${flag} @file.json`,
-    );
-    return parseJsonObject(await readSourceText(source), { source: `${flag} (${source.name})` });
-  }
-  if (value.startsWith('@')) {
-    const source = await fileSource(value.slice(1));
-    return parseJsonObject(await readSourceText(source), { source: source.name });
-  }
-  return parseJsonObject(value, { source: flag });
+  if (value !== '-' && !value.startsWith('@')) return parseJsonObject(value, { source: flag });
+  const source =
+    value === '-'
+      ? stdinSource(ctx, `pipe the JSON object in, or give ${flag} '{"key": "value"}' or ${flag} @file.json`)
+      : await fileSource(value.slice(1));
+  const name = source.kind === 'stdin' ? `${flag} (${source.name})` : source.name;
+  return parseJsonObject(await readSourceText(source), { source: name });
 }
