@@ -11,7 +11,7 @@ import {
   renameSync,
   rmSync,
   statSync,
-  writeSync,
+  writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
@@ -113,7 +113,8 @@ function writeAtomically(path: string, text: string): void {
   );
   try {
     try {
-      writeSync(fd, text);
+      // Whole or an error: writeSync alone may write part of it (a file size limit) and say nothing.
+      writeFileSync(fd, text);
       fchmodSync(fd, 0o600); // whatever the umask
       fsyncSync(fd);
     } finally {

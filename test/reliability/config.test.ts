@@ -130,38 +130,53 @@ describe('configuration', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
-  it('case 16: unwritable config (a file-size limit of 0 bytes via ulimit -f 0, since root ignores read-only modes) -> clear error, the old file intact', async () => {
-    const dir = await storedConfig('http://127.0.0.1:5');
-    const path = join(dir, 'config.json');
-    const old = readFileSync(path, 'utf8');
-    // Node resets SIGXFSZ to its default (kill) at start; the preload ignores it so the write fails with EFBIG.
-    const preload = tempFile('ignore-xfsz.cjs', "process.on('SIGXFSZ', () => {});\n");
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(
-        'bash',
-        [
-          '-c',
-          'ulimit -f 0; exec "$0" -r "$1" "$2" config set base_url http://127.0.0.1:6',
-          process.execPath,
-          preload,
-          BIN,
-        ],
-        {
-          cwd: ROOT,
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FACECTL_CONFIG_DIR: dir, NO_COLOR: '1' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+  it.each([
+    ['of 0 bytes (the first write fails)', 0],
+    ['of 1 KiB (a write is cut part way, with no error)', 1],
+  ])(
+    'case 16: unwritable config (a file-size limit %s via ulimit -f, since root ignores read-only modes) -> clear error, the old file intact',
+    async (_, kib) => {
+      const dir = await storedConfig('http://127.0.0.1:5');
+      const path = join(dir, 'config.json');
+      // Profiles enough that the file is more than a few KiB: a cut write would leave a torn file.
+      const profiles = Object.fromEntries(
+        Array.from({ length: 60 }, (_, i) => [`p${i}`, { base_url: `http://127.0.0.1:${5000 + i}` }]),
       );
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), profiles }, null, 2), {
+        mode: 0o600,
       });
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`cannot write configuration file ${path} (EFBIG); it was left unchanged`);
-    expect(readFileSync(path, 'utf8')).toBe(old);
-  });
+      const old = readFileSync(path, 'utf8');
+      expect(old.length).toBeGreaterThan(3 * 1024);
+      // Node resets SIGXFSZ to its default (kill) at start; the preload ignores it so the write fails with EFBIG.
+      const preload = tempFile('ignore-xfsz.cjs', "process.on('SIGXFSZ', () => {});\n");
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(
+          'bash',
+          [
+            '-c',
+            `ulimit -f ${kib}; exec "$0" -r "$1" "$2" config set base_url http://127.0.0.1:6`,
+            process.execPath,
+            preload,
+            BIN,
+          ],
+          {
+            cwd: ROOT,
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FACECTL_CONFIG_DIR: dir, NO_COLOR: '1' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString('utf8');
+        });
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`cannot write configuration file ${path} (EFBIG); it was left unchanged`);
+      expect(readFileSync(path, 'utf8')).toBe(old);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    },
+  );
 
   it('case 17: kill -9 during config writes (20 SIGKILLs of the bin mid-`config set`) -> config.json always parses, old or new', async () => {
     const dir = makeConfigDir();
