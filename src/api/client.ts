@@ -44,9 +44,7 @@ export class RequestValidationError extends UsageError {
 /** Routes that authenticate without a key (the browser's OAuth callback carries a single-use state). */
 const UNAUTHENTICATED = new Set(['oauthCallback']);
 
-export function createApiClient(
-  options: ApiClientOptions,
-): ApiClient & { request(r: RawRequest): Promise<RawResponse> } {
+export function createApiClient(options: ApiClientOptions): ApiClient {
   const base = parseBaseUrl(options.baseUrl, options.insecureHttp ?? false);
   const baseUrl = base.href.replace(/\/$/, '');
   const basePath = base.pathname.replace(/\/$/, '');

@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { safeJson, visible } from '../io/output.js';
-import type { ApiClient, RawRequest, RawResponse } from './types.js';
+import type { ApiClient } from './types.js';
 import { type ApiClientOptions, createApiClient } from './client.js';
 
 /** A client from a context's pieces for a given base URL and key (ctx.api(), and `auth login` checking a key). */
@@ -8,7 +8,7 @@ export function clientForContext(
   ctx: Pick<Context, 'globals' | 'env' | 'signal' | 'clock' | 'io'>,
   target: Pick<ApiClientOptions, 'baseUrl' | 'apiKey' | 'noKeyMessage'>,
   extra: Partial<ApiClientOptions> = {},
-): ApiClient & { request(request: RawRequest): Promise<RawResponse> } {
+): ApiClient {
   return createApiClient({
     ...target,
     insecureHttp: ctx.globals.insecureHttp,

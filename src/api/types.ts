@@ -93,6 +93,6 @@ export interface ApiClient {
     options?: CallOptions,
   ): Promise<AnswerOf<R>>;
   /** Sends a request that no route describes; errors are mapped like call()'s. */
-  request?(request: RawRequest): Promise<RawResponse>;
+  request(request: RawRequest): Promise<RawResponse>;
   close(): Promise<void>;
 }

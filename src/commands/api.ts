@@ -66,7 +66,6 @@ export default verb({
         import('../input/source.js'),
       ]);
     const { readSourceText, resolveSource } = input;
-    if (!client.request) throw new UsageError('this client cannot send requests outside the interface');
     const target = relativeTarget(path, client.baseUrl);
     const headers = parseHeaders(options.header ?? []);
     let stdinTaken = false;
