@@ -324,6 +324,7 @@ function registerCompletion(program: Command, ctx: Context): void {
     });
   withExamples(completion, [
     'facectl completion bash > ~/.local/share/bash-completion/completions/facectl',
+    "echo 'source <(facectl completion bash)' >> ~/.bashrc   # bash without the bash-completion package",
     'facectl completion zsh > ~/.zfunc/_facectl   # with fpath=(~/.zfunc $fpath) in ~/.zshrc',
     'facectl completion fish > ~/.config/fish/completions/facectl.fish',
   ]);

@@ -81,6 +81,7 @@ function bashScript(program: Command): string {
     )
     .join('\n');
   return `${HEADER('bash')}# Install: facectl completion bash > ~/.local/share/bash-completion/completions/facectl
+# (without the bash-completion package: source <(facectl completion bash) in ~/.bashrc)
 
 _facectl_subcommands() {
   case "$1" in
@@ -108,6 +109,16 @@ _facectl() {
   local cur prev path="" word i
   cur="\${COMP_WORDS[COMP_CWORD]}"
   prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  # bash cuts a word at each colon (COMP_WORDBREAKS): \`v1:keys:r\` arrives as \`v1 : keys : r\`. The word is read
+  # whole from the line, and what is offered is cut after its last colon, as bash replaces only that part.
+  local line="\${COMP_LINE:0:COMP_POINT}" colons=""
+  if [[ "\${line##*[[:space:]]}" == *:* ]]; then
+    cur="\${line##*[[:space:]]}"
+    colons="\${cur%"\${cur##*:}"}"
+    line="\${line%"$cur"}"
+    line="\${line%"\${line##*[![:space:]]}"}"
+    prev="\${line##*[[:space:]]}"
+  fi
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="\${COMP_WORDS[i]}"
     case " ${valueFlags.join(' ')} " in *" \${COMP_WORDS[i-1]} "*) continue ;; esac
@@ -122,6 +133,7 @@ _facectl() {
     COMPREPLY=($(compgen -W "$(_facectl_profiles)" -- "$cur"))
   elif [[ -n "$choices" ]]; then
     COMPREPLY=($(compgen -W "$choices" -- "$cur"))
+    COMPREPLY=("\${COMPREPLY[@]#"$colons"}")
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_facectl_flags "$path")" -- "$cur"))
   else

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
+import { SEED_SCOPE_PATTERN } from '../../src/contract/values.js';
 import { ROOT } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -66,6 +67,29 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --include --insecure-http');
   });
 
+  it('bash completes a scope typed with its colons, which bash cuts the word at, and offers only valid scopes', async () => {
+    const script = await generate('bash');
+    // As bash hands them over: the words cut at each colon, the line whole.
+    const typed = (line: string, words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; COMP_LINE='${line}'; COMP_POINT=${line.length}; _facectl; echo "\${COMPREPLY[*]}"`,
+        ],
+        { encoding: 'utf8' },
+      ).trim();
+    const head = ['facectl', 'keys', 'create', '--scopes'];
+    // bash puts each of these in the place of the part after the last colon.
+    expect(typed('facectl keys create --scopes v1:comp', [...head, 'v1', ':', 'comp'])).toBe(
+      'compile compile:read compile:write',
+    );
+    expect(typed('facectl keys create --scopes v1:faces:', [...head, 'v1', ':', 'faces', ':', ''])).toBe('read write');
+    const offered = typed('facectl keys create --scopes ', [...head, '']).split(' ');
+    expect(offered).toHaveLength(12);
+    for (const scope of offered) expect(scope).toMatch(SEED_SCOPE_PATTERN);
+  });
+
   it('bash completes `help` among the commands, and the commands after it', async () => {
     const script = await generate('bash');
     expect(bashComplete(script, ['facectl', 'he'])).toBe('help');
@@ -118,7 +142,9 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'threads', 'create', '--interviewer-billing-source', ''])).toBe(
       'oauth compile credits',
     );
-    expect(complete(['facectl', 'keys', 'create', '--scopes', 'faces'])).toBe('faces:read faces:write');
+    expect(complete(['facectl', 'keys', 'create', '--scopes', 'v1'])).toMatch(
+      /^v1:keys v1:keys:read v1:keys:write v1:faces /,
+    );
     const { SETTINGS } = await import('../../src/config/settings.js');
     const all = Object.keys(SETTINGS);
     const settable = Object.values(SETTINGS)

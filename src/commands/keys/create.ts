@@ -28,8 +28,8 @@ const flags = {
     help:
       'comma-separated scopes, each of the form v1:* (facectl serve reads v1:*, v1:<area> or ' +
       'v1:<area>:<read|write>, with areas keys, faces, compile, oauth)',
-    // Offered after `v1:` (bash completes the word after its last colon).
-    suggest: SCOPE_AREAS.flatMap((area) => SCOPE_ACTIONS.map((action) => `${area}:${action}`)),
+    // Whole, as the check wants them (`v1:*` is left out: a shell would read its star as a file pattern).
+    suggest: SCOPE_AREAS.flatMap((area) => [`v1:${area}`, ...SCOPE_ACTIONS.map((action) => `v1:${area}:${action}`)]),
     check: (scope) =>
       SEED_SCOPE_PATTERN.test(scope) ? undefined : `${JSON.stringify(scope)} is not a scope: use ${SEED_SCOPE_RULE}`,
   },
