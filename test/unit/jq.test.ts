@@ -245,6 +245,41 @@ describe('--jq', () => {
     expect(error(read)).toBeUndefined();
   });
 
+  it('a filter that fails after a change of the config file says the change was made all the same', async () => {
+    const failing = ['--jq', '-(.x)'];
+    const hint = (result: { code: number; stdout: string; stderr: string }) => {
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).toBe('');
+      return JSON.parse(result.stderr).error.hint as string | undefined;
+    };
+    const set = await runCommand(service, [
+      'config',
+      'set',
+      'base_url',
+      'http://127.0.0.1:6',
+      '--profile',
+      'p2',
+      ...failing,
+    ]);
+    expect(hint(set)).toBe('the change was made all the same (Set base_url to http://127.0.0.1:6 in profile p2)');
+    expect(set.tc.config.data.profiles?.p2?.base_url).toBe('http://127.0.0.1:6');
+
+    const config = {
+      profiles: { p2: { base_url: 'http://127.0.0.1:6', api_key: 'fcs_abcdefgh_abcdefghabcdefghabcdefghabcdefgh' } },
+    };
+    const switched = await runCommand(service, ['auth', 'switch', 'p2', ...failing], { config });
+    expect(hint(switched)).toBe('the default profile is p2 all the same');
+    expect(switched.tc.config.data.default_profile).toBe('p2');
+    const logout = await runCommand(service, ['auth', 'logout', '--profile', 'p2', ...failing], { config });
+    expect(hint(logout)).toBe('the key was removed all the same (Removed the API key of profile p2)');
+    expect(logout.tc.config.data.profiles?.p2?.api_key).toBeUndefined();
+    // Nothing to remove: nothing was done, and nothing is said of it.
+    const none = { profiles: { p3: { base_url: 'http://127.0.0.1:6' } } };
+    expect(
+      hint(await runCommand(service, ['auth', 'logout', '--profile', 'p3', ...failing], { config: none })),
+    ).toBeUndefined();
+  });
+
   it("gh's `--json uid,name` field list: exit 2 saying --json takes none and how --jq picks fields", async () => {
     const before = requestCount(service);
     const result = await runCommand(service, ['faces', 'get', 'xx-x', '--json', 'uid,name']);

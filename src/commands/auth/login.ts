@@ -83,7 +83,7 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
     expires_at: current.expires_at ?? null,
     config_file: store.path,
   };
-  if (ctx.out.json) ctx.out.record(result);
+  if (ctx.out.json) ctx.out.record(result, undefined, `the key was saved in profile ${profile} all the same`);
   else {
     ctx.out.success(
       `Logged in to ${creds.baseUrl} with key ${result.key_prefix}… (profile ${profile}${result.plan ? `, ${result.plan} plan` : ''})`,

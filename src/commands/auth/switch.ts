@@ -21,7 +21,11 @@ export default verb({
       has_key: typeof settings.api_key === 'string' && settings.api_key !== '',
       config_file: store.path,
     };
-    ctx.out.done(`Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`, result);
+    ctx.out.done(
+      `Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`,
+      result,
+      `the default profile is ${name} all the same`,
+    );
     if (ctx.globals.profile === undefined && ctx.env.FACECTL_PROFILE) {
       ctx.out.warn(`FACECTL_PROFILE=${ctx.env.FACECTL_PROFILE} is set and takes precedence over the default profile`);
     }

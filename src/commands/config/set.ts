@@ -57,7 +57,8 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   }
   const result = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
-  ctx.out.done(parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`, result);
+  const said = parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`;
+  ctx.out.done(said, result, `the change was made all the same (${said})`);
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
