@@ -208,14 +208,18 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     if (options.mode === 'new') {
       if (blocking !== undefined) {
         const done = blocking.candidate.acknowledged.size;
-        const what =
-          stopped !== undefined
+        // Every line of this file submitted: what stopped it came after (a --jq filter, a closed output).
+        const all = stopped !== undefined && !options.streamed && stopped.compared.matched === stopped.compared.lines;
+        const what = all
+          ? `submitted all ${done} of its documents but stopped before printing every result`
+          : stopped !== undefined
             ? `stopped after ${done} of its documents were submitted`
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
+        const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
         throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
           code: 'unfinished_batch',
-          hint: `pass --resume to send only the lines not yet submitted, or --restart to send every line again (the record is ${blocking.candidate.path})`,
+          hint: `pass --resume to ${resume}, or --restart to send every line again (the record is ${blocking.candidate.path})`,
         });
       }
       // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:

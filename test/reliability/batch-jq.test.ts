@@ -49,6 +49,14 @@ describe('--jq failing on a batch result line', () => {
     expect(error.hint).toMatch(/--resume prints every result again/);
     expect(error.warnings).toContainEqual(expect.stringMatching(/^Submitted 300 of 300 documents\./));
     expect(storedLabels(service, 'jqa-')).toEqual(labels('jqa-', 300));
+    // A plain run is refused (a new batch would make every document again), saying that all were sent.
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], { env: runEnv });
+    expect(plain.code).toBe(2);
+    expect(errorOf(plain.stderr)).toMatchObject({
+      code: 'unfinished_batch',
+      message: `an earlier batch of ${file} submitted all 300 of its documents but stopped before printing every result`,
+      hint: expect.stringMatching(/^pass --resume to print every result, sending nothing again, or --restart/),
+    });
     // Every document was journaled: --resume sends none again.
     const again = await runCli([...args, '--resume'], { env: runEnv });
     expect(errorOf(again.stderr).warnings).toContainEqual(
