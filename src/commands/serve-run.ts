@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Context } from '../context.js';
-import { CancelError, CliError, cancelledBy, ExitCode, UsageError } from '../errors.js';
+import { CancelError, CliError, ExitCode, UsageError } from '../errors.js';
 import { safeJson } from '../io/output.js';
 import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
 import { checkFlags } from './flag-check.js';
@@ -38,31 +38,18 @@ function dataName(options: ServeOptions): string | undefined {
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
 }
 
-/**
- * How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort): `stop` says which signal
- * it stands for (none: a stop that is no interruption, exit 0). Returns a function that removes it.
- */
-export type StopHook = (stop: (signal?: 'SIGINT' | 'SIGTERM') => void) => () => void;
+/** How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort). Returns a function that removes it. */
+export type StopHook = (stop: () => void) => () => void;
 
 /**
- * What serve ends with after its clean stop: the signal that stopped it decides the exit code, as for
- * every command (README): Ctrl-C 130, SIGTERM 143; the context's own reason when it aborted (a closed
- * stdout among them).
+ * What serve ends with after its clean stop: success when a signal stopped it (SIGINT, SIGTERM: how a
+ * server is stopped, said by "facectl serve stopped"); the context's own reason when it aborted for
+ * another (a failed stdout).
  */
-function stoppedBy(signal: AbortSignal, hookSignal: 'SIGINT' | 'SIGTERM' | undefined): CliError | undefined {
-  const reason = signal.aborted
-    ? signal.reason instanceof CliError
-      ? signal.reason
-      : cancelledBy(signal)
-    : hookSignal === 'SIGTERM'
-      ? new CancelError('terminated', { exitCode: ExitCode.terminated })
-      : hookSignal === 'SIGINT'
-        ? new CancelError()
-        : undefined;
-  // "facectl serve stopped" has said it: a signal's stop ends with its exit code and no `error:` line.
-  return reason instanceof CancelError
-    ? new CancelError(reason.message, { exitCode: reason.exitCode, said: true, cause: reason })
-    : reason;
+function stoppedBy(signal: AbortSignal): CliError | undefined {
+  return signal.aborted && signal.reason instanceof CliError && !(signal.reason instanceof CancelError)
+    ? signal.reason
+    : undefined;
 }
 
 export async function runServe(
@@ -104,14 +91,10 @@ export async function runServe(
   }
 
   let removeListeners = () => {};
-  let hookSignal: 'SIGINT' | 'SIGTERM' | undefined;
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? (() => () => {}))((signal) => {
-      hookSignal ??= signal;
-      resolveStop();
-    });
+    removeListeners = (hooks.onStop ?? (() => () => {}))(() => resolveStop());
   });
   removeListeners();
   await service.close();
@@ -124,9 +107,8 @@ export async function runServe(
       ? `facectl serve stopped; state saved to ${rescued ?? dataName(options)}`
       : 'facectl serve stopped',
   );
-  // Only now, after the requests in flight finished and the state was saved: exit 130 or 143.
-  const stop = stoppedBy(ctx.signal, hookSignal);
-  if (stop) throw stop;
+  const failed = stoppedBy(ctx.signal);
+  if (failed) throw failed;
 }
 
 const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);

@@ -15,7 +15,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parseServeOptions, runServe } from '../../src/commands/serve-run.js';
 import type { Context } from '../../src/context.js';
-import { UsageError } from '../../src/errors.js';
+import { CancelError, CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { type ImportFetcher, startService } from '../../src/service/index.js';
 import { documentLoad } from '../helpers/document-load.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
@@ -52,7 +52,13 @@ function fakeContext(json = false) {
       info: (message: string) => err.push(`${message}\n`),
     },
   } as unknown as Context;
-  return { ctx, stop: () => controller.abort(), stdout: () => out.join(''), stderr: () => err.join('') };
+  // stop(reason): as createProcessContext aborts on a signal (a CancelError) or a failed stdout.
+  return {
+    ctx,
+    stop: (reason?: unknown) => controller.abort(reason),
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+  };
 }
 
 describe('flags', () => {
@@ -117,7 +123,7 @@ describe('flags', () => {
 });
 
 describe('runServe in-process', () => {
-  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly (Ctrl-C: 130)', async () => {
+  test('--json prints one JSON line first, serves until the signal aborts, then stops cleanly (Ctrl-C: exit 0)', async () => {
     const t = fakeContext(true);
     const done = runServe(t.ctx, { port: '0', json: true }, { onStop: () => () => {} });
     await expect.poll(() => t.stdout()).toContain('\n');
@@ -127,7 +133,7 @@ describe('runServe in-process', () => {
     const res = await call({ baseUrl: first.base_url }, 'getCurrentApiKey', { key: first.users[3].key });
     expect(expectContract('getCurrentApiKey', res, 200).plan).toBe('connect');
     t.stop();
-    await expect(done).rejects.toMatchObject({ exitCode: 130, code: 'interrupted' });
+    await expect(done).resolves.toBeUndefined();
     expect(t.stderr()).toBe('facectl serve stopped\n');
     await expect(fetch(first.base_url)).rejects.toThrow();
   });
@@ -135,19 +141,13 @@ describe('runServe in-process', () => {
   /** runServe in this process on a data file, under --json, stopped as SIGINT/SIGTERM would stop it; once it listens. */
   async function serveOnDataFile(file: string) {
     const t = fakeContext(true);
-    let stopHook: (signal?: 'SIGINT' | 'SIGTERM') => void = () => {};
-    const done = runServe(
-      t.ctx,
-      { port: '0', json: true, data: file },
-      {
-        onStop: (s) => {
-          stopHook = s;
-          return () => {};
-        },
-      },
-    );
+    const done = runServe(t.ctx, { port: '0', json: true, data: file }, { onStop: () => () => {} });
     await expect.poll(() => t.stdout()).toContain('\n');
-    return { t, done, stop: (signal: 'SIGINT' | 'SIGTERM') => stopHook(signal) };
+    const reasons = {
+      SIGINT: new CancelError(),
+      SIGTERM: new CancelError('terminated', { exitCode: ExitCode.terminated }),
+    };
+    return { t, done, stop: (signal: 'SIGINT' | 'SIGTERM') => t.stop(reasons[signal]) };
   }
 
   test('--json: the service\'s own failure lines are `{"warning": …}` JSON lines, like every command\'s', async () => {
@@ -167,16 +167,16 @@ describe('runServe in-process', () => {
     });
     expect(res.status).toBe(422);
     t.stop();
-    await expect(done).rejects.toMatchObject({ exitCode: 130, code: 'interrupted' });
+    await expect(done).resolves.toBeUndefined();
     // The service's line is JSON; the stop message after it goes through ctx.out (held for the error document).
     const [line] = t.stderr().split('\n');
     expect(JSON.parse(line as string)).toEqual({ warning: 'import of a URL failed unexpectedly: the fetcher broke' });
   });
 
   test.each([
-    ['SIGTERM', 143, 'terminated'],
-    ['SIGINT', 130, 'interrupted'],
-  ] as const)('stopped by %s: saves first, then ends with exit %d', async (signal, exitCode, message) => {
+    ['SIGTERM', 'terminated'],
+    ['SIGINT', 'interrupted'],
+  ] as const)('stopped by %s: saves first, then ends with success', async (signal, message) => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     try {
@@ -184,11 +184,25 @@ describe('runServe in-process', () => {
       const first = JSON.parse(t.stdout().split('\n')[0] as string);
       await createFaceAsPro(first, `${message}-face`, 'T');
       stop(signal);
-      await expect(done).rejects.toMatchObject({ exitCode, code: 'interrupted', message });
+      await expect(done).resolves.toBeUndefined();
       expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
       // Closed cleanly: the WAL is folded into the file, which stands alone.
       expect(readdirSync(tmp.dir)).toEqual(['state.json']);
       expect(storedAliases(file)).toContain(`${message}-face`);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('stopped by a failed standard output: saves, then ends with that failure', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.json');
+    try {
+      const { t, done } = await serveOnDataFile(file);
+      const failed = new CliError('cannot write to standard output: ENOSPC', ExitCode.error, { code: 'output_failed' });
+      t.stop(failed);
+      await expect(done).rejects.toBe(failed);
+      expect(t.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
     } finally {
       tmp.cleanup();
     }
@@ -252,7 +266,7 @@ describe('the built bin', () => {
     return { child, exit, firstLine, stderr: () => stderr };
   }
 
-  test('serve --port 0 --json prints the base URL and four keys first, and exits 143 on SIGTERM after saving', async () => {
+  test('serve --port 0 --json prints the base URL and four keys first, and exits 0 on SIGTERM after saving', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     const s = serve(['--data', file]);
@@ -269,15 +283,9 @@ describe('the built bin', () => {
     }
     await createFaceAsPro(info, 'term-face', 'T');
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(143);
-    // --json: stderr is one error document; the stop message is among its warnings.
-    expect(JSON.parse(s.stderr())).toEqual({
-      error: {
-        code: 'interrupted',
-        message: 'terminated',
-        warnings: [`facectl serve stopped; state saved to ${file}`],
-      },
-    });
+    // A clean stop: exit 0; under --json the stop message is a notice line.
+    expect(await s.exit).toBe(0);
+    expect(JSON.parse(s.stderr())).toEqual({ notice: `facectl serve stopped; state saved to ${file}` });
     expect(readdirSync(tmp.dir)).toEqual(['state.json']);
     expect(storedAliases(file)).toContain('term-face');
     tmp.cleanup();
@@ -289,17 +297,15 @@ describe('the built bin', () => {
     await createFaceAsPro(info, 'json-log-face', 'J');
     await until(() => s.stderr().includes('/v1/faces '), 'the access log line');
     s.child.kill('SIGTERM');
-    expect(await s.exit).toBe(143);
+    expect(await s.exit).toBe(0);
     const lines = s.stderr().trimEnd().split('\n');
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(parsed[0]).toEqual({ debug: expect.stringMatching(/^POST \/v1\/faces 201 \d+\.\dms$/) });
-    expect(parsed.at(-1)).toEqual({
-      error: { code: 'interrupted', message: 'terminated', warnings: ['facectl serve stopped'] },
-    });
+    expect(parsed.at(-1)).toEqual({ notice: 'facectl serve stopped' });
     expect(parsed).toHaveLength(2);
   });
 
-  test('Ctrl-C (SIGINT) without --json: the state is saved, serve says it stopped (no `error:` line), exit 130', async () => {
+  test('Ctrl-C (SIGINT) without --json: the state is saved, serve says it stopped (no `error:` line), exit 0', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     try {
@@ -312,7 +318,7 @@ describe('the built bin', () => {
       const created = await call({ baseUrl }, 'createFace', { key: pro, body: { name: 'I', alias: 'int-face' } });
       expectContract('createFace', created, 201);
       child.kill('SIGINT');
-      expect(await watched.exit).toEqual({ code: 130, signal: null });
+      expect(await watched.exit).toEqual({ code: 0, signal: null });
       expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
       expect(readdirSync(tmp.dir)).toEqual(['state.json']);
       expect(storedAliases(file)).toContain('int-face');
@@ -343,7 +349,7 @@ describe('the built bin', () => {
 
       await createFaceAsPro(info, 'kept-face', 'Kept');
       first.child.kill('SIGTERM');
-      expect(await first.exit).toBe(143);
+      expect(await first.exit).toBe(0);
       expect(storedAliases(file)).toContain('kept-face');
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
     } finally {
@@ -366,10 +372,10 @@ describe('the built bin', () => {
       const info = await s.firstLine;
       await createFaceAsPro(info, 'linked-face', 'Linked');
       s.child.kill('SIGTERM');
-      expect(await s.exit).toBe(143);
-      expect(JSON.parse(s.stderr()).error.warnings).toEqual([
-        `facectl serve stopped; state saved to ${file} (given as ${alias})`,
-      ]);
+      expect(await s.exit).toBe(0);
+      expect(JSON.parse(s.stderr())).toEqual({
+        notice: `facectl serve stopped; state saved to ${file} (given as ${alias})`,
+      });
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
       expect(lstatSync(file).isFile()).toBe(true);
       // The database (and its WAL while serve runs) live beside the real file, none beside the link.
@@ -386,7 +392,7 @@ describe('the built bin', () => {
       });
       expectContract('getFace', faces, 200);
       again.child.kill('SIGTERM');
-      expect(await again.exit).toBe(143);
+      expect(await again.exit).toBe(0);
       expect(lstatSync(alias).isSymbolicLink()).toBe(true);
       expect(storedAliases(file)).toContain('linked-face');
     } finally {

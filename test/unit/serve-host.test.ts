@@ -50,7 +50,7 @@ describe('serve --host', () => {
     const res = await call({ baseUrl: `http://127.0.0.1:${port}` }, 'getCurrentApiKey', { key });
     expect(expectContract('getCurrentApiKey', res, 200).plan).toBe('connect');
     const end = await served.stop();
-    expect(end.code).toBe(130);
+    expect(end.code).toBe(0);
   });
 
   it('0.0.0.0 --json: the warning is a JSON line on stderr at once; stdout the one JSON line', async () => {
@@ -60,21 +60,19 @@ describe('serve --host', () => {
     expect(first.base_url).toBe(`http://127.0.0.1:${port}`);
     expect(served.stderr).toBe(`${JSON.stringify({ warning: ALL_INTERFACES_WARNING.replace('PORT', port) })}\n`);
     const end = await served.stop();
-    expect(end.code).toBe(130);
-    // Every stderr line stays JSON: the warning, then the one error document (the stop message in it).
+    // A clean stop is no error: exit 0, and every stderr line stays JSON, the stop message a notice.
+    expect(end.code).toBe(0);
     const lines = end.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[1] as string)).toMatchObject({
-      error: { code: 'interrupted', warnings: ['facectl serve stopped'] },
-    });
+    expect(JSON.parse(lines[1] as string)).toEqual({ notice: 'facectl serve stopped' });
   });
 
   it('the default loopback host: the banner as before and no warning', async () => {
     const served = await serveUntilUp([], 'Ctrl-C');
     expect(served.stdout).toMatch(/^Local Face Compilation Service at http:\/\/127\.0\.0\.1:\d+\n/);
     expect(served.stderr).toBe('');
-    // Ctrl-C: serve says it stopped, and nothing more (no `error: interrupted`); exit 130 as every command.
-    expect(await served.stop()).toEqual({ code: 130, stderr: 'facectl serve stopped\n' });
+    // Ctrl-C is how a server is stopped: serve says it stopped, and nothing more; exit 0.
+    expect(await served.stop()).toEqual({ code: 0, stderr: 'facectl serve stopped\n' });
   });
 });
 
@@ -86,13 +84,13 @@ describe('the serve banner', () => {
       /^Try: facectl auth login --base-url http:\/\/127\.0\.0\.1:\d+\n {5}and paste a key from above\.$/m,
     );
     expect(plain.stdout).not.toContain('FACECTL_API_KEY=');
-    expect((await plain.stop()).code).toBe(130);
+    expect((await plain.stop()).code).toBe(0);
 
     const dir = mkdtempSync(join(tmpdir(), 'facectl-banner-'));
     try {
       const kept = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
       expect(kept.stdout).toContain("Bootstrap API keys, one per plan (earlier starts' keys keep working):");
-      expect((await kept.stop()).code).toBe(130);
+      expect((await kept.stop()).code).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
