@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../src/service/store.js';
-import { MAX_PIECE } from '../../src/service/token-count.js';
+import { chunkLongPieces, MAX_PIECE } from '../../src/service/token-count.js';
 import { tokenizerPath } from '../../src/service/tokenizer-path.js';
 import { countTokens, loadTokenizer, workerStats } from '../../src/service/tokens.js';
 import { race, rounds } from '../helpers/concurrent.js';
@@ -141,6 +141,25 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     }
     expect(largest).toBeGreaterThan(0);
     expect(largest).toBeLessThanOrEqual(MAX_PIECE * 4);
+  });
+
+  it("case 48: the library's merge cache is off, on the event loop and in the workers (its evictions made 4 MiB of unlike pieces take 26 s, not 3)", async () => {
+    const count = await loadTokenizer();
+    const encoding = createRequire(import.meta.url)(tokenizerPath()) as {
+      default: { bytePairEncodingCoreProcessor: { mergeCache?: Map<string, unknown> } };
+    };
+    // Base64 text: pieces that are all unlike, the case that cache handled worst. Counted, nothing kept.
+    expect(count(Buffer.from(letters(60_000)).toString('base64'))).toBeGreaterThan(10_000);
+    expect(encoding.default.bytePairEncodingCoreProcessor.mergeCache).toBeUndefined();
+    // The workers run chunkLongPieces' source on their own copy of the encoding.
+    const sizes: number[] = [];
+    chunkLongPieces({
+      bytePairStringRankEncoder: new Map(),
+      tokenSplitRegex: /x/,
+      bytePairEncode: () => [],
+      setMergeCacheSize: (size: number) => sizes.push(size),
+    });
+    expect(sizes).toEqual([0]);
   });
 
   it('case 48: a text with long pieces is counted in a worker, to the same count as on the event loop', async () => {
