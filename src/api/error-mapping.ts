@@ -260,10 +260,15 @@ export function networkErrorFrom(
         unsent: !reached,
       },
     );
+  // A change the service had whole when the wait ended may have been made all the same.
+  const made =
+    info.method === 'GET' || info.method === 'HEAD'
+      ? ''
+      : 'it may have been done all the same: look before sending it again; ';
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',
-      hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+      hint: `${made}set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer`,
       cause: error,
     });
   if (code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_(?:VERIFY|GET)|ALTNAME/.test(code)) {

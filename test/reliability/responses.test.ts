@@ -175,6 +175,14 @@ describe('service responses', () => {
     expect(slowHeaders.code).toBe(8);
     expect(slowHeaders.stderr).toContain('GET /v1/faces/{face_id}: no response within 0.3 s');
     expect(slowHeaders.stdout).toBe('');
+    expect(slowHeaders.stderr).not.toContain('done all the same');
+    // A change that was sent whole may have been made: the hint says to look before sending it again.
+    const slowCreate = await runIn(server, ['faces', 'create', '--name', 'Slow', '--alias', 'slow-x'], {
+      apiOptions: { headersTimeoutMs: 300, maxRetries: 0 },
+    });
+    expect(slowCreate.code).toBe(8);
+    expect(slowCreate.stderr).toContain('POST /v1/faces: no response within 0.3 s');
+    expect(slowCreate.stderr).toContain('it may have been done all the same: look before sending it again');
 
     server.handle((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
