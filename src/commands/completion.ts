@@ -132,7 +132,9 @@ _facectl() {
     compopt +o default 2>/dev/null
     COMPREPLY=($(compgen -W "$(_facectl_profiles)" -- "$cur"))
   elif [[ -n "$choices" ]]; then
-    COMPREPLY=($(compgen -W "$choices" -- "$cur"))
+    # A list (\`--scopes a,b\`): the values before its last comma stay as typed.
+    local head="\${cur%"\${cur##*,}"}"
+    COMPREPLY=($(compgen -P "$head" -W "$choices" -- "\${cur##*,}"))
     COMPREPLY=("\${COMPREPLY[@]#"$colons"}")
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_facectl_flags "$path")" -- "$cur"))

@@ -85,6 +85,19 @@ describe('completion scripts', () => {
       'compile compile:read compile:write',
     );
     expect(typed('facectl keys create --scopes v1:faces:', [...head, 'v1', ':', 'faces', ':', ''])).toBe('read write');
+    // A list: the scopes before the last comma stay.
+    expect(
+      typed('facectl keys create --scopes v1:faces:read,v1:comp', [
+        ...head,
+        'v1',
+        ':',
+        'faces',
+        ':',
+        'read,v1',
+        ':',
+        'comp',
+      ]),
+    ).toBe('compile compile:read compile:write');
     const offered = typed('facectl keys create --scopes ', [...head, '']).split(' ');
     expect(offered).toHaveLength(12);
     for (const scope of offered) expect(scope).toMatch(SEED_SCOPE_PATTERN);
