@@ -19,8 +19,8 @@ const dim = (s) => (process.stdout.isTTY && !process.env.NO_COLOR ? `\x1b[2m${s}
 
 // 1. The embedded local service, with loopback imports allowed so the demo can import from a page
 //    it serves itself.
-//    Its stderr is kept and shown only if it fails: stopped by the demo's SIGTERM it ends with exit 143
-//    and says so on stderr, as every facectl command does.
+//    Its stderr is kept and shown only if it fails: stopped by the demo's SIGTERM it saves, says so on
+//    stderr and exits 0.
 const service = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json', '--allow-private-urls'], {
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -124,15 +124,15 @@ async function approveInBrowser(authorizeUrl) {
   await fetch(new URL(decided.headers.get('location'), authorizeUrl));
 }
 
-/** Stops the service (a clean stop on SIGTERM: exit 143) and the page, then exits with `code`. */
+/** Stops the service (a clean stop on SIGTERM: exit 0) and the page, then exits with `code`. */
 async function shutdown(code) {
   service.kill('SIGTERM');
   page.close();
   const served = await serviceExit;
   rmSync(work, { recursive: true, force: true });
-  if (served !== 143) {
+  if (served !== 0) {
     process.stderr.write(serviceStderr);
-    console.error(`demo: facectl serve exited with ${served} on SIGTERM (expected 143)`);
+    console.error(`demo: facectl serve exited with ${served} on SIGTERM (expected 0)`);
     process.exit(1);
   }
   process.exit(code);
