@@ -264,7 +264,7 @@ export function networkErrorFrom(
   const made =
     info.method === 'GET' || info.method === 'HEAD'
       ? ''
-      : 'it may have been done all the same: look before sending it again; ';
+      : 'it may have been done all the same (sent again, it may be done twice); ';
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',
@@ -318,9 +318,11 @@ export function networkErrorFrom(
       return new NetworkError(
         `${info.method} ${info.path}: the connection to ${info.baseUrl} dropped${reason ? ` (${reason})` : ''}`,
         {
-          hint: isRetryableNetworkError(error)
-            ? 'try again; run with --debug to see the exchange'
-            : 'run with --debug to see the exchange',
+          hint: made
+            ? `${made}run with --debug to see the exchange`
+            : isRetryableNetworkError(error)
+              ? 'try again; run with --debug to see the exchange'
+              : 'run with --debug to see the exchange',
           cause: error,
         },
       );

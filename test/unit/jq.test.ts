@@ -274,6 +274,13 @@ describe('--jq', () => {
     expect(hint(logout)).toBe('the key was removed all the same (Removed the API key of profile p2)');
     expect(logout.tc.config.data.profiles?.p2?.api_key).toBeUndefined();
     // Nothing to remove: nothing was done, and nothing is said of it.
+    // A change that changed nothing says nothing of the kind.
+    const unset = await runCommand(service, ['config', 'unset', 'base_url', '--profile', 'p9', ...failing]);
+    expect(hint(unset)).toBeUndefined();
+    const again = await runCommand(service, ['auth', 'switch', 'p2', ...failing], {
+      config: { ...config, default_profile: 'p2' },
+    });
+    expect(hint(again)).toBeUndefined();
     const none = { profiles: { p3: { base_url: 'http://127.0.0.1:6' } } };
     expect(
       hint(await runCommand(service, ['auth', 'logout', '--profile', 'p3', ...failing], { config: none })),

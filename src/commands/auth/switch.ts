@@ -13,6 +13,7 @@ export default verb({
       checkKnownProfile(store, flag, '--profile');
     }
     checkKnownProfile(store, checkProfileName(name));
+    const changed = store.defaultProfile !== name;
     await store.setDefaultProfile(name);
     const settings = store.getProfile(name);
     const result = {
@@ -24,7 +25,7 @@ export default verb({
     ctx.out.done(
       `Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`,
       result,
-      `the default profile is ${name} all the same`,
+      changed ? `the default profile is ${name} all the same` : undefined,
     );
     if (ctx.globals.profile === undefined && ctx.env.FACECTL_PROFILE) {
       ctx.out.warn(`FACECTL_PROFILE=${ctx.env.FACECTL_PROFILE} is set and takes precedence over the default profile`);

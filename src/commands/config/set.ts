@@ -37,8 +37,11 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   const parsed = value === undefined ? undefined : setting.parse(value);
   const store = await ctx.config();
   let profile: string | null = null;
+  // A value set to what it was, or removed where there was none, changed nothing.
+  let changed = false;
   if (setting.scope === 'global') {
     if (key === 'default_profile') {
+      changed = (parsed ?? 'default') !== store.defaultProfile;
       if (parsed !== undefined) checkKnownProfile(store, parsed);
       await store.setDefaultProfile(parsed);
     }
@@ -52,13 +55,14 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
       key === 'base_url' && typeof before.api_key === 'string' && before.api_key && !before.api_key_base_url
         ? { api_key_base_url: storedKeyBaseUrl(before) }
         : {};
+    changed = key in before ? before[key] !== parsed : parsed !== undefined;
     if (parsed !== undefined || key in before) await store.updateProfile(profile, { [key]: parsed, ...pin });
     if (key === 'base_url') warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
   }
   const result = { key, value: parsed ?? null, profile, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
   const said = parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`;
-  ctx.out.done(said, result, `the change was made all the same (${said})`);
+  ctx.out.done(said, result, changed ? `the change was made all the same (${said})` : undefined);
 }
 
 /** A stored key stays bound to the base URL it was saved for: say so when the profile moves away from it. */
