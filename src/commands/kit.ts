@@ -2,6 +2,7 @@ import type { Column, Context } from '../context.js';
 import type { AnswerOf } from '../api/answers.js';
 import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
+import { envFlag } from '../io/terminal.js';
 import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
 
 /** Helpers of the verb files; program.ts loads them with the declarations, so: no zod, prompts or client. */
@@ -56,7 +57,7 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
   };
   if (value !== undefined && value !== '') return checked(value);
   if (!ctx.io.canPrompt()) {
-    throw new UsageError(`${flag} is required when not running interactively`, {
+    throw new UsageError(`${flag} is required when not running interactively (${noPrompt(ctx)})`, {
       hint: `pass ${flag} <value>`,
     });
   }
@@ -64,6 +65,13 @@ export async function requireValue(ctx: Context, options: RequireValueOptions): 
     message: options.message,
     validate: (answer) => (answer.trim() === '' ? 'a value is required' : (check(answer) ?? true)),
   });
+}
+
+/** Why nothing is asked (canPrompt() is false), in the terms of what the user can change. */
+export function noPrompt(ctx: Context): string {
+  if (ctx.globals.noInput) return '--no-input';
+  if (envFlag(ctx.env, 'CI')) return 'CI is set';
+  return ctx.io.stdinIsTTY ? 'standard output is not a terminal' : 'standard input is not a terminal';
 }
 
 export function notEmpty(text: string): string | undefined {

@@ -26,14 +26,14 @@ describe('kit.requireValue', () => {
   });
 
   it.each([
-    ['piped', { stdinIsTTY: false, stdoutIsTTY: true }],
-    ['--no-input', { ...terminal, globals: { noInput: true } }],
-    ['CI', { ...terminal, env: { CI: 'true' } }],
-  ])('without a usable terminal (%s) is a usage error naming the flag', async (_name, options) => {
+    ['piped', { stdinIsTTY: false, stdoutIsTTY: true }, 'standard input is not a terminal'],
+    ['--no-input', { ...terminal, globals: { noInput: true } }, '--no-input'],
+    ['CI', { ...terminal, env: { CI: 'true' } }, 'CI is set'],
+  ])('without a usable terminal (%s) is a usage error naming the flag and why', async (_name, options, why) => {
     const tc = createTestContext(options);
     const error = await failure(requireValue(tc.ctx, { flag: '--alias', value: undefined, message: 'Alias?' }));
     expect(error).toBeInstanceOf(UsageError);
-    expect(error.message).toBe('--alias is required when not running interactively');
+    expect(error.message).toBe(`--alias is required when not running interactively (${why})`);
     expect(tc.prompts).toEqual([]);
   });
 

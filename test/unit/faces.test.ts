@@ -144,8 +144,18 @@ describe('faces create', () => {
     await expectRefused(
       service,
       argv`faces create --name X`,
-      'error: --alias is required when not running interactively',
+      'error: --alias is required when not running interactively (standard input is not a terminal)',
     );
+  });
+
+  it('the missing-flag error says why nothing was asked: a pipe on standard input, stdout not a terminal, CI', async () => {
+    const reason = async (options: { stdinIsTTY?: boolean; stdoutIsTTY?: boolean; env?: Record<string, string> }) =>
+      (await runCommand(service, ['faces', 'create', '--name', 'X'], options)).stderr;
+    expect(await reason({ stdinIsTTY: false, stdoutIsTTY: true })).toContain(
+      '--alias is required when not running interactively (standard input is not a terminal)',
+    );
+    expect(await reason({ stdinIsTTY: true, stdoutIsTTY: false })).toContain('(standard output is not a terminal)');
+    expect(await reason({ stdinIsTTY: true, stdoutIsTTY: true, env: { CI: 'true' } })).toContain('(CI is set)');
   });
 
   it('--no-input on a terminal still never prompts', async () => {
@@ -154,7 +164,7 @@ describe('faces create', () => {
       stdoutIsTTY: true,
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--name is required when not running interactively');
+    expect(result.stderr).toContain('--name is required when not running interactively (--no-input)');
     expect(result.tc.prompts).toEqual([]);
   });
 

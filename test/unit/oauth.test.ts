@@ -241,7 +241,7 @@ describe('oauth disconnect', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      'error: --yes is required to disconnect when not running interactively\n' +
+      'error: --yes is required to disconnect when not running interactively (standard input is not a terminal)\n' +
         'run `facectl oauth disconnect example --yes`\n',
     );
     expect(service.stats.byRoute.listOAuthConnections).toBe(1);

@@ -1,5 +1,5 @@
 import { CliError, ExitCode, UsageError } from '../../errors.js';
-import { requireArgument, verb } from '../kit.js';
+import { noPrompt, requireArgument, verb } from '../kit.js';
 import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
 /**
@@ -29,7 +29,7 @@ export default verb({
       );
     }
     if (!yes && !ctx.io.canPrompt()) {
-      throw new UsageError('--yes is required to disconnect when not running interactively', {
+      throw new UsageError(`--yes is required to disconnect when not running interactively (${noPrompt(ctx)})`, {
         hint: `run \`facectl oauth disconnect ${provider} --yes\``,
       });
     }
