@@ -22,7 +22,13 @@ function jqMessage(error: JqFailure): string {
   const text = (error.stderr ?? error.message ?? 'jq failed').replace(/^undefined/, '');
   const lines = text
     .split('\n')
-    .map((line) => line.replace(/^jq: (error: )?/, '').trim())
+    // `error (at inputString:0):` names jq-web's input file, nothing of the user's.
+    .map((line) =>
+      line
+        .replace(/^jq: (error: )?/, '')
+        .replace(/^error \(at inputString:\d+\): /, '')
+        .trim(),
+    )
     .filter((line) => line !== '' && !/^\d+ compile errors?$/.test(line) && !/^Non-zero exit code/.test(line));
   // A crashing engine (no exit code) ends its message with a hint for jq-web's own developers.
   return (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');

@@ -187,6 +187,8 @@ describe('--jq', () => {
       expect(result.stdout).toBe('');
       const parsed = JSON.parse(result.stderr).error;
       expect(parsed.code).toBe('jq_error');
+      // jq's own words, without jq-web's input file name (`error (at inputString:0):`).
+      expect(parsed.message).toMatch(/^--jq: null \(null\) cannot be negated$/);
       return parsed.hint as string;
     };
     const face = await runCommand(service, [

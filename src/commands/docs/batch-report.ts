@@ -133,7 +133,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
       const result = JSON.parse(line) as LineResult;
       const error = write(line, () => ctx.out.line(result));
       if (error === undefined) continue;
-      const message = error.message.replace(/^--jq: /, '').replace(/^error \(at inputString:\d+\): /, '');
+      const message = error.message.replace(/^--jq: /, '');
       failure = failure ? { ...failure, lines: failure.lines + 1 } : { line: result.line, message, lines: 1 };
     }
   };
