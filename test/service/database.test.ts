@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { APPLICATION_ID } from '../../src/service/schema.js';
+import { APPLICATION_ID, MIGRATIONS } from '../../src/service/schema.js';
 import { runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import {
@@ -52,13 +52,48 @@ test('the database holds one table per kind of record, under a version any SQLit
   await svc.close();
   const tables = query(file, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").flat();
   expect(tables).toEqual(['connections', 'documents', 'faces', 'idempotency', 'keys', 'threads', 'users']);
-  expect(query(file, 'PRAGMA user_version')).toEqual([[1]]);
+  expect(query(file, 'PRAGMA user_version')).toEqual([[MIGRATIONS.length]]);
   expect(query(file, 'PRAGMA application_id')).toEqual([[APPLICATION_ID]]);
   expect(query(file, 'SELECT plan FROM users ORDER BY plan').flat()).toEqual(['connect', 'free', 'pro', 'standard']);
   expect(query(file, 'SELECT alias, name FROM faces')).toEqual([['ada', 'Ada']]);
   // Keys as hashes only (case 34): the secret's digest, never the secret.
   const hashes = query(file, 'SELECT hash FROM keys').flat() as string[];
   expect(hashes).toContain(createHash('sha256').update(svc.key('pro')).digest('hex'));
+});
+
+test('a version 1 database (its idempotency table WITHOUT ROWID) is migrated once, its records kept: a replay answers as before', async () => {
+  tmp = tempDir();
+  const file = join(tmp.dir, 'state.db');
+  const first = await start(file);
+  await call(first, 'createFace', { key: first.key('pro'), body: { name: 'Ada', alias: 'ada' } });
+  const sent = { key: first.key('pro'), body: { alias: 'ada', label: 'kept', content: 'once' } };
+  const headers = { 'Idempotency-Key': 'k-migrated' };
+  const made = expectContract('createDocument', await call(first, 'createDocument', { ...sent, headers }), 201);
+  await first.close();
+  running.splice(running.indexOf(first), 1);
+  // Back to version 1, as a facectl of before this migration left it: the table as MIGRATIONS[0] made it.
+  const v1Table = /CREATE TABLE idempotency \([^;]*;/.exec(MIGRATIONS[0] as string)?.[0] as string;
+  expect(v1Table).toContain('WITHOUT ROWID');
+  const db = new Database(file);
+  db.exec(`CREATE TABLE v1 AS SELECT * FROM idempotency; DROP TABLE idempotency; ${v1Table}
+    INSERT INTO idempotency SELECT * FROM v1; DROP TABLE v1;
+    CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
+    PRAGMA user_version = 1;`);
+  db.close();
+  const tableSql = () => query(file, "SELECT sql FROM sqlite_schema WHERE name = 'idempotency'").flat()[0];
+  expect(tableSql()).toContain('WITHOUT ROWID');
+
+  const second = await start(file);
+  // The same key and body (the key is the same user's): the document made before, not another.
+  const replay = { ...sent, key: second.key('pro') };
+  const again = expectContract('createDocument', await call(second, 'createDocument', { ...replay, headers }), 201);
+  expect(again.document_id).toBe(made.document_id);
+  await second.close();
+  running.splice(running.indexOf(second), 1);
+  expect(query(file, 'PRAGMA user_version')).toEqual([[MIGRATIONS.length]]);
+  expect(tableSql()).not.toContain('WITHOUT ROWID');
+  expect(query(file, "SELECT count(*) FROM documents WHERE label = 'kept'")).toEqual([[1]]);
+  expect(query(file, 'SELECT idempotency_key FROM idempotency').flat()).toEqual(['k-migrated']);
 });
 
 describe('a state file of an earlier facectl (JSON snapshot + journal) is imported once, losslessly', () => {
