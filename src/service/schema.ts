@@ -114,7 +114,7 @@ CREATE TABLE idempotency (
 CREATE INDEX idempotency_document ON idempotency (document_id) WHERE document_id IS NOT NULL;
 `,
   // An ordinary table, its key unique: a WITHOUT ROWID table suits small rows, and these hold a document's
-  // answer without its content (about 600 bytes). 5,000 documents at concurrency 16, serve's CPU per
+  // answer without its content (about 600 bytes). 3,000 documents at concurrency 16, serve's CPU per
   // document: 410 µs against 483 (medians of 10 alternating runs, Node 24).
   `
 CREATE TABLE idempotency_next (
