@@ -35,13 +35,15 @@ export async function runPool<T>(
 ): Promise<PoolOutcome> {
   const { signal } = options;
   const iterator = items[Symbol.asyncIterator]();
-  const next = async (): Promise<IteratorResult<T>> => {
-    if (!options.slowSource) return iterator.next();
-    const settled = await settle(iterator.next(), signal);
-    if (settled === 'waited') return { done: true, value: undefined };
-    if ('error' in settled) throw settled.error;
-    return settled.result;
-  };
+  // A file's lines come straight from the iterator (no promise of ours per line); a slow source's, or the abort.
+  const next = options.slowSource
+    ? async (): Promise<IteratorResult<T>> => {
+        const settled = await settle(iterator.next(), signal);
+        if (settled === 'waited') return { done: true, value: undefined };
+        if ('error' in settled) throw settled.error;
+        return settled.result;
+      }
+    : () => iterator.next();
   const outcome: PoolOutcome = { stopped: false };
   const worker = async () => {
     while (!outcome.stopped && !signal.aborted) {
