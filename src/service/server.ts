@@ -78,6 +78,14 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   // The request's share of the in-flight budget, held until its answer is sent (or it is dropped),
   // and whether it is answered as an HTML page.
   const held: Held = { release: () => {}, html: false };
+  // Released once the request is handled and its connection is done with, in whichever order: a client
+  // that gave up closes it while a large request is still being counted.
+  let handled = false;
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    if (handled) held.release();
+  });
   try {
     const url = requestTarget(req.url);
     pathname = url.pathname;
@@ -92,7 +100,8 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
     if (error instanceof ClientGone) return held.release();
     reply = errorReply(svc, error, held.html);
   }
-  res.once('close', () => held.release());
+  handled = true;
+  if (closed) held.release();
   send(req, res, reply, deps.closing());
   if (deps.accessLog) {
     svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`, 'debug');

@@ -88,3 +88,27 @@ test('past the service budget: 503 service_busy with Retry-After', async () => {
   for (const request of held) request.finish();
   for (const request of held) expect((await request.answer).status).toBe(201);
 });
+
+test('a client that gives up while its large request is counted leaves no share behind: the next one is taken', async () => {
+  svc = await startTestService({ inflightBytesPerUser: 1024 * KIB });
+  const pro = svc.key('pro');
+  await createFace(svc, pro, 'big-face');
+  // Letters and digits all unlike (as base64 is): counted for a good part of a second, off the event loop.
+  const unlike = () =>
+    Buffer.from(Array.from({ length: 560 * KIB }, () => Math.floor(Math.random() * 256))).toString('base64');
+  const body = Buffer.from(documentBody(unlike()));
+  await new Promise<void>((resolve, reject) => {
+    const req = httpRequest(`${svc?.baseUrl}/v1/compile/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${pro}`, 'Content-Type': 'application/json', 'Content-Length': body.length },
+    });
+    req.on('error', () => resolve());
+    req.on('response', () => reject(new Error('answered before the client gave up')));
+    // The whole body sent, then the connection closed without waiting for the answer.
+    req.end(body, () => setTimeout(() => req.destroy(), 50));
+  });
+  // The service finishes that request on its own (the document is made), then its share must be free.
+  await expect.poll(() => svc?.store.count('documents'), { timeout: 20_000 }).toBe(1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expectContract('createDocument', await send(svc, pro, unlike()), 201);
+}, 40_000);
