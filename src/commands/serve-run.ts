@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Context } from '../context.js';
 import { CancelError, CliError, ExitCode, UsageError } from '../errors.js';
@@ -101,6 +102,11 @@ export async function runServe(
   const { rescued } = service.store;
   if (rescued !== undefined) {
     ctx.out.warn(`${dataName(options)} was replaced or removed while serve ran: its state is saved to ${rescued}`);
+  } else if (options.dataFile && (statSync(`${options.dataFile}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
+    // The close folds SQLite's log into the file; when that fails (no room, a size limit) the log stays.
+    ctx.out.warn(
+      `${options.dataFile}-wal holds changes that could not be folded into ${options.dataFile} (no room?): keep the two files together`,
+    );
   }
   ctx.out.info(
     options.dataFile

@@ -25,6 +25,8 @@ export interface ServeProcess {
   /** The environment that points the bin at this service with the plan's key (Pro unless given). */
   env(plan?: Plan): { FACECTL_API_KEY: string; FACECTL_BASE_URL: string };
   stop(): Promise<void>;
+  /** What serve wrote on stderr so far (its access log, its stop message). */
+  stderr(): string;
   /** kill -9: the process ends at once, saving nothing more (resolves once it has exited). */
   kill(): Promise<void>;
 }
@@ -99,6 +101,7 @@ export async function startServeProcess(
     key,
     env: (plan = 'pro') => ({ FACECTL_API_KEY: key(plan), FACECTL_BASE_URL: started.base_url }),
     requests: () => countRequests(stderr),
+    stderr: () => stderr,
     settledRequests: async () => {
       const probe = `/v1/faces/probe-${Math.random().toString(36).slice(2)}`;
       await fetch(`${started.base_url}${probe}`, { headers: { Authorization: `Bearer ${started.users[0]?.key}` } });

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
@@ -50,6 +52,30 @@ async function newDocument(service: ServeProcess, content: string, label: string
 async function getDocument(service: ServeProcess, id: string): Promise<Json> {
   return call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } });
 }
+
+test('a stop whose log cannot be folded into the file (a size limit) says to keep the two files together; nothing is lost', async () => {
+  disk = smallDisk('ulimit');
+  const file = join(disk.dir, 'state.db');
+  const serve = await disk.start(file);
+  processes.push(serve);
+  expectContract(
+    'createFace',
+    await call(serve, 'createFace', { key: serve.key('pro'), body: { name: 'Disk', alias: 'disk-face' } }),
+    201,
+  );
+  const kept = expectContract('createDocument', await newDocument(serve, text(300, 'kept'), 'kept'), 201);
+  // The log holds the document; the file may not grow to take it in.
+  execFileSync('prlimit', ['--pid', String(serve.pid), `--fsize=${statSync(file).size + 4096}:`]);
+  await serve.stop();
+  expect(serve.stderr()).toContain(
+    `${file}-wal holds changes that could not be folded into ${file} (no room?): keep the two files together`,
+  );
+  const again = await startServeProcess(['--data', file]);
+  processes.push(again);
+  expect(expectContract('getDocument', await getDocument(again, kept.document_id), 200).content).toBe(kept.content);
+  await again.stop();
+  expect(again.stderr()).not.toContain('-wal holds changes');
+});
 
 describe.each(kinds())('a full disk under serve --data (%s)', (kind) => {
   test('finding 1: a write that failed on a full disk leaves the file sound: after kill -9 the restart keeps every 201', async () => {
