@@ -49,20 +49,26 @@ async function newDocument(service: ServeProcess, content: string, label: string
   return call(service, 'createDocument', { key: service.key('pro'), body: { alias: 'disk-face', label, content } });
 }
 
+/** serve --data on a small disk of that kind (kept in `disk`), with the face the documents go to. */
+async function serveWithFace(
+  kind: 'tmpfs' | 'ulimit',
+): Promise<{ file: string; serve: ServeProcess; small: SmallDisk }> {
+  const small = smallDisk(kind);
+  disk = small;
+  const file = join(small.dir, 'state.db');
+  const serve = await small.start(file);
+  processes.push(serve);
+  const face = { key: serve.key('pro'), body: { name: 'Disk', alias: 'disk-face' } };
+  expectContract('createFace', await call(serve, 'createFace', face), 201);
+  return { file, serve, small };
+}
+
 async function getDocument(service: ServeProcess, id: string): Promise<Json> {
   return call(service, 'getDocument', { key: service.key('pro'), params: { document_id: id } });
 }
 
 test('a stop whose log cannot be folded into the file (a size limit) says to keep the two files together; nothing is lost', async () => {
-  disk = smallDisk('ulimit');
-  const file = join(disk.dir, 'state.db');
-  const serve = await disk.start(file);
-  processes.push(serve);
-  expectContract(
-    'createFace',
-    await call(serve, 'createFace', { key: serve.key('pro'), body: { name: 'Disk', alias: 'disk-face' } }),
-    201,
-  );
+  const { file, serve } = await serveWithFace('ulimit');
   const kept = expectContract('createDocument', await newDocument(serve, text(300, 'kept'), 'kept'), 201);
   // The log holds the document; the file may not grow to take it in.
   execFileSync('prlimit', ['--pid', String(serve.pid), `--fsize=${statSync(file).size + 4096}:`]);
@@ -79,20 +85,12 @@ test('a stop whose log cannot be folded into the file (a size limit) says to kee
 
 describe.each(kinds())('a full disk under serve --data (%s)', (kind) => {
   test('finding 1: a write that failed on a full disk leaves the file sound: after kill -9 the restart keeps every 201', async () => {
-    disk = smallDisk(kind);
-    const file = join(disk.dir, 'state.db');
-    const serve = await disk.start(file);
-    processes.push(serve);
-    expectContract(
-      'createFace',
-      await call(serve, 'createFace', { key: serve.key('pro'), body: { name: 'Disk', alias: 'disk-face' } }),
-      201,
-    );
+    const { file, serve, small } = await serveWithFace(kind);
     const before = expectContract('createDocument', await newDocument(serve, text(4, 'before'), 'before'), 201);
 
-    disk.fill(serve.pid);
+    small.fill(serve.pid);
     expectError('createDocument', await newDocument(serve, text(80, 'refused'), 'refused'), 500, 'storage_error');
-    disk.free(serve.pid);
+    small.free(serve.pid);
     const after = expectContract('createDocument', await newDocument(serve, text(4, 'after'), 'after'), 201);
 
     await serve.kill();
