@@ -159,10 +159,36 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
       cause: error,
     });
   }
+  const storage = storageFailure(error);
+  if (storage !== undefined) {
+    const where = options.dataFile === undefined ? 'its temporary database' : dataName(options);
+    return new CliError(`cannot start the local service: ${where} could not be written (${storage})`, ExitCode.error, {
+      code: 'storage_error',
+      hint:
+        (storage === 'disk I/O error'
+          ? 'a full disk, a file size limit (ulimit -f) or a failing disk does this; '
+          : '') +
+        (options.dataFile === undefined
+          ? 'free some room in the temporary directory (TMPDIR), or give --data a file on another disk'
+          : 'free some room on its disk, or give --data a file on another disk'),
+      cause: error,
+    });
+  }
   return new CliError(`cannot start the local service: ${message}`, ExitCode.error, {
     code: 'serve_failed',
     cause: error,
   });
+}
+
+/** What SQLite said when it could not write (no room, a size limit, a failing disk), along the causes. */
+function storageFailure(error: unknown): string | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
+      return code === 'SQLITE_FULL' ? 'no room: database or disk is full' : 'disk I/O error';
+    }
+  }
+  return undefined;
 }
 
 /** The --host values that listen on every interface (IPv4 or IPv6): the banner and a warning say so. */

@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { BIN } from '../helpers/run-cli.js';
 import { ensureBuilt, type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
 import { Store } from '../../src/service/store.js';
 import { call, expectContract, expectError, type Json } from '../helpers/service.js';
@@ -135,5 +136,31 @@ describe.each(kinds())('a full disk under serve --data (%s)', (kind) => {
     processes.push(again);
     expect(expectContract('getDocument', await getDocument(again, doc.document_id), 200)).toMatchObject(unchanged);
     expect(await quota(again)).toBe(used);
+  });
+
+  test('a start that cannot write its --data file names the file and why, exit 1', () => {
+    disk = smallDisk(kind);
+    const file = join(disk.dir, 'state.db');
+    const args = [BIN, 'serve', '--data', file, '--port', '0', '--json'];
+    // No room from the start: the disk full, or a size limit of one 512-byte block (SIGXFSZ ignored).
+    if (kind === 'tmpfs') disk.fill(0);
+    const started =
+      kind === 'tmpfs'
+        ? spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 30_000 })
+        : spawnSync('/bin/sh', ['-c', `trap '' XFSZ; ulimit -S -f 1; exec "$0" "$@"`, process.execPath, ...args], {
+            encoding: 'utf8',
+            timeout: 30_000,
+          });
+    expect(started.status).toBe(1);
+    expect(started.stdout).toBe('');
+    const { error } = JSON.parse(started.stderr) as { error: { code: string; message: string; hint: string } };
+    expect(error.code).toBe('storage_error');
+    expect(error.message).toMatch(
+      new RegExp(
+        `^cannot start the local service: ${file} could not be written \\((no room: database or disk is full|disk I/O error)\\)$`,
+      ),
+    );
+    expect(error.hint).toContain('free some room on its disk, or give --data a file on another disk');
+    if (error.message.includes('disk I/O error')) expect(error.hint).toContain('a file size limit (ulimit -f)');
   });
 });
