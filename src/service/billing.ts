@@ -1,7 +1,7 @@
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
 import type { BillingSource, KeyRecord, UserRecord } from './records.js';
-import type { Store } from './store.js';
+import type { ServiceCore } from './service-core.js';
 
 /**
  * Billing at sync, in the spec's order: oauth (Connect plan with an active connection), then the
@@ -22,26 +22,20 @@ export function quotaView(user: UserRecord, now: Date): { tokens_used: number; t
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
 }
 
-function isConnected(store: Store, user: UserRecord, provider: string): boolean {
-  return PLANS[user.plan].oauth && store.get('connections', `${user.id}:${provider}`) !== undefined;
-}
-
-export interface BillingEnv {
-  store: Store;
-  now: Date;
-  provider: string;
+function isConnected(svc: ServiceCore, user: UserRecord): boolean {
+  return PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
 }
 
 /**
  * Refuses an interviewer_billing_source that can never apply to this user (409), at thread creation
  * and again at sync: oauth without an active connection, compile on a plan without a quota.
  */
-export function checkOverrideAvailable(env: BillingEnv, user: UserRecord, override: BillingSource): void {
-  if (override === 'oauth' && !isConnected(env.store, user, env.provider)) {
+export function checkOverrideAvailable(svc: ServiceCore, user: UserRecord, override: BillingSource): void {
+  if (override === 'oauth' && !isConnected(svc, user)) {
     throw conflict(
       'billing_source_unavailable',
       PLANS[user.plan].oauth
-        ? `interviewer_billing_source oauth needs an active ${env.provider} connection; connect it first`
+        ? `interviewer_billing_source oauth needs an active ${svc.provider} connection; connect it first`
         : `interviewer_billing_source oauth needs the Connect plan; this user is on the ${user.plan} plan`,
     );
   }
@@ -55,16 +49,17 @@ export function checkOverrideAvailable(env: BillingEnv, user: UserRecord, overri
 
 /** The source that would pay for `tokens` now, or the error that refuses it. Charges nothing. */
 export function chooseSource(
-  env: BillingEnv,
+  svc: ServiceCore,
+  now: Date,
   user: UserRecord,
   tokens: number,
   override: BillingSource | null,
 ): BillingSource {
   const cost = tokens * MICRO_USD_PER_TOKEN;
   const quota = PLANS[user.plan].monthly_quota;
-  const quotaLeft = quota - quotaUsed(user, env.now);
+  const quotaLeft = quota - quotaUsed(user, now);
   if (override) {
-    checkOverrideAvailable(env, user, override);
+    checkOverrideAvailable(svc, user, override);
     if (override === 'compile' && quotaLeft < tokens) {
       throw paymentRequired(
         'insufficient_quota',
@@ -74,7 +69,7 @@ export function chooseSource(
     if (override === 'credits' && user.credits_micro < cost) throw insufficientCredits(user, cost);
     return override;
   }
-  if (isConnected(env.store, user, env.provider)) return 'oauth';
+  if (isConnected(svc, user)) return 'oauth';
   if (quota > 0 && quotaLeft >= tokens) return 'compile';
   if (user.credits_micro >= cost) return 'credits';
   throw insufficientCredits(user, cost);
@@ -93,17 +88,18 @@ function insufficientCredits(user: UserRecord, cost: number): Error {
  * Throws (and charges nothing) when any of it cannot be paid.
  */
 export function charge(
-  env: BillingEnv,
+  svc: ServiceCore,
+  now: Date,
   user: UserRecord,
   key: KeyRecord,
   tokens: number,
   override: BillingSource | null,
 ): BillingSource {
-  const source = chooseSource(env, user, tokens, override);
+  const source = chooseSource(svc, now, user, tokens, override);
   const cost = tokens * MICRO_USD_PER_TOKEN;
   // The key and every key it descends from: a child key spends out of its parents' budgets too.
   const chain: KeyRecord[] = [];
-  for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? env.store.get('keys', k.parent_id) : undefined) {
+  for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? svc.store.get('keys', k.parent_id) : undefined) {
     chain.push(k);
   }
   for (const k of chain) {
@@ -117,7 +113,7 @@ export function charge(
     }
   }
   if (source === 'compile') {
-    const month = monthOf(env.now);
+    const month = monthOf(now);
     if (user.quota_month !== month) {
       user.quota_month = month;
       user.quota_used = 0;
@@ -126,10 +122,10 @@ export function charge(
   } else if (source === 'credits') {
     user.credits_micro -= cost;
   }
-  env.store.put('users', user);
+  svc.store.put('users', user);
   for (const k of chain) {
     k.spent_micro += cost;
-    env.store.put('keys', k);
+    svc.store.put('keys', k);
   }
   return source;
 }

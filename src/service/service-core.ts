@@ -1,4 +1,3 @@
-import type { BillingEnv } from './billing.js';
 import type { OAuthFlows } from './oauth-flow.js';
 import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
@@ -54,8 +53,4 @@ export interface ServiceCore {
   readonly consent: ConsentMode;
   /** To call before a document's content or version changes (idempotency records may refer to it). */
   beforeDocumentEdit: (doc: DocumentRecord) => void;
-}
-
-export function billingEnv(svc: ServiceCore): BillingEnv {
-  return { store: svc.store, now: svc.clock.now(), provider: svc.provider };
 }

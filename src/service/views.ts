@@ -143,7 +143,7 @@ function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, 
   if (thread.override) return thread.override;
   if (thread.billing_source) return thread.billing_source;
   try {
-    return chooseSource({ store: svc.store, now, provider: svc.provider }, user, thread.token_count, null);
+    return chooseSource(svc, now, user, thread.token_count, null);
   } catch {
     return 'credits';
   }

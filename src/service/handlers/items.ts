@@ -3,7 +3,7 @@ import type { AuthInfo } from '../auth.js';
 import { charge } from '../billing.js';
 import type { BillingSource, Collections, FaceItem, FaceRecord } from '../records.js';
 import { newId } from '../ids.js';
-import { billingEnv, type ServiceCore } from '../service-core.js';
+import type { ServiceCore } from '../service-core.js';
 
 /** A new document's or thread's own fields, not synced yet. */
 export function newItem(
@@ -42,12 +42,12 @@ export function syncItem<C extends 'documents' | 'threads'>(
 ): void {
   if (item.synced) return;
   requireModelAllowed(auth, face.default_model);
-  const env = billingEnv(svc);
-  item.billing_source = charge(env, auth.user, auth.key, item.token_count, override);
+  const now = svc.clock.now();
+  item.billing_source = charge(svc, now, auth.user, auth.key, item.token_count, override);
   item.synced = true;
-  item.sync_started_ms = env.now.getTime();
+  item.sync_started_ms = now.getTime();
   item.synced_token_count = item.token_count;
-  item.updated_at = env.now.toISOString();
+  item.updated_at = now.toISOString();
   svc.store.put(collection, item);
 }
 

@@ -1,7 +1,6 @@
 import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
 import { checkOverrideAvailable } from '../billing.js';
 import type { ThreadRecord } from '../records.js';
-import { billingEnv } from '../service-core.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
 import { markChanged, newItem, syncItem } from './items.js';
@@ -15,7 +14,7 @@ export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
   const face = resolveFace(svc.store, auth, body.alias);
   requireModelAllowed(auth, face.default_model);
   const override = body.interviewer_billing_source ?? null;
-  if (override) checkOverrideAvailable(billingEnv(svc), auth.user, override);
+  if (override) checkOverrideAvailable(svc, auth.user, override);
   const thread: ThreadRecord = {
     ...newItem(svc, auth, face, 'thr'),
     label: body.label,
