@@ -72,10 +72,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const shutdown = new AbortController();
   const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
-  const oauth = new OAuthFlows(clock);
-  oauth.onExchange = () => {
-    stats.tokenExchanges++;
-  };
   const idempotency = new Idempotency(store, clock);
   const svc: ServiceCore = {
     store,
@@ -84,7 +80,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     baseUrl: '',
     allowPrivateUrls: options.allowPrivateUrls === true,
     fetchUrl: options.fetchUrl ?? defaultFetcher,
-    oauth,
+    oauth: new OAuthFlows(clock),
     stats,
     log,
     signal: shutdown.signal,

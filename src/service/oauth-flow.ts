@@ -34,8 +34,6 @@ const s256 = (verifier: string): string => hash('sha256', verifier, 'base64url')
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
   private readonly codes = new Map<string, IssuedCode>();
-  /** Called after each successful token exchange (counted in the service's stats). */
-  onExchange: () => void = () => {};
 
   constructor(private readonly clock: ServiceClock) {}
 
@@ -130,7 +128,6 @@ export class OAuthFlows {
     ) {
       throw new HttpError(400, 'invalid_grant', 'The authorization code is invalid, expired or was already used.');
     }
-    this.onExchange();
     return { access_token: randomBase62(40), token_type: 'Bearer', expires_in: 3600 };
   }
 

@@ -95,6 +95,7 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
     redirectUri: pending.redirectUri,
     clientId: CLIENT_ID,
   });
+  svc.stats.tokenExchanges++;
   const user = svc.store.get('users', pending.userId);
   if (!user || !PLANS[user.plan].oauth)
     throw forbidden('plan_required', 'OAuth connections are only for the Connect plan.');
