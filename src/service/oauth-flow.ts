@@ -111,7 +111,7 @@ export class OAuthFlows {
   }
 
   /** Provider side: the token endpoint. A code is exchanged at most once, and only with its PKCE verifier. */
-  exchange(input: { code: string; codeVerifier: string; redirectUri: string; clientId: string }): {
+  exchange(input: { code: string; codeVerifier: string; redirectUri: string }): {
     access_token: string;
     token_type: 'Bearer';
     expires_in: number;
@@ -122,7 +122,6 @@ export class OAuthFlows {
     if (
       !issued ||
       issued.expiresMs <= this.nowMs() ||
-      input.clientId !== CLIENT_ID ||
       issued.redirectUri !== input.redirectUri ||
       issued.codeChallenge !== s256(input.codeVerifier)
     ) {

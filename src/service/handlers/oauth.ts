@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import type { AuthInfo } from '../auth.js';
 import { forbidden, HttpError, notFound } from '../errors.js';
-import { CLIENT_ID } from '../oauth-flow.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
 import type { ConnectionRecord } from '../records.js';
@@ -93,7 +92,6 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
     code,
     codeVerifier: pending.codeVerifier,
     redirectUri: pending.redirectUri,
-    clientId: CLIENT_ID,
   });
   svc.stats.tokenExchanges++;
   const user = svc.store.get('users', pending.userId);
