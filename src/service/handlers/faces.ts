@@ -70,8 +70,7 @@ async function fetchForImport(svc: ServiceCore, url: string): Promise<FetchedDoc
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : String(error);
-    if (code === 'url_not_allowed') throw new HttpError(422, 'url_not_allowed', message);
-    if (code === 'fetch_failed') throw new HttpError(422, 'fetch_failed', message);
+    if (code === 'url_not_allowed' || code === 'fetch_failed') throw new HttpError(422, code, message);
     svc.log(`import of a URL failed unexpectedly: ${message}`);
     throw new HttpError(422, 'fetch_failed', 'the URL could not be fetched');
   }
