@@ -103,7 +103,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   // batch would otherwise wait for it. A tokenizer that fails to load fails the requests that count.
   await loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
 
-  let closing = false;
   let inflight = 0;
   let drained: (() => void) | null = null;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -115,7 +114,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     budget: new InflightBudget(perUser, 2 * perUser),
     maxBodyBytes,
     accessLog: options.accessLog === true,
-    closing: () => closing,
   };
   const requestTimeout = options.requestTimeoutMs ?? 120_000;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? 20_000, requestTimeout);
@@ -156,7 +154,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   /** Graceful: requests in flight get CLOSE_GRACE_MS to finish, then the database is closed. */
   const stop = (graceful: boolean): Promise<void> =>
     (closed ??= (async () => {
-      closing = true;
       // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
       stopping.abort();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -40,8 +40,6 @@ export interface ServerDeps {
   maxBodyBytes: number;
   /** One line per request (method, path without query, status, time); never headers or bodies. */
   accessLog: boolean;
-  /** True once close() began: answers carry Connection: close. */
-  closing: () => boolean;
 }
 
 /** Patterns compiled once (contract's matchPath compiles on every call) pick the candidates. */
@@ -102,7 +100,7 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   }
   handled = true;
   if (closed) held.release();
-  send(req, res, reply, deps.closing());
+  send(req, res, reply, svc.stopping.aborted);
   if (deps.accessLog) {
     svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`, 'debug');
   }

@@ -48,7 +48,7 @@ export interface ServiceCore {
   readonly log: ServiceLog;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
-  /** Aborted as soon as the service begins to stop: token counts in progress end (503) at once. */
+  /** Aborted as soon as the service begins to stop: counts in progress end (503), answers carry Connection: close. */
   readonly stopping: AbortSignal;
   readonly consent: ConsentMode;
   /** To call before a document's content or version changes (idempotency records may refer to it). */
