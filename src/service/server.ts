@@ -50,7 +50,7 @@ const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([nam
   static: !route.path.includes('{'),
 }));
 
-function findRoute(method: string, pathname: string) {
+function findRoute(svc: ServiceCore, method: string, pathname: string) {
   const allowed: string[] = [];
   for (const { name, route, pattern, static: exact } of ROUTE_LIST) {
     if (!pattern.test(pathname)) continue;
@@ -59,6 +59,7 @@ function findRoute(method: string, pathname: string) {
     if (route.method === method) return { name, route, params };
     allowed.push(route.method);
   }
+  count(svc, 'unmatched');
   if (allowed.length > 0) {
     throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${pathname}`, {
       Allow: allowed.join(', '),
@@ -119,14 +120,7 @@ function requestTarget(raw: string | undefined): Target {
 
 async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
   const { svc } = deps;
-  const method = req.method ?? 'GET';
-  let match: ReturnType<typeof findRoute>;
-  try {
-    match = findRoute(method, url.pathname);
-  } catch (error) {
-    count(svc, 'unmatched');
-    throw error;
-  }
+  const match = findRoute(svc, req.method ?? 'GET', url.pathname);
   const { name, route } = match;
   count(svc, name);
   held.html = route.responseKind === 'html';
