@@ -134,8 +134,8 @@ function filterHash(userId: string, key: string): number {
 }
 
 export class Idempotency {
-  /** Bodies holding a key secret: `<user>\0<Idempotency-Key>` -> the key that asked, the body, when. */
-  private readonly secretBodies = new Map<string, { keyId: string; body: string; ms: number }>();
+  /** Bodies holding a key secret, by pendingKey(): the body and when it was kept. */
+  private readonly secretBodies = new Map<string, { body: string; ms: number }>();
   private readonly store: Store;
   private readonly clock: ServiceClock;
   private nextPurgeMs = 0;
@@ -211,7 +211,7 @@ export class Idempotency {
         );
       }
     }
-    const secret = this.secretBodies.get(`${request.userId}\u0000${request.key}`);
+    const secret = this.secretBodies.get(pendingKey(request));
     const body = row.body ?? pending?.parts?.join('') ?? this.withContent(row) ?? (sameKey ? secret?.body : undefined);
     if (body === undefined) {
       throw new HttpError(
@@ -253,8 +253,7 @@ export class Idempotency {
     if (doc && this.store.pending(`documents\u0000${doc.id}`) === undefined) this.store.run(INSERT_RECORD, values);
     else this.store.defer(INSERT_RECORD, values, pendingKey(request), { row, parts: doc ? response.parts : undefined });
     if (response.holdsSecret && response.body !== undefined) {
-      const id = `${request.userId}\u0000${request.key}`;
-      this.secretBodies.set(id, { keyId: auth.key.id, body: response.body, ms: now });
+      this.secretBodies.set(pendingKey(request), { body: response.body, ms: now });
     }
   }
 
