@@ -11,7 +11,7 @@ export interface Reply {
   body: string | string[];
 }
 
-export const JSON_HEADERS: Record<string, string> = {
+const JSON_HEADERS: Record<string, string> = {
   'Content-Type': 'application/json; charset=utf-8',
   'Cache-Control': 'no-store',
 };

@@ -10,7 +10,7 @@ import * as keys from './handlers/keys.js';
 import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
 import { type Handler, type HandlerMap, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
-import { ClientGone, JSON_HEADERS, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
+import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
@@ -234,11 +234,7 @@ function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {
     const title = known.status >= 500 ? 'Something went wrong' : 'This link cannot be used';
     return { status: known.status, headers: { ...PAGE_HEADERS, ...known.headers }, body: resultPage(title, message) };
   }
-  return {
-    status: known.status,
-    headers: { ...JSON_HEADERS, ...known.headers },
-    body: JSON.stringify({ detail: known.detail, code: known.code }),
-  };
+  return jsonReply(known.status, JSON.stringify({ detail: known.detail, code: known.code }), known.headers);
 }
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply, closing: boolean): void {
