@@ -35,8 +35,10 @@ describe('README, checked against the built CLI', () => {
     expect(stdout.trim()).toBe(pkg.version);
   });
 
-  it("the scripts section's lines that start serve and read its URL and the pro key work as written", async () => {
+  it("the scripts section's lines that start serve, read its URL and the pro key, and stop it work as written", async () => {
     const start = readme.indexOf('rm -f serve.json; facectl serve --port 0 --json > serve.json &');
+    const stopLine = readme.split('\n').find((l) => l.startsWith('kill $serve; wait $serve'));
+    expect(stopLine).toBeDefined();
     expect(start).toBeGreaterThan(0);
     // Up to its export line: the snippet's serve part, run by bash as it stands.
     const lines = readme.slice(start).split('\n');
@@ -62,7 +64,8 @@ describe('README, checked against the built CLI', () => {
     // serve, started in the background, is stopped however the script ends.
     // A serve.json of an earlier run is there: the snippet must not read it.
     writeFileSync(join(dir, 'serve.json'), '{"base_url":"http://127.0.0.1:9","users":[]}\n');
-    const script = `set -eu\ntrap 'kill $! 2>/dev/null' EXIT\n${snippet}\nfacectl auth status --json\n`;
+    // Under set -e: the stop must exit 0, or the script fails here.
+    const script = `set -eu\ntrap 'kill $! 2>/dev/null || true' EXIT\n${snippet}\nfacectl auth status --json\n${stopLine}\necho stopped\n`;
     const { stdout } = await promisify(execFile)('bash', ['-c', script], {
       cwd: dir,
       env: {
@@ -73,7 +76,9 @@ describe('README, checked against the built CLI', () => {
       },
       timeout: 30_000,
     });
-    const status = JSON.parse(stdout);
+    const [statusLine, stopped] = stdout.trim().split('\n');
+    expect(stopped).toBe('stopped');
+    const status = JSON.parse(statusLine as string);
     expect(status.plan).toBe('pro');
     expect(status.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   }, 60_000);
