@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { writeSync } from 'node:fs';
 import type { ApiClient, Browser, Clock, ConfigStore, Context, GlobalOptions, Prompter, Runtime } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
@@ -109,14 +110,24 @@ export function createProcessContext(): ClosableContext {
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
+  // A second signal while the command winds down ends the process at once, saying so (written directly:
+  // the stream may be busy or its owner gone).
+  const atOnce = (exitCode: number, by: string) => {
+    const message = `stopped at once by a second ${by}`;
+    try {
+      writeSync(2, globals.json ? `{"error":{"code":"interrupted","message":"${message}"}}\n` : `error: ${message}\n`);
+    } finally {
+      process.exit(exitCode);
+    }
+  };
   process.on('SIGINT', () => {
-    if (controller.signal.aborted) process.exit(ExitCode.interrupted);
+    if (controller.signal.aborted) atOnce(ExitCode.interrupted, 'Ctrl-C (SIGINT)');
     controller.abort(new CancelError());
   });
   // SIGTERM (`timeout`, a CI cancel) stops the command as Ctrl-C does, so a batch keeps its journal and
   // says how to resume; a second one ends the process at once.
   process.on('SIGTERM', () => {
-    if (controller.signal.aborted) process.exit(ExitCode.terminated);
+    if (controller.signal.aborted) atOnce(ExitCode.terminated, 'SIGTERM');
     controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
   });
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

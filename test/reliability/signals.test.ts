@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
@@ -144,6 +146,53 @@ describe('signals', () => {
     expect(code, run.stderr()).toBe(143);
     expect(run.stderr()).toMatch(/terminated/);
   });
+  for (const [signal, code, by] of [
+    ['SIGTERM', 143, 'SIGTERM'],
+    ['SIGINT', 130, 'Ctrl-C (SIGINT)'],
+  ] as const) {
+    it(`a second ${signal} while serve waits for a request in flight ends it at once, saying so (--json: one error document)`, async () => {
+      const run = start(['serve', '--port', '0', '--json'], {});
+      await until(() => run.stdout().includes('\n'), 'serve to print its URL');
+      const { base_url: baseUrl, users } = JSON.parse(run.stdout().split('\n')[0] as string) as {
+        base_url: string;
+        users: { key: string }[];
+      };
+      const { hostname, port } = new URL(baseUrl);
+      // A request whose body is still on its way: the first signal's stop waits for it.
+      const held = connect(Number(port), hostname);
+      await once(held, 'connect');
+      held.write(
+        'POST /v1/compile/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          `Authorization: Bearer ${users[0]?.key}\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n`,
+      );
+      held.on('error', () => undefined);
+      // Told to go on: serve has taken the request.
+      await once(held, 'data');
+      // Still arriving: a body that stalls is not waited for.
+      const trickle = setInterval(() => held.write(' '), 10);
+      run.child.kill(signal);
+      // The stop has begun once serve takes no new connection.
+      const refused = () =>
+        new Promise<boolean>((resolve) => {
+          const probe = connect(Number(port), hostname);
+          probe.once('connect', () => resolve(!probe.destroy()));
+          probe.once('error', () => resolve(true));
+        });
+      for (let tries = 0; !(await refused()); tries++) {
+        if (tries > 400) throw new Error('serve did not stop listening');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      run.child.kill(signal);
+      const exit = await run.exit;
+      clearInterval(trickle);
+      held.destroy();
+      expect(exit.code, run.stderr()).toBe(code);
+      expect(run.stderr().trim().split('\n')).toEqual([
+        JSON.stringify({ error: { code: 'interrupted', message: `stopped at once by a second ${by}` } }),
+      ]);
+    });
+  }
+
   it('SIGTERM while `keys create --save` waits for the answer -> the key is still shown and saved, then exit 143', async () => {
     const service = await startTestService();
     try {
