@@ -19,7 +19,7 @@ const fetcher: ImportFetcher = async (url) => {
     throw Object.assign(new Error('refused: 127.0.0.1 is not a public address'), { code: 'url_not_allowed' });
   if (url.includes('broken')) throw Object.assign(new Error('the server answered 500'), { code: 'fetch_failed' });
   return {
-    text: 'Ada Lovelace (1815-1852) wrote notes on the Analytical Engine.',
+    text: url.includes('empty') ? '' : 'Ada Lovelace (1815-1852) wrote notes on the Analytical Engine.',
     finalUrl: url,
     contentType: 'text/plain',
   };
@@ -197,7 +197,7 @@ describe('import', () => {
     expect(fetched).toContain('https://example.org/ada.txt');
   });
 
-  test('url_not_allowed and fetch_failed from the fetcher are 422 with their code; nothing is stored', async () => {
+  test('url_not_allowed and fetch_failed from the fetcher, and an empty page, are 422 with their code; nothing is stored', async () => {
     await createFace(svc, key, 'import-fail');
     const before = svc.store.maps.documents.size;
     const refused = await call(svc, 'importIntoFace', {
@@ -212,6 +212,15 @@ describe('import', () => {
       body: { url: 'http://broken.test/' },
     });
     expect(expectError('importIntoFace', broken, 422, 'fetch_failed').detail).toContain('500');
+    // An empty page, as submitted content, is no document.
+    const empty = await call(svc, 'importIntoFace', {
+      key,
+      params: { face_id: 'import-fail' },
+      body: { url: 'http://empty.test/' },
+    });
+    expect(expectError('importIntoFace', empty, 422, 'fetch_failed').detail).toBe(
+      'http://empty.test/ gave an empty document',
+    );
     expect(svc.store.maps.documents.size).toBe(before);
   });
 

@@ -46,6 +46,8 @@ export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   prepare: async ({ params, body, auth, svc }) => {
     resolveFace(svc.store, auth, params.face_id);
     const fetched = await fetchForImport(svc, body.url);
+    // As a submitted document's content must not be empty, neither may an imported one.
+    if (fetched.text === '') throw new HttpError(422, 'fetch_failed', `${body.url} gave an empty document`);
     return { fetched, tokenCount: await countTokens(fetched.text, svc.stopping) };
   },
   run: ({ params, body, auth, svc, prepared }) => {
