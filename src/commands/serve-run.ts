@@ -155,7 +155,9 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     const given = options.dataFile === options.dataGiven ? '' : ` (given as ${options.dataGiven})`;
     return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.error, {
       code: 'data_in_use',
-      hint: 'stop the other facectl serve first, or give this one another --data file',
+      hint:
+        'stop the other facectl serve first (or another program writing to the file, such as an sqlite3 ' +
+        'shell in a transaction), or give this one another --data file',
       cause: error,
     });
   }

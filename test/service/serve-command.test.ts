@@ -17,6 +17,8 @@ import { parseServeOptions, runServe } from '../../src/commands/serve-run.js';
 import type { Context } from '../../src/context.js';
 import { CancelError, CliError, ExitCode, UsageError } from '../../src/errors.js';
 import { type ImportFetcher, startService } from '../../src/service/index.js';
+import { Store } from '../../src/service/store.js';
+import Database from 'libsql';
 import { documentLoad } from '../helpers/document-load.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
@@ -322,6 +324,30 @@ describe('the built bin', () => {
       expect(watched.stderr()).toBe(`facectl serve stopped; state saved to ${file}\n`);
       expect(readdirSync(tmp.dir)).toEqual(['state.json']);
       expect(storedAliases(file)).toContain('int-face');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('a --data file another program is writing (an sqlite3 shell in a transaction) is refused, data_in_use, and the hint says so', async () => {
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'state.db');
+    try {
+      Store.open(file).close();
+      const shell = new Database(file);
+      shell.exec('BEGIN IMMEDIATE');
+      try {
+        const refused = await runCli(['serve', '--json', '--port', '0', '--data', file]);
+        expect(refused.code).toBe(1);
+        const { error } = JSON.parse(refused.stderr) as { error: { code: string; hint: string } };
+        expect(error.code).toBe('data_in_use');
+        expect(error.hint).toContain(
+          'or another program writing to the file, such as an sqlite3 shell in a transaction',
+        );
+      } finally {
+        shell.exec('ROLLBACK');
+        shell.close();
+      }
     } finally {
       tmp.cleanup();
     }
