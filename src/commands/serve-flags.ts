@@ -48,7 +48,7 @@ export function dataFileProblem(file: string): string | undefined {
   let exists = true;
   try {
     const stat = statSync(file);
-    if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.json')}`);
+    if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.db')}`);
     if (!stat.isFile()) return said('is not a regular file');
     // SQLite finds the write-ahead log by the name it opens (FILE-wal): under another name, writes a
     // kill -9 left in the log are not seen, and the next checkpoint drops them for good.

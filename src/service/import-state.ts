@@ -78,8 +78,10 @@ function readStateFile(file: string): Records {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
+      // JSON.parse's message quotes the text: for a file that is no JSON at all (binary), only noise.
+      const why = /^\s*[{[]/.test(text) ? (error as Error).message : 'it does not begin as JSON';
       throw new StateFileError(
-        `${file} is neither a facectl serve database nor the JSON state file of an older facectl (${(error as Error).message}); it was left untouched`,
+        `${file} is neither a facectl serve database nor the JSON state file of an older facectl (${why}); it was left untouched`,
       );
     }
     for (const [name, list] of Object.entries(checkSnapshot(file, parsed))) {

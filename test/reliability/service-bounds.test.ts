@@ -310,6 +310,12 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         says: 'is neither a facectl serve database nor the JSON state file of an older facectl',
       },
       {
+        // Not quoted back: JSON.parse's message would show its first bytes.
+        name: 'binary bytes',
+        file: '\x17\x01\u00e9\u02aa binary noise',
+        says: 'is neither a facectl serve database nor the JSON state file of an older facectl (it does not begin as JSON)',
+      },
+      {
         name: 'a journal op of a wrong shape',
         file: snapshot({}),
         journal: '{"ops":[["put","faces",{"alias":"x"}]]}\n',
@@ -332,6 +338,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       expect(result.code, `${c.name}: ${result.stderr}`).toBe(2);
       expect(result.stderr, c.name).toContain(dataFile);
       expect(result.stderr, c.name).toContain(c.says);
+      expect(result.stderr, c.name).not.toContain('binary noise');
       expect(result.stderr, c.name).toContain('left untouched');
       expect(result.stdout, c.name).toBe('');
       expect(readFileSync(dataFile, 'utf8'), c.name).toBe(c.file);

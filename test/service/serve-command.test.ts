@@ -484,7 +484,7 @@ describe('--data that serve cannot use: exit 2 naming --data, the path and what 
     [
       'a directory',
       (dir: string) => dir,
-      (dir: string) => `is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+      (dir: string) => `is a directory; give a file path, e.g. ${join(dir, 'state.db')}`,
     ],
     [
       'a path through a file',
@@ -530,7 +530,7 @@ describe('--data that serve cannot use: exit 2 naming --data, the path and what 
     expect(JSON.parse(j.stderr)).toEqual({
       error: {
         code: 'usage',
-        message: `--data: ${dir}: is a directory; give a file path, e.g. ${join(dir, 'state.json')}`,
+        message: `--data: ${dir}: is a directory; give a file path, e.g. ${join(dir, 'state.db')}`,
       },
     });
   });
