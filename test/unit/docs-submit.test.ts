@@ -113,6 +113,20 @@ describe('docs submit: one document', () => {
     expect(doc).toMatchObject({ alias: 'grace-hopper', label: 'from flag', content: 'COBOL notes' });
   });
 
+  it("a JSON document's own field wins over a differing flag, with a warning naming the flag; the same value says nothing", async () => {
+    const stdin = JSON.stringify({ alias: 'grace-hopper', label: 'own label', content: 'compilers' });
+    const result = await runCommand(service, ['docs', 'submit', '--label', 'flag label', '-', '--no-input'], { stdin });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('warning: --label not used: standard input gives its own label ("own label")');
+    const id = /^document_id\t(\S+)$/m.exec(result.stdout)?.[1] as string;
+    expect((await stored(id)).label).toBe('own label');
+    const same = await runCommand(service, ['docs', 'submit', '--label', 'own label', '--alias', 'grace-hopper', '-'], {
+      stdin,
+    });
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stderr).not.toContain('not used');
+  });
+
   it('pipe form: plain text on standard input', async () => {
     const result = await runCommand(
       service,

@@ -139,6 +139,14 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     });
     return;
   }
+  // The document's own fields win over the flags (which fill what it leaves out): said, not silently.
+  for (const field of ['alias', 'label', 'perspective'] as const) {
+    const given = opts[field];
+    const own = input.prepared.document[field];
+    if (given !== undefined && own !== undefined && own !== given) {
+      ctx.out.warn(`--${field} not used: ${source.name} gives its own ${field} (${JSON.stringify(own)})`);
+    }
+  }
   try {
     await submitOne(ctx, input.prepared);
   } finally {
