@@ -37,13 +37,14 @@ describe('README, checked against the built CLI', () => {
 
   it("the scripts section's lines that start serve, read its URL and the pro key, and stop it work as written", async () => {
     const start = readme.indexOf('rm -f serve.json; facectl serve --port 0 --json > serve.json &');
-    const stopLine = readme.split('\n').find((l) => l.startsWith('kill $serve; wait $serve'));
-    expect(stopLine).toBeDefined();
+
     expect(start).toBeGreaterThan(0);
     // Up to its export line: the snippet's serve part, run by bash as it stands.
     const lines = readme.slice(start).split('\n');
     const snippet = lines.slice(0, lines.findIndex((l) => l.startsWith('export FACECTL_BASE_URL')) + 1).join('\n');
-    expect(snippet.split('\n')).toHaveLength(5);
+    expect(snippet.split('\n')).toHaveLength(6);
+    // Its trap stops serve when the script ends.
+    expect(snippet).toContain("trap 'kill $serve; wait $serve' EXIT");
     const dir = makeTempDir('facectl-readme-ci-');
     // `facectl` and `jq` on PATH: this checkout's bin, and jq through the jq-web the project depends on
     // (a fresh machine may have no jq).
@@ -64,9 +65,9 @@ describe('README, checked against the built CLI', () => {
     // serve, started in the background, is stopped however the script ends.
     // A serve.json of an earlier run is there: the snippet must not read it.
     writeFileSync(join(dir, 'serve.json'), '{"base_url":"http://127.0.0.1:9","users":[]}\n');
-    // Under set -e: the stop must exit 0, or the script fails here.
-    const script = `set -eu\ntrap 'kill $! 2>/dev/null || true' EXIT\n${snippet}\nfacectl auth status --json\n${stopLine}\necho stopped\n`;
-    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+    // Under set -e: the stop (the snippet's trap) must exit 0, or the script fails.
+    const script = `set -eu\n${snippet}\nfacectl auth status --json\n`;
+    const options = {
       cwd: dir,
       env: {
         PATH: `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`,
@@ -75,10 +76,17 @@ describe('README, checked against the built CLI', () => {
         NO_COLOR: '1',
       },
       timeout: 30_000,
-    });
-    const [statusLine, stopped] = stdout.trim().split('\n');
-    expect(stopped).toBe('stopped');
-    const status = JSON.parse(statusLine as string);
+    };
+    const { stdout, stderr } = await promisify(execFile)('bash', ['-c', script], options);
+    expect(stderr).toContain('{"notice":"facectl serve stopped"}');
+    // A script that fails part way stops serve too, and keeps its own exit code.
+    const failing = await promisify(execFile)('bash', ['-c', `set -eu\n${snippet}\nexit 7\n`], options).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failing.code).toBe(7);
+    expect(failing.stderr).toContain('{"notice":"facectl serve stopped"}');
+    const status = JSON.parse(stdout);
     expect(status.plan).toBe('pro');
     expect(status.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   }, 60_000);
