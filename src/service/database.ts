@@ -27,6 +27,15 @@ const sqliteCode = (error: unknown): string | undefined => {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 };
 
+/** SQLite could not write (no room, a size limit, a failing disk): the error or one of its causes. */
+function couldNotWrite(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = sqliteCode(e);
+    if (code === 'SQLITE_FULL' || code?.startsWith('SQLITE_IOERR')) return true;
+  }
+  return false;
+}
+
 /** True for an error of the database (a failed write among them), as opposed to one of the service's code. */
 export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !== undefined;
 
@@ -48,15 +57,17 @@ export function connect(file?: string): Connection | null {
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
     return db;
   }
-  if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
-  // By path, never through a descriptor: closing any descriptor of a file drops every lock this process
-  // holds on it (POSIX), the lock of a serve running in the same process (tests) included.
-  else if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
+  const created = !existsSync(file);
+  if (created) closeSync(openSync(file, 'wx', 0o600));
   const db = new Database(file, { timeout: 0 });
   try {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
     checkOwnership(file, db);
+    // Before its WAL exists, which SQLite makes with the file's mode. By path, never through a descriptor:
+    // closing any descriptor of a file drops every lock this process holds on it (POSIX), the lock of a
+    // serve running in the same process (tests) included.
+    if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     // After a checkpoint the WAL is cut back to this size instead of keeping its largest one.
@@ -65,6 +76,11 @@ export function connect(file?: string): Connection | null {
     return db;
   } catch (error) {
     closeConnection(db, false);
+    // A file made here and never written (no room, a size limit) is not left behind. Only then: on any
+    // other failure another serve may have it by now.
+    if (created && couldNotWrite(error)) {
+      for (const name of [file, `${file}-wal`, `${file}-shm`]) rmSync(name, { force: true });
+    }
     const code = sqliteCode(error);
     if (code === 'SQLITE_NOTADB') return null;
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {

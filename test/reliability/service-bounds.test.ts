@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -332,6 +332,8 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       const dir = tempDir();
       const dataFile = join(dir, 'state.json');
       writeFileSync(dataFile, c.file);
+      // Left untouched, its mode too.
+      chmodSync(dataFile, 0o644);
       if (c.journal !== undefined) writeFileSync(`${dataFile}.journal`, c.journal);
       const before = readdirSync(dir).sort();
       const result = await runCli(['serve', '--port', '0', '--data', dataFile]);
@@ -342,6 +344,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       expect(result.stderr, c.name).toContain('left untouched');
       expect(result.stdout, c.name).toBe('');
       expect(readFileSync(dataFile, 'utf8'), c.name).toBe(c.file);
+      expect(statSync(dataFile).mode & 0o777, c.name).toBe(0o644);
       if (c.journal !== undefined) expect(readFileSync(`${dataFile}.journal`, 'utf8'), c.name).toBe(c.journal);
       // Nothing added (no snapshot, no journal, no lock left behind).
       expect(readdirSync(dir).sort(), c.name).toEqual(before);
