@@ -138,11 +138,13 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
 /** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
 export function detailLines(detail: unknown, message: string): string[] {
   if (Array.isArray(detail)) {
-    return detail.map((item) => {
+    const lines = detail.map((item) => {
       const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
       const path = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
       return `- ${path ? `${path}: ` : ''}${typeof msg === 'string' ? msg : JSON.stringify(item)}`;
     });
+    // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
+    return [...new Set(lines)];
   }
   if (typeof detail === 'string' && detail !== '' && !message.includes(detail)) return [`detail: ${detail}`];
   if (detail !== undefined && typeof detail !== 'string') return [`detail: ${JSON.stringify(detail)}`];

@@ -168,16 +168,19 @@ describe('faces create', () => {
     expect(result.tc.prompts).toEqual([]);
   });
 
-  it.each(['Ada', 'ada lovelace', 'adé', 'ab', 'a'.repeat(65), 'ada--lovelace', '-ada'])(
+  it.each(['Ada', 'ada lovelace', 'adé', 'ab', 'X', 'a'.repeat(65), 'ada--lovelace', '-ada'])(
     "alias %j breaks only the local service's slug rule: sent, refused by it with 422 naming the field and the rule (case 5)",
     async (alias) => {
       const before = requestCount(service);
       const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', alias]);
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain('status: 422 validation_error');
-      expect(result.stderr).toContain(
-        '- alias: must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
-      );
+      // Once, though two of the service's checks may fail alike ('X': too short and not lower-case).
+      expect(
+        result.stderr.split(
+          '- alias: must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters',
+        ),
+      ).toHaveLength(2);
       expect(requestCount(service)).toBe(before + 1);
       expect(service.store.maps.faces.size).toBe(0);
     },
