@@ -136,15 +136,24 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
 }
 
 /** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
+/** A 422's list of `{loc, msg}` as field errors, as a refusal before sending lists them (`fields`). */
+export function detailFields(detail: unknown[]): { field: string; message: string }[] {
+  const seen = new Set<string>();
+  return detail.flatMap((item) => {
+    const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
+    const field = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
+    const message = typeof msg === 'string' ? msg : JSON.stringify(item);
+    // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
+    const key = `${field}\n${message}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    return [{ field, message }];
+  });
+}
+
 export function detailLines(detail: unknown, message: string): string[] {
   if (Array.isArray(detail)) {
-    const lines = detail.map((item) => {
-      const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
-      const path = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
-      return `- ${path ? `${path}: ` : ''}${typeof msg === 'string' ? msg : JSON.stringify(item)}`;
-    });
-    // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
-    return [...new Set(lines)];
+    return detailFields(detail).map(({ field, message }) => `- ${field ? `${field}: ` : ''}${message}`);
   }
   if (typeof detail === 'string' && detail !== '' && !message.includes(detail)) return [`detail: ${detail}`];
   if (detail !== undefined && typeof detail !== 'string') return [`detail: ${JSON.stringify(detail)}`];

@@ -4,6 +4,7 @@ import {
   ApiError,
   CancelError,
   CliError,
+  detailFields,
   detailLines,
   ExitCode,
   OUTPUT_CLOSED,
@@ -100,7 +101,11 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
     code: error.code,
     message: error.message,
     ...(error instanceof ApiError ? { status: error.status, detail: error.detail } : {}),
-    ...(error.fields ? { fields: error.fields } : {}),
+    ...(error.fields
+      ? { fields: error.fields }
+      : error instanceof ApiError && Array.isArray(error.detail)
+        ? { fields: detailFields(error.detail) }
+        : {}),
     ...(error.hint ? { hint: error.hint } : {}),
   };
 }

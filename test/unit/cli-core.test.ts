@@ -334,6 +334,10 @@ describe('main: exit codes and error rendering', () => {
         message: 'the service refused the request as invalid (422 validation_error)',
         status: 422,
         detail,
+        fields: [
+          { field: 'alias', message: 'already used' },
+          { field: 'label', message: 'too long' },
+        ],
         hint: 'fix the values listed above and run the command again',
       },
     });

@@ -186,6 +186,20 @@ describe('faces create', () => {
     },
   );
 
+  it('under --json a service 422 lists its field errors as `fields`, as a refusal before sending does, each once', async () => {
+    const result = await runCommand(service, ['faces', 'create', '--name', 'N', '--alias', 'X', '--json']);
+    expect(result.code, result.stderr).toBe(2);
+    const { error } = JSON.parse(result.stderr) as { error: { status: number; fields: unknown } };
+    expect(error.status).toBe(422);
+    expect(error.fields).toEqual([
+      {
+        field: 'alias',
+        message:
+          'must be a slug: lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)',
+      },
+    ]);
+  });
+
   it('an empty alias is refused before sending (exit 2), nothing sent', async () => {
     await expectRefused(
       service,
