@@ -9,8 +9,10 @@ import { VERSION } from './version.js';
 export async function runFromProcess(): Promise<number> {
   const argv = process.argv.slice(2);
   // Scripts call `facectl --version` to check the install: answer without loading anything else.
-  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-    process.stdout.write(`${VERSION}\n`);
+  const flags = new Set(argv);
+  if ((flags.has('--version') || flags.has('-V')) && argv.length === (flags.has('--json') ? 2 : 1)) {
+    // Under --json, as every command's output: one JSON document.
+    process.stdout.write(flags.has('--json') ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
     return 0;
   }
   const help = prerenderedHelp(argv);

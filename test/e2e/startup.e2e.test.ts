@@ -106,6 +106,21 @@ describe('nothing is left to node_modules but `open`', () => {
   });
 });
 
+describe('--version', () => {
+  it('prints the version, and under --json one JSON document with it', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(await runCli(['--version'])).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+    for (const argv of [
+      ['--version', '--json'],
+      ['--json', '-V'],
+    ]) {
+      const result = await runCli(argv);
+      expect({ argv, code: result.code, stderr: result.stderr }).toEqual({ argv, code: 0, stderr: '' });
+      expect(JSON.parse(result.stdout)).toEqual({ version: pkg.version });
+    }
+  });
+});
+
 describe('the user cache directory', () => {
   // bin/facectl.js once turned on V8's compile cache there (Node 22+); measured of no use to any budget,
   // it was removed: facectl writes nothing to a cache directory.
