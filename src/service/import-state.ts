@@ -234,7 +234,10 @@ function checkSnapshot(path: string, parsed: unknown): SnapshotCollections {
   const fail = (what: string) =>
     new StateFileError(`${path}: ${what}; the file was left untouched (is it a facectl serve --data file?)`);
   if (!isObject(parsed)) throw fail(`the file holds ${kindOf(parsed)}, not a state object`);
-  if (parsed.format !== STATE_FORMAT) throw fail(`"format" is ${JSON.stringify(parsed.format)}, not "${STATE_FORMAT}"`);
+  if (parsed.format !== STATE_FORMAT) {
+    const given = parsed.format === undefined ? 'has no "format"' : `"format" is ${JSON.stringify(parsed.format)}`;
+    throw fail(`${given}, not "${STATE_FORMAT}"`);
+  }
   if (parsed.version !== STATE_VERSION) {
     throw new StateFileError(
       `${path}: state file version ${JSON.stringify(parsed.version)} is not one this facectl serve reads ` +

@@ -305,6 +305,11 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       },
       { name: 'an array', file: '[1,2,3]', says: 'the file holds an array, not a state object' },
       {
+        name: 'an object of another kind',
+        file: '{"not":"state"}',
+        says: 'has no "format", not "facectl-serve-state"',
+      },
+      {
         name: 'not JSON',
         file: '{"format": "facectl-serve-state", ',
         says: 'is neither a facectl serve database nor the JSON state file of an older facectl',
