@@ -160,6 +160,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       if (graceful) {
         server.closeIdleConnections();
         if (inflight > 0) {
+          svc.log(
+            `stopping: waiting up to ${CLOSE_GRACE_MS / 1000} s for ${inflight} request(s) in flight ` +
+              '(a second Ctrl-C or SIGTERM stops at once)',
+            'notice',
+          );
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, CLOSE_GRACE_MS);
             drained = () => {

@@ -4,7 +4,7 @@ import type { Store } from './store.js';
 import type { ServiceClock } from './service-clock.js';
 
 /** The service's own message line: a `warning` (a failure; the default) or `debug` (the access log). */
-export type ServiceLog = (line: string, kind?: 'warning' | 'debug') => void;
+export type ServiceLog = (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
 
 export type { ServiceClock } from './service-clock.js';
 

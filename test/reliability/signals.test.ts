@@ -188,6 +188,9 @@ describe('signals', () => {
       held.destroy();
       expect(exit.code, run.stderr()).toBe(code);
       expect(run.stderr().trim().split('\n')).toEqual([
+        JSON.stringify({
+          notice: 'stopping: waiting up to 10 s for 1 request(s) in flight (a second Ctrl-C or SIGTERM stops at once)',
+        }),
         JSON.stringify({ error: { code: 'interrupted', message: `stopped at once by a second ${by}` } }),
       ]);
     });
