@@ -100,6 +100,7 @@ export async function runServe(
   removeListeners();
   await service.close();
   const { rescued } = service.store;
+  let savedTo = rescued ?? dataName(options);
   if (rescued !== undefined) {
     ctx.out.warn(`${dataName(options)} was replaced or removed while serve ran: its state is saved to ${rescued}`);
   } else if (options.dataFile && (statSync(`${options.dataFile}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
@@ -107,12 +108,9 @@ export async function runServe(
     ctx.out.warn(
       `${options.dataFile}-wal holds changes that could not be folded into ${options.dataFile} (no room?): keep the two files together`,
     );
+    savedTo = `${savedTo} and ${options.dataFile}-wal`;
   }
-  ctx.out.info(
-    options.dataFile
-      ? `facectl serve stopped; state saved to ${rescued ?? dataName(options)}`
-      : 'facectl serve stopped',
-  );
+  ctx.out.info(options.dataFile ? `facectl serve stopped; state saved to ${savedTo}` : 'facectl serve stopped');
   const failed = stoppedBy(ctx.signal);
   if (failed) throw failed;
 }

@@ -77,6 +77,7 @@ test('a stop whose log cannot be folded into the file (a size limit) says to kee
   expect(serve.stderr()).toContain(
     `${file}-wal holds changes that could not be folded into ${file} (no room?): keep the two files together`,
   );
+  expect(serve.stderr()).toContain(`facectl serve stopped; state saved to ${file} and ${file}-wal`);
   const again = await startServeProcess(['--data', file]);
   processes.push(again);
   expect(expectContract('getDocument', await getDocument(again, kept.document_id), 200).content).toBe(kept.content);
