@@ -153,6 +153,27 @@ describe('facectl doctor', () => {
     }
   });
 
+  it("a clock within the second a Date header shows agrees with the service's: no skew of 1 s from the cut", async () => {
+    const fault = await startFaultServer((_req, res) =>
+      json(res, 200, currentKeyBody(), { date: 'Sun, 15 Mar 2026 12:00:00 GMT' }),
+    );
+    try {
+      for (const [now, detail] of [
+        [
+          '2026-03-15T12:00:00.900Z',
+          "this machine's clock agrees with the service's (to the second its Date header shows)",
+        ],
+        ['2026-03-15T12:00:02.600Z', 'this machine is 2 s ahead of the service'],
+        ['2026-03-15T11:59:58.000Z', 'this machine is 2 s behind the service'],
+      ]) {
+        const r = await doctor({ baseUrl: fault.baseUrl, apiKey: 'fcs_abcdefgh_0123456789', now });
+        expect(r.byName('clock skew'), now).toMatchObject({ status: 'ok', detail });
+      }
+    } finally {
+      await fault.close();
+    }
+  });
+
   it('fails when the service answers 401 (fault server) and when it cannot be reached', async () => {
     const fault = await startFaultServer((_req, res) => json(res, 401, { detail: 'key expired', code: 'key_expired' }));
     const r = await doctor({ baseUrl: fault.baseUrl, apiKey: 'fcs_abcdefgh_0123456789' });

@@ -99,8 +99,12 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
       'none needed unless expiry looks wrong',
     );
   }
-  const skew = Math.round((now.getTime() - serviceTime) / 1000);
-  const text = `this machine is ${Math.abs(skew)} s ${skew >= 0 ? 'ahead of' : 'behind'} the service`;
+  // A Date header shows whole seconds, cut: the service's clock read it up to a second later.
+  const skew = Math.round((now.getTime() - serviceTime - 500) / 1000);
+  const text =
+    skew === 0
+      ? "this machine's clock agrees with the service's (to the second its Date header shows)"
+      : `this machine is ${Math.abs(skew)} s ${skew >= 0 ? 'ahead of' : 'behind'} the service`;
   if (Math.abs(skew) > SKEW_LIMIT_S) {
     return warn('clock skew', text, 'synchronise the system clock (e.g. `timedatectl set-ntp true`, or enable NTP)');
   }
