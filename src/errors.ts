@@ -135,7 +135,6 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   return ExitCode.error;
 }
 
-/** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
 /** A 422's list of `{loc, msg}` as field errors, as a refusal before sending lists them (`fields`). */
 export function detailFields(detail: unknown[]): { field: string; message: string }[] {
   const seen = new Set<string>();
@@ -151,6 +150,7 @@ export function detailFields(detail: unknown[]): { field: string; message: strin
   });
 }
 
+/** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
 export function detailLines(detail: unknown, message: string): string[] {
   if (Array.isArray(detail)) {
     return detailFields(detail).map(({ field, message }) => `- ${field ? `${field}: ` : ''}${message}`);

@@ -59,7 +59,7 @@ export async function runServe(
   hooks: { onStop?: StopHook; service?: Partial<ServiceOptions> } = {},
 ): Promise<void> {
   const options = parseServeOptions(ctx, opts);
-  const { startService } = await import('../service/index.js');
+  const { startService, writeFailure } = await import('../service/index.js');
   let service: RunningService;
   try {
     service = await startService({
@@ -71,7 +71,7 @@ export async function runServe(
       ...hooks.service,
     });
   } catch (error) {
-    throw startFailure(error, options);
+    throw startFailure(error, options, writeFailure(error));
   }
 
   const port = new URL(service.baseUrl).port;
@@ -117,7 +117,8 @@ export async function runServe(
 
 const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
 
-function startFailure(error: unknown, options: ServeOptions): CliError {
+/** `storage`: what SQLite said when it could not write (database.ts writeFailure), if that is why. */
+function startFailure(error: unknown, options: ServeOptions, storage: string | undefined): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
     return new CliError(`port ${options.port} on ${options.host} is already in use`, ExitCode.error, {
@@ -159,7 +160,6 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
       cause: error,
     });
   }
-  const storage = storageFailure(error);
   if (storage !== undefined) {
     const where = options.dataFile === undefined ? 'its temporary database' : dataName(options);
     return new CliError(`cannot start the local service: ${where} could not be written (${storage})`, ExitCode.error, {
@@ -178,17 +178,6 @@ function startFailure(error: unknown, options: ServeOptions): CliError {
     code: 'serve_failed',
     cause: error,
   });
-}
-
-/** What SQLite said when it could not write (no room, a size limit, a failing disk), along the causes. */
-function storageFailure(error: unknown): string | undefined {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
-      return code === 'SQLITE_FULL' ? 'no room: database or disk is full' : 'disk I/O error';
-    }
-  }
-  return undefined;
 }
 
 /** The --host values that listen on every interface (IPv4 or IPv6): the banner and a warning say so. */

@@ -27,13 +27,14 @@ const sqliteCode = (error: unknown): string | undefined => {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 };
 
-/** SQLite could not write (no room, a size limit, a failing disk): the error or one of its causes. */
-function couldNotWrite(error: unknown): boolean {
+/** What SQLite said when it could not write (no room, a size limit, a failing disk), along the causes. */
+export function writeFailure(error: unknown): string | undefined {
   for (let e = error; e instanceof Error; e = e.cause) {
     const code = sqliteCode(e);
-    if (code === 'SQLITE_FULL' || code?.startsWith('SQLITE_IOERR')) return true;
+    if (code === 'SQLITE_FULL') return 'no room: database or disk is full';
+    if (code?.startsWith('SQLITE_IOERR')) return 'disk I/O error';
   }
-  return false;
+  return undefined;
 }
 
 /** True for an error of the database (a failed write among them), as opposed to one of the service's code. */
@@ -78,7 +79,7 @@ export function connect(file?: string): Connection | null {
     closeConnection(db, false);
     // A file made here and never written (no room, a size limit) is not left behind. Only then: on any
     // other failure another serve may have it by now.
-    if (created && couldNotWrite(error)) {
+    if (created && writeFailure(error) !== undefined) {
       for (const name of [file, `${file}-wal`, `${file}-shm`]) rmSync(name, { force: true });
     }
     const code = sqliteCode(error);

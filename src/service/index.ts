@@ -17,6 +17,7 @@ import type {
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
+export { writeFailure } from './database.js';
 export type { BootstrapUser } from './seed.js';
 export type { ImportFetcher } from './service-core.js';
 
