@@ -58,8 +58,7 @@ export function connect(file?: string): Connection | null {
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
     return db;
   }
-  const created = !existsSync(file);
-  if (created) closeSync(openSync(file, 'wx', 0o600));
+  if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
   const db = new Database(file, { timeout: 0 });
   try {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
@@ -77,11 +76,6 @@ export function connect(file?: string): Connection | null {
     return db;
   } catch (error) {
     closeConnection(db, false);
-    // A file made here and never written (no room, a size limit) is not left behind. Only then: on any
-    // other failure another serve may have it by now.
-    if (created && writeFailure(error) !== undefined) {
-      for (const name of [file, `${file}-wal`, `${file}-shm`]) rmSync(name, { force: true });
-    }
     const code = sqliteCode(error);
     if (code === 'SQLITE_NOTADB') return null;
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
