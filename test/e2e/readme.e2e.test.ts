@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -86,6 +86,24 @@ describe('README, checked against the built CLI', () => {
     );
     expect(failing.code).toBe(7);
     expect(failing.stderr).toContain('{"notice":"facectl serve stopped"}');
+    // A serve that cannot start (here one that exits at once) ends the script, non-zero, rather than
+    // leaving it waiting for serve.json forever.
+    const broken = join(dir, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'facectl'), '#!/bin/sh\necho "serve: cannot listen" >&2\nexit 3\n');
+    chmodSync(join(broken, 'facectl'), 0o755);
+    rmSync(join(dir, 'serve.json'), { force: true });
+    const unstarted = await promisify(execFile)('bash', ['-c', `set -eu\n${snippet}\nexit 0\n`], {
+      ...options,
+      env: { ...options.env, PATH: `${broken}:${options.env.PATH}` },
+      timeout: 10_000,
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    // kill -0 failing ends the loop: its status, 1 (not a timeout's kill, whose code is null).
+    expect(unstarted.code).toBe(1);
+    expect(unstarted.stderr).toContain('serve: cannot listen');
     const status = JSON.parse(stdout);
     expect(status.plan).toBe('pro');
     expect(status.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
