@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { HttpError } from './errors.js';
 import { randomBase62 } from './ids.js';
-import type { ServiceClock } from './service-clock.js';
+import type { ServiceClock } from './service-core.js';
 
 /**
  * Both ends of the local OAuth flow. The service is the OAuth client: `authorize` creates a single-use
