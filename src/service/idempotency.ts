@@ -3,7 +3,7 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-clock.js';
+import type { ServiceClock } from './service-core.js';
 import type { Store } from './store.js';
 import { readAs, rowsInsert } from './store-rows.js';
 
@@ -17,11 +17,6 @@ const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Bodies below this are hashed in one call, with the request line copied in front. */
 const ONE_SHOT_BYTES = 64 * 1024;
-
-export interface StoredResponse {
-  status: number;
-  body: string;
-}
 
 /**
  * A body serialized: whole, or for a document in parts (the text before the content, the content's
@@ -136,14 +131,13 @@ function filterHash(userId: string, key: string): number {
 export class Idempotency {
   /** Bodies holding a key secret, by pendingKey(): the body and when it was kept. */
   private readonly secretBodies = new Map<string, { body: string; ms: number }>();
-  private readonly store: Store;
-  private readonly clock: ServiceClock;
   private nextPurgeMs = 0;
   private readonly filter = new Uint8Array(FILTER_BITS / 8);
 
-  constructor(store: Store, clock: ServiceClock) {
-    this.store = store;
-    this.clock = clock;
+  constructor(
+    private readonly store: Store,
+    private readonly clock: ServiceClock,
+  ) {
     const pairs = store.statement('SELECT user_id, idempotency_key FROM idempotency', true).iterate();
     for (const [userId, key] of pairs as Iterable<[string, string]>) this.filtered(userId, key, true);
   }
@@ -181,7 +175,7 @@ export class Idempotency {
   }
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
-  replay(auth: AuthInfo, request: IdempotentRequest): StoredResponse | null {
+  replay(auth: AuthInfo, request: IdempotentRequest): { status: number; body: string } | null {
     // A record kept earlier in this batch is not written yet (keep()): it is pending.
     const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
     let row: RecordRow;
