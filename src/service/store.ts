@@ -41,7 +41,6 @@ const CACHED_ROWS = 1000;
 export class Store {
   /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
-  private readonly db: Connection;
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
@@ -52,19 +51,16 @@ export class Store {
   /** Set by close() when the --data file was replaced or removed meanwhile: where the state went instead. */
   rescued?: string;
 
-  constructor(db: Connection, persistent: boolean, path?: string) {
-    this.db = db;
-    this.persistent = persistent;
+  constructor(
+    private readonly db: Connection,
+    path?: string,
+  ) {
+    this.persistent = path !== undefined;
     if (path !== undefined) this.file = openedFile(path);
     for (const name of COLLECTION_NAMES) {
-      const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
-      this.tables.set(
-        name,
-        describeTable(
-          name,
-          info.map((column) => column[1] as string),
-        ),
-      );
+      const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as [number, string][];
+      const columns = info.map((column) => column[1]);
+      this.tables.set(name, describeTable(name, columns));
     }
   }
 
@@ -73,20 +69,20 @@ export class Store {
    * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
    */
   static open(path?: string): Store {
-    if (path === undefined) return new Store(connect() as Connection, false);
+    if (path === undefined) return new Store(connect() as Connection);
     const journal = `${path}.journal`;
     // An old state of journal lines alone (its snapshot gone): imported like a whole one.
     const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);
     let db = journalOnly ? null : connect(path);
     if (db === null) {
-      importStateFile(path, (temp) => new Store(temp, true));
+      importStateFile(path, (temp) => new Store(temp));
       db = connect(path);
       if (db === null) throw new Error(`${path} is not a database after its import`);
     } else if (existsSync(journal) && existsSync(`${path}.imported`)) {
       // An import stopped after the database took the file's place: the journal goes beside the snapshot.
       renameSync(journal, `${journal}.imported`);
     }
-    return new Store(db, true, path);
+    return new Store(db, path);
   }
 
   /**
