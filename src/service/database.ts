@@ -143,11 +143,7 @@ function migrate(file: string, db: Connection): void {
 }
 
 /** A --data file as serve opened it: its path and inode. */
-export interface OpenedFile {
-  path: string;
-  ino: number;
-  dev: number;
-}
+type OpenedFile = { path: string; ino: number; dev: number };
 
 export function openedFile(path: string): OpenedFile {
   const { ino, dev } = statSync(path);

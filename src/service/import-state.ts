@@ -13,18 +13,13 @@ import { dirname } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
 import { closeConnection, type Connection, connect, DataFileInUse, StateFileError } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
-/** What the import writes through: a Store over the new database (its own type: store.ts imports this module). */
-export interface ImportTarget {
-  transaction<T>(change: () => T): T;
-  statement(sql: string): { run(...params: unknown[]): unknown };
-  put(collection: CollectionName, record: never): void;
-}
+import type { Store } from './store.js';
 
 /**
  * Imports, once, a `--data FILE` of a facectl serve before the SQLite database (a JSON snapshot FILE and
  * FILE.journal): docs/local-service-choices.md gives the steps and what a crash at each leaves.
  */
-export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
+export function importStateFile(file: string, storeOf: (db: Connection) => Store): void {
   const state = readStateFile(file);
   const temp = `${file}.importing`;
   let db: Connection | null;
@@ -43,7 +38,7 @@ export function importStateFile(file: string, storeOf: (db: Connection) => Impor
     if (isDatabase(file)) return;
     const store = storeOf(db);
     store.transaction(() => {
-      for (const name of [...COLLECTION_NAMES, 'idempotency']) store.statement(`DELETE FROM ${name}`).run();
+      for (const name of KNOWN) store.statement(`DELETE FROM ${name}`).run();
       insertRecords(file, store, state);
     });
     // Everything into the file itself (out of its WAL, named after its old name), the lock still held.
@@ -66,7 +61,7 @@ type Records = Map<string, Map<string, Record<string, unknown>>>;
 
 /** The state the two files hold: the snapshot's records with the journal's changes applied. */
 function readStateFile(file: string): Records {
-  const records: Records = new Map([...COLLECTION_NAMES, 'idempotency'].map((name) => [name, new Map()]));
+  const records: Records = new Map([...KNOWN].map((name) => [name, new Map()]));
   const apply = ([kind, collection, value]: JournalOp) => {
     const map = records.get(collection) as Map<string, Record<string, unknown>>;
     if (kind === 'put') map.set(value.id, value as Record<string, unknown>);
@@ -107,7 +102,7 @@ function readStateFile(file: string): Records {
   return records;
 }
 
-function insertRecords(file: string, store: ImportTarget, records: Records): void {
+function insertRecords(file: string, store: Store, records: Records): void {
   const fail = (collection: string, id: string, error: unknown) =>
     new StateFileError(
       `${file}: ${collection} record ${id} cannot be imported (${(error as Error).message}); the file was left untouched`,
