@@ -111,11 +111,7 @@ export class OAuthFlows {
   }
 
   /** Provider side: the token endpoint. A code is exchanged at most once, and only with its PKCE verifier. */
-  exchange(input: { code: string; codeVerifier: string; redirectUri: string }): {
-    access_token: string;
-    token_type: 'Bearer';
-    expires_in: number;
-  } {
+  exchange(input: { code: string; codeVerifier: string; redirectUri: string }) {
     // Deleted on the first attempt, whatever its outcome: a code is never tried twice.
     const issued = this.codes.get(input.code);
     this.codes.delete(input.code);
@@ -127,7 +123,7 @@ export class OAuthFlows {
     ) {
       throw new HttpError(400, 'invalid_grant', 'The authorization code is invalid, expired or was already used.');
     }
-    return { access_token: randomBase62(40), token_type: 'Bearer', expires_in: 3600 };
+    return { access_token: randomBase62(40), token_type: 'Bearer' as const, expires_in: 3600 };
   }
 
   private live(state: string | null): PendingAuthorization | undefined {

@@ -17,6 +17,7 @@ import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
 import { providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServiceCore } from './service-core.js';
+import { AUTH_COLLECTIONS } from './store.js';
 
 /**
  * The HTTP layer: routing over the contract's routes, then for each request, in this order: the key
@@ -128,7 +129,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
-  const authStamp = svc.store.stamp(AUTH_RECORDS);
+  const authStamp = svc.store.stamp(AUTH_COLLECTIONS);
   let share: ReturnType<InflightBudget['share']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
@@ -164,7 +165,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   return svc.store.request(() => {
     // Read again inside the transaction when a balance or a key may have changed while the body arrived.
     const current =
-      auth && (svc.store.stamp(AUTH_RECORDS) === authStamp ? auth : authenticate(svc.store, secret, now()));
+      auth && (svc.store.stamp(AUTH_COLLECTIONS) === authStamp ? auth : authenticate(svc.store, secret, now()));
     const repeat = replay(current);
     if (repeat) return repeat;
     const result = run({ ...input, auth: current, prepared } as Parameters<Handler<RouteName>>[0]);
@@ -182,8 +183,6 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
     return jsonReply(result.status, serialized.parts ?? serialized.body);
   });
 }
-
-const AUTH_RECORDS = ['keys', 'users'] as const;
 
 /** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
 const LARGE_BODY = 256 * 1024;

@@ -27,7 +27,7 @@ export type { CollectionView } from './store-rows.js';
 
 type Statement = Database.Statement;
 
-const AUTH_COLLECTIONS = ['keys', 'users'] as const;
+export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
