@@ -5,19 +5,15 @@ import Database from 'libsql';
 import { CliError, ExitCode } from '../errors.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
-/**
- * Opening serve's SQLite database with libsql; docs/local-service-choices.md says why each setting
- * (exclusive locking, WAL with synchronous=NORMAL, the temporary database without --data).
- */
+// Why each setting (exclusive locking, WAL, synchronous=NORMAL, the temporary one): docs/local-service-choices.md.
 
 export type Connection = Database.Database;
 
-/** Another serve holds the database. */
 export class DataFileInUse extends Error {
   readonly code = 'EDATAINUSE';
 }
 
-/** A state file, journal or database that this serve cannot load; the message names it and what is wrong. */
+/** A state file, journal or database that this serve cannot load. */
 export class StateFileError extends Error {
   readonly code = 'EBADSTATE';
 }
@@ -37,7 +33,7 @@ export function writeFailure(error: unknown): string | undefined {
   return undefined;
 }
 
-/** True for an error of the database (a failed write among them), as opposed to one of the service's code. */
+/** An error of the database (a failed write among them), not of the service's code. */
 export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !== undefined;
 
 /**
@@ -106,7 +102,6 @@ export function closeConnection(db: Connection, ours = true): void {
 
 const scalar = (db: Connection, sql: string): unknown => (db.prepare<unknown[]>(sql).raw().get() as unknown[])[0];
 
-/** Refuses (untouched) an SQLite file of another application, or of a newer facectl. */
 function checkOwnership(file: string, db: Connection): void {
   const application = scalar(db, 'PRAGMA application_id');
   const version = Number(scalar(db, 'PRAGMA user_version'));
@@ -125,7 +120,7 @@ function checkOwnership(file: string, db: Connection): void {
   }
 }
 
-/** Brings the schema to the newest version in one transaction, which also takes the file's lock. */
+/** In one transaction, which also takes the file's lock. */
 function migrate(file: string, db: Connection): void {
   db.exec('BEGIN EXCLUSIVE');
   try {

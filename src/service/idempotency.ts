@@ -31,8 +31,7 @@ export type SerializedBody = { faceAlias?: string } & (
     }
 );
 
-/** The answer a handler produced, serialized. */
-export type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
+type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
@@ -103,7 +102,6 @@ interface PendingRecord {
 
 const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
 
-/** The statements of every idempotent request, their text made once. */
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
 const INSERT_RECORD = rowsInsert(
   `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS})`,
@@ -111,11 +109,9 @@ const INSERT_RECORD = rowsInsert(
 );
 
 /**
- * A Bloom filter over the (user, Idempotency-Key) pairs of the table: a pair whose bits are not all
- * set has no record, so a new request (nearly every one) is not looked up in the database. 8 Mi bits,
- * 3 per pair: under 3% false positives at a million records, which only cost a lookup. Filled from the
- * table at start; a purged or rolled back record leaves its bits set, so a serve that kept many
- * millions of records since it started looks most requests up, as it would without the filter.
+ * A Bloom filter of the table's (user, Idempotency-Key) pairs: a pair whose bits are not all set has no
+ * record, so a new request (nearly every one) is not looked up. 8 Mi bits, 3 per pair: under 3% false
+ * positives at a million records. A purged or rolled back record leaves its bits set.
  */
 const FILTER_BITS = 1 << 23;
 
@@ -219,11 +215,9 @@ export class Idempotency {
   }
 
   /**
-   * Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile.
-   * A record that holds its whole body, or shows a document new in this batch (which no request can
-   * name before the commit), is written at the commit (Store.defer; until then replay() finds it
-   * pending). One showing an older document is written at once: an edit of that document later in
-   * the batch must find it to give it its whole body (beforeDocumentEdit reads the table).
+   * Keeps a 2xx answer, in the request's transaction. Written at the commit (Store.defer) unless it
+   * shows a document older than this batch: an edit of that document later in the batch must find it
+   * to give it its whole body (beforeDocumentEdit reads the table).
    */
   keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
     const now = this.clock.now().getTime();

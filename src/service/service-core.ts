@@ -12,9 +12,9 @@ export interface ServiceClock {
 
 export interface FetchedDocument {
   text: string;
-  /** The URL the text came from, after redirects. */
+  /** After redirects. */
   finalUrl: string;
-  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
+  /** Without parameters, in lower case, e.g. `text/markdown`. */
   contentType: string;
 }
 

@@ -33,10 +33,8 @@ const FACE_COLLECTIONS = ['faces'] as const;
 const CACHED_ROWS = 1000;
 
 /**
- * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
- * database at every get, so a handler may change its copy freely: only put(), insertNew(), defer() and
- * del() change the state. The server runs each request's changes as one transaction (request()); nothing
- * is held in memory past the turn of the event loop that commits it.
+ * The service's state: one SQLite table per collection (schema.ts). Every get reads afresh, so a handler
+ * may change its copy freely: only put(), insertNew(), defer() and del() change the state.
  */
 export class Store {
   /** False without --data: the database is SQLite's temporary one, gone at close. */
@@ -64,10 +62,7 @@ export class Store {
     }
   }
 
-  /**
-   * The database `path` (created if missing; an old JSON state file is imported first), or without a
-   * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
-   */
+  /** The database `path` (created if missing; an old JSON state file imported first), else a temporary one. */
   static open(path?: string): Store {
     if (path === undefined) return new Store(connect() as Connection);
     const journal = `${path}.journal`;
@@ -124,14 +119,11 @@ export class Store {
   }
 
   /**
-   * A request's changes: a savepoint, opened at its first write and rolled back (with its deferred
-   * writes) when `change` throws. The requests of one turn of the event loop share one commit (a commit
-   * writes the file); the promise resolves once it is done, and should it fail, every request of it
-   * fails. Read-only requests join too, so that no answer shows a change not yet committed.
-   *
-   * A savepoint that succeeded is not released: the next request's nests inside it and the commit
-   * releases them all. A rollback goes to the newest savepoint of the name, always the running
-   * request's: requests run one at a time, to their end.
+   * A request's changes: a savepoint, opened at its first write, rolled back (with its deferred writes)
+   * when `change` throws. The requests of one event-loop turn share one commit (a commit writes the
+   * file); should it fail, all of them fail. Read-only requests join too, so no answer shows a change
+   * not yet committed. A savepoint that succeeded is not released: the next nests inside it, and a
+   * rollback goes to the newest of the name, always the running request's.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
@@ -161,12 +153,10 @@ export class Store {
   private running: Running | null = null;
 
   /**
-   * Runs a writing statement at the commit of the running request's batch, just before COMMIT, rather
-   * than now: for a new row that no other request can name before that commit (a record under a
-   * fresh random id, most idempotency records: Idempotency.keep). Writes of a request that fails are
-   * dropped with it; one that fails at the commit fails the batch, as a failed commit does. Run at
-   * once outside a request. `key`, `value`: pending(key) answers `value` to the requests of the same
-   * batch until then (what a later request must see of the row).
+   * Runs a writing statement just before the batch's COMMIT (at once outside a request): for a new row
+   * no other request can name before the commit (a fresh random id, most idempotency records). Dropped
+   * if its request fails; failing at the commit, it fails the batch. Until then pending(`key`) answers
+   * `value` to the batch's later requests.
    */
   defer(sql: string, values: unknown[], key?: string, value?: unknown): void {
     const running = this.running;
@@ -242,8 +232,7 @@ export class Store {
 
   /**
    * An API key with its user: every request reads them, so their row is kept until a key or a user is
-   * written (or a rollback). Each call builds new records from it: a handler may change its copy. Small
-   * rows, a few per client: content is never kept in memory.
+   * written (or a rollback). Each call builds new records from it: a handler may change its copy.
    */
   keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
@@ -270,10 +259,7 @@ export class Store {
   private authRows: RowCache = { stamp: -1, rows: new Map() };
   private faceRows: RowCache = { stamp: -1, rows: new Map() };
 
-  /**
-   * A row of `sql` (with `values`) as of now: the one read before, when none of `collections` was written
-   * since (and no rollback came), else read again. At most CACHED_ROWS kept per cache.
-   */
+  /** A row of `sql`: the one read before when none of `collections` was written since, else read again. */
   private cachedRow(
     cache: RowCache,
     collections: readonly CollectionName[],
@@ -305,10 +291,7 @@ export class Store {
     }
   }
 
-  /**
-   * A number that changes whenever a record of one of `collections` is written: what was read of them
-   * under the same stamp is still what the database holds.
-   */
+  /** Changes whenever a record of `collections` is written: what was read under the same stamp still holds. */
   stamp(collections: readonly CollectionName[]): number {
     return collections.reduce((sum, name) => sum + (this.writes.get(name) ?? 0), 0);
   }
@@ -319,10 +302,7 @@ export class Store {
     this.run(table.upsert, rowOf(table, record));
   }
 
-  /**
-   * A new record under a fresh random id, which no other request can name before the commit: put()
-   * deferred. Until then pending(`<collection>\0<id>`) is true (Idempotency.keep asks).
-   */
+  /** put() deferred, for a record under a fresh random id; until the commit pending(`<collection>\0<id>`) is true. */
   insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
     const table = this.tableOf(collection);
@@ -346,7 +326,7 @@ export class Store {
     this.statement(`DELETE FROM ${collection} WHERE id = ?`).run(id);
   }
 
-  /** Each collection as a read-only map (how tests count and list records). */
+  /** For tests: each collection as a read-only map. */
   get maps(): { [C in CollectionName]: CollectionView<Collections[C]> } {
     const view = <C extends CollectionName>(collection: C): CollectionView<Collections[C]> => {
       const count = () => this.count(collection);
@@ -383,7 +363,6 @@ export class Store {
     return this.tables.get(collection) as Table;
   }
 
-  /** The record of `collection` whose columns start at `row[from]`. */
   private record<C extends CollectionName>(collection: C, row: unknown[], from = 0): Collections[C] {
     return recordOf(this.tableOf(collection), row, from) as unknown as Collections[C];
   }

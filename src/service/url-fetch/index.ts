@@ -40,14 +40,14 @@ function fetchFailed(message: string, cause?: unknown): UrlFetchError {
   return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 }
 
-/** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
+/** node:dns/promises `lookup(hostname, { all: true })`, the default. */
 type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
 const ALLOWED_SCHEMES = new Set(['http:', 'https:']);
 
-/** Parses and checks what can be checked without DNS. `what` starts the error message. */
+/** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
   let url: URL;
   try {
@@ -64,7 +64,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
   return url;
 }
 
-/** The URL with any credentials taken out and cut to a readable length, for messages. */
+/** For messages: without credentials, cut to a readable length. */
 function redact(url: URL): string {
   const copy = new URL(url.href);
   copy.username = '';
@@ -279,7 +279,6 @@ function header(response: ConnectResponse, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. */
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => {});
