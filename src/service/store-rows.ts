@@ -41,7 +41,6 @@ export interface Running {
 /** What tests read of a collection (Store.maps). */
 export interface CollectionView<R> {
   readonly size: number;
-  get(id: string): R | undefined;
   keys(): IterableIterator<string>;
   values(): IterableIterator<R>;
 }

@@ -328,21 +328,17 @@ export class Store {
 
   /** For tests: each collection as a read-only map. */
   get maps(): { [C in CollectionName]: CollectionView<Collections[C]> } {
-    const view = <C extends CollectionName>(collection: C): CollectionView<Collections[C]> => {
+    const view = (collection: CollectionName) => {
       const count = () => this.count(collection);
-      const ids = () => (this.statement(`SELECT id FROM ${collection}`, true).all() as string[][]).map((r) => r[0]);
       return {
         get size() {
           return count();
         },
-        get: (id) => this.get(collection, id),
-        keys: () => (ids() as string[])[Symbol.iterator](),
+        keys: () => Array.from(this.values(collection), (record) => record.id).values(),
         values: () => this.values(collection),
       };
     };
-    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as unknown as {
-      [C in CollectionName]: CollectionView<Collections[C]>;
-    };
+    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
   }
 
   /** Closes the database (its WAL folded into the file) and releases its lock. */
