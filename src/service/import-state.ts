@@ -187,10 +187,7 @@ function isDatabase(file: string): boolean {
   return header.toString('latin1') === 'SQLite format 3\u0000';
 }
 
-/**
- * The shape of the old JSON state files, checked before anything of them is imported:
- * a file of another version or shape is refused with what is wrong and where.
- */
+// The old files' shape, checked before anything is imported: another is refused, saying what is wrong where.
 
 type StateCollection = CollectionName | 'idempotency';
 type JournalOp = ['put', StateCollection, { id: string }] | ['del', StateCollection, string];

@@ -99,9 +99,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     store.abandon();
     throw error;
   }
-  // Load the tokenizer before listening (about 200 ms), so that once the service reports its address
-  // it answers documents at full speed: the load runs on the event loop, and the first requests of a
-  // batch would otherwise wait for it. A tokenizer that fails to load fails the requests that count.
+  // Loaded before listening (about 200 ms, on the event loop): else the first requests of a batch wait for
+  // it. A tokenizer that fails to load fails the requests that count.
   await loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
 
   let inflight = 0;

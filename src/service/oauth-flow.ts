@@ -4,11 +4,9 @@ import { randomBase62 } from './ids.js';
 import type { ServiceClock } from './service-core.js';
 
 /**
- * Both ends of the local OAuth flow. The service is the OAuth client: `authorize` creates a single-use
- * `state` tied to the user (10 minutes) and a PKCE verifier (S256) that never leaves the service. The
- * local provider shows a consent page, issues a single-use code bound to the client, redirect URI and
- * code challenge, and exchanges it once for a token. All of this lives in memory only: a restart
- * drops pending authorizations (the user starts `oauth connect` again), never a finished connection.
+ * Both ends of the local OAuth flow: the service (client) makes a single-use `state` (10 minutes) and a
+ * PKCE verifier (S256); the provider issues a single-use code bound to client, redirect URI and challenge.
+ * In memory only: a restart drops pending authorizations, never a finished connection.
  */
 
 const TTL_MS = 10 * 60 * 1000;

@@ -27,10 +27,7 @@ import { AUTH_COLLECTIONS } from './store.js';
  * before the answer is sent.
  */
 
-/**
- * Each handler module exports its handlers under their route names; typed against those names, a route
- * without a handler does not compile (documents.ts's insertDocument, shared with import, is no route).
- */
+/** Typed against the route names: a route without a handler does not compile. */
 const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };
 
 export interface ServerDeps {
@@ -187,10 +184,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
 /** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
 const LARGE_BODY = 256 * 1024;
 
-/**
- * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
- * the digest of the request. The bytes are not kept past this (one copy fewer of a 60 MiB body).
- */
+/** Parameters, body, and an Idempotency-Key's digest; the bytes are not kept past this (one 60 MiB copy fewer). */
 async function readRequest(
   deps: ServerDeps,
   req: IncomingMessage,

@@ -94,10 +94,7 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
 };
 
-/**
- * POST /v1/compile/documents/{id}/sync: charges token_count (billing order, budgets) and starts the
- * preparation. A document already synced and not edited since is returned as it is, free.
- */
+/** POST /v1/compile/documents/{id}/sync: see syncItem. */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
   const { item: doc, face } = ownItem(svc.store, auth, 'documents', params.document_id);
   syncItem(svc, auth, 'documents', doc, face, null);

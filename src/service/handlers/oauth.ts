@@ -68,17 +68,16 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
   return { status: 200, body: { detail: `Disconnected from ${params.provider}` } };
 };
 
-/**
- * GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. The state is
- * consumed on first sight; the code is exchanged with the provider's token endpoint using the PKCE
- * verifier that never left the service; the connection is stored with connected_at.
- */
+/** GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. */
 export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) => {
   requireProvider(svc, params.provider);
   return { status: 200, body: finishAuthorization(svc, params.provider, query) };
 };
 
-/** The callback's work: the state consumed, the code exchanged, the connection stored; its result page. */
+/**
+ * The callback's work: the state consumed on first sight, the code exchanged with the PKCE verifier that
+ * never left the service, the connection stored; its result page.
+ */
 function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearchParams): string {
   const pending = svc.oauth.consume(provider, query.get('state'));
   const error = query.get('error');

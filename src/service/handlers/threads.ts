@@ -6,10 +6,7 @@ import { threadView } from '../views.js';
 import { markChanged, newItem, syncItem } from './items.js';
 import type { Handler, PreparedHandler } from './types.js';
 
-/**
- * POST /v1/compile/threads: an empty thread of a face. An interviewer_billing_source that can never
- * apply to this user (oauth without a connection, compile without a quota) is refused now, with 409.
- */
+/** POST /v1/compile/threads: an empty thread; an interviewer_billing_source that can never apply is a 409. */
 export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
   const face = resolveFace(svc.store, auth, body.alias);
   requireModelAllowed(auth, face.default_model);
