@@ -71,14 +71,10 @@ parentPort.on('message', ({ id, text }) => {
 });
 `;
 
-interface Pending {
-  resolve: (count: number) => void;
-  reject: (error: Error) => void;
-}
-interface PoolWorker {
+type PoolWorker = {
   worker: Worker;
-  pending: Map<number, Pending>;
-}
+  pending: Map<number, { resolve(count: number): void; reject(error: Error): void }>;
+};
 
 const pool: PoolWorker[] = [];
 let nextId = 0;
