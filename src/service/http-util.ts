@@ -85,9 +85,8 @@ export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: 
   });
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError(413, 'payload_too_large', `the request body is larger than the limit of ${limit} bytes`);
-}
+const tooLarge = (limit: number) =>
+  new HttpError(413, 'payload_too_large', `the request body is larger than the limit of ${limit} bytes`);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

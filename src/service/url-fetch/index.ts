@@ -32,13 +32,9 @@ export class UrlFetchError extends Error {
   }
 }
 
-function notAllowed(message: string): UrlFetchError {
-  return new UrlFetchError('url_not_allowed', message);
-}
-
-function fetchFailed(message: string, cause?: unknown): UrlFetchError {
-  return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
-}
+const notAllowed = (message: string) => new UrlFetchError('url_not_allowed', message);
+const fetchFailed = (message: string, cause?: unknown) =>
+  new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 
 /** node:dns/promises `lookup(hostname, { all: true })`, the default. */
 type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
@@ -115,10 +111,6 @@ async function resolveAllowed(
   return resolved;
 }
 
-const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_REDIRECTS = 3;
-
 export interface FetchImportOptions {
   /** Admit loopback addresses (127.0.0.0/8, ::1, ::ffff:127.x); every other non-public one stays refused. */
   allowPrivate: boolean;
@@ -143,8 +135,8 @@ const REQUEST_HEADERS = {
 };
 
 export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxRedirects = options.maxRedirects ?? 3;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
@@ -235,7 +227,7 @@ async function readText(
   options: FetchImportOptions,
   signal: AbortSignal,
 ): Promise<FetchedDocument> {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   try {
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
@@ -270,9 +262,8 @@ async function readText(
   }
 }
 
-function tooLarge(url: URL, maxBytes: number): UrlFetchError {
-  return fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
-}
+const tooLarge = (url: URL, maxBytes: number) =>
+  fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
 
 function header(response: ConnectResponse, name: string): string | undefined {
   const value = response.headers[name];
@@ -287,15 +278,6 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
