@@ -79,14 +79,8 @@ export interface DocumentRecord extends FaceItem {
   content: string;
 }
 
-interface StoredMessage {
-  role: string;
-  content: string;
-  from: string;
-}
-
 export interface ThreadRecord extends FaceItem {
-  messages: StoredMessage[];
+  messages: { role: string; content: string; from: string }[];
   messages_archived: number;
   /** interviewer_billing_source given at creation; null = automatic choice. */
   override: BillingSource | null;
