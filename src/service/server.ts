@@ -144,9 +144,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
   share?.tidy();
   const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
-  const input = { params, body, auth, query: url.searchParams, svc } as unknown as Parameters<
-    PreparedHandler<RouteName>['prepare']
-  >[0];
+  const input = { params, body, auth, query: url.searchParams, svc };
   const replay = (who: AuthInfo | null) => {
     const prior = idempotent && who && deps.idempotency.replay(who, idempotent);
     return prior ? jsonReply(prior.status, prior.body, { 'Idempotent-Replayed': 'true' }) : null;
@@ -154,7 +152,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   // A repeat of a large request is answered before its slow part (a count of its tokens) is done again.
   const early = large ? replay(auth) : null;
   if (early) return early;
-  const prepared = typeof handler === 'function' ? {} : await handler.prepare(input);
+  const prepared = typeof handler === 'function' ? {} : await handler.prepare(input as never);
   if (typeof handler !== 'function') share?.tidy();
   const run = typeof handler === 'function' ? handler : handler.run;
 
@@ -165,7 +163,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
       auth && (svc.store.stamp(AUTH_COLLECTIONS) === authStamp ? auth : authenticate(svc.store, secret, now()));
     const repeat = replay(current);
     if (repeat) return repeat;
-    const result = run({ ...input, auth: current, prepared } as Parameters<Handler<RouteName>>[0]);
+    const result = run({ ...input, auth: current, prepared } as never);
     if (route.responseKind === 'html') {
       return { status: result.status, headers: PAGE_HEADERS, body: String(result.body) };
     }
