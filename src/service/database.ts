@@ -37,18 +37,16 @@ export function writeFailure(error: unknown): string | undefined {
 export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !== undefined;
 
 /**
- * A connection to `file` holding its lock, or null when the file is no SQLite database (an old
- * JSON state file, see import-state.ts). A missing file is created, mode 0600 (SQLite gives its WAL
- * the same mode). Without a file: a temporary database.
+ * A connection to `file` holding its lock (a missing one is made, mode 0600, which SQLite gives its WAL
+ * too), or null when it is no SQLite database (an old JSON state file). Without a file: a temporary one.
  */
 export function connect(file?: string): Connection | null {
   if (file === undefined) {
     const db = new Database(':memory:', { timeout: 0 });
     db.exec('PRAGMA temp_store = FILE');
     db.exec("ATTACH '' AS state");
-    // SQLite's own temporary database writes no page until a quarter of its cache holds changes (a named
-    // file, in any journal mode, writes every changed page at each commit: 6 writes per document); each commit
-    // walks the changed pages, so a larger cache costs every one (16 MiB: 32 µs more CPU per document).
+    // SQLite's temporary database writes no page until a quarter of its cache holds changes (a named file
+    // writes 6 per document at each commit); each commit walks the changed pages (16 MiB: 32 µs more each).
     db.exec('PRAGMA state.journal_mode = MEMORY');
     db.exec('PRAGMA state.cache_size = -4096');
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
@@ -60,9 +58,8 @@ export function connect(file?: string): Connection | null {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
     checkOwnership(file, db);
-    // Before its WAL exists, which SQLite makes with the file's mode. By path, never through a descriptor:
-    // closing any descriptor of a file drops every lock this process holds on it (POSIX), the lock of a
-    // serve running in the same process (tests) included.
+    // Before its WAL exists, which gets the file's mode. By path: closing any descriptor of a file drops
+    // every lock this process holds on it (POSIX), a serve's in the same process (tests) included.
     if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
@@ -82,11 +79,9 @@ export function connect(file?: string): Connection | null {
 }
 
 /**
- * Closes a connection and frees its file at once. libsql closes the SQLite connection only once the
- * last of its prepared statements is garbage-collected, so the lock would outlive close(): leaving WAL
- * mode folds the WAL into the file (which then stands alone, as the `sqlite3` shell likes it) and
- * NORMAL locking drops the lock at the next read. `ours`: false for a file refused as it is, which is
- * not written. Should any of it fail, the lock goes with the process.
+ * Frees the file at once: libsql closes the connection only once its last statement is garbage-collected,
+ * so the lock would outlive close(). Leaving WAL mode folds the WAL into the file, NORMAL locking drops
+ * the lock at the next read. `ours`: false for a file refused as it is, which is not written.
  */
 export function closeConnection(db: Connection, ours = true): void {
   try {
@@ -146,9 +141,8 @@ export function openedFile(path: string): OpenedFile {
 }
 
 /**
- * When `file` was replaced or removed while serve ran, its state lives on in the file serve opened,
- * which no name reaches any more: copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the
- * temporary directory when its own is gone. Returns where.
+ * When `file` was replaced or removed while serve ran, its state, in a file no name reaches any more, is
+ * copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the temporary directory. Returns where.
  */
 export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
   try {

@@ -111,9 +111,8 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /**
- * Arrays and objects nested deeper than this in a request body (the body itself is level 1) are
- * refused with 422 before anything else looks at them: stored, a deeper value would make every later
- * serialization of the state recurse that deep (6,000 levels overflow the stack).
+ * Deeper arrays and objects in a body (itself level 1) are refused with 422: stored, they would make every
+ * later serialization of the state recurse that deep (6,000 levels overflow the stack).
  */
 export const MAX_JSON_DEPTH = 64;
 

@@ -43,10 +43,8 @@ export interface IdempotentRequest {
 const CONTENT_SLOT = '"content":null';
 
 /**
- * Serializes an answer's body once. When it shows a document (document_id, version and a string
- * content), also returns the text around the content: JSON.stringify with content set to null puts
- * `"content":null` where the content goes (the same key order), and that sequence cannot occur
- * earlier, since quotes inside string values are escaped.
+ * An answer's body, serialized once; for a document, also the text around its content: with content
+ * null, `"content":null` stands where the content goes, and cannot occur earlier (quotes are escaped).
  */
 export function serializeBody(body: unknown): SerializedBody {
   const shown = body as { document_id?: unknown; version?: unknown; content?: unknown; alias?: unknown } | null;
@@ -258,10 +256,7 @@ export class Idempotency {
     for (const [id, kept] of this.secretBodies) if (kept.ms <= before) this.secretBodies.delete(id);
   }
 
-  /**
-   * Called in the transaction of a change of a document's content or version: the records that show
-   * it get their whole body back, so their replays stay byte for byte the first answer.
-   */
+  /** Before a document changes: the records that show it get their whole body back (replays stay the same). */
   beforeDocumentEdit(doc: DocumentRecord): void {
     const sql = 'SELECT user_id, idempotency_key, body_prefix, body_suffix FROM idempotency WHERE document_id = ?';
     const rows = this.store.statement(sql, true).all(doc.id) as [string, string, string, string][];

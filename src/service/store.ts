@@ -80,10 +80,7 @@ export class Store {
     return new Store(db, path);
   }
 
-  /**
-   * A statement prepared once; `rows`: it returns rows (as arrays of column values). One that returns
-   * none writes: asked for by a running request, it opens the request's savepoint first.
-   */
+  /** Prepared once; `rows`: it returns rows (as arrays). One that writes opens a running request's savepoint. */
   statement(sql: string, rows = false): Statement {
     if (!rows && this.running !== null && !this.running.savepoint) {
       this.running.savepoint = true;
@@ -280,10 +277,7 @@ export class Store {
     return row ?? undefined;
   }
 
-  /**
-   * After a rollback: what was read since the last commit may be a change that is now undone (a
-   * charge read back by the next request of the same batch), so nothing read is kept.
-   */
+  /** After a rollback: what was read since the last commit may be a change now undone. */
   private forgetReads(): void {
     for (const cache of [this.authRows, this.faceRows]) {
       cache.stamp = -1;
@@ -310,10 +304,8 @@ export class Store {
   }
 
   /**
-   * Runs a writing statement. A statement keeps the values it last ran with, so a document's 60 MiB
-   * content would stay in memory until the next write of its kind: after a large value the statement
-   * runs again with nulls, and lets go. With nulls it must write nothing (an insert of rowsInsert()'s
-   * form; a key compared with null matches no row).
+   * A statement keeps the values it last ran with (a 60 MiB content, until the next write of its kind):
+   * after a large value it runs again with nulls, with which it must write nothing (rowsInsert()'s form).
    */
   run(sql: string, values: unknown[]): void {
     const statement = this.statement(sql);
