@@ -20,11 +20,10 @@ import type { ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
 
 /**
- * The HTTP layer: routing over the contract's routes, then for each request, in this order: the key
- * (401), the rate limit (429), the scope (403), the in-flight budget (429/503) and the body (413, 400
- * `invalid_json`), validation with the route's schemas (422), an idempotent replay, the handler's
- * preparation, then one transaction: the handler's changes and the idempotency record, committed
- * before the answer is sent.
+ * Per request, in this order: the route (404, 405), the key (401), the rate limit (429), the scope (403),
+ * the in-flight budget (429/503), the body (413, 400), validation (422), an idempotent replay, the
+ * handler's preparation, then one transaction (its changes and the idempotency record), committed before
+ * the answer is sent.
  */
 
 /** Typed against the route names: a route without a handler does not compile. */

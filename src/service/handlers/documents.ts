@@ -15,9 +15,8 @@ type NewDocument = Pick<
 >;
 
 /**
- * Stores a new document of `face` (submit and import share this). The record is written out field by
- * field, in the table's column order: a document submit makes one per request, and an object spread
- * from two others costs more than the rest of its building.
+ * A new document of `face` (submit and import), written out field by field in the table's column order:
+ * a submit makes one per request, and an object spread from two others costs more than the rest.
  */
 export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecord, fields: NewDocument): Document {
   const now = svc.clock.now().toISOString();

@@ -5,9 +5,8 @@ import type { BillingSource, Collections, FaceItem, FaceRecord } from '../record
 import type { ServiceCore } from '../service-core.js';
 
 /**
- * A sync: the first one after a change charges token_count (billing order, budgets; `override` is a
- * thread's interviewer_billing_source) and starts the preparation. An item already synced and not
- * changed since is left as it is, free.
+ * The first sync after a change charges token_count (`override`: a thread's interviewer_billing_source)
+ * and starts the preparation; an item synced and not changed since is left as it is, free.
  */
 export function syncItem<C extends 'documents' | 'threads'>(
   svc: ServiceCore,

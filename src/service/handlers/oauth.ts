@@ -40,10 +40,8 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
 };
 
 /**
- * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` the
- * consent is given (or refused) at once, as the page's button would, and the callback runs in this
- * request: scripts and CI run `oauth connect --no-browser` to its end, with no browser. The URL is
- * still answered; opened, it says the request was already decided.
+ * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` it is
+ * decided at once and the callback runs in this request, so scripts and CI need no browser.
  */
 export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
   requireConnect(auth);
