@@ -96,7 +96,7 @@ function spawnWorker(): PoolWorker {
     else job.resolve(msg.count as number);
   });
   const fail = (error: Error) => {
-    leave(entry);
+    retire(entry);
     for (const job of entry.pending.values()) job.reject(error);
     entry.pending.clear();
   };
@@ -116,13 +116,9 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
 function retire(entry: PoolWorker): void {
-  leave(entry);
-  void entry.worker.terminate();
-}
-
-function leave(entry: PoolWorker): void {
   const index = pool.indexOf(entry);
   if (index >= 0) pool.splice(index, 1);
+  void entry.worker.terminate();
 }
 
 let workerCounts = 0;
