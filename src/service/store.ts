@@ -155,17 +155,12 @@ export class Store {
    * if its request fails; failing at the commit, it fails the batch. Until then pending(`key`) answers
    * `value` to the batch's later requests.
    */
-  defer(sql: string, values: unknown[], key?: string, value?: unknown): void {
+  defer(sql: string, values: unknown[], key: string, value: unknown): void {
     const running = this.running;
-    if (running === null) {
-      this.run(sql, values);
-      return;
-    }
+    if (running === null) return this.run(sql, values);
     running.deferred.push({ sql, values });
-    if (key !== undefined) {
-      running.batch.pending.set(key, value);
-      running.keys.push(key);
-    }
+    running.batch.pending.set(key, value);
+    running.keys.push(key);
   }
 
   /** What a deferred write of this batch will store under `key` (see defer()). */
