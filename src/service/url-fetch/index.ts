@@ -1,9 +1,7 @@
 /**
- * The URL fetcher behind document import (POST /v1/faces/{face_id}/import), with its SSRF defences.
- * Every hop (the URL and each redirect target) is checked from scratch: scheme, credentials, every
- * resolved address (address-policy.ts), then the address the socket really connected to. Redirects
- * are followed here, by hand, never by the HTTP client, so no hop escapes the checks. One deadline
- * covers the whole fetch, and the body is counted while it streams.
+ * Document import's fetcher and its SSRF defences: every hop is checked from scratch (scheme, credentials,
+ * every resolved address, then the socket's real peer). Redirects are followed here, by hand, so no hop
+ * escapes the checks. One deadline covers the whole fetch; the body is counted while it streams.
  */
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
