@@ -90,9 +90,6 @@ function collectSoon(): void {
 }
 
 function collector(): () => void {
-  if (!collect) {
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as () => void;
-  }
-  return collect;
+  if (!collect) setFlagsFromString('--expose-gc');
+  return (collect ??= runInNewContext('gc') as () => void);
 }
