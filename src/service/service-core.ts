@@ -2,7 +2,7 @@ import type { OAuthFlows } from './oauth-flow.js';
 import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 
-/** The service's own message line: a `warning` (a failure; the default) or `debug` (the access log). */
+/** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
 export type ServiceLog = (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
 
 /** The service's sense of time; tests inject a clock they move by hand. */
