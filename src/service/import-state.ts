@@ -13,13 +13,18 @@ import { dirname } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
 import { closeConnection, type Connection, connect, DataFileInUse, StateFileError } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
-import type { Store } from './store.js';
+/** What the import writes through: a Store (its own type: store.ts imports this module, and circles are refused). */
+interface ImportTarget {
+  transaction<T>(change: () => T): T;
+  statement(sql: string): { run(...params: unknown[]): unknown };
+  put(collection: CollectionName, record: never): void;
+}
 
 /**
  * Imports, once, a `--data FILE` of a facectl serve before the SQLite database (a JSON snapshot FILE and
  * FILE.journal): docs/local-service-choices.md gives the steps and what a crash at each leaves.
  */
-export function importStateFile(file: string, storeOf: (db: Connection) => Store): void {
+export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
   const state = readStateFile(file);
   const temp = `${file}.importing`;
   let db: Connection | null;
@@ -102,7 +107,7 @@ function readStateFile(file: string): Records {
   return records;
 }
 
-function insertRecords(file: string, store: Store, records: Records): void {
+function insertRecords(file: string, store: ImportTarget, records: Records): void {
   const fail = (collection: string, id: string, error: unknown) =>
     new StateFileError(
       `${file}: ${collection} record ${id} cannot be imported (${(error as Error).message}); the file was left untouched`,

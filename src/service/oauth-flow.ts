@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import { HttpError } from './errors.js';
 import { randomBase62 } from './ids.js';
-import type { ServiceClock } from './service-core.js';
 
 /**
  * Both ends of the local OAuth flow: the service (client) makes a single-use `state` (10 minutes) and a
@@ -33,7 +32,7 @@ export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
   private readonly codes = new Map<string, IssuedCode>();
 
-  constructor(private readonly clock: ServiceClock) {}
+  constructor(private readonly clock: { now(): Date }) {}
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
