@@ -4,9 +4,8 @@ import type { Collections, FaceRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
- * The key's allow-lists and the user's ownership. A face is named by its uid or its alias; an entry
- * of allowed_face_ids matches either. The allow-list is checked before existence, so a restricted
- * key cannot probe for faces outside its list.
+ * A face is named by its uid or its alias; an entry of allowed_face_ids matches either. The allow-list is
+ * checked before existence, so a restricted key cannot probe for faces outside its list.
  */
 
 export function faceAllowed(auth: AuthInfo, name: string, face: FaceRecord | undefined): boolean {

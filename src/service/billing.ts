@@ -26,10 +26,7 @@ function isConnected(svc: ServiceCore, user: UserRecord): boolean {
   return PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
 }
 
-/**
- * Refuses an interviewer_billing_source that can never apply to this user (409), at thread creation
- * and again at sync: oauth without an active connection, compile on a plan without a quota.
- */
+/** 409 for an interviewer_billing_source that can never apply to this user (at thread creation and sync). */
 export function checkOverrideAvailable(svc: ServiceCore, user: UserRecord, override: BillingSource): void {
   if (override === 'oauth' && !isConnected(svc, user)) {
     throw conflict(
@@ -82,11 +79,7 @@ function insufficientCredits(user: UserRecord, cost: number): Error {
   );
 }
 
-/**
- * Charges a sync of `tokens`: picks the source, checks every budget on the key's chain, then
- * takes the tokens from the quota or the cost from the credits and adds the cost to spent_usd.
- * Throws (and charges nothing) when any of it cannot be paid.
- */
+/** Charges a sync of `tokens` to its source and every key's budget on the chain; throws (charging nothing) else. */
 export function charge(
   svc: ServiceCore,
   now: Date,

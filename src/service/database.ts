@@ -5,19 +5,15 @@ import Database from 'libsql';
 import { CliError, ExitCode } from '../errors.js';
 import { APPLICATION_ID, MIGRATIONS } from './schema.js';
 
-/**
- * Opening serve's SQLite database with libsql; docs/local-service-choices.md says why each setting
- * (exclusive locking, WAL with synchronous=NORMAL, the temporary database without --data).
- */
+// Why each setting (exclusive locking, WAL, synchronous=NORMAL, the temporary one): docs/local-service-choices.md.
 
 export type Connection = Database.Database;
 
-/** Another serve holds the database. */
 export class DataFileInUse extends Error {
   readonly code = 'EDATAINUSE';
 }
 
-/** A state file, journal or database that this serve cannot load; the message names it and what is wrong. */
+/** A state file, journal or database that this serve cannot load. */
 export class StateFileError extends Error {
   readonly code = 'EBADSTATE';
 }
@@ -37,22 +33,20 @@ export function writeFailure(error: unknown): string | undefined {
   return undefined;
 }
 
-/** True for an error of the database (a failed write among them), as opposed to one of the service's code. */
+/** An error of the database (a failed write among them), not of the service's code. */
 export const isDatabaseError = (error: unknown): boolean => sqliteCode(error) !== undefined;
 
 /**
- * A connection to `file` holding its lock, or null when the file is no SQLite database (an old
- * JSON state file, see import-state.ts). A missing file is created, mode 0600 (SQLite gives its WAL
- * the same mode). Without a file: a temporary database.
+ * A connection to `file` holding its lock (a missing one is made, mode 0600, which SQLite gives its WAL
+ * too), or null when it is no SQLite database (an old JSON state file). Without a file: a temporary one.
  */
 export function connect(file?: string): Connection | null {
   if (file === undefined) {
     const db = new Database(':memory:', { timeout: 0 });
     db.exec('PRAGMA temp_store = FILE');
     db.exec("ATTACH '' AS state");
-    // SQLite's own temporary database writes no page until a quarter of its cache holds changes (a named
-    // file, in any journal mode, writes every changed page at each commit: 6 writes per document); each commit
-    // walks the changed pages, so a larger cache costs every one (16 MiB: 32 µs more CPU per document).
+    // SQLite's temporary database writes no page until a quarter of its cache holds changes (a named file
+    // writes 6 per document at each commit); each commit walks the changed pages (16 MiB: 32 µs more each).
     db.exec('PRAGMA state.journal_mode = MEMORY');
     db.exec('PRAGMA state.cache_size = -4096');
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
@@ -64,9 +58,8 @@ export function connect(file?: string): Connection | null {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
     checkOwnership(file, db);
-    // Before its WAL exists, which SQLite makes with the file's mode. By path, never through a descriptor:
-    // closing any descriptor of a file drops every lock this process holds on it (POSIX), the lock of a
-    // serve running in the same process (tests) included.
+    // Before its WAL exists, which gets the file's mode. By path: closing any descriptor of a file drops
+    // every lock this process holds on it (POSIX), a serve's in the same process (tests) included.
     if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
@@ -86,11 +79,9 @@ export function connect(file?: string): Connection | null {
 }
 
 /**
- * Closes a connection and frees its file at once. libsql closes the SQLite connection only once the
- * last of its prepared statements is garbage-collected, so the lock would outlive close(): leaving WAL
- * mode folds the WAL into the file (which then stands alone, as the `sqlite3` shell likes it) and
- * NORMAL locking drops the lock at the next read. `ours`: false for a file refused as it is, which is
- * not written. Should any of it fail, the lock goes with the process.
+ * Frees the file at once: libsql closes the connection only once its last statement is garbage-collected,
+ * so the lock would outlive close(). Leaving WAL mode folds the WAL into the file, NORMAL locking drops
+ * the lock at the next read. `ours`: false for a file refused as it is, which is not written.
  */
 export function closeConnection(db: Connection, ours = true): void {
   try {
@@ -106,7 +97,6 @@ export function closeConnection(db: Connection, ours = true): void {
 
 const scalar = (db: Connection, sql: string): unknown => (db.prepare<unknown[]>(sql).raw().get() as unknown[])[0];
 
-/** Refuses (untouched) an SQLite file of another application, or of a newer facectl. */
 function checkOwnership(file: string, db: Connection): void {
   const application = scalar(db, 'PRAGMA application_id');
   const version = Number(scalar(db, 'PRAGMA user_version'));
@@ -125,7 +115,7 @@ function checkOwnership(file: string, db: Connection): void {
   }
 }
 
-/** Brings the schema to the newest version in one transaction, which also takes the file's lock. */
+/** In one transaction, which also takes the file's lock. */
 function migrate(file: string, db: Connection): void {
   db.exec('BEGIN EXCLUSIVE');
   try {
@@ -143,11 +133,7 @@ function migrate(file: string, db: Connection): void {
 }
 
 /** A --data file as serve opened it: its path and inode. */
-export interface OpenedFile {
-  path: string;
-  ino: number;
-  dev: number;
-}
+type OpenedFile = { path: string; ino: number; dev: number };
 
 export function openedFile(path: string): OpenedFile {
   const { ino, dev } = statSync(path);
@@ -155,9 +141,8 @@ export function openedFile(path: string): OpenedFile {
 }
 
 /**
- * When `file` was replaced or removed while serve ran, its state lives on in the file serve opened,
- * which no name reaches any more: copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the
- * temporary directory when its own is gone. Returns where.
+ * When `file` was replaced or removed while serve ran, its state, in a file no name reaches any more, is
+ * copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the temporary directory. Returns where.
  */
 export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
   try {

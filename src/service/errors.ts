@@ -5,18 +5,14 @@ import type { FieldError } from '../contract/common.js';
  * body (or an HTML page for the browser-facing routes) with its status and headers.
  */
 export class HttpError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly detail: string | FieldError[];
-  readonly headers: Record<string, string>;
-
-  constructor(status: number, code: string, detail: string | FieldError[], headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string | FieldError[],
+    readonly headers: Record<string, string> = {},
+  ) {
     super(typeof detail === 'string' ? detail : code);
     this.name = 'HttpError';
-    this.status = status;
-    this.code = code;
-    this.detail = detail;
-    this.headers = headers;
   }
 }
 

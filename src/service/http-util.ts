@@ -4,7 +4,7 @@ import type { FieldError } from '../contract/common.js';
 import { safeParseJson } from '../contract/json-keys.js';
 import { HttpError } from './errors.js';
 
-/** A response ready to send; a body in parts is sent as their concatenation. */
+/** A body in parts is sent as their concatenation. */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
@@ -20,13 +20,13 @@ export function jsonReply(status: number, body: string | string[], headers: Reco
   return { status, headers: { ...JSON_HEADERS, ...headers }, body };
 }
 
-/** The client went away before its request was complete: there is no one to answer. */
+/** The client went away before its request was complete: no one to answer. */
 export class ClientGone extends Error {}
 
 /**
- * Reads the whole request body, refusing (413) as soon as it passes `limit` bytes, before buffering
- * more: a Content-Length above the limit is refused without reading anything. `reserve` is told the
- * bytes to come (the Content-Length at once, else each chunk as it arrives) and may refuse by throwing.
+ * The whole request body, refused (413) as soon as it passes `limit` bytes (a Content-Length above it:
+ * before reading anything). `reserve` is told the bytes to come (the Content-Length at once, else each
+ * chunk) and may refuse by throwing.
  */
 export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -85,9 +85,8 @@ export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: 
   });
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError(413, 'payload_too_large', `the request body is larger than the limit of ${limit} bytes`);
-}
+const tooLarge = (limit: number) =>
+  new HttpError(413, 'payload_too_large', `the request body is larger than the limit of ${limit} bytes`);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -112,9 +111,8 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 /**
- * Arrays and objects nested deeper than this in a request body (the body itself is level 1) are
- * refused with 422 before anything else looks at them: stored, a deeper value would make every later
- * serialization of the state recurse that deep (6,000 levels overflow the stack).
+ * Deeper arrays and objects in a body (itself level 1) are refused with 422: stored, they would make every
+ * later serialization of the state recurse that deep (6,000 levels overflow the stack).
  */
 export const MAX_JSON_DEPTH = 64;
 
@@ -141,7 +139,6 @@ function checkDepth(value: unknown, surrogates: boolean): void {
   }
 }
 
-/** A string holding half of a surrogate pair alone. */
 const lone = (value: unknown): boolean => typeof value === 'string' && !value.isWellFormed();
 
 const loneSurrogate = () =>

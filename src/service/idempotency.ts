@@ -3,7 +3,7 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-clock.js';
+import type { ServiceClock } from './service-core.js';
 import type { Store } from './store.js';
 import { readAs, rowsInsert } from './store-rows.js';
 
@@ -18,11 +18,6 @@ const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Bodies below this are hashed in one call, with the request line copied in front. */
 const ONE_SHOT_BYTES = 64 * 1024;
 
-export interface StoredResponse {
-  status: number;
-  body: string;
-}
-
 /**
  * A body serialized: whole, or for a document in parts (the text before the content, the content's
  * JSON, the rest) with the document's id and version. `faceAlias`: the face it shows, if any.
@@ -36,8 +31,7 @@ export type SerializedBody = { faceAlias?: string } & (
     }
 );
 
-/** The answer a handler produced, serialized. */
-export type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
+type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
@@ -49,10 +43,8 @@ export interface IdempotentRequest {
 const CONTENT_SLOT = '"content":null';
 
 /**
- * Serializes an answer's body once. When it shows a document (document_id, version and a string
- * content), also returns the text around the content: JSON.stringify with content set to null puts
- * `"content":null` where the content goes (the same key order), and that sequence cannot occur
- * earlier, since quotes inside string values are escaped.
+ * An answer's body, serialized once; for a document, also the text around its content: with content
+ * null, `"content":null` stands where the content goes, and cannot occur earlier (quotes are escaped).
  */
 export function serializeBody(body: unknown): SerializedBody {
   const shown = body as { document_id?: unknown; version?: unknown; content?: unknown; alias?: unknown } | null;
@@ -108,7 +100,6 @@ interface PendingRecord {
 
 const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
 
-/** The statements of every idempotent request, their text made once. */
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
 const INSERT_RECORD = rowsInsert(
   `INSERT OR REPLACE INTO idempotency (user_id, idempotency_key, ${RECORD_COLUMNS})`,
@@ -116,11 +107,9 @@ const INSERT_RECORD = rowsInsert(
 );
 
 /**
- * A Bloom filter over the (user, Idempotency-Key) pairs of the table: a pair whose bits are not all
- * set has no record, so a new request (nearly every one) is not looked up in the database. 8 Mi bits,
- * 3 per pair: under 3% false positives at a million records, which only cost a lookup. Filled from the
- * table at start; a purged or rolled back record leaves its bits set, so a serve that kept many
- * millions of records since it started looks most requests up, as it would without the filter.
+ * A Bloom filter of the table's (user, Idempotency-Key) pairs: a pair whose bits are not all set has no
+ * record, so a new request (nearly every one) is not looked up. 8 Mi bits, 3 per pair: under 3% false
+ * positives at a million records. A purged or rolled back record leaves its bits set.
  */
 const FILTER_BITS = 1 << 23;
 
@@ -136,14 +125,13 @@ function filterHash(userId: string, key: string): number {
 export class Idempotency {
   /** Bodies holding a key secret, by pendingKey(): the body and when it was kept. */
   private readonly secretBodies = new Map<string, { body: string; ms: number }>();
-  private readonly store: Store;
-  private readonly clock: ServiceClock;
   private nextPurgeMs = 0;
   private readonly filter = new Uint8Array(FILTER_BITS / 8);
 
-  constructor(store: Store, clock: ServiceClock) {
-    this.store = store;
-    this.clock = clock;
+  constructor(
+    private readonly store: Store,
+    private readonly clock: ServiceClock,
+  ) {
     const pairs = store.statement('SELECT user_id, idempotency_key FROM idempotency', true).iterate();
     for (const [userId, key] of pairs as Iterable<[string, string]>) this.filtered(userId, key, true);
   }
@@ -181,7 +169,7 @@ export class Idempotency {
   }
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
-  replay(auth: AuthInfo, request: IdempotentRequest): StoredResponse | null {
+  replay(auth: AuthInfo, request: IdempotentRequest): { status: number; body: string } | null {
     // A record kept earlier in this batch is not written yet (keep()): it is pending.
     const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
     let row: RecordRow;
@@ -225,11 +213,9 @@ export class Idempotency {
   }
 
   /**
-   * Keeps a 2xx answer; runs in the request's transaction. Records past their 24 hours go meanwhile.
-   * A record that holds its whole body, or shows a document new in this batch (which no request can
-   * name before the commit), is written at the commit (Store.defer; until then replay() finds it
-   * pending). One showing an older document is written at once: an edit of that document later in
-   * the batch must find it to give it its whole body (beforeDocumentEdit reads the table).
+   * Keeps a 2xx answer, in the request's transaction. Written at the commit (Store.defer) unless it
+   * shows a document older than this batch: an edit of that document later in the batch must find it
+   * to give it its whole body (beforeDocumentEdit reads the table).
    */
   keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
     const now = this.clock.now().getTime();
@@ -270,10 +256,7 @@ export class Idempotency {
     for (const [id, kept] of this.secretBodies) if (kept.ms <= before) this.secretBodies.delete(id);
   }
 
-  /**
-   * Called in the transaction of a change of a document's content or version: the records that show
-   * it get their whole body back, so their replays stay byte for byte the first answer.
-   */
+  /** Before a document changes: the records that show it get their whole body back (replays stay the same). */
   beforeDocumentEdit(doc: DocumentRecord): void {
     const sql = 'SELECT user_id, idempotency_key, body_prefix, body_suffix FROM idempotency WHERE document_id = ?';
     const rows = this.store.statement(sql, true).all(doc.id) as [string, string, string, string][];

@@ -13,8 +13,8 @@ import { dirname } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
 import { closeConnection, type Connection, connect, DataFileInUse, StateFileError } from './database.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
-/** What the import writes through: a Store over the new database (its own type: store.ts imports this module). */
-export interface ImportTarget {
+/** What the import writes through: a Store (its own type: store.ts imports this module, and circles are refused). */
+interface ImportTarget {
   transaction<T>(change: () => T): T;
   statement(sql: string): { run(...params: unknown[]): unknown };
   put(collection: CollectionName, record: never): void;
@@ -43,7 +43,7 @@ export function importStateFile(file: string, storeOf: (db: Connection) => Impor
     if (isDatabase(file)) return;
     const store = storeOf(db);
     store.transaction(() => {
-      for (const name of [...COLLECTION_NAMES, 'idempotency']) store.statement(`DELETE FROM ${name}`).run();
+      for (const name of KNOWN) store.statement(`DELETE FROM ${name}`).run();
       insertRecords(file, store, state);
     });
     // Everything into the file itself (out of its WAL, named after its old name), the lock still held.
@@ -66,7 +66,7 @@ type Records = Map<string, Map<string, Record<string, unknown>>>;
 
 /** The state the two files hold: the snapshot's records with the journal's changes applied. */
 function readStateFile(file: string): Records {
-  const records: Records = new Map([...COLLECTION_NAMES, 'idempotency'].map((name) => [name, new Map()]));
+  const records: Records = new Map([...KNOWN].map((name) => [name, new Map()]));
   const apply = ([kind, collection, value]: JournalOp) => {
     const map = records.get(collection) as Map<string, Record<string, unknown>>;
     if (kind === 'put') map.set(value.id, value as Record<string, unknown>);
@@ -192,10 +192,7 @@ function isDatabase(file: string): boolean {
   return header.toString('latin1') === 'SQLite format 3\u0000';
 }
 
-/**
- * The shape of the old JSON state files, checked before anything of them is imported:
- * a file of another version or shape is refused with what is wrong and where.
- */
+// The old files' shape, checked before anything is imported: another is refused, saying what is wrong where.
 
 type StateCollection = CollectionName | 'idempotency';
 type JournalOp = ['put', StateCollection, { id: string }] | ['del', StateCollection, string];

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
@@ -89,21 +90,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     consent: options.consent ?? 'page',
     beforeDocumentEdit: (doc) => idempotency.beforeDocumentEdit(doc),
   };
-  let users: BootstrapUser[];
-  try {
-    users = store.transaction(() => {
-      idempotency.purgeExpired();
-      return seedUsers(store, clock.now());
-    });
-  } catch (error) {
-    store.abandon();
-    throw error;
-  }
-  // Load the tokenizer before listening (about 200 ms), so that once the service reports its address
-  // it answers documents at full speed: the load runs on the event loop, and the first requests of a
-  // batch would otherwise wait for it. A tokenizer that fails to load fails the requests that count.
-  await loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
-
   let inflight = 0;
   let drained: (() => void) | null = null;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -137,14 +123,17 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     },
   );
 
+  let users: BootstrapUser[];
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+    users = store.transaction(() => {
+      idempotency.purgeExpired();
+      return seedUsers(store, clock.now());
     });
+    // Loaded before listening (about 200 ms, on the event loop): else the first requests of a batch wait for
+    // it. A tokenizer that fails to load fails the requests that count.
+    await loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
+    server.listen(options.port ?? 0, host);
+    await once(server, 'listening');
   } catch (error) {
     store.abandon();
     throw error;

@@ -3,15 +3,14 @@ import { runInNewContext } from 'node:vm';
 import { HttpError } from './errors.js';
 
 /**
- * Bytes of request bodies in flight, per user and in all: a body (and its text, and the answer showing
- * it) is held until its request is answered (six 60 MiB documents took serve to 2 GiB). Past a budget
- * a request is refused before its body is read: 429 `too_many_in_flight` (the user's), 503
- * `service_busy` (the service's). A user's only request is never refused (413 bounds it).
- * docs/local-service-choices.md, "Memory".
+ * Bytes of request bodies in flight, per user and in all: a body (its text, the answer showing it) is
+ * held until answered (six 60 MiB documents took serve to 2 GiB). Past a budget a request is refused
+ * before its body is read: 429 (the user's), 503 (the service's). A user's only request is never
+ * refused (413 bounds it). docs/local-service-choices.md, "Memory".
  */
 
 const MIB = 1024 * 1024;
-/** Retry-After grows with what is in flight: about the time serve takes to count and store that much (60 MiB of English-like text: 8 s on 2 busy cores). */
+/** Retry-After: about the time serve takes to count and store what is in flight (60 MiB: 8 s on 2 busy cores). */
 const BYTES_PER_SECOND = 8 * MIB;
 /** A request at least this large is followed by a garbage collection (see collectSoon). */
 const LARGE = 8 * MIB;
@@ -91,9 +90,6 @@ function collectSoon(): void {
 }
 
 function collector(): () => void {
-  if (!collect) {
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as () => void;
-  }
-  return collect;
+  if (!collect) setFlagsFromString('--expose-gc');
+  return (collect ??= runInNewContext('gc') as () => void);
 }

@@ -1,14 +1,11 @@
 import { hash } from 'node:crypto';
 import { HttpError } from './errors.js';
 import { randomBase62 } from './ids.js';
-import type { ServiceClock } from './service-clock.js';
 
 /**
- * Both ends of the local OAuth flow. The service is the OAuth client: `authorize` creates a single-use
- * `state` tied to the user (10 minutes) and a PKCE verifier (S256) that never leaves the service. The
- * local provider shows a consent page, issues a single-use code bound to the client, redirect URI and
- * code challenge, and exchanges it once for a token. All of this lives in memory only: a restart
- * drops pending authorizations (the user starts `oauth connect` again), never a finished connection.
+ * Both ends of the local OAuth flow: the service (client) makes a single-use `state` (10 minutes) and a
+ * PKCE verifier (S256); the provider issues a single-use code bound to client, redirect URI and challenge.
+ * In memory only: a restart drops pending authorizations, never a finished connection.
  */
 
 const TTL_MS = 10 * 60 * 1000;
@@ -35,7 +32,7 @@ export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
   private readonly codes = new Map<string, IssuedCode>();
 
-  constructor(private readonly clock: ServiceClock) {}
+  constructor(private readonly clock: { now(): Date }) {}
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
@@ -111,11 +108,7 @@ export class OAuthFlows {
   }
 
   /** Provider side: the token endpoint. A code is exchanged at most once, and only with its PKCE verifier. */
-  exchange(input: { code: string; codeVerifier: string; redirectUri: string }): {
-    access_token: string;
-    token_type: 'Bearer';
-    expires_in: number;
-  } {
+  exchange(input: { code: string; codeVerifier: string; redirectUri: string }) {
     // Deleted on the first attempt, whatever its outcome: a code is never tried twice.
     const issued = this.codes.get(input.code);
     this.codes.delete(input.code);
@@ -127,7 +120,7 @@ export class OAuthFlows {
     ) {
       throw new HttpError(400, 'invalid_grant', 'The authorization code is invalid, expired or was already used.');
     }
-    return { access_token: randomBase62(40), token_type: 'Bearer', expires_in: 3600 };
+    return { access_token: randomBase62(40), token_type: 'Bearer' as const, expires_in: 3600 };
   }
 
   private live(state: string | null): PendingAuthorization | undefined {

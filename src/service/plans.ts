@@ -1,13 +1,7 @@
 import type { PlanName } from './records.js';
 
 /** The seeded plans (team decision): starting credits and the monthly compile quota in tokens. */
-export interface Plan {
-  credits_micro: number;
-  monthly_quota: number;
-  oauth: boolean;
-}
-
-export const PLANS: Record<PlanName, Plan> = {
+export const PLANS: Record<PlanName, { credits_micro: number; monthly_quota: number; oauth: boolean }> = {
   free: { credits_micro: 1_000_000, monthly_quota: 0, oauth: false },
   standard: { credits_micro: 5_000_000, monthly_quota: 100_000, oauth: false },
   pro: { credits_micro: 20_000_000, monthly_quota: 1_000_000, oauth: false },

@@ -6,10 +6,8 @@ import { consentPage, PAGE_HEADERS } from './oauth-pages.js';
 import type { ServiceCore } from './service-core.js';
 
 /**
- * The local OAuth provider's consent page, `/provider/{provider}/authorize`: GET shows who asks for
- * which account with Approve and Deny; the form POSTs back here and is answered with a 302 to the
- * service's callback (with a code, or error=access_denied). Not part of the contract: it belongs to
- * the provider, not to the service's API.
+ * The local OAuth provider's consent page (the provider's, not in the contract): GET shows it, the form
+ * POSTs back here and is answered with a 302 to the service's callback (a code, or error=access_denied).
  */
 const CONSENT_PATH = '/provider/{provider}/authorize';
 const FORM_LIMIT = 16 * 1024;

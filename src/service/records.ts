@@ -2,11 +2,7 @@ import type { BILLING_SOURCES } from '../contract/common.js';
 
 export type BillingSource = (typeof BILLING_SOURCES)[number];
 
-/**
- * The records the local service keeps, one table each (schema.ts; idempotency records are idempotency.ts's
- * own). Every record has an `id`, so the store handles all collections alike. Money is held in
- * integer micro-dollars (1e-6 USD) so sums never drift.
- */
+/** The records of the local service, one table each (schema.ts). Money in integer micro-dollars: sums never drift. */
 
 export type PlanName = 'free' | 'standard' | 'pro' | 'connect';
 
@@ -56,7 +52,7 @@ export interface FaceRecord {
   created: number;
 }
 
-/** What documents and threads share: an item of a user's face, with its label, source and sync bookkeeping. */
+/** What documents and threads share. */
 export interface FaceItem {
   id: string;
   user_id: string;
@@ -83,14 +79,8 @@ export interface DocumentRecord extends FaceItem {
   content: string;
 }
 
-interface StoredMessage {
-  role: string;
-  content: string;
-  from: string;
-}
-
 export interface ThreadRecord extends FaceItem {
-  messages: StoredMessage[];
+  messages: { role: string; content: string; from: string }[];
   messages_archived: number;
   /** interviewer_billing_source given at creation; null = automatic choice. */
   override: BillingSource | null;

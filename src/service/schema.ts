@@ -1,12 +1,7 @@
 /**
- * The tables of `facectl serve`'s SQLite database, as migrations: MIGRATIONS[n] takes a database from
- * `PRAGMA user_version` n to n + 1, in the same transaction that sets the new version. A migration,
- * once released, never changes: a new column or table is a new migration. docs/serve-database.md
- * describes the tables for users who open the file with the `sqlite3` shell.
- *
- * Lists (scopes, allow-lists, default_tools, messages) and objects (basic_facts) are JSON text; flags
- * are 0 or 1; money is integer micro-dollars; times are ISO 8601 text, except the millisecond clocks
- * the service computes with (sync_started_ms, created_ms) and a face's `created` (Unix seconds).
+ * serve's tables as migrations: MIGRATIONS[n] takes a database from `PRAGMA user_version` n to n + 1. A
+ * released migration never changes: a new column or table is a new one. docs/serve-database.md describes
+ * the tables (lists and objects as JSON text, flags 0 or 1, money in micro-dollars).
  */
 
 /** `PRAGMA application_id` of a facectl serve database ("fctl"): tells it from any other SQLite file. */

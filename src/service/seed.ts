@@ -14,9 +14,8 @@ export interface BootstrapUser {
 }
 
 /**
- * One user per plan (created on the first start) and a fresh bootstrap key for each on every start:
- * only key hashes are stored, so earlier bootstrap secrets cannot be printed again. Earlier bootstrap
- * keys stay valid, so scripts holding one keep working across restarts.
+ * One user per plan (made at the first start), a fresh bootstrap key for each at every start (only hashes
+ * are stored: earlier secrets cannot be printed again). Earlier keys stay valid across restarts.
  */
 export function seedUsers(store: Store, now: Date): BootstrapUser[] {
   return PLAN_NAMES.map((plan) => {

@@ -17,19 +17,16 @@ import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
 import { providerPage } from './provider-page.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServiceCore } from './service-core.js';
+import { AUTH_COLLECTIONS } from './store.js';
 
 /**
- * The HTTP layer: routing over the contract's routes, then for each request, in this order: the key
- * (401), the rate limit (429), the scope (403), the in-flight budget (429/503) and the body (413, 400
- * `invalid_json`), validation with the route's schemas (422), an idempotent replay, the handler's
- * preparation, then one transaction: the handler's changes and the idempotency record, committed
- * before the answer is sent.
+ * Per request, in this order: the route (404, 405), the key (401), the rate limit (429), the scope (403),
+ * the in-flight budget (429/503), the body (413, 400), validation (422), an idempotent replay, the
+ * handler's preparation, then one transaction (its changes and the idempotency record), committed before
+ * the answer is sent.
  */
 
-/**
- * Each handler module exports its handlers under their route names; typed against those names, a route
- * without a handler does not compile (documents.ts's insertDocument, shared with import, is no route).
- */
+/** Typed against the route names: a route without a handler does not compile. */
 const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };
 
 export interface ServerDeps {
@@ -128,7 +125,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
-  const authStamp = svc.store.stamp(AUTH_RECORDS);
+  const authStamp = svc.store.stamp(AUTH_COLLECTIONS);
   let share: ReturnType<InflightBudget['share']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
@@ -146,9 +143,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
   share?.tidy();
   const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
-  const input = { params, body, auth, query: url.searchParams, svc } as unknown as Parameters<
-    PreparedHandler<RouteName>['prepare']
-  >[0];
+  const input = { params, body, auth, query: url.searchParams, svc };
   const replay = (who: AuthInfo | null) => {
     const prior = idempotent && who && deps.idempotency.replay(who, idempotent);
     return prior ? jsonReply(prior.status, prior.body, { 'Idempotent-Replayed': 'true' }) : null;
@@ -156,7 +151,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   // A repeat of a large request is answered before its slow part (a count of its tokens) is done again.
   const early = large ? replay(auth) : null;
   if (early) return early;
-  const prepared = typeof handler === 'function' ? {} : await handler.prepare(input);
+  const prepared = typeof handler === 'function' ? {} : await handler.prepare(input as never);
   if (typeof handler !== 'function') share?.tidy();
   const run = typeof handler === 'function' ? handler : handler.run;
 
@@ -164,10 +159,10 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   return svc.store.request(() => {
     // Read again inside the transaction when a balance or a key may have changed while the body arrived.
     const current =
-      auth && (svc.store.stamp(AUTH_RECORDS) === authStamp ? auth : authenticate(svc.store, secret, now()));
+      auth && (svc.store.stamp(AUTH_COLLECTIONS) === authStamp ? auth : authenticate(svc.store, secret, now()));
     const repeat = replay(current);
     if (repeat) return repeat;
-    const result = run({ ...input, auth: current, prepared } as Parameters<Handler<RouteName>>[0]);
+    const result = run({ ...input, auth: current, prepared } as never);
     if (route.responseKind === 'html') {
       return { status: result.status, headers: PAGE_HEADERS, body: String(result.body) };
     }
@@ -183,15 +178,10 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   });
 }
 
-const AUTH_RECORDS = ['keys', 'users'] as const;
-
 /** Bodies from this size on have a slow part worth skipping for a replay (tokens counted in a worker). */
 const LARGE_BODY = 256 * 1024;
 
-/**
- * The request's parameters and body, read and checked (413, 400, 422), and under an Idempotency-Key
- * the digest of the request. The bytes are not kept past this (one copy fewer of a 60 MiB body).
- */
+/** Parameters, body, and an Idempotency-Key's digest; the bytes are not kept past this (one 60 MiB copy fewer). */
 async function readRequest(
   deps: ServerDeps,
   req: IncomingMessage,

@@ -1,18 +1,20 @@
 import type { OAuthFlows } from './oauth-flow.js';
 import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
-import type { ServiceClock } from './service-clock.js';
 
-/** The service's own message line: a `warning` (a failure; the default) or `debug` (the access log). */
+/** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
 export type ServiceLog = (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
 
-export type { ServiceClock } from './service-clock.js';
+/** The service's sense of time; tests inject a clock they move by hand. */
+export interface ServiceClock {
+  now(): Date;
+}
 
 export interface FetchedDocument {
   text: string;
-  /** The URL the text came from, after redirects. */
+  /** After redirects. */
   finalUrl: string;
-  /** The media type without parameters, in lower case, e.g. `text/markdown`. */
+  /** Without parameters, in lower case, e.g. `text/markdown`. */
   contentType: string;
 }
 

@@ -1,10 +1,7 @@
 import type { CollectionName } from './records.js';
 import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
 
-/**
- * The parts of store.ts that are data: its request batches and row caches, how a record maps to a row,
- * and the statements that write rows.
- */
+// store.ts's data: request batches and row caches, records as rows, the statements that write rows.
 
 /** Rows by what was asked (null: no row), valid under `stamp`. */
 export interface RowCache {
@@ -41,18 +38,16 @@ export interface Running {
   keys: string[];
 }
 
-/** What tests read of a collection, as of a Map. */
+/** What tests read of a collection (Store.maps). */
 export interface CollectionView<R> {
   readonly size: number;
-  get(id: string): R | undefined;
   keys(): IterableIterator<string>;
   values(): IterableIterator<R>;
 }
 
-/** How a column holds its field: as it is, as JSON text, or a flag as 0 or 1. */
 type ColumnKind = 'plain' | 'json' | 'flag';
 
-/** A collection's table: its columns in order, how each holds its field, and the statement of put(). */
+/** A collection's table: its columns in order, how each holds its field, and put()'s statement. */
 export interface Table {
   columns: string[];
   kinds: ColumnKind[];
@@ -64,10 +59,7 @@ export interface Table {
 /** The columns of text as a client gave it, where a NUL character may stand (JSON columns escape it). */
 const FREE_TEXT: ReadonlySet<string> = new Set(['content', 'label', 'name', 'formula', 'face_speaker']);
 
-/**
- * How a column is read. libsql's TEXT ends at a NUL character, so free text is read as bytes and
- * decoded (fromColumn).
- */
+/** libsql's TEXT ends at a NUL character, so free text is read as bytes and decoded (fromColumn). */
 export function readAs(column: string): string {
   return FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
 }
@@ -131,7 +123,6 @@ export function* deferredCalls(deferred: Deferred[]): Generator<[string, unknown
 /** rowsInsert() statements made to write n rows, by statement and n. */
 const made = new Map<string, string[]>();
 
-/** A rowsInsert() statement made to write `rows` rows: their values one after the other. */
 function manyRows(sql: string, rows: number): string {
   let texts = made.get(sql);
   if (!texts) made.set(sql, (texts = []));

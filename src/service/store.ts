@@ -27,21 +27,18 @@ export type { CollectionView } from './store-rows.js';
 
 type Statement = Database.Statement;
 
-const AUTH_COLLECTIONS = ['keys', 'users'] as const;
+export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
 
 /**
- * The service's state: one table per collection in SQLite (schema.ts). Records are read fresh from the
- * database at every get, so a handler may change its copy freely: only put(), insertNew(), defer() and
- * del() change the state. The server runs each request's changes as one transaction (request()); nothing
- * is held in memory past the turn of the event loop that commits it.
+ * The service's state: one SQLite table per collection (schema.ts). Every get reads afresh, so a handler
+ * may change its copy freely: only put(), insertNew(), defer() and del() change the state.
  */
 export class Store {
   /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
-  private readonly db: Connection;
   private readonly statements = new Map<string, Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
@@ -52,47 +49,38 @@ export class Store {
   /** Set by close() when the --data file was replaced or removed meanwhile: where the state went instead. */
   rescued?: string;
 
-  constructor(db: Connection, persistent: boolean, path?: string) {
-    this.db = db;
-    this.persistent = persistent;
+  constructor(
+    private readonly db: Connection,
+    path?: string,
+  ) {
+    this.persistent = path !== undefined;
     if (path !== undefined) this.file = openedFile(path);
     for (const name of COLLECTION_NAMES) {
-      const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as unknown[][];
-      this.tables.set(
-        name,
-        describeTable(
-          name,
-          info.map((column) => column[1] as string),
-        ),
-      );
+      const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as [number, string][];
+      const columns = info.map((column) => column[1]);
+      this.tables.set(name, describeTable(name, columns));
     }
   }
 
-  /**
-   * The database `path` (created if missing; an old JSON state file is imported first), or without a
-   * path a temporary one. Throws DataFileInUse or StateFileError (database.ts).
-   */
+  /** The database `path` (created if missing; an old JSON state file imported first), else a temporary one. */
   static open(path?: string): Store {
-    if (path === undefined) return new Store(connect() as Connection, false);
+    if (path === undefined) return new Store(connect() as Connection);
     const journal = `${path}.journal`;
     // An old state of journal lines alone (its snapshot gone): imported like a whole one.
     const journalOnly = existsSync(journal) && (!existsSync(path) || statSync(path).size === 0);
     let db = journalOnly ? null : connect(path);
     if (db === null) {
-      importStateFile(path, (temp) => new Store(temp, true));
+      importStateFile(path, (temp) => new Store(temp));
       db = connect(path);
       if (db === null) throw new Error(`${path} is not a database after its import`);
     } else if (existsSync(journal) && existsSync(`${path}.imported`)) {
       // An import stopped after the database took the file's place: the journal goes beside the snapshot.
       renameSync(journal, `${journal}.imported`);
     }
-    return new Store(db, true, path);
+    return new Store(db, path);
   }
 
-  /**
-   * A statement prepared once; `rows`: it returns rows (as arrays of column values). One that returns
-   * none writes: asked for by a running request, it opens the request's savepoint first.
-   */
+  /** Prepared once; `rows`: it returns rows (as arrays). One that writes opens a running request's savepoint. */
   statement(sql: string, rows = false): Statement {
     if (!rows && this.running !== null && !this.running.savepoint) {
       this.running.savepoint = true;
@@ -128,14 +116,11 @@ export class Store {
   }
 
   /**
-   * A request's changes: a savepoint, opened at its first write and rolled back (with its deferred
-   * writes) when `change` throws. The requests of one turn of the event loop share one commit (a commit
-   * writes the file); the promise resolves once it is done, and should it fail, every request of it
-   * fails. Read-only requests join too, so that no answer shows a change not yet committed.
-   *
-   * A savepoint that succeeded is not released: the next request's nests inside it and the commit
-   * releases them all. A rollback goes to the newest savepoint of the name, always the running
-   * request's: requests run one at a time, to their end.
+   * A request's changes: a savepoint, opened at its first write, rolled back (with its deferred writes)
+   * when `change` throws. The requests of one event-loop turn share one commit (a commit writes the
+   * file); should it fail, all of them fail. Read-only requests join too, so no answer shows a change
+   * not yet committed. A savepoint that succeeded is not released: the next nests inside it, and a
+   * rollback goes to the newest of the name, always the running request's.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
@@ -165,24 +150,17 @@ export class Store {
   private running: Running | null = null;
 
   /**
-   * Runs a writing statement at the commit of the running request's batch, just before COMMIT, rather
-   * than now: for a new row that no other request can name before that commit (a record under a
-   * fresh random id, most idempotency records: Idempotency.keep). Writes of a request that fails are
-   * dropped with it; one that fails at the commit fails the batch, as a failed commit does. Run at
-   * once outside a request. `key`, `value`: pending(key) answers `value` to the requests of the same
-   * batch until then (what a later request must see of the row).
+   * Runs a writing statement just before the batch's COMMIT (at once outside a request): for a new row
+   * no other request can name before the commit (a fresh random id, most idempotency records). Dropped
+   * if its request fails; failing at the commit, it fails the batch. Until then pending(`key`) answers
+   * `value` to the batch's later requests.
    */
-  defer(sql: string, values: unknown[], key?: string, value?: unknown): void {
+  defer(sql: string, values: unknown[], key: string, value: unknown): void {
     const running = this.running;
-    if (running === null) {
-      this.run(sql, values);
-      return;
-    }
+    if (running === null) return this.run(sql, values);
     running.deferred.push({ sql, values });
-    if (key !== undefined) {
-      running.batch.pending.set(key, value);
-      running.keys.push(key);
-    }
+    running.batch.pending.set(key, value);
+    running.keys.push(key);
   }
 
   /** What a deferred write of this batch will store under `key` (see defer()). */
@@ -246,8 +224,7 @@ export class Store {
 
   /**
    * An API key with its user: every request reads them, so their row is kept until a key or a user is
-   * written (or a rollback). Each call builds new records from it: a handler may change its copy. Small
-   * rows, a few per client: content is never kept in memory.
+   * written (or a rollback). Each call builds new records from it: a handler may change its copy.
    */
   keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
@@ -274,10 +251,7 @@ export class Store {
   private authRows: RowCache = { stamp: -1, rows: new Map() };
   private faceRows: RowCache = { stamp: -1, rows: new Map() };
 
-  /**
-   * A row of `sql` (with `values`) as of now: the one read before, when none of `collections` was written
-   * since (and no rollback came), else read again. At most CACHED_ROWS kept per cache.
-   */
+  /** A row of `sql`: the one read before when none of `collections` was written since, else read again. */
   private cachedRow(
     cache: RowCache,
     collections: readonly CollectionName[],
@@ -298,10 +272,7 @@ export class Store {
     return row ?? undefined;
   }
 
-  /**
-   * After a rollback: what was read since the last commit may be a change that is now undone (a
-   * charge read back by the next request of the same batch), so nothing read is kept.
-   */
+  /** After a rollback: what was read since the last commit may be a change now undone. */
   private forgetReads(): void {
     for (const cache of [this.authRows, this.faceRows]) {
       cache.stamp = -1;
@@ -309,10 +280,7 @@ export class Store {
     }
   }
 
-  /**
-   * A number that changes whenever a record of one of `collections` is written: what was read of them
-   * under the same stamp is still what the database holds.
-   */
+  /** Changes whenever a record of `collections` is written: what was read under the same stamp still holds. */
   stamp(collections: readonly CollectionName[]): number {
     return collections.reduce((sum, name) => sum + (this.writes.get(name) ?? 0), 0);
   }
@@ -323,10 +291,7 @@ export class Store {
     this.run(table.upsert, rowOf(table, record));
   }
 
-  /**
-   * A new record under a fresh random id, which no other request can name before the commit: put()
-   * deferred. Until then pending(`<collection>\0<id>`) is true (Idempotency.keep asks).
-   */
+  /** put() deferred, for a record under a fresh random id; until the commit pending(`<collection>\0<id>`) is true. */
   insertNew<C extends CollectionName>(collection: C, record: Collections[C]): void {
     this.writes.set(collection, (this.writes.get(collection) ?? 0) + 1);
     const table = this.tableOf(collection);
@@ -334,10 +299,8 @@ export class Store {
   }
 
   /**
-   * Runs a writing statement. A statement keeps the values it last ran with, so a document's 60 MiB
-   * content would stay in memory until the next write of its kind: after a large value the statement
-   * runs again with nulls, and lets go. With nulls it must write nothing (an insert of rowsInsert()'s
-   * form; a key compared with null matches no row).
+   * A statement keeps the values it last ran with (a 60 MiB content, until the next write of its kind):
+   * after a large value it runs again with nulls, with which it must write nothing (rowsInsert()'s form).
    */
   run(sql: string, values: unknown[]): void {
     const statement = this.statement(sql);
@@ -350,23 +313,19 @@ export class Store {
     this.statement(`DELETE FROM ${collection} WHERE id = ?`).run(id);
   }
 
-  /** Each collection as a read-only map (how tests count and list records). */
+  /** For tests: each collection as a read-only map. */
   get maps(): { [C in CollectionName]: CollectionView<Collections[C]> } {
-    const view = <C extends CollectionName>(collection: C): CollectionView<Collections[C]> => {
+    const view = (collection: CollectionName) => {
       const count = () => this.count(collection);
-      const ids = () => (this.statement(`SELECT id FROM ${collection}`, true).all() as string[][]).map((r) => r[0]);
       return {
         get size() {
           return count();
         },
-        get: (id) => this.get(collection, id),
-        keys: () => (ids() as string[])[Symbol.iterator](),
+        keys: () => Array.from(this.values(collection), (record) => record.id).values(),
         values: () => this.values(collection),
       };
     };
-    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as unknown as {
-      [C in CollectionName]: CollectionView<Collections[C]>;
-    };
+    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
   }
 
   /** Closes the database (its WAL folded into the file) and releases its lock. */
@@ -387,7 +346,6 @@ export class Store {
     return this.tables.get(collection) as Table;
   }
 
-  /** The record of `collection` whose columns start at `row[from]`. */
   private record<C extends CollectionName>(collection: C, row: unknown[], from = 0): Collections[C] {
     return recordOf(this.tableOf(collection), row, from) as unknown as Collections[C];
   }

@@ -1,10 +1,8 @@
 /**
- * The o200k_base token count of a text, exactly as gpt-tokenizer's countStringTokens gives it, at about
- * twice its speed (docs/decisions.md). The library splits with one regular expression (matchAll) and
- * looks every piece up in a Map; here a scanner finds the same pieces and an open-addressing table is
- * probed with a hash computed in place, so a piece that is a token allocates nothing. Other pieces go
- * through the library's byte-pair encoder. Used only when the library's split expression is the one
- * implemented here and SELF_TEST agrees (tokens.ts).
+ * gpt-tokenizer's countStringTokens for o200k_base at about twice its speed (docs/decisions.md): a scanner
+ * finds the pieces of the library's split expression and probes an open-addressing table with a hash made
+ * in place, so a piece that is a token allocates nothing; others go through the library's byte-pair
+ * encoder. Used only when the split expression is the one implemented here and SELF_TEST agrees.
  */
 
 /** The parts of gpt-tokenizer's BytePairEncodingCore used here (public at run time). */
@@ -16,19 +14,17 @@ export interface BpeCore {
 }
 
 /**
- * Pieces longer than this (UTF-16 units) are counted as consecutive chunks of this length: byte-pair
- * encoding of one piece is quadratic in its length (a 1 MiB run of one letter is one piece: minutes).
- * o200k_base's longest token has 128 characters, so only pieces no natural text has (a 513+ letter
- * word) count differently, by a few tokens at most per chunk.
+ * Longer pieces are counted in chunks of this length: byte-pair encoding is quadratic in a piece's length
+ * (a 1 MiB run of one letter: minutes). The longest token has 128 characters, so only pieces no natural
+ * text has count differently, by a few tokens at most per chunk.
  */
 export const MAX_PIECE = 512;
 /** Characters of over-long pieces counted on the event loop (about 20 ms); beyond, a worker. */
 const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
 
 /**
- * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair), and
- * turns the library's merge cache off, so counting is linear. The token workers run this function's
- * source (tokens.ts): it refers to nothing outside.
+ * Makes `core.bytePairEncode` cut pieces over `max` into chunks (never inside a surrogate pair) and turns
+ * the merge cache off. The token workers run this function's source: it refers to nothing outside.
  */
 export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
   const marked = core as BpeCore & { facectlChunked?: boolean };

@@ -6,15 +6,14 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with gpt-tokenizer's o200k_base (dist/tokenizer.cjs), loaded on first use (about
- * 200 ms). A small text is counted inline (a worker round trip costs more than counting 2 KB); a large
- * one, or one with pieces over MAX_PIECE, in a worker thread, so a 50 MiB document does not stop the
- * server for a second. countStringTokens, not countTokens: text that spells a special token
- * (`<|endoftext|>`) is ordinary text; countTokens would throw on it (a 500).
+ * Token counts with gpt-tokenizer's o200k_base. A small text is counted inline (a worker round trip
+ * costs more than counting 2 KB); a large one, or one with pieces over MAX_PIECE, in a worker thread,
+ * so a 50 MiB document does not stop the server for a second. countStringTokens, not countTokens: text
+ * that spells a special token (`<|endoftext|>`) is ordinary text; countTokens would throw on it (a 500).
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
-/** The counter once loaded: a small text's count needs no await. */
+/** Once loaded: a small text's count needs no await. */
 let loaded: CountTokens | undefined;
 
 /** Texts at least this long (UTF-16 units) are counted off the event loop. */
@@ -72,14 +71,10 @@ parentPort.on('message', ({ id, text }) => {
 });
 `;
 
-interface Pending {
-  resolve: (count: number) => void;
-  reject: (error: Error) => void;
-}
-interface PoolWorker {
+type PoolWorker = {
   worker: Worker;
-  pending: Map<number, Pending>;
-}
+  pending: Map<number, { resolve(count: number): void; reject(error: Error): void }>;
+};
 
 const pool: PoolWorker[] = [];
 let nextId = 0;
@@ -101,7 +96,7 @@ function spawnWorker(): PoolWorker {
     else job.resolve(msg.count as number);
   });
   const fail = (error: Error) => {
-    leave(entry);
+    retire(entry);
     for (const job of entry.pending.values()) job.reject(error);
     entry.pending.clear();
   };
@@ -121,13 +116,9 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
 function retire(entry: PoolWorker): void {
-  leave(entry);
-  void entry.worker.terminate();
-}
-
-function leave(entry: PoolWorker): void {
   const index = pool.indexOf(entry);
   if (index >= 0) pool.splice(index, 1);
+  void entry.worker.terminate();
 }
 
 let workerCounts = 0;
@@ -167,7 +158,7 @@ function countInWorker(text: string, stopping: AbortSignal | undefined): Promise
   });
 }
 
-/** For tests: texts sent to a worker so far, and counts in a worker right now. */
+/** For tests. */
 export function workerStats(): { sent: number; inProgress: number } {
   return { sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) };
 }

@@ -111,9 +111,8 @@ export function threadView(svc: ServiceCore, thread: ThreadRecord, user: UserRec
 }
 
 /**
- * The simulated preparation after a sync, computed from the clock (no timers, so an injected clock
- * drives it): 200 ms `queued`, then one chunk of 1,000 tokens per 100 ms `processing`, then `ready`.
- * Null before any sync.
+ * The simulated preparation after a sync, from the clock (no timers: an injected clock drives it): 200 ms
+ * `queued`, then one chunk of 1,000 tokens per 100 ms `processing`, then `ready`. Null before any sync.
  */
 const QUEUED_MS = 200;
 const CHUNK_MS = 100;

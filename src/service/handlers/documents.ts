@@ -1,11 +1,12 @@
 import type { Document } from '../../contract/index.js';
 import { ownItem, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
+import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
 import type { ServiceCore } from '../service-core.js';
 import { countTokens, WORKER_THRESHOLD } from '../tokens.js';
 import { documentView } from '../views.js';
-import { markChanged, newItem, syncItem } from './items.js';
+import { markChanged, syncItem } from './items.js';
 import type { Handler, PreparedHandler } from './types.js';
 
 type NewDocument = Pick<
@@ -14,26 +15,25 @@ type NewDocument = Pick<
 >;
 
 /**
- * Stores a new document of `face` (submit and import share this). The record is written out field by
- * field, in the table's column order: a document submit makes one per request, and an object spread
- * from two others costs more than the rest of its building.
+ * A new document of `face` (submit and import), written out field by field in the table's column order:
+ * a submit makes one per request, and an object spread from two others costs more than the rest.
  */
 export function insertDocument(svc: ServiceCore, auth: AuthInfo, face: FaceRecord, fields: NewDocument): Document {
-  const item = newItem(svc, auth, face, 'doc');
+  const now = svc.clock.now().toISOString();
   const doc: DocumentRecord = {
-    id: item.id,
-    user_id: item.user_id,
-    face_id: item.face_id,
-    alias: item.alias,
+    id: newId('doc'),
+    user_id: auth.user.id,
+    face_id: face.id,
+    alias: face.alias,
     label: fields.label,
     source: fields.source,
-    created_at: item.created_at,
-    updated_at: item.updated_at,
+    created_at: now,
+    updated_at: now,
     token_count: fields.token_count,
-    synced: item.synced,
-    sync_started_ms: item.sync_started_ms,
-    synced_token_count: item.synced_token_count,
-    billing_source: item.billing_source,
+    synced: false,
+    sync_started_ms: null,
+    synced_token_count: null,
+    billing_source: null,
     type: fields.type,
     perspective: fields.perspective,
     face_speaker: fields.face_speaker,
@@ -94,10 +94,7 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
 };
 
-/**
- * POST /v1/compile/documents/{id}/sync: charges token_count (billing order, budgets) and starts the
- * preparation. A document already synced and not edited since is returned as it is, free.
- */
+/** POST /v1/compile/documents/{id}/sync: see syncItem. */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
   const { item: doc, face } = ownItem(svc.store, auth, 'documents', params.document_id);
   syncItem(svc, auth, 'documents', doc, face, null);

@@ -2,7 +2,7 @@ import { faceAllowed, requireModelAllowed, resolveFace } from '../access.js';
 import { conflict, forbidden, HttpError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { FaceRecord } from '../records.js';
-import type { FetchedDocument, ServiceCore } from '../service-core.js';
+import type { FetchedDocument } from '../service-core.js';
 import { countTokens } from '../tokens.js';
 import { faceView } from '../views.js';
 import { insertDocument } from './documents.js';
@@ -45,7 +45,17 @@ export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   // The face first: nothing is fetched for a face that is not there or not allowed.
   prepare: async ({ params, body, auth, svc }) => {
     resolveFace(svc.store, auth, params.face_id);
-    const fetched = await fetchForImport(svc, body.url);
+    svc.stats.fetches++;
+    let fetched: FetchedDocument;
+    try {
+      fetched = await svc.fetchUrl(body.url, { allowPrivate: svc.allowPrivateUrls, signal: svc.signal });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const message = error instanceof Error ? error.message : String(error);
+      if (code === 'url_not_allowed' || code === 'fetch_failed') throw new HttpError(422, code, message);
+      svc.log(`import of a URL failed unexpectedly: ${message}`);
+      throw new HttpError(422, 'fetch_failed', 'the URL could not be fetched');
+    }
     // As a submitted document's content must not be empty, neither may an imported one.
     if (fetched.text === '') throw new HttpError(422, 'fetch_failed', `${body.url} gave an empty document`);
     return { fetched, tokenCount: await countTokens(fetched.text, svc.stopping) };
@@ -64,16 +74,3 @@ export const importIntoFace: PreparedHandler<'importIntoFace'> = {
     return { status: 201, body: doc };
   },
 };
-
-async function fetchForImport(svc: ServiceCore, url: string): Promise<FetchedDocument> {
-  svc.stats.fetches++;
-  try {
-    return await svc.fetchUrl(url, { allowPrivate: svc.allowPrivateUrls, signal: svc.signal });
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const message = error instanceof Error ? error.message : String(error);
-    if (code === 'url_not_allowed' || code === 'fetch_failed') throw new HttpError(422, code, message);
-    svc.log(`import of a URL failed unexpectedly: ${message}`);
-    throw new HttpError(422, 'fetch_failed', 'the URL could not be fetched');
-  }
-}

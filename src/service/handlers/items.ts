@@ -2,35 +2,11 @@ import { requireModelAllowed } from '../access.js';
 import type { AuthInfo } from '../auth.js';
 import { charge } from '../billing.js';
 import type { BillingSource, Collections, FaceItem, FaceRecord } from '../records.js';
-import { newId } from '../ids.js';
 import type { ServiceCore } from '../service-core.js';
 
-/** A new document's or thread's own fields, not synced yet. */
-export function newItem(
-  svc: ServiceCore,
-  auth: AuthInfo,
-  face: FaceRecord,
-  idPrefix: 'doc' | 'thr',
-): Omit<FaceItem, 'label' | 'source' | 'token_count'> {
-  const now = svc.clock.now().toISOString();
-  return {
-    id: newId(idPrefix),
-    user_id: auth.user.id,
-    face_id: face.id,
-    alias: face.alias,
-    created_at: now,
-    updated_at: now,
-    synced: false,
-    sync_started_ms: null,
-    synced_token_count: null,
-    billing_source: null,
-  };
-}
-
 /**
- * A sync: the first one after a change charges token_count (billing order, budgets; `override` is a
- * thread's interviewer_billing_source) and starts the preparation. An item already synced and not
- * changed since is left as it is, free.
+ * The first sync after a change charges token_count (`override`: a thread's interviewer_billing_source)
+ * and starts the preparation; an item synced and not changed since is left as it is, free.
  */
 export function syncItem<C extends 'documents' | 'threads'>(
   svc: ServiceCore,

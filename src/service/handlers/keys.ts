@@ -36,7 +36,6 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
     throw escalation(`budget_usd ${body.budget_usd} is larger than this key's (${parent.budget_usd})`);
   }
 
-  const faces = body.allowed_face_ids ?? parent.allowed_face_ids;
   if (body.allowed_face_ids != null && parent.allowed_face_ids !== null) {
     const outside = body.allowed_face_ids.filter(
       (name) => !faceAllowed(auth, name, svc.store.faceOf(auth.user.id, name)),
@@ -44,7 +43,6 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
     if (outside.length > 0) throw escalation(`allowed_face_ids ${outside.join(', ')} are outside this key's list`);
   }
 
-  const models = body.allowed_llm_models ?? parent.allowed_llm_models;
   if (body.allowed_llm_models != null && parent.allowed_llm_models !== null) {
     const parentModels = parent.allowed_llm_models;
     const outside = body.allowed_llm_models.filter((m) => !parentModels.includes(m));
@@ -65,8 +63,8 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
     scopes,
     budget_usd: body.budget_usd ?? parent.budget_usd,
     spent_micro: 0,
-    allowed_face_ids: faces === null ? null : [...faces],
-    allowed_llm_models: models === null ? null : [...models],
+    allowed_face_ids: body.allowed_face_ids ?? parent.allowed_face_ids,
+    allowed_llm_models: body.allowed_llm_models ?? parent.allowed_llm_models,
   };
   svc.store.put('keys', record);
   return { status: 201, body: apiKeyView(record, minted.secret), holdsSecret: true };

@@ -40,10 +40,8 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
 };
 
 /**
- * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` the
- * consent is given (or refused) at once, as the page's button would, and the callback runs in this
- * request: scripts and CI run `oauth connect --no-browser` to its end, with no browser. The URL is
- * still answered; opened, it says the request was already decided.
+ * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` it is
+ * decided at once and the callback runs in this request, so scripts and CI need no browser.
  */
 export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
   requireConnect(auth);
@@ -68,17 +66,16 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
   return { status: 200, body: { detail: `Disconnected from ${params.provider}` } };
 };
 
-/**
- * GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. The state is
- * consumed on first sight; the code is exchanged with the provider's token endpoint using the PKCE
- * verifier that never left the service; the connection is stored with connected_at.
- */
+/** GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. */
 export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) => {
   requireProvider(svc, params.provider);
   return { status: 200, body: finishAuthorization(svc, params.provider, query) };
 };
 
-/** The callback's work: the state consumed, the code exchanged, the connection stored; its result page. */
+/**
+ * The callback's work: the state consumed on first sight, the code exchanged with the PKCE verifier that
+ * never left the service, the connection stored; its result page.
+ */
 function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearchParams): string {
   const pending = svc.oauth.consume(provider, query.get('state'));
   const error = query.get('error');

@@ -1,25 +1,33 @@
 import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
 import { checkOverrideAvailable } from '../billing.js';
+import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
 import { countMessageTokens } from '../tokens.js';
 import { threadView } from '../views.js';
-import { markChanged, newItem, syncItem } from './items.js';
+import { markChanged, syncItem } from './items.js';
 import type { Handler, PreparedHandler } from './types.js';
 
-/**
- * POST /v1/compile/threads: an empty thread of a face. An interviewer_billing_source that can never
- * apply to this user (oauth without a connection, compile without a quota) is refused now, with 409.
- */
+/** POST /v1/compile/threads: an empty thread; an interviewer_billing_source that can never apply is a 409. */
 export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
   const face = resolveFace(svc.store, auth, body.alias);
   requireModelAllowed(auth, face.default_model);
   const override = body.interviewer_billing_source ?? null;
   if (override) checkOverrideAvailable(svc, auth.user, override);
+  const now = svc.clock.now().toISOString();
   const thread: ThreadRecord = {
-    ...newItem(svc, auth, face, 'thr'),
+    id: newId('thr'),
+    user_id: auth.user.id,
+    face_id: face.id,
+    alias: face.alias,
     label: body.label,
     source: 'submit',
+    created_at: now,
+    updated_at: now,
     token_count: 0,
+    synced: false,
+    sync_started_ms: null,
+    synced_token_count: null,
+    billing_source: null,
     messages: [],
     messages_archived: 0,
     override,

@@ -28,25 +28,18 @@ interface Prepared {
 interface HandlerResult<R extends AnyRoute> {
   status: number;
   body: ResponseOf<R>;
-  /**
-   * True when the body holds a key secret: its idempotency record then keeps no body, and the replay
-   * body lives in memory only.
-   */
+  /** The body holds a key secret: its idempotency record keeps no body (the replay's is in memory only). */
   holdsSecret?: boolean;
 }
 
 type InputOf<N extends RouteName> = HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>;
 
-/**
- * A route's work, run inside the request's transaction: synchronous, so no other request runs between
- * what it reads and what it writes, and whatever it throws undoes every change it made.
- */
+/** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
 export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => HandlerResult<Routes[N]>;
 
 /**
- * A route with slow work (counting a large text's tokens, fetching a URL): `prepare` does it before
- * the transaction, so other requests are answered meanwhile; it may read (and refuse early), never
- * write. `run` then rereads what it relies on, inside the transaction.
+ * Slow work (counting a large text's tokens, fetching a URL) is done by `prepare` before the transaction,
+ * so other requests are answered meanwhile; it may read, never write. `run` rereads what it relies on.
  */
 export interface PreparedHandler<N extends RouteName> {
   prepare(input: InputOf<N>): Promise<Prepared>;

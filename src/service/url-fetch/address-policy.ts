@@ -1,8 +1,6 @@
 /**
- * Which IP addresses an import may connect to: public unicast ones; with `allowPrivate`
- * (--allow-private-urls) loopback too, nothing else. IPv6 forms that carry an IPv4 address (IPv4-mapped,
- * NAT64, 6to4) are judged by that address, where a connection to them ends up. ipaddr.js parses and
- * names the range, so every spelling of an address gets the same verdict.
+ * An import may connect to public unicast addresses, and with `allowPrivate` to loopback. IPv6 forms that
+ * carry an IPv4 address (IPv4-mapped, NAT64, 6to4) are judged by that address, where a connection ends up.
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';

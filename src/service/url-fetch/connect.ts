@@ -1,5 +1,4 @@
 /** One HTTP GET to a checked address: a seam, so tests prove refused addresses never get this far. */
-import type { LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
@@ -24,8 +23,6 @@ export interface ConnectResponse {
 
 export type ConnectStep = (request: ConnectRequest) => Promise<ConnectResponse>;
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 /**
  * Pinned to the checked address: the host name still goes into Host and TLS (SNI, certificate), but
  * the socket's `lookup` answers with the checked address only, so DNS rebinding cannot redirect it.
@@ -34,7 +31,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export const connectPinned: ConnectStep = (request) =>
   new Promise<ConnectResponse>((resolve, reject) => {
     const { url, address, family } = request;
-    const pinnedLookup = (_hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
+    const pinnedLookup = (_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
       if (options?.all) callback(null, [{ address, family }]);
       else callback(null, address, family);
     };

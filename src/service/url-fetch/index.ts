@@ -1,9 +1,7 @@
 /**
- * The URL fetcher behind document import (POST /v1/faces/{face_id}/import), with its SSRF defences.
- * Every hop (the URL and each redirect target) is checked from scratch: scheme, credentials, every
- * resolved address (address-policy.ts), then the address the socket really connected to. Redirects
- * are followed here, by hand, never by the HTTP client, so no hop escapes the checks. One deadline
- * covers the whole fetch, and the body is counted while it streams.
+ * Document import's fetcher and its SSRF defences: every hop is checked from scratch (scheme, credentials,
+ * every resolved address, then the socket's real peer). Redirects are followed here, by hand, so no hop
+ * escapes the checks. One deadline covers the whole fetch; the body is counted while it streams.
  */
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -17,38 +15,33 @@ export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPin
 export type { LookupAddress } from 'node:dns';
 
 /**
- * The two ways an import fetch can fail. The service maps `url_not_allowed` to 422 (the URL or one it
- * redirected to points somewhere the service must not reach) and `fetch_failed` to its own error
- * (the target was allowed but did not give us a usable text document).
+ * The service maps `url_not_allowed` to 422 (the URL or one it redirected to points somewhere the
+ * service must not reach) and `fetch_failed` to its own error (the target was allowed but did not give
+ * us a usable text document).
  */
-export type UrlFetchErrorCode = 'url_not_allowed' | 'fetch_failed';
-
 export class UrlFetchError extends Error {
-  readonly code: UrlFetchErrorCode;
-
-  constructor(code: UrlFetchErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly code: 'url_not_allowed' | 'fetch_failed',
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'UrlFetchError';
-    this.code = code;
   }
 }
 
-function notAllowed(message: string): UrlFetchError {
-  return new UrlFetchError('url_not_allowed', message);
-}
+const notAllowed = (message: string) => new UrlFetchError('url_not_allowed', message);
+const fetchFailed = (message: string, cause?: unknown) =>
+  new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 
-function fetchFailed(message: string, cause?: unknown): UrlFetchError {
-  return new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
-}
-
-/** The shape of node:dns/promises `lookup(hostname, { all: true })`, which is the default. */
+/** node:dns/promises `lookup(hostname, { all: true })`, the default. */
 type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
 const ALLOWED_SCHEMES = new Set(['http:', 'https:']);
 
-/** Parses and checks what can be checked without DNS. `what` starts the error message. */
+/** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
   let url: URL;
   try {
@@ -65,7 +58,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
   return url;
 }
 
-/** The URL with any credentials taken out and cut to a readable length, for messages. */
+/** For messages: without credentials, cut to a readable length. */
 function redact(url: URL): string {
   const copy = new URL(url.href);
   copy.username = '';
@@ -116,10 +109,6 @@ async function resolveAllowed(
   return resolved;
 }
 
-const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_REDIRECTS = 3;
-
 export interface FetchImportOptions {
   /** Admit loopback addresses (127.0.0.0/8, ::1, ::ffff:127.x); every other non-public one stays refused. */
   allowPrivate: boolean;
@@ -144,8 +133,8 @@ const REQUEST_HEADERS = {
 };
 
 export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxRedirects = options.maxRedirects ?? 3;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
@@ -236,7 +225,7 @@ async function readText(
   options: FetchImportOptions,
   signal: AbortSignal,
 ): Promise<FetchedDocument> {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   try {
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
@@ -271,16 +260,14 @@ async function readText(
   }
 }
 
-function tooLarge(url: URL, maxBytes: number): UrlFetchError {
-  return fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
-}
+const tooLarge = (url: URL, maxBytes: number) =>
+  fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
 
 function header(response: ConnectResponse, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. */
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => {});
@@ -289,15 +276,6 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
