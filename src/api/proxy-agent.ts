@@ -18,10 +18,10 @@ const request = apiRequest as Method<Dispatcher.RequestOptions, Dispatcher.Respo
 const connect = apiConnect as Method<Dispatcher.ConnectOptions, Dispatcher.ConnectData>;
 
 /**
- * The client of a base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded
- * only then. Its CONNECT goes through ProxyClient below, so that every failure of the proxy is a
- * ProxyError naming it, which also ends the request at once: undici reconnects in a loop after a plain
- * socket error during connect (UND_ERR_SOCKET). A `100 Continue` fails a request here (docs/decisions.md).
+ * A base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded only then.
+ * Its CONNECT goes through ProxyClient, so every failure of the proxy is a ProxyError naming it that
+ * ends the request: undici reconnects in a loop after a plain socket error during connect. A
+ * `100 Continue` fails a request here (docs/decisions.md).
  */
 export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false): Sender {
   // Before undici compiles its parser, at the first connection (TransportOptions.fastExit).
