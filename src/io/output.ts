@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
-import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
 import { animationsEnabled } from './terminal.js';
@@ -18,9 +18,8 @@ export interface RenderModules {
 }
 
 /**
- * Text from the service made safe for a terminal (reliability case 51, issue 22 item 4): control
- * characters but newline and tab, bidirectional controls, zero-width characters and the Unicode line
- * separators are shown as escapes (`\x1b`, `\u202e`).
+ * Text from the service made safe for a terminal (reliability case 51): control characters but newline
+ * and tab, bidirectional controls, zero-width characters and line separators shown as escapes (`\x1b`).
  */
 export function visible(text: string): string {
   return text.replace(UNSAFE, (c) => {
@@ -131,8 +130,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     record(value, fields, written) {
       if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false, written);
-      const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
-      const rows = columns.map((c) => [c.header, c.value(value)] as const);
+      const rows = fields ? fields.map((c) => [c.header, c.value(value)] as const) : Object.entries(value);
       if (toTable())
         return table(
           undefined,
@@ -271,10 +269,6 @@ function isJson(text: string): boolean {
 function isNdjson(text: string): boolean {
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   return lines.length > 0 && lines.every(isJson);
-}
-
-function fieldColumn(key: string): Column<object> {
-  return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
 
 /** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */
