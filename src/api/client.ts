@@ -15,7 +15,6 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
  * anything is sent, the key goes only to the configured base URL, the answer is read as answers.ts says.
  */
 
-/** The transport's options (timeouts, retries, signal, --debug), and what the client itself needs. */
 export interface ApiClientOptions extends Partial<Omit<TransportOptions, 'baseUrl' | 'secrets'>> {
   baseUrl: string;
   /** The key, or a function resolving it on the first call that needs one (stdin is read only then). */
@@ -40,9 +39,6 @@ export class RequestValidationError extends UsageError {
     });
   }
 }
-
-/** Routes that authenticate without a key (the browser's OAuth callback carries a single-use state). */
-const UNAUTHENTICATED = new Set(['oauthCallback']);
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const base = parseBaseUrl(options.baseUrl, options.insecureHttp ?? false);
@@ -101,7 +97,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         'user-agent': userAgent,
       };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      if (!UNAUTHENTICATED.has(route.name)) headers.authorization = `Bearer ${await keyFor(info)}`;
+      // The browser's OAuth callback authenticates by its single-use state, not a key.
+      if (route.name !== 'oauthCallback') headers.authorization = `Bearer ${await keyFor(info)}`;
       const idempotencyKey = route.idempotent ? (callOptions.idempotencyKey ?? newIdempotencyKey()) : undefined;
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
       const result = await transport.send({
