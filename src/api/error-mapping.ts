@@ -12,26 +12,20 @@ export interface ExchangeInfo {
   outsideContract?: boolean;
 }
 
-interface ServiceError {
-  detail?: unknown;
-  code?: string;
-}
-
 export function errorFromResponse(
   status: number,
   body: unknown,
   info: ExchangeInfo,
   retryAfterSeconds?: number,
 ): ApiError | ResponseError {
-  // The service answers in JSON, errors too (the spec: bodies are JSON). A 4xx whose body is not JSON
-  // (empty, an HTML page) came from something else at the base URL (a web server, a proxy): its status
-  // says nothing of faces, keys or plans, so it is not read as the service's 404, 401, 403 ...
-  // (a size limit, 413, and a rate limit, 429, mean the same from whoever says them).
+  // The service answers errors in JSON too: a 4xx whose body is not JSON (empty, an HTML page) came from
+  // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
+  // (but a 413 or 429 means the same from whoever says it).
   if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
     return notFromService(status, body, info);
   }
-  const parsed: ServiceError = typeof body === 'object' && body !== null ? (body as ServiceError) : {};
-  const code = typeof parsed.code === 'string' ? parsed.code : codeForStatus(status);
+  const parsed = (typeof body === 'object' && body !== null ? body : {}) as { detail?: unknown; code?: unknown };
+  const code = typeof parsed.code === 'string' ? parsed.code : (STATUS_CODES[status] ?? `http_${status}`);
   const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
   const detailText = typeof detail === 'string' ? detail : undefined;
   const where = `${info.method} ${info.path}`;
@@ -60,9 +54,8 @@ export function errorFromResponse(
     case 400:
     case 422:
       if (IMPORT_FETCH_CODES.has(code)) {
-        // The service fetched the URL (or refused to): the URL is what to fix, not the request's values.
-        // A site that is down or missing is not a usage error (exit 2) but a failure (exit 1): a script
-        // may retry it. A URL the service will not fetch is input to fix: exit 2.
+        // The URL is what to fix, not the request's values. A site down or missing is a failure a script
+        // may retry (exit 1); a URL the service will not fetch is input to fix (exit 2).
         return make(
           `the service could not import the URL: ${detailText ?? code}`,
           hintForImportFetch(code, detailText),
@@ -136,20 +129,17 @@ function hintForImportFetch(code: string, detail = ''): string {
   return 'check the URL: it must give a text document (text, JSON, XML or Markdown) the service can reach';
 }
 
-function codeForStatus(status: number): string {
-  const names: Record<number, string> = {
-    400: 'bad_request',
-    401: 'not_authenticated',
-    402: 'payment_required',
-    403: 'forbidden',
-    404: 'not_found',
-    409: 'conflict',
-    413: 'payload_too_large',
-    422: 'validation_error',
-    429: 'rate_limited',
-  };
-  return names[status] ?? `http_${status}`;
-}
+const STATUS_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  401: 'not_authenticated',
+  402: 'payment_required',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'validation_error',
+  429: 'rate_limited',
+};
 
 /** What was not found, from the service's code first, else from the resource the path names. */
 function hintForNotFound(code: string, info: ExchangeInfo): string {
@@ -231,10 +221,8 @@ export function isIpLiteral(host: string): boolean {
 }
 
 /**
- * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check; `unsent`
- * when it came before anything reached the service and no earlier attempt of the request may have.
- * `reached` says what such an earlier attempt met (its connection dropped, a 5xx): the failure is then
- * that of a retry, and the message says the request may have been applied.
+ * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:
+ * what an earlier attempt met (a drop, a 5xx): the request may have been applied, so it is not `unsent`.
  */
 export function networkErrorFrom(
   error: unknown,
