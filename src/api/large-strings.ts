@@ -6,11 +6,11 @@ import type { JsonStreamOptions } from './json-stream.js';
 /** One reading of an answer (a retried request reads the next answer afresh). */
 export interface LargeStringsReading {
   options: JsonStreamOptions;
-  /** Writes what the last chunk gave to the files; await it after each chunk. */
+  /** Writes what the last chunk gave to the files; awaited after each chunk. */
   flush(): Promise<void>;
-  /** The answer was read whole: its strings are kept. */
+  /** Read whole: its strings are kept. */
   commit(): Promise<void>;
-  /** The answer was not read whole: its strings are forgotten. */
+  /** Not read whole: its strings are forgotten. */
   abort(): Promise<void>;
 }
 
@@ -30,7 +30,7 @@ export class LargeStrings {
   private dir: string | undefined;
   private readonly parentDir: string | undefined;
 
-  /** `tmpDir`: where the private directory of the files is made (default: the system's). */
+  /** `tmpDir`: where the files' private directory is made (default: the system's). */
   constructor(options: { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string }) {
     this.fields = new Set(options.fields);
     this.keep = options.keep;
@@ -114,9 +114,8 @@ export class LargeStrings {
 }
 
 /**
- * One large string written to a file as it arrives, escaped as inside a JSON string. The bytes go
- * through one buffer reused for every write: fresh buffers, one per piece, would pile up outside the
- * JavaScript heap until a full collection (tens of MiB for one large answer).
+ * One large string written to a file as it arrives, escaped as inside a JSON string, through one reused
+ * buffer: a fresh one per piece piles up outside the heap until a full collection (tens of MiB).
  */
 class SpoolWriter {
   private pending: string[] = [];
