@@ -1,11 +1,8 @@
 import { UsageError } from '../errors.js';
 
-/**
- * UTF-8 validation for everything users hand us: a replacement character silently sent would change
- * the document (and its token count), so invalid bytes are refused and located instead.
- */
+/** Invalid UTF-8 is refused and located: a replacement character sent silently would change the document. */
 
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Decodes bytes as strict UTF-8; `firstLine` is the line of the first byte, for an error naming it. */
 export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
