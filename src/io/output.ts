@@ -206,11 +206,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       await Promise.all([
         load('jq', expression !== undefined, async () => (await import('./jq.js')).loadJq(expression as string)),
         load('Table', toTable(), async () => (await import('cli-table3')).default),
-        load(
-          'chalk',
-          io.color || (io.stderrColor ?? false),
-          async () => new (await import('chalk')).Chalk({ level: 1 }),
-        ),
+        load('chalk', io.color || !!io.stderrColor, async () => new (await import('chalk')).Chalk({ level: 1 })),
         load('ora', animate(), async () => (await import('ora')).default),
       ]);
     },
