@@ -9,11 +9,7 @@ import { decodeUtf8 } from './utf8.js';
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
 export type DocumentBody = DocumentCreateRequest;
 
-export interface DocumentDefaults {
-  alias?: string | undefined;
-  label?: string | undefined;
-  perspective?: DocumentCreateRequest['perspective'] | undefined;
-}
+export type DocumentDefaults = Pick<DocumentBody, 'alias' | 'label' | 'perspective'>;
 
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
 const TEXT_HINT = 'it was read as one JSON document, being a JSON object: if it is a text document, pass --format text';
