@@ -1,10 +1,7 @@
 import { UsageError } from '../errors.js';
 import { describeJsonValue, isPlainObject } from './json.js';
 
-/**
- * The message list of `threads replace-messages` (`[{role, content, from}, ...]` or `{"messages": [...]}`),
- * every element checked before anything is sent, each problem named as the body spells it (`messages[3].from`).
- */
+/** `threads replace-messages`' list, each element checked before sending, problems named as `messages[3].from`. */
 
 export interface ThreadMessage {
   role: string;
