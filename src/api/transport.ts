@@ -51,9 +51,6 @@ export interface Exchange {
   gate?: RateGate;
 }
 
-/** An answer parsed as it arrived: its value, or its first bytes when it is not JSON. */
-export type StreamedJson = { ok: true; value: unknown } | { ok: false; head: Buffer };
-
 export interface ExchangeResult {
   status: number;
   statusText?: string;
@@ -61,7 +58,8 @@ export interface ExchangeResult {
   /** The body as UTF-8 text; empty when it was parsed as a stream (`json`). */
   text: string;
   retryAfterSeconds?: number;
-  json?: StreamedJson;
+  /** Parsed as it arrived: its value, or its first bytes when it is not JSON. */
+  json?: { ok: true; value: unknown } | { ok: false; head: Buffer };
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
@@ -228,7 +226,7 @@ export class Transport {
     body: AsyncIterable<Buffer> & { destroy(error?: Error): void },
     info: ExchangeInfo,
     large: LargeStrings,
-  ): Promise<StreamedJson | undefined> {
+  ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     let reading: LargeStringsReading;
     try {
