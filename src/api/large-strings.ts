@@ -25,8 +25,8 @@ export class LargeStrings {
   readonly inlineBytes: number;
   private readonly markerPrefix = `\u0000facectl:large:${process.getBuiltinModule('node:crypto').randomBytes(9).toString('base64url')}:`;
   private count = 0;
-  /** Marker string -> the file holding the escaped text (spool), or undefined (dropped). */
-  private readonly kept = new Map<string, string | undefined>();
+  /** Marker string -> the file holding the escaped text (spool; dropped strings are not kept). */
+  private readonly kept = new Map<string, string>();
   private dir: string | undefined;
   private readonly parentDir: string | undefined;
 
@@ -66,7 +66,7 @@ export class LargeStrings {
         // Dropped strings leave nothing to remember: one set can serve a whole batch of answers.
         if (dir === undefined) return;
         for (const { writer } of started) await writer?.close();
-        for (const { marker, writer } of started) this.kept.set(marker, writer?.path);
+        for (const { marker, writer } of started) if (writer) this.kept.set(marker, writer.path);
       },
       abort: async () => {
         for (const { writer } of started) {
@@ -89,14 +89,13 @@ export class LargeStrings {
     let from = 0;
     for (;;) {
       let next = -1;
-      let found: [string, string | undefined] | undefined;
+      let found: [string, string] | undefined;
       for (const entry of this.kept) {
         const at = text.indexOf(JSON.stringify(entry[0]), from);
         if (at !== -1 && (next === -1 || at < next)) [next, found] = [at, entry];
       }
       if (found === undefined) break;
       const [marker, path] = found;
-      if (path === undefined) throw new Error('a large string that was dropped cannot be printed');
       // Up to and with the opening quote, then the text, then on from the closing quote.
       await write(stream, text.slice(from, next + 1));
       await copyFile(path, stream);
