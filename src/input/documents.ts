@@ -170,7 +170,6 @@ function isNonSpace(b: number): boolean {
 class PeekedChunks {
   private readonly iterator: AsyncIterator<Buffer>;
   private readonly chunks: Buffer[] = [];
-  private length = 0;
 
   constructor(source: AsyncIterable<Buffer>) {
     this.iterator = source[Symbol.asyncIterator]();
@@ -189,7 +188,6 @@ class PeekedChunks {
       const next = await this.iterator.next();
       if (next.done) return -1;
       this.chunks.push(next.value);
-      this.length += next.value.length;
     }
   }
 
@@ -203,7 +201,7 @@ class PeekedChunks {
   }
 
   slice(start: number, end: number): Buffer {
-    return Buffer.concat(this.chunks, this.length).subarray(start, end);
+    return Buffer.concat(this.chunks).subarray(start, end);
   }
 
   async *replay(): AsyncGenerator<Buffer> {
