@@ -162,10 +162,7 @@ export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
   return url;
 }
 
-/**
- * A 3xx (or any status outside 2xx that is not an error): facectl follows no redirects, since a key
- * must not go where the user did not point it. Exit 1, naming the status and where it pointed.
- */
+/** A 3xx (or another non-2xx non-error): no redirect is followed, as a key must go only where pointed. */
 export function notAnAnswer(result: Pick<ExchangeResult, 'status' | 'headers'>, where: string): ResponseError {
   const location = result.headers.location;
   const to = Array.isArray(location) ? location[0] : location;
@@ -254,10 +251,7 @@ function newIdempotencyKey(): string {
   return process.getBuiltinModule('node:crypto').randomUUID();
 }
 
-/**
- * JSON.stringify recurses, JSON.parse does not: a body read from a file thousands of levels deep parses,
- * then runs the stack out when written. Nothing was sent: it is bad input.
- */
+/** JSON.stringify recurses, JSON.parse does not: a body thousands of levels deep parses, then runs the stack out. */
 function serialized(value: unknown, info: ExchangeInfo): string {
   try {
     return JSON.stringify(value);

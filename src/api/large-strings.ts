@@ -15,9 +15,9 @@ export interface LargeStringsReading {
 }
 
 /**
- * The large strings of an answer (CallOptions.largeStrings): `keep: 'none'` drops them (the command prints
- * no such field); `keep: 'spool'` writes each one longer than `inlineBytes` to a temporary file of mode
- * 0600, escaped for JSON, so that writeJson prints the value exactly as `JSON.stringify` would.
+ * The large strings of an answer: `keep: 'none'` drops them (the command prints no such field); `spool`
+ * writes each longer than `inlineBytes` to a temporary file of mode 0600, escaped for JSON, so that
+ * writeJson prints the value exactly as `JSON.stringify` would.
  */
 export class LargeStrings {
   readonly fields: ReadonlySet<string>;
@@ -165,9 +165,8 @@ function write(stream: NodeJS.WritableStream, bytes: string | Buffer): Promise<v
 }
 
 /**
- * Copies a file to a stream. A stream on a file descriptor (stdout: a file, pipe or terminal) has
- * handed the bytes to the system when it calls back, so one buffer serves every read; any other
- * stream may keep the very buffer it was given, so it gets a copy of each.
+ * A stream on a file descriptor (stdout) has handed the bytes to the system when it calls back, so one
+ * buffer serves every read; any other stream may keep the buffer it was given, so it gets copies.
  */
 async function copyFile(path: string, stream: NodeJS.WritableStream): Promise<void> {
   const reuse = typeof (stream as { fd?: unknown }).fd === 'number';

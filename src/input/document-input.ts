@@ -144,9 +144,9 @@ interface CheckedText {
 }
 
 /**
- * Reads a text through before anything is sent: strict UTF-8 (a bad byte names its line), not empty,
- * not over MAX_BODY_BYTES. A file is sent by reading it again (`reopen`); standard input is kept, in
- * memory up to SPOOL_MEMORY_BYTES and beyond in a temporary file of mode 0600, so memory stays bounded.
+ * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file
+ * is sent by reading it again (`reopen`); standard input is kept, beyond SPOOL_MEMORY_BYTES in a
+ * temporary file of mode 0600, so memory stays bounded.
  */
 async function checkText(
   chunks: AsyncIterable<Buffer>,

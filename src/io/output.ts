@@ -82,9 +82,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     }
     out(io.stdoutIsTTY ? visible(result) : result);
   };
-  // Under --json every stderr line is JSON (`{"notice": text}`, `{"warning": text}`), and a failure leaves
-  // exactly one `{"error": ...}` document: messages are held until the command ends, written on success,
-  // carried in the error otherwise.
+  // Under --json every stderr line is JSON (`{"notice": ...}`) and a failure leaves one `{"error": ...}`:
+  // messages are held until the command ends, written on success, carried in the error otherwise.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
