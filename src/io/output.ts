@@ -5,9 +5,7 @@ import type oraFactory from 'ora';
 import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
-import { animationsEnabled } from './terminal.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { animationsEnabled, type Env } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export interface RenderModules {
