@@ -162,27 +162,23 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
   return hint ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
 }
 
+const REFUSAL_HINTS: Readonly<Record<string, string>> = {
+  plan_required: 'Connect plan required — see `facectl oauth --help`',
+  insufficient_scope: 'use a key with the scope named above (create one with `facectl keys create --scopes ...`)',
+  face_not_allowed: "this key's allowed_face_ids does not include that face; use a key allowed to use it",
+  model_not_allowed: "this key's allowed_llm_models does not include that model; use a key allowed to use it",
+  key_escalation:
+    'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own',
+  budget_exceeded:
+    "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd",
+  insufficient_credits: 'add credits to the account, or connect an OAuth provider on the Connect plan',
+  insufficient_quota:
+    'the monthly compile quota is used up; choose another --interviewer-billing-source or wait for next month',
+};
+
 function hintForRefusal(code: string, detail: string | undefined): string {
-  switch (code) {
-    case 'plan_required':
-      return 'Connect plan required — see `facectl oauth --help`';
-    case 'insufficient_scope':
-      return `use a key with the scope named above (create one with \`facectl keys create --scopes ...\`)`;
-    case 'face_not_allowed':
-      return "this key's allowed_face_ids does not include that face; use a key allowed to use it";
-    case 'model_not_allowed':
-      return "this key's allowed_llm_models does not include that model; use a key allowed to use it";
-    case 'key_escalation':
-      return 'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own';
-    case 'budget_exceeded':
-      return "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd";
-    case 'insufficient_credits':
-      return 'add credits to the account, or connect an OAuth provider on the Connect plan';
-    case 'insufficient_quota':
-      return 'the monthly compile quota is used up; choose another --interviewer-billing-source or wait for next month';
-    default:
-      return detail ? 'the key or the plan does not allow this request' : 'check the key, its scopes and the plan';
-  }
+  if (Object.hasOwn(REFUSAL_HINTS, code)) return REFUSAL_HINTS[code] as string;
+  return detail ? 'the key or the plan does not allow this request' : 'check the key, its scopes and the plan';
 }
 
 function hintForConflict(code: string): string {
