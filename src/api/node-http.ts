@@ -18,7 +18,7 @@ export interface WireRequest {
   /** A signal of the call's own (the client's is handled for every request at once, by destroy()). */
   signal?: AbortSignal;
   /** The attempt's overall deadline (transport.ts): ends the request and its answer, then says so. */
-  deadline?: Deadline;
+  deadline: Deadline;
 }
 
 /**
@@ -32,8 +32,7 @@ export interface Deadline {
 }
 
 /** When `deadline` passes, `end` is called with the error the request fails with. */
-export function startDeadline(deadline: Deadline | undefined, end: (error: Error) => void): NodeJS.Timeout | undefined {
-  if (deadline === undefined) return undefined;
+export function startDeadline(deadline: Deadline, end: (error: Error) => void): NodeJS.Timeout {
   // unref: an open socket keeps the process alive while it matters; the timer alone must not.
   return setTimeout(() => {
     deadline.passed = true;

@@ -39,10 +39,9 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
   });
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
-      const controller = wire.deadline ? new AbortController() : undefined;
-      const overall = startDeadline(wire.deadline, (error) => controller?.abort(error));
-      const signals = [wire.signal, controller?.signal].filter((s): s is AbortSignal => s !== undefined);
-      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      const controller = new AbortController();
+      const overall = startDeadline(wire.deadline, (error) => controller.abort(error));
+      const signal = wire.signal ? AbortSignal.any([wire.signal, controller.signal]) : controller.signal;
       let response: Dispatcher.ResponseData;
       try {
         response = await request.call(agent, {
@@ -51,7 +50,7 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
           method: wire.method as Dispatcher.HttpMethod,
           headers: wire.headers,
           ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
-          ...(signal ? { signal } : {}),
+          signal,
         });
       } catch (error) {
         clearTimeout(overall);
