@@ -242,31 +242,27 @@ export class Transport {
     let headBytes = 0;
     let size = 0;
     try {
-      try {
-        for await (const chunk of body) {
-          size += chunk.length;
-          if (headBytes < HEAD_BYTES) {
-            const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
-            head.push(part);
-            headBytes += part.length;
-          }
-          if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
-          parser.write(chunk);
-          if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
-          await keep(() => reading.flush(), body);
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (headBytes < HEAD_BYTES) {
+          const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
+          head.push(part);
+          headBytes += part.length;
         }
-        const value = parser.end();
-        await keep(() => reading.commit(), body);
-        return { ok: true, value };
-      } catch (error) {
-        if (!(error instanceof JsonStreamError)) throw error;
-        body.destroy();
-        await reading.abort();
-        return { ok: false, head: Buffer.concat(head, headBytes) };
+        if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
+        parser.write(chunk);
+        if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
+        await keep(() => reading.flush(), body);
       }
+      const value = parser.end();
+      await keep(() => reading.commit(), body);
+      return { ok: true, value };
     } catch (error) {
+      const notJson = error instanceof JsonStreamError;
+      if (notJson) body.destroy();
       await reading.abort();
-      throw error;
+      if (!notJson) throw error;
+      return { ok: false, head: Buffer.concat(head, headBytes) };
     }
   }
 
