@@ -57,9 +57,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   const keyFor = async (info: ExchangeInfo): Promise<string> => {
     const key = typeof apiKey === 'function' ? await apiKey() : apiKey;
-    if (!key) {
-      throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
-    }
+    if (!key) throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
     resolvedKey = key;
     return key;
   };
