@@ -23,12 +23,7 @@ function jqMessage(error: JqFailure): string {
   const lines = text
     .split('\n')
     // `error (at inputString:0):` names jq-web's input file, nothing of the user's.
-    .map((line) =>
-      line
-        .replace(/^jq: (error: )?/, '')
-        .replace(/^error \(at inputString:\d+\): /, '')
-        .trim(),
-    )
+    .map((line) => line.replace(/^(jq: (error: )?)?(error \(at inputString:\d+\): )?/, '').trim())
     .filter((line) => line !== '' && !/^\d+ compile errors?$/.test(line) && !/^Non-zero exit code/.test(line));
   // A crashing engine (no exit code) ends its message with a hint for jq-web's own developers.
   return (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');
