@@ -5,17 +5,16 @@ import type { AnyRoute } from '../contract/route.js';
 import { ResponseError } from '../errors.js';
 
 /**
- * How the client reads an answer: more leniently than the contract's strict response schemas. A field
- * that is null, missing or of another type is read as absent (a null stays null, so --json shows what
- * came) and --debug says so, unless the command needs it (NEEDED): then the answer is an unexpected
- * response (exit 1) naming the route and the field. Only an answer that deviates loads lenient.ts.
- * Imported through client.ts only, so the build keeps it in the client's chunk (no file more to load).
+ * How the client reads an answer, more leniently than the contract's schemas: a field null, missing or
+ * of another type is read as absent (a null stays null, so --json shows what came) and --debug says so,
+ * unless the command needs it (NEEDED): then it is an unexpected response (exit 1) naming the field.
+ * Only an answer that deviates loads lenient.ts. Imported through client.ts only, so the build keeps it
+ * in the client's chunk.
  */
 
 /**
- * The fields commands must have, by route (of each entry for a list): what a command prints for the
- * next one to take, or decides by. A document's token_count too: a batch's journal and report take a
- * number (commands/docs/submit-batch.ts, state/batch-journal.ts).
+ * The fields commands need, by route (of each entry for a list): what a command prints for the next
+ * one, or decides by; a document's token_count, which a batch's journal and report take as a number.
  */
 export const NEEDED = {
   createApiKey: ['key'],
@@ -88,7 +87,7 @@ function hasNeeded(data: unknown, needed: readonly string[]): boolean {
   return entries.every((entry) => needed.every((key) => (entry as Record<string, unknown>)[key] !== undefined));
 }
 
-/** For answers (above) and requests: what fits and what came, in words a person reads, not zod's. */
+/** For answers and requests: what fits and what came, in words a person reads, not zod's. */
 type Issue = z.core.$ZodIssue;
 
 /** `field [0].connected_at: expected a date-time string, came null`. */

@@ -15,7 +15,6 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
  * anything is sent, the key goes only to the configured base URL, the answer is read as answers.ts says.
  */
 
-/** The transport's options (timeouts, retries, signal, --debug), and what the client itself needs. */
 export interface ApiClientOptions extends Partial<Omit<TransportOptions, 'baseUrl' | 'secrets'>> {
   baseUrl: string;
   /** The key, or a function resolving it on the first call that needs one (stdin is read only then). */
@@ -41,9 +40,6 @@ export class RequestValidationError extends UsageError {
   }
 }
 
-/** Routes that authenticate without a key (the browser's OAuth callback carries a single-use state). */
-const UNAUTHENTICATED = new Set(['oauthCallback']);
-
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const base = parseBaseUrl(options.baseUrl, options.insecureHttp ?? false);
   const baseUrl = base.href.replace(/\/$/, '');
@@ -61,9 +57,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   const keyFor = async (info: ExchangeInfo): Promise<string> => {
     const key = typeof apiKey === 'function' ? await apiKey() : apiKey;
-    if (!key) {
-      throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
-    }
+    if (!key) throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
     resolvedKey = key;
     return key;
   };
@@ -101,7 +95,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         'user-agent': userAgent,
       };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      if (!UNAUTHENTICATED.has(route.name)) headers.authorization = `Bearer ${await keyFor(info)}`;
+      // The browser's OAuth callback authenticates by its single-use state, not a key.
+      if (route.name !== 'oauthCallback') headers.authorization = `Bearer ${await keyFor(info)}`;
       const idempotencyKey = route.idempotent ? (callOptions.idempotencyKey ?? newIdempotencyKey()) : undefined;
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
       const result = await transport.send({
@@ -165,10 +160,7 @@ export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
   return url;
 }
 
-/**
- * A 3xx (or any status outside 2xx that is not an error): facectl follows no redirects, since a key
- * must not go where the user did not point it. Exit 1, naming the status and where it pointed.
- */
+/** A 3xx (or another non-2xx non-error): no redirect is followed, as a key must go only where pointed. */
 export function notAnAnswer(result: Pick<ExchangeResult, 'status' | 'headers'>, where: string): ResponseError {
   const location = result.headers.location;
   const to = Array.isArray(location) ? location[0] : location;
@@ -257,10 +249,7 @@ function newIdempotencyKey(): string {
   return process.getBuiltinModule('node:crypto').randomUUID();
 }
 
-/**
- * JSON.stringify recurses, JSON.parse does not: a body read from a file thousands of levels deep parses,
- * then runs the stack out when written. Nothing was sent: it is bad input.
- */
+/** JSON.stringify recurses, JSON.parse does not: a body thousands of levels deep parses, then runs the stack out. */
 function serialized(value: unknown, info: ExchangeInfo): string {
   try {
     return JSON.stringify(value);

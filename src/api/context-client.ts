@@ -20,12 +20,11 @@ export function clientForContext(
   });
 }
 
-/** With --debug, what writes a trace line to stderr (`{ debug }`); without it, nothing. */
+/** With --debug, a trace line writer for stderr: under --json a JSON line `{"debug": ...}`, as every stderr line. */
 export function debugOption(ctx: Pick<Context, 'globals' | 'io'>): { debug?: (line: string) => void } {
-  return ctx.globals.debug ? { debug: (line: string) => void ctx.io.stderr.write(debugLine(ctx, line)) } : {};
-}
-
-/** A --debug trace line: under --json a JSON line `{"debug": ...}` like every stderr line, else `debug: ...`. */
-function debugLine(ctx: Pick<Context, 'globals'>, line: string): string {
-  return ctx.globals.json ? `${safeJson({ debug: line })}\n` : `debug: ${visible(line)}\n`;
+  if (!ctx.globals.debug) return {};
+  return {
+    debug: (line) =>
+      void ctx.io.stderr.write(ctx.globals.json ? `${safeJson({ debug: line })}\n` : `debug: ${visible(line)}\n`),
+  };
 }

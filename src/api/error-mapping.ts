@@ -12,26 +12,20 @@ export interface ExchangeInfo {
   outsideContract?: boolean;
 }
 
-interface ServiceError {
-  detail?: unknown;
-  code?: string;
-}
-
 export function errorFromResponse(
   status: number,
   body: unknown,
   info: ExchangeInfo,
   retryAfterSeconds?: number,
 ): ApiError | ResponseError {
-  // The service answers in JSON, errors too (the spec: bodies are JSON). A 4xx whose body is not JSON
-  // (empty, an HTML page) came from something else at the base URL (a web server, a proxy): its status
-  // says nothing of faces, keys or plans, so it is not read as the service's 404, 401, 403 ...
-  // (a size limit, 413, and a rate limit, 429, mean the same from whoever says them).
+  // The service answers errors in JSON too: a 4xx whose body is not JSON (empty, an HTML page) came from
+  // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
+  // (but a 413 or 429 means the same from whoever says it).
   if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
     return notFromService(status, body, info);
   }
-  const parsed: ServiceError = typeof body === 'object' && body !== null ? (body as ServiceError) : {};
-  const code = typeof parsed.code === 'string' ? parsed.code : codeForStatus(status);
+  const parsed = (typeof body === 'object' && body !== null ? body : {}) as { detail?: unknown; code?: unknown };
+  const code = typeof parsed.code === 'string' ? parsed.code : (STATUS_CODES[status] ?? `http_${status}`);
   const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
   const detailText = typeof detail === 'string' ? detail : undefined;
   const where = `${info.method} ${info.path}`;
@@ -60,9 +54,8 @@ export function errorFromResponse(
     case 400:
     case 422:
       if (IMPORT_FETCH_CODES.has(code)) {
-        // The service fetched the URL (or refused to): the URL is what to fix, not the request's values.
-        // A site that is down or missing is not a usage error (exit 2) but a failure (exit 1): a script
-        // may retry it. A URL the service will not fetch is input to fix: exit 2.
+        // The URL is what to fix, not the request's values. A site down or missing is a failure a script
+        // may retry (exit 1); a URL the service will not fetch is input to fix (exit 2).
         return make(
           `the service could not import the URL: ${detailText ?? code}`,
           hintForImportFetch(code, detailText),
@@ -136,20 +129,17 @@ function hintForImportFetch(code: string, detail = ''): string {
   return 'check the URL: it must give a text document (text, JSON, XML or Markdown) the service can reach';
 }
 
-function codeForStatus(status: number): string {
-  const names: Record<number, string> = {
-    400: 'bad_request',
-    401: 'not_authenticated',
-    402: 'payment_required',
-    403: 'forbidden',
-    404: 'not_found',
-    409: 'conflict',
-    413: 'payload_too_large',
-    422: 'validation_error',
-    429: 'rate_limited',
-  };
-  return names[status] ?? `http_${status}`;
-}
+const STATUS_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  401: 'not_authenticated',
+  402: 'payment_required',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'validation_error',
+  429: 'rate_limited',
+};
 
 /** What was not found, from the service's code first, else from the resource the path names. */
 function hintForNotFound(code: string, info: ExchangeInfo): string {
@@ -172,27 +162,23 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
   return hint ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
 }
 
+const REFUSAL_HINTS: Readonly<Record<string, string>> = {
+  plan_required: 'Connect plan required — see `facectl oauth --help`',
+  insufficient_scope: 'use a key with the scope named above (create one with `facectl keys create --scopes ...`)',
+  face_not_allowed: "this key's allowed_face_ids does not include that face; use a key allowed to use it",
+  model_not_allowed: "this key's allowed_llm_models does not include that model; use a key allowed to use it",
+  key_escalation:
+    'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own',
+  budget_exceeded:
+    "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd",
+  insufficient_credits: 'add credits to the account, or connect an OAuth provider on the Connect plan',
+  insufficient_quota:
+    'the monthly compile quota is used up; choose another --interviewer-billing-source or wait for next month',
+};
+
 function hintForRefusal(code: string, detail: string | undefined): string {
-  switch (code) {
-    case 'plan_required':
-      return 'Connect plan required — see `facectl oauth --help`';
-    case 'insufficient_scope':
-      return `use a key with the scope named above (create one with \`facectl keys create --scopes ...\`)`;
-    case 'face_not_allowed':
-      return "this key's allowed_face_ids does not include that face; use a key allowed to use it";
-    case 'model_not_allowed':
-      return "this key's allowed_llm_models does not include that model; use a key allowed to use it";
-    case 'key_escalation':
-      return 'a key can only create keys with narrower scopes, an earlier expiry and a smaller budget than its own';
-    case 'budget_exceeded':
-      return "this key's budget_usd has too little left for this request; use a key with more left, or create one with a larger --budget-usd";
-    case 'insufficient_credits':
-      return 'add credits to the account, or connect an OAuth provider on the Connect plan';
-    case 'insufficient_quota':
-      return 'the monthly compile quota is used up; choose another --interviewer-billing-source or wait for next month';
-    default:
-      return detail ? 'the key or the plan does not allow this request' : 'check the key, its scopes and the plan';
-  }
+  if (Object.hasOwn(REFUSAL_HINTS, code)) return REFUSAL_HINTS[code] as string;
+  return detail ? 'the key or the plan does not allow this request' : 'check the key, its scopes and the plan';
 }
 
 function hintForConflict(code: string): string {
@@ -231,10 +217,8 @@ export function isIpLiteral(host: string): boolean {
 }
 
 /**
- * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check; `unsent`
- * when it came before anything reached the service and no earlier attempt of the request may have.
- * `reached` says what such an earlier attempt met (its connection dropped, a 5xx): the failure is then
- * that of a retry, and the message says the request may have been applied.
+ * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:
+ * what an earlier attempt met (a drop, a 5xx): the request may have been applied, so it is not `unsent`.
  */
 export function networkErrorFrom(
   error: unknown,

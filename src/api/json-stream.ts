@@ -1,12 +1,10 @@
 import { locateJsonError } from '../input/json.js';
 
 /**
- * A streaming reader for answers that carry one huge string, such as the document the service echoes
- * after `docs submit` (its whole content). The named top-level string fields are handed to a writer in
- * pieces as the bytes arrive (large-strings.ts drops them or writes them to a file) and a marker string
- * stands in their place; every other byte is kept and parsed by JSON.parse at the end, so the value is
- * the one JSON.parse gives for the same bytes. Why own code: docs/decisions.md (peak RSS of a 50 MiB
- * document).
+ * A streaming reader for answers carrying one huge string (the document echoed after `docs submit`,
+ * its whole content): the named top-level string fields go to a writer in pieces as the bytes arrive
+ * (large-strings.ts drops or spools them), a marker string in their place; every other byte is kept for
+ * JSON.parse at the end, so the value is JSON.parse's for the same bytes (why: docs/decisions.md).
  */
 
 /** Receives the text of one large string, in pieces that never split a surrogate pair. */
@@ -17,9 +15,9 @@ export interface LargeStringWriter {
 }
 
 export interface JsonStreamOptions {
-  /** Top-level string fields to stream to `open` instead of holding. */
+  /** Top-level string fields streamed to `open`. */
   largeFields?: ReadonlySet<string>;
-  /** Such a field shorter than this many bytes (as sent) is kept as an ordinary string. */
+  /** Such a field of up to this many bytes (as sent) is kept as an ordinary string. */
   inlineBytes?: number;
   open?: (field: string) => LargeStringWriter;
 }
@@ -38,7 +36,7 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 
-/** Push parser: write() the bytes as they come, then end() for the value. */
+/** write() the bytes as they come, then end() for the value. */
 export class JsonStreamParser {
   /** Bytes of large strings passed to their writers (not held). */
   largeBytes = 0;
@@ -52,7 +50,7 @@ export class JsonStreamParser {
   private inString = false;
   /** Inside a string: the chunk ended on a backslash, so the next byte is escaped. */
   private escaped = false;
-  /** The current string: a key at depth 1 or a large field's value (its bytes held), or other. */
+  /** The current string: a key at depth 1 or a large field's value (both held), or other. */
   private role: 'key' | 'large' | 'other' = 'other';
   private stringStart = 0;
   private held: Buffer[] = [];
@@ -101,7 +99,7 @@ export class JsonStreamParser {
     this.offset += n;
   }
 
-  /** The parsed value, once the input ended; throws if it ended before the value did. */
+  /** Throws if the input ended before the value did. */
   end(): unknown {
     if (this.offset === 0) throw new JsonStreamError('empty body', 0);
     if (this.inString || this.depth > 0) {
@@ -184,10 +182,7 @@ export class JsonStreamParser {
     }
   }
 
-  /**
-   * A large field's value ended (`after`: the offset after its closing quote): its marker, or the
-   * string itself when it is shorter than inlineBytes.
-   */
+  /** A large field's value ended (`after` its closing quote): its marker, or the string when short. */
   private endLarge(after: number): void {
     if (this.writer === undefined && this.heldBytes <= (this.options.inlineBytes ?? 0)) {
       this.keep(Buffer.concat([Buffer.from('"'), this.takeHeld(), Buffer.from('"')]));
@@ -199,10 +194,7 @@ export class JsonStreamParser {
     this.splices.push({ at: this.keptBytes, saved: after - this.stringStart - marker.length });
   }
 
-  /**
-   * Hands the held bytes of a large string to its writer: all of them at the end of the string, else
-   * up to the last point where no escape sequence and no UTF-8 character is cut (the rest stays held).
-   */
+  /** Hands the held bytes of a large string to its writer: all at its end, else up to a safeCut. */
   private flushLarge(final: boolean): void {
     this.writer ??= this.options.open?.(this.key as string);
     const bytes = this.takeHeld();
@@ -229,9 +221,8 @@ export class JsonStreamParser {
 }
 
 /**
- * How many leading bytes of a string's inside can be decoded on their own: not ending inside an escape
- * sequence (`\`, `\u` and up to four hex digits) or inside a UTF-8 character. `escaped` says the byte
- * after these is escaped (the last byte here is a backslash that starts an escape).
+ * How many leading bytes of a string's inside decode on their own: not ending inside an escape sequence
+ * (`\`, `\u` and up to four hex digits) or a UTF-8 character. `escaped`: the last byte starts an escape.
  */
 function safeCut(bytes: Buffer, escaped: boolean): number {
   let cut = escaped ? bytes.length - 1 : bytes.length;

@@ -6,18 +6,18 @@ import type { JsonStreamOptions } from './json-stream.js';
 /** One reading of an answer (a retried request reads the next answer afresh). */
 export interface LargeStringsReading {
   options: JsonStreamOptions;
-  /** Writes what the last chunk gave to the files; await it after each chunk. */
+  /** Writes what the last chunk gave to the files; awaited after each chunk. */
   flush(): Promise<void>;
-  /** The answer was read whole: its strings are kept. */
+  /** Read whole: its strings are kept. */
   commit(): Promise<void>;
-  /** The answer was not read whole: its strings are forgotten. */
+  /** Not read whole: its strings are forgotten. */
   abort(): Promise<void>;
 }
 
 /**
- * The large strings of an answer (CallOptions.largeStrings): `keep: 'none'` drops them (the command prints
- * no such field); `keep: 'spool'` writes each one longer than `inlineBytes` to a temporary file of mode
- * 0600, escaped for JSON, so that writeJson prints the value exactly as `JSON.stringify` would.
+ * The large strings of an answer: `keep: 'none'` drops them (the command prints no such field); `spool`
+ * writes each longer than `inlineBytes` to a temporary file of mode 0600, escaped for JSON, so that
+ * writeJson prints the value exactly as `JSON.stringify` would.
  */
 export class LargeStrings {
   readonly fields: ReadonlySet<string>;
@@ -25,12 +25,12 @@ export class LargeStrings {
   readonly inlineBytes: number;
   private readonly markerPrefix = `\u0000facectl:large:${process.getBuiltinModule('node:crypto').randomBytes(9).toString('base64url')}:`;
   private count = 0;
-  /** Marker string -> the file holding the escaped text (spool), or undefined (dropped). */
-  private readonly kept = new Map<string, string | undefined>();
+  /** Marker string -> the file holding the escaped text (spool; dropped strings are not kept). */
+  private readonly kept = new Map<string, string>();
   private dir: string | undefined;
   private readonly parentDir: string | undefined;
 
-  /** `tmpDir`: where the private directory of the files is made (default: the system's). */
+  /** `tmpDir`: where the files' private directory is made (default: the system's). */
   constructor(options: { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string }) {
     this.fields = new Set(options.fields);
     this.keep = options.keep;
@@ -66,7 +66,7 @@ export class LargeStrings {
         // Dropped strings leave nothing to remember: one set can serve a whole batch of answers.
         if (dir === undefined) return;
         for (const { writer } of started) await writer?.close();
-        for (const { marker, writer } of started) this.kept.set(marker, writer?.path);
+        for (const { marker, writer } of started) if (writer) this.kept.set(marker, writer.path);
       },
       abort: async () => {
         for (const { writer } of started) {
@@ -89,14 +89,13 @@ export class LargeStrings {
     let from = 0;
     for (;;) {
       let next = -1;
-      let found: [string, string | undefined] | undefined;
+      let found: [string, string] | undefined;
       for (const entry of this.kept) {
         const at = text.indexOf(JSON.stringify(entry[0]), from);
         if (at !== -1 && (next === -1 || at < next)) [next, found] = [at, entry];
       }
       if (found === undefined) break;
       const [marker, path] = found;
-      if (path === undefined) throw new Error('a large string that was dropped cannot be printed');
       // Up to and with the opening quote, then the text, then on from the closing quote.
       await write(stream, text.slice(from, next + 1));
       await copyFile(path, stream);
@@ -114,9 +113,8 @@ export class LargeStrings {
 }
 
 /**
- * One large string written to a file as it arrives, escaped as inside a JSON string. The bytes go
- * through one buffer reused for every write: fresh buffers, one per piece, would pile up outside the
- * JavaScript heap until a full collection (tens of MiB for one large answer).
+ * One large string written to a file as it arrives, escaped as inside a JSON string, through one reused
+ * buffer: a fresh one per piece piles up outside the heap until a full collection (tens of MiB).
  */
 class SpoolWriter {
   private pending: string[] = [];
@@ -167,9 +165,8 @@ function write(stream: NodeJS.WritableStream, bytes: string | Buffer): Promise<v
 }
 
 /**
- * Copies a file to a stream. A stream on a file descriptor (stdout: a file, pipe or terminal) has
- * handed the bytes to the system when it calls back, so one buffer serves every read; any other
- * stream may keep the very buffer it was given, so it gets a copy of each.
+ * A stream on a file descriptor (stdout) has handed the bytes to the system when it calls back, so one
+ * buffer serves every read; any other stream may keep the buffer it was given, so it gets copies.
  */
 async function copyFile(path: string, stream: NodeJS.WritableStream): Promise<void> {
   const reuse = typeof (stream as { fd?: unknown }).fd === 'number';

@@ -7,10 +7,7 @@ import type { AnyRoute } from '../contract/route.js';
  */
 export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
   let schema = LENIENT.get(route);
-  if (!schema) {
-    schema = lenientOf(route.response, new Set(needed));
-    LENIENT.set(route, schema);
-  }
+  if (!schema) LENIENT.set(route, (schema = lenientOf(route.response, new Set(needed))));
   return schema;
 }
 

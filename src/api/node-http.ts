@@ -3,15 +3,13 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /**
- * Every request but those through a proxy goes through Node's own HTTP client with keep-alive (why:
- * docs/decisions.md). Its limits are undici's, measured alike: connect (DNS included), then headers
- * (from the moment the request can be written), then body (a silence in the answer); one that passes
- * fails the request with undici's code for it, so error-mapping.ts reads either client alike.
+ * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md).
+ * undici's limits, measured alike: connect (DNS included), headers (from when the request can be
+ * written), body (a silence); one that passes fails with undici's code, so error-mapping.ts reads both.
  */
 
-/** A request as the transport hands it to a client, this one or the proxy's (proxy-agent.ts). */
+/** A request as the transport hands it to this client or the proxy's (proxy-agent.ts). */
 export interface WireRequest {
-  /** The base URL's origin; `path` holds the rest. */
   origin: string;
   path: string;
   method: string;
@@ -20,13 +18,12 @@ export interface WireRequest {
   /** A signal of the call's own (the client's is handled for every request at once, by destroy()). */
   signal?: AbortSignal;
   /** The attempt's overall deadline (transport.ts): ends the request and its answer, then says so. */
-  deadline?: Deadline;
+  deadline: Deadline;
 }
 
 /**
- * A timer of the request's own rather than an AbortSignal: a batch sends thousands of requests, and a
- * signal per request (its controller, a listener added and removed) cost more than the rest of the
- * request's own bookkeeping.
+ * A timer, not an AbortSignal: a signal per request of a batch (its controller, a listener added and
+ * removed) cost more than the rest of the request's bookkeeping.
  */
 export interface Deadline {
   ms: number;
@@ -34,9 +31,8 @@ export interface Deadline {
   passed: boolean;
 }
 
-/** Starts `deadline`: when it passes, `end` is called with the error the request fails with. */
-export function startDeadline(deadline: Deadline | undefined, end: (error: Error) => void): NodeJS.Timeout | undefined {
-  if (deadline === undefined) return undefined;
+/** When `deadline` passes, `end` is called with the error the request fails with. */
+export function startDeadline(deadline: Deadline, end: (error: Error) => void): NodeJS.Timeout {
   // unref: an open socket keeps the process alive while it matters; the timer alone must not.
   return setTimeout(() => {
     deadline.passed = true;
@@ -67,10 +63,7 @@ export interface Limits {
 export class NodeHttpClient implements Sender {
   private readonly module: Pick<typeof import('node:http'), 'Agent' | 'request'>;
   private readonly agent: Agent;
-  /**
-   * The origin as request options, made once: a URL handed to request() is converted on every call
-   * (15 µs of a batch's every request, in a profile).
-   */
+  /** The origin as request options, made once: request() converts a URL at every call (15 µs, profiled). */
   private readonly target: { protocol: string; hostname: string; port?: number; servername?: string };
   /** Requests sent and not yet answered in full, ended together by destroy(). */
   private readonly live = new Set<ClientRequest | IncomingMessage>();
@@ -82,12 +75,11 @@ export class NodeHttpClient implements Sender {
     // Not an import: node:https (and TLS) load only for an https base URL.
     this.module = process.getBuiltinModule(origin.protocol === 'https:' ? 'node:https' : 'node:http');
     this.agent = new this.module.Agent({ keepAlive: true });
-    // As Node reads a URL: an IPv6 literal without its brackets, no port when the URL has none (a base
-    // URL carries no user name or password: types.ts refuses one).
+    // As Node reads a URL: an IPv6 literal unbracketed, no port when it has none (no credentials: types.ts).
     const hostname = origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname;
     this.target = { protocol: origin.protocol, hostname, ...(origin.port === '' ? {} : { port: Number(origin.port) }) };
-    // Plain http has no server name to send, but the agent works one out from the Host header of every
-    // request unless it is given (an empty one is kept as it is); https needs it, for SNI.
+    // Plain http sends no server name, yet the agent works one out from each request's Host header unless
+    // given (an empty one is kept); https needs it, for SNI.
     if (origin.protocol === 'http:') this.target.servername = '';
   }
 
@@ -147,7 +139,7 @@ export class NodeHttpClient implements Sender {
         socket.once('timeout', onSilence);
         // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
         res.on('error', () => undefined);
-        // The socket's timeout is left as it is: an agent keeping the socket sets the one it keeps it with.
+        // The socket's timeout stays: an agent keeping the socket sets its own.
         res.once('close', () => {
           socket.removeListener('timeout', onSilence);
           done();

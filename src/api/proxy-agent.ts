@@ -18,10 +18,10 @@ const request = apiRequest as Method<Dispatcher.RequestOptions, Dispatcher.Respo
 const connect = apiConnect as Method<Dispatcher.ConnectOptions, Dispatcher.ConnectData>;
 
 /**
- * The client of a base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded
- * only then. Its CONNECT goes through ProxyClient below, so that every failure of the proxy is a
- * ProxyError naming it, which also ends the request at once: undici reconnects in a loop after a plain
- * socket error during connect (UND_ERR_SOCKET). A `100 Continue` fails a request here (docs/decisions.md).
+ * A base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded only then.
+ * Its CONNECT goes through ProxyClient, so every failure of the proxy is a ProxyError naming it that
+ * ends the request: undici reconnects in a loop after a plain socket error during connect. A
+ * `100 Continue` fails a request here (docs/decisions.md).
  */
 export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false): Sender {
   // Before undici compiles its parser, at the first connection (TransportOptions.fastExit).
@@ -39,10 +39,9 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
   });
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
-      const controller = wire.deadline ? new AbortController() : undefined;
-      const overall = startDeadline(wire.deadline, (error) => controller?.abort(error));
-      const signals = [wire.signal, controller?.signal].filter((s): s is AbortSignal => s !== undefined);
-      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      const controller = new AbortController();
+      const overall = startDeadline(wire.deadline, (error) => controller.abort(error));
+      const signal = wire.signal ? AbortSignal.any([wire.signal, controller.signal]) : controller.signal;
       let response: Dispatcher.ResponseData;
       try {
         response = await request.call(agent, {
@@ -51,7 +50,7 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
           method: wire.method as Dispatcher.HttpMethod,
           headers: wire.headers,
           ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
-          ...(signal ? { signal } : {}),
+          signal,
         });
       } catch (error) {
         clearTimeout(overall);

@@ -3,18 +3,18 @@ import { UsageError } from '../errors.js';
 import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
 
 /**
- * HTTP(S)_PROXY: which proxy a base URL goes through (not undici's EnvHttpProxyAgent: docs/decisions.md).
- * As curl reads them: the lower-case name first, the variable of the URL's scheme only. A loopback base
- * URL never goes through a proxy: plain http is allowed there only because the key stays on the machine.
- * NO_PROXY as Go reads it: `*`; an IP address or CIDR range; `example.com` for it and its subdomains,
- * `.example.com` or `*.example.com` for subdomains only; each with an optional :port.
+ * Which proxy a base URL goes through (not undici's EnvHttpProxyAgent: docs/decisions.md). HTTP(S)_PROXY
+ * as curl reads them: lower case first, the URL's scheme's only. Never for a loopback base URL: plain
+ * http is allowed there only because the key stays on the machine. NO_PROXY as Go reads it: `*`; an IP
+ * address or CIDR range; `example.com` and its subdomains, `.example.com` or `*.example.com` for
+ * subdomains only; each with an optional :port.
  */
 
 export interface ProxyChoice {
   url: URL;
-  /** The variable it came from, for messages. */
+  /** The variable it came from. */
   variable: string;
-  /** The proxy as shown in messages: without user name or password. */
+  /** Without user name or password. */
   shown: string;
 }
 

@@ -1,9 +1,8 @@
 /**
- * A pause shared by the requests of a batch: when one is answered 429, every request through the gate
- * waits until the time the service asked for, and the refused one is sent again after it (workers
- * retrying each on its own all hit the limit again at once). Bounded by the client's maxRetries: the
- * batch gives up after that many pauses in a row let nothing through, a request after
- * PER_REQUEST_FACTOR times that many retries of its own.
+ * A pause shared by the requests of a batch: on a 429, every request through the gate waits as long as
+ * the service asked, then the refused one is sent again (workers each retrying on its own all hit the
+ * limit again at once). The batch gives up after maxRetries pauses in a row let nothing through, a
+ * request after PER_REQUEST_FACTOR times that many retries of its own.
  */
 
 const PER_REQUEST_FACTOR = 10;

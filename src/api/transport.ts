@@ -6,12 +6,6 @@ import { type Deadline, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
-/**
- * The HTTP layer under the API client: Node's own client (node-http.ts), or undici's ProxyAgent when
- * HTTP(S)_PROXY applies (proxy-agent.ts); time limits and an overall deadline per attempt; retries with
- * backoff and Retry-After; a response size cap; --debug traces with the key redacted.
- */
-
 export interface TransportOptions {
   baseUrl: URL;
   env: Readonly<Record<string, string | undefined>>;
@@ -20,22 +14,21 @@ export interface TransportOptions {
   bodyTimeoutMs?: number;
   maxResponseBytes?: number;
   maxRetries?: number;
-  /** Retry-After longer than this gives up at once and says when to retry. */
+  /** A longer Retry-After gives up at once. */
   maxRetryAfterMs?: number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   debug?: (line: string) => void;
-  /** Strings that must never appear in a trace (the key). */
+  /** Strings never shown in a trace (the key). */
   secrets?: () => string[];
   /**
-   * The client's own signal (Ctrl-C): when it aborts, the client below is destroyed, ending every
-   * request in flight at once. A batch's thousands of requests are not each handed it: a listener per
-   * request on one long-lived signal costs CPU and keeps each request alive until its answer is read.
+   * Ctrl-C: destroys the client below, ending every request in flight at once. Not handed to each
+   * request: a listener per request on one long-lived signal costs CPU and keeps the request alive.
    */
   signal?: AbortSignal;
   /**
-   * The process is facectl's own, short-lived: through a proxy, undici's WebAssembly parser is compiled
-   * by V8's baseline compiler only (`faces get` through a proxy: 514 M instructions with it, 1,004 M
-   * without, Node 20). A V8 flag of the whole process, so not for a library's host.
+   * A short-lived process of facectl's own: through a proxy, undici's WebAssembly parser gets V8's
+   * baseline compiler only (`faces get`: 514 M instructions against 1,004 M, Node 20). A process-wide
+   * V8 flag, so not for a library's host.
    */
   fastExit?: boolean;
 }
@@ -49,7 +42,7 @@ export interface Exchange {
   path: string;
   headers: Record<string, string>;
   body?: string | Uint8Array | (() => AsyncIterable<Uint8Array>) | AsyncIterable<Uint8Array>;
-  /** May the request be sent again after a 5xx or a dropped connection (GET, DELETE, idempotency key)? */
+  /** Sendable again after a 5xx or a dropped connection (GET, DELETE, idempotency key). */
   repeatable: boolean;
   signal: AbortSignal;
   info: ExchangeInfo;
@@ -58,9 +51,6 @@ export interface Exchange {
   gate?: RateGate;
 }
 
-/** An answer parsed as it arrived: its value, or its first bytes when it is not JSON. */
-export type StreamedJson = { ok: true; value: unknown } | { ok: false; head: Buffer };
-
 export interface ExchangeResult {
   status: number;
   statusText?: string;
@@ -68,7 +58,8 @@ export interface ExchangeResult {
   /** The body as UTF-8 text; empty when it was parsed as a stream (`json`). */
   text: string;
   retryAfterSeconds?: number;
-  json?: StreamedJson;
+  /** Parsed as it arrived: its value, or its first bytes when it is not JSON. */
+  json?: { ok: true; value: unknown } | { ok: false; head: Buffer };
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
@@ -83,7 +74,7 @@ export class Transport {
   private readonly onAbort: () => void;
 
   constructor(private readonly options: TransportOptions) {
-    // Refused (exit 2) here, like a bad proxy variable, before anything is sent.
+    // Refused (exit 2) here, as a bad proxy variable is, before anything is sent.
     const fromEnv = httpTimeoutFromEnv(options.env);
     this.limits = {
       connectMs: options.connectTimeoutMs ?? fromEnv ?? 10_000,
@@ -97,7 +88,6 @@ export class Transport {
       this.sender.then((sender) => sender.destroy(reason)).catch(() => undefined);
     };
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
-    // Chosen here, so that a SOCKS or malformed proxy variable is refused (exit 2) before anything is sent.
     const proxy = proxyFor(options.baseUrl, options.env);
     this.sender = proxy
       ? import('./proxy-agent.js').then(({ proxySender }) => proxySender(proxy, this.limits, options.fastExit))
@@ -107,18 +97,16 @@ export class Transport {
   async send(exchange: Exchange): Promise<ExchangeResult> {
     const maxRetries = this.options.maxRetries ?? 3;
     const maxRetryAfterMs = this.options.maxRetryAfterMs ?? 30_000;
+    const { body, gate } = exchange;
     // A bare stream can be read once: such a request is never repeated.
-    const { body } = exchange;
     const canRepeat =
       body === undefined || typeof body === 'string' || body instanceof Uint8Array || typeof body === 'function';
-    const { gate } = exchange;
     // Retries counted against maxRetries; those through a gate are counted by the gate.
     let retries = 0;
-    // What an earlier attempt met that may have reached the service (dropped, or answered 5xx); a 429
-    // was not processed.
+    // What an earlier attempt met that may have reached the service (dropped, or 5xx; a 429 was not processed).
     let reached: string | undefined;
     for (let attempt = 0; ; attempt++) {
-      // The client's own signal is not handed to the client below (TransportOptions.signal): checked here.
+      // The client's own signal is not handed to the client below (TransportOptions.signal).
       if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
       const paused = gate?.delay() ?? 0;
       if (paused > 0) await this.wait(paused, 'rate limited: waiting with the whole batch', exchange.signal);
@@ -169,13 +157,11 @@ export class Transport {
   }
 
   /**
-   * One attempt within an overall deadline, past which it is exit 8 naming the limit. The three limits
-   * each bound a silence, and a server trickling a byte a second is never silent (reliability case 52);
-   * the deadline is their sum, so no answer each limit alone allows is cut short by it.
+   * One attempt within an overall deadline (exit 8 naming it): each limit bounds a silence, and a server
+   * trickling a byte a second is never silent (case 52). Their sum, so it cuts short no answer they allow.
    */
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
     const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
-    // Kept by the client below, which ends the request and its answer when it passes (node-http.ts).
     const deadline: Deadline = { ms, passed: false };
     try {
       return await this.attempt(exchange, attempt, deadline);
@@ -200,16 +186,14 @@ export class Transport {
       }
     }
     const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
-    const response = await (
-      await this.sender
-    ).send({
+    const sender = await this.sender;
+    const response = await sender.send({
       origin: this.origin,
       path: exchange.path,
       method: exchange.method,
       headers: exchange.headers,
       ...(body === undefined ? {} : { body }),
       deadline,
-      // A signal of the call's own: the client's is handled for every request at once (above).
       ...(exchange.signal === this.options.signal || exchange.signal === NEVER_ABORTED
         ? {}
         : { signal: exchange.signal }),
@@ -234,15 +218,15 @@ export class Transport {
   }
 
   /**
-   * Parses a JSON answer as it arrives. The cap applies to what is held in memory; the large strings
-   * may take the answer to eight times the cap (an echo is longer than the document when its text needs
-   * escaping). Undefined when no temporary directory could be made: the answer is then read whole.
+   * Parses a JSON answer as it arrives. The cap bounds what is held; with its large strings the answer
+   * may reach eight times it (an echo of an escaped text is longer). Undefined when no temporary
+   * directory could be made: the answer is then read whole.
    */
   private async readJson(
     body: AsyncIterable<Buffer> & { destroy(error?: Error): void },
     info: ExchangeInfo,
     large: LargeStrings,
-  ): Promise<StreamedJson | undefined> {
+  ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     let reading: LargeStringsReading;
     try {
@@ -258,31 +242,27 @@ export class Transport {
     let headBytes = 0;
     let size = 0;
     try {
-      try {
-        for await (const chunk of body) {
-          size += chunk.length;
-          if (headBytes < HEAD_BYTES) {
-            const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
-            head.push(part);
-            headBytes += part.length;
-          }
-          if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
-          parser.write(chunk);
-          if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
-          await keep(() => reading.flush(), body);
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (headBytes < HEAD_BYTES) {
+          const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
+          head.push(part);
+          headBytes += part.length;
         }
-        const value = parser.end();
-        await keep(() => reading.commit(), body);
-        return { ok: true, value };
-      } catch (error) {
-        if (!(error instanceof JsonStreamError)) throw error;
-        body.destroy();
-        await reading.abort();
-        return { ok: false, head: Buffer.concat(head, headBytes) };
+        if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
+        parser.write(chunk);
+        if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
+        await keep(() => reading.flush(), body);
       }
+      const value = parser.end();
+      await keep(() => reading.commit(), body);
+      return { ok: true, value };
     } catch (error) {
+      const notJson = error instanceof JsonStreamError;
+      if (notJson) body.destroy();
       await reading.abort();
-      throw error;
+      if (!notJson) throw error;
+      return { ok: false, head: Buffer.concat(head, headBytes) };
     }
   }
 
@@ -314,7 +294,7 @@ export class Transport {
     });
   }
 
-  /** Every trace line goes through here, which takes the secrets out. */
+  /** Every trace line goes through here, secrets taken out. */
   private trace(line: string): void {
     if (!this.options.debug) return;
     let shown = line;
@@ -323,7 +303,7 @@ export class Transport {
   }
 }
 
-/** Runs a write to the answer's temporary files; a failure there is local, not the network's. */
+/** A failure writing the answer's temporary files is local, not the network's. */
 async function keep(write: () => Promise<void>, body: { destroy(error?: Error): void }): Promise<void> {
   try {
     await write();
@@ -343,13 +323,13 @@ function backoff(attempt: number): number {
 }
 
 /** Retry-After as whole seconds: either delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+function parseRetryAfter(value: string | string[] | undefined): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined || raw.trim() === '') return undefined;
   if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
   const date = Date.parse(raw);
   if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - now) / 1000));
+  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
 function formatSeconds(ms: number): string {
@@ -357,13 +337,10 @@ function formatSeconds(ms: number): string {
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
 }
 
-/**
- * The largest FACECTL_HTTP_TIMEOUT, in seconds: one day. Each limit and their sum (the deadline, three
- * times the value) must fit Node's 32-bit timers; past about 715,828 s a timer fires at once instead.
- */
+/** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */
 const MAX_HTTP_TIMEOUT_SECONDS = 86_400;
 
-/** FACECTL_HTTP_TIMEOUT in milliseconds; anything but a positive number of seconds is refused. */
+/** FACECTL_HTTP_TIMEOUT in milliseconds. */
 function httpTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env.FACECTL_HTTP_TIMEOUT;
   if (raw === undefined || raw === '') return undefined;

@@ -8,10 +8,8 @@ import type { RateGate } from './rate-gate.js';
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 
 /**
- * A base URL as every part of facectl takes it (the flag, FACECTL_BASE_URL, a profile, `config set`,
- * the library): an http(s) URL without a user name or password, and not ending in /v1, which every path
- * of the interface starts with (a base URL ending in it would ask for /v1/v1/...). `via` names where
- * the value came from; `fix` says how to give the corrected URL there.
+ * A base URL as every part of facectl takes it: http(s), without a user name or password, not ending in
+ * /v1 (every path starts with it: /v1/v1/...). `via` names where it came from; `fix` how to correct it there.
  */
 export function checkBaseUrl(
   value: string,
@@ -42,11 +40,9 @@ export interface CallOptions {
   signal?: AbortSignal;
   idempotencyKey?: string;
   /**
-   * The request body already serialized (a batch line as read, a streamed document): sent instead of
-   * JSON of `input.body`, which must still be given, as the parsed form these bytes are of (for a
-   * streamed text, the content's first characters): the client checks it against the contract. A
-   * function returning a fresh stream can be re-sent, so such a request may be retried; a bare
-   * iterable is never retried.
+   * The body already serialized (a batch line as read, a streamed document), sent instead of JSON of
+   * `input.body`, which is still given as what is checked against the contract (for a streamed text,
+   * its first characters). A function returning a fresh stream may be retried; a bare iterable is not.
    */
   rawBody?: AsyncIterable<Uint8Array> | Uint8Array | string | (() => AsyncIterable<Uint8Array>);
   /** Read the answer as it arrives, these top-level strings kept out of memory (large-strings.ts). */
@@ -55,17 +51,14 @@ export interface CallOptions {
   gate?: RateGate;
   /** Read only the fields the route needs (readAnswer): a batch keeps no more. */
   neededOnly?: boolean;
-  /**
-   * `input.body` (and the rawBody made from it) passed a check at least as strict as the contract's
-   * already (a batch's reader, src/input/documents.ts): not checked again, once per document.
-   */
+  /** `input.body` passed a check at least as strict as the contract's already (src/input/documents.ts). */
   bodyChecked?: boolean;
 }
 
 /** A request outside the contract (`facectl api` on a path no route matches): sent without validation. */
 export interface RawRequest {
   method: string;
-  /** Path (and query) relative to the base URL. */
+  /** With its query, relative to the base URL. */
   path: string;
   body?: unknown;
   /** A body sent as is (`facectl api --input`), instead of `body` serialized as JSON. */

@@ -16,16 +16,12 @@ import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError
 import { Utf8Stream } from './utf8.js';
 
 /**
- * The one reader of `docs submit`'s input: plain text, one JSON document or NDJSON (named by --format,
- * by a file's extension .ndjson/.jsonl, else detected), read into request bodies checked against the
- * request contract, or a UsageError naming the source (exit 2, nothing sent).
+ * `docs submit`'s input: plain text, one JSON document or NDJSON (by --format, a .ndjson/.jsonl name,
+ * else detected), read into request bodies checked against the contract, or a UsageError (exit 2).
  */
 
 export interface PreparedDocument {
-  /**
-   * The document as checked; the client checks it again. For a streamed text (`body` set), the content
-   * here is the text's first characters: the text itself is streamed, never held.
-   */
+  /** The document as checked; for a streamed text (`body` set), with the text's first characters only. */
   document: DocumentBody;
   /** The request body as a stream, made again for each attempt; unset when `document` is the body. */
   body?: () => AsyncIterable<Uint8Array>;
@@ -38,11 +34,10 @@ export type DocumentInput =
   { kind: 'one'; prepared: PreparedDocument } | { kind: 'batch'; read(watch?: CheckWatcher): Promise<BatchLines> };
 
 export interface ReadDocumentOptions {
-  /** The kind, when --format names it; else it is detected. */
   format?: DocumentFormat | undefined;
   /** The flags that complete a JSON document or an NDJSON line. */
   defaults: DocumentDefaults;
-  /** The flags a plain text needs (asked for on a terminal); called only for text, before it is read. */
+  /** The flags a plain text needs (asked on a terminal); called for text only, before it is read. */
   textDefaults(): Promise<DocumentDefaults>;
   continueOnError: boolean;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
@@ -89,11 +84,7 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
   return { document: textDocument(content, flags), dispose: nothingToFree };
 }
 
-/**
- * Plain text from a source, checked whole before anything is sent, then streamed into the request body:
- * a file is read again to send it; standard input is kept (in a temporary file beyond a few MiB), so a
- * retry can send it again.
- */
+/** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
 async function readText(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
@@ -111,9 +102,8 @@ async function readText(
 }
 
 /**
- * The body's bytes, written as the input is read: `{"alias":..,"label":..,"content":"` + the text
- * escaped chunk by chunk + `"}`, so a 50 MiB document needs memory for a chunk, not for the text, its
- * string and its JSON copy.
+ * `{"alias":..,"label":..,"content":"` + the text escaped chunk by chunk + `"}`: a 50 MiB document needs
+ * memory for a chunk, not for the text, its string and its JSON copy.
  */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
@@ -141,23 +131,22 @@ function escaped(text: string): Buffer {
   return Buffer.from(json.slice(1, json.length - 1), 'utf8');
 }
 
-/** How many characters of the content a checked text carries for the client's check. */
+/** The content's characters a checked text carries for the client's check. */
 const PREVIEW_CHARS = 64;
 
 /** Up to this many bytes of standard input stay in memory; a longer input goes to a temporary file. */
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
 
 interface CheckedText {
-  /** The text's first characters. */
   preview: string;
   open(): AsyncIterable<Buffer>;
   dispose(): Promise<void>;
 }
 
 /**
- * Reads a text through before anything is sent: strict UTF-8 (a bad byte names its line), not empty,
- * not over MAX_BODY_BYTES. A file is sent by reading it again (`reopen`); standard input is kept, in
- * memory up to SPOOL_MEMORY_BYTES and beyond in a temporary file of mode 0600, so memory stays bounded.
+ * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file
+ * is sent by reading it again (`reopen`); standard input is kept, beyond SPOOL_MEMORY_BYTES in a
+ * temporary file of mode 0600, so memory stays bounded.
  */
 async function checkText(
   chunks: AsyncIterable<Buffer>,
@@ -208,13 +197,10 @@ async function checkText(
     throw error;
   }
   const path = dir === undefined ? undefined : join(dir, 'input');
+  const fromFile = (file: string) => createReadStream(file, { highWaterMark: 256 * 1024 });
   return { preview, open: reopen ?? (() => (path === undefined ? fromMemory(kept) : fromFile(path))), dispose };
 }
 
 async function* fromMemory(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
   yield* parts;
-}
-
-async function* fromFile(path: string): AsyncGenerator<Buffer> {
-  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
 }

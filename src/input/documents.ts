@@ -9,11 +9,7 @@ import { decodeUtf8 } from './utf8.js';
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
 export type DocumentBody = DocumentCreateRequest;
 
-export interface DocumentDefaults {
-  alias?: string | undefined;
-  label?: string | undefined;
-  perspective?: DocumentCreateRequest['perspective'] | undefined;
-}
+export type DocumentDefaults = Pick<DocumentBody, 'alias' | 'label' | 'perspective'>;
 
 export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspective"}';
 const TEXT_HINT = 'it was read as one JSON document, being a JSON object: if it is a text document, pass --format text';
@@ -42,9 +38,8 @@ export async function detectDocumentFormat(
   const peek = new PeekedChunks(chunks);
   let first = await peek.find(0, isNonSpace);
   // A byte order mark (as some editors save UTF-8) is not the content: look past it.
-  if (first === 0 && (await peek.find(2, () => true)) === 2 && isByteOrderMark(peek)) {
-    first = await peek.find(3, isNonSpace);
-  }
+  const bom = () => peek.byteAt(0) === 0xef && peek.byteAt(1) === 0xbb && peek.byteAt(2) === 0xbf;
+  if (first === 0 && (await peek.find(2, () => true)) === 2 && bom()) first = await peek.find(3, isNonSpace);
   // `[{...}, ...]` is a JSON array of documents, never a text (readJsonDocument says how to send it).
   if (first !== -1 && peek.byteAt(first) === 0x5b) {
     const second = await peek.find(first + 1, isNonSpace);
@@ -95,8 +90,9 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
   const filter = isArray ? `'.[]'` : '.';
   const stdin = sourceName === STDIN_NAME;
   const file = /^[\w@%+=:,./-]+$/.test(sourceName) ? sourceName : `'${sourceName.replaceAll("'", "'\\''")}'`;
+  const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
   const what = isArray
-    ? `holds a JSON array of ${plural((parsed as { value: unknown[] }).value.length, 'item')}`
+    ? `holds a JSON array of ${n} item${n === 1 ? '' : 's'}`
     : 'holds JSON objects one after another';
   throw new UsageError(
     `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
@@ -166,10 +162,6 @@ function isJsonObject(text: string): boolean {
   }
 }
 
-function isByteOrderMark(peek: PeekedChunks): boolean {
-  return peek.byteAt(0) === 0xef && peek.byteAt(1) === 0xbb && peek.byteAt(2) === 0xbf;
-}
-
 function isNonSpace(b: number): boolean {
   return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
 }
@@ -178,7 +170,6 @@ function isNonSpace(b: number): boolean {
 class PeekedChunks {
   private readonly iterator: AsyncIterator<Buffer>;
   private readonly chunks: Buffer[] = [];
-  private length = 0;
 
   constructor(source: AsyncIterable<Buffer>) {
     this.iterator = source[Symbol.asyncIterator]();
@@ -197,7 +188,6 @@ class PeekedChunks {
       const next = await this.iterator.next();
       if (next.done) return -1;
       this.chunks.push(next.value);
-      this.length += next.value.length;
     }
   }
 
@@ -211,7 +201,7 @@ class PeekedChunks {
   }
 
   slice(start: number, end: number): Buffer {
-    return Buffer.concat(this.chunks, this.length).subarray(start, end);
+    return Buffer.concat(this.chunks).subarray(start, end);
   }
 
   async *replay(): AsyncGenerator<Buffer> {
@@ -222,8 +212,4 @@ class PeekedChunks {
       yield next.value;
     }
   }
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -2,22 +2,20 @@ import { createHash, type Hash } from 'node:crypto';
 import { CliError, ExitCode } from '../errors.js';
 
 /**
- * Proof that a file read twice was the same file both times: its size and a hash per block of
- * BLOCK_BYTES, taken on the first read (fingerprint) and checked on the second (sameAsFingerprint).
- * The second read passes on no byte of a block before the whole block was checked, so nothing read
- * from a file that changed in between (truncated, appended to, edited) goes any further.
+ * Proof that a file read twice was the same both times: its size and a hash per block, taken on the
+ * first read and checked on the second, which passes on no byte of a block before the whole block was
+ * checked, so nothing of a file changed in between goes any further.
  */
 
 export const BLOCK_BYTES = 1024 * 1024;
 
 export interface Fingerprint {
-  /** sha256 of each block, in order; the last one may be shorter. */
+  /** sha256 of each block; the last one may be shorter. */
   readonly blocks: string[];
-  /** Bytes in all; set when the first read ended. */
   size: number;
 }
 
-/** Passes the chunks on unchanged, recording their fingerprint in `into`. */
+/** Passes the chunks on, recording their fingerprint in `into`. */
 export async function* fingerprint(chunks: AsyncIterable<Buffer>, into: Fingerprint): AsyncGenerator<Buffer> {
   const blocks = new BlockHasher();
   for await (const chunk of chunks) {

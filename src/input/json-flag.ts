@@ -2,10 +2,7 @@ import type { Context } from '../context.js';
 import { parseJsonObject } from './json.js';
 import { fileSource, readSourceText, stdinSource } from './source.js';
 
-/**
- * A flag whose value is a JSON object given inline, from a file (`@path`, as curl does) or from
- * standard input (`-`). Errors name the flag for inline JSON and the path for a file.
- */
+/** A flag's JSON object, given inline, from a file (`@path`, as curl does) or from standard input (`-`). */
 export async function readJsonObjectFlag(ctx: Context, flag: string, value: string): Promise<Record<string, unknown>> {
   if (value !== '-' && !value.startsWith('@')) return parseJsonObject(value, { source: flag });
   const source =

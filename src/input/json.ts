@@ -1,19 +1,16 @@
 import { UsageError } from '../errors.js';
 
 /**
- * JSON parsing with errors people can act on: the file, the line and the column of the first problem.
- * JSON.parse's messages often carry no position, so on failure a small scanner walks the text again.
+ * JSON parsing with errors naming the source, line and column of the first problem: JSON.parse's
+ * messages often carry no position, so on failure a small scanner walks the text again.
  */
 
-export interface JsonLocation {
-  /** The path or "standard input", as the user wrote it. */
-  source: string;
-}
+/** `where.source`: the path as the user wrote it, or "standard input". */
+type JsonLocation = { source: string };
 
 export type JsonParseResult =
   { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };
 
-/** Parses JSON; on failure says where (line and column) and why. */
 export function tryParseJson(text: string): JsonParseResult {
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -34,12 +31,10 @@ export function tryParseJson(text: string): JsonParseResult {
 export function parseJson(text: string, where: JsonLocation): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;
-  throw new UsageError(
-    `${where.source}: line ${result.line}, column ${result.column}: invalid JSON: ${result.reason}`,
-    {
-      code: 'invalid_json',
-    },
-  );
+  const { line, column, reason } = result;
+  throw new UsageError(`${where.source}: line ${line}, column ${column}: invalid JSON: ${reason}`, {
+    code: 'invalid_json',
+  });
 }
 
 /** Parses text that must hold one JSON object (not an array, string or number). */
@@ -64,13 +59,9 @@ export function describeJsonValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** The reason given for a text that holds more after its first JSON value. */
 export const UNEXPECTED_AFTER_VALUE = 'unexpected text after the JSON value';
 
-interface JsonProblem {
-  offset: number;
-  reason: string;
-}
+type JsonProblem = { offset: number; reason: string };
 
 /** Finds the first syntax error of a text that JSON.parse refused. */
 export function locateJsonError(text: string): JsonProblem {

@@ -1,10 +1,7 @@
 import { UsageError } from '../errors.js';
 import { describeJsonValue, isPlainObject } from './json.js';
 
-/**
- * The message list of `threads replace-messages` (`[{role, content, from}, ...]` or `{"messages": [...]}`),
- * every element checked before anything is sent, each problem named as the body spells it (`messages[3].from`).
- */
+/** `threads replace-messages`' list, each element checked before sending, problems named as `messages[3].from`. */
 
 export interface ThreadMessage {
   role: string;
@@ -16,23 +13,17 @@ const FIELDS = ['role', 'content', 'from'] as const;
 const MAX_LISTED = 10;
 
 export function validateMessageList(value: unknown, sourceName: string): ThreadMessage[] {
-  let list: unknown;
-  if (Array.isArray(value)) list = value;
-  else if (isPlainObject(value)) {
-    const extra = Object.keys(value).filter((key) => key !== 'messages');
-    if (!('messages' in value)) {
-      throw invalid(sourceName, [
-        'expected an array of messages or an object {"messages": [...]}, found an object without "messages"',
-      ]);
+  let list: unknown = value;
+  if (!Array.isArray(value)) {
+    if (!isPlainObject(value) || !('messages' in value)) {
+      const found = isPlainObject(value) ? 'an object without "messages"' : describeJsonValue(value);
+      throw invalid(sourceName, [`expected an array of messages or an object {"messages": [...]}, found ${found}`]);
     }
-    if (extra.length > 0) throw invalid(sourceName, [`unknown field ${JSON.stringify(extra[0])} beside "messages"`]);
+    const extra = Object.keys(value).find((key) => key !== 'messages');
+    if (extra !== undefined) throw invalid(sourceName, [`unknown field ${JSON.stringify(extra)} beside "messages"`]);
     list = value.messages;
     if (!Array.isArray(list))
       throw invalid(sourceName, [`messages: expected an array, found ${describeJsonValue(list)}`]);
-  } else {
-    throw invalid(sourceName, [
-      `expected an array of messages or an object {"messages": [...]}, found ${describeJsonValue(value)}`,
-    ]);
   }
 
   const problems: string[] = [];

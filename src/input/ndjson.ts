@@ -6,11 +6,11 @@ import { readLines } from './lines.js';
 import { type InputSource, noDocuments } from './source.js';
 
 /**
- * The lines of an NDJSON batch, each checked against the request contract with the exact bytes or text
- * to send (a batch hashes what it sends); a bad line is a value (`error`), for --continue-on-error.
- * A file is read twice, streaming, so memory stays flat: the first pass checks and counts every line (a
- * bad one: nothing is sent), the second yields them, proved the same bytes (fingerprint.ts). A file of
- * up to KEEP_BYTES is kept from the first pass instead. Standard input is checked as it is yielded.
+ * The lines of an NDJSON batch, each checked, with the exact bytes or text to send (a batch hashes what
+ * it sends); a bad line is a value (`error`), for --continue-on-error. A file is read twice, streaming,
+ * so memory stays flat: the first pass checks and counts every line (one bad: nothing is sent), the
+ * second yields them, proved the same bytes (fingerprint.ts); one of up to KEEP_BYTES is kept from the
+ * first pass instead. Standard input is checked as it is yielded.
  */
 
 export type NdjsonLine =
@@ -18,11 +18,11 @@ export type NdjsonLine =
   | {
       line: number;
       error?: undefined;
-      /** The document as checked, by a rule stricter than the contract's: the client does not check it again. */
+      /** Checked by a rule stricter than the contract's: the client does not check it again. */
       document: DocumentBody;
-      /** The request body: the line's own bytes when they can be sent as they are, else the document's JSON. */
+      /** The line's own bytes when they can be sent as they are, else the document's JSON. */
       body: Buffer | string;
-      /** What the line is known by across runs of its batch (src/state/line-keys.ts), once it is computed. */
+      /** What the line is known by across runs of its batch (src/state/line-keys.ts), once computed. */
       key?: { hash: string; n: number };
     };
 

@@ -5,14 +5,14 @@ import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
- * Where a command's input comes from: a file or standard input (`-`). Every check that can be made
- * before reading is made here, so a bad path is a usage error naming it before anything is sent.
+ * A command's input: a file or standard input (`-`), checked as far as it can be before reading, so a
+ * bad path is a usage error naming it before anything is sent.
  */
 export interface InputSource {
-  /** For messages: the path as the user wrote it, or "standard input". */
+  /** The path as the user wrote it, or "standard input". */
   readonly name: string;
   readonly kind: 'file' | 'stdin';
-  /** Size in bytes when known in advance (regular files). */
+  /** Known for regular files. */
   readonly size: number | undefined;
   /** Regular files can be read twice (check, then send); standard input only once. */
   readonly reopenable: boolean;
@@ -31,9 +31,9 @@ export async function resolveSource(ctx: Context, path: string, stdinHint: strin
 }
 
 /**
- * A file named on the command line. One that is not a regular file (a FIFO, /dev/stdin, a device) is
- * read once, as standard input is, and never opened to be checked: a FIFO's writer writes to the first
- * reader only. A FIFO's wait for its writer or its data ends when `signal` aborts.
+ * A file that is not a regular one (a FIFO, /dev/stdin, a device) is read once, as standard input is,
+ * and never opened to be checked: a FIFO's writer writes to the first reader only. A FIFO's wait for
+ * its writer or its data ends when `signal` aborts.
  */
 export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
@@ -106,9 +106,9 @@ async function* readFileStream(path: string): AsyncGenerator<Buffer> {
 }
 
 /**
- * A FIFO, read once through an event-loop pipe: a blocking read in the thread pool could not be
- * stopped, and a pending one keeps Node from exiting even with process.exit. Its open, which waits for
- * a writer, is ended on abort by opening the FIFO for writing ourselves (so the open returns at once).
+ * A FIFO, read through an event-loop pipe: a blocking read in the thread pool cannot be stopped and
+ * keeps Node alive even through process.exit. Its open, waiting for a writer, is ended on abort by
+ * opening the FIFO for writing ourselves (docs/decisions.md).
  */
 async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
   if (signal?.aborted) throw cancelledBy(signal);
@@ -169,22 +169,18 @@ async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
 }
 
-/** Reads a whole source as strict UTF-8 text, refusing empty input and input over `maxBytes`. */
-export async function readSourceText(source: InputSource, maxBytes = MAX_BODY_BYTES): Promise<string> {
-  if (source.size !== undefined && source.size > maxBytes) throw tooLargeError(source.name, maxBytes);
-  return readChunksText(source.open(), source.name, maxBytes);
+/** Reads a whole source as strict UTF-8 text, refusing empty input and input over MAX_BODY_BYTES. */
+export async function readSourceText(source: InputSource): Promise<string> {
+  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
+  return readChunksText(source.open(), source.name);
 }
 
-export async function readChunksText(
-  chunks: AsyncIterable<Buffer>,
-  name: string,
-  maxBytes = MAX_BODY_BYTES,
-): Promise<string> {
+export async function readChunksText(chunks: AsyncIterable<Buffer>, name: string): Promise<string> {
   const parts: Buffer[] = [];
   let total = 0;
   for await (const chunk of chunks) {
     total += chunk.length;
-    if (total > maxBytes) throw tooLargeError(name, maxBytes);
+    if (total > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
     parts.push(chunk);
   }
   if (total === 0) throw emptyError(name);

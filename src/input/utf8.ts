@@ -1,11 +1,8 @@
 import { UsageError } from '../errors.js';
 
-/**
- * UTF-8 validation for everything users hand us: a replacement character silently sent would change
- * the document (and its token count), so invalid bytes are refused and located instead.
- */
+/** Invalid UTF-8 is refused and located: a replacement character sent silently would change the document. */
 
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Decodes bytes as strict UTF-8; `firstLine` is the line of the first byte, for an error naming it. */
 export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
@@ -32,23 +29,13 @@ export function findInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i] as number;
-    let need: number;
-    let min: number;
     if (b < 0x80) {
       i++;
       continue;
-    } else if (b >= 0xc2 && b <= 0xdf) {
-      need = 1;
-      min = 0x80;
-    } else if (b >= 0xe0 && b <= 0xef) {
-      need = 2;
-      min = 0x800;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3;
-      min = 0x10000;
-    } else {
-      return i;
     }
+    if (b < 0xc2 || b > 0xf4) return i;
+    const need = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+    const min = need === 1 ? 0x80 : need === 2 ? 0x800 : 0x10000;
     let cp = b & (0xff >> (need + 2));
     for (let k = 1; k <= need; k++) {
       const c = bytes[i + k];

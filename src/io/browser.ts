@@ -1,7 +1,5 @@
 import type { Browser } from '../context.js';
-import { envFlag } from './terminal.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { type Env, envFlag } from './terminal.js';
 
 /** Starts an opener command; resolves with its exit code, 'running' if it is still going after waitMs. */
 export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;

@@ -23,12 +23,7 @@ function jqMessage(error: JqFailure): string {
   const lines = text
     .split('\n')
     // `error (at inputString:0):` names jq-web's input file, nothing of the user's.
-    .map((line) =>
-      line
-        .replace(/^jq: (error: )?/, '')
-        .replace(/^error \(at inputString:\d+\): /, '')
-        .trim(),
-    )
+    .map((line) => line.replace(/^(jq: (error: )?)?(error \(at inputString:\d+\): )?/, '').trim())
     .filter((line) => line !== '' && !/^\d+ compile errors?$/.test(line) && !/^Non-zero exit code/.test(line));
   // A crashing engine (no exit code) ends its message with a hint for jq-web's own developers.
   return (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');
@@ -46,7 +41,6 @@ export const JQ_MAX_CHARACTERS = 8192;
 export const JQ_MAX_NESTING = 256;
 
 function nesting(expression: string): number {
-  let depth = 0;
   let deepest = 0;
   // One entry per open bracket; `"` marks an interpolation `\(` whose `)` goes back into its string.
   const open: string[] = [];
@@ -64,16 +58,12 @@ function nesting(expression: string): number {
     else if (c === '#') while (i + 1 < expression.length && expression[i + 1] !== '\n') i++;
     else if (c === '(' || c === '[' || c === '{') open.push(c);
     else if (c === ')' || c === ']' || c === '}') inString = open.pop() === '"';
-    depth = open.length;
-    deepest = Math.max(deepest, depth);
+    deepest = Math.max(deepest, open.length);
   }
   return deepest;
 }
 
-/**
- * jq's own options given to --jq (`--jq -r`, `--jq '-r .name'`): refused while the line is read, before
- * the word after it reads as a stray argument of the command.
- */
+/** jq's own options given to --jq (`--jq -r`): refused before the word after reads as a stray argument. */
 export function refuseJqOption(expression: string): void {
   const option = /^\s*(-[rcjesnaSCM]+|--[a-z-]+)(?:\s|$)/.exec(expression)?.[1];
   // `-nan` is jq's negated nan, spelled with option letters only.
@@ -138,8 +128,7 @@ export async function loadJq(expression: string): Promise<JqFilter> {
           signalsKill(() =>
             quietly(() => jq.raw(json, asProgram(expression), compact ? ['-r', '-c'] : ['-r']), written),
           ) ?? '';
-        // jq-web ends with 0 when the filter failed on an input but not on the last one (jq itself exits
-        // 5): its error, given to console.warn, is the failure.
+        // A filter failing on an input but the last: jq-web ends with 0 (jq exits 5) and console.warn's it.
         const failed = written.join('').match(/jq: error[^\n]*/);
         if (failed) throw Object.assign(new Error(failed[0]), { exitCode: 5, stderr: failed[0] });
         // jq ends each output with a newline; jq-web hands them back without the last one.
@@ -192,9 +181,8 @@ function signalsKill<T>(work: () => T): T {
 }
 
 /**
- * Runs `work` with stderr and console.warn muted (what they were given kept in `said`): a crashing jq-web
- * prints `Aborted()` on stderr itself, which would break --json's one-document stderr (the error it throws
- * says the same); a filter failing on an input but the last, it gives jq's error to console.warn.
+ * Runs `work` with stderr and console.warn muted, what they got kept in `said`: a crashing jq-web prints
+ * `Aborted()` on stderr, which would break --json's one-document stderr (its error says the same).
  */
 function quietly<T>(work: () => T, said?: string[]): T {
   const write = process.stderr.write;

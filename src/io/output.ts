@@ -2,12 +2,10 @@ import type { ChalkInstance } from 'chalk';
 import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
-import type { Column, GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
-import { animationsEnabled } from './terminal.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { animationsEnabled, type Env } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export interface RenderModules {
@@ -18,9 +16,8 @@ export interface RenderModules {
 }
 
 /**
- * Text from the service made safe for a terminal (reliability case 51, issue 22 item 4): control
- * characters but newline and tab, bidirectional controls, zero-width characters and the Unicode line
- * separators are shown as escapes (`\x1b`, `\u202e`).
+ * Text from the service made safe for a terminal (reliability case 51): control characters but newline
+ * and tab, bidirectional controls, zero-width characters and line separators shown as escapes (`\x1b`).
  */
 export function visible(text: string): string {
   return text.replace(UNSAFE, (c) => {
@@ -83,9 +80,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     }
     out(io.stdoutIsTTY ? visible(result) : result);
   };
-  // Under --json every stderr line is JSON (`{"notice": text}`, `{"warning": text}`), and a failure leaves
-  // exactly one `{"error": ...}` document: messages are held until the command ends, written on success,
-  // carried in the error otherwise.
+  // Under --json every stderr line is JSON (`{"notice": ...}`) and a failure leaves one `{"error": ...}`:
+  // messages are held until the command ends, written on success, carried in the error otherwise.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
@@ -131,8 +127,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     record(value, fields, written) {
       if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false, written);
-      const columns = fields ?? (Object.keys(value).map((key) => fieldColumn(key)) as Column<typeof value>[]);
-      const rows = columns.map((c) => [c.header, c.value(value)] as const);
+      const rows = fields ? fields.map((c) => [c.header, c.value(value)] as const) : Object.entries(value);
       if (toTable())
         return table(
           undefined,
@@ -208,11 +203,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       await Promise.all([
         load('jq', expression !== undefined, async () => (await import('./jq.js')).loadJq(expression as string)),
         load('Table', toTable(), async () => (await import('cli-table3')).default),
-        load(
-          'chalk',
-          io.color || (io.stderrColor ?? false),
-          async () => new (await import('chalk')).Chalk({ level: 1 }),
-        ),
+        load('chalk', io.color || !!io.stderrColor, async () => new (await import('chalk')).Chalk({ level: 1 })),
         load('ora', animate(), async () => (await import('ora')).default),
       ]);
     },
@@ -271,10 +262,6 @@ function isJson(text: string): boolean {
 function isNdjson(text: string): boolean {
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   return lines.length > 0 && lines.every(isJson);
-}
-
-function fieldColumn(key: string): Column<object> {
-  return { header: key, value: (row) => (row as Record<string, unknown>)[key] };
 }
 
 /** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */

@@ -1,6 +1,6 @@
 import type { GlobalOptions, InputStream, IO, OutputStream } from '../context.js';
 
-type Env = Readonly<Record<string, string | undefined>>;
+export type Env = Readonly<Record<string, string | undefined>>;
 
 /** True when the variable is set to anything but empty, `0` or `false` (how CI systems set CI). */
 export function envFlag(env: Env, name: string): boolean {
@@ -33,9 +33,7 @@ export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): 
   const stdoutIsTTY = streams.stdoutIsTTY ?? Boolean(streams.stdout.isTTY);
   const stderrIsTTY = streams.stderrIsTTY ?? Boolean(streams.stderr.isTTY);
   return {
-    stdin: streams.stdin,
-    stdout: streams.stdout,
-    stderr: streams.stderr,
+    ...streams,
     stdinIsTTY,
     stdoutIsTTY,
     stderrIsTTY,
