@@ -42,21 +42,15 @@ export default verb({
     'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
   ],
   async run(ctx, given, first, second) {
-    let positionalMethod: string | undefined;
-    let path = first;
-    if (second !== undefined) {
-      positionalMethod = first;
-      path = second;
-    } else if (METHOD.test(first)) {
-      throw new UsageError("missing required argument 'path'");
-    }
+    if (second === undefined && METHOD.test(first)) throw new UsageError("missing required argument 'path'");
+    const [positionalMethod, path] = second === undefined ? [undefined, first] : [first, second];
     if (positionalMethod !== undefined && given.method !== undefined) {
       throw new UsageError(`the method is given twice: ${positionalMethod} and -X ${given.method}`, {
         hint: 'give it once, as -X METHOD or before the path',
       });
     }
     const options = { ...given, method: positionalMethod ?? given.method };
-    const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, input] =
+    const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, source] =
       await Promise.all([
         ctx.api(),
         import('../api/client.js'),
@@ -65,7 +59,7 @@ export default verb({
         import('../input/json.js'),
         import('../input/source.js'),
       ]);
-    const { readSourceText, resolveSource } = input;
+    const { readSourceText, resolveSource } = source;
     const target = relativeTarget(path, client.baseUrl);
     const headers = parseHeaders(options.header ?? []);
     let stdinTaken = false;
@@ -201,16 +195,13 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
 }
 
 /**
- * The flags of `facectl api` that build a request piece by piece, as gh's `api` reads them:
- * `-H 'Name: value'`, `-f key=value` (always a string) and `-F key=value` (typed: true, false, null and
- * integers become JSON literals, `@file` reads a file, `@-` standard input). Keys may nest:
- * `-f 'a[b]=x'` gives {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}.
+ * A -f/-F flag, read as gh's `api` reads them: `-f key=value` is always a string, `-F key=value` typed
+ * (true, false, null and integers become JSON, `@file` reads a file). Keys may nest: `-f 'a[b]=x'` gives
+ * {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}. `path` is the key split into
+ * its parts, '' an array append (`[]`).
  */
-
 interface Field {
-  /** The key as given (`a[b][]`), for messages and query strings. */
   key: string;
-  /** The key split into its parts; '' is an array append (`[]`). */
   path: string[];
   value: unknown;
   flag: '-f' | '-F';
@@ -260,7 +251,7 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** One -f/-F flag. `readFile` reads `@path` (or `@-`) for -F; a -f value is taken literally. */
+/** `readFile` reads `@path` (or `@-`) for -F. */
 async function parseField(
   text: string,
   flag: '-f' | '-F',
@@ -307,25 +298,21 @@ function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
       throw new UsageError(`${field.flag} ${field.key}: __proto__ cannot be sent as a field; use --input`);
     }
     let node: Record<string, unknown> = root;
-    field.path.forEach((part, i) => {
-      const last = i === field.path.length - 1;
-      const next = field.path[i + 1];
-      if (last) {
-        if (part === '') return;
-        node[part] = field.value;
-        return;
-      }
-      if (next === '' && i + 1 === field.path.length - 1) {
-        const list = node[part];
-        if (list !== undefined && !Array.isArray(list)) throw conflict(field);
-        node[part] = [...((list as unknown[] | undefined) ?? []), field.value];
-        return;
-      }
+    // parseKey lets '' (an append) come only last.
+    for (let i = 0; i < field.path.length - 1; i++) {
+      const part = field.path[i] as string;
       const child = node[part];
-      if (child === undefined) node[part] = {};
-      else if (typeof child !== 'object' || child === null || Array.isArray(child)) throw conflict(field);
-      node = node[part] as Record<string, unknown>;
-    });
+      if (field.path[i + 1] === '') {
+        if (child !== undefined && !Array.isArray(child)) throw conflict(field);
+        node[part] = [...((child as unknown[] | undefined) ?? []), field.value];
+      } else {
+        if (child === undefined) node[part] = {};
+        else if (typeof child !== 'object' || child === null || Array.isArray(child)) throw conflict(field);
+        node = node[part] as Record<string, unknown>;
+      }
+    }
+    const leaf = field.path.at(-1) as string;
+    if (leaf !== '') node[leaf] = field.value;
   }
   return root;
 }
@@ -337,9 +324,6 @@ function conflict(field: Field): UsageError {
 /** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
 function fieldsToQuery(fields: readonly Field[]): string {
   const query = new URLSearchParams();
-  for (const field of fields) {
-    const value = field.value;
-    query.append(field.key, typeof value === 'string' ? value : JSON.stringify(value));
-  }
+  for (const { key, value } of fields) query.append(key, typeof value === 'string' ? value : JSON.stringify(value));
   return query.toString();
 }

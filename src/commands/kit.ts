@@ -36,19 +36,14 @@ export function withExtensionNote(text: string): string {
   return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 }
 
-export interface RequireValueOptions {
-  flag: string;
-  value: string | undefined;
-  message: string;
-  /** What is wrong with a value (shown under the prompt, or in the usage error), or undefined. */
-  check?: (value: string) => string | undefined;
-}
-
 /**
- * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
- * a missing value is a usage error naming the flag, so nothing is sent.
+ * The flag's value; when it is missing, asked on a terminal; without one (piped, CI, --no-input) a
+ * usage error naming the flag, so nothing is sent. `check` says what is wrong with a value, if anything.
  */
-export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
+export async function requireValue(
+  ctx: Context,
+  options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
+): Promise<string> {
   const { flag, value, check = () => undefined } = options;
   const checked = (given: string) => {
     const wrong = check(given);
@@ -107,7 +102,7 @@ export async function requireAliasAndLabel(
   return { alias, label };
 }
 
-/** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */
+/** `expiresInDays` -> `expires_in_days`, as a type. */
 type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
   : S;
@@ -120,9 +115,8 @@ export type RequestBody<O> = { [K in GivenKeys<O> as SnakeCase<K>]: O[K] } & {
 };
 
 /**
- * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option the user
- * did not give (undefined) is left out, so the service applies its own default. The client adds no
- * value of its own here: what the seed leaves open is the service's choice.
+ * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option not given
+ * (undefined) is left out, so the service applies its own default.
  */
 export function requestBody<O extends object>(options: O): RequestBody<O> {
   const body: Record<string, unknown> = {};
@@ -144,9 +138,8 @@ export function usd(amount: number): string {
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
 export function splitList(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
   return value
-    .split(',')
+    ?.split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }

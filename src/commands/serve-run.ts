@@ -42,17 +42,6 @@ function dataName(options: ServeOptions): string | undefined {
 /** How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort). Returns a function that removes it. */
 export type StopHook = (stop: () => void) => () => void;
 
-/**
- * What serve ends with after its clean stop: success when a signal stopped it (SIGINT, SIGTERM: how a
- * server is stopped, said by "facectl serve stopped"); the context's own reason when it aborted for
- * another (a failed stdout).
- */
-function stoppedBy(signal: AbortSignal): CliError | undefined {
-  return signal.aborted && signal.reason instanceof CliError && !(signal.reason instanceof CancelError)
-    ? signal.reason
-    : undefined;
-}
-
 export async function runServe(
   ctx: Context,
   opts: Record<string, unknown>,
@@ -111,8 +100,9 @@ export async function runServe(
     savedTo = `${savedTo} and ${options.dataFile}-wal`;
   }
   ctx.out.info(options.dataFile ? `facectl serve stopped; state saved to ${savedTo}` : 'facectl serve stopped');
-  const failed = stoppedBy(ctx.signal);
-  if (failed) throw failed;
+  // A signal (SIGINT, SIGTERM) is how a server is stopped: success. Another reason (a failed stdout) is the outcome.
+  const reason: unknown = ctx.signal.reason;
+  if (reason instanceof CliError && !(reason instanceof CancelError)) throw reason;
 }
 
 const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
