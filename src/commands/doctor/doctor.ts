@@ -110,25 +110,24 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const sendKey = key !== undefined && !(plainRemote && !ctx.globals.insecureHttp);
     const probe = await probeService(ctx, base, sendKey ? key?.key : undefined);
-    if (base.protocol === 'https:') checks.push(await checkTls(ctx, base, proxied, probe));
-    else
-      checks.push(
-        plainRemote
+    checks.push(
+      base.protocol === 'https:'
+        ? await checkTls(ctx, base, proxied, probe)
+        : plainRemote
           ? warn('tls', `not used: traffic to ${base.host} is unencrypted`, 'use an https:// base URL')
           : ok('tls', 'not used (plain http to a loopback address)'),
-      );
-    checks.push(probe.reachability);
-    if (key === undefined) checks.push(warn('key works', 'not checked: no API key', 'run `facectl auth login`'));
-    else if (!sendKey)
-      checks.push(
-        fail(
-          'key works',
-          `not checked: facectl refuses to send the key over plain http to ${base.host}`,
-          'use an https:// base URL, or pass --insecure-http if you accept the risk',
-        ),
-      );
-    else checks.push(probe.key ?? warn('key works', 'not checked: the service was not reached', 'see "reachable"'));
-    checks.push(probe.clock);
+      probe.reachability,
+      key === undefined
+        ? warn('key works', 'not checked: no API key', 'run `facectl auth login`')
+        : !sendKey
+          ? fail(
+              'key works',
+              `not checked: facectl refuses to send the key over plain http to ${base.host}`,
+              'use an https:// base URL, or pass --insecure-http if you accept the risk',
+            )
+          : (probe.key ?? warn('key works', 'not checked: the service was not reached', 'see "reachable"')),
+      probe.clock,
+    );
   } finally {
     spinner.stop();
   }
@@ -139,7 +138,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
  * The configuration file, inspected directly (not through the store), before anything opens the store:
  * opening it tightens a loose mode and so would hide the very problem doctor is asked to report.
  */
-export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
+function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
   const refusal = writeRefusal(path);
@@ -149,11 +148,8 @@ export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[
     text = readConfigText(path);
   } catch (error) {
     if (error instanceof ConfigReadRefusal) return [fail(name, error.problem, error.fix), ...unsafe];
-    const code = (error as NodeJS.ErrnoException).code;
-    return [
-      fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
-      ...unsafe,
-    ];
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return [fail(name, `cannot read ${path} (${why})`, `check the permissions of ${path}`), ...unsafe];
   }
   if (text === undefined) {
     return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
@@ -169,21 +165,17 @@ export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[
 }
 
 function checkModes(path: string): Check[] {
-  const checks: Check[] = [];
   const fileMode = statSync(path).mode & 0o777;
-  checks.push(
+  const dir = dirname(path);
+  const dirMode = statSync(dir).mode & 0o777;
+  return [
     (fileMode & 0o077) === 0
       ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
       : tightenFileMode(path, fileMode),
-  );
-  const dir = dirname(path);
-  const dirMode = statSync(dir).mode & 0o777;
-  checks.push(
     (dirMode & 0o077) === 0
-      ? ok('config directory mode', `${octal(dirMode)}`)
+      ? ok('config directory mode', octal(dirMode))
       : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
-  );
-  return checks;
+  ];
 }
 
 /**

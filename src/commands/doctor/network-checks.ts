@@ -93,11 +93,8 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
   const value = Array.isArray(date) ? date[0] : date;
   const serviceTime = value ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(serviceTime)) {
-    return warn(
-      'clock skew',
-      'not checked: the service sent no valid Date header',
-      'none needed unless expiry looks wrong',
-    );
+    const fix = 'none needed unless expiry looks wrong';
+    return warn('clock skew', 'not checked: the service sent no valid Date header', fix);
   }
   // A Date header shows whole seconds, cut: the service's clock read it up to a second later.
   const skew = Math.round((now.getTime() - serviceTime - 500) / 1000);
@@ -204,33 +201,26 @@ export async function checkTls(ctx: Context, base: URL, proxied: boolean, probe:
       const validTo = Date.parse(cert.valid_to);
       const who = `${cert.subject?.CN ?? host}, issued by ${cert.issuer?.O ?? cert.issuer?.CN ?? 'unknown'}`;
       const daysLeft = Math.floor((validTo - ctx.clock.now().getTime()) / 86_400_000);
-      if (daysLeft < 14) {
-        done(
-          warn(
-            'tls',
-            `certificate (${who}) expires in ${daysLeft} days (${cert.valid_to})`,
-            'renew the server certificate',
-          ),
-        );
-      } else done(ok('tls', `certificate valid (${who}) until ${cert.valid_to}`));
+      done(
+        daysLeft < 14
+          ? warn(
+              'tls',
+              `certificate (${who}) expires in ${daysLeft} days (${cert.valid_to})`,
+              'renew the server certificate',
+            )
+          : ok('tls', `certificate valid (${who}) until ${cert.valid_to}`),
+      );
     });
     socket.once('timeout', () =>
       done(fail('tls', `no TLS handshake with ${base.host} within 5 s`, 'check the base URL and your network')),
     );
     socket.once('error', (error: NodeJS.ErrnoException) => {
       const tlsProblem = /CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO/i.test(error.code ?? '');
-      done(
-        fail(
-          'tls',
-          `${tlsProblem ? 'certificate refused' : 'handshake failed'}: ${error.code ?? ''} ${error.message}`.replace(
-            /\s+/g,
-            ' ',
-          ),
-          tlsProblem
-            ? 'fix the server certificate, or point NODE_EXTRA_CA_CERTS at your CA bundle'
-            : 'check the base URL and your network',
-        ),
-      );
+      const said = `${tlsProblem ? 'certificate refused' : 'handshake failed'}: ${error.code ?? ''} ${error.message}`;
+      const fix = tlsProblem
+        ? 'fix the server certificate, or point NODE_EXTRA_CA_CERTS at your CA bundle'
+        : 'check the base URL and your network';
+      done(fail('tls', said.replace(/\s+/g, ' '), fix));
     });
   });
 }
