@@ -31,9 +31,7 @@ const valuesOf = (flag: Option) => declarationOf(flag)?.choices ?? declarationOf
 const hasValues = (flag: Option) => valuesOf(flag).length > 0;
 
 export function generateCompletion(program: Command, shell: Shell): string {
-  if (shell === 'bash') return bashScript(program);
-  if (shell === 'zsh') return zshScript(program);
-  return fishScript(program);
+  return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell](program);
 }
 
 /** Space-separated path below the program: '' for the program, 'keys create' for a verb. */
