@@ -88,9 +88,7 @@ export default verb({
     if (method === 'CONNECT') {
       throw new UsageError(
         '-X CONNECT: facectl does not send CONNECT (it opens a tunnel through a proxy, not a request)',
-        {
-          hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
-        },
+        { hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS' },
       );
     }
 

@@ -21,9 +21,7 @@ export default verb({
     'base_url` to its new address), --stored-key checks the key already in the profile at the new base URL ' +
     'and keeps it for that one.',
   flags: {
-    storedKey: {
-      help: 'the key stored in the profile: check it at the current base URL and keep it for that URL',
-    },
+    storedKey: { help: 'the key stored in the profile: check it at the current base URL and keep it for that URL' },
   },
   examples: [
     'facectl auth login',

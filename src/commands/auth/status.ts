@@ -72,13 +72,9 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     key_source: found ? KEY_SOURCE_LABELS[found.source] : null,
     key_base_url: creds.keyBaseUrl ?? null,
   };
-  if (keyError) {
-    render(ctx, status, keyError);
-    throw keyError;
-  }
   if (!found) {
-    render(ctx, status, undefined);
-    throw new AuthError(`not logged in: ${creds.describe()}`);
+    render(ctx, status, keyError);
+    throw keyError ?? new AuthError(`not logged in: ${creds.describe()}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
   try {

@@ -38,10 +38,7 @@ export function syncVerb<T extends Preparable>(
   return verb({
     description: withExtensionNote(`Sync a ${kind}: its token_count is charged to ${billedTo} and preparation starts.`),
     args: [[`<${kind}_id>`, `the ${kind} id (${example.slice(0, 4)}...)`]],
-    flags: {
-      wait: { help: 'wait until preparation is ready, with a progress bar' },
-      timeout: TIMEOUT_FLAG,
-    },
+    flags: { wait: { help: 'wait until preparation is ready, with a progress bar' }, timeout: TIMEOUT_FLAG },
     examples: [
       `facectl ${group} sync ${example}`,
       `facectl ${group} sync ${example} --wait --timeout 60`,

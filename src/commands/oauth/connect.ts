@@ -19,10 +19,7 @@ export default verb({
     'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
   args: [PROVIDER_ARG],
   flags: {
-    browser: {
-      negate: true,
-      help: 'do not open a browser; open the printed URL yourself (e.g. on another device)',
-    },
+    browser: { negate: true, help: 'do not open a browser; open the printed URL yourself (e.g. on another device)' },
     timeout: {
       ...TIMEOUT_FLAG,
       default: String(DEFAULT_WAIT_SECONDS),
