@@ -39,13 +39,11 @@ function dataName(options: ServeOptions): string | undefined {
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
 }
 
-/** How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort). Returns a function that removes it. */
-export type StopHook = (stop: () => void) => () => void;
-
+/** `onStop`: how a test stops serve besides ctx.signal; it returns a function that removes it. */
 export async function runServe(
   ctx: Context,
   opts: Record<string, unknown>,
-  hooks: { onStop?: StopHook; service?: Partial<ServiceOptions> } = {},
+  hooks: { onStop?: (stop: () => void) => () => void; service?: Partial<ServiceOptions> } = {},
 ): Promise<void> {
   const options = parseServeOptions(ctx, opts);
   const { startService, writeFailure } = await import('../service/index.js');
@@ -80,13 +78,13 @@ export async function runServe(
     ctx.out.text(summary(service.baseUrl, service.users, options, listening));
   }
 
-  let removeListeners = () => {};
+  let removeListeners: (() => void) | undefined;
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? (() => () => {}))(() => resolveStop());
+    removeListeners = hooks.onStop?.(resolveStop);
   });
-  removeListeners();
+  removeListeners?.();
   await service.close();
   const { rescued } = service.store;
   let savedTo = rescued ?? dataName(options);

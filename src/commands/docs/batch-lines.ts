@@ -74,13 +74,9 @@ export async function readAhead(
     for (const line of head) yield line;
     if (failure !== undefined) throw failure.error;
     if (ended) return;
-    if (pending !== undefined) {
-      const result = await pending;
-      if (result.done) return;
-      yield result.value;
-    }
     for (;;) {
-      const result = await iterator.next();
+      const result = await (pending ?? iterator.next());
+      pending = undefined;
       if (result.done) return;
       yield result.value;
     }
