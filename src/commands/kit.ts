@@ -79,10 +79,7 @@ export function requireArgument(name: string, value: string | undefined): string
   return value;
 }
 
-/**
- * An alias given as a flag or typed at a prompt. The seed says only that it is a string (a slug whose
- * grammar it does not give), so the client refuses just an empty one; the service checks its own rule.
- */
+/** The seed gives an alias no grammar, so the client refuses only an empty one; the service has its own rule. */
 export function checkAlias(text: string): string | undefined {
   return text.trim() === '' ? 'an alias must not be empty' : undefined;
 }
@@ -126,10 +123,7 @@ export function requestBody<O extends object>(options: O): RequestBody<O> {
   return body as RequestBody<O>;
 }
 
-/**
- * An amount of US dollars as a person reads it: cents, or as many more digits (up to six) as it takes
- * not to round a small amount away (`$0.004`, not `$0.00`).
- */
+/** US dollars with cents, or up to six digits not to round a small amount away (`$0.004`, not `$0.00`). */
 export function usd(amount: number): string {
   const text = amount.toFixed(6).replace(/0+$/, '');
   const [whole, fraction = ''] = text.split('.');
@@ -149,10 +143,7 @@ export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/**
- * A flag and its value as a hint can show them to be typed: `--file notes.md`, `--file 'my notes.md'`,
- * and `--file=--json` for a value spelled like a flag (`--file --json` would be refused).
- */
+/** A flag and its value as typed: `--file 'my notes.md'`, `--file=--json` for a value spelled like a flag. */
 export function flagAndValue(flag: string, value: string): string {
   return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
 }

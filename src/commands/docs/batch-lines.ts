@@ -31,10 +31,7 @@ export interface ReadAhead {
   ended: boolean;
 }
 
-/**
- * Reads the first lines ahead (see HEAD_LINES), each given its key; an abort ends the wait, a read error
- * waits for its turn.
- */
+/** Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn. */
 export async function readAhead(
   lines: AsyncIterable<NdjsonLine>,
   seen: Occurrences,
@@ -86,9 +83,8 @@ export async function readAhead(
 
 /**
  * For `--resume` of a file with no batch of its own: the unfinished batches of files no longer at their
- * path, each line's key counted against what they acknowledged (`add`, in the check pass). `refuse`
- * throws when one holds lines of this file: most likely that file, moved (a batch is known by its path),
- * and sending every line would make those twice. Undefined when there is no such batch.
+ * path, each line's key counted against what they acknowledged (`add`). `refuse` throws when one holds
+ * lines of this file: most likely this file, moved, whose lines would be sent twice.
  */
 export async function movedFileBatch(
   dir: string,

@@ -2,10 +2,9 @@ import type { Context } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 
 /**
- * How a batch reports to people and scripts while it runs and when it ends: a result per line as it
- * finishes (NDJSON under --json, `line<TAB>document_id<TAB>token_count` when piped, a table at the end
- * on a terminal), a progress bar or spinner on stderr, the failures, and the summary. It keeps the
- * counts and a bounded list of failures, whatever the batch's size.
+ * How a batch reports: a result per line as it finishes (NDJSON under --json, `line<TAB>document_id<TAB>
+ * token_count` when piped, a table at the end on a terminal), a progress bar or spinner on stderr, the
+ * failures and the summary, keeping only counts and a bounded list of failures.
  */
 
 export type LineResult =
@@ -100,12 +99,9 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
 }
 
 /**
- * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
- * one per document (to a file or a pipe, each write is a system call, and a batch answers thousands of
- * documents a second). The lines keep their order; flush() writes what is left when the batch ends.
- * A --jq filter that fails on a line's result never throws here (a timer's throw would crash the
- * process): that block is written again line by line, each line the filter takes printed, the first
- * failure kept for the end of the batch.
+ * The result lines, written to stdout one write per 32 KB or per 50 ms, not one system call per document
+ * (thousands a second). A --jq filter that fails never throws here (a timer's throw would crash the
+ * process): that block is written again line by line, the first failure kept for the end of the batch.
  */
 function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
   let pending = '';
@@ -182,10 +178,9 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
 }
 
 /**
- * What --resume found, in a line: the lines the batch it resumes had acknowledged (moved: now on another
- * line), the others (when that batch had finished, each is a line added since; else not yet submitted),
- * and its acknowledged lines the input no longer holds. Nothing when a finished batch is resumed as it
- * was: "batch already finished" says it.
+ * What --resume found: the lines the batch resumed had acknowledged (moved: now on another line), the
+ * others (added since, if it had finished), and those the input no longer holds. Nothing when a finished
+ * batch is resumed as it was: "batch already finished" says it.
  */
 export function resumeNotice(
   tense: 'resuming' | 'resumed',

@@ -73,10 +73,7 @@ export default verb({
   run: (ctx, given, input) => runSubmit(ctx, submitOptions(given, input)),
 });
 
-/**
- * The flags, checked together. `file` is a path or `-` (standard input, from `--file -` or the `-`
- * argument); --resume and --restart become `journal`: what a batch does with an earlier run's record.
- */
+/** The flags, checked together: `file` is a path or `-` (standard input); --resume and --restart become `journal`. */
 export type SubmitOptions = Omit<FlagValues<typeof flags>, 'resume' | 'restart'> & { journal: JournalMode };
 
 export function submitOptions(options: FlagValues<typeof flags>, input?: string): SubmitOptions {
@@ -160,8 +157,8 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../api/large-strings.js'),
   ]);
   const { document: body, body: rawBody } = prepared;
-  // The service echoes the whole document: a streamed one's answer is read without holding its content,
-  // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
+  // The service echoes the whole document: a streamed one's content is not held, but spooled to a file
+  // when --json prints it (src/api/large-strings.ts).
   const large =
     rawBody === undefined
       ? undefined
@@ -183,10 +180,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
   }
 }
 
-/**
- * The answer with its content read back from the spool file, for --jq: jq needs the whole value (the
- * memory is then that of any JSON document of this size; without --jq the content is never held).
- */
+/** The answer with its content read back from the spool file: --jq needs the whole value. */
 async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
   const pieces: string[] = [];
   const sink = new Writable({

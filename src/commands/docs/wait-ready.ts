@@ -23,10 +23,8 @@ interface Preparable {
 }
 
 /**
- * `docs sync` and `threads sync` (extension endpoints): the sync (the charge is made and preparation
- * starts), then with --wait a progress bar from chunks_completed/chunks_total until preparation is
- * ready, bounded by --timeout; the item is shown as it last came back. Ctrl-C ends the wait (the
- * clock's sleep rejects with CancelError); the sync itself has been accepted by then.
+ * `docs sync` and `threads sync` (extension endpoints): the sync, then with --wait a progress bar from
+ * chunks_completed/chunks_total until preparation is ready, bounded by --timeout.
  */
 export function syncVerb<T extends Preparable>(
   kind: 'document' | 'thread',
@@ -45,7 +43,7 @@ export function syncVerb<T extends Preparable>(
       `facectl ${group} sync ${example} --wait --json --no-input | jq .prepare_status`,
     ],
     async run(ctx, given, id): Promise<T> {
-      // --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead.
+      // Without --wait there is no wait to bound: a limit silently ignored would mislead.
       if (given.timeout !== undefined && !given.wait) {
         throw new UsageError('--timeout: only applies with --wait: add --wait, or leave --timeout out');
       }
