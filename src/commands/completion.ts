@@ -15,9 +15,8 @@ const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Profile names, read from the configuration file when a completion is asked for (they change after the
- * script is installed): the value of --profile and the argument of `auth switch`. FACECTL_PROFILE is
- * blanked so a profile it names that does not exist does not make the listing fail.
+ * Profile names, read when a completion is asked for (they change after the script is installed).
+ * FACECTL_PROFILE is blanked so a profile it names that does not exist does not make the listing fail.
  */
 const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
 

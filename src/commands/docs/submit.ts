@@ -210,7 +210,7 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   };
   flag('--alias', opts.alias);
   flag('--label', opts.label);
-  flag('--perspective', opts.perspective ?? undefined);
+  flag('--perspective', opts.perspective);
   flag('--format', opts.format);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
   if (opts.continueOnError) words.push('--continue-on-error');

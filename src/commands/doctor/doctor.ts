@@ -134,10 +134,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   return checks;
 }
 
-/**
- * The configuration file, inspected directly (not through the store), before anything opens the store:
- * opening it tightens a loose mode and so would hide the very problem doctor is asked to report.
- */
+/** The configuration file, inspected directly: opening the store would tighten a loose mode unseen. */
 function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
@@ -178,10 +175,7 @@ function checkModes(path: string): Check[] {
   ];
 }
 
-/**
- * A file others can read is made 0600, as the configuration store does whenever it reads one (so the
- * store has nothing left to fix and the run warns once); told, with the command when that fails.
- */
+/** A file others can read is made 0600, as the store would (so the run warns once); the command if that fails. */
 function tightenFileMode(path: string, fileMode: number): Check {
   try {
     chmodSync(path, 0o600);

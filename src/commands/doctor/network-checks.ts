@@ -11,9 +11,8 @@ import { usd } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
 /**
- * The checks that talk to the service: one GET /v1/auth/api-keys/current through the same transport the
- * commands use (so proxies apply), which tells reachability, whether the key works, and the service's
- * `Date` for the clock; plus, for https without a proxy, a direct TLS handshake that shows the certificate.
+ * The checks that talk to the service: one GET /v1/auth/api-keys/current through the commands' transport
+ * (so proxies apply) for reachability, the key and the clock; for https without a proxy, a TLS handshake.
  */
 
 const PATH = '/v1/auth/api-keys/current';
@@ -178,11 +177,7 @@ async function keyCheck(
   return ok(name, detail);
 }
 
-/**
- * Shows the certificate of an https base URL. A direct handshake when no proxy is in the way; through
- * a proxy the tunnelled request has verified it already (undici rejects a bad certificate), so its
- * outcome is the answer.
- */
+/** The certificate of an https base URL; through a proxy, the tunnelled request has verified it already. */
 export async function checkTls(ctx: Context, base: URL, proxied: boolean, probe: Probe): Promise<Check> {
   if (proxied) {
     if (!probe.error) return ok('tls', 'certificate accepted (checked through the proxy)');

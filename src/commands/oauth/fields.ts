@@ -14,9 +14,8 @@ export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
 ];
 
 /**
- * One request to an OAuth endpoint. The service refuses them all to users not on the Connect plan
- * (403 plan_required): said once, in the service's own words when it gives them, else in ours; the fix
- * says what to do, keeping the exit code (6).
+ * One request to an OAuth endpoint; the service refuses them all to users not on the Connect plan (403
+ * plan_required): said in its own words when it gives them, else in ours, with the fix (exit code 6).
  */
 export async function sendOAuth<R extends AnyRoute>(
   ctx: Context,
