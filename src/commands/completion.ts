@@ -70,13 +70,6 @@ function bashScript(program: Command): string {
   const cases = (select: (node: Command) => string) =>
     nodes.map((node) => `    '${pathOf(node)}') echo '${select(node)}' ;;`).join('\n');
   const valueFlags = [...new Set(nodes.flatMap((n) => flagsOf(n).filter(takesValue).map(long)))];
-  const choiceCases = nodes
-    .flatMap((node) =>
-      flagsOf(node)
-        .filter(hasValues)
-        .map((f) => `    '${pathOf(node)}|${f.long}') echo '${valuesOf(f).join(' ')}' ;;`),
-    )
-    .join('\n');
   return `${HEADER('bash')}# Install: facectl completion bash > ~/.local/share/bash-completion/completions/facectl
 # (without the bash-completion package: source <(facectl completion bash) in ~/.bashrc)
 
@@ -94,7 +87,7 @@ ${cases((n) => allFlags(n).map(long).join(' '))}
 
 _facectl_choices() {
   case "$1|$2" in
-${choiceCases || "    '|') ;;"}
+${choiceArms(nodes, flagsOf, (values) => `echo '${values.join(' ')}'`)}
   esac
 }
 
@@ -210,7 +203,7 @@ ${nodes.map((n) => entries(n, 'flags')).join('\n')}
 _facectl_choices() {
   items=()
   case "$1|$2" in
-${zshChoices(program)}
+${choiceArms(nodes, allFlags, (values) => `items=(${values.map(zshWord).join(' ')})`)}
   esac
 }
 
@@ -222,12 +215,12 @@ fi
 `;
 }
 
-/** Case arms of the zsh script's _facectl_choices: the values of each enumerated flag, per command. */
-function zshChoices(program: Command): string {
-  const arms = walk(program).flatMap((node) =>
-    allFlags(node)
+/** The case arms of a script's _facectl_choices: `'PATH|FLAG') BODY ;;` for each flag with values. */
+function choiceArms(nodes: Command[], flags: (node: Command) => Option[], body: (values: readonly string[]) => string) {
+  const arms = nodes.flatMap((node) =>
+    flags(node)
       .filter(hasValues)
-      .map((f) => `    '${pathOf(node)}|${f.long}') items=(${valuesOf(f).map(zshWord).join(' ')}) ;;`),
+      .map((f) => `    '${pathOf(node)}|${f.long}') ${body(valuesOf(f))} ;;`),
   );
   return arms.join('\n') || "    '|') ;;";
 }
