@@ -198,12 +198,7 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
  * {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}. `path` is the key split into
  * its parts, '' an array append (`[]`).
  */
-interface Field {
-  key: string;
-  path: string[];
-  value: unknown;
-  flag: '-f' | '-F';
-}
+type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 
 /** Headers facectl sets itself from the body it sends, or that would change how the connection works. */
 const RESERVED_HEADERS = new Set([

@@ -12,12 +12,8 @@ import {
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
-export interface Resumable {
-  source: InputSource;
-  continueOnError: boolean;
-  /** The command line that resumes this batch (see resumeCommand in submit.ts). */
-  resumeCommand: string;
-}
+/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts). */
+export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
 const EXIT_PRIORITY: ExitCodeValue[] = [

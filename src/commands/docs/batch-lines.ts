@@ -23,13 +23,8 @@ export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
-export interface ReadAhead {
-  head: NdjsonLine[];
-  /** Every line, the ones read ahead first. */
-  lines: AsyncIterable<NdjsonLine>;
-  /** The input ended within the head. */
-  ended: boolean;
-}
+/** `lines`: every line, the ones read ahead first; `ended`: the input ended within the head. */
+type ReadAhead = { head: NdjsonLine[]; lines: AsyncIterable<NdjsonLine>; ended: boolean };
 
 /** Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn. */
 export async function readAhead(

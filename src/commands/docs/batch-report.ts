@@ -22,11 +22,8 @@ export interface BatchSummary {
   tokens: number;
 }
 
-export interface Failures {
-  /** The first few, in the order they came. */
-  listed: FailedLine[];
-  firstByExitCode: Map<ExitCodeValue, FailedLine>;
-}
+/** `listed`: the first few, in the order they came. */
+export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
 
 export interface BatchReporter {
   report(result: LineResult, exitCode?: ExitCodeValue): void;
@@ -37,11 +34,7 @@ export interface BatchReporter {
 }
 
 /** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
-export interface JqFailure {
-  line: number;
-  message: string;
-  lines: number;
-}
+type JqFailure = { line: number; message: string; lines: number };
 
 const MAX_LISTED = 10;
 

@@ -43,14 +43,8 @@ export interface BatchInput extends Resumable {
   journal: JournalMode;
 }
 
-/** The batch as it is sent: its lines, their count when known, what counts occurrences, and its journal. */
-interface Opened {
-  lines: AsyncIterable<NdjsonLine>;
-  total: number | undefined;
-  /** Gives each line its key as the pool takes it, in the order of the input (lines keyed already keep theirs). */
-  seen: Occurrences;
-  journal: BatchJournal;
-}
+/** The batch as it is sent; `seen` gives each line not keyed yet its key as the pool takes it, in input order. */
+type Opened = { lines: AsyncIterable<NdjsonLine>; total: number | undefined; seen: Occurrences; journal: BatchJournal };
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const opened = await openBatch(ctx, input);

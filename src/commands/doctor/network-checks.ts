@@ -19,14 +19,8 @@ const PATH = '/v1/auth/api-keys/current';
 const SKEW_LIMIT_S = 60;
 const SOON_DAYS = 7;
 
-export interface Probe {
-  reachability: Check;
-  /** Undefined when no key was sent or the service was not reached. */
-  key?: Check;
-  clock: Check;
-  /** The network failure, when there was one (TLS errors show up here through a proxy). */
-  error?: CliError;
-}
+/** `key`: absent when no key was sent or the service was not reached; `error`: the network failure, if any. */
+export type Probe = { reachability: Check; key?: Check; clock: Check; error?: CliError };
 
 export async function probeService(ctx: Context, base: URL, apiKey: string | undefined): Promise<Probe> {
   const baseUrl = base.href.replace(/\/$/, '');
