@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
+import { fieldColumns } from '../kit.js';
 
 /**
  * How a batch reports: a result per line as it finishes (NDJSON under --json, `line<TAB>document_id<TAB>
@@ -77,11 +78,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
       results.flush();
       progress.stop();
       if (onTerminal && forTable.length > 0) {
-        ctx.out.list(forTable, [
-          { header: 'line', value: (r) => r.line },
-          { header: 'document_id', value: (r) => r.document_id },
-          { header: 'token_count', value: (r) => r.token_count },
-        ]);
+        ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       }
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
