@@ -44,14 +44,12 @@ type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
 
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     throw new UsageError(`<url>: ${JSON.stringify(value)} is not a URL`, {
       hint: 'give a full URL, e.g. https://example.com/notes.txt',
     });
   }
+  const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`<url>: only http:// and https:// URLs can be imported, not ${url.protocol}`);
   }

@@ -160,11 +160,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
 async function inputIdentity(source: InputSource, cwd: string): Promise<string> {
   if (source.kind === 'stdin') return `stdin:${cwd}`;
   const path = resolve(cwd, source.name);
-  try {
-    return `file:${await realpath(path)}`;
-  } catch {
-    return `file:${path}`;
-  }
+  return `file:${await realpath(path).catch(() => path)}`;
 }
 
 async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promise<BatchSummary> {

@@ -208,16 +208,15 @@ export function checkProxy(env: Context['env'], base: URL): Check {
     );
   }
   const [varName, value] = variable;
-  let proxy: URL;
-  try {
-    proxy = new URL(value.includes('://') ? value : `http://${value}`);
-  } catch {
+  const url = value.includes('://') ? value : `http://${value}`;
+  if (!URL.canParse(url)) {
     return fail(
       name,
       `${varName} is not a valid URL`,
       `fix ${varName} (e.g. http://proxy.example.com:3128) or unset it`,
     );
   }
+  const proxy = new URL(url);
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
   if (isLoopbackHost(base.hostname)) {
     return ok(name, `${varName}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
