@@ -277,25 +277,20 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     finished = reporter.finish();
   }
   const { summary, failures, jq } = finished;
-  // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
-  const jqError =
-    jq &&
-    new CliError(
-      `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`,
-      ExitCode.error,
-      {
-        code: 'jq_error',
-        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
-      },
-    );
-
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
-  if (jqError) {
-    if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(jqError.message);
-    else throw jqError;
+  // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
+  if (jq) {
+    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`;
+    if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
+    else {
+      throw new CliError(message, ExitCode.error, {
+        code: 'jq_error',
+        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
+      });
+    }
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
   // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
