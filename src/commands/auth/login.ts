@@ -44,21 +44,19 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
     import('../../contract/keys.js'),
   ]);
   const client = clientForContext(ctx, { baseUrl: creds.baseUrl, apiKey: key });
-  let current: Awaited<ReturnType<typeof client.call<typeof getCurrentApiKey>>>;
   const spinner = ctx.out.spinner(`Checking the key with ${creds.baseUrl}`);
-  try {
-    current = await client.call(getCurrentApiKey, {});
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
+  const current = await client
+    .call(getCurrentApiKey, {})
+    .catch((error: unknown) => {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
       throw new AuthError(`${creds.baseUrl} refused this API key; nothing was stored`, {
         hint: 'check that the key was copied whole, and that --base-url points at the service that issued it',
       });
-    }
-    throw error;
-  } finally {
-    spinner.stop();
-    await client.close();
-  }
+    })
+    .finally(() => {
+      spinner.stop();
+      return client.close();
+    });
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx, { creates: true });
