@@ -61,12 +61,7 @@ export async function runImport(ctx: Context, opts: ImportOptions): Promise<Answ
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
-  let document: AnswerOf<typeof importIntoFace>;
-  try {
-    document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body });
-  } finally {
-    spinner.stop();
-  }
+  const document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body }).finally(() => spinner.stop());
   const id = document.document_id;
   ctx.out.record(
     document,

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Context } from '../context.js';
 import { CancelError, CliError, ExitCode, UsageError } from '../errors.js';
 import { safeJson } from '../io/output.js';
-import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+import type { BootstrapUser, ServiceOptions } from '../service/index.js';
 import { checkFlags } from './flag-check.js';
 import { usd } from './kit.js';
 import { dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
@@ -47,19 +47,16 @@ export async function runServe(
 ): Promise<void> {
   const options = parseServeOptions(ctx, opts);
   const { startService, writeFailure } = await import('../service/index.js');
-  let service: RunningService;
-  try {
-    service = await startService({
-      ...options,
-      // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
-      log: (line, kind = 'warning') =>
-        ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
-      accessLog: ctx.globals.debug,
-      ...hooks.service,
-    });
-  } catch (error) {
+  const service = await startService({
+    ...options,
+    // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
+    log: (line, kind = 'warning') =>
+      ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
+    accessLog: ctx.globals.debug,
+    ...hooks.service,
+  }).catch((error: unknown) => {
     throw startFailure(error, options, writeFailure(error));
-  }
+  });
 
   const port = new URL(service.baseUrl).port;
   const everywhere = ALL_INTERFACES.has(options.host);

@@ -112,12 +112,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         { signal: undefined },
       )
     : await ctx.api({ untilAnswered: true });
-  let key: NewKey;
-  try {
-    key = await untilAnswered(ctx, () => api.call(createApiKey, { body }));
-  } finally {
-    if (beside) await api.close();
-  }
+  const key = await untilAnswered(ctx, () => api.call(createApiKey, { body })).finally(() => beside && api.close());
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   let filterFailed: CliError | undefined;
