@@ -68,9 +68,8 @@ export async function runServe(
       { immediate: true },
     );
   }
-  if (options.json) {
-    ctx.out.line({ base_url: service.baseUrl, users: service.users });
-  } else {
+  if (options.json) ctx.out.line({ base_url: service.baseUrl, users: service.users });
+  else {
     const listening = everywhere ? `http://${options.host.includes(':') ? '[::]' : '0.0.0.0'}:${port}` : undefined;
     ctx.out.text(summary(service.baseUrl, service.users, options, listening));
   }

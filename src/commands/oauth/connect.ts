@@ -58,13 +58,9 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   const now = { immediate: ctx.io.stderrIsTTY };
   if (opts.openBrowser) {
     const why = ctx.browser.unavailable?.();
-    if (why) {
-      ctx.out.info(`Not opening a browser here (${why}); ${whereToOpen(url)}.`, now);
-    } else if (await ctx.browser.open(url)) {
-      ctx.out.info('Opened it in your browser; approve the connection there.', now);
-    } else {
-      ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
-    }
+    if (why) ctx.out.info(`Not opening a browser here (${why}); ${whereToOpen(url)}.`, now);
+    else if (await ctx.browser.open(url)) ctx.out.info('Opened it in your browser; approve the connection there.', now);
+    else ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
   }
 
   const connection = await waitForConnection(ctx, opts);
