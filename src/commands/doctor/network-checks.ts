@@ -129,29 +129,24 @@ async function keyCheck(
       'check the base URL; run `facectl auth status --debug` to see the exchange',
     );
   }
-  const parts = [
+  const { budget_usd: budget, spent_usd: spent } = current;
+  const left = typeof budget === 'number' && typeof spent === 'number' ? Math.max(0, budget - spent) : null;
+  const expires = typeof current.expires_at === 'string' ? Date.parse(current.expires_at) : null;
+  const detail = [
     `${current.key_prefix ?? 'key'} (${current.name ?? 'unnamed'})`,
     `plan ${current.plan ?? 'unknown'}`,
     `scopes ${current.scopes?.join(',') ?? 'unknown'}`,
-  ];
-  const { budget_usd: budget, spent_usd: spent } = current;
-  const left = typeof budget === 'number' && typeof spent === 'number' ? Math.max(0, budget - spent) : null;
-  parts.push(
     budget === null
       ? 'budget unlimited'
       : typeof budget !== 'number'
         ? 'budget unknown'
         : `budget left ${left === null ? 'unknown' : usd(left)} of ${usd(budget)}`,
-  );
-  const expires = typeof current.expires_at === 'string' ? Date.parse(current.expires_at) : null;
-  parts.push(
     current.expires_at === null
       ? 'never expires'
       : expires === null
         ? 'expiry unknown'
         : `expires ${current.expires_at}`,
-  );
-  const detail = parts.join(', ');
+  ].join(', ');
   const renew = 'create a new key (`facectl keys create --save`) or `facectl auth login` with another';
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
   if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
