@@ -89,8 +89,8 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
     checks.push(fail('base url', message, hint ?? 'set a valid one: `facectl config set base_url https://...`'));
     return checks;
   }
-  const loopback = isLoopbackHost(base.hostname);
-  const plainRemote = base.protocol === 'http:' && !loopback;
+  const plainRemote = base.protocol === 'http:' && !isLoopbackHost(base.hostname);
+  const proxy = checkProxy(ctx.env, base);
   checks.push(
     plainRemote
       ? warn(
@@ -100,9 +100,8 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
           'use an https:// base URL',
         )
       : ok('base url', base.href.replace(/\/$/, '')),
+    proxy,
   );
-  const proxy = checkProxy(ctx.env, base);
-  checks.push(proxy);
   const proxied = proxy.detail.includes(' go through ');
 
   const { checkTls, probeService } = await import('./network-checks.js');
