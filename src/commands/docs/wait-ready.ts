@@ -62,8 +62,6 @@ export function syncVerb<T extends Preparable>(
   });
 }
 
-const FAILED_STATES = new Set(['failed', 'error']);
-
 async function waitUntilReady<T extends Preparable>(
   ctx: Context,
   what: string,
@@ -80,7 +78,7 @@ async function waitUntilReady<T extends Preparable>(
       const status = current.prepare_status ?? 'not started';
       bar.update(current.chunks_completed ?? 0, current.chunks_total ?? 1, status);
       if (current.prepare_status === 'ready') return current;
-      if (FAILED_STATES.has(status)) {
+      if (status === 'failed' || status === 'error') {
         throw new CliError(`preparation of ${what} failed (prepare_status ${status})`, 1, { code: 'prepare_failed' });
       }
       if (ctx.clock.now().getTime() >= deadline) {
