@@ -201,14 +201,7 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
 type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 
 /** Headers facectl sets itself from the body it sends, or that would change how the connection works. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-]);
+const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Headers by lower-case name; a later -H of the same name replaces an earlier one. */
@@ -233,7 +226,7 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
         hint: 'percent-encode the text, or send it in the body',
       });
     }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
+    if (RESERVED.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
     if (name.toLowerCase() === 'expect') {
       throw new UsageError(`-H ${name}: facectl does not send an Expect header (the body is sent with the request)`, {
         hint: `drop -H ${name}`,

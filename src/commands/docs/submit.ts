@@ -194,27 +194,21 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
  * hash and Idempotency-Key are the same again) or the output, and --resume.
  */
 export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
-  const words = [
-    'facectl',
-    'docs',
-    'submit',
-    ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']),
-    '--resume',
-  ];
+  const argv = ['facectl', 'docs', 'submit', ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']), '--resume'];
   const flag = (name: string, value: string | undefined) => {
-    if (value !== undefined) words.push(name, value);
+    if (value !== undefined) argv.push(name, value);
   };
   flag('--alias', opts.alias);
   flag('--label', opts.label);
   flag('--perspective', opts.perspective);
   flag('--format', opts.format);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
-  if (opts.continueOnError) words.push('--continue-on-error');
+  if (opts.continueOnError) argv.push('--continue-on-error');
   if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
-  else if (ctx.globals.json) words.push('--json');
+  else if (ctx.globals.json) argv.push('--json');
   flag('--base-url', ctx.globals.baseUrl);
   flag('--profile', ctx.globals.profile);
-  if (ctx.globals.insecureHttp) words.push('--insecure-http');
-  if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
-  return words.map(shellWord).join(' ');
+  if (ctx.globals.insecureHttp) argv.push('--insecure-http');
+  if (ctx.globals.apiKeyStdin) argv.push('--api-key-stdin');
+  return argv.map(shellWord).join(' ');
 }

@@ -206,26 +206,22 @@ export function checkProxy(env: Context['env'], base: URL): Check {
         : 'no proxy variables set; direct connection',
     );
   }
-  const [varName, value] = variable;
+  const [key, value] = variable;
   const url = value.includes('://') ? value : `http://${value}`;
   if (!URL.canParse(url)) {
-    return fail(
-      name,
-      `${varName} is not a valid URL`,
-      `fix ${varName} (e.g. http://proxy.example.com:3128) or unset it`,
-    );
+    return fail(name, `${key} is not a valid URL`, `fix ${key} (e.g. http://proxy.example.com:3128) or unset it`);
   }
   const proxy = new URL(url);
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
   if (isLoopbackHost(base.hostname)) {
-    return ok(name, `${varName}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
+    return ok(name, `${key}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
   }
   const noProxyName = env.no_proxy !== undefined ? 'no_proxy' : 'NO_PROXY';
   const bypass = noProxyEntry(base, env[noProxyName] ?? '');
   if (bypass !== undefined) {
-    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
+    return ok(name, `${key}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
   }
-  return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
+  return ok(name, `requests to ${base.host} go through ${key}=${shown}`);
 }
 
 function octal(mode: number): string {
