@@ -238,18 +238,14 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
 }
 
 /** `readFile` reads `@path` (or `@-`) for -F. */
-async function parseField(
-  text: string,
-  flag: '-f' | '-F',
-  readFile: (path: string) => Promise<string>,
-): Promise<Field> {
+async function parseField(text: string, flag: '-f' | '-F', read: (path: string) => Promise<string>): Promise<Field> {
   const eq = text.indexOf('=');
   if (eq <= 0)
     throw new UsageError(`${flag} ${JSON.stringify(text)}: expected key=value`, { hint: `e.g. ${flag} name=Ada` });
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
   const path = parseKey(key, flag);
-  return { key, path, value: flag === '-f' ? raw : await typedValue(raw, readFile), flag };
+  return { key, path, value: flag === '-f' ? raw : await typedValue(raw, read), flag };
 }
 
 function parseKey(key: string, flag: string): string[] {

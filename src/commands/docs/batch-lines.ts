@@ -81,20 +81,17 @@ export async function readAhead(
  * path, each line's key counted against what they acknowledged (`add`). `refuse` throws when one holds
  * lines of this file: most likely this file, moved, whose lines would be sent twice.
  */
-export async function movedFileBatch(
-  dir: string,
-  name: string,
-): Promise<{ add(key: LineKey): void; refuse(): void } | undefined> {
+export async function movedFileBatch(dir: string, name: string) {
   const gone = await goneFileBatches(dir);
   if (gone.length === 0) return undefined;
   const matched = gone.map(() => 0);
   return {
-    add(key) {
+    add(key: LineKey) {
       gone.forEach((batch, i) => {
         if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
       });
     },
-    refuse() {
+    refuse(): void {
       const most = Math.max(...matched);
       if (most === 0) return;
       const was = (gone[matched.indexOf(most)] as { path: string }).path;

@@ -134,10 +134,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
   };
 }
 
-function startProgress(
-  ctx: Context,
-  total: number | undefined,
-): { update(done: number, failed: number): void; stop(): void } {
+function startProgress(ctx: Context, total?: number): { update(done: number, failed: number): void; stop(): void } {
   if (total !== undefined) {
     const bar = ctx.out.progress('Submitting');
     return {
