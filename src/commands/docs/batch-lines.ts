@@ -23,15 +23,11 @@ export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
-/** `lines`: every line, the ones read ahead first; `ended`: the input ended within the head. */
-type ReadAhead = { head: NdjsonLine[]; lines: AsyncIterable<NdjsonLine>; ended: boolean };
-
-/** Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn. */
-export async function readAhead(
-  lines: AsyncIterable<NdjsonLine>,
-  seen: Occurrences,
-  signal: AbortSignal,
-): Promise<ReadAhead> {
+/**
+ * Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn.
+ * Returns them, every line (the ones read ahead first), and whether the input ended within them.
+ */
+export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurrences, signal: AbortSignal) {
   const iterator = lines[Symbol.asyncIterator]();
   const head: NdjsonLine[] = [];
   let bytes = 0;

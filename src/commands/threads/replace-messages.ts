@@ -29,12 +29,7 @@ type Replacement = { threadId: string; messages: ThreadMessage[] };
 const STDIN_HINT =
   'pipe the messages in (e.g. `facectl threads replace-messages thr_123 - < messages.json`), or use --file PATH';
 
-async function readMessages(
-  ctx: Context,
-  threadId: string,
-  file: string | undefined,
-  input: string | undefined,
-): Promise<Replacement> {
+async function readMessages(ctx: Context, threadId: string, file: string | undefined, input: string | undefined) {
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to read a file, use ${flagAndValue('--file', input)}`,
