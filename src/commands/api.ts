@@ -42,21 +42,15 @@ export default verb({
     'echo \'{"messages": []}\' | facectl api PATCH /v1/compile/threads/thr_123/messages --input -',
   ],
   async run(ctx, given, first, second) {
-    let positionalMethod: string | undefined;
-    let path = first;
-    if (second !== undefined) {
-      positionalMethod = first;
-      path = second;
-    } else if (METHOD.test(first)) {
-      throw new UsageError("missing required argument 'path'");
-    }
+    if (second === undefined && METHOD.test(first)) throw new UsageError("missing required argument 'path'");
+    const [positionalMethod, path] = second === undefined ? [undefined, first] : [first, second];
     if (positionalMethod !== undefined && given.method !== undefined) {
       throw new UsageError(`the method is given twice: ${positionalMethod} and -X ${given.method}`, {
         hint: 'give it once, as -X METHOD or before the path',
       });
     }
     const options = { ...given, method: positionalMethod ?? given.method };
-    const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, input] =
+    const [client, { notAnAnswer, readAnswer, validateRequest }, { debugOption }, { routes }, { parseJson }, source] =
       await Promise.all([
         ctx.api(),
         import('../api/client.js'),
@@ -65,7 +59,7 @@ export default verb({
         import('../input/json.js'),
         import('../input/source.js'),
       ]);
-    const { readSourceText, resolveSource } = input;
+    const { readSourceText, resolveSource } = source;
     const target = relativeTarget(path, client.baseUrl);
     const headers = parseHeaders(options.header ?? []);
     let stdinTaken = false;
@@ -94,9 +88,7 @@ export default verb({
     if (method === 'CONNECT') {
       throw new UsageError(
         '-X CONNECT: facectl does not send CONNECT (it opens a tunnel through a proxy, not a request)',
-        {
-          hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
-        },
+        { hint: 'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS' },
       );
     }
 
@@ -201,30 +193,15 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
 }
 
 /**
- * The flags of `facectl api` that build a request piece by piece, as gh's `api` reads them:
- * `-H 'Name: value'`, `-f key=value` (always a string) and `-F key=value` (typed: true, false, null and
- * integers become JSON literals, `@file` reads a file, `@-` standard input). Keys may nest:
- * `-f 'a[b]=x'` gives {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}.
+ * A -f/-F flag, read as gh's `api` reads them: `-f key=value` is always a string, `-F key=value` typed
+ * (true, false, null and integers become JSON, `@file` reads a file). Keys may nest: `-f 'a[b]=x'` gives
+ * {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}. `path` is the key split into
+ * its parts, '' an array append (`[]`).
  */
-
-interface Field {
-  /** The key as given (`a[b][]`), for messages and query strings. */
-  key: string;
-  /** The key split into its parts; '' is an array append (`[]`). */
-  path: string[];
-  value: unknown;
-  flag: '-f' | '-F';
-}
+type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 
 /** Headers facectl sets itself from the body it sends, or that would change how the connection works. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-]);
+const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Headers by lower-case name; a later -H of the same name replaces an earlier one. */
@@ -249,7 +226,7 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
         hint: 'percent-encode the text, or send it in the body',
       });
     }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
+    if (RESERVED.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
     if (name.toLowerCase() === 'expect') {
       throw new UsageError(`-H ${name}: facectl does not send an Expect header (the body is sent with the request)`, {
         hint: `drop -H ${name}`,
@@ -260,19 +237,15 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** One -f/-F flag. `readFile` reads `@path` (or `@-`) for -F; a -f value is taken literally. */
-async function parseField(
-  text: string,
-  flag: '-f' | '-F',
-  readFile: (path: string) => Promise<string>,
-): Promise<Field> {
+/** `readFile` reads `@path` (or `@-`) for -F. */
+async function parseField(text: string, flag: '-f' | '-F', read: (path: string) => Promise<string>): Promise<Field> {
   const eq = text.indexOf('=');
   if (eq <= 0)
     throw new UsageError(`${flag} ${JSON.stringify(text)}: expected key=value`, { hint: `e.g. ${flag} name=Ada` });
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
   const path = parseKey(key, flag);
-  return { key, path, value: flag === '-f' ? raw : await typedValue(raw, readFile), flag };
+  return { key, path, value: flag === '-f' ? raw : await typedValue(raw, read), flag };
 }
 
 function parseKey(key: string, flag: string): string[] {
@@ -307,25 +280,21 @@ function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
       throw new UsageError(`${field.flag} ${field.key}: __proto__ cannot be sent as a field; use --input`);
     }
     let node: Record<string, unknown> = root;
-    field.path.forEach((part, i) => {
-      const last = i === field.path.length - 1;
-      const next = field.path[i + 1];
-      if (last) {
-        if (part === '') return;
-        node[part] = field.value;
-        return;
-      }
-      if (next === '' && i + 1 === field.path.length - 1) {
-        const list = node[part];
-        if (list !== undefined && !Array.isArray(list)) throw conflict(field);
-        node[part] = [...((list as unknown[] | undefined) ?? []), field.value];
-        return;
-      }
+    // parseKey lets '' (an append) come only last.
+    for (let i = 0; i < field.path.length - 1; i++) {
+      const part = field.path[i] as string;
       const child = node[part];
-      if (child === undefined) node[part] = {};
-      else if (typeof child !== 'object' || child === null || Array.isArray(child)) throw conflict(field);
-      node = node[part] as Record<string, unknown>;
-    });
+      if (field.path[i + 1] === '') {
+        if (child !== undefined && !Array.isArray(child)) throw conflict(field);
+        node[part] = [...((child as unknown[] | undefined) ?? []), field.value];
+      } else {
+        if (child === undefined) node[part] = {};
+        else if (typeof child !== 'object' || child === null || Array.isArray(child)) throw conflict(field);
+        node = node[part] as Record<string, unknown>;
+      }
+    }
+    const leaf = field.path.at(-1) as string;
+    if (leaf !== '') node[leaf] = field.value;
   }
   return root;
 }
@@ -337,9 +306,6 @@ function conflict(field: Field): UsageError {
 /** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
 function fieldsToQuery(fields: readonly Field[]): string {
   const query = new URLSearchParams();
-  for (const field of fields) {
-    const value = field.value;
-    query.append(field.key, typeof value === 'string' ? value : JSON.stringify(value));
-  }
+  for (const { key, value } of fields) query.append(key, typeof value === 'string' ? value : JSON.stringify(value));
   return query.toString();
 }

@@ -15,9 +15,8 @@ const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Profile names, read from the configuration file when a completion is asked for (they change after the
- * script is installed): the value of --profile and the argument of `auth switch`. FACECTL_PROFILE is
- * blanked so a profile it names that does not exist does not make the listing fail.
+ * Profile names, read when a completion is asked for (they change after the script is installed).
+ * FACECTL_PROFILE is blanked so a profile it names that does not exist does not make the listing fail.
  */
 const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
 
@@ -31,9 +30,7 @@ const valuesOf = (flag: Option) => declarationOf(flag)?.choices ?? declarationOf
 const hasValues = (flag: Option) => valuesOf(flag).length > 0;
 
 export function generateCompletion(program: Command, shell: Shell): string {
-  if (shell === 'bash') return bashScript(program);
-  if (shell === 'zsh') return zshScript(program);
-  return fishScript(program);
+  return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell](program);
 }
 
 /** Space-separated path below the program: '' for the program, 'keys create' for a verb. */
@@ -73,13 +70,6 @@ function bashScript(program: Command): string {
   const cases = (select: (node: Command) => string) =>
     nodes.map((node) => `    '${pathOf(node)}') echo '${select(node)}' ;;`).join('\n');
   const valueFlags = [...new Set(nodes.flatMap((n) => flagsOf(n).filter(takesValue).map(long)))];
-  const choiceCases = nodes
-    .flatMap((node) =>
-      flagsOf(node)
-        .filter(hasValues)
-        .map((f) => `    '${pathOf(node)}|${f.long}') echo '${valuesOf(f).join(' ')}' ;;`),
-    )
-    .join('\n');
   return `${HEADER('bash')}# Install: facectl completion bash > ~/.local/share/bash-completion/completions/facectl
 # (without the bash-completion package: source <(facectl completion bash) in ~/.bashrc)
 
@@ -97,7 +87,7 @@ ${cases((n) => allFlags(n).map(long).join(' '))}
 
 _facectl_choices() {
   case "$1|$2" in
-${choiceCases || "    '|') ;;"}
+${choiceArms(nodes, flagsOf, (values) => `echo '${values.join(' ')}'`)}
   esac
 }
 
@@ -213,7 +203,7 @@ ${nodes.map((n) => entries(n, 'flags')).join('\n')}
 _facectl_choices() {
   items=()
   case "$1|$2" in
-${zshChoices(program)}
+${choiceArms(nodes, allFlags, (values) => `items=(${values.map(zshWord).join(' ')})`)}
   esac
 }
 
@@ -225,12 +215,12 @@ fi
 `;
 }
 
-/** Case arms of the zsh script's _facectl_choices: the values of each enumerated flag, per command. */
-function zshChoices(program: Command): string {
-  const arms = walk(program).flatMap((node) =>
-    allFlags(node)
+/** The case arms of a script's _facectl_choices: `'PATH|FLAG') BODY ;;` for each flag with values. */
+function choiceArms(nodes: Command[], flags: (node: Command) => Option[], body: (values: readonly string[]) => string) {
+  const arms = nodes.flatMap((node) =>
+    flags(node)
       .filter(hasValues)
-      .map((f) => `    '${pathOf(node)}|${f.long}') items=(${valuesOf(f).map(zshWord).join(' ')}) ;;`),
+      .map((f) => `    '${pathOf(node)}|${f.long}') ${body(valuesOf(f))} ;;`),
   );
   return arms.join('\n') || "    '|') ;;";
 }

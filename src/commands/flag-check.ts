@@ -5,11 +5,9 @@ import { flagName, splitList } from './kit.js';
 import type { Flags, FlagSpec, FlagValues } from './verb.js';
 
 /**
- * The check of a verb's flags, made from its declaration (verb.ts) when the verb runs: the strings
- * commander read become the typed values run receives. A bad value is a usage error naming its flag
- * (`--expires-in-days: must be a whole number of days`); every issue is listed. Each type refuses what
- * the seed does not allow (a type, an enum it lists); bounds and grammars the local service chose (its
- * slug rule, its import types) are its own to check: the client sends such values as given.
+ * The strings commander read, checked against the verb's declaration (verb.ts) into the typed values run
+ * receives; every bad value is listed, naming its flag. Only what the seed forbids is refused: bounds and
+ * grammars the local service chose (its slug rule, its import types) are its own to check.
  */
 export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknown>): FlagValues<F> {
   const shape = Object.fromEntries(Object.entries(flags).map(([key, flag]) => [key, schemaOf(key, flag)]));
@@ -37,7 +35,12 @@ function schemaOf(key: string, flag: FlagSpec): z.ZodMiniType {
           ? listOf(key, flag)
           : flag.choices
             ? z.enum(flag.choices as [string, ...string[]], { error: `must be one of ${flag.choices.join(', ')}` })
-            : z.string().check(z.superRefine(ruleOf(flag)));
+            : z.string().check(
+                z.superRefine((text, check) => {
+                  const wrong = flag.check?.(text);
+                  if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
+                }),
+              );
   return flag.default === undefined ? z.optional(schema) : schema;
 }
 
@@ -75,11 +78,4 @@ function listOf(key: string, flag: FlagSpec) {
         if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
       }),
     );
-}
-
-function ruleOf(flag: FlagSpec) {
-  return (text: string, check: z.core.$RefinementCtx<string>) => {
-    const wrong = flag.check?.(text);
-    if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
-  };
 }

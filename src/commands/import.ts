@@ -44,14 +44,12 @@ type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
 
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     throw new UsageError(`<url>: ${JSON.stringify(value)} is not a URL`, {
       hint: 'give a full URL, e.g. https://example.com/notes.txt',
     });
   }
+  const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`<url>: only http:// and https:// URLs can be imported, not ${url.protocol}`);
   }
@@ -63,12 +61,7 @@ export async function runImport(ctx: Context, opts: ImportOptions): Promise<Answ
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
-  let document: AnswerOf<typeof importIntoFace>;
-  try {
-    document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body });
-  } finally {
-    spinner.stop();
-  }
+  const document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body }).finally(() => spinner.stop());
   const id = document.document_id;
   ctx.out.record(
     document,

@@ -36,19 +36,14 @@ export function withExtensionNote(text: string): string {
   return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 }
 
-export interface RequireValueOptions {
-  flag: string;
-  value: string | undefined;
-  message: string;
-  /** What is wrong with a value (shown under the prompt, or in the usage error), or undefined. */
-  check?: (value: string) => string | undefined;
-}
-
 /**
- * Returns the flag's value; when it is missing, asks on a terminal; without one (piped, CI, --no-input)
- * a missing value is a usage error naming the flag, so nothing is sent.
+ * The flag's value; when it is missing, asked on a terminal; without one (piped, CI, --no-input) a
+ * usage error naming the flag, so nothing is sent. `check` says what is wrong with a value, if anything.
  */
-export async function requireValue(ctx: Context, options: RequireValueOptions): Promise<string> {
+export async function requireValue(
+  ctx: Context,
+  options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
+): Promise<string> {
   const { flag, value, check = () => undefined } = options;
   const checked = (given: string) => {
     const wrong = check(given);
@@ -84,10 +79,7 @@ export function requireArgument(name: string, value: string | undefined): string
   return value;
 }
 
-/**
- * An alias given as a flag or typed at a prompt. The seed says only that it is a string (a slug whose
- * grammar it does not give), so the client refuses just an empty one; the service checks its own rule.
- */
+/** The seed gives an alias no grammar, so the client refuses only an empty one; the service has its own rule. */
 export function checkAlias(text: string): string | undefined {
   return text.trim() === '' ? 'an alias must not be empty' : undefined;
 }
@@ -107,7 +99,7 @@ export async function requireAliasAndLabel(
   return { alias, label };
 }
 
-/** `expiresInDays` -> `expires_in_days`, as a type: the request field an option fills. */
+/** `expiresInDays` -> `expires_in_days`, as a type. */
 type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
   : S;
@@ -120,9 +112,8 @@ export type RequestBody<O> = { [K in GivenKeys<O> as SnakeCase<K>]: O[K] } & {
 };
 
 /**
- * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option the user
- * did not give (undefined) is left out, so the service applies its own default. The client adds no
- * value of its own here: what the seed leaves open is the service's choice.
+ * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option not given
+ * (undefined) is left out, so the service applies its own default.
  */
 export function requestBody<O extends object>(options: O): RequestBody<O> {
   const body: Record<string, unknown> = {};
@@ -132,10 +123,7 @@ export function requestBody<O extends object>(options: O): RequestBody<O> {
   return body as RequestBody<O>;
 }
 
-/**
- * An amount of US dollars as a person reads it: cents, or as many more digits (up to six) as it takes
- * not to round a small amount away (`$0.004`, not `$0.00`).
- */
+/** US dollars with cents, or up to six digits not to round a small amount away (`$0.004`, not `$0.00`). */
 export function usd(amount: number): string {
   const text = amount.toFixed(6).replace(/0+$/, '');
   const [whole, fraction = ''] = text.split('.');
@@ -144,9 +132,8 @@ export function usd(amount: number): string {
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
 export function splitList(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
   return value
-    .split(',')
+    ?.split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }
@@ -156,10 +143,7 @@ export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/**
- * A flag and its value as a hint can show them to be typed: `--file notes.md`, `--file 'my notes.md'`,
- * and `--file=--json` for a value spelled like a flag (`--file --json` would be refused).
- */
+/** A flag and its value as typed: `--file 'my notes.md'`, `--file=--json` for a value spelled like a flag. */
 export function flagAndValue(flag: string, value: string): string {
   return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
 }

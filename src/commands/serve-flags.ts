@@ -5,11 +5,9 @@ import type { Flags } from './verb.js';
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
- * The file a --data path stands for, resolved once at start: through symbolic links (a link to a
- * file not yet created included) to the real file, or the real directory plus the name of a file
- * to create. serve opens and names this path, so the database's WAL lives beside the real file and
- * the link stays a link. A path that cannot be resolved is returned as it is; dataFileProblem says
- * what is wrong with it.
+ * The file a --data path stands for: through symbolic links (to a file not yet created too) to the real
+ * file, or the real directory plus the name of a file to create, so the database's WAL lives beside the
+ * real file and the link stays a link. A path that cannot be resolved is returned as it is.
  */
 export function realDataPath(file: string): string {
   let path = file;
@@ -36,11 +34,9 @@ export function realDataPath(file: string): string {
 }
 
 /**
- * What stops serve from keeping its state at `file`, or undefined. The file itself may be missing (a new
- * one starts empty), but its directory must exist (it is not created: a mistyped path would otherwise
- * leave directories behind) and serve must be able to create files in it: SQLite writes its WAL,
- * `FILE-wal`, there (and an import of an older state file `FILE.importing`). An existing FILE must be a
- * regular file serve can read and write.
+ * What stops serve from keeping its state at `file`, or undefined. The file may be missing (a new one
+ * starts empty), but its directory must exist (not created: a mistyped path would leave directories
+ * behind) and take new files: SQLite's `FILE-wal`, an import's `FILE.importing`.
  */
 export function dataFileProblem(file: string): string | undefined {
   const dir = dirname(file);
@@ -65,8 +61,6 @@ export function dataFileProblem(file: string): string | undefined {
     if (code === 'EACCES') return said('cannot be reached (permission denied on a directory of the path)');
     if (code !== 'ENOENT') return said((error as Error).message);
     exists = false;
-  }
-  if (!exists) {
     try {
       if (!statSync(dir).isDirectory()) return said(`${dir} is not a directory`);
     } catch (error) {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Context } from '../context.js';
 import { CancelError, CliError, ExitCode, UsageError } from '../errors.js';
 import { safeJson } from '../io/output.js';
-import type { BootstrapUser, RunningService, ServiceOptions } from '../service/index.js';
+import type { BootstrapUser, ServiceOptions } from '../service/index.js';
 import { checkFlags } from './flag-check.js';
 import { usd } from './kit.js';
 import { dataFileProblem, realDataPath, SERVE_FLAGS } from './serve-flags.js';
@@ -39,40 +39,24 @@ function dataName(options: ServeOptions): string | undefined {
   return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
 }
 
-/** How a test stops serve besides ctx.signal (which Ctrl-C and SIGTERM abort). Returns a function that removes it. */
-export type StopHook = (stop: () => void) => () => void;
-
-/**
- * What serve ends with after its clean stop: success when a signal stopped it (SIGINT, SIGTERM: how a
- * server is stopped, said by "facectl serve stopped"); the context's own reason when it aborted for
- * another (a failed stdout).
- */
-function stoppedBy(signal: AbortSignal): CliError | undefined {
-  return signal.aborted && signal.reason instanceof CliError && !(signal.reason instanceof CancelError)
-    ? signal.reason
-    : undefined;
-}
-
+/** `onStop`: how a test stops serve besides ctx.signal; it returns a function that removes it. */
 export async function runServe(
   ctx: Context,
   opts: Record<string, unknown>,
-  hooks: { onStop?: StopHook; service?: Partial<ServiceOptions> } = {},
+  hooks: { onStop?: (stop: () => void) => () => void; service?: Partial<ServiceOptions> } = {},
 ): Promise<void> {
   const options = parseServeOptions(ctx, opts);
   const { startService, writeFailure } = await import('../service/index.js');
-  let service: RunningService;
-  try {
-    service = await startService({
-      ...options,
-      // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
-      log: (line, kind = 'warning') =>
-        ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
-      accessLog: ctx.globals.debug,
-      ...hooks.service,
-    });
-  } catch (error) {
+  const service = await startService({
+    ...options,
+    // Under --json every stderr line is JSON, as for every command: `{"warning": …}` or `{"debug": …}`.
+    log: (line, kind = 'warning') =>
+      ctx.io.stderr.write(options.json ? `${safeJson({ [kind]: line })}\n` : `facectl serve: ${line}\n`),
+    accessLog: ctx.globals.debug,
+    ...hooks.service,
+  }).catch((error: unknown) => {
     throw startFailure(error, options, writeFailure(error));
-  }
+  });
 
   const port = new URL(service.baseUrl).port;
   const everywhere = ALL_INTERFACES.has(options.host);
@@ -84,20 +68,19 @@ export async function runServe(
       { immediate: true },
     );
   }
-  if (options.json) {
-    ctx.out.line({ base_url: service.baseUrl, users: service.users });
-  } else {
+  if (options.json) ctx.out.line({ base_url: service.baseUrl, users: service.users });
+  else {
     const listening = everywhere ? `http://${options.host.includes(':') ? '[::]' : '0.0.0.0'}:${port}` : undefined;
     ctx.out.text(summary(service.baseUrl, service.users, options, listening));
   }
 
-  let removeListeners = () => {};
+  let removeListeners: (() => void) | undefined;
   await new Promise<void>((resolveStop) => {
     if (ctx.signal.aborted) return resolveStop();
     ctx.signal.addEventListener('abort', () => resolveStop(), { once: true });
-    removeListeners = (hooks.onStop ?? (() => () => {}))(() => resolveStop());
+    removeListeners = hooks.onStop?.(resolveStop);
   });
-  removeListeners();
+  removeListeners?.();
   await service.close();
   const { rescued } = service.store;
   let savedTo = rescued ?? dataName(options);
@@ -111,8 +94,9 @@ export async function runServe(
     savedTo = `${savedTo} and ${options.dataFile}-wal`;
   }
   ctx.out.info(options.dataFile ? `facectl serve stopped; state saved to ${savedTo}` : 'facectl serve stopped');
-  const failed = stoppedBy(ctx.signal);
-  if (failed) throw failed;
+  // A signal (SIGINT, SIGTERM) is how a server is stopped: success. Another reason (a failed stdout) is the outcome.
+  const reason: unknown = ctx.signal.reason;
+  if (reason instanceof CliError && !(reason instanceof CancelError)) throw reason;
 }
 
 const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);

@@ -5,18 +5,13 @@ export interface FlagSpec {
   readonly value?: `<${string}>`;
   readonly short?: `-${string}`;
   readonly help: string;
-  /**
-   * How the value is read: as text (the default); `int`, a whole number of `unit`s, from `min` to
-   * `max` when given; `usd`, an amount of US dollars, 0 or more; `list`, comma-separated items
-   * (`min: 1`, at least one).
-   */
+  /** Text by default; `int`: whole `unit`s, `min` to `max`; `usd`: dollars, 0 or more; `list`: a,b,c. */
   readonly type?: 'int' | 'usd' | 'list';
   readonly min?: number;
   readonly max?: number;
   readonly unit?: string;
-  /** The only values taken; another is refused, naming them. Help lists them, completion offers them. */
+  /** The only values taken (help lists them); `suggest`: values completion offers, where others are taken too. */
   readonly choices?: readonly string[];
-  /** Values completion offers, where others are taken too. */
   readonly suggest?: readonly string[];
   readonly default?: string;
   /** The flag may be given again; every value is kept, in order. */
@@ -67,7 +62,7 @@ export interface VerbSpec<F extends Flags = Flags, A extends readonly ArgSpec[] 
   readonly flags?: F;
   /** Shell lines, shown under Examples. */
   readonly examples: readonly string[];
-  /** The work, with the flags checked. A bad value has been refused (exit 2) before it is called. */
+  /** The work, once the flags are checked (a bad value is refused, exit 2, before). */
   run(ctx: Context, flags: FlagValues<F>, ...args: ArgValues<A>): Promise<R>;
 }
 

@@ -21,9 +21,7 @@ export default verb({
     'base_url` to its new address), --stored-key checks the key already in the profile at the new base URL ' +
     'and keeps it for that one.',
   flags: {
-    storedKey: {
-      help: 'the key stored in the profile: check it at the current base URL and keep it for that URL',
-    },
+    storedKey: { help: 'the key stored in the profile: check it at the current base URL and keep it for that URL' },
   },
   examples: [
     'facectl auth login',
@@ -46,21 +44,19 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
     import('../../contract/keys.js'),
   ]);
   const client = clientForContext(ctx, { baseUrl: creds.baseUrl, apiKey: key });
-  let current: Awaited<ReturnType<typeof client.call<typeof getCurrentApiKey>>>;
   const spinner = ctx.out.spinner(`Checking the key with ${creds.baseUrl}`);
-  try {
-    current = await client.call(getCurrentApiKey, {});
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
+  const current = await client
+    .call(getCurrentApiKey, {})
+    .catch((error: unknown) => {
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
       throw new AuthError(`${creds.baseUrl} refused this API key; nothing was stored`, {
         hint: 'check that the key was copied whole, and that --base-url points at the service that issued it',
       });
-    }
-    throw error;
-  } finally {
-    spinner.stop();
-    await client.close();
-  }
+    })
+    .finally(() => {
+      spinner.stop();
+      return client.close();
+    });
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx, { creates: true });

@@ -2,13 +2,9 @@ import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
 import type { ConfigStore, Context } from '../../context.js';
 
 /**
- * Stores a key in a profile, as `auth login` and `keys create --save` do: one locked write of the key,
- * the base URL it belongs to (and, when given, the profile's new base_url), read back.
- *
- * Saving is what was asked, so a key already in the profile is replaced; but a key that is not kept
- * anywhere else would be lost without a word, so the replaced key is named (its prefix, never more)
- * with the service it was for, and how to keep both next time. The first profile of a fresh file
- * becomes the default one; a profile saved beside another default says how to switch to it.
+ * Stores a key in a profile (`auth login`, `keys create --save`): one locked write of the key, the base
+ * URL it belongs to and, when given, the profile's new base_url. A key replaced is kept nowhere else, so
+ * it is named (its prefix) with how to keep both next time.
  */
 export async function saveKeyInProfile(
   ctx: Pick<Context, 'out'>,

@@ -54,15 +54,13 @@ export default verb({
 
 export async function runStatus(ctx: Context): Promise<AuthStatus> {
   const creds = await ctx.credentials();
-  let found: Awaited<ReturnType<typeof creds.apiKey>>;
   let keyError: unknown;
-  try {
-    found = await creds.apiKey();
-  } catch (error) {
+  const found = await creds.apiKey().catch((error: unknown) => {
     // The stored key belongs to another base URL: show where it belongs, then the error.
     if (!(error instanceof AuthError)) throw error;
     keyError = error;
-  }
+    return undefined;
+  });
   const status: AuthStatus = {
     profile: await activeProfile(ctx),
     base_url: creds.baseUrl,
@@ -72,13 +70,9 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     key_source: found ? KEY_SOURCE_LABELS[found.source] : null,
     key_base_url: creds.keyBaseUrl ?? null,
   };
-  if (keyError) {
-    render(ctx, status, keyError);
-    throw keyError;
-  }
   if (!found) {
-    render(ctx, status, undefined);
-    throw new AuthError(`not logged in: ${creds.describe()}`);
+    render(ctx, status, keyError);
+    throw keyError ?? new AuthError(`not logged in: ${creds.describe()}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
   try {

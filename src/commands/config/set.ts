@@ -26,14 +26,12 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
   // even for a setting of the whole file (default_profile).
   checkNamedProfile(ctx);
-  if (setting.refuseSet) {
-    throw new UsageError(
-      value === undefined ? `${key} is removed with the key, by \`facectl auth logout\`` : setting.refuseSet.message,
-      {
-        hint: value === undefined ? 'run `facectl auth logout`' : setting.refuseSet.hint,
-      },
-    );
+  if (setting.refuseSet && value === undefined) {
+    throw new UsageError(`${key} is removed with the key, by \`facectl auth logout\``, {
+      hint: 'run `facectl auth logout`',
+    });
   }
+  if (setting.refuseSet) throw new UsageError(setting.refuseSet.message, { hint: setting.refuseSet.hint });
   const parsed = value === undefined ? undefined : setting.parse(value);
   const store = await ctx.config();
   let profile: string | null = null;

@@ -12,12 +12,8 @@ import {
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
-export interface Resumable {
-  source: InputSource;
-  continueOnError: boolean;
-  /** The command line that resumes this batch (see resumeCommand in submit.ts). */
-  resumeCommand: string;
-}
+/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts). */
+export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
 const EXIT_PRIORITY: ExitCodeValue[] = [
@@ -102,28 +98,23 @@ export function batchError(
   });
 }
 
-/** The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent. */
+/**
+ * The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent.
+ * What stopped it decides the exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141.
+ */
 export function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
-  const reason: unknown = signal.reason;
-  const code = reason instanceof CliError ? reason.code : undefined;
+  const reason = signal.reason instanceof CliError ? signal.reason : undefined;
+  const closed = reason?.code === OUTPUT_CLOSED;
   const why =
-    code === OUTPUT_FAILED
-      ? (reason as CliError).message
-      : code === OUTPUT_CLOSED
-        ? 'stopped: standard output was closed'
-        : 'interrupted';
+    reason?.code === OUTPUT_FAILED ? reason.message : closed ? 'stopped: standard output was closed' : 'interrupted';
   return new CancelError(`${why}: ${progressNote}`, {
     ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
-    exitCode: stopExitCode(signal),
+    exitCode: closed
+      ? ExitCode.outputClosed
+      : reason && reason.exitCode !== ExitCode.ok
+        ? reason.exitCode
+        : ExitCode.interrupted,
   });
 }
 
 export const NOTHING_SENT = 'nothing was submitted';
-
-/** What stopped the batch decides its exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141. */
-function stopExitCode(signal: AbortSignal): ExitCodeValue {
-  const reason: unknown = signal.reason;
-  if (reason instanceof CliError && reason.code === OUTPUT_CLOSED) return ExitCode.outputClosed;
-  if (reason instanceof CliError && reason.exitCode !== ExitCode.ok) return reason.exitCode;
-  return ExitCode.interrupted;
-}

@@ -23,23 +23,11 @@ export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
-export interface ReadAhead {
-  head: NdjsonLine[];
-  /** Every line, the ones read ahead first. */
-  lines: AsyncIterable<NdjsonLine>;
-  /** The input ended within the head. */
-  ended: boolean;
-}
-
 /**
- * Reads the first lines ahead (see HEAD_LINES), each given its key; an abort ends the wait, a read error
- * waits for its turn.
+ * Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn.
+ * Returns them, every line (the ones read ahead first), and whether the input ended within them.
  */
-export async function readAhead(
-  lines: AsyncIterable<NdjsonLine>,
-  seen: Occurrences,
-  signal: AbortSignal,
-): Promise<ReadAhead> {
+export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurrences, signal: AbortSignal) {
   const iterator = lines[Symbol.asyncIterator]();
   const head: NdjsonLine[] = [];
   let bytes = 0;
@@ -74,13 +62,9 @@ export async function readAhead(
     for (const line of head) yield line;
     if (failure !== undefined) throw failure.error;
     if (ended) return;
-    if (pending !== undefined) {
-      const result = await pending;
-      if (result.done) return;
-      yield result.value;
-    }
     for (;;) {
-      const result = await iterator.next();
+      const result = await (pending ?? iterator.next());
+      pending = undefined;
       if (result.done) return;
       yield result.value;
     }
@@ -90,24 +74,20 @@ export async function readAhead(
 
 /**
  * For `--resume` of a file with no batch of its own: the unfinished batches of files no longer at their
- * path, each line's key counted against what they acknowledged (`add`, in the check pass). `refuse`
- * throws when one holds lines of this file: most likely that file, moved (a batch is known by its path),
- * and sending every line would make those twice. Undefined when there is no such batch.
+ * path, each line's key counted against what they acknowledged (`add`). `refuse` throws when one holds
+ * lines of this file: most likely this file, moved, whose lines would be sent twice.
  */
-export async function movedFileBatch(
-  dir: string,
-  name: string,
-): Promise<{ add(key: LineKey): void; refuse(): void } | undefined> {
+export async function movedFileBatch(dir: string, name: string) {
   const gone = await goneFileBatches(dir);
   if (gone.length === 0) return undefined;
   const matched = gone.map(() => 0);
   return {
-    add(key) {
+    add(key: LineKey) {
       gone.forEach((batch, i) => {
         if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
       });
     },
-    refuse() {
+    refuse(): void {
       const most = Math.max(...matched);
       if (most === 0) return;
       const was = (gone[matched.indexOf(most)] as { path: string }).path;

@@ -7,24 +7,13 @@
 export interface PoolOptions<T> {
   concurrency: number;
   signal: AbortSignal;
-  /**
-   * Whether taking the next item may wait a long time (standard input, whose writer may sit idle): then
-   * an abort ends the wait. A file's next line is never long in coming, and this costs a listener per item.
-   */
+  /** Standard input, whose writer may sit idle: an abort ends the wait (a listener per item, so not for a file). */
   slowSource: boolean;
   /**
-   * Called at once, in the order the items are taken, before the item's work starts (and before any
-   * later item is taken up): false stops the pool there, so no item after it is started. A bad line of
-   * standard input stops the batch this way; its work would start too late, after the items the other
-   * workers took meanwhile were already sent.
+   * Called in the order the items are taken, before any later item is: false stops the pool there. A bad
+   * line stops a batch this way; its work would start too late, after other workers' items were sent.
    */
   admit?: (item: T) => boolean;
-}
-
-export interface PoolOutcome {
-  /** A worker said stop, or the stream failed. */
-  stopped: boolean;
-  readError?: unknown;
 }
 
 /** `work` returns false to stop the pool (items in flight still finish). */
@@ -32,7 +21,7 @@ export async function runPool<T>(
   items: AsyncIterable<T>,
   options: PoolOptions<T>,
   work: (item: T) => Promise<boolean>,
-): Promise<PoolOutcome> {
+): Promise<{ stopped: boolean; readError?: unknown }> {
   const { signal } = options;
   const iterator = items[Symbol.asyncIterator]();
   // A file's lines come straight from the iterator (no promise of ours per line); a slow source's, or the abort.
@@ -44,7 +33,7 @@ export async function runPool<T>(
         return settled.result;
       }
     : () => iterator.next();
-  const outcome: PoolOutcome = { stopped: false };
+  const outcome: { stopped: boolean; readError?: unknown } = { stopped: false };
   const worker = async () => {
     while (!outcome.stopped && !signal.aborted) {
       let taken: IteratorResult<T>;

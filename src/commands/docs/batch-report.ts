@@ -1,11 +1,11 @@
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
+import { fieldColumns } from '../kit.js';
 
 /**
- * How a batch reports to people and scripts while it runs and when it ends: a result per line as it
- * finishes (NDJSON under --json, `line<TAB>document_id<TAB>token_count` when piped, a table at the end
- * on a terminal), a progress bar or spinner on stderr, the failures, and the summary. It keeps the
- * counts and a bounded list of failures, whatever the batch's size.
+ * How a batch reports: a result per line as it finishes (NDJSON under --json, `line<TAB>document_id<TAB>
+ * token_count` when piped, a table at the end on a terminal), a progress bar or spinner on stderr, the
+ * failures and the summary, keeping only counts and a bounded list of failures.
  */
 
 export type LineResult =
@@ -23,11 +23,8 @@ export interface BatchSummary {
   tokens: number;
 }
 
-export interface Failures {
-  /** The first few, in the order they came. */
-  listed: FailedLine[];
-  firstByExitCode: Map<ExitCodeValue, FailedLine>;
-}
+/** `listed`: the first few, in the order they came. */
+export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
 
 export interface BatchReporter {
   report(result: LineResult, exitCode?: ExitCodeValue): void;
@@ -38,11 +35,7 @@ export interface BatchReporter {
 }
 
 /** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
-export interface JqFailure {
-  line: number;
-  message: string;
-  lines: number;
-}
+type JqFailure = { line: number; message: string; lines: number };
 
 const MAX_LISTED = 10;
 
@@ -85,11 +78,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
       results.flush();
       progress.stop();
       if (onTerminal && forTable.length > 0) {
-        ctx.out.list(forTable, [
-          { header: 'line', value: (r) => r.line },
-          { header: 'document_id', value: (r) => r.document_id },
-          { header: 'token_count', value: (r) => r.token_count },
-        ]);
+        ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       }
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
@@ -100,12 +89,9 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
 }
 
 /**
- * The result lines of a batch, written to stdout together: one write per 32 KB or per 50 ms instead of
- * one per document (to a file or a pipe, each write is a system call, and a batch answers thousands of
- * documents a second). The lines keep their order; flush() writes what is left when the batch ends.
- * A --jq filter that fails on a line's result never throws here (a timer's throw would crash the
- * process): that block is written again line by line, each line the filter takes printed, the first
- * failure kept for the end of the batch.
+ * The result lines, written to stdout one write per 32 KB or per 50 ms, not one system call per document
+ * (thousands a second). A --jq filter that fails never throws here (a timer's throw would crash the
+ * process): that block is written again line by line, the first failure kept for the end of the batch.
  */
 function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
   let pending = '';
@@ -148,10 +134,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
   };
 }
 
-function startProgress(
-  ctx: Context,
-  total: number | undefined,
-): { update(done: number, failed: number): void; stop(): void } {
+function startProgress(ctx: Context, total?: number): { update(done: number, failed: number): void; stop(): void } {
   if (total !== undefined) {
     const bar = ctx.out.progress('Submitting');
     return {
@@ -182,10 +165,9 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
 }
 
 /**
- * What --resume found, in a line: the lines the batch it resumes had acknowledged (moved: now on another
- * line), the others (when that batch had finished, each is a line added since; else not yet submitted),
- * and its acknowledged lines the input no longer holds. Nothing when a finished batch is resumed as it
- * was: "batch already finished" says it.
+ * What --resume found: the lines the batch resumed had acknowledged (moved: now on another line), the
+ * others (added since, if it had finished), and those the input no longer holds. Nothing when a finished
+ * batch is resumed as it was: "batch already finished" says it.
  */
 export function resumeNotice(
   tense: 'resuming' | 'resumed',

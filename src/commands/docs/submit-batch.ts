@@ -27,14 +27,12 @@ import { runPool } from './batch-pool.js';
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
- * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts: checked, each with the
- * exact body to send) go through a pool of --concurrency workers (batch-pool.ts), each line's result to
- * the reporter (batch-report.ts). A journal (src/state/batch-journal.ts) records every line the service
- * acknowledged, by its content: the hash of the body sent and its occurrence (batch-lines.ts). Before
- * anything is sent, the input is compared with the earlier batches of the same input (a file's every
- * line, in the check pass that reads it; standard input's first lines, read ahead), which decides
- * whether this run is a new batch, goes on with one (--resume), or is refused. What the user sees of
- * it (--continue-on-error, 429 pauses, resuming) is in docs/usage.md.
+ * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts) go through a pool of
+ * --concurrency workers (batch-pool.ts), each result to the reporter (batch-report.ts). A journal
+ * (src/state/batch-journal.ts) records every line the service acknowledged by the hash of its body and
+ * its occurrence. Before anything is sent, the input is compared with earlier batches of the same input
+ * (a file's every line in its check pass; standard input's first lines, read ahead), which decides
+ * whether this run is a new batch, goes on with one (--resume), or is refused. See docs/usage.md.
  */
 
 export interface BatchInput extends Resumable {
@@ -45,14 +43,8 @@ export interface BatchInput extends Resumable {
   journal: JournalMode;
 }
 
-/** The batch as it is sent: its lines, their count when known, what counts occurrences, and its journal. */
-interface Opened {
-  lines: AsyncIterable<NdjsonLine>;
-  total: number | undefined;
-  /** Gives each line its key as the pool takes it, in the order of the input (lines keyed already keep theirs). */
-  seen: Occurrences;
-  journal: BatchJournal;
-}
+/** The batch as it is sent; `seen` gives each line not keyed yet its key as the pool takes it, in input order. */
+type Opened = { lines: AsyncIterable<NdjsonLine>; total: number | undefined; seen: Occurrences; journal: BatchJournal };
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const opened = await openBatch(ctx, input);
@@ -73,9 +65,8 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
 }
 
 /**
- * Reads the batch as far as needed to know which batch it is (see the top of this file), and opens that
- * batch's journal. A file is read through (its check pass) under its lock; standard input's first lines
- * are read ahead before its directory is looked at.
+ * Reads the batch as far as needed to know which batch it is, and opens its journal: a file is read
+ * through (its check pass) under its lock; standard input's first lines are read ahead.
  */
 async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   const { source } = input;
@@ -169,11 +160,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
 async function inputIdentity(source: InputSource, cwd: string): Promise<string> {
   if (source.kind === 'stdin') return `stdin:${cwd}`;
   const path = resolve(cwd, source.name);
-  try {
-    return `file:${await realpath(path)}`;
-  } catch {
-    return `file:${path}`;
-  }
+  return `file:${await realpath(path).catch(() => path)}`;
 }
 
 async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promise<BatchSummary> {
@@ -189,10 +176,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   let fatal: unknown;
   const overtaken = trackOvertaken(!input.continueOnError);
 
-  /**
-   * Whether a line may be sent: a bad line stops the batch (unless --continue-on-error), decided as the
-   * line is taken, so no line after it is sent (standard input is checked as it is sent).
-   */
+  /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
   const admit = (line: NdjsonLine): boolean => {
     // Taken in the order of the input: the nth line of a body is its nth occurrence.
     giveKey(line, opened.seen);
@@ -284,7 +268,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       const error = { code: fatal.code, message: fatal.message.replace(/^.*?: line \d+: /, '') };
       reporter.stoppedAt({ line: fatal.line, ok: false, error }, ExitCode.usage);
     }
-    // Standard input resumed and read to its end: how it compared with the batch resumed (a file said it first).
+    // Standard input resumed and read to its end: how it compared (a file's was said before sending).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
       if (notice !== undefined) ctx.out.info(notice);
@@ -293,26 +277,20 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     finished = reporter.finish();
   }
   const { summary, failures, jq } = finished;
-  // --jq failed on a result (its document was submitted and journaled): one error naming the line, at the
-  // end; said as a warning when another failure ends the batch.
-  const jqError =
-    jq &&
-    new CliError(
-      `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`,
-      ExitCode.error,
-      {
-        code: 'jq_error',
-        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
-      },
-    );
-
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
   const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
-  if (jqError) {
-    if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(jqError.message);
-    else throw jqError;
+  // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
+  if (jq) {
+    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`;
+    if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
+    else {
+      throw new CliError(message, ExitCode.error, {
+        code: 'jq_error',
+        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
+      });
+    }
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
   // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
@@ -351,10 +329,9 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
 }
 
 /**
- * How many lines after the first failed line (in file order) were submitted anyway: lines are taken in
- * order, so a later line is submitted while the failed one is in flight, or after it failed while the
- * later one was already in flight. Memory stays bounded: only lines in flight and failed lines are
- * watched (after a failure without --continue-on-error no new line is taken; with it, nothing is watched).
+ * How many lines after the first failed line (in file order) were submitted anyway, being in flight.
+ * Only lines in flight and failed lines are watched (after a failure without --continue-on-error no new
+ * line is taken; with it, nothing is watched), so memory stays bounded.
  */
 function trackOvertaken(enabled: boolean) {
   const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();

@@ -73,10 +73,7 @@ export default verb({
   run: (ctx, given, input) => runSubmit(ctx, submitOptions(given, input)),
 });
 
-/**
- * The flags, checked together. `file` is a path or `-` (standard input, from `--file -` or the `-`
- * argument); --resume and --restart become `journal`: what a batch does with an earlier run's record.
- */
+/** The flags, checked together: `file` is a path or `-` (standard input); --resume and --restart become `journal`. */
 export type SubmitOptions = Omit<FlagValues<typeof flags>, 'resume' | 'restart'> & { journal: JournalMode };
 
 export function submitOptions(options: FlagValues<typeof flags>, input?: string): SubmitOptions {
@@ -131,12 +128,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   });
   if (input.kind === 'batch') {
     const { submitBatch } = await import('./submit-batch.js');
-    await submitBatch(ctx, {
-      ...opts,
-      source,
-      read: input.read,
-      resumeCommand: resumeCommand(ctx, opts),
-    });
+    await submitBatch(ctx, { ...opts, source, read: input.read, resumeCommand: resumeCommand(ctx, opts) });
     return;
   }
   // The document's own fields win over the flags (which fill what it leaves out): said, not silently.
@@ -147,11 +139,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       ctx.out.warn(`--${field} not used: ${source.name} gives its own ${field} (${JSON.stringify(own)})`);
     }
   }
-  try {
-    await submitOne(ctx, input.prepared);
-  } finally {
-    await input.prepared.dispose();
-  }
+  await submitOne(ctx, input.prepared).finally(() => input.prepared.dispose());
 }
 
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
@@ -165,8 +153,8 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../api/large-strings.js'),
   ]);
   const { document: body, body: rawBody } = prepared;
-  // The service echoes the whole document: a streamed one's answer is read without holding its content,
-  // which goes to a temporary file only when --json prints it (see src/api/large-strings.ts).
+  // The service echoes the whole document: a streamed one's content is not held, but spooled to a file
+  // when --json prints it (src/api/large-strings.ts).
   const large =
     rawBody === undefined
       ? undefined
@@ -188,10 +176,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
   }
 }
 
-/**
- * The answer with its content read back from the spool file, for --jq: jq needs the whole value (the
- * memory is then that of any JSON document of this size; without --jq the content is never held).
- */
+/** The answer with its content read back from the spool file: --jq needs the whole value. */
 async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
   const pieces: string[] = [];
   const sink = new Writable({
@@ -209,27 +194,21 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
  * hash and Idempotency-Key are the same again) or the output, and --resume.
  */
 export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
-  const words = [
-    'facectl',
-    'docs',
-    'submit',
-    ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']),
-    '--resume',
-  ];
+  const argv = ['facectl', 'docs', 'submit', ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']), '--resume'];
   const flag = (name: string, value: string | undefined) => {
-    if (value !== undefined) words.push(name, value);
+    if (value !== undefined) argv.push(name, value);
   };
   flag('--alias', opts.alias);
   flag('--label', opts.label);
-  flag('--perspective', opts.perspective ?? undefined);
+  flag('--perspective', opts.perspective);
   flag('--format', opts.format);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
-  if (opts.continueOnError) words.push('--continue-on-error');
+  if (opts.continueOnError) argv.push('--continue-on-error');
   if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
-  else if (ctx.globals.json) words.push('--json');
+  else if (ctx.globals.json) argv.push('--json');
   flag('--base-url', ctx.globals.baseUrl);
   flag('--profile', ctx.globals.profile);
-  if (ctx.globals.insecureHttp) words.push('--insecure-http');
-  if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
-  return words.map(shellWord).join(' ');
+  if (ctx.globals.insecureHttp) argv.push('--insecure-http');
+  if (ctx.globals.apiKeyStdin) argv.push('--api-key-stdin');
+  return argv.map(shellWord).join(' ');
 }

@@ -23,10 +23,8 @@ interface Preparable {
 }
 
 /**
- * `docs sync` and `threads sync` (extension endpoints): the sync (the charge is made and preparation
- * starts), then with --wait a progress bar from chunks_completed/chunks_total until preparation is
- * ready, bounded by --timeout; the item is shown as it last came back. Ctrl-C ends the wait (the
- * clock's sleep rejects with CancelError); the sync itself has been accepted by then.
+ * `docs sync` and `threads sync` (extension endpoints): the sync, then with --wait a progress bar from
+ * chunks_completed/chunks_total until preparation is ready, bounded by --timeout.
  */
 export function syncVerb<T extends Preparable>(
   kind: 'document' | 'thread',
@@ -38,17 +36,14 @@ export function syncVerb<T extends Preparable>(
   return verb({
     description: withExtensionNote(`Sync a ${kind}: its token_count is charged to ${billedTo} and preparation starts.`),
     args: [[`<${kind}_id>`, `the ${kind} id (${example.slice(0, 4)}...)`]],
-    flags: {
-      wait: { help: 'wait until preparation is ready, with a progress bar' },
-      timeout: TIMEOUT_FLAG,
-    },
+    flags: { wait: { help: 'wait until preparation is ready, with a progress bar' }, timeout: TIMEOUT_FLAG },
     examples: [
       `facectl ${group} sync ${example}`,
       `facectl ${group} sync ${example} --wait --timeout 60`,
       `facectl ${group} sync ${example} --wait --json --no-input | jq .prepare_status`,
     ],
     async run(ctx, given, id): Promise<T> {
-      // --timeout bounds the wait: without --wait there is none, and a limit silently ignored would mislead.
+      // Without --wait there is no wait to bound: a limit silently ignored would mislead.
       if (given.timeout !== undefined && !given.wait) {
         throw new UsageError('--timeout: only applies with --wait: add --wait, or leave --timeout out');
       }
@@ -67,8 +62,6 @@ export function syncVerb<T extends Preparable>(
   });
 }
 
-const FAILED_STATES = new Set(['failed', 'error']);
-
 async function waitUntilReady<T extends Preparable>(
   ctx: Context,
   what: string,
@@ -85,7 +78,7 @@ async function waitUntilReady<T extends Preparable>(
       const status = current.prepare_status ?? 'not started';
       bar.update(current.chunks_completed ?? 0, current.chunks_total ?? 1, status);
       if (current.prepare_status === 'ready') return current;
-      if (FAILED_STATES.has(status)) {
+      if (status === 'failed' || status === 'error') {
         throw new CliError(`preparation of ${what} failed (prepare_status ${status})`, 1, { code: 'prepare_failed' });
       }
       if (ctx.clock.now().getTime() >= deadline) {

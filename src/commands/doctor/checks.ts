@@ -1,11 +1,5 @@
-/** One line of `facectl doctor`: what was checked, how it went, and what to do about it. */
-export interface Check {
-  name: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-  /** What to do about it; null when there is nothing to do. */
-  fix: string | null;
-}
+/** One line of `facectl doctor`; `fix` says what to do about it, null when there is nothing to do. */
+export type Check = { name: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix: string | null };
 
 export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
 export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });

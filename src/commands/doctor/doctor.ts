@@ -89,8 +89,8 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
     checks.push(fail('base url', message, hint ?? 'set a valid one: `facectl config set base_url https://...`'));
     return checks;
   }
-  const loopback = isLoopbackHost(base.hostname);
-  const plainRemote = base.protocol === 'http:' && !loopback;
+  const plainRemote = base.protocol === 'http:' && !isLoopbackHost(base.hostname);
+  const proxy = checkProxy(ctx.env, base);
   checks.push(
     plainRemote
       ? warn(
@@ -100,9 +100,8 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
           'use an https:// base URL',
         )
       : ok('base url', base.href.replace(/\/$/, '')),
+    proxy,
   );
-  const proxy = checkProxy(ctx.env, base);
-  checks.push(proxy);
   const proxied = proxy.detail.includes(' go through ');
 
   const { checkTls, probeService } = await import('./network-checks.js');
@@ -110,36 +109,32 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   try {
     const sendKey = key !== undefined && !(plainRemote && !ctx.globals.insecureHttp);
     const probe = await probeService(ctx, base, sendKey ? key?.key : undefined);
-    if (base.protocol === 'https:') checks.push(await checkTls(ctx, base, proxied, probe));
-    else
-      checks.push(
-        plainRemote
+    checks.push(
+      base.protocol === 'https:'
+        ? await checkTls(ctx, base, proxied, probe)
+        : plainRemote
           ? warn('tls', `not used: traffic to ${base.host} is unencrypted`, 'use an https:// base URL')
           : ok('tls', 'not used (plain http to a loopback address)'),
-      );
-    checks.push(probe.reachability);
-    if (key === undefined) checks.push(warn('key works', 'not checked: no API key', 'run `facectl auth login`'));
-    else if (!sendKey)
-      checks.push(
-        fail(
-          'key works',
-          `not checked: facectl refuses to send the key over plain http to ${base.host}`,
-          'use an https:// base URL, or pass --insecure-http if you accept the risk',
-        ),
-      );
-    else checks.push(probe.key ?? warn('key works', 'not checked: the service was not reached', 'see "reachable"'));
-    checks.push(probe.clock);
+      probe.reachability,
+      key === undefined
+        ? warn('key works', 'not checked: no API key', 'run `facectl auth login`')
+        : !sendKey
+          ? fail(
+              'key works',
+              `not checked: facectl refuses to send the key over plain http to ${base.host}`,
+              'use an https:// base URL, or pass --insecure-http if you accept the risk',
+            )
+          : (probe.key ?? warn('key works', 'not checked: the service was not reached', 'see "reachable"')),
+      probe.clock,
+    );
   } finally {
     spinner.stop();
   }
   return checks;
 }
 
-/**
- * The configuration file, inspected directly (not through the store), before anything opens the store:
- * opening it tightens a loose mode and so would hide the very problem doctor is asked to report.
- */
-export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
+/** The configuration file, inspected directly: opening the store would tighten a loose mode unseen. */
+function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
   const refusal = writeRefusal(path);
@@ -149,11 +144,8 @@ export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[
     text = readConfigText(path);
   } catch (error) {
     if (error instanceof ConfigReadRefusal) return [fail(name, error.problem, error.fix), ...unsafe];
-    const code = (error as NodeJS.ErrnoException).code;
-    return [
-      fail(name, `cannot read ${path} (${code ?? (error as Error).message})`, `check the permissions of ${path}`),
-      ...unsafe,
-    ];
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return [fail(name, `cannot read ${path} (${why})`, `check the permissions of ${path}`), ...unsafe];
   }
   if (text === undefined) {
     return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
@@ -169,27 +161,20 @@ export function checkConfigFile(path: string, platform: NodeJS.Platform): Check[
 }
 
 function checkModes(path: string): Check[] {
-  const checks: Check[] = [];
   const fileMode = statSync(path).mode & 0o777;
-  checks.push(
+  const dir = dirname(path);
+  const dirMode = statSync(dir).mode & 0o777;
+  return [
     (fileMode & 0o077) === 0
       ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
       : tightenFileMode(path, fileMode),
-  );
-  const dir = dirname(path);
-  const dirMode = statSync(dir).mode & 0o777;
-  checks.push(
     (dirMode & 0o077) === 0
-      ? ok('config directory mode', `${octal(dirMode)}`)
+      ? ok('config directory mode', octal(dirMode))
       : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
-  );
-  return checks;
+  ];
 }
 
-/**
- * A file others can read is made 0600, as the configuration store does whenever it reads one (so the
- * store has nothing left to fix and the run warns once); told, with the command when that fails.
- */
+/** A file others can read is made 0600, as the store would (so the run warns once); the command if that fails. */
 function tightenFileMode(path: string, fileMode: number): Check {
   try {
     chmodSync(path, 0o600);
@@ -221,27 +206,22 @@ export function checkProxy(env: Context['env'], base: URL): Check {
         : 'no proxy variables set; direct connection',
     );
   }
-  const [varName, value] = variable;
-  let proxy: URL;
-  try {
-    proxy = new URL(value.includes('://') ? value : `http://${value}`);
-  } catch {
-    return fail(
-      name,
-      `${varName} is not a valid URL`,
-      `fix ${varName} (e.g. http://proxy.example.com:3128) or unset it`,
-    );
+  const [key, value] = variable;
+  const url = value.includes('://') ? value : `http://${value}`;
+  if (!URL.canParse(url)) {
+    return fail(name, `${key} is not a valid URL`, `fix ${key} (e.g. http://proxy.example.com:3128) or unset it`);
   }
+  const proxy = new URL(url);
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
   if (isLoopbackHost(base.hostname)) {
-    return ok(name, `${varName}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
+    return ok(name, `${key}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
   }
   const noProxyName = env.no_proxy !== undefined ? 'no_proxy' : 'NO_PROXY';
   const bypass = noProxyEntry(base, env[noProxyName] ?? '');
   if (bypass !== undefined) {
-    return ok(name, `${varName}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
+    return ok(name, `${key}=${shown} is bypassed for ${base.host} by ${noProxyName} entry "${bypass}"`);
   }
-  return ok(name, `requests to ${base.host} go through ${varName}=${shown}`);
+  return ok(name, `requests to ${base.host} go through ${key}=${shown}`);
 }
 
 function octal(mode: number): string {

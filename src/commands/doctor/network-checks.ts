@@ -11,23 +11,16 @@ import { usd } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
 /**
- * The checks that talk to the service: one GET /v1/auth/api-keys/current through the same transport the
- * commands use (so proxies apply), which tells reachability, whether the key works, and the service's
- * `Date` for the clock; plus, for https without a proxy, a direct TLS handshake that shows the certificate.
+ * The checks that talk to the service: one GET /v1/auth/api-keys/current through the commands' transport
+ * (so proxies apply) for reachability, the key and the clock; for https without a proxy, a TLS handshake.
  */
 
 const PATH = '/v1/auth/api-keys/current';
 const SKEW_LIMIT_S = 60;
 const SOON_DAYS = 7;
 
-export interface Probe {
-  reachability: Check;
-  /** Undefined when no key was sent or the service was not reached. */
-  key?: Check;
-  clock: Check;
-  /** The network failure, when there was one (TLS errors show up here through a proxy). */
-  error?: CliError;
-}
+/** `key`: absent when no key was sent or the service was not reached; `error`: the network failure, if any. */
+export type Probe = { reachability: Check; key?: Check; clock: Check; error?: CliError };
 
 export async function probeService(ctx: Context, base: URL, apiKey: string | undefined): Promise<Probe> {
   const baseUrl = base.href.replace(/\/$/, '');
@@ -93,11 +86,8 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
   const value = Array.isArray(date) ? date[0] : date;
   const serviceTime = value ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(serviceTime)) {
-    return warn(
-      'clock skew',
-      'not checked: the service sent no valid Date header',
-      'none needed unless expiry looks wrong',
-    );
+    const fix = 'none needed unless expiry looks wrong';
+    return warn('clock skew', 'not checked: the service sent no valid Date header', fix);
   }
   // A Date header shows whole seconds, cut: the service's clock read it up to a second later.
   const skew = Math.round((now.getTime() - serviceTime - 500) / 1000);
@@ -139,29 +129,24 @@ async function keyCheck(
       'check the base URL; run `facectl auth status --debug` to see the exchange',
     );
   }
-  const parts = [
+  const { budget_usd: budget, spent_usd: spent } = current;
+  const left = typeof budget === 'number' && typeof spent === 'number' ? Math.max(0, budget - spent) : null;
+  const expires = typeof current.expires_at === 'string' ? Date.parse(current.expires_at) : null;
+  const detail = [
     `${current.key_prefix ?? 'key'} (${current.name ?? 'unnamed'})`,
     `plan ${current.plan ?? 'unknown'}`,
     `scopes ${current.scopes?.join(',') ?? 'unknown'}`,
-  ];
-  const { budget_usd: budget, spent_usd: spent } = current;
-  const left = typeof budget === 'number' && typeof spent === 'number' ? Math.max(0, budget - spent) : null;
-  parts.push(
     budget === null
       ? 'budget unlimited'
       : typeof budget !== 'number'
         ? 'budget unknown'
         : `budget left ${left === null ? 'unknown' : usd(left)} of ${usd(budget)}`,
-  );
-  const expires = typeof current.expires_at === 'string' ? Date.parse(current.expires_at) : null;
-  parts.push(
     current.expires_at === null
       ? 'never expires'
       : expires === null
         ? 'expiry unknown'
         : `expires ${current.expires_at}`,
-  );
-  const detail = parts.join(', ');
+  ].join(', ');
   const renew = 'create a new key (`facectl keys create --save`) or `facectl auth login` with another';
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
   if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
@@ -181,11 +166,7 @@ async function keyCheck(
   return ok(name, detail);
 }
 
-/**
- * Shows the certificate of an https base URL. A direct handshake when no proxy is in the way; through
- * a proxy the tunnelled request has verified it already (undici rejects a bad certificate), so its
- * outcome is the answer.
- */
+/** The certificate of an https base URL; through a proxy, the tunnelled request has verified it already. */
 export async function checkTls(ctx: Context, base: URL, proxied: boolean, probe: Probe): Promise<Check> {
   if (proxied) {
     if (!probe.error) return ok('tls', 'certificate accepted (checked through the proxy)');
@@ -204,33 +185,26 @@ export async function checkTls(ctx: Context, base: URL, proxied: boolean, probe:
       const validTo = Date.parse(cert.valid_to);
       const who = `${cert.subject?.CN ?? host}, issued by ${cert.issuer?.O ?? cert.issuer?.CN ?? 'unknown'}`;
       const daysLeft = Math.floor((validTo - ctx.clock.now().getTime()) / 86_400_000);
-      if (daysLeft < 14) {
-        done(
-          warn(
-            'tls',
-            `certificate (${who}) expires in ${daysLeft} days (${cert.valid_to})`,
-            'renew the server certificate',
-          ),
-        );
-      } else done(ok('tls', `certificate valid (${who}) until ${cert.valid_to}`));
+      done(
+        daysLeft < 14
+          ? warn(
+              'tls',
+              `certificate (${who}) expires in ${daysLeft} days (${cert.valid_to})`,
+              'renew the server certificate',
+            )
+          : ok('tls', `certificate valid (${who}) until ${cert.valid_to}`),
+      );
     });
     socket.once('timeout', () =>
       done(fail('tls', `no TLS handshake with ${base.host} within 5 s`, 'check the base URL and your network')),
     );
     socket.once('error', (error: NodeJS.ErrnoException) => {
       const tlsProblem = /CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO/i.test(error.code ?? '');
-      done(
-        fail(
-          'tls',
-          `${tlsProblem ? 'certificate refused' : 'handshake failed'}: ${error.code ?? ''} ${error.message}`.replace(
-            /\s+/g,
-            ' ',
-          ),
-          tlsProblem
-            ? 'fix the server certificate, or point NODE_EXTRA_CA_CERTS at your CA bundle'
-            : 'check the base URL and your network',
-        ),
-      );
+      const said = `${tlsProblem ? 'certificate refused' : 'handshake failed'}: ${error.code ?? ''} ${error.message}`;
+      const fix = tlsProblem
+        ? 'fix the server certificate, or point NODE_EXTRA_CA_CERTS at your CA bundle'
+        : 'check the base URL and your network';
+      done(fail('tls', said.replace(/\s+/g, ' '), fix));
     });
   });
 }

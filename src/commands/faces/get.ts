@@ -19,9 +19,8 @@ export default verb({
 type FaceAnswer = Lenient<Face>;
 
 /**
- * `created` as a date. The seed types it as an integer and leaves its unit "not shown": the local
- * service sends Unix seconds; a number too large for seconds (past the year 5000) is read as
- * milliseconds. A value no date can hold is shown as the number it is.
+ * `created` as a date. The seed leaves its unit "not shown": the local service sends Unix seconds; a
+ * number past the year 5000 as seconds is read as milliseconds; no date at all, shown as the number.
  */
 function createdAsDate(created: number | null | undefined): string | number | null {
   if (created === null || created === undefined) return null;

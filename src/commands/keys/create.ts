@@ -84,9 +84,8 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
-  // `--save` into a profile the file does not hold yet (`--profile laptop`) creates it (README): the key
-  // is made with what would be used without naming it (FACECTL_API_KEY, else the default profile's key,
-  // at that base URL), and the new profile gets the new key and that base URL.
+  // `--save` into a profile not in the file yet (`--profile laptop`) creates it: the key is made with what
+  // would be used without naming it (FACECTL_API_KEY, else the default profile's key, at its base URL).
   const beside = save
     ? await credentialsBesideNewProfile({ ...ctx, stdin: ctx.io.stdin, stdinIsTTY: ctx.io.stdinIsTTY })
     : undefined;
@@ -100,9 +99,8 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         `at ${beside.baseUrl}, then saving it in a new profile "${active.profile}"`,
     );
   }
-  // The creating request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts): the service
-  // keeps only the key's hash, so an answer abandoned would leave a live key no one ever saw. Hence a
-  // client built without the abort signal.
+  // The request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts), by a client without the
+  // abort signal: an answer abandoned would leave a live key no one ever saw.
   const api = beside
     ? (await import('../../api/context-client.js')).clientForContext(
         ctx,
@@ -114,12 +112,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         { signal: undefined },
       )
     : await ctx.api({ untilAnswered: true });
-  let key: NewKey;
-  try {
-    key = await untilAnswered(ctx, () => api.call(createApiKey, { body }));
-  } finally {
-    if (beside) await api.close();
-  }
+  const key = await untilAnswered(ctx, () => api.call(createApiKey, { body })).finally(() => beside && api.close());
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   let filterFailed: CliError | undefined;

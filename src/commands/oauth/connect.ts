@@ -19,10 +19,7 @@ export default verb({
     'until the approval arrives (--timeout; Ctrl-C stops). A provider connected already: says so and exits 0.',
   args: [PROVIDER_ARG],
   flags: {
-    browser: {
-      negate: true,
-      help: 'do not open a browser; open the printed URL yourself (e.g. on another device)',
-    },
+    browser: { negate: true, help: 'do not open a browser; open the printed URL yourself (e.g. on another device)' },
     timeout: {
       ...TIMEOUT_FLAG,
       default: String(DEFAULT_WAIT_SECONDS),
@@ -54,22 +51,16 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   }
   const url = (await sendOAuth(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
 
-  // A person has to act on the URL while the command waits, so it is said at once, whatever the mode:
-  // under --json as one JSON line on stderr, which a script can read before the wait ends. The other
-  // messages are said at once on a terminal; under --json to a stderr that is not one they are held like
-  // any message: printed at the end on success, inside the error's `warnings` otherwise.
+  // A person acts on the URL while the command waits, so it is said at once (under --json as a JSON line
+  // a script can read); the other messages at once only on a terminal, else held like any message.
   if (ctx.out.json) ctx.io.stderr.write(`${safeJson({ authorize_url: url })}\n`);
   else ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
   const now = { immediate: ctx.io.stderrIsTTY };
   if (opts.openBrowser) {
     const why = ctx.browser.unavailable?.();
-    if (why) {
-      ctx.out.info(`Not opening a browser here (${why}); ${whereToOpen(url)}.`, now);
-    } else if (await ctx.browser.open(url)) {
-      ctx.out.info('Opened it in your browser; approve the connection there.', now);
-    } else {
-      ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
-    }
+    if (why) ctx.out.info(`Not opening a browser here (${why}); ${whereToOpen(url)}.`, now);
+    else if (await ctx.browser.open(url)) ctx.out.info('Opened it in your browser; approve the connection there.', now);
+    else ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
   }
 
   const connection = await waitForConnection(ctx, opts);
@@ -80,13 +71,7 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
 
 /** A consent page on a loopback address opens only on this machine, or through a forwarded port. */
 function whereToOpen(url: string): string {
-  let host = '';
-  let port = '';
-  try {
-    ({ hostname: host, port } = new URL(url));
-  } catch {
-    // not a URL: said as it is
-  }
+  const { hostname: host, port } = URL.canParse(url) ? new URL(url) : { hostname: '', port: '' };
   if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) return 'open the URL above on any device';
   const p = port || '80';
   return `open the URL above in a browser on this machine, or over SSH forward its port first (ssh -L ${p}:${host}:${p} HOST) and open it on yours`;

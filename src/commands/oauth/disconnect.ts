@@ -2,10 +2,7 @@ import { CliError, ExitCode, UsageError } from '../../errors.js';
 import { noPrompt, requireArgument, verb } from '../kit.js';
 import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
-/**
- * `facectl oauth disconnect <provider>`: destructive, so it asks first on a terminal unless --yes; but
- * only once GET /v1/oauth shows the provider connected (else exit 4 at once, nothing asked).
- */
+/** Asks only once GET /v1/oauth shows the provider connected (else exit 4 at once). */
 export default verb({
   description: 'Disconnect a provider. Asks for confirmation on a terminal; scripts pass --yes.',
   args: [PROVIDER_ARG],

@@ -1,22 +1,17 @@
 import type { AnswerOf, Lenient } from '../../api/answers.js';
-import type { Column, Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import type { OAuthConnection } from '../../contract/oauth.js';
 import type { AnyRoute, BodyOf, ParamsOf } from '../../contract/route.js';
 import { ApiError } from '../../errors.js';
-import { send } from '../kit.js';
+import { fieldColumns, send } from '../kit.js';
 
 export const PROVIDER_ARG = ['<provider>', 'the provider id (facectl serve offers `example`)'] as const;
 
-export const CONNECTION_COLUMNS: Column<Lenient<OAuthConnection>>[] = [
-  { header: 'provider', value: (c) => c.provider },
-  { header: 'connected', value: (c) => c.connected },
-  { header: 'connected_at', value: (c) => c.connected_at },
-];
+export const CONNECTION_COLUMNS = fieldColumns<Lenient<OAuthConnection>>('provider', 'connected', 'connected_at');
 
 /**
- * One request to an OAuth endpoint. The service refuses them all to users not on the Connect plan
- * (403 plan_required): said once, in the service's own words when it gives them, else in ours; the fix
- * says what to do, keeping the exit code (6).
+ * One request to an OAuth endpoint; the service refuses them all to users not on the Connect plan (403
+ * plan_required): said in its own words when it gives them, else in ours, with the fix (exit code 6).
  */
 export async function sendOAuth<R extends AnyRoute>(
   ctx: Context,

@@ -1,9 +1,8 @@
 import type { Context } from '../../context.js';
-import type { ThreadAnswer } from './get.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
 import { flagAndValue, requireArgument, send, verb } from '../kit.js';
-import { THREAD_FIELDS } from './get.js';
+import { THREAD_FIELDS, type ThreadAnswer } from './get.js';
 
 export default verb({
   summary: 'Replace every message of a thread',
@@ -25,20 +24,12 @@ export default verb({
     runReplaceMessages(ctx, await readMessages(ctx, requireArgument('thread_id', threadId), given.file, input)),
 });
 
-export interface ReplaceMessagesOptions {
-  threadId: string;
-  messages: ThreadMessage[];
-}
+type Replacement = { threadId: string; messages: ThreadMessage[] };
 
 const STDIN_HINT =
   'pipe the messages in (e.g. `facectl threads replace-messages thr_123 - < messages.json`), or use --file PATH';
 
-async function readMessages(
-  ctx: Context,
-  threadId: string,
-  file: string | undefined,
-  input: string | undefined,
-): Promise<ReplaceMessagesOptions> {
+async function readMessages(ctx: Context, threadId: string, file: string | undefined, input: string | undefined) {
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to read a file, use ${flagAndValue('--file', input)}`,
@@ -59,7 +50,7 @@ async function readMessages(
   return { threadId, messages: validateMessageList(value, source.name) };
 }
 
-export async function runReplaceMessages(ctx: Context, opts: ReplaceMessagesOptions): Promise<ThreadAnswer> {
+export async function runReplaceMessages(ctx: Context, opts: Replacement): Promise<ThreadAnswer> {
   const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },
