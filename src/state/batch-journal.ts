@@ -44,7 +44,6 @@ export interface BatchJournal {
   record(entry: JournalEntry): void;
   /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
   unanswered(): void;
-  flush(): Promise<void>;
   /** Every line was submitted: the journal becomes the finished record. */
   complete(): Promise<void>;
   /** The batch stopped short: the journal stays for --resume. */
@@ -107,8 +106,11 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
   let handle: FileHandle;
   try {
     if (resumed !== undefined) {
-      // A copy, so the finished record stays as it was until this run finishes too.
-      if (resumed.finished) await copyWhole(resumed.path, path);
+      if (resumed.finished) {
+        // A copy, so the finished record stays as it was until this run finishes too.
+        await copyFile(resumed.path, `${path}.${process.pid}.tmp`, constants.COPYFILE_EXCL);
+        await rename(`${path}.${process.pid}.tmp`, path);
+      }
       handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
@@ -196,7 +198,6 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
     unanswered() {
       unanswered++;
     },
-    flush,
     async complete() {
       // The journal becomes the finished record before the lock goes: a run that takes the lock next
       // never sees a finished batch's journal as unfinished.
@@ -232,12 +233,6 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
     lockLost: start.lockLost,
     writeFailure: () => failure as CliError | undefined,
   };
-}
-
-async function copyWhole(from: string, to: string): Promise<void> {
-  const temp = `${to}.${process.pid}.tmp`;
-  await copyFile(from, temp, constants.COPYFILE_EXCL);
-  await rename(temp, to);
 }
 
 /** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
@@ -276,11 +271,7 @@ export async function goneFileBatches(dir: string): Promise<{ path: string; ackn
     const source = read?.header.source;
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    const there = await stat(path).then(
-      () => true,
-      () => false,
-    );
-    if (!there) gone.push({ path, acknowledged: read.entries });
+    if (!(await stat(path).catch(() => undefined))) gone.push({ path, acknowledged: read.entries });
   }
   return gone;
 }
@@ -294,13 +285,7 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
       names
         .map((name) => join(dir, name))
         .filter((path) => path !== keep)
-        .map(async (path) => ({
-          path,
-          mtimeMs: await stat(path).then(
-            (s) => s.mtimeMs,
-            () => 0,
-          ),
-        })),
+        .map(async (path) => ({ path, mtimeMs: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
     );
     records.sort((a, b) => b.mtimeMs - a.mtimeMs);
     for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
