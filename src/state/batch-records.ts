@@ -29,7 +29,7 @@ import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.j
 const STALE_SECONDS = 10;
 const CHOOSING_WAIT_MS = (STALE_SECONDS + 5) * 1000;
 
-export interface OpenRecordsOptions {
+interface OpenRecordsOptions {
   /** The state directory. */
   dir: string;
   /** What identifies the input across runs: a file's real path, or standard input in a directory. */
@@ -44,7 +44,6 @@ export interface OpenRecordsOptions {
    * localhost and 127.0.0.1), and a key works on its own service only.
    */
   destination: string;
-  now?: () => Date;
 }
 
 interface Candidate {
@@ -286,7 +285,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
           ? {
               header: {
                 source: options.identity,
-                created_at: (options.now?.() ?? new Date()).toISOString(),
+                created_at: new Date().toISOString(),
                 destination: options.destination,
                 ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
               },
