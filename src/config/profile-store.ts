@@ -79,15 +79,11 @@ export function parseConfigText(text: string, path: string): ConfigData {
       `fix or remove ${path}; facectl never clears it`,
     );
   }
-  return checkConfigShape(parsed.value, path);
-}
-
-function checkConfigShape(data: unknown, path: string): ConfigData {
   const broken = (what: string) =>
     new ConfigFileError(`configuration file ${path} is invalid: ${what}`, `fix or remove ${path} (it was left as is)`);
   const notObject = (value: unknown) => typeof value !== 'object' || value === null || Array.isArray(value);
-  if (notObject(data)) throw broken('not a JSON object');
-  const config = data as ConfigData;
+  if (notObject(parsed.value)) throw broken('not a JSON object');
+  const config = parsed.value as ConfigData;
   if (config.default_profile !== undefined && typeof config.default_profile !== 'string') {
     throw broken('default_profile must be a string');
   }
