@@ -122,8 +122,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     const found = await listRecords(dir, input);
     fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
-      const wanted = !record.finished || options.mode === 'resume' || options.streamed;
-      if (!wanted) continue;
+      if (record.finished && options.mode !== 'resume' && !options.streamed) continue;
       const headerOnly = record.finished && options.mode !== 'resume';
       let lock: HeldLock | undefined;
       let busy: LockHeldError | undefined;
