@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -90,10 +89,6 @@ interface JournalStart {
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
   lockLost: () => Error | undefined;
-}
-
-export function newBatchId(): string {
-  return randomBytes(12).toString('base64url');
 }
 
 function journalPath(dir: string, input: string, batchId: string, finished = false): string {

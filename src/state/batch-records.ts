@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
@@ -7,7 +7,6 @@ import {
   type BatchJournal,
   type JournalMode,
   listRecords,
-  newBatchId,
   readJournal,
   startJournal,
   stateError,
@@ -259,7 +258,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     // keys: a service that already made a line's document answers with it.
     const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
     const resumed = moved === undefined ? chosen?.candidate : undefined;
-    const batchId = chosen?.candidate.batchId ?? newBatchId();
+    const batchId = chosen?.candidate.batchId ?? randomBytes(12).toString('base64url');
     let held: HeldLock;
     try {
       // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
