@@ -113,14 +113,12 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
-      const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
-      const header: Header = { facectl_batch: FORMAT, batch_id: batchId, ...fields };
       const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
       const fresh = await open(temp, CREATE, 0o600);
       try {
         // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
         // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
-        await fresh.writeFile(`${JSON.stringify(header)}\n`);
+        await fresh.writeFile(`${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`);
         await fresh.datasync();
       } catch (error) {
         await rm(temp, { force: true });
@@ -230,18 +228,17 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
   };
 }
 
+type RecordFile = { batchId: string; path: string; finished: boolean };
+
 /** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
-export async function listRecords(
-  dir: string,
-  input: string,
-): Promise<{ batchId: string; path: string; finished: boolean }[]> {
+export async function listRecords(dir: string, input: string): Promise<RecordFile[]> {
   let names: string[];
   try {
     names = await readdir(dir);
   } catch (error) {
     throw stateError(dir, error);
   }
-  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
+  const records = new Map<string, RecordFile>();
   for (const name of names.sort()) {
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;
