@@ -59,17 +59,8 @@ export type FacectlClient = { [K in RouteName]: RouteMethod<Routes[K]> } & {
 
 export function createClient(options: ClientOptions = {}): FacectlClient {
   const { baseUrl = DEFAULT_BASE_URL, env = process.env, ...rest } = options;
-  const api = createApiClient({
-    ...rest,
-    baseUrl,
-    env,
-    noKeyMessage: 'no API key: pass createClient({ apiKey })',
-  });
-  const client: Record<string, unknown> = {
-    baseUrl: api.baseUrl,
-    call: api.call.bind(api),
-    close: () => api.close(),
-  };
+  const api = createApiClient({ ...rest, baseUrl, env, noKeyMessage: 'no API key: pass createClient({ apiKey })' });
+  const client: Record<string, unknown> = { baseUrl: api.baseUrl, call: api.call.bind(api), close: () => api.close() };
   for (const [name, route] of Object.entries(routes) as [RouteName, AnyRoute][]) {
     const hasParams = pathParamNames(route.path).length > 0;
     const hasBody = route.body !== undefined;
