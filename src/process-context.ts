@@ -36,10 +36,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const out = createOutput(io, env, globals, parts.renderModules);
   const once = <T>(make: () => Promise<T>) => {
     let made: Promise<T> | undefined;
-    return () => {
-      made ??= make();
-      return made;
-    };
+    return () => (made ??= make());
   };
 
   const config = parts.config
