@@ -343,8 +343,7 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
     throw stateError(dir, error);
   }
   const info = await lstat(dir).catch(() => undefined);
-  if (info === undefined) return;
-  if (!info.isDirectory()) {
+  if (info?.isDirectory() === false) {
     refused({
       problem: `${dir} is not a directory of facectl's (it is ${info.isSymbolicLink() ? 'a symlink' : 'a file'})`,
       fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
