@@ -279,16 +279,13 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         input,
         batchId,
         held,
-        ...(resumed === undefined
-          ? {
-              header: {
-                source: options.identity,
-                created_at: new Date().toISOString(),
-                destination: options.destination,
-                ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
-              },
-            }
-          : { resumed }),
+        resumed,
+        header: {
+          source: options.identity,
+          created_at: new Date().toISOString(),
+          destination: options.destination,
+          ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
+        },
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
         ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
         replaced,
