@@ -188,9 +188,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS).unref();
     },
-    unanswered() {
-      unanswered++;
-    },
+    unanswered: () => void unanswered++,
     async complete() {
       // The journal becomes the finished record before the lock goes: a run that takes the lock next
       // never sees a finished batch's journal as unfinished.

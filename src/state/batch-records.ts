@@ -103,9 +103,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   await privateDirectory(options.dir, dir);
   let lost: Error | undefined;
-  const onLost = (error: Error) => {
-    lost = error;
-  };
+  const onLost = (error: Error) => void (lost = error);
   const inputLockPath = join(dir, `${input}.lock`);
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = options.streamed
