@@ -84,9 +84,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
-    close: async () => {
-      await Promise.all(clients.map((made) => made.close()));
-    },
+    close: async () => void (await Promise.all(clients.map((made) => made.close()))),
   };
   return ctx;
 }

@@ -83,9 +83,7 @@ export function buildPath(template: string, params: Record<string, unknown>): st
   if (!template.includes('{')) return template;
   return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     const value = params[name];
-    if (typeof value !== 'string' || value.length === 0) {
-      throw new TypeError(`missing path parameter ${name}`);
-    }
+    if (typeof value !== 'string' || value.length === 0) throw new TypeError(`missing path parameter ${name}`);
     return encodeURIComponent(value);
   });
 }

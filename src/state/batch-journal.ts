@@ -203,9 +203,8 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         } catch (error) {
           throw stateError(finishedPath, error);
         }
-        for (const old of start.replaced) {
+        for (const old of start.replaced)
           if (old !== finishedPath) await rm(old, { force: true }).catch(() => undefined);
-        }
         await pruneFinished(dirname(path), finishedPath);
       } finally {
         choosing?.release();
