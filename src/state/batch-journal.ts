@@ -295,17 +295,8 @@ export function stateError(path: string, error: unknown): CliError {
   });
 }
 
-interface ReadJournal {
-  header: Header;
-  entries: Acknowledged;
-  tornTail: boolean;
-  mtimeMs: number;
-  /** Its last run stopped cleanly; not read for a finished record. */
-  clean: boolean;
-}
-
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
-export async function readJournal(path: string, headerOnly: boolean): Promise<ReadJournal | undefined> {
+export async function readJournal(path: string, headerOnly: boolean) {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | NOFOLLOW);
@@ -317,6 +308,7 @@ export async function readJournal(path: string, headerOnly: boolean): Promise<Re
     const info = await handle.stat();
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
+    // Its last run stopped cleanly (not read for a finished record).
     let clean = false;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
