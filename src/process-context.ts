@@ -79,7 +79,11 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     env,
     clock: parts.clock,
     browser: parts.browser,
-    runtime: parts.runtime ?? processRuntime,
+    runtime: parts.runtime ?? {
+      cwd: () => process.cwd(),
+      platform: process.platform,
+      nodeVersion: process.versions.node,
+    },
     signal,
     config,
     credentials,
@@ -88,12 +92,6 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   };
   return ctx;
 }
-
-const processRuntime: Runtime = {
-  cwd: () => process.cwd(),
-  platform: process.platform,
-  nodeVersion: process.versions.node,
-};
 
 /**
  * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
