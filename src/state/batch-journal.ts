@@ -198,11 +198,9 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await handle.close().catch(() => undefined);
         // Best effort: without it, a run choosing at this very moment may miss this batch.
         choosing = await start.finishing?.().catch(() => undefined);
-        try {
-          await rename(path, finishedPath);
-        } catch (error) {
+        await rename(path, finishedPath).catch((error: unknown) => {
           throw stateError(finishedPath, error);
-        }
+        });
         for (const old of start.replaced)
           if (old !== finishedPath) await rm(old, { force: true }).catch(() => undefined);
         await pruneFinished(dirname(path), finishedPath);
@@ -229,12 +227,9 @@ type RecordFile = { batchId: string; path: string; finished: boolean };
 
 /** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
 export async function listRecords(dir: string, input: string): Promise<RecordFile[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
+  const names = await readdir(dir).catch((error: unknown) => {
     throw stateError(dir, error);
-  }
+  });
   const records = new Map<string, RecordFile>();
   for (const name of names.sort()) {
     const match = RECORD_NAME.exec(name);
