@@ -7,8 +7,7 @@ import { type ApiClientOptions, createApiClient } from './api/client.js';
 import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';
 import { type RouteName, type Routes, routes } from './contract/index.js';
 import type { AnswerOf } from './api/answers.js';
-import type { AnyRoute, BodyOf, ParamsOf } from './contract/route.js';
-import { pathParamNames } from './contract/route.js';
+import { type AnyRoute, type BodyOf, type ParamsOf, pathParamNames } from './contract/route.js';
 
 export { RequestValidationError } from './api/client.js';
 export type { CallOptions } from './context.js';
