@@ -143,9 +143,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         continue;
       }
       candidates.push({
-        batchId: record.batchId,
-        path: record.path,
-        finished: record.finished,
+        ...record,
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
         mtimeMs: read.mtimeMs,
@@ -159,14 +157,11 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     return {
       candidates,
       compare: () => new Comparison(candidates),
-      open: async (comparison, head) => {
-        try {
-          return await choose(comparison, head);
-        } catch (error) {
+      open: (comparison, head) =>
+        choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
-        }
-      },
+        }),
       release,
     };
   } catch (error) {
