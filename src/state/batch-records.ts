@@ -299,12 +299,9 @@ async function lockInput(
   waitMs: number,
   onCompromised?: (error: Error) => void,
 ): Promise<HeldLock> {
-  try {
-    return await waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised });
-  } catch (error) {
-    if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
-    throw inProgress(error, sourceName);
-  }
+  return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
+    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error);
+  });
 }
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
