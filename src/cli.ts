@@ -29,11 +29,9 @@ export async function runFromProcess(): Promise<number> {
 }
 
 /**
- * `facectl [command...] --help` (or -h), when the build's help pages apply: the words name a command
- * exactly and commander would wrap to its default 80 columns (standard output is not a terminal, or
- * one 80 columns wide). The pages are commander's own output for that case, rendered from the command
- * tree at build time (src/help-pages.ts); anything else goes through commander. Undefined when the
- * line is not such a request or the pages are missing (running from the sources).
+ * The page for `facectl [command...] --help` (or -h) from the build's pages (src/help-pages.ts), when the
+ * words name a command exactly and commander would wrap to 80 columns (stdout not a terminal, or one 80
+ * wide); else undefined, as when the pages are missing (running from the sources).
  */
 export function prerenderedHelp(
   argv: readonly string[],

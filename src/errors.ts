@@ -25,8 +25,6 @@ export interface ErrorDetails {
   hint?: string;
   /** What is wrong, field by field: one `- field: message` line each (as a 422's field errors read). */
   fields?: readonly FieldProblem[];
-  /** The command has already said why it ends (serve's "stopped" line): only the exit code is left to give. */
-  said?: boolean;
   cause?: unknown;
 }
 
@@ -45,7 +43,6 @@ export class CliError extends Error {
   readonly code: string;
   readonly hint: string | undefined;
   readonly fields: readonly FieldProblem[] | undefined;
-  readonly said: boolean;
 
   constructor(message: string, exitCode: ExitCodeValue, details: ErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -54,7 +51,6 @@ export class CliError extends Error {
     this.code = details.code ?? 'error';
     this.hint = details.hint;
     this.fields = details.fields;
-    this.said = details.said ?? false;
   }
 }
 

@@ -6,10 +6,8 @@ import { assembleContext } from './process-context.js';
 import { buildProgram } from './program.js';
 
 /**
- * The help pages `facectl --help` and `facectl <command> --help` print when standard output is not a
- * terminal (commander then wraps to 80 columns). scripts/build.mjs renders them from the real command
- * tree into dist/help.json, so the CLI can answer `--help` without loading commander or building the
- * tree; a test checks every page against commander's live output.
+ * The help pages cli.ts prints, rendered from the real command tree by scripts/build.mjs into
+ * dist/help.json; help-pages.test.ts checks every page against commander's live output.
  */
 
 /** Every command's path below the program, the program itself first (''), e.g. 'faces get'. */

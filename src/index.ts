@@ -7,8 +7,7 @@ import { type ApiClientOptions, createApiClient } from './api/client.js';
 import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';
 import { type RouteName, type Routes, routes } from './contract/index.js';
 import type { AnswerOf } from './api/answers.js';
-import type { AnyRoute, BodyOf, ParamsOf } from './contract/route.js';
-import { pathParamNames } from './contract/route.js';
+import { type AnyRoute, type BodyOf, type ParamsOf, pathParamNames } from './contract/route.js';
 
 export { RequestValidationError } from './api/client.js';
 export type { CallOptions } from './context.js';
@@ -59,17 +58,8 @@ export type FacectlClient = { [K in RouteName]: RouteMethod<Routes[K]> } & {
 
 export function createClient(options: ClientOptions = {}): FacectlClient {
   const { baseUrl = DEFAULT_BASE_URL, env = process.env, ...rest } = options;
-  const api = createApiClient({
-    ...rest,
-    baseUrl,
-    env,
-    noKeyMessage: 'no API key: pass createClient({ apiKey })',
-  });
-  const client: Record<string, unknown> = {
-    baseUrl: api.baseUrl,
-    call: api.call.bind(api),
-    close: () => api.close(),
-  };
+  const api = createApiClient({ ...rest, baseUrl, env, noKeyMessage: 'no API key: pass createClient({ apiKey })' });
+  const client: Record<string, unknown> = { baseUrl: api.baseUrl, call: api.call.bind(api), close: () => api.close() };
   for (const [name, route] of Object.entries(routes) as [RouteName, AnyRoute][]) {
     const hasParams = pathParamNames(route.path).length > 0;
     const hasBody = route.body !== undefined;

@@ -78,7 +78,6 @@ export function reportError(ctx: Context, error: unknown): void {
     write(UNEXPECTED_HINT);
     return;
   }
-  if (error.said) return;
   write(`error: ${error.message}`);
   if (error instanceof ApiError) {
     write(`  status: ${error.status} ${error.code}`);

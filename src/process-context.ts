@@ -36,10 +36,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const out = createOutput(io, env, globals, parts.renderModules);
   const once = <T>(make: () => Promise<T>) => {
     let made: Promise<T> | undefined;
-    return () => {
-      made ??= make();
-      return made;
-    };
+    return () => (made ??= make());
   };
 
   const config = parts.config
@@ -82,23 +79,19 @@ export function assembleContext(parts: ContextParts): ClosableContext {
     env,
     clock: parts.clock,
     browser: parts.browser,
-    runtime: parts.runtime ?? processRuntime,
+    runtime: parts.runtime ?? {
+      cwd: () => process.cwd(),
+      platform: process.platform,
+      nodeVersion: process.versions.node,
+    },
     signal,
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
-    close: async () => {
-      await Promise.all(clients.map((made) => made.close()));
-    },
+    close: async () => void (await Promise.all(clients.map((made) => made.close()))),
   };
   return ctx;
 }
-
-const processRuntime: Runtime = {
-  cwd: () => process.cwd(),
-  platform: process.platform,
-  nodeVersion: process.versions.node,
-};
 
 /**
  * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with

@@ -150,11 +150,7 @@ class FacectlCommand extends Command {
   /** commander's hook for a word that names no command of this group. */
   unknownCommand(): never {
     const word = String(this.args[0]);
-    const near =
-      closestName(
-        word,
-        this.commands.map((command) => command.name()),
-      ) ?? this.verbNamed(word);
+    const near = closestName(word, this.commands) ?? this.verbNamed(word);
     this.error(`error: unknown command '${word}'${near ? `\n(Did you mean ${near}?)` : ''}`, {
       code: 'commander.unknownCommand',
     });
@@ -234,8 +230,7 @@ const HELP = {
  * exit code), output goes to the context's streams, usage reads `[flags]`, a usage error ends with the
  * usage line, and a value flag refuses a flag for its value.
  */
-function configureTree(command: Command, ctx: Context): void {
-  const path = commandPath(command);
+function configureTree(command: Command, ctx: Context, path = command.name()): void {
   if (!command.summary()) command.summary(firstSentence(command.description()));
   command
     .exitOverride()
@@ -258,7 +253,7 @@ function configureTree(command: Command, ctx: Context): void {
       return parse ? parse(given, previous) : given;
     });
   }
-  for (const sub of command.commands) configureTree(sub, ctx);
+  for (const sub of command.commands) configureTree(sub, ctx, `${path} ${sub.name()}`);
 }
 
 /**
@@ -267,12 +262,6 @@ function configureTree(command: Command, ctx: Context): void {
  */
 export function helpWidth(stream: { columns?: number }, isTTY: boolean): number {
   return isTTY && stream.columns !== undefined ? stream.columns : 80;
-}
-
-export function commandPath(command: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
 }
 
 /** The first sentence of a description's first paragraph, for a list of commands. */
@@ -296,10 +285,7 @@ function registerHelp(program: Command): void {
       for (const [i, word] of words.entries()) {
         const next = topic.commands.find((command) => command.name() === word);
         if (!next) {
-          const near = closestName(
-            word,
-            topic.commands.map((command) => command.name()),
-          );
+          const near = closestName(word, topic.commands);
           const prefix = words.slice(0, i).join(' ');
           throw new UsageError(`unknown help topic "${words.slice(0, i + 1).join(' ')}"`, {
             hint: near
@@ -331,12 +317,12 @@ function registerCompletion(program: Command, ctx: Context): void {
 }
 
 /**
- * The name of `names` closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
+ * The name of the command closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
  * word's length for long words), or the word is its beginning. Undefined when nothing is that close.
  */
-export function closestName(word: string, names: readonly string[]): string | undefined {
-  return names
-    .map((name) => ({ name, distance: distance(name, word) }))
+function closestName(word: string, commands: readonly Command[]): string | undefined {
+  return commands
+    .map((command) => ({ name: command.name(), distance: distance(command.name(), word) }))
     .filter((c) => c.distance <= Math.max(2, Math.floor(word.length / 3)) || c.name.startsWith(word))
     .sort((a, b) => a.distance - b.distance)[0]?.name;
 }

@@ -2,9 +2,8 @@ import { run } from './main.js';
 import { createProcessContext } from './process-context.js';
 
 /**
- * One invocation with the real context built from process.*: what cli.ts loads for everything but the
- * answers it gives itself (--version, prerendered --help). A separate entry of the build, so cli.cjs
- * stays one small file that imports nothing until it needs this.
+ * One invocation with the real context: what cli.ts loads for all but --version and prerendered --help
+ * (a separate entry of the build, so cli.cjs imports nothing until it needs this).
  */
 export async function runProcess(argv: string[]): Promise<number> {
   const ctx = createProcessContext();

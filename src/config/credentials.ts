@@ -58,16 +58,15 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
       if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
       // The key would come from the profile: one named on the line or in the environment must exist.
       if (store) checkExplicitProfile(store, sources);
-      if (typeof settings.api_key === 'string' && settings.api_key) {
+      if (keyBaseUrl !== undefined) {
         // A stored key goes only to the service it was saved for (gh keeps one token per host).
-        const boundTo = keyBaseUrl as string;
-        if (sameBaseUrl(boundTo, baseUrl)) {
-          return { key: checkApiKey(settings.api_key, 'profile'), source: 'profile' as const };
+        if (sameBaseUrl(keyBaseUrl, baseUrl)) {
+          return { key: checkApiKey(settings.api_key as string, 'profile'), source: 'profile' as const };
         }
         // Moved with `config set base_url` (the profile's own URL is the new one): the key may move too.
         const moved = baseUrlSource === 'profile';
         throw new AuthError(
-          `the key stored in profile "${profile}" was saved for ${boundTo}; it is not sent to ${trimmed(baseUrl)}`,
+          `the key stored in profile "${profile}" was saved for ${keyBaseUrl}; it is not sent to ${trimmed(baseUrl)}`,
           {
             code: 'key_for_other_base_url',
             hint: moved

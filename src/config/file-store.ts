@@ -48,10 +48,10 @@ export function openConfigStore(
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {
     // The per-user directory is made 0700 again first; a FACECTL_CONFIG_DIR others can write to is refused.
     if (!chosenDir) tightenOwnDirectory(dir);
-    refuseUnsafe(path);
     let lock: HeldLock;
     try {
-      ensurePrivateDirectory(dir);
+      // Made 0700 whatever the umask.
+      for (const created of makeDirectories(dir)) chmodSync(created, 0o700);
       refuseUnsafe(path);
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
@@ -143,11 +143,6 @@ function readError(error: unknown, path: string): ConfigFileError {
 function writeError(error: unknown, path: string): ConfigWriteError {
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
-}
-
-/** Creates the directory (and missing parents) 0700 whatever the umask. */
-function ensurePrivateDirectory(dir: string): void {
-  for (const created of makeDirectories(dir)) chmodSync(created, 0o700);
 }
 
 /**

@@ -79,25 +79,18 @@ export function parseConfigText(text: string, path: string): ConfigData {
       `fix or remove ${path}; facectl never clears it`,
     );
   }
-  return checkConfigShape(parsed.value, path);
-}
-
-function checkConfigShape(data: unknown, path: string): ConfigData {
   const broken = (what: string) =>
     new ConfigFileError(`configuration file ${path} is invalid: ${what}`, `fix or remove ${path} (it was left as is)`);
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw broken('not a JSON object');
-  const config = data as ConfigData;
+  const notObject = (value: unknown) => typeof value !== 'object' || value === null || Array.isArray(value);
+  if (notObject(parsed.value)) throw broken('not a JSON object');
+  const config = parsed.value as ConfigData;
   if (config.default_profile !== undefined && typeof config.default_profile !== 'string') {
     throw broken('default_profile must be a string');
   }
   if (config.profiles !== undefined) {
-    if (typeof config.profiles !== 'object' || config.profiles === null || Array.isArray(config.profiles)) {
-      throw broken('profiles must be an object');
-    }
+    if (notObject(config.profiles)) throw broken('profiles must be an object');
     for (const [name, profile] of Object.entries(config.profiles)) {
-      if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
-        throw broken(`profiles.${name} must be an object`);
-      }
+      if (notObject(profile)) throw broken(`profiles.${name} must be an object`);
     }
   }
   return config;

@@ -27,12 +27,8 @@ export const SETTINGS: Record<string, Setting> = {
   base_url: {
     name: 'base_url',
     scope: 'profile',
-    parse(value) {
-      return checkBaseUrl(value, 'base_url', (url) => `run \`facectl config set base_url ${url}\``).href.replace(
-        /\/+$/,
-        '',
-      );
-    },
+    parse: (value) =>
+      checkBaseUrl(value, 'base_url', (url) => `run \`facectl config set base_url ${url}\``).href.replace(/\/+$/, ''),
     show: asText,
   },
   api_key: {

@@ -32,13 +32,8 @@ export const alias = z.string();
 /** Face alias as the local service checks it: a slug of 3 to 64 characters (local). */
 export const ALIAS_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const ALIAS_RULE = 'lower-case letters, digits and single hyphens, 3 to 64 characters (e.g. ada-lovelace)';
-export const serviceAlias = z
-  .string()
-  .check(
-    z.minLength(3, { error: `must be a slug: ${ALIAS_RULE}` }),
-    z.maxLength(64, { error: `must be a slug: ${ALIAS_RULE}` }),
-    z.regex(ALIAS_PATTERN, { error: `must be a slug: ${ALIAS_RULE}` }),
-  );
+const slug = { error: `must be a slug: ${ALIAS_RULE}` };
+export const serviceAlias = z.string().check(z.minLength(3, slug), z.maxLength(64, slug), z.regex(ALIAS_PATTERN, slug));
 
 export const seedScope = z.string().check(z.regex(SEED_SCOPE_PATTERN, { error: `must have ${SEED_SCOPE_RULE}` }));
 

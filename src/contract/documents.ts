@@ -15,12 +15,11 @@ export const documentCreateRequest = z.looseObject({
 });
 export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
 
+export const DEFAULT_PERSPECTIVE = 'third-person';
 /**
  * The local service's own rules: alias, label and a non-empty content required, a slug alias, label
  * up to 500 characters, perspective third-person by default, no unknown field.
  */
-export const DEFAULT_PERSPECTIVE = 'third-person';
-
 export const documentCreateServiceRequest = z.strictObject({
   alias: serviceAlias,
   content: z.string().check(z.minLength(1, { error: 'must not be empty' })),

@@ -7,6 +7,7 @@ import type * as z from 'zod/mini';
 
 const PROTO = '__proto__';
 const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+const own = (value: unknown) => ({ value, writable: true, enumerable: true, configurable: true });
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -21,20 +22,12 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
   if (!isObject(input) || !isObject(output) || input === output) return output;
   if (hasOwn(input, PROTO)) {
     if (Object.getPrototypeOf(output) !== Object.prototype) Object.setPrototypeOf(output, Object.prototype);
-    if (!hasOwn(output, PROTO)) {
-      Object.defineProperty(output, PROTO, {
-        value: input[PROTO],
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
-    }
+    if (!hasOwn(output, PROTO)) Object.defineProperty(output, PROTO, own(input[PROTO]));
   }
   for (const key of Object.keys(input)) {
     if (key === PROTO || !hasOwn(output, key)) continue;
     const kept = keepJsonKeys(input[key], output[key]);
-    if (kept !== output[key])
-      Object.defineProperty(output, key, { value: kept, writable: true, enumerable: true, configurable: true });
+    if (kept !== output[key]) Object.defineProperty(output, key, own(kept));
   }
   return output;
 }

@@ -13,16 +13,12 @@ export const apiKeyCreateRequest = z.looseObject({
 });
 export type ApiKeyCreateRequest = z.input<typeof apiKeyCreateRequest>;
 
+const days = { error: 'must be between 1 and 365 days' };
 /** The local service's own rules for it: name cap, 1-365 days, its scope grammar, no unknown field. */
 export const apiKeyCreateServiceRequest = z.strictObject({
   name: z.nullish(z.string().check(z.maxLength(200))),
   expires_in_days: z.nullish(
-    z
-      .int({ error: 'must be a whole number of days' })
-      .check(
-        z.gte(1, { error: 'must be between 1 and 365 days' }),
-        z.lte(365, { error: 'must be between 1 and 365 days' }),
-      ),
+    z.int({ error: 'must be a whole number of days' }).check(z.gte(1, days), z.lte(365, days)),
   ),
   scopes: z.nullish(z.array(scope).check(z.minLength(1))),
   budget_usd: z.nullish(

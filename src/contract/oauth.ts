@@ -10,8 +10,7 @@ import { defineRoute } from './route.js';
 export const oauthConnection = z.looseObject({
   provider: z.optional(z.string()),
   connected: z.optional(z.boolean()),
-  // The seed types connected_at as a date-time (not nullable) and gives no Required column; a provider
-  // that is not connected has none, so the local service leaves the field out.
+  // Not nullable in the seed: where there is none (not connected), the local service leaves it out.
   connected_at: z.optional(dateTime),
 });
 export type OAuthConnection = z.output<typeof oauthConnection>;

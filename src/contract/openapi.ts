@@ -6,23 +6,21 @@ import { type AnyRoute, pathParamNames } from './route.js';
 /** Builds an OpenAPI 3.1 document from the contract's routes: nothing in it is written by hand. */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schema = (type: z.ZodMiniType, io: 'input' | 'output') =>
-    z.toJSONSchema(type, { target: 'draft-2020-12', io, unrepresentable: 'any' });
-  const errorResponse = {
-    description: 'Error',
-    content: { 'application/json': { schema: schema(errorBody, 'output') } },
-  };
+  const json = (type: z.ZodMiniType, io: 'input' | 'output') => ({
+    'application/json': { schema: z.toJSONSchema(type, { target: 'draft-2020-12', io, unrepresentable: 'any' }) },
+  });
+  const errorResponse = { description: 'Error', content: json(errorBody, 'output') };
 
   for (const route of Object.values(routes) as AnyRoute[]) {
     const operation: Record<string, unknown> = {
       operationId: route.name,
       summary: route.summary,
-      parameters: pathParamNames(route.path).map((name) => ({
-        name,
-        in: 'path',
-        required: true,
-        schema: { type: 'string' },
-      })),
+      parameters: [
+        ...pathParamNames(route.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+        ...(route.idempotent
+          ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' } }]
+          : []),
+      ],
       responses: {
         [String(route.successStatus)]:
           route.responseKind === 'html'
@@ -31,7 +29,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
                 description: route.successStatus === 201 ? 'Created' : 'OK',
                 // The input side of the response schema: what may arrive on the wire (a field with a
                 // default, such as a face's `object`, may be absent), not what the client makes of it.
-                content: { 'application/json': { schema: schema(route.response, 'input') } },
+                content: json(route.response, 'input'),
               },
         // The one error the seed states: Free or Standard plan users calling the OAuth endpoints.
         ...(route.scope?.startsWith('oauth:')
@@ -42,20 +40,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     };
     if (route.scope) operation.security = [{ bearer: [] }];
     if (route.extension) operation['x-facectl-extension'] = true;
-    if (route.idempotent) {
-      (operation.parameters as unknown[]).push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        schema: { type: 'string' },
-      });
-    }
-    if (route.body) {
-      operation.requestBody = {
-        required: true,
-        content: { 'application/json': { schema: schema(route.body, 'input') } },
-      };
-    }
+    if (route.body) operation.requestBody = { required: true, content: json(route.body, 'input') };
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation;
   }

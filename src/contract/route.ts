@@ -83,26 +83,21 @@ export function buildPath(template: string, params: Record<string, unknown>): st
   if (!template.includes('{')) return template;
   return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     const value = params[name];
-    if (typeof value !== 'string' || value.length === 0) {
-      throw new TypeError(`missing path parameter ${name}`);
-    }
+    if (typeof value !== 'string' || value.length === 0) throw new TypeError(`missing path parameter ${name}`);
     return encodeURIComponent(value);
   });
 }
 
 /** The decoded parameters of a concrete path, or null when it does not fit the template. */
 export function matchPath(template: string, path: string): Record<string, string> | null {
-  const names = pathParamNames(template);
   const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '([^/]+)')}$`);
   const match = pattern.exec(path);
   if (!match) return null;
-  const params: Record<string, string> = {};
   try {
-    names.forEach((name, i) => {
-      params[name] = decodeURIComponent(match[i + 1] as string);
-    });
+    return Object.fromEntries(
+      pathParamNames(template).map((name, i) => [name, decodeURIComponent(match[i + 1] as string)]),
+    );
   } catch {
     return null;
   }
-  return params;
 }

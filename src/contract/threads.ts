@@ -39,14 +39,10 @@ export const threadCreateServiceRequest = z.strictObject({
   interviewer_billing_source: z.nullish(billingSource),
 });
 
-export const replaceMessagesRequest = z.looseObject({
-  messages: z.array(threadMessageRequest),
-});
+export const replaceMessagesRequest = z.looseObject({ messages: z.array(threadMessageRequest) });
 export type ReplaceMessagesRequest = z.input<typeof replaceMessagesRequest>;
 
-export const replaceMessagesServiceRequest = z.strictObject({
-  messages: z.array(threadMessageServiceRequest),
-});
+export const replaceMessagesServiceRequest = z.strictObject({ messages: z.array(threadMessageServiceRequest) });
 
 /**
  * The Compile thread. The spec does not say which of its fields are always present, so none is

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -44,7 +43,6 @@ export interface BatchJournal {
   record(entry: JournalEntry): void;
   /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
   unanswered(): void;
-  flush(): Promise<void>;
   /** Every line was submitted: the journal becomes the finished record. */
   complete(): Promise<void>;
   /** The batch stopped short: the journal stays for --resume. */
@@ -93,10 +91,6 @@ interface JournalStart {
   lockLost: () => Error | undefined;
 }
 
-export function newBatchId(): string {
-  return randomBytes(12).toString('base64url');
-}
-
 function journalPath(dir: string, input: string, batchId: string, finished = false): string {
   return join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
 }
@@ -107,8 +101,11 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
   let handle: FileHandle;
   try {
     if (resumed !== undefined) {
-      // A copy, so the finished record stays as it was until this run finishes too.
-      if (resumed.finished) await copyWhole(resumed.path, path);
+      if (resumed.finished) {
+        // A copy, so the finished record stays as it was until this run finishes too.
+        await copyFile(resumed.path, `${path}.${process.pid}.tmp`, constants.COPYFILE_EXCL);
+        await rename(`${path}.${process.pid}.tmp`, path);
+      }
       handle = await open(path, APPEND, 0o600);
       await handle.chmod(0o600);
       const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
@@ -116,14 +113,12 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
       await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
-      const fields = start.header as Omit<Header, 'facectl_batch' | 'batch_id'>;
-      const header: Header = { facectl_batch: FORMAT, batch_id: batchId, ...fields };
       const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
       const fresh = await open(temp, CREATE, 0o600);
       try {
         // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
         // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
-        await fresh.writeFile(`${JSON.stringify(header)}\n`);
+        await fresh.writeFile(`${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`);
         await fresh.datasync();
       } catch (error) {
         await rm(temp, { force: true });
@@ -193,10 +188,7 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS).unref();
     },
-    unanswered() {
-      unanswered++;
-    },
-    flush,
+    unanswered: () => void unanswered++,
     async complete() {
       // The journal becomes the finished record before the lock goes: a run that takes the lock next
       // never sees a finished batch's journal as unfinished.
@@ -206,14 +198,11 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await handle.close().catch(() => undefined);
         // Best effort: without it, a run choosing at this very moment may miss this batch.
         choosing = await start.finishing?.().catch(() => undefined);
-        try {
-          await rename(path, finishedPath);
-        } catch (error) {
+        await rename(path, finishedPath).catch((error: unknown) => {
           throw stateError(finishedPath, error);
-        }
-        for (const old of start.replaced) {
+        });
+        for (const old of start.replaced)
           if (old !== finishedPath) await rm(old, { force: true }).catch(() => undefined);
-        }
         await pruneFinished(dirname(path), finishedPath);
       } finally {
         choosing?.release();
@@ -234,24 +223,14 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
   };
 }
 
-async function copyWhole(from: string, to: string): Promise<void> {
-  const temp = `${to}.${process.pid}.tmp`;
-  await copyFile(from, temp, constants.COPYFILE_EXCL);
-  await rename(temp, to);
-}
+type RecordFile = { batchId: string; path: string; finished: boolean };
 
 /** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
-export async function listRecords(
-  dir: string,
-  input: string,
-): Promise<{ batchId: string; path: string; finished: boolean }[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
+export async function listRecords(dir: string, input: string): Promise<RecordFile[]> {
+  const names = await readdir(dir).catch((error: unknown) => {
     throw stateError(dir, error);
-  }
-  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
+  });
+  const records = new Map<string, RecordFile>();
   for (const name of names.sort()) {
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;
@@ -276,11 +255,7 @@ export async function goneFileBatches(dir: string): Promise<{ path: string; ackn
     const source = read?.header.source;
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    const there = await stat(path).then(
-      () => true,
-      () => false,
-    );
-    if (!there) gone.push({ path, acknowledged: read.entries });
+    if (!(await stat(path).catch(() => undefined))) gone.push({ path, acknowledged: read.entries });
   }
   return gone;
 }
@@ -294,13 +269,7 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
       names
         .map((name) => join(dir, name))
         .filter((path) => path !== keep)
-        .map(async (path) => ({
-          path,
-          mtimeMs: await stat(path).then(
-            (s) => s.mtimeMs,
-            () => 0,
-          ),
-        })),
+        .map(async (path) => ({ path, mtimeMs: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
     );
     records.sort((a, b) => b.mtimeMs - a.mtimeMs);
     for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
@@ -321,17 +290,8 @@ export function stateError(path: string, error: unknown): CliError {
   });
 }
 
-interface ReadJournal {
-  header: Header;
-  entries: Acknowledged;
-  tornTail: boolean;
-  mtimeMs: number;
-  /** Its last run stopped cleanly; not read for a finished record. */
-  clean: boolean;
-}
-
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
-export async function readJournal(path: string, headerOnly: boolean): Promise<ReadJournal | undefined> {
+export async function readJournal(path: string, headerOnly: boolean) {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | NOFOLLOW);
@@ -343,6 +303,7 @@ export async function readJournal(path: string, headerOnly: boolean): Promise<Re
     const info = await handle.stat();
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
+    // Its last run stopped cleanly (not read for a finished record).
     let clean = false;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {

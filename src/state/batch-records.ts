@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
@@ -7,7 +7,6 @@ import {
   type BatchJournal,
   type JournalMode,
   listRecords,
-  newBatchId,
   readJournal,
   startJournal,
   stateError,
@@ -29,7 +28,7 @@ import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.j
 const STALE_SECONDS = 10;
 const CHOOSING_WAIT_MS = (STALE_SECONDS + 5) * 1000;
 
-export interface OpenRecordsOptions {
+interface OpenRecordsOptions {
   /** The state directory. */
   dir: string;
   /** What identifies the input across runs: a file's real path, or standard input in a directory. */
@@ -44,7 +43,6 @@ export interface OpenRecordsOptions {
    * localhost and 127.0.0.1), and a key works on its own service only.
    */
   destination: string;
-  now?: () => Date;
 }
 
 interface Candidate {
@@ -105,9 +103,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   await privateDirectory(options.dir, dir);
   let lost: Error | undefined;
-  const onLost = (error: Error) => {
-    lost = error;
-  };
+  const onLost = (error: Error) => void (lost = error);
   const inputLockPath = join(dir, `${input}.lock`);
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = options.streamed
@@ -123,8 +119,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     const found = await listRecords(dir, input);
     fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
-      const wanted = !record.finished || options.mode === 'resume' || options.streamed;
-      if (!wanted) continue;
+      if (record.finished && options.mode !== 'resume' && !options.streamed) continue;
       const headerOnly = record.finished && options.mode !== 'resume';
       let lock: HeldLock | undefined;
       let busy: LockHeldError | undefined;
@@ -148,9 +143,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         continue;
       }
       candidates.push({
-        batchId: record.batchId,
-        path: record.path,
-        finished: record.finished,
+        ...record,
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
         mtimeMs: read.mtimeMs,
@@ -164,14 +157,11 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     return {
       candidates,
       compare: () => new Comparison(candidates),
-      open: async (comparison, head) => {
-        try {
-          return await choose(comparison, head);
-        } catch (error) {
+      open: (comparison, head) =>
+        choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
-        }
-      },
+        }),
       release,
     };
   } catch (error) {
@@ -261,7 +251,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
     // keys: a service that already made a line's document answers with it.
     const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
     const resumed = moved === undefined ? chosen?.candidate : undefined;
-    const batchId = chosen?.candidate.batchId ?? newBatchId();
+    const batchId = chosen?.candidate.batchId ?? randomBytes(12).toString('base64url');
     let held: HeldLock;
     try {
       // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
@@ -282,16 +272,13 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
         input,
         batchId,
         held,
-        ...(resumed === undefined
-          ? {
-              header: {
-                source: options.identity,
-                created_at: (options.now?.() ?? new Date()).toISOString(),
-                destination: options.destination,
-                ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
-              },
-            }
-          : { resumed }),
+        resumed,
+        header: {
+          source: options.identity,
+          created_at: new Date().toISOString(),
+          destination: options.destination,
+          ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
+        },
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
         ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
         replaced,
@@ -312,12 +299,9 @@ async function lockInput(
   waitMs: number,
   onCompromised?: (error: Error) => void,
 ): Promise<HeldLock> {
-  try {
-    return await waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised });
-  } catch (error) {
-    if (!(error instanceof LockHeldError)) throw stateError(lockPath, error);
-    throw inProgress(error, sourceName);
-  }
+  return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
+    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error);
+  });
 }
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
@@ -346,8 +330,7 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
     throw stateError(dir, error);
   }
   const info = await lstat(dir).catch(() => undefined);
-  if (info === undefined) return;
-  if (!info.isDirectory()) {
+  if (info?.isDirectory() === false) {
     refused({
       problem: `${dir} is not a directory of facectl's (it is ${info.isSymbolicLink() ? 'a symlink' : 'a file'})`,
       fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,

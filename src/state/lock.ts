@@ -19,7 +19,6 @@ interface LockOptions {
 }
 
 export class LockHeldError extends Error {
-  readonly code = 'ELOCKED';
   constructor(
     readonly lockPath: string,
     /** For messages only. */
@@ -46,7 +45,10 @@ interface OwnerRecord {
 const DEFAULT_STALE_MS = 10_000;
 const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
-let exitHookInstalled = false;
+// Locks still held at exit (an error path that forgot, a signal) are released.
+process.once('exit', () => {
+  for (const lock of [...held]) lock.release();
+});
 
 /** Takes the lock at once, or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
@@ -146,7 +148,6 @@ class Lock implements HeldLock {
     private readonly token: string,
   ) {
     held.add(this);
-    installExitHook();
   }
 
   startHeartbeat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
@@ -206,13 +207,4 @@ function goneHere(owner: OwnerRecord | undefined): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
-}
-
-/** Locks still held at exit (an error path that forgot, a signal) are released. */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const lock of [...held]) lock.release();
-  });
 }
