@@ -161,6 +161,20 @@ describe('docs submit: one document', () => {
     expect(result.stderr).not.toContain('--resume');
   });
 
+  it("README's recipe for a JSON array (jq -c '.[]' | docs submit --format ndjson -): one element is a batch of one, a result line", async () => {
+    const stdin = `${JSON.stringify({ alias: 'ada-lovelace', label: 'array-of-one', content: 'only one' })}\n`;
+    const result = await runCommand(service, ['docs', 'submit', '--format', 'ndjson', '-', '--json'], { stdin });
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      { line: 1, ok: true, document_id: expect.stringMatching(/^doc_/), token_count: expect.any(Number) },
+    ]);
+    expect(storedWithLabel('array-of-one')).toHaveLength(1);
+  });
+
   it('one JSON object on standard input that is not a document: the hint names --format text, the fields once', async () => {
     const result = await expectRefused(service, argv`docs submit --alias ada-lovelace --label one -`, [], {
       stdin: '{"note": "hi"}',
