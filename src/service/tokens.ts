@@ -51,12 +51,6 @@ export async function countTokens(text: string, stopping?: AbortSignal): Promise
   return inline >= 0 ? inline : countInWorker(text, stopping);
 }
 
-export async function countMessageTokens(contents: readonly string[], stopping?: AbortSignal): Promise<number> {
-  let total = 0;
-  for (const content of contents) if (content.length > 0) total += await countTokens(content, stopping);
-  return total;
-}
-
 // Evaluated from source: no separate file to locate in the bundle.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
