@@ -13,8 +13,7 @@ import { type Handler, type HandlerMap, type PreparedHandler, PUBLIC_ROUTES } fr
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
-import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
-import { providerPage } from './provider-page.js';
+import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
