@@ -3,7 +3,6 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-core.js';
 import type { Store } from './store.js';
 import { readAs, rowsInsert } from './store-rows.js';
 
@@ -130,7 +129,7 @@ export class Idempotency {
 
   constructor(
     private readonly store: Store,
-    private readonly clock: ServiceClock,
+    private readonly clock: { now(): Date },
   ) {
     const pairs = store.statement('SELECT user_id, idempotency_key FROM idempotency', true).iterate();
     for (const [userId, key] of pairs as Iterable<[string, string]>) this.filtered(userId, key, true);

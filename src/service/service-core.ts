@@ -1,5 +1,6 @@
+import type { Idempotency } from './idempotency.js';
+import type { InflightBudget } from './inflight.js';
 import type { OAuthFlows } from './oauth-flow.js';
-import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 
 /** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
@@ -53,6 +54,11 @@ export interface ServiceCore {
   /** Aborted as soon as the service begins to stop: counts in progress end (503), answers carry Connection: close. */
   readonly stopping: AbortSignal;
   readonly consent: ConsentMode;
-  /** To call before a document's content or version changes (idempotency records may refer to it). */
-  beforeDocumentEdit: (doc: DocumentRecord) => void;
+  readonly idempotency: Idempotency;
+  /** `--rate-limit`: takes a request of this key, giving null or the seconds it must wait (429). */
+  readonly rateLimit: ((keyId: string) => number | null) | null;
+  readonly budget: InflightBudget;
+  readonly maxBodyBytes: number;
+  /** One line per request (method, path without query, status, time); never headers or bodies. */
+  readonly accessLog: boolean;
 }

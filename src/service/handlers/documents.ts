@@ -81,7 +81,7 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
   run: ({ params, body, auth, svc, prepared }) => {
     const { item: doc } = ownItem(svc.store, auth, 'documents', params.document_id);
-    svc.beforeDocumentEdit(doc);
+    svc.idempotency.beforeDocumentEdit(doc);
     if (body.content !== undefined) {
       doc.content = body.content;
       doc.token_count = prepared.tokenCount as number;
