@@ -30,8 +30,6 @@ export type SerializedBody = { faceAlias?: string } & (
     }
 );
 
-type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
-
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
   userId: string;
@@ -90,12 +88,6 @@ interface RecordRow {
 
 const RECORD_COLUMNS =
   'request_sha256, key_id, status, body, document_id, document_version, body_prefix, body_suffix, face_alias, created_ms';
-
-/** A record kept in this batch, not written yet: its row, and for a document's answer its parts. */
-interface PendingRecord {
-  row: RecordRow;
-  parts: readonly string[] | undefined;
-}
 
 const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
 
@@ -169,8 +161,8 @@ export class Idempotency {
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
   replay(auth: AuthInfo, request: IdempotentRequest): { status: number; body: string } | null {
-    // A record kept earlier in this batch is not written yet (keep()): it is pending.
-    const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
+    // A record kept earlier in this batch is not written yet (keep()): pending, with a document answer's parts.
+    const pending = this.store.pending(pendingKey(request)) as { row: RecordRow; parts?: string[] } | undefined;
     let row: RecordRow;
     if (pending) row = pending.row;
     else if (!this.filtered(request.userId, request.key, false)) return null;
@@ -216,7 +208,11 @@ export class Idempotency {
    * shows a document older than this batch: an edit of that document later in the batch must find it
    * to give it its whole body (beforeDocumentEdit reads the table).
    */
-  keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
+  keep(
+    auth: AuthInfo,
+    request: IdempotentRequest,
+    response: SerializedBody & { status: number; holdsSecret: boolean },
+  ): void {
     const now = this.clock.now().getTime();
     this.purgeExpired();
     this.filtered(request.userId, request.key, true);

@@ -23,8 +23,6 @@ import {
   type Table,
 } from './store-rows.js';
 
-export type { CollectionView } from './store-rows.js';
-
 type Statement = Database.Statement;
 
 export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
