@@ -104,15 +104,6 @@ const INSERT_RECORD = rowsInsert(
  */
 const FILTER_BITS = 1 << 23;
 
-function filterHash(userId: string, key: string): number {
-  // FNV-1a over the UTF-16 units of `<user>\0<key>`.
-  let h = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) h = Math.imul(h ^ userId.charCodeAt(i), 0x01000193);
-  h = Math.imul(h, 0x01000193);
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 export class Idempotency {
   /** Bodies holding a key secret, by pendingKey(): the body and when it was kept. */
   private readonly secretBodies = new Map<string, { body: string; ms: number }>();
@@ -129,7 +120,12 @@ export class Idempotency {
 
   /** Sets the pair's bits (`add`), or tells whether they are all set. */
   private filtered(userId: string, key: string, add: boolean): boolean {
-    const h = filterHash(userId, key);
+    // FNV-1a over the UTF-16 units of `<user>\0<key>`.
+    let h = 0x811c9dc5;
+    for (let i = 0; i < userId.length; i++) h = Math.imul(h ^ userId.charCodeAt(i), 0x01000193);
+    h = Math.imul(h, 0x01000193);
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    h >>>= 0;
     const step = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) | 1;
     for (let i = 0; i < 3; i++) {
       const bit = (h + Math.imul(i, step)) & (FILTER_BITS - 1);

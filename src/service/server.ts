@@ -70,7 +70,11 @@ export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res:
     if (handled) held.release();
   });
   try {
-    const url = requestTarget(req.url);
+    // Plain paths (every API path a client builds) are already what the URL parser would give: they skip it.
+    const raw = req.url ?? '/';
+    const url: Target = PLAIN_PATH.test(raw)
+      ? { pathname: raw, searchParams: new URLSearchParams() }
+      : new URL(raw, 'http://service.invalid');
     pathname = url.pathname;
     if (pathname.startsWith('/provider/')) {
       held.html = true;
@@ -94,13 +98,7 @@ export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res:
 type Held = { release: () => void; html: boolean };
 type Target = Pick<URL, 'pathname' | 'searchParams'>;
 
-/** Plain paths (every API path a client builds) are already what the URL parser would give: they skip it. */
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
-
-function requestTarget(raw: string | undefined): Target {
-  if (raw !== undefined && PLAIN_PATH.test(raw)) return { pathname: raw, searchParams: new URLSearchParams() };
-  return new URL(raw ?? '/', 'http://service.invalid');
-}
 
 async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
   const match = findRoute(svc, req.method ?? 'GET', url.pathname);
