@@ -2,9 +2,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
-import { InflightBudget } from './inflight.js';
+import { InflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
-import { rateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
 import type {

@@ -9,12 +9,17 @@ import * as faces from './handlers/faces.js';
 import * as keys from './handlers/keys.js';
 import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
-import { type Handler, type HandlerMap, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
-import type { ServiceCore } from './service-core.js';
+import {
+  type Handler,
+  type HandlerMap,
+  type PreparedHandler,
+  PUBLIC_ROUTES,
+  type ServiceCore,
+} from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
 
 /**

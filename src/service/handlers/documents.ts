@@ -4,10 +4,9 @@ import type { AuthInfo } from '../auth.js';
 import { markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
-import type { ServiceCore } from '../service-core.js';
+import type { Handler, PreparedHandler, ServiceCore } from '../service-core.js';
 import { countTokens, WORKER_THRESHOLD } from '../tokens.js';
 import { documentView } from '../views.js';
-import type { Handler, PreparedHandler } from './types.js';
 
 type NewDocument = Pick<
   DocumentRecord,

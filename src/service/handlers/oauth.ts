@@ -4,8 +4,7 @@ import { forbidden, HttpError, notFound } from '../errors.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
 import type { ConnectionRecord } from '../records.js';
-import type { ServiceCore } from '../service-core.js';
-import type { Handler } from './types.js';
+import type { Handler, ServiceCore } from '../service-core.js';
 
 /** Every /v1/oauth endpoint: the Connect plan first (403 plan_required), then a known provider (404). */
 function requireConnect(auth: AuthInfo): void {

@@ -4,7 +4,7 @@ import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
 import { countTokens } from '../tokens.js';
 import { threadView } from '../views.js';
-import type { Handler, PreparedHandler } from './types.js';
+import type { Handler, PreparedHandler } from '../service-core.js';
 
 /** POST /v1/compile/threads: an empty thread; an interviewer_billing_source that can never apply is a 409. */
 export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
