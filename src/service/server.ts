@@ -13,13 +13,7 @@ import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } 
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
-import {
-  type Handler,
-  type HandlerMap,
-  type PreparedHandler,
-  PUBLIC_ROUTES,
-  type ServiceCore,
-} from './service-core.js';
+import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
 
 /**
@@ -131,7 +125,7 @@ async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, he
   const { params, body, idempotent, large } = await readRequest(svc, req, match, url.pathname, auth, share?.add);
   // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
   share?.tidy();
-  const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
+  const handler = handlers[name];
   const input = { params, body, auth, query: url.searchParams, svc };
   const replay = (who: AuthInfo | null) => {
     const prior = idempotent && who && svc.idempotency.replay(who, idempotent);
