@@ -62,7 +62,6 @@ export interface RunningService {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
-/** How long close() lets requests in flight finish before cutting them. */
 const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {

@@ -53,7 +53,6 @@ const LARGE_VALUE = 64 * 1024;
 export const large = (values: unknown[]): boolean =>
   values.some((value) => typeof value === 'string' && value.length >= LARGE_VALUE);
 
-/** Rows of one statement written in one call at a commit. */
 const ROWS_PER_CALL = 16;
 
 /**
@@ -105,7 +104,6 @@ function fromColumn(kind: ColumnKind, value: unknown): unknown {
   return value;
 }
 
-/** A record's column values, in the table's order. */
 export function rowOf(table: Table, record: object): unknown[] {
   const { columns, kinds } = table;
   const fields = record as Record<string, unknown>;

@@ -33,7 +33,6 @@ interface Batch {
   pending: Map<string, unknown>;
 }
 
-/** A writing statement and its values, run at the commit. */
 type Deferred = { sql: string; values: unknown[] };
 
 /** The request whose change is running (Store.request). */

@@ -84,11 +84,7 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
   }
   const code = query.get('code');
   if (!code) throw new HttpError(400, 'invalid_request', 'The callback carries no authorization code.');
-  const token = svc.oauth.exchange({
-    code,
-    codeVerifier: pending.codeVerifier,
-    redirectUri: pending.redirectUri,
-  });
+  const token = svc.oauth.exchange({ ...pending, code });
   svc.stats.tokenExchanges++;
   const user = svc.store.get('users', pending.userId);
   if (!user || !PLANS[user.plan].oauth)
