@@ -1,6 +1,8 @@
+import { requireModelAllowed } from './access.js';
+import type { AuthInfo } from './auth.js';
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
-import type { BillingSource, KeyRecord, UserRecord } from './records.js';
+import type { BillingSource, Collections, FaceItem, FaceRecord, KeyRecord, UserRecord } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
 /**
@@ -79,15 +81,24 @@ function insufficientCredits(user: UserRecord, cost: number): Error {
   );
 }
 
-/** Charges a sync of `tokens` to its source and every key's budget on the chain; throws (charging nothing) else. */
-export function charge(
+/**
+ * The first sync after a change charges token_count to its source (`override`: a thread's
+ * interviewer_billing_source) and to every key's budget on the chain, or throws charging nothing, and starts
+ * the preparation; an item synced and not changed since is left as it is, free.
+ */
+export function syncItem<C extends 'documents' | 'threads'>(
   svc: ServiceCore,
-  now: Date,
-  user: UserRecord,
-  key: KeyRecord,
-  tokens: number,
+  auth: AuthInfo,
+  collection: C,
+  item: Collections[C],
+  face: FaceRecord,
   override: BillingSource | null,
-): BillingSource {
+): void {
+  if (item.synced) return;
+  requireModelAllowed(auth, face.default_model);
+  const { user, key } = auth;
+  const now = svc.clock.now();
+  const tokens = item.token_count;
   const source = chooseSource(svc, now, user, tokens, override);
   const cost = tokens * MICRO_USD_PER_TOKEN;
   // The key and every key it descends from: a child key spends out of its parents' budgets too.
@@ -120,5 +131,18 @@ export function charge(
     k.spent_micro += cost;
     svc.store.put('keys', k);
   }
-  return source;
+  item.billing_source = source;
+  item.synced = true;
+  item.sync_started_ms = now.getTime();
+  item.synced_token_count = tokens;
+  item.updated_at = now.toISOString();
+  svc.store.put(collection, item);
+}
+
+/** A change (new content, new messages): the item must be synced again, its preparation is forgotten. */
+export function markChanged(item: FaceItem, now: Date): void {
+  item.synced = false;
+  item.sync_started_ms = null;
+  item.synced_token_count = null;
+  item.updated_at = now.toISOString();
 }

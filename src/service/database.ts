@@ -132,7 +132,6 @@ function migrate(file: string, db: Connection): void {
   }
 }
 
-/** A --data file as serve opened it: its path and inode. */
 type OpenedFile = { path: string; ino: number; dev: number };
 
 export function openedFile(path: string): OpenedFile {

@@ -3,7 +3,6 @@ import { faceAllowed } from './access.js';
 import type { AuthInfo } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
-import type { ServiceClock } from './service-core.js';
 import type { Store } from './store.js';
 import { readAs, rowsInsert } from './store-rows.js';
 
@@ -30,8 +29,6 @@ export type SerializedBody = { faceAlias?: string } & (
       doc: { id: string; version: number; prefix: string; suffix: string };
     }
 );
-
-type ExecutedResponse = SerializedBody & { status: number; holdsSecret: boolean };
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
@@ -92,12 +89,6 @@ interface RecordRow {
 const RECORD_COLUMNS =
   'request_sha256, key_id, status, body, document_id, document_version, body_prefix, body_suffix, face_alias, created_ms';
 
-/** A record kept in this batch, not written yet: its row, and for a document's answer its parts. */
-interface PendingRecord {
-  row: RecordRow;
-  parts: readonly string[] | undefined;
-}
-
 const pendingKey = (request: IdempotentRequest) => `idempotency\u0000${request.userId}\u0000${request.key}`;
 
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM idempotency WHERE user_id = ? AND idempotency_key = ?`;
@@ -113,15 +104,6 @@ const INSERT_RECORD = rowsInsert(
  */
 const FILTER_BITS = 1 << 23;
 
-function filterHash(userId: string, key: string): number {
-  // FNV-1a over the UTF-16 units of `<user>\0<key>`.
-  let h = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) h = Math.imul(h ^ userId.charCodeAt(i), 0x01000193);
-  h = Math.imul(h, 0x01000193);
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 export class Idempotency {
   /** Bodies holding a key secret, by pendingKey(): the body and when it was kept. */
   private readonly secretBodies = new Map<string, { body: string; ms: number }>();
@@ -130,7 +112,7 @@ export class Idempotency {
 
   constructor(
     private readonly store: Store,
-    private readonly clock: ServiceClock,
+    private readonly clock: { now(): Date },
   ) {
     const pairs = store.statement('SELECT user_id, idempotency_key FROM idempotency', true).iterate();
     for (const [userId, key] of pairs as Iterable<[string, string]>) this.filtered(userId, key, true);
@@ -138,7 +120,12 @@ export class Idempotency {
 
   /** Sets the pair's bits (`add`), or tells whether they are all set. */
   private filtered(userId: string, key: string, add: boolean): boolean {
-    const h = filterHash(userId, key);
+    // FNV-1a over the UTF-16 units of `<user>\0<key>`.
+    let h = 0x811c9dc5;
+    for (let i = 0; i < userId.length; i++) h = Math.imul(h ^ userId.charCodeAt(i), 0x01000193);
+    h = Math.imul(h, 0x01000193);
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    h >>>= 0;
     const step = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) | 1;
     for (let i = 0; i < 3; i++) {
       const bit = (h + Math.imul(i, step)) & (FILTER_BITS - 1);
@@ -170,8 +157,8 @@ export class Idempotency {
 
   /** The first answer to this request, to send again; null when there is none (or it expired). */
   replay(auth: AuthInfo, request: IdempotentRequest): { status: number; body: string } | null {
-    // A record kept earlier in this batch is not written yet (keep()): it is pending.
-    const pending = this.store.pending(pendingKey(request)) as PendingRecord | undefined;
+    // A record kept earlier in this batch is not written yet (keep()): pending, with a document answer's parts.
+    const pending = this.store.pending(pendingKey(request)) as { row: RecordRow; parts?: string[] } | undefined;
     let row: RecordRow;
     if (pending) row = pending.row;
     else if (!this.filtered(request.userId, request.key, false)) return null;
@@ -217,7 +204,11 @@ export class Idempotency {
    * shows a document older than this batch: an edit of that document later in the batch must find it
    * to give it its whole body (beforeDocumentEdit reads the table).
    */
-  keep(auth: AuthInfo, request: IdempotentRequest, response: ExecutedResponse): void {
+  keep(
+    auth: AuthInfo,
+    request: IdempotentRequest,
+    response: SerializedBody & { status: number; holdsSecret: boolean },
+  ): void {
     const now = this.clock.now().getTime();
     this.purgeExpired();
     this.filtered(request.userId, request.key, true);

@@ -48,7 +48,15 @@ export function importStateFile(file: string, storeOf: (db: Connection) => Impor
     });
     // Everything into the file itself (out of its WAL, named after its old name), the lock still held.
     db.exec('PRAGMA journal_mode = DELETE');
-    if (existsSync(file)) keepAs(file, `${file}.imported`);
+    if (existsSync(file)) {
+      rmSync(`${file}.imported`, { force: true });
+      try {
+        linkSync(file, `${file}.imported`);
+      } catch {
+        // A file system without hard links: a copy (FILE must stay in place until the database replaces it).
+        copyFileSync(file, `${file}.imported`);
+      }
+    }
     renameSync(temp, file);
     moved = true;
     syncDirectory(dirname(file));
@@ -164,16 +172,6 @@ function aliasIn(body: string): unknown {
     return (JSON.parse(body) as { alias?: unknown } | null)?.alias;
   } catch {
     return undefined;
-  }
-}
-
-function keepAs(file: string, kept: string): void {
-  rmSync(kept, { force: true });
-  try {
-    linkSync(file, kept);
-  } catch {
-    // A file system without hard links: a copy (FILE must stay in place until the database replaces it).
-    copyFileSync(file, kept);
   }
 }
 

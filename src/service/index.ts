@@ -2,11 +2,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
-import { InflightBudget } from './inflight.js';
+import { InflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
-import { RateLimiter } from './rate-limit.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
-import { handleRequest, type ServerDeps } from './server.js';
+import { handleRequest } from './server.js';
 import type {
   ConsentMode,
   ImportFetcher,
@@ -63,7 +62,6 @@ export interface RunningService {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
-/** How long close() lets requests in flight finish before cutting them. */
 const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
@@ -75,6 +73,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
   const idempotency = new Idempotency(store, clock);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const svc: ServiceCore = {
     store,
     clock,
@@ -88,20 +88,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     signal: shutdown.signal,
     stopping: stopping.signal,
     consent: options.consent ?? 'page',
-    beforeDocumentEdit: (doc) => idempotency.beforeDocumentEdit(doc),
-  };
-  let inflight = 0;
-  let drained: (() => void) | null = null;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
-  const deps: ServerDeps = {
-    svc,
     idempotency,
-    rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit, clock) : null,
+    rateLimit: options.rateLimit ? rateLimiter(options.rateLimit, clock) : null,
     budget: new InflightBudget(perUser, 2 * perUser),
     maxBodyBytes,
     accessLog: options.accessLog === true,
   };
+  let inflight = 0;
+  let drained: (() => void) | null = null;
   const requestTimeout = options.requestTimeoutMs ?? 120_000;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? 20_000, requestTimeout);
   const server = createServer(
@@ -114,7 +108,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     },
     (req, res) => {
       inflight++;
-      handleRequest(deps, req, res)
+      handleRequest(svc, req, res)
         .catch((error: Error) => log(`request failed: ${error.stack ?? error.message}`))
         .finally(() => {
           inflight--;

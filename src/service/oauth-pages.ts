@@ -1,6 +1,12 @@
+import type { IncomingMessage } from 'node:http';
+import { matchPath } from '../contract/route.js';
+import { HttpError } from './errors.js';
+import { type Reply, readBody } from './http-util.js';
+import type { ServiceCore } from './service-core.js';
+
 /**
- * The HTML of the local OAuth provider's consent page and of the callback's result pages. Small,
- * self-contained pages: no scripts, inline styles only, every interpolated value escaped.
+ * The local OAuth provider's consent page and the callback's result pages. Small, self-contained pages:
+ * no scripts, inline styles only, every interpolated value escaped.
  */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -40,29 +46,57 @@ ${body}
 `;
 }
 
-/** `fields`: hidden fields the form posts back (the authorization request's parameters). */
-export function consentPage(input: {
-  provider: string;
-  account: string;
-  action: string;
-  fields: Record<string, string>;
-}): string {
-  const hidden = Object.entries(input.fields)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join('\n');
-  return layout(
-    `Connect ${input.provider}`,
-    `<h1>Connect to ${escapeHtml(input.provider)}</h1>
-<p><strong>facectl (local Face Compilation Service)</strong> asks to use your ${escapeHtml(input.provider)} account
-<strong id="account">${escapeHtml(input.account)}</strong> for compile interviews.</p>
-<form method="post" action="${escapeHtml(input.action)}">
+export function resultPage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+}
+
+/**
+ * The consent page (the provider's, not in the contract): GET shows it, the form POSTs back here and is
+ * answered with a 302 to the service's callback (a code, or error=access_denied).
+ */
+const CONSENT_PATH = '/provider/{provider}/authorize';
+const FORM_LIMIT = 16 * 1024;
+const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'];
+
+export async function providerPage(
+  svc: ServiceCore,
+  req: IncomingMessage,
+  pathname: string,
+  query: URLSearchParams,
+): Promise<Reply> {
+  const params = matchPath(CONSENT_PATH, pathname);
+  if (!params) throw new HttpError(404, 'not_found', 'There is no such page.');
+  const provider = params.provider as string;
+  if (provider !== svc.provider) throw new HttpError(404, 'unknown_provider', `Unknown provider ${provider}.`);
+
+  if (req.method === 'GET') {
+    const { account } = svc.oauth.undecided(provider, query);
+    // The authorization request's parameters, posted back with the decision.
+    const hidden = FORWARDED.filter((name) => query.has(name))
+      .map((name) => `<input type="hidden" name="${name}" value="${escapeHtml(query.get(name) as string)}">`)
+      .join('\n');
+    const html = layout(
+      `Connect ${provider}`,
+      `<h1>Connect to ${escapeHtml(provider)}</h1>
+<p><strong>facectl (local Face Compilation Service)</strong> asks to use your ${escapeHtml(provider)} account
+<strong id="account">${escapeHtml(account)}</strong> for compile interviews.</p>
+<form method="post" action="${escapeHtml(pathname)}">
 ${hidden}
 <button type="submit" class="approve" name="decision" value="approve">Approve</button>
 <button type="submit" class="deny" name="decision" value="deny">Deny</button>
 </form>`,
-  );
-}
-
-export function resultPage(title: string, message: string): string {
-  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+    );
+    return { status: 200, headers: PAGE_HEADERS, body: html };
+  }
+  if (req.method === 'POST') {
+    const form = new URLSearchParams((await readBody(req, FORM_LIMIT)).toString('utf8'));
+    const pending = svc.oauth.undecided(provider, form);
+    const decision = form.get('decision');
+    if (decision !== 'approve' && decision !== 'deny') {
+      throw new HttpError(400, 'invalid_request', 'Choose Approve or Deny.');
+    }
+    const location = svc.oauth.decide(pending, decision === 'approve');
+    return { status: 302, headers: { ...PAGE_HEADERS, Location: location }, body: '' };
+  }
+  throw new HttpError(405, 'method_not_allowed', 'Use GET or POST.', { Allow: 'GET, POST' });
 }

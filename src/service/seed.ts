@@ -1,7 +1,7 @@
 import { mintKey } from './auth.js';
 import { newId } from './ids.js';
 import { microToUsd, PLAN_NAMES, PLANS } from './plans.js';
-import type { PlanName, UserRecord } from './records.js';
+import type { PlanName } from './records.js';
 import type { Store } from './store.js';
 
 export interface BootstrapUser {
@@ -19,7 +19,19 @@ export interface BootstrapUser {
  */
 export function seedUsers(store: Store, now: Date): BootstrapUser[] {
   return PLAN_NAMES.map((plan) => {
-    const user = [...store.values('users')].find((u) => u.plan === plan) ?? createUser(store, plan, now);
+    let user = [...store.values('users')].find((u) => u.plan === plan);
+    if (!user) {
+      user = {
+        id: newId('usr'),
+        plan,
+        account: `${plan}@facectl.local`,
+        credits_micro: PLANS[plan].credits_micro,
+        quota_month: now.toISOString().slice(0, 7),
+        quota_used: 0,
+        created_at: now.toISOString(),
+      };
+      store.put('users', user);
+    }
     const minted = mintKey(store);
     store.put('keys', {
       id: minted.id,
@@ -45,18 +57,4 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
       compile_quota_tokens: PLANS[plan].monthly_quota,
     };
   });
-}
-
-function createUser(store: Store, plan: PlanName, now: Date): UserRecord {
-  const user: UserRecord = {
-    id: newId('usr'),
-    plan,
-    account: `${plan}@facectl.local`,
-    credits_micro: PLANS[plan].credits_micro,
-    quota_month: now.toISOString().slice(0, 7),
-    quota_used: 0,
-    created_at: now.toISOString(),
-  };
-  store.put('users', user);
-  return user;
 }

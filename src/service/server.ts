@@ -9,14 +9,11 @@ import * as faces from './handlers/faces.js';
 import * as keys from './handlers/keys.js';
 import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
-import { type Handler, type HandlerMap, type PreparedHandler, PUBLIC_ROUTES } from './handlers/types.js';
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
-import { PAGE_HEADERS, resultPage } from './oauth-pages.js';
-import { providerPage } from './provider-page.js';
-import type { RateLimiter } from './rate-limit.js';
-import type { ServiceCore } from './service-core.js';
+import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
+import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
 
 /**
@@ -28,16 +25,6 @@ import { AUTH_COLLECTIONS } from './store.js';
 
 /** Typed against the route names: a route without a handler does not compile. */
 const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };
-
-export interface ServerDeps {
-  svc: ServiceCore;
-  idempotency: Idempotency;
-  rateLimiter: RateLimiter | null;
-  budget: InflightBudget;
-  maxBodyBytes: number;
-  /** One line per request (method, path without query, status, time); never headers or bodies. */
-  accessLog: boolean;
-}
 
 /** Patterns compiled once (contract's matchPath compiles on every call) pick the candidates. */
 const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([name, route]) => ({
@@ -65,8 +52,7 @@ function findRoute(svc: ServiceCore, method: string, pathname: string) {
   throw new HttpError(404, 'not_found', `no endpoint ${method} ${pathname}`);
 }
 
-export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { svc } = deps;
+export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   svc.stats.requests++;
   let reply: Reply;
@@ -83,14 +69,18 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
     if (handled) held.release();
   });
   try {
-    const url = requestTarget(req.url);
+    // Plain paths (every API path a client builds) are already what the URL parser would give: they skip it.
+    const raw = req.url ?? '/';
+    const url: Target = PLAIN_PATH.test(raw)
+      ? { pathname: raw, searchParams: new URLSearchParams() }
+      : new URL(raw, 'http://service.invalid');
     pathname = url.pathname;
     if (pathname.startsWith('/provider/')) {
       held.html = true;
       count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
-      reply = await handleApi(deps, req, url, held);
+      reply = await handleApi(svc, req, url, held);
     }
   } catch (error) {
     if (error instanceof ClientGone) return held.release();
@@ -99,7 +89,7 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
   handled = true;
   if (closed) held.release();
   send(req, res, reply, svc.stopping.aborted);
-  if (deps.accessLog) {
+  if (svc.accessLog) {
     svc.log(`${req.method} ${pathname} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`, 'debug');
   }
 }
@@ -107,16 +97,9 @@ export async function handleRequest(deps: ServerDeps, req: IncomingMessage, res:
 type Held = { release: () => void; html: boolean };
 type Target = Pick<URL, 'pathname' | 'searchParams'>;
 
-/** Plain paths (every API path a client builds) are already what the URL parser would give: they skip it. */
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
-function requestTarget(raw: string | undefined): Target {
-  if (raw !== undefined && PLAIN_PATH.test(raw)) return { pathname: raw, searchParams: new URLSearchParams() };
-  return new URL(raw ?? '/', 'http://service.invalid');
-}
-
-async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
-  const { svc } = deps;
+async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
   const match = findRoute(svc, req.method ?? 'GET', url.pathname);
   const { name, route } = match;
   count(svc, name);
@@ -129,23 +112,23 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
   let share: ReturnType<InflightBudget['share']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
-    const wait = deps.rateLimiter?.take(auth.key.id);
+    const wait = svc.rateLimit?.(auth.key.id);
     if (wait != null) {
       throw new HttpError(429, 'rate_limited', `too many requests for this key; retry in ${wait} s`, {
         'Retry-After': String(wait),
       });
     }
     requireScope(auth, route);
-    share = deps.budget.share(auth.user.id);
+    share = svc.budget.share(auth.user.id);
     held.release = share.release;
   }
-  const { params, body, idempotent, large } = await readRequest(deps, req, match, url.pathname, auth, share?.add);
+  const { params, body, idempotent, large } = await readRequest(svc, req, match, url.pathname, auth, share?.add);
   // A large body's bytes and text are garbage now, its copy for counting soon: collected between steps.
   share?.tidy();
-  const handler = handlers[name] as unknown as Handler<RouteName> | PreparedHandler<RouteName>;
+  const handler = handlers[name];
   const input = { params, body, auth, query: url.searchParams, svc };
   const replay = (who: AuthInfo | null) => {
-    const prior = idempotent && who && deps.idempotency.replay(who, idempotent);
+    const prior = idempotent && who && svc.idempotency.replay(who, idempotent);
     return prior ? jsonReply(prior.status, prior.body, { 'Idempotent-Replayed': 'true' }) : null;
   };
   // A repeat of a large request is answered before its slow part (a count of its tokens) is done again.
@@ -168,7 +151,7 @@ async function handleApi(deps: ServerDeps, req: IncomingMessage, url: Target, he
     }
     const serialized = serializeBody(result.body);
     if (idempotent && current && result.status >= 200 && result.status < 300) {
-      deps.idempotency.keep(current, idempotent, {
+      svc.idempotency.keep(current, idempotent, {
         status: result.status,
         holdsSecret: result.holdsSecret === true,
         ...serialized,
@@ -183,14 +166,14 @@ const LARGE_BODY = 256 * 1024;
 
 /** Parameters, body, and an Idempotency-Key's digest; the bytes are not kept past this (one 60 MiB copy fewer). */
 async function readRequest(
-  deps: ServerDeps,
+  svc: ServiceCore,
   req: IncomingMessage,
   match: ReturnType<typeof findRoute>,
   pathname: string,
   auth: AuthInfo | null,
   reserve: ((bytes: number) => void) | undefined,
 ): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null; large: boolean }> {
-  const raw = await readBody(req, deps.maxBodyBytes, reserve);
+  const raw = await readBody(req, svc.maxBodyBytes, reserve);
   const { route } = match;
   const params = validate(route.params, match.params, 'path');
   // The service checks its own rules (serviceBody) where it has them, else what the seed states.

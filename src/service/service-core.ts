@@ -1,5 +1,10 @@
+import type * as z from 'zod/mini';
+import type { RouteName, Routes } from '../contract/index.js';
+import type { AnyRoute, ResponseOf } from '../contract/route.js';
+import type { AuthInfo } from './auth.js';
+import type { Idempotency } from './idempotency.js';
+import type { InflightBudget } from './inflight.js';
 import type { OAuthFlows } from './oauth-flow.js';
-import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 
 /** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
@@ -53,6 +58,57 @@ export interface ServiceCore {
   /** Aborted as soon as the service begins to stop: counts in progress end (503), answers carry Connection: close. */
   readonly stopping: AbortSignal;
   readonly consent: ConsentMode;
-  /** To call before a document's content or version changes (idempotency records may refer to it). */
-  beforeDocumentEdit: (doc: DocumentRecord) => void;
+  readonly idempotency: Idempotency;
+  /** `--rate-limit`: takes a request of this key, giving null or the seconds it must wait (429). */
+  readonly rateLimit: ((keyId: string) => number | null) | null;
+  readonly budget: InflightBudget;
+  readonly maxBodyBytes: number;
+  /** One line per request (method, path without query, status, time); never headers or bodies. */
+  readonly accessLog: boolean;
 }
+
+// The handlers (handlers/*.ts) and what they are given.
+
+/** Routes a browser reaches without a key (they authenticate by a single-use state instead). */
+type PublicRouteName = 'oauthCallback';
+export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthCallback'] satisfies PublicRouteName[]);
+
+interface HandlerInput<R extends AnyRoute, A> {
+  params: z.output<R['params']>;
+  body: R['serviceBody'] extends z.ZodMiniType
+    ? z.output<R['serviceBody']>
+    : R['body'] extends z.ZodMiniType
+      ? z.output<R['body']>
+      : undefined;
+  auth: A;
+  query: URLSearchParams;
+  svc: ServiceCore;
+}
+
+interface Prepared {
+  tokenCount?: number;
+  fetched?: FetchedDocument;
+}
+
+interface HandlerResult<R extends AnyRoute> {
+  status: number;
+  body: ResponseOf<R>;
+  /** The body holds a key secret: its idempotency record keeps no body (the replay's is in memory only). */
+  holdsSecret?: boolean;
+}
+
+type InputOf<N extends RouteName> = HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>;
+
+/** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
+export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => HandlerResult<Routes[N]>;
+
+/**
+ * Slow work (counting a large text's tokens, fetching a URL) is done by `prepare` before the transaction,
+ * so other requests are answered meanwhile; it may read, never write. `run` rereads what it relies on.
+ */
+export interface PreparedHandler<N extends RouteName> {
+  prepare(input: InputOf<N>): Promise<Prepared>;
+  run: Handler<N>;
+}
+
+export type HandlerMap = { [N in RouteName]: Handler<N> | PreparedHandler<N> };

@@ -1,49 +1,7 @@
+// store.ts's tables: records as rows, and the statements that write rows.
+
 import type { CollectionName } from './records.js';
 import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
-
-// store.ts's data: request batches and row caches, records as rows, the statements that write rows.
-
-/** Rows by what was asked (null: no row), valid under `stamp`. */
-export interface RowCache {
-  stamp: number;
-  rows: Map<string, unknown[] | null>;
-}
-
-/** The requests of one turn of the event loop, committed together (Store.request). */
-export interface Batch {
-  committed: Promise<void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-  /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
-  failed: boolean;
-  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
-  deferred: Deferred[];
-  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
-  pending: Map<string, unknown>;
-}
-
-/** A writing statement and its values, run at the commit. */
-export interface Deferred {
-  sql: string;
-  values: unknown[];
-}
-
-/** The request whose change is running (Store.request). */
-export interface Running {
-  batch: Batch;
-  /** Its savepoint is open: it has written (or is about to). */
-  savepoint: boolean;
-  deferred: Deferred[];
-  /** Its keys in the batch's `pending`. */
-  keys: string[];
-}
-
-/** What tests read of a collection (Store.maps). */
-export interface CollectionView<R> {
-  readonly size: number;
-  keys(): IterableIterator<string>;
-  values(): IterableIterator<R>;
-}
 
 type ColumnKind = 'plain' | 'json' | 'flag';
 
@@ -95,7 +53,6 @@ const LARGE_VALUE = 64 * 1024;
 export const large = (values: unknown[]): boolean =>
   values.some((value) => typeof value === 'string' && value.length >= LARGE_VALUE);
 
-/** Rows of one statement written in one call at a commit. */
 const ROWS_PER_CALL = 16;
 
 /**
@@ -104,7 +61,7 @@ const ROWS_PER_CALL = 16;
  * in batches of 8: 227 K instructions with a call per row, 192 K with a call per 8 rows; callgrind);
  * a row holding a large value alone, since the driver copies every value of a call before it writes.
  */
-export function* deferredCalls(deferred: Deferred[]): Generator<[string, unknown[]]> {
+export function* deferredCalls(deferred: { sql: string; values: unknown[] }[]): Generator<[string, unknown[]]> {
   const bySql = new Map<string, unknown[][]>();
   for (const { sql, values } of deferred) {
     const rows = bySql.get(sql);
@@ -147,7 +104,6 @@ function fromColumn(kind: ColumnKind, value: unknown): unknown {
   return value;
 }
 
-/** A record's column values, in the table's order. */
 export function rowOf(table: Table, record: object): unknown[] {
   const { columns, kinds } = table;
   const fields = record as Record<string, unknown>;

@@ -10,22 +10,47 @@ import {
   type KeyRecord,
   type UserRecord,
 } from './records.js';
-import {
-  type Batch,
-  type CollectionView,
-  deferredCalls,
-  describeTable,
-  large,
-  recordOf,
-  rowOf,
-  type Running,
-  type RowCache,
-  type Table,
-} from './store-rows.js';
-
-export type { CollectionView } from './store-rows.js';
+import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
 
 type Statement = Database.Statement;
+
+/** Rows by what was asked (null: no row), valid under `stamp`. */
+interface RowCache {
+  stamp: number;
+  rows: Map<string, unknown[] | null>;
+}
+
+/** The requests of one turn of the event loop, committed together (Store.request). */
+interface Batch {
+  committed: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
+  failed: boolean;
+  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
+  deferred: Deferred[];
+  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
+  pending: Map<string, unknown>;
+}
+
+type Deferred = { sql: string; values: unknown[] };
+
+/** The request whose change is running (Store.request). */
+interface Running {
+  batch: Batch;
+  /** Its savepoint is open: it has written (or is about to). */
+  savepoint: boolean;
+  deferred: Deferred[];
+  /** Its keys in the batch's `pending`. */
+  keys: string[];
+}
+
+/** What tests read of a collection (Store.maps). */
+interface CollectionView<R> {
+  readonly size: number;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<R>;
+}
 
 export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;

@@ -245,7 +245,8 @@ interface VocabTable {
 /** Room in a slot for a token's length (o200k_base's longest has 128). */
 const MAX_TOKEN_LENGTH = 255;
 
-function buildTable(strings: readonly string[]): VocabTable {
+/** Null when the strings do not fit (their characters' offsets have 23 bits). */
+function buildTable(strings: readonly string[]): VocabTable | null {
   let size = 1;
   while (size < strings.length * 2) size *= 2;
   const mask = size - 1;
@@ -253,7 +254,7 @@ function buildTable(strings: readonly string[]): VocabTable {
   for (let slot = 0; slot < size; slot++) slots[slot * 2 + 1] = -1;
   let total = 0;
   for (const s of strings) total += s.length;
-  if (total >= 1 << 23) throw new RangeError('vocabulary too large for the table');
+  if (total >= 1 << 23) return null;
   const chars = new Uint16Array(total);
   let offset = 0;
   for (const s of strings) {
@@ -300,16 +301,9 @@ export function makeFastCounter(core: BpeCore): FastCounter | null {
     if (token.length > MAX_TOKEN_LENGTH) return null;
     (rank < HOT_RANKS ? hotTokens : coldTokens).push(token);
   }
-  let hot: VocabTable;
-  let cold: VocabTable;
-  try {
-    hot = buildTable(hotTokens);
-    cold = buildTable(coldTokens);
-  } catch {
-    return null;
-  }
-  const isToken = (h: number, text: string, a: number, b: number): boolean =>
-    inTable(hot, h, text, a, b) || inTable(cold, h, text, a, b);
+  const hot = buildTable(hotTokens);
+  const cold = buildTable(coldTokens);
+  if (!hot || !cold) return null;
 
   // Counts of short pieces that are not tokens. Only short ones: V8 copies a substring of fewer than 13
   // characters, while a longer one would keep the whole document it was cut from alive in this cache.
@@ -325,7 +319,7 @@ export function makeFastCounter(core: BpeCore): FastCounter | null {
     return count;
   };
 
-  const count = (text: string, inlineOnly = false): number => {
+  return (text: string, inlineOnly = false): number => {
     const n = text.length;
     let total = 0;
     let longChars = 0;
@@ -365,12 +359,11 @@ export function makeFastCounter(core: BpeCore): FastCounter | null {
         h = hashRange(text, i, end);
       }
       if (end - i > MAX_PIECE && inlineOnly && (longChars += end - i) > LONG_INLINE_BUDGET) return -1;
-      total += isToken(h, text, i, end) ? 1 : mergedCount(text.slice(i, end));
+      total += inTable(hot, h, text, i, end) || inTable(cold, h, text, i, end) ? 1 : mergedCount(text.slice(i, end));
       i = end;
     }
     return total;
   };
-  return count;
 }
 
 /** Texts the counter must count exactly as the library does before it is trusted. */

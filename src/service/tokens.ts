@@ -51,12 +51,6 @@ export async function countTokens(text: string, stopping?: AbortSignal): Promise
   return inline >= 0 ? inline : countInWorker(text, stopping);
 }
 
-export async function countMessageTokens(contents: readonly string[], stopping?: AbortSignal): Promise<number> {
-  let total = 0;
-  for (const content of contents) if (content.length > 0) total += await countTokens(content, stopping);
-  return total;
-}
-
 // Evaluated from source: no separate file to locate in the bundle.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -95,13 +89,8 @@ function spawnWorker(): PoolWorker {
     if (msg.error !== undefined) job.reject(new Error(`token counting failed: ${msg.error}`));
     else job.resolve(msg.count as number);
   });
-  const fail = (error: Error) => {
-    retire(entry);
-    for (const job of entry.pending.values()) job.reject(error);
-    entry.pending.clear();
-  };
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`token counting worker exited (${code})`)));
+  worker.on('error', (error) => retire(entry, error));
+  worker.on('exit', (code) => retire(entry, new Error(`token counting worker exited (${code})`)));
   pool.push(entry);
   return entry;
 }
@@ -115,10 +104,13 @@ const stopped = () => new HttpError(503, 'service_stopping', 'the service is sto
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 
-function retire(entry: PoolWorker): void {
+/** Ends a worker (it cannot be interrupted otherwise); the counts it still had fail with `error`. */
+function retire(entry: PoolWorker, error?: Error): void {
   const index = pool.indexOf(entry);
   if (index >= 0) pool.splice(index, 1);
   void entry.worker.terminate();
+  for (const job of entry.pending.values()) job.reject(error as Error);
+  entry.pending.clear();
 }
 
 let workerCounts = 0;
@@ -131,21 +123,15 @@ function countInWorker(text: string, stopping: AbortSignal | undefined): Promise
     (pool.length < POOL_SIZE ? spawnWorker() : pool.reduce((a, b) => (b.pending.size < a.pending.size ? b : a)));
   const id = nextId++;
   return new Promise<number>((resolve, reject) => {
-    // Stopping ends the count: the worker is terminated (it cannot be interrupted otherwise), which
-    // also fails any other count it had queued; the next count starts a new worker.
-    const onStop = () => {
-      const jobs = [...target.pending.values()];
-      target.pending.clear();
-      for (const job of jobs) job.reject(stopped());
-      retire(target);
-    };
+    // Stopping ends the count, and any other its worker had queued; the next count starts a new worker.
+    const onStop = () => retire(target, stopped());
     stopping?.addEventListener('abort', onStop, { once: true });
     const done = () => stopping?.removeEventListener('abort', onStop);
     const large = text.length >= RETIRE_AFTER;
     target.pending.set(id, {
       resolve: (count) => {
         done();
-        if (large && target.pending.size === 0) retire(target);
+        if (large && target.pending.size === 0) retire(target); // none left to fail
         resolve(count);
       },
       reject: (error) => {

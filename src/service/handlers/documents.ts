@@ -1,13 +1,12 @@
 import type { Document } from '../../contract/index.js';
 import { ownItem, resolveFace } from '../access.js';
 import type { AuthInfo } from '../auth.js';
+import { markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
-import type { ServiceCore } from '../service-core.js';
+import type { Handler, PreparedHandler, ServiceCore } from '../service-core.js';
 import { countTokens, WORKER_THRESHOLD } from '../tokens.js';
 import { documentView } from '../views.js';
-import { markChanged, syncItem } from './items.js';
-import type { Handler, PreparedHandler } from './types.js';
 
 type NewDocument = Pick<
   DocumentRecord,
@@ -81,7 +80,7 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
   run: ({ params, body, auth, svc, prepared }) => {
     const { item: doc } = ownItem(svc.store, auth, 'documents', params.document_id);
-    svc.beforeDocumentEdit(doc);
+    svc.idempotency.beforeDocumentEdit(doc);
     if (body.content !== undefined) {
       doc.content = body.content;
       doc.token_count = prepared.tokenCount as number;

@@ -2,11 +2,10 @@ import { faceAllowed, requireModelAllowed, resolveFace } from '../access.js';
 import { conflict, forbidden, HttpError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { FaceRecord } from '../records.js';
-import type { FetchedDocument } from '../service-core.js';
+import type { FetchedDocument, Handler, PreparedHandler } from '../service-core.js';
 import { countTokens } from '../tokens.js';
 import { faceView } from '../views.js';
 import { insertDocument } from './documents.js';
-import type { Handler, PreparedHandler } from './types.js';
 
 /** POST /v1/faces: alias unique per user (409), inside the key's allow-lists (403). */
 export const createFace: Handler<'createFace'> = ({ body, auth, svc }) => {

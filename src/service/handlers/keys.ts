@@ -3,7 +3,7 @@ import { hasScope, mintKey } from '../auth.js';
 import { forbidden } from '../errors.js';
 import type { KeyRecord } from '../records.js';
 import { apiKeyView, currentKeyView } from '../views.js';
-import type { Handler } from './types.js';
+import type { Handler } from '../service-core.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

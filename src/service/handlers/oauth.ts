@@ -4,8 +4,7 @@ import { forbidden, HttpError, notFound } from '../errors.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
 import type { ConnectionRecord } from '../records.js';
-import type { ServiceCore } from '../service-core.js';
-import type { Handler } from './types.js';
+import type { Handler, ServiceCore } from '../service-core.js';
 
 /** Every /v1/oauth endpoint: the Connect plan first (403 plan_required), then a known provider (404). */
 function requireConnect(auth: AuthInfo): void {
@@ -85,11 +84,7 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
   }
   const code = query.get('code');
   if (!code) throw new HttpError(400, 'invalid_request', 'The callback carries no authorization code.');
-  const token = svc.oauth.exchange({
-    code,
-    codeVerifier: pending.codeVerifier,
-    redirectUri: pending.redirectUri,
-  });
+  const token = svc.oauth.exchange({ ...pending, code });
   svc.stats.tokenExchanges++;
   const user = svc.store.get('users', pending.userId);
   if (!user || !PLANS[user.plan].oauth)

@@ -1,11 +1,10 @@
 import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
-import { checkOverrideAvailable } from '../billing.js';
+import { checkOverrideAvailable, markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
-import { countMessageTokens } from '../tokens.js';
+import { countTokens } from '../tokens.js';
 import { threadView } from '../views.js';
-import { markChanged, syncItem } from './items.js';
-import type { Handler, PreparedHandler } from './types.js';
+import type { Handler, PreparedHandler } from '../service-core.js';
 
 /** POST /v1/compile/threads: an empty thread; an interviewer_billing_source that can never apply is a 409. */
 export const createThread: Handler<'createThread'> = ({ body, auth, svc }) => {
@@ -48,8 +47,9 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
 export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   prepare: async ({ params, body, auth, svc }) => {
     ownItem(svc.store, auth, 'threads', params.thread_id);
-    const contents = body.messages.map((m) => m.content);
-    return { tokenCount: await countMessageTokens(contents, svc.stopping) };
+    let tokenCount = 0;
+    for (const m of body.messages) tokenCount += await countTokens(m.content, svc.stopping);
+    return { tokenCount };
   },
   run: ({ params, body, auth, svc, prepared }) => {
     const { item: thread } = ownItem(svc.store, auth, 'threads', params.thread_id);

@@ -53,19 +53,13 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
     throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw notAllowed(`${what} ${redact(url)} is refused: URLs with a user name or password are not allowed`);
+    url.username = url.password = '';
+    throw notAllowed(`${what} ${shorten(url.href)} is refused: URLs with a user name or password are not allowed`);
   }
   return url;
 }
 
-/** For messages: without credentials, cut to a readable length. */
-function redact(url: URL): string {
-  const copy = new URL(url.href);
-  copy.username = '';
-  copy.password = '';
-  return shorten(copy.href);
-}
-
+/** For messages, cut to a readable length (past parseImportUrl, a URL has no credentials to hide). */
 function shorten(text: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
@@ -101,7 +95,7 @@ async function resolveAllowed(
     const verdict = checkAddress(address, allowPrivate);
     if (!verdict.allowed) {
       const via = literal === undefined ? `${url.hostname} resolves to ${address}, and ` : '';
-      throw notAllowed(`${what} ${redact(url)} is refused: ${via}${verdict.reason}`);
+      throw notAllowed(`${what} ${shorten(url.href)} is refused: ${via}${verdict.reason}`);
     }
     // The family comes from the address itself, not from what the lookup claimed.
     resolved.push({ address, family: isIP(address) === 6 ? 6 : 4 });
@@ -166,12 +160,13 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
 
 function nextHop(current: URL, response: ConnectResponse): URL {
   const location = header(response, 'location');
-  if (location === undefined) throw fetchFailed(`${redact(current)} answered ${response.status} without a Location`);
+  if (location === undefined)
+    throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
   let target: URL;
   try {
     target = new URL(location, current);
   } catch {
-    throw fetchFailed(`${redact(current)} redirected to an invalid URL`);
+    throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
   }
   return parseImportUrl(target.href, 'redirect target');
 }
@@ -206,12 +201,12 @@ async function connectChecked(
     const peer = response.remoteAddress;
     if (peer === undefined || !sameAddress(peer, address)) {
       response.close();
-      throw notAllowed(`${redact(url)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
+      throw notAllowed(`${shorten(url.href)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
     }
     const verdict = checkAddress(peer, options.allowPrivate);
     if (!verdict.allowed) {
       response.close();
-      throw notAllowed(`${redact(url)} is refused: ${verdict.reason}`);
+      throw notAllowed(`${shorten(url.href)} is refused: ${verdict.reason}`);
     }
     return response;
   }
@@ -228,16 +223,18 @@ async function readText(
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   try {
     if (response.status < 200 || response.status > 299) {
-      throw fetchFailed(`${redact(url)} answered HTTP ${response.status}`);
+      throw fetchFailed(`${shorten(url.href)} answered HTTP ${response.status}`);
     }
     const contentType = header(response, 'content-type')?.split(';')[0]?.trim().toLowerCase();
-    if (!contentType) throw fetchFailed(`${redact(url)} sent no Content-Type; only text can be imported`);
+    if (!contentType) throw fetchFailed(`${shorten(url.href)} sent no Content-Type; only text can be imported`);
     if (!/^text\/[a-z0-9.+-]+$/.test(contentType) && !TEXT_TYPES.has(contentType)) {
-      throw fetchFailed(`${redact(url)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`);
+      throw fetchFailed(
+        `${shorten(url.href)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`,
+      );
     }
     const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-      throw fetchFailed(`${redact(url)} sent a ${encoding}-encoded body, which is not supported`);
+      throw fetchFailed(`${shorten(url.href)} sent a ${encoding}-encoded body, which is not supported`);
     }
     const declared = Number(header(response, 'content-length'));
     if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(url, maxBytes);
@@ -261,7 +258,7 @@ async function readText(
 }
 
 const tooLarge = (url: URL, maxBytes: number) =>
-  fetchFailed(`${redact(url)} is larger than the import limit of ${maxBytes} bytes`);
+  fetchFailed(`${shorten(url.href)} is larger than the import limit of ${maxBytes} bytes`);
 
 function header(response: ConnectResponse, name: string): string | undefined {
   const value = response.headers[name];
