@@ -37,21 +37,14 @@ export async function resolveSource(ctx: Context, path: string, stdinHint: strin
  */
 export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(path);
-  } catch (error) {
+  const failed = (error: unknown): never => {
     throw fileError(path, error);
-  }
+  };
+  const info = await stat(path).catch(failed);
   if (info.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`, { code: 'invalid_input' });
   const regular = info.isFile();
   // Opening now, not when reading, turns a permission problem into an error before anything is sent.
-  try {
-    if (regular) await (await open(path, 'r')).close();
-    else await access(path, fsConstants.R_OK);
-  } catch (error) {
-    throw fileError(path, error);
-  }
+  await (regular ? open(path, 'r').then((file) => file.close()) : access(path, fsConstants.R_OK)).catch(failed);
   if (regular && info.size === 0) throw emptyError(path);
   let opened = false;
   return {

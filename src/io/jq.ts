@@ -87,19 +87,15 @@ export function jqOptionError(message: string, option: string): UsageError {
 }
 
 export async function loadJq(expression: string): Promise<JqFilter> {
+  const tooBig = (what: string, most: number, bigger: string) =>
+    new UsageError(`--jq: the expression ${what}; at most ${most}`, {
+      code: 'invalid_jq',
+      hint: `for a ${bigger} program, pipe the --json output to jq itself`,
+    });
   const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
-  if (length > JQ_MAX_CHARACTERS) {
-    throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
-      code: 'invalid_jq',
-      hint: 'for a longer program, pipe the --json output to jq itself',
-    });
-  }
+  if (length > JQ_MAX_CHARACTERS) throw tooBig(`is ${length} characters`, JQ_MAX_CHARACTERS, 'longer');
   const depth = nesting(expression);
-  if (depth > JQ_MAX_NESTING)
-    throw new UsageError(`--jq: the expression nests brackets ${depth} deep; at most ${JQ_MAX_NESTING}`, {
-      code: 'invalid_jq',
-      hint: 'for a deeper program, pipe the --json output to jq itself',
-    });
+  if (depth > JQ_MAX_NESTING) throw tooBig(`nests brackets ${depth} deep`, JQ_MAX_NESTING, 'deeper');
   // jq-web is CommonJS whose export is a promise: required as such (an ESM import would wrap it).
   const { createRequire } = await import('node:module');
   const jq = await (createRequire(import.meta.url)('jq-web') as Promise<JqWeb>);
