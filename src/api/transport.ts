@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
-import type { LargeStrings, LargeStringsReading } from './large-strings.js';
+import type { LargeStrings } from './large-strings.js';
 import { type Deadline, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
@@ -228,7 +228,7 @@ export class Transport {
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    let reading: LargeStringsReading;
+    let reading: Awaited<ReturnType<LargeStrings['begin']>>;
     try {
       reading = await large.begin();
     } catch (error) {
