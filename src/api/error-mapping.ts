@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
+import type { Limits } from './node-http.js';
 
 /** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 
@@ -223,7 +224,7 @@ export function isIpLiteral(host: string): boolean {
 export function networkErrorFrom(
   error: unknown,
   info: ExchangeInfo,
-  limits: { connectMs: number; headersMs: number; bodyMs: number },
+  limits: Limits,
   reached?: string,
 ): NetworkError | ResponseError {
   const code = errorCode(error);

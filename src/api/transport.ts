@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
 import type { LargeStrings } from './large-strings.js';
-import { type Deadline, NodeHttpClient, type Sender } from './node-http.js';
+import { type Deadline, type Limits, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
@@ -67,7 +67,7 @@ const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 4096;
 
 export class Transport {
-  readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
+  readonly limits: Limits;
   private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
