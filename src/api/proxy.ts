@@ -10,13 +10,8 @@ import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
  * subdomains only; each with an optional :port.
  */
 
-export interface ProxyChoice {
-  url: URL;
-  /** The variable it came from. */
-  variable: string;
-  /** Without user name or password. */
-  shown: string;
-}
+/** `variable`: the one it came from; `shown`: the URL without user name or password. */
+export type ProxyChoice = { url: URL; variable: string; shown: string };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -4,19 +4,11 @@ import { CliError, ExitCode, UsageError } from '../errors.js';
  * `--jq EXPR` through jq-web (jq 1.7 in WebAssembly), loaded only with the flag; strings come out raw, as
  * with gh's --jq. A filter that does not compile is a usage error before anything is sent.
  */
-export interface JqFilter {
-  apply(json: string, compact: boolean): string;
-}
+export type JqFilter = { apply(json: string, compact: boolean): string };
 
-interface JqWeb {
-  raw(input: string, filter: string, flags?: string[]): string | undefined;
-}
+type JqWeb = { raw(input: string, filter: string, flags?: string[]): string | undefined };
 
-interface JqFailure {
-  exitCode?: number;
-  stderr?: string;
-  message?: string;
-}
+type JqFailure = { exitCode?: number; stderr?: string; message?: string };
 
 function jqMessage(error: JqFailure): string {
   const text = (error.stderr ?? error.message ?? 'jq failed').replace(/^undefined/, '');
