@@ -4,14 +4,8 @@ import type { Limits } from './node-http.js';
 
 /** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 
-export interface ExchangeInfo {
-  method: string;
-  /** The path template (or the concrete path for requests outside the contract). */
-  path: string;
-  baseUrl: string;
-  /** A request no route of the contract describes (`facectl api` on an unknown path). */
-  outsideContract?: boolean;
-}
+/** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
+export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
 export function errorFromResponse(
   status: number,

@@ -29,11 +29,8 @@ export type NdjsonLine =
 /** Sees each valid line of a file's check pass, its body made (a line kept for sending is the same object). */
 export type CheckWatcher = (line: NdjsonLine & { error?: undefined }) => void;
 
-export interface BatchLines {
-  /** The number of documents, when the input was read through first (a file). */
-  total: number | undefined;
-  lines: AsyncIterable<NdjsonLine>;
-}
+/** `total`: the number of documents, when the input was read through first (a file). */
+export type BatchLines = { total: number | undefined; lines: AsyncIterable<NdjsonLine> };
 
 /** A file up to this size is kept in memory between the two passes, so it is read and parsed once. */
 const KEEP_BYTES = 16 * 1024 * 1024;

@@ -8,12 +8,7 @@ import type { JqFilter } from './jq.js';
 import { animationsEnabled, type Env } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
-export interface RenderModules {
-  jq?: JqFilter;
-  Table?: typeof CliTable3;
-  chalk?: ChalkInstance;
-  ora?: typeof oraFactory;
-}
+export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
 
 /**
  * Text from the service made safe for a terminal (reliability case 51): control characters but newline
