@@ -61,8 +61,8 @@ export async function readAnswer(
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);
   if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;
-  const { lenientSchemaOf, neededSchemaOf } = await (lenient ??= import('./lenient.js'));
-  const read = (neededOnly ? neededSchemaOf(route, needed) : lenientSchemaOf(route, needed)).safeParse(json);
+  const { schemaOf } = await (lenient ??= import('./lenient.js'));
+  const read = schemaOf(route, needed, neededOnly).safeParse(json);
   const where = `${route.method} ${route.path} (${route.name})`;
   if (!read.success) {
     const issue = read.error.issues[0] as Issue;

@@ -2,28 +2,23 @@ import * as z from 'zod/mini';
 import type { AnyRoute } from '../contract/route.js';
 
 /**
- * The lenient schema of a route's answer (answers.ts): every field may be null or missing, one of another
- * type is read as absent, but for the needed ones. Made once per route, for an answer that deviated.
+ * The schema an answer is read by when it deviated (answers.ts), made once per route: lenient (every field
+ * may be null or missing, one of another type is read as absent, but for the needed ones), or with
+ * `neededOnly` the needed fields alone of a route answering an object.
  */
-export function lenientSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
-  let schema = LENIENT.get(route);
-  if (!schema) LENIENT.set(route, (schema = lenientOf(route.response, new Set(needed))));
+export function schemaOf(route: AnyRoute, needed: readonly string[], neededOnly: boolean): z.ZodMiniType {
+  const made = neededOnly ? NEEDED_ONLY : LENIENT;
+  let schema = made.get(route);
+  if (schema) return schema;
+  const shape = (route.response as z.ZodMiniObject).shape as Record<string, z.ZodMiniType>;
+  schema = neededOnly
+    ? z.object(Object.fromEntries(needed.map((key) => [key, required(shape[key] as z.ZodMiniType)])))
+    : lenientOf(route.response, new Set(needed));
+  made.set(route, schema);
   return schema;
 }
 
 const LENIENT = new WeakMap<AnyRoute, z.ZodMiniType>();
-
-/** The needed fields alone of a route answering an object (`neededOnly`), made once per route. */
-export function neededSchemaOf(route: AnyRoute, needed: readonly string[]): z.ZodMiniType {
-  let schema = NEEDED_ONLY.get(route);
-  if (!schema) {
-    const shape = (route.response as z.ZodMiniObject).shape as Record<string, z.ZodMiniType>;
-    schema = z.object(Object.fromEntries(needed.map((key) => [key, required(shape[key] as z.ZodMiniType)])));
-    NEEDED_ONLY.set(route, schema);
-  }
-  return schema;
-}
-
 const NEEDED_ONLY = new WeakMap<AnyRoute, z.ZodMiniType>();
 
 /** `needed` applies at the top, or to each entry of a top-level list; deeper objects need nothing. */
