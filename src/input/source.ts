@@ -1,5 +1,6 @@
 import { closeSync, constants as fsConstants, createReadStream, open as openFd, openSync, statSync } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
@@ -126,19 +127,11 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
   // node:net is loaded here only: importing it costs every command's start a millisecond.
   const { Socket } = process.getBuiltinModule('node:net');
   const pipe = new Socket({ fd, readable: true, writable: false });
-  const stop = () => pipe.destroy();
-  if (signal?.aborted) stop();
-  signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of pipe) yield chunk as Buffer;
-  } catch (error) {
-    if (signal?.aborted) throw cancelledBy(signal);
-    throw fileError(path, error);
+    yield* untilAborted(pipe, signal, path);
   } finally {
-    signal?.removeEventListener('abort', stop);
     pipe.destroy();
   }
-  if (signal?.aborted) throw cancelledBy(signal);
 }
 
 /**
@@ -147,19 +140,23 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
  */
 async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
   if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
-  const stdin = ctx.io.stdin;
-  const stop = () => stdin.destroy();
-  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
-  ctx.signal.addEventListener('abort', stop, { once: true });
+  yield* untilAborted(ctx.io.stdin, ctx.signal);
+}
+
+/** A stream's chunks until its end, or until `signal` aborts (the stream destroyed); a failure named as `path`'s. */
+async function* untilAborted(stream: Readable, signal?: AbortSignal, path?: string): AsyncGenerator<Buffer> {
+  const stop = () => stream.destroy();
+  if (signal?.aborted) throw cancelledBy(signal);
+  signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of stdin) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    for await (const chunk of stream) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
   } catch (error) {
-    if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
-    throw error;
+    if (signal?.aborted) throw cancelledBy(signal);
+    throw path === undefined ? error : fileError(path, error);
   } finally {
-    ctx.signal.removeEventListener('abort', stop);
+    signal?.removeEventListener('abort', stop);
   }
-  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
+  if (signal?.aborted) throw cancelledBy(signal);
 }
 
 /** Reads a whole source as strict UTF-8 text, refusing empty input and input over MAX_BODY_BYTES. */
