@@ -114,16 +114,13 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
     }
   };
   signal?.addEventListener('abort', unblock, { once: true });
-  let fd: number;
-  try {
-    fd = await new Promise<number>((resolve, reject) => {
-      openFd(path, 'r', (error, opened) => (error ? reject(error) : resolve(opened)));
-    });
-  } catch (error) {
-    throw fileError(path, error);
-  } finally {
-    signal?.removeEventListener('abort', unblock);
-  }
+  const fd = await new Promise<number>((resolve, reject) => {
+    openFd(path, 'r', (error, opened) => (error ? reject(error) : resolve(opened)));
+  })
+    .catch((error: unknown) => {
+      throw fileError(path, error);
+    })
+    .finally(() => signal?.removeEventListener('abort', unblock));
   // node:net is loaded here only: importing it costs every command's start a millisecond.
   const { Socket } = process.getBuiltinModule('node:net');
   const pipe = new Socket({ fd, readable: true, writable: false });
