@@ -24,16 +24,11 @@ export function visible(text: string): string {
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** JSON with DEL, C1 and the invisible characters above as \u escapes (JSON.stringify escapes only C0). */
-export function safeJson(value: unknown): string {
-  return safeJsonText(JSON.stringify(value));
-}
+export const safeJson = (value: unknown): string => safeJsonText(JSON.stringify(value));
 
-function safeJsonText(json: string): string {
-  return json.replace(
-    /[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
+const safeJsonText = (json: string) =>
+  json.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const INVISIBLE = /[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** A message for stderr, wrapped at words to a terminal's width (commander's wrapping, as help pages are). */
 export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: string): string {
