@@ -126,8 +126,7 @@ export async function* readNdjsonDocuments(
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
       continue;
     }
-    const object = parsed.value;
-    const filled = fillDefaults(object, defaults);
+    const filled = fillDefaults(parsed.value, defaults);
     const checked = checkDocument(filled);
     if (!checked.ok) yield { line, error: checked.problem };
     else if (checkOnly) yield { line, document: checked.document, body: '' };
@@ -136,9 +135,9 @@ export async function* readNdjsonDocuments(
       // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
       const asRead =
         !bom &&
-        object.alias === filled.alias &&
-        object.label === filled.label &&
-        object.perspective === filled.perspective;
+        parsed.value.alias === filled.alias &&
+        parsed.value.label === filled.label &&
+        parsed.value.perspective === filled.perspective;
       yield {
         line,
         document: checked.document,
