@@ -182,19 +182,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
     },
     async prepare() {
-      const load = async <K extends keyof RenderModules>(
-        key: K,
-        wanted: boolean,
-        get: () => Promise<RenderModules[K]>,
-      ) => {
-        if (!loaded[key] && wanted) loaded[key] = await get();
+      const load = async <K extends keyof RenderModules>(key: K, get: () => Promise<RenderModules[K]>) => {
+        loaded[key] ??= await get();
       };
       const expression = globals.jq;
       await Promise.all([
-        load('jq', expression !== undefined, async () => (await import('./jq.js')).loadJq(expression as string)),
-        load('Table', toTable(), async () => (await import('cli-table3')).default),
-        load('chalk', io.color || !!io.stderrColor, async () => new (await import('chalk')).Chalk({ level: 1 })),
-        load('ora', animate(), async () => (await import('ora')).default),
+        expression !== undefined && load('jq', async () => (await import('./jq.js')).loadJq(expression)),
+        toTable() && load('Table', async () => (await import('cli-table3')).default),
+        (io.color || !!io.stderrColor) && load('chalk', async () => new (await import('chalk')).Chalk({ level: 1 })),
+        animate() && load('ora', async () => (await import('ora')).default),
       ]);
     },
   };
