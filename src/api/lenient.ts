@@ -26,8 +26,11 @@ function lenientOf(schema: z.ZodMiniType, needed: ReadonlySet<string> = new Set(
   if (schema instanceof z.ZodMiniArray) return z.array(lenientOf(schema._zod.def.element as z.ZodMiniType, needed));
   if (schema instanceof z.ZodMiniObject) {
     const shape: Record<string, z.ZodMiniType> = {};
+    // A field not needed: null stays null, missing stays missing, another type is read as absent.
     for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodMiniType>)) {
-      shape[key] = needed.has(key) ? lenientOf(required(field)) : lenientField(field);
+      shape[key] = needed.has(key)
+        ? lenientOf(required(field))
+        : z.catch(z.optional(z.nullable(lenientOf(field))), undefined);
     }
     return z.extend(schema, shape);
   }
@@ -36,17 +39,10 @@ function lenientOf(schema: z.ZodMiniType, needed: ReadonlySet<string> = new Set(
   return schema;
 }
 
-/** A field that need not be there: null stays null, missing stays missing, another type is read as absent. */
-function lenientField(field: z.ZodMiniType): z.ZodMiniType {
-  return z.catch(z.optional(z.nullable(lenientOf(field))), undefined);
-}
-
 /** A needed field: present and not null, even where the interface has it optional or nullable. */
 function required(field: z.ZodMiniType): z.ZodMiniType {
   if (field instanceof z.ZodMiniOptional || field instanceof z.ZodMiniNullable) return required(innerOf(field));
   return field;
 }
 
-function innerOf(schema: z.ZodMiniOptional | z.ZodMiniNullable): z.ZodMiniType {
-  return schema._zod.def.innerType as z.ZodMiniType;
-}
+const innerOf = (schema: z.ZodMiniOptional | z.ZodMiniNullable) => schema._zod.def.innerType as z.ZodMiniType;
