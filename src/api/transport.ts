@@ -167,8 +167,9 @@ export class Transport {
       return await this.attempt(exchange, attempt, deadline);
     } catch (error) {
       if (!deadline.passed || exchange.signal.aborted) throw error;
+      const seconds = ms / 1000;
       throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(ms)} (the service answers too slowly)`,
+        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s (the service answers too slowly)`,
         { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
       );
     }
@@ -330,11 +331,6 @@ function parseRetryAfter(value: string | string[] | undefined): number | undefin
   const date = Date.parse(raw);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
-function formatSeconds(ms: number): string {
-  const seconds = ms / 1000;
-  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
 }
 
 /** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */
