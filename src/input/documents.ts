@@ -49,8 +49,8 @@ export async function detectDocumentFormat(
   if (first === -1 || peek.byteAt(first) !== 0x7b) return { format: 'text', chunks: peek.replay() };
   const lineEnd = await peek.find(first, (b) => b === 0x0a);
   if (lineEnd === -1) return { format: 'json', chunks: peek.replay() };
-  const firstLine = decodeUtf8(peek.slice(first, lineEnd), sourceName);
-  if (!isJsonObject(firstLine)) return { format: 'json', chunks: peek.replay() };
+  const firstLine = tryParseJson(decodeUtf8(peek.slice(first, lineEnd), sourceName));
+  if (!firstLine.ok || !isPlainObject(firstLine.value)) return { format: 'json', chunks: peek.replay() };
   const next = await peek.find(lineEnd + 1, isNonSpace);
   return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
 }
@@ -151,14 +151,6 @@ function issueText(issue: z.core.$ZodIssue): string {
     }
     default:
       return `${at}${issue.message}`;
-  }
-}
-
-function isJsonObject(text: string): boolean {
-  try {
-    return isPlainObject(JSON.parse(text));
-  } catch {
-    return false;
   }
 }
 
