@@ -200,9 +200,8 @@ export function isLoopbackHost(hostname: string): boolean {
  * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`). Not
  * node:net's isIP: importing node:net costs each start of an API command a millisecond.
  */
-export function isIpLiteral(host: string): boolean {
-  return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
-}
+export const isIpLiteral = (host: string): boolean =>
+  ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
 
 /**
  * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:

@@ -170,6 +170,4 @@ export class NodeHttpClient implements Sender {
   }
 }
 
-function limitError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
-}
+const limitError = (code: string, message: string): Error => Object.assign(new Error(message), { code });

@@ -123,6 +123,5 @@ class ProxyClient {
 }
 
 /** A failure of the proxy itself; networkErrorFrom turns its code into exit 8 with this message and hint. */
-function proxyError(message: string, hint: string): Error {
-  return Object.assign(new Error(message), { code: 'FACECTL_PROXY', hint });
-}
+const proxyError = (message: string, hint: string): Error =>
+  Object.assign(new Error(message), { code: 'FACECTL_PROXY', hint });

@@ -154,9 +154,7 @@ function issueText(issue: z.core.$ZodIssue): string {
   }
 }
 
-function isNonSpace(b: number): boolean {
-  return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
-}
+const isNonSpace = (b: number): boolean => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
 
 /** Chunks read ahead for detection, replayed in front of the rest; a search scans each chunk once. */
 class PeekedChunks {

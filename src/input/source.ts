@@ -174,14 +174,11 @@ export async function readChunksText(chunks: AsyncIterable<Buffer>, name: string
   return decodeUtf8(Buffer.concat(parts, total), name);
 }
 
-export function emptyError(name: string): UsageError {
-  return new UsageError(`${name} is empty`, { code: 'invalid_input' });
-}
+export const emptyError = (name: string): UsageError => new UsageError(`${name} is empty`, { code: 'invalid_input' });
 
 /** Nothing to send: exit 2, before any batch record is made. */
-export function noDocuments(message: string): UsageError {
-  return new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
-}
+export const noDocuments = (message: string): UsageError =>
+  new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
 
 /** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
 export function blankError(name: string): UsageError {

@@ -39,9 +39,7 @@ export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: st
 }
 
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
-export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
-  return io.stdoutIsTTY ? 2 : 0;
-}
+export const jsonIndent = (io: Pick<IO, 'stdoutIsTTY'>): number => (io.stdoutIsTTY ? 2 : 0);
 
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
