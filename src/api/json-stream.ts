@@ -19,10 +19,7 @@ export interface JsonStreamOptions {
 }
 
 export class JsonStreamError extends Error {
-  constructor(
-    message: string,
-    readonly offset: number,
-  ) {
+  constructor(message: string, offset: number) {
     super(`${message} at byte ${offset}`);
     this.name = 'JsonStreamError';
   }
