@@ -61,8 +61,8 @@ export async function readAnswer(
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);
   if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;
-  const { lenientSchemaOf, neededSchemaOf } = await (lenient ??= import('./lenient.js'));
-  const read = (neededOnly ? neededSchemaOf(route, needed) : lenientSchemaOf(route, needed)).safeParse(json);
+  const { schemaOf } = await (lenient ??= import('./lenient.js'));
+  const read = schemaOf(route, needed, neededOnly).safeParse(json);
   const where = `${route.method} ${route.path} (${route.name})`;
   if (!read.success) {
     const issue = read.error.issues[0] as Issue;
@@ -145,11 +145,7 @@ function describeSchema(schema: z.ZodMiniType | undefined): string | undefined {
   if (def.type === 'string') return def.format === 'datetime' ? 'a date-time string' : 'a string';
   if (def.type === 'number') return def.format && /int/.test(def.format) ? 'an integer' : 'a number';
   if (def.type === 'boolean') return 'true or false';
-  if (def.type === 'enum' && def.entries) {
-    return `one of ${Object.values(def.entries)
-      .map((value) => JSON.stringify(value))
-      .join(', ')}`;
-  }
+  if (def.type === 'enum' && def.entries) return oneOf(Object.values(def.entries));
   if (def.type === 'array') return 'a list';
   if (def.type === 'object' || def.type === 'record') return 'an object';
   return undefined;
@@ -163,9 +159,11 @@ function expectedOf(issue: Issue): string {
   }
   if (issue.code === 'invalid_format')
     return issue.format === 'datetime' ? 'a date-time string' : `a ${issue.format} string`;
-  if (issue.code === 'invalid_value') return `one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+  if (issue.code === 'invalid_value') return oneOf(issue.values);
   return issue.message;
 }
+
+const oneOf = (values: readonly unknown[]) => `one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
 
 export function valueAt(json: unknown, path: readonly PropertyKey[]): unknown {
   let value = json;

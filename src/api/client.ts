@@ -245,9 +245,7 @@ function parseJsonLoosely(text: string, headers: ExchangeResult['headers']): unk
 }
 
 /** node:crypto is taken only when a creating request needs a key: a GET command never loads it. */
-function newIdempotencyKey(): string {
-  return process.getBuiltinModule('node:crypto').randomUUID();
-}
+const newIdempotencyKey = (): string => process.getBuiltinModule('node:crypto').randomUUID();
 
 /** JSON.stringify recurses, JSON.parse does not: a body thousands of levels deep parses, then runs the stack out. */
 function serialized(value: unknown, info: ExchangeInfo): string {

@@ -1,16 +1,11 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
+import type { Limits } from './node-http.js';
 
 /** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 
-export interface ExchangeInfo {
-  method: string;
-  /** The path template (or the concrete path for requests outside the contract). */
-  path: string;
-  baseUrl: string;
-  /** A request no route of the contract describes (`facectl api` on an unknown path). */
-  outsideContract?: boolean;
-}
+/** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
+export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
 export function errorFromResponse(
   status: number,
@@ -22,7 +17,14 @@ export function errorFromResponse(
   // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
   // (but a 413 or 429 means the same from whoever says it).
   if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
-    return notFromService(status, body, info);
+    const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
+    return new ResponseError(
+      `${info.method} ${info.path}: HTTP ${status} with ${snippet ? `a body that is not JSON: ${snippet}` : 'an empty body'}; ` +
+        'not an answer of the Face Compilation Service',
+      {
+        hint: `check the base URL (${info.baseUrl}): it should point at the service itself; run with --debug to see the exchange`,
+      },
+    );
   }
   const parsed = (typeof body === 'object' && body !== null ? body : {}) as { detail?: unknown; code?: unknown };
   const code = typeof parsed.code === 'string' ? parsed.code : (STATUS_CODES[status] ?? `http_${status}`);
@@ -53,9 +55,9 @@ export function errorFromResponse(
       );
     case 400:
     case 422:
-      if (IMPORT_FETCH_CODES.has(code)) {
-        // The URL is what to fix, not the request's values. A site down or missing is a failure a script
-        // may retry (exit 1); a URL the service will not fetch is input to fix (exit 2).
+      // The service could not fetch an import's URL (or would not): the URL is what to fix, not the request's
+      // values. A site down or missing is a failure a script may retry (exit 1); a URL refused is input (exit 2).
+      if (code === 'fetch_failed' || code === 'url_not_allowed') {
         return make(
           `the service could not import the URL: ${detailText ?? code}`,
           hintForImportFetch(code, detailText),
@@ -82,20 +84,6 @@ export function errorFromResponse(
       );
   }
 }
-
-function notFromService(status: number, body: string, info: ExchangeInfo): ResponseError {
-  const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
-  return new ResponseError(
-    `${info.method} ${info.path}: HTTP ${status} with ${snippet ? `a body that is not JSON: ${snippet}` : 'an empty body'}; ` +
-      'not an answer of the Face Compilation Service',
-    {
-      hint: `check the base URL (${info.baseUrl}): it should point at the service itself; run with --debug to see the exchange`,
-    },
-  );
-}
-
-/** The service's answers to an import whose URL it could not fetch (or would not). */
-const IMPORT_FETCH_CODES = new Set(['fetch_failed', 'url_not_allowed']);
 
 /** What to check when the service could not import a URL, from what its detail says went wrong. */
 function hintForImportFetch(code: string, detail = ''): string {
@@ -212,9 +200,8 @@ export function isLoopbackHost(hostname: string): boolean {
  * An IPv4 address in its dotted form or an IPv6 address (ipaddr.js alone also reads `0x7f.1`). Not
  * node:net's isIP: importing node:net costs each start of an API command a millisecond.
  */
-export function isIpLiteral(host: string): boolean {
-  return ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
-}
+export const isIpLiteral = (host: string): boolean =>
+  ipaddr.IPv4.isValidFourPartDecimal(host) || ipaddr.IPv6.isValid(host);
 
 /**
  * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:
@@ -223,7 +210,7 @@ export function isIpLiteral(host: string): boolean {
 export function networkErrorFrom(
   error: unknown,
   info: ExchangeInfo,
-  limits: { connectMs: number; headersMs: number; bodyMs: number },
+  limits: Limits,
   reached?: string,
 ): NetworkError | ResponseError {
   const code = errorCode(error);

@@ -7,12 +7,8 @@ import { locateJsonError } from '../input/json.js';
  * JSON.parse at the end, so the value is JSON.parse's for the same bytes (why: docs/decisions.md).
  */
 
-/** Receives the text of one large string, in pieces that never split a surrogate pair. */
-export interface LargeStringWriter {
-  write(piece: string): void;
-  /** Ends the string; returns the value that stands for it in the parsed result. */
-  end(): string;
-}
+/** Receives the text of one large string in pieces that never split a surrogate pair; end() gives its stand-in. */
+export type LargeStringWriter = { write(piece: string): void; end(): string };
 
 export interface JsonStreamOptions {
   /** Top-level string fields streamed to `open`. */
@@ -23,10 +19,7 @@ export interface JsonStreamOptions {
 }
 
 export class JsonStreamError extends Error {
-  constructor(
-    message: string,
-    readonly offset: number,
-  ) {
+  constructor(message: string, offset: number) {
     super(`${message} at byte ${offset}`);
     this.name = 'JsonStreamError';
   }

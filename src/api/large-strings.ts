@@ -3,16 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonStreamOptions } from './json-stream.js';
 
-/** One reading of an answer (a retried request reads the next answer afresh). */
-export interface LargeStringsReading {
-  options: JsonStreamOptions;
-  /** Writes what the last chunk gave to the files; awaited after each chunk. */
-  flush(): Promise<void>;
-  /** Read whole: its strings are kept. */
-  commit(): Promise<void>;
-  /** Not read whole: its strings are forgotten. */
-  abort(): Promise<void>;
-}
+/** `tmpDir`: where the files' private directory is made (default: the system's). */
+type Options = { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string };
 
 /**
  * The large strings of an answer: `keep: 'none'` drops them (the command prints no such field); `spool`
@@ -20,35 +12,33 @@ export interface LargeStringsReading {
  * writeJson prints the value exactly as `JSON.stringify` would.
  */
 export class LargeStrings {
-  readonly fields: ReadonlySet<string>;
-  readonly keep: 'none' | 'spool';
-  readonly inlineBytes: number;
+  private readonly fields: ReadonlySet<string>;
   private readonly markerPrefix = `\u0000facectl:large:${process.getBuiltinModule('node:crypto').randomBytes(9).toString('base64url')}:`;
   private count = 0;
   /** Marker string -> the file holding the escaped text (spool; dropped strings are not kept). */
   private readonly kept = new Map<string, string>();
   private dir: string | undefined;
-  private readonly parentDir: string | undefined;
 
-  /** `tmpDir`: where the files' private directory is made (default: the system's). */
-  constructor(options: { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string }) {
+  constructor(private readonly options: Options) {
     this.fields = new Set(options.fields);
-    this.keep = options.keep;
-    this.inlineBytes = options.keep === 'none' ? 0 : (options.inlineBytes ?? 64 * 1024);
-    this.parentDir = options.tmpDir;
   }
 
   has(value: unknown): boolean {
     return typeof value === 'string' && value.startsWith(this.markerPrefix);
   }
 
-  async begin(): Promise<LargeStringsReading> {
-    if (this.keep === 'spool') this.dir ??= await mkdtemp(join(this.parentDir ?? tmpdir(), 'facectl-response-'));
+  /**
+   * One reading of an answer (a retried request reads the next answer afresh): flush() after each chunk
+   * writes what it gave to the files; commit() once it is read whole keeps its strings, abort() forgets them.
+   */
+  async begin() {
+    const { keep, inlineBytes = 64 * 1024, tmpDir } = this.options;
+    if (keep === 'spool') this.dir ??= await mkdtemp(join(tmpDir ?? tmpdir(), 'facectl-response-'));
     const dir = this.dir;
     const started: { marker: string; writer: SpoolWriter | undefined }[] = [];
     const options: JsonStreamOptions = {
       largeFields: this.fields,
-      inlineBytes: this.inlineBytes,
+      inlineBytes: keep === 'none' ? 0 : inlineBytes,
       open: () => {
         const marker = `${this.markerPrefix}${this.count}\u0000`;
         const writer = dir === undefined ? undefined : new SpoolWriter(join(dir, `${this.count}.json-text`));
@@ -83,7 +73,7 @@ export class LargeStrings {
    */
   async writeJson(stream: NodeJS.WritableStream, value: unknown, indent = 2): Promise<void> {
     const text = `${JSON.stringify(value, null, indent)}\n`;
-    if (this.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
+    if (this.options.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
       throw new Error('a large string that was dropped cannot be printed');
     }
     let from = 0;

@@ -23,13 +23,9 @@ export interface WireRequest {
 
 /**
  * A timer, not an AbortSignal: a signal per request of a batch (its controller, a listener added and
- * removed) cost more than the rest of the request's bookkeeping.
+ * removed) cost more than the rest of the request's bookkeeping. `passed` once it ended the request.
  */
-export interface Deadline {
-  ms: number;
-  /** Set when the deadline passed and the request was ended for it. */
-  passed: boolean;
-}
+export type Deadline = { ms: number; passed: boolean };
 
 /** When `deadline` passes, `end` is called with the error the request fails with. */
 export function startDeadline(deadline: Deadline, end: (error: Error) => void): NodeJS.Timeout {
@@ -54,11 +50,7 @@ export interface Sender {
   close(): void | Promise<void>;
 }
 
-export interface Limits {
-  connectMs: number;
-  headersMs: number;
-  bodyMs: number;
-}
+export type Limits = { connectMs: number; headersMs: number; bodyMs: number };
 
 export class NodeHttpClient implements Sender {
   private readonly module: Pick<typeof import('node:http'), 'Agent' | 'request'>;
@@ -178,6 +170,4 @@ export class NodeHttpClient implements Sender {
   }
 }
 
-function limitError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
-}
+const limitError = (code: string, message: string): Error => Object.assign(new Error(message), { code });

@@ -8,7 +8,7 @@ import proxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
 import pool from 'undici/lib/dispatcher/pool.js';
 import { errorCode } from './error-mapping.js';
 import { type Limits, type Sender, startDeadline, type WireRequest, type WireResponse } from './node-http.js';
-import { type ProxyChoice, ProxyError } from './proxy.js';
+import type { ProxyChoice } from './proxy.js';
 
 const ProxyAgent = proxyAgent as typeof UndiciProxyAgent;
 const Pool = pool as typeof UndiciPool;
@@ -19,7 +19,7 @@ const connect = apiConnect as Method<Dispatcher.ConnectOptions, Dispatcher.Conne
 
 /**
  * A base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded only then.
- * Its CONNECT goes through ProxyClient, so every failure of the proxy is a ProxyError naming it that
+ * Its CONNECT goes through ProxyClient, so every failure of the proxy is a proxyError naming it that
  * ends the request: undici reconnects in a loop after a plain socket error during connect. A
  * `100 Continue` fails a request here (docs/decisions.md).
  */
@@ -93,7 +93,7 @@ class ProxyClient {
     if (answer.statusCode === 200) return answer;
     (answer.socket as Socket).on('error', () => undefined).destroy();
     const reason = process.getBuiltinModule('node:http').STATUS_CODES[answer.statusCode];
-    throw new ProxyError(
+    throw proxyError(
       `${this.where} refused the tunnel to ${authority}: ${answer.statusCode}${reason ? ` ${reason}` : ''}`,
       answer.statusCode === 407
         ? `the proxy wants credentials: put them in ${this.proxy.variable} (http://user:password@host:port)`
@@ -109,7 +109,7 @@ class ProxyClient {
     return this.pool.destroy(error ?? null);
   }
 
-  private failed(error: unknown, authority: string | undefined): ProxyError {
+  private failed(error: unknown, authority: string | undefined): Error {
     const code = errorCode(error);
     const seconds = `${this.timeoutMs / 1000} s`;
     const why: Record<string, string> = {
@@ -118,9 +118,10 @@ class ProxyClient {
       UND_ERR_CONNECT_TIMEOUT: `cannot reach ${this.where}: no connection within ${seconds}`,
       ECONNREFUSED: `cannot reach ${this.where}: connection refused`,
     };
-    return new ProxyError(
-      why[code ?? ''] ?? `cannot reach ${this.where}: ${code ?? (error as Error).message}`,
-      this.check,
-    );
+    return proxyError(why[code ?? ''] ?? `cannot reach ${this.where}: ${code ?? (error as Error).message}`, this.check);
   }
 }
+
+/** A failure of the proxy itself; networkErrorFrom turns its code into exit 8 with this message and hint. */
+const proxyError = (message: string, hint: string): Error =>
+  Object.assign(new Error(message), { code: 'FACECTL_PROXY', hint });

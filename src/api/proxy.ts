@@ -10,13 +10,8 @@ import { isIpLiteral, isLoopbackHost } from './error-mapping.js';
  * subdomains only; each with an optional :port.
  */
 
-export interface ProxyChoice {
-  url: URL;
-  /** The variable it came from. */
-  variable: string;
-  /** Without user name or password. */
-  shown: string;
-}
+/** `variable`: the one it came from; `shown`: the URL without user name or password. */
+export type ProxyChoice = { url: URL; variable: string; shown: string };
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,12 +27,11 @@ export function proxyFor(target: URL, env: Env): ProxyChoice | undefined {
   if (variable === undefined || isLoopbackHost(target.hostname)) return undefined;
   if (noProxyEntry(target, env.no_proxy ?? env.NO_PROXY ?? '') !== undefined) return undefined;
   const [name, value] = variable;
-  let url: URL;
-  try {
-    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`);
-  } catch {
+  const href = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+  if (!URL.canParse(href)) {
     throw new UsageError(`${name} is not a valid proxy URL: ${value}`, { hint: 'e.g. http://proxy.example:3128' });
   }
+  const url = new URL(href);
   if (url.protocol.startsWith('socks')) {
     throw new UsageError(`${name}: SOCKS proxies are not supported (${url.protocol}//${url.host})`, {
       code: 'unsupported_proxy',
@@ -81,16 +75,4 @@ export function noProxyEntry(target: URL, noProxy: string): string | undefined {
     if (domain.startsWith('.') ? host.endsWith(domain) : host === domain || host.endsWith(`.${domain}`)) return entry;
   }
   return undefined;
-}
-
-/** A failure of the proxy itself; networkErrorFrom turns it into exit 8 with this message. */
-export class ProxyError extends Error {
-  readonly code = 'FACECTL_PROXY';
-  constructor(
-    message: string,
-    readonly hint: string,
-  ) {
-    super(message);
-    this.name = 'ProxyError';
-  }
 }

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
-import type { LargeStrings, LargeStringsReading } from './large-strings.js';
-import { type Deadline, NodeHttpClient, type Sender } from './node-http.js';
+import type { LargeStrings } from './large-strings.js';
+import { type Deadline, type Limits, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
 import { proxyFor } from './proxy.js';
 
@@ -67,7 +67,7 @@ const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 4096;
 
 export class Transport {
-  readonly limits: { connectMs: number; headersMs: number; bodyMs: number };
+  readonly limits: Limits;
   private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
@@ -167,8 +167,9 @@ export class Transport {
       return await this.attempt(exchange, attempt, deadline);
     } catch (error) {
       if (!deadline.passed || exchange.signal.aborted) throw error;
+      const seconds = ms / 1000;
       throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatSeconds(ms)} (the service answers too slowly)`,
+        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s (the service answers too slowly)`,
         { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
       );
     }
@@ -228,7 +229,7 @@ export class Transport {
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    let reading: LargeStringsReading;
+    let reading: Awaited<ReturnType<LargeStrings['begin']>>;
     try {
       reading = await large.begin();
     } catch (error) {
@@ -330,11 +331,6 @@ function parseRetryAfter(value: string | string[] | undefined): number | undefin
   const date = Date.parse(raw);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
-function formatSeconds(ms: number): string {
-  const seconds = ms / 1000;
-  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
 }
 
 /** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */

@@ -16,12 +16,10 @@ export function checkBaseUrl(
   via = 'the base URL',
   fix: (url: string) => string = (url) => `use ${url}`,
 ): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
   }
+  const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`${via}: must use http or https: ${value}`);
   }

@@ -137,12 +137,6 @@ const PREVIEW_CHARS = 64;
 /** Up to this many bytes of standard input stay in memory; a longer input goes to a temporary file. */
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
 
-interface CheckedText {
-  preview: string;
-  open(): AsyncIterable<Buffer>;
-  dispose(): Promise<void>;
-}
-
 /**
  * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file
  * is sent by reading it again (`reopen`); standard input is kept, beyond SPOOL_MEMORY_BYTES in a
@@ -152,7 +146,7 @@ async function checkText(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   reopen: (() => AsyncIterable<Buffer>) | undefined,
-): Promise<CheckedText> {
+) {
   const text = new Utf8Stream(sourceName);
   let preview = '';
   // Until a character that is not white space is read.

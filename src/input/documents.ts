@@ -49,8 +49,8 @@ export async function detectDocumentFormat(
   if (first === -1 || peek.byteAt(first) !== 0x7b) return { format: 'text', chunks: peek.replay() };
   const lineEnd = await peek.find(first, (b) => b === 0x0a);
   if (lineEnd === -1) return { format: 'json', chunks: peek.replay() };
-  const firstLine = decodeUtf8(peek.slice(first, lineEnd), sourceName);
-  if (!isJsonObject(firstLine)) return { format: 'json', chunks: peek.replay() };
+  const firstLine = tryParseJson(decodeUtf8(peek.slice(first, lineEnd), sourceName));
+  if (!firstLine.ok || !isPlainObject(firstLine.value)) return { format: 'json', chunks: peek.replay() };
   const next = await peek.find(lineEnd + 1, isNonSpace);
   return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
 }
@@ -154,17 +154,7 @@ function issueText(issue: z.core.$ZodIssue): string {
   }
 }
 
-function isJsonObject(text: string): boolean {
-  try {
-    return isPlainObject(JSON.parse(text));
-  } catch {
-    return false;
-  }
-}
-
-function isNonSpace(b: number): boolean {
-  return b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
-}
+const isNonSpace = (b: number): boolean => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d;
 
 /** Chunks read ahead for detection, replayed in front of the rest; a search scans each chunk once. */
 class PeekedChunks {

@@ -9,11 +9,8 @@ import { CliError, ExitCode } from '../errors.js';
 
 export const BLOCK_BYTES = 1024 * 1024;
 
-export interface Fingerprint {
-  /** sha256 of each block; the last one may be shorter. */
-  readonly blocks: string[];
-  size: number;
-}
+/** The sha256 of each block (the last one may be shorter) and the size. */
+export type Fingerprint = { readonly blocks: string[]; size: number };
 
 /** Passes the chunks on, recording their fingerprint in `into`. */
 export async function* fingerprint(chunks: AsyncIterable<Buffer>, into: Fingerprint): AsyncGenerator<Buffer> {

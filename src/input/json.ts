@@ -48,9 +48,8 @@ export function parseJsonObject(text: string, where: JsonLocation, what = 'a JSO
   return value;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function describeJsonValue(value: unknown): string {
   if (value === null) return 'null';

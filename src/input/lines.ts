@@ -7,15 +7,11 @@ import { decodeUtf8 } from './utf8.js';
  * replaces invalid bytes silently; here each line is decoded as strict UTF-8, a bad byte named by line.
  */
 
-export interface SourceLine {
-  number: number;
-  /** The line without its terminator (`\n` or `\r\n`); empty when `error` is set. */
-  text: string;
-  /** Its bytes (a view into the chunk read, not a copy); unset when `error` is set. */
-  bytes?: Buffer;
-  /** Set when the line is not valid UTF-8: the line is reported, and the lines after it still read. */
-  error?: UsageError;
-}
+/**
+ * A line without its terminator (`\n` or `\r\n`) and its bytes (a view into the chunk read, not a copy);
+ * one not valid UTF-8 has `error` instead (text empty, no bytes): it is reported, the lines after it read.
+ */
+type SourceLine = { number: number; text: string; bytes?: Buffer; error?: UsageError };
 
 /** A line over the size limit: reading stops there (the rest of the line is never buffered). */
 export class LineTooLongError extends UsageError {

@@ -3,11 +3,7 @@ import { describeJsonValue, isPlainObject } from './json.js';
 
 /** `threads replace-messages`' list, each element checked before sending, problems named as `messages[3].from`. */
 
-export interface ThreadMessage {
-  role: string;
-  content: string;
-  from: string;
-}
+export type ThreadMessage = { role: string; content: string; from: string };
 
 const FIELDS = ['role', 'content', 'from'] as const;
 const MAX_LISTED = 10;

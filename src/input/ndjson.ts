@@ -29,11 +29,8 @@ export type NdjsonLine =
 /** Sees each valid line of a file's check pass, its body made (a line kept for sending is the same object). */
 export type CheckWatcher = (line: NdjsonLine & { error?: undefined }) => void;
 
-export interface BatchLines {
-  /** The number of documents, when the input was read through first (a file). */
-  total: number | undefined;
-  lines: AsyncIterable<NdjsonLine>;
-}
+/** `total`: the number of documents, when the input was read through first (a file). */
+export type BatchLines = { total: number | undefined; lines: AsyncIterable<NdjsonLine> };
 
 /** A file up to this size is kept in memory between the two passes, so it is read and parsed once. */
 const KEEP_BYTES = 16 * 1024 * 1024;
@@ -129,8 +126,7 @@ export async function* readNdjsonDocuments(
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
       continue;
     }
-    const object = parsed.value;
-    const filled = fillDefaults(object, defaults);
+    const filled = fillDefaults(parsed.value, defaults);
     const checked = checkDocument(filled);
     if (!checked.ok) yield { line, error: checked.problem };
     else if (checkOnly) yield { line, document: checked.document, body: '' };
@@ -139,9 +135,9 @@ export async function* readNdjsonDocuments(
       // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
       const asRead =
         !bom &&
-        object.alias === filled.alias &&
-        object.label === filled.label &&
-        object.perspective === filled.perspective;
+        parsed.value.alias === filled.alias &&
+        parsed.value.label === filled.label &&
+        parsed.value.perspective === filled.perspective;
       yield {
         line,
         document: checked.document,

@@ -1,5 +1,6 @@
 import { closeSync, constants as fsConstants, createReadStream, open as openFd, openSync, statSync } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
@@ -37,21 +38,14 @@ export async function resolveSource(ctx: Context, path: string, stdinHint: strin
  */
 export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(path);
-  } catch (error) {
+  const failed = (error: unknown): never => {
     throw fileError(path, error);
-  }
+  };
+  const info = await stat(path).catch(failed);
   if (info.isDirectory()) throw new UsageError(`cannot read ${path}: it is a directory`, { code: 'invalid_input' });
   const regular = info.isFile();
   // Opening now, not when reading, turns a permission problem into an error before anything is sent.
-  try {
-    if (regular) await (await open(path, 'r')).close();
-    else await access(path, fsConstants.R_OK);
-  } catch (error) {
-    throw fileError(path, error);
-  }
+  await (regular ? open(path, 'r').then((file) => file.close()) : access(path, fsConstants.R_OK)).catch(failed);
   if (regular && info.size === 0) throw emptyError(path);
   let opened = false;
   return {
@@ -120,32 +114,21 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
     }
   };
   signal?.addEventListener('abort', unblock, { once: true });
-  let fd: number;
-  try {
-    fd = await new Promise<number>((resolve, reject) => {
-      openFd(path, 'r', (error, opened) => (error ? reject(error) : resolve(opened)));
-    });
-  } catch (error) {
-    throw fileError(path, error);
-  } finally {
-    signal?.removeEventListener('abort', unblock);
-  }
+  const fd = await new Promise<number>((resolve, reject) => {
+    openFd(path, 'r', (error, opened) => (error ? reject(error) : resolve(opened)));
+  })
+    .catch((error: unknown) => {
+      throw fileError(path, error);
+    })
+    .finally(() => signal?.removeEventListener('abort', unblock));
   // node:net is loaded here only: importing it costs every command's start a millisecond.
   const { Socket } = process.getBuiltinModule('node:net');
   const pipe = new Socket({ fd, readable: true, writable: false });
-  const stop = () => pipe.destroy();
-  if (signal?.aborted) stop();
-  signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of pipe) yield chunk as Buffer;
-  } catch (error) {
-    if (signal?.aborted) throw cancelledBy(signal);
-    throw fileError(path, error);
+    yield* untilAborted(pipe, signal, path);
   } finally {
-    signal?.removeEventListener('abort', stop);
     pipe.destroy();
   }
-  if (signal?.aborted) throw cancelledBy(signal);
 }
 
 /**
@@ -154,19 +137,23 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
  */
 async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
   if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
-  const stdin = ctx.io.stdin;
-  const stop = () => stdin.destroy();
-  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
-  ctx.signal.addEventListener('abort', stop, { once: true });
+  yield* untilAborted(ctx.io.stdin, ctx.signal);
+}
+
+/** A stream's chunks until its end, or until `signal` aborts (the stream destroyed); a failure named as `path`'s. */
+async function* untilAborted(stream: Readable, signal?: AbortSignal, path?: string): AsyncGenerator<Buffer> {
+  const stop = () => stream.destroy();
+  if (signal?.aborted) throw cancelledBy(signal);
+  signal?.addEventListener('abort', stop, { once: true });
   try {
-    for await (const chunk of stdin) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    for await (const chunk of stream) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
   } catch (error) {
-    if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
-    throw error;
+    if (signal?.aborted) throw cancelledBy(signal);
+    throw path === undefined ? error : fileError(path, error);
   } finally {
-    ctx.signal.removeEventListener('abort', stop);
+    signal?.removeEventListener('abort', stop);
   }
-  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
+  if (signal?.aborted) throw cancelledBy(signal);
 }
 
 /** Reads a whole source as strict UTF-8 text, refusing empty input and input over MAX_BODY_BYTES. */
@@ -187,14 +174,11 @@ export async function readChunksText(chunks: AsyncIterable<Buffer>, name: string
   return decodeUtf8(Buffer.concat(parts, total), name);
 }
 
-export function emptyError(name: string): UsageError {
-  return new UsageError(`${name} is empty`, { code: 'invalid_input' });
-}
+export const emptyError = (name: string): UsageError => new UsageError(`${name} is empty`, { code: 'invalid_input' });
 
 /** Nothing to send: exit 2, before any batch record is made. */
-export function noDocuments(message: string): UsageError {
-  return new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
-}
+export const noDocuments = (message: string): UsageError =>
+  new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
 
 /** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
 export function blankError(name: string): UsageError {

@@ -13,9 +13,8 @@ export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1)
   }
 }
 
-function invalidUtf8Error(bytes: Uint8Array, sourceName: string, firstLine = 1): UsageError {
+function invalidUtf8Error(bytes: Uint8Array, sourceName: string, line: number): UsageError {
   const offset = findInvalidUtf8(bytes);
-  let line = firstLine;
   for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
   const byte = bytes[offset] ?? 0;
   return new UsageError(

@@ -4,19 +4,11 @@ import { CliError, ExitCode, UsageError } from '../errors.js';
  * `--jq EXPR` through jq-web (jq 1.7 in WebAssembly), loaded only with the flag; strings come out raw, as
  * with gh's --jq. A filter that does not compile is a usage error before anything is sent.
  */
-export interface JqFilter {
-  apply(json: string, compact: boolean): string;
-}
+export type JqFilter = { apply(json: string, compact: boolean): string };
 
-interface JqWeb {
-  raw(input: string, filter: string, flags?: string[]): string | undefined;
-}
+type JqWeb = { raw(input: string, filter: string, flags?: string[]): string | undefined };
 
-interface JqFailure {
-  exitCode?: number;
-  stderr?: string;
-  message?: string;
-}
+type JqFailure = { exitCode?: number; stderr?: string; message?: string };
 
 function jqMessage(error: JqFailure): string {
   const text = (error.stderr ?? error.message ?? 'jq failed').replace(/^undefined/, '');
@@ -87,19 +79,15 @@ export function jqOptionError(message: string, option: string): UsageError {
 }
 
 export async function loadJq(expression: string): Promise<JqFilter> {
+  const tooBig = (what: string, most: number, bigger: string) =>
+    new UsageError(`--jq: the expression ${what}; at most ${most}`, {
+      code: 'invalid_jq',
+      hint: `for a ${bigger} program, pipe the --json output to jq itself`,
+    });
   const length = expression.length > JQ_MAX_CHARACTERS ? [...expression].length : expression.length;
-  if (length > JQ_MAX_CHARACTERS) {
-    throw new UsageError(`--jq: the expression is ${length} characters; at most ${JQ_MAX_CHARACTERS}`, {
-      code: 'invalid_jq',
-      hint: 'for a longer program, pipe the --json output to jq itself',
-    });
-  }
+  if (length > JQ_MAX_CHARACTERS) throw tooBig(`is ${length} characters`, JQ_MAX_CHARACTERS, 'longer');
   const depth = nesting(expression);
-  if (depth > JQ_MAX_NESTING)
-    throw new UsageError(`--jq: the expression nests brackets ${depth} deep; at most ${JQ_MAX_NESTING}`, {
-      code: 'invalid_jq',
-      hint: 'for a deeper program, pipe the --json output to jq itself',
-    });
+  if (depth > JQ_MAX_NESTING) throw tooBig(`nests brackets ${depth} deep`, JQ_MAX_NESTING, 'deeper');
   // jq-web is CommonJS whose export is a promise: required as such (an ESM import would wrap it).
   const { createRequire } = await import('node:module');
   const jq = await (createRequire(import.meta.url)('jq-web') as Promise<JqWeb>);

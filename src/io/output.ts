@@ -8,12 +8,7 @@ import type { JqFilter } from './jq.js';
 import { animationsEnabled, type Env } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
-export interface RenderModules {
-  jq?: JqFilter;
-  Table?: typeof CliTable3;
-  chalk?: ChalkInstance;
-  ora?: typeof oraFactory;
-}
+export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
 
 /**
  * Text from the service made safe for a terminal (reliability case 51): control characters but newline
@@ -29,16 +24,11 @@ export function visible(text: string): string {
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** JSON with DEL, C1 and the invisible characters above as \u escapes (JSON.stringify escapes only C0). */
-export function safeJson(value: unknown): string {
-  return safeJsonText(JSON.stringify(value));
-}
+export const safeJson = (value: unknown): string => safeJsonText(JSON.stringify(value));
 
-function safeJsonText(json: string): string {
-  return json.replace(
-    /[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
+const safeJsonText = (json: string) =>
+  json.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const INVISIBLE = /[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /** A message for stderr, wrapped at words to a terminal's width (commander's wrapping, as help pages are). */
 export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: string): string {
@@ -49,9 +39,7 @@ export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: st
 }
 
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
-export function jsonIndent(io: Pick<IO, 'stdoutIsTTY'>): number {
-  return io.stdoutIsTTY ? 2 : 0;
-}
+export const jsonIndent = (io: Pick<IO, 'stdoutIsTTY'>): number => (io.stdoutIsTTY ? 2 : 0);
 
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
@@ -192,19 +180,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
     },
     async prepare() {
-      const load = async <K extends keyof RenderModules>(
-        key: K,
-        wanted: boolean,
-        get: () => Promise<RenderModules[K]>,
-      ) => {
-        if (!loaded[key] && wanted) loaded[key] = await get();
+      const load = async <K extends keyof RenderModules>(key: K, get: () => Promise<RenderModules[K]>) => {
+        loaded[key] ??= await get();
       };
       const expression = globals.jq;
       await Promise.all([
-        load('jq', expression !== undefined, async () => (await import('./jq.js')).loadJq(expression as string)),
-        load('Table', toTable(), async () => (await import('cli-table3')).default),
-        load('chalk', io.color || !!io.stderrColor, async () => new (await import('chalk')).Chalk({ level: 1 })),
-        load('ora', animate(), async () => (await import('ora')).default),
+        expression !== undefined && load('jq', async () => (await import('./jq.js')).loadJq(expression)),
+        toTable() && load('Table', async () => (await import('cli-table3')).default),
+        (io.color || !!io.stderrColor) && load('chalk', async () => new (await import('chalk')).Chalk({ level: 1 })),
+        animate() && load('ora', async () => (await import('ora')).default),
       ]);
     },
   };

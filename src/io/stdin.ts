@@ -6,35 +6,30 @@ export function readFirstLine(stream: Readable, maxBytes = 8192): Promise<string
   if (stream.readableEnded) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     let buffered = Buffer.alloc(0);
-    const finish = (error: Error | undefined, line?: string, rest?: Buffer) => {
+    const finish = (result: string | Error, rest?: Buffer) => {
       stream.off('data', onData);
       stream.off('end', onEnd);
-      stream.off('error', onError);
+      stream.off('error', finish);
       stream.pause();
       if (rest && rest.length > 0) stream.unshift(rest);
-      if (error) reject(error);
-      else resolve(line ?? '');
+      if (typeof result === 'string') resolve(result);
+      else reject(result);
     };
     const onData = (chunk: Buffer | string) => {
       buffered = Buffer.concat([buffered, typeof chunk === 'string' ? Buffer.from(chunk) : chunk]);
       const newline = buffered.indexOf(0x0a);
-      if (newline >= 0) {
-        finish(
-          undefined,
-          buffered.subarray(0, newline).toString('utf8').replace(/\r$/, ''),
-          buffered.subarray(newline + 1),
-        );
-      } else if (buffered.length > maxBytes) {
+      if (newline >= 0)
+        finish(buffered.subarray(0, newline).toString('utf8').replace(/\r$/, ''), buffered.subarray(newline + 1));
+      else if (buffered.length > maxBytes) {
         finish(
           new UsageError(`the first line of standard input is longer than ${maxBytes} bytes; expected an API key`),
         );
       }
     };
-    const onEnd = () => finish(undefined, buffered.toString('utf8'));
-    const onError = (error: Error) => finish(error);
+    const onEnd = () => finish(buffered.toString('utf8'));
     stream.on('data', onData);
     stream.on('end', onEnd);
-    stream.on('error', onError);
+    stream.on('error', finish);
     stream.resume();
   });
 }
