@@ -52,8 +52,14 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   let cached: Promise<{ key: string; source: KeySource } | undefined> | undefined;
   const apiKey = () => {
     cached ??= (async () => {
-      if (globals.apiKeyStdin)
-        return { key: checkApiKey(await readKeyFromStdin(sources), 'stdin'), source: 'stdin' as const };
+      if (globals.apiKeyStdin) {
+        if (sources.stdinIsTTY) {
+          throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
+            hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
+          });
+        }
+        return { key: checkApiKey(await readFirstLine(sources.stdin), 'stdin'), source: 'stdin' as const };
+      }
       const fromEnv = nonEmpty(env.FACECTL_API_KEY);
       if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
       // The key would come from the profile: one named on the line or in the environment must exist.
@@ -115,15 +121,6 @@ export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
     );
   }
   return key;
-}
-
-async function readKeyFromStdin(sources: CredentialSources): Promise<string> {
-  if (sources.stdinIsTTY) {
-    throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
-      hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
-    });
-  }
-  return readFirstLine(sources.stdin);
 }
 
 function trimmed(url: string): string {
