@@ -62,17 +62,6 @@ interface Candidate {
   lock?: HeldLock;
 }
 
-/** The earlier batches a run is compared with, under the input's lock, until it opens its journal. */
-interface BatchRecords {
-  /** None: no key need be known before sending. */
-  readonly candidates: readonly Candidate[];
-  compare(): Comparison;
-  /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
-  open(comparison: Comparison, head?: readonly LineKey[]): Promise<BatchJournal>;
-  /** Lets go of the locks when the run ends before open. */
-  release(): void;
-}
-
 class Comparison {
   readonly results: Compared[];
 
@@ -97,8 +86,9 @@ class Comparison {
 /**
  * Takes the input's lock and reads the earlier batches: the unfinished ones, for --resume the finished
  * ones too (for standard input, the header of every finished one, to replace that of the same input).
+ * What it returns is compared with the input until it opens its journal.
  */
-export async function openBatchRecords(options: OpenRecordsOptions): Promise<BatchRecords> {
+export async function openBatchRecords(options: OpenRecordsOptions) {
   const dir = join(options.dir, 'batches');
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   await privateDirectory(options.dir, dir);
@@ -155,13 +145,16 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
       });
     }
     return {
+      /** None: no key need be known before sending. */
       candidates,
       compare: () => new Comparison(candidates),
-      open: (comparison, head) =>
+      /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
+      open: (comparison: Comparison, head?: readonly LineKey[]) =>
         choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
         }),
+      /** Lets go of the locks when the run ends before open. */
       release,
     };
   } catch (error) {
