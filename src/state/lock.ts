@@ -30,11 +30,7 @@ export class LockHeldError extends Error {
   }
 }
 
-export interface HeldLock {
-  readonly path: string;
-  /** Safe to call twice. */
-  release(): void;
-}
+export type HeldLock = Pick<Lock, 'path' | 'release'>;
 
 interface OwnerRecord {
   token: string;
@@ -139,7 +135,7 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
   }
 }
 
-class Lock implements HeldLock {
+class Lock {
   private timer: NodeJS.Timeout | undefined;
   private released = false;
 
@@ -155,6 +151,7 @@ class Lock implements HeldLock {
     this.timer.unref();
   }
 
+  /** Safe to call twice. */
   release(): void {
     if (this.released) return;
     this.released = true;
