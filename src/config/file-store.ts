@@ -30,7 +30,6 @@ export function openConfigStore(
 ): ProfileStore {
   const path = configFilePath(env);
   const dir = dirname(path);
-  const chosenDir = Boolean(env.FACECTL_CONFIG_DIR);
   tightenFileMode(path, warn);
 
   const read = (): ConfigData => {
@@ -46,8 +45,16 @@ export function openConfigStore(
   };
 
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {
-    // The per-user directory is made 0700 again first; a FACECTL_CONFIG_DIR others can write to is refused.
-    if (!chosenDir) tightenOwnDirectory(dir);
+    // The per-user directory, when mine and wider than 0700 (made by another tool), is made 0700 again
+    // first; a FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
+    if (!env.FACECTL_CONFIG_DIR) {
+      try {
+        const stat = statSync(dir);
+        if ((stat.mode & 0o077) !== 0 && (!process.getuid || stat.uid === process.getuid())) chmodSync(dir, 0o700);
+      } catch {
+        // missing (created 0700 later) or not mine: refused before any write, and reported by doctor
+      }
+    }
     let lock: HeldLock;
     try {
       // Made 0700 whatever the umask.
@@ -143,20 +150,6 @@ function readError(error: unknown, path: string): ConfigFileError {
 function writeError(error: unknown, path: string): ConfigWriteError {
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
-}
-
-/**
- * The per-user directory, when it is mine and wider than 0700 (made by another tool): 0700. One chosen
- * with FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
- */
-function tightenOwnDirectory(dir: string): void {
-  try {
-    const stat = statSync(dir);
-    if ((stat.mode & 0o077) === 0 || (process.getuid && stat.uid !== process.getuid())) return;
-    chmodSync(dir, 0o700);
-  } catch {
-    // missing (created 0700 later) or not mine: refused before any write, and reported by doctor
-  }
 }
 
 /** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */
