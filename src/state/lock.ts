@@ -38,7 +38,6 @@ interface OwnerRecord {
   host?: string;
 }
 
-const DEFAULT_STALE_MS = 10_000;
 const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
 // Locks still held at exit (an error path that forgot, a signal) are released.
@@ -48,7 +47,7 @@ process.once('exit', () => {
 
 /** Takes the lock at once, or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
-  const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 1_000);
+  const staleMs = Math.max(options.staleMs ?? 10_000, 1_000);
   const outcome = tryOnce(lockPath, staleMs);
   if (!(outcome instanceof Lock)) throw outcome;
   outcome.startHeartbeat(staleMs, options.onCompromised);
