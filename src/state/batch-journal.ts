@@ -330,8 +330,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
   }
 }
 
-function parse(line: string | undefined): unknown {
-  if (!line) return undefined;
+function parse(line: string): unknown {
   try {
     return JSON.parse(line);
   } catch {
