@@ -50,8 +50,8 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
 
   let cached: Promise<{ key: string; source: KeySource } | undefined> | undefined;
-  const apiKey = () => {
-    cached ??= (async () => {
+  const apiKey = () =>
+    (cached ??= (async () => {
       if (globals.apiKeyStdin) {
         if (sources.stdinIsTTY) {
           throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
@@ -84,9 +84,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
         );
       }
       return undefined;
-    })();
-    return cached;
-  };
+    })());
 
   return {
     baseUrl: trimmed(baseUrl),
