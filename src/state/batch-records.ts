@@ -286,12 +286,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
 }
 
 /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
-async function lockInput(
-  lockPath: string,
-  sourceName: string,
-  waitMs: number,
-  onCompromised?: (error: Error) => void,
-): Promise<HeldLock> {
+async function lockInput(lockPath: string, sourceName: string, waitMs: number, onCompromised?: (error: Error) => void) {
   return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
     throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error);
   });
