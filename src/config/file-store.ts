@@ -24,10 +24,7 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parse
  * read-modify-write under a lock between processes, written to a new temp file (0600, O_EXCL|O_NOFOLLOW)
  * that is fsynced and renamed over the file, so a kill leaves the old or the new file.
  */
-export function openConfigStore(
-  env: Readonly<Record<string, string | undefined>>,
-  warn: (message: string) => void,
-): ProfileStore {
+export function openConfigStore(env: Readonly<Record<string, string | undefined>>, warn: (message: string) => void) {
   const path = configFilePath(env);
   const dir = dirname(path);
   tightenFileMode(path, warn);
