@@ -116,11 +116,7 @@ export class ProfileStore {
   }
 
   /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */
-  async updateProfile(
-    profile: string,
-    patch: Record<string, unknown>,
-    options: { defaultIfFirst?: boolean } = {},
-  ): Promise<{ madeDefault: boolean }> {
+  async updateProfile(profile: string, patch: Record<string, unknown>, options: { defaultIfFirst?: boolean } = {}) {
     checkProfileName(profile);
     let madeDefault = false;
     const after = await this.backend.update((data) => {
