@@ -26,7 +26,6 @@ export interface ConfigBackend {
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-/** Exit 2. */
 export class ConfigFileError extends CliError {
   constructor(message: string, hint: string, cause?: unknown) {
     super(message, ExitCode.usage, { code: 'config_invalid', hint, cause });

@@ -29,7 +29,6 @@ const STALE_SECONDS = 10;
 const CHOOSING_WAIT_MS = (STALE_SECONDS + 5) * 1000;
 
 interface OpenRecordsOptions {
-  /** The state directory. */
   dir: string;
   /** What identifies the input across runs: a file's real path, or standard input in a directory. */
   identity: string;
