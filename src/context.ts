@@ -43,20 +43,11 @@ export interface GlobalOptions {
   jq?: string;
 }
 
-export interface Column<T> {
-  header: string;
-  value: (row: T) => unknown;
-}
+export type Column<T> = { header: string; value: (row: T) => unknown };
 
-export interface Spinner {
-  update(text: string): void;
-  stop(): void;
-}
+export type Spinner = { update(text: string): void; stop(): void };
 
-export interface ProgressBar {
-  update(completed: number, total: number, text?: string): void;
-  stop(): void;
-}
+export type ProgressBar = { update(completed: number, total: number, text?: string): void; stop(): void };
 
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {

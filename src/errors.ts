@@ -28,10 +28,7 @@ export interface ErrorDetails {
   cause?: unknown;
 }
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type FieldProblem = { field: string; message: string };
 
 /** The code of the error that aborts a command when its standard output is closed (EPIPE). */
 export const OUTPUT_CLOSED = 'output_closed';

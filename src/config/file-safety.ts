@@ -13,10 +13,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 
-export interface Refusal {
-  problem: string;
-  fix: string;
-}
+export type Refusal = { problem: string; fix: string };
 
 /**
  * Whether facectl may write the configuration file (before every write, and `doctor`): not a symlink,

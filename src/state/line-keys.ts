@@ -4,10 +4,7 @@ import { hash } from 'node:crypto';
  * What a line of a batch is known by across runs: the hash of the body sent and its occurrence (`n`: the
  * nth line with that body), so a moved line keeps its key and an edited one gets a new one.
  */
-export interface LineKey {
-  hash: string;
-  n: number;
-}
+export type LineKey = { hash: string; n: number };
 
 /** 32 hex digits (128 bits of sha256). */
 export function bodyHash(body: string | Uint8Array): string {

@@ -32,11 +32,7 @@ export class LockHeldError extends Error {
 
 export type HeldLock = Pick<Lock, 'path' | 'release'>;
 
-interface OwnerRecord {
-  token: string;
-  pid: number;
-  host?: string;
-}
+type OwnerRecord = { token: string; pid: number; host?: string };
 
 const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
