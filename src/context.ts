@@ -9,13 +9,8 @@ export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/type
  * prompter, stub browser, fixed clock, memory config), production createProcessContext().
  */
 
-export interface InputStream extends Readable {
-  isTTY?: boolean;
-}
-export interface OutputStream extends Writable {
-  isTTY?: boolean;
-  columns?: number;
-}
+export type InputStream = Readable & { isTTY?: boolean };
+export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
 export interface IO {
   readonly stdin: InputStream;

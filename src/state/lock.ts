@@ -11,12 +11,8 @@ import { join } from 'node:path';
  * a stale lock is taken over under a second lock (`<path>.takeover`) and checked again under it.
  */
 
-interface LockOptions {
-  /** Default 10 s. */
-  staleMs?: number;
-  /** Called when the lock was taken away from us (we stalled past staleMs). */
-  onCompromised?: (error: Error) => void;
-}
+/** staleMs: default 10 s; onCompromised: called when the lock was taken away from us (we stalled past staleMs). */
+type LockOptions = { staleMs?: number; onCompromised?: (error: Error) => void };
 
 export class LockHeldError extends Error {
   constructor(
