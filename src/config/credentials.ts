@@ -1,19 +1,13 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
+import type { ConfigStore, Context, Credentials, GlobalOptions, IO, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export interface CredentialSources {
-  env: Env;
-  globals: GlobalOptions;
-  stdin: InputStream;
-  stdinIsTTY: boolean;
-  /** Opened only when flags and variables do not settle everything. */
-  config: () => Promise<ConfigStore>;
-}
+/** `config` is opened only when flags and variables do not settle everything. */
+type CredentialSources = Pick<Context, 'env' | 'globals' | 'config'> & Pick<IO, 'stdin' | 'stdinIsTTY'>;
 
 /**
  * Key: `--api-key-stdin`, FACECTL_API_KEY, the profile's. Base URL: `--base-url`, FACECTL_BASE_URL, the
