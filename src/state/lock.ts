@@ -37,13 +37,19 @@ process.once('exit', () => {
   for (const lock of [...held]) lock.release();
 });
 
-/** Takes the lock at once, or throws LockHeldError. */
+/** Takes the lock at once (a stale one, or one whose pid is gone, taken over), or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
   const staleMs = Math.max(options.staleMs ?? 10_000, 1_000);
-  const outcome = tryOnce(lockPath, staleMs);
-  if (!(outcome instanceof Lock)) throw outcome;
-  outcome.startHeartbeat(staleMs, options.onCompromised);
-  return outcome;
+  let lock = create(lockPath);
+  if (!lock) {
+    const seen = inspect(lockPath);
+    const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
+    if (seen === undefined) lock = create(lockPath);
+    else if (ageMs > staleMs || goneHere(seen.owner)) lock = takeOver(lockPath, staleMs, seen.mtimeMs);
+    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0));
+  }
+  lock.startHeartbeat(staleMs, options.onCompromised);
+  return lock;
 }
 
 /** Takes the lock, waiting (asynchronously) up to `waitMs` while another process holds it. */
@@ -58,17 +64,6 @@ export async function waitForLock(lockPath: string, options: LockOptions & { wai
     const ms = Math.min(pause, Math.max(deadline - Date.now(), 1));
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
-}
-
-function tryOnce(lockPath: string, staleMs: number): Lock | LockHeldError {
-  const created = create(lockPath);
-  if (created) return created;
-  const seen = inspect(lockPath);
-  if (seen === undefined) return create(lockPath) ?? new LockHeldError(lockPath, undefined);
-  const ageMs = Date.now() - seen.mtimeMs;
-  const refused = new LockHeldError(lockPath, seen.owner?.pid, Math.max(ageMs, 0));
-  if (ageMs <= staleMs && !goneHere(seen.owner)) return refused;
-  return takeOver(lockPath, staleMs, seen.mtimeMs) ?? refused;
 }
 
 /** Undefined when the directory exists already. */
