@@ -35,7 +35,15 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
       text = readConfigText(path);
     } catch (error) {
       if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
-      throw readError(error, path);
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === 'EACCES' || code === 'EPERM') {
+        throw new ConfigFileError(
+          `cannot read configuration file ${path} (${code})`,
+          `check the permissions of ${path}`,
+          error,
+        );
+      }
+      throw new ConfigFileError(`cannot use configuration file ${path}: ${message}`, `check ${path}`, error);
     }
     if (text === undefined || text.trim() === '') return {};
     return parseConfigText(text, path);
@@ -130,18 +138,6 @@ function writeAtomically(path: string, text: string): void {
     throw error;
   }
   syncDirectory(dirname(path));
-}
-
-function readError(error: unknown, path: string): ConfigFileError {
-  const err = error as NodeJS.ErrnoException;
-  if (err.code === 'EACCES' || err.code === 'EPERM') {
-    return new ConfigFileError(
-      `cannot read configuration file ${path} (${err.code})`,
-      `check the permissions of ${path}`,
-      error,
-    );
-  }
-  return new ConfigFileError(`cannot use configuration file ${path}: ${err.message}`, `check ${path}`, error);
 }
 
 function writeError(error: unknown, path: string): ConfigWriteError {
