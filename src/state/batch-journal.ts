@@ -316,12 +316,8 @@ export async function readJournal(path: string, headerOnly: boolean) {
       }
     }
     if (header === undefined) return undefined;
-    let tornTail = false;
-    if (!headerOnly && info.size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, info.size - 1);
-      tornTail = last[0] !== 0x0a;
-    }
+    const tornTail =
+      !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
     return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
