@@ -277,13 +277,11 @@ export function stateError(path: string, error: unknown): CliError {
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
 export async function readJournal(path: string, headerOnly: boolean) {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_RDONLY | NOFOLLOW);
-  } catch (error) {
+  const handle = await open(path, constants.O_RDONLY | NOFOLLOW).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw stateError(path, error);
-  }
+  });
+  if (handle === undefined) return undefined;
   try {
     const info = await handle.stat();
     const entries = new Acknowledged();
