@@ -133,8 +133,7 @@ class Lock {
   }
 
   startHeartbeat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
-    this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250));
-    this.timer.unref();
+    this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
   }
 
   /** Safe to call twice. */
