@@ -86,10 +86,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
     profile,
     ...(keyBaseUrl === undefined ? {} : { keyBaseUrl }),
     apiKey,
-    checkNamedProfile: () => {
-      if (store) checkExplicitProfile(store, sources);
-      else checkNamedProfile(sources);
-    },
+    checkNamedProfile: () => void (store ? checkExplicitProfile(store, sources) : checkNamedProfile(sources)),
     describe: () =>
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
   };
