@@ -21,8 +21,7 @@ export type Refusal = { problem: string; fix: string };
  * checked on Windows, where they are not uids.
  */
 export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
-  const dir = dirname(path);
-  const refusal = directoryRefusal(dir, uid, {
+  const refusal = directoryRefusal(dirname(path), uid, {
     what: 'configuration directory',
     risk: 'they could read or replace the stored key',
     swap: 'replace the stored configuration',
