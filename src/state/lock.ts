@@ -61,8 +61,7 @@ export async function waitForLock(lockPath: string, options: LockOptions & { wai
     } catch (error) {
       if (!(error instanceof LockHeldError) || Date.now() >= deadline) throw error;
     }
-    const ms = Math.min(pause, Math.max(deadline - Date.now(), 1));
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(deadline - Date.now(), 1))));
   }
 }
 
