@@ -39,22 +39,19 @@ export function prerenderedHelp(
   loadPages: () => unknown = readHelpPages,
 ): string | undefined {
   const last = argv.at(-1);
-  if (last !== '--help' && last !== '-h') return undefined;
   const words = argv.slice(0, -1);
-  if (words.some((word) => word.startsWith('-'))) return undefined;
+  if ((last !== '--help' && last !== '-h') || words.some((word) => word.startsWith('-'))) return undefined;
   // As program.ts's helpWidth() decides for commander.
-  const width = stdout.isTTY && stdout.columns !== undefined ? stdout.columns : 80;
-  if (width !== 80) return undefined;
-  let pages: unknown;
+  if ((stdout.isTTY && stdout.columns !== undefined ? stdout.columns : 80) !== 80) return undefined;
+  const path = words.join(' ');
   try {
-    pages = loadPages();
+    const pages = loadPages() as Record<string, unknown>;
+    const page = typeof pages === 'object' && Object.hasOwn(pages, path) ? pages[path] : undefined;
+    return typeof page === 'string' ? page : undefined;
   } catch {
+    // pages missing (running from the sources), or null
     return undefined;
   }
-  const path = words.join(' ');
-  if (typeof pages !== 'object' || pages === null || !Object.hasOwn(pages, path)) return undefined;
-  const page = (pages as Record<string, unknown>)[path];
-  return typeof page === 'string' ? page : undefined;
 }
 
 /** dist/help.json, written by scripts/build.mjs next to dist/cli.cjs (node:fs is not imported: see bin). */

@@ -9,13 +9,8 @@ export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/type
  * prompter, stub browser, fixed clock, memory config), production createProcessContext().
  */
 
-export interface InputStream extends Readable {
-  isTTY?: boolean;
-}
-export interface OutputStream extends Writable {
-  isTTY?: boolean;
-  columns?: number;
-}
+export type InputStream = Readable & { isTTY?: boolean };
+export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
 export interface IO {
   readonly stdin: InputStream;
@@ -43,20 +38,11 @@ export interface GlobalOptions {
   jq?: string;
 }
 
-export interface Column<T> {
-  header: string;
-  value: (row: T) => unknown;
-}
+export type Column<T> = { header: string; value: (row: T) => unknown };
 
-export interface Spinner {
-  update(text: string): void;
-  stop(): void;
-}
+export type Spinner = { update(text: string): void; stop(): void };
 
-export interface ProgressBar {
-  update(completed: number, total: number, text?: string): void;
-  stop(): void;
-}
+export type ProgressBar = { update(completed: number, total: number, text?: string): void; stop(): void };
 
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {
@@ -118,26 +104,14 @@ export interface Credentials {
 /** The settings file (config/file-store.ts; in memory for tests). */
 export type ConfigStore = ProfileStore;
 
-export interface Browser {
-  /** Opens the URL; resolves false when no browser could be opened (SSH, CI, no display). */
-  open(url: string): Promise<boolean>;
-  /** Why no browser will be tried here (CI, SSH, no display), or undefined. */
-  unavailable?(): string | undefined;
-}
+/** open() resolves false when no browser could be opened; unavailable(): why none is tried (CI, SSH, no display). */
+export type Browser = { open(url: string): Promise<boolean>; unavailable?(): string | undefined };
 
-export interface Clock {
-  now(): Date;
-  /** Waits; rejects with CancelError when the signal (or Ctrl-C) aborts the wait. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+/** sleep() rejects with CancelError when the signal (or Ctrl-C) aborts the wait. */
+export type Clock = { now(): Date; sleep(ms: number, signal?: AbortSignal): Promise<void> };
 
-/** What a command would otherwise read from `process` (a test may give its own). */
-export interface Runtime {
-  /** A function: it throws once the directory is gone. */
-  cwd(): string;
-  readonly platform: NodeJS.Platform;
-  readonly nodeVersion: string;
-}
+/** What a command would read from `process` (a test may give its own); cwd() throws once its directory is gone. */
+export type Runtime = { cwd(): string; readonly platform: NodeJS.Platform; readonly nodeVersion: string };
 
 export interface Context {
   readonly io: IO;

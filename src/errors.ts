@@ -18,20 +18,13 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-export interface ErrorDetails {
-  /** A stable machine code, printed in `--json` error objects. */
-  code?: string;
-  /** The fix, printed as the last line. */
-  hint?: string;
-  /** What is wrong, field by field: one `- field: message` line each (as a 422's field errors read). */
-  fields?: readonly FieldProblem[];
-  cause?: unknown;
-}
+/**
+ * `code`: a stable machine code, printed in `--json` error objects; `hint`: the fix, printed as the last line;
+ * `fields`: what is wrong, field by field, one `- field: message` line each (as a 422's field errors read).
+ */
+export type ErrorDetails = { code?: string; hint?: string; fields?: readonly FieldProblem[]; cause?: unknown };
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type FieldProblem = { field: string; message: string };
 
 /** The code of the error that aborts a command when its standard output is closed (EPIPE). */
 export const OUTPUT_CLOSED = 'output_closed';

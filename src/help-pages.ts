@@ -43,9 +43,8 @@ export async function renderHelpPage(path: string): Promise<string> {
   const capture = captureContext();
   const argv = [...(path === '' ? [] : path.split(' ')), '--help'];
   const code = await run(argv, capture.ctx);
-  if (code !== 0 || capture.stderr() !== '') {
+  if (code !== 0 || capture.stderr() !== '')
     throw new Error(`facectl ${argv.join(' ')} exited ${code}: ${capture.stderr()}`);
-  }
   return capture.stdout();
 }
 

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import type { Context } from './context.js';
+import type { Context, GlobalOptions } from './context.js';
 import {
   ApiError,
   CancelError,
@@ -66,9 +66,7 @@ export function reportError(ctx: Context, error: unknown): void {
   const write = (line: string) => void ctx.io.stderr.write(`${wrapForTerminal(ctx.io, visible(withoutKeys(line)))}\n`);
   if (ctx.globals.json) {
     const held = ctx.out.takeHeld();
-    const body = jsonError(error, ctx.globals.debug);
-    if (typeof body.hint === 'string') body.hint = forProfile(body.hint, ctx.globals.profile);
-    writeJson(ctx, { ...body, ...(held.length > 0 ? { warnings: held } : {}) });
+    writeJson(ctx, { ...jsonError(error, ctx.globals), ...(held.length > 0 ? { warnings: held } : {}) });
     return;
   }
   ctx.out.flush();
@@ -90,7 +88,7 @@ export function reportError(ctx: Context, error: unknown): void {
 
 const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';
 
-function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
+function jsonError(error: unknown, { debug, profile }: GlobalOptions): Record<string, unknown> {
   if (!(error instanceof CliError)) {
     const message = error instanceof Error ? error.message : String(error);
     const stack = debug && error instanceof Error ? error.stack : undefined;
@@ -105,7 +103,7 @@ function jsonError(error: unknown, debug: boolean): Record<string, unknown> {
       : error instanceof ApiError && Array.isArray(error.detail)
         ? { fields: detailFields(error.detail) }
         : {}),
-    ...(error.hint ? { hint: error.hint } : {}),
+    ...(error.hint ? { hint: forProfile(error.hint, profile) } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { writeSync } from 'node:fs';
-import type { ApiClient, Browser, Clock, ConfigStore, Context, GlobalOptions, Prompter, Runtime } from './context.js';
+import type { ApiClient, Context, GlobalOptions } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { createOutput, type RenderModules } from './io/output.js';
@@ -12,20 +12,13 @@ import { createIO, type IOStreams } from './io/terminal.js';
  * The production context, and the assembly shared with the test context. Creating it costs nothing:
  * the config store, undici, prompts, ora, chalk, cli-table3, open and zod are imported on first use.
  */
-export interface ContextParts {
-  streams: IOStreams;
-  env: Context['env'];
-  globals: GlobalOptions;
-  clock: Clock;
-  browser: Browser;
-  signal: AbortSignal;
-  runtime?: Runtime;
-  prompter?: Prompter;
-  config?: () => Promise<ConfigStore>;
-  renderModules?: RenderModules;
-  /** Extra options for the API client (tests shorten timeouts). */
-  apiOptions?: Record<string, unknown>;
-}
+export type ContextParts = Pick<Context, 'env' | 'globals' | 'clock' | 'browser' | 'signal'> &
+  Partial<Pick<Context, 'runtime' | 'prompter' | 'config'>> & {
+    streams: IOStreams;
+    renderModules?: RenderModules;
+    /** Extra options for the API client (tests shorten timeouts). */
+    apiOptions?: Record<string, unknown>;
+  };
 
 /** close(): the API client's connections, so the process can exit at once. */
 export type ClosableContext = Context & { close(): Promise<void> };

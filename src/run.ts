@@ -7,10 +7,6 @@ import { createProcessContext } from './process-context.js';
  */
 export async function runProcess(argv: string[]): Promise<number> {
   const ctx = createProcessContext();
-  try {
-    return await run(argv, ctx);
-  } finally {
-    // Keep-alive sockets would hold the process open for seconds after the last request.
-    await ctx.close();
-  }
+  // Keep-alive sockets would hold the process open for seconds after the last request.
+  return run(argv, ctx).finally(() => ctx.close());
 }

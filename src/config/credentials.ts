@@ -1,19 +1,13 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Credentials, GlobalOptions, InputStream, KeySource } from '../context.js';
+import type { ConfigStore, Context, Credentials, GlobalOptions, IO, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export interface CredentialSources {
-  env: Env;
-  globals: GlobalOptions;
-  stdin: InputStream;
-  stdinIsTTY: boolean;
-  /** Opened only when flags and variables do not settle everything. */
-  config: () => Promise<ConfigStore>;
-}
+/** `config` is opened only when flags and variables do not settle everything. */
+type CredentialSources = Pick<Context, 'env' | 'globals' | 'config'> & Pick<IO, 'stdin' | 'stdinIsTTY'>;
 
 /**
  * Key: `--api-key-stdin`, FACECTL_API_KEY, the profile's. Base URL: `--base-url`, FACECTL_BASE_URL, the
@@ -50,10 +44,16 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const keyBaseUrl = typeof settings.api_key === 'string' && settings.api_key ? storedKeyBaseUrl(settings) : undefined;
 
   let cached: Promise<{ key: string; source: KeySource } | undefined> | undefined;
-  const apiKey = () => {
-    cached ??= (async () => {
-      if (globals.apiKeyStdin)
-        return { key: checkApiKey(await readKeyFromStdin(sources), 'stdin'), source: 'stdin' as const };
+  const apiKey = () =>
+    (cached ??= (async () => {
+      if (globals.apiKeyStdin) {
+        if (sources.stdinIsTTY) {
+          throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
+            hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
+          });
+        }
+        return { key: checkApiKey(await readFirstLine(sources.stdin), 'stdin'), source: 'stdin' as const };
+      }
       const fromEnv = nonEmpty(env.FACECTL_API_KEY);
       if (fromEnv !== undefined) return { key: checkApiKey(fromEnv, 'env'), source: 'env' as const };
       // The key would come from the profile: one named on the line or in the environment must exist.
@@ -78,9 +78,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
         );
       }
       return undefined;
-    })();
-    return cached;
-  };
+    })());
 
   return {
     baseUrl: trimmed(baseUrl),
@@ -88,10 +86,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
     profile,
     ...(keyBaseUrl === undefined ? {} : { keyBaseUrl }),
     apiKey,
-    checkNamedProfile: () => {
-      if (store) checkExplicitProfile(store, sources);
-      else checkNamedProfile(sources);
-    },
+    checkNamedProfile: () => void (store ? checkExplicitProfile(store, sources) : checkNamedProfile(sources)),
     describe: () =>
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
   };
@@ -115,15 +110,6 @@ export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
     );
   }
   return key;
-}
-
-async function readKeyFromStdin(sources: CredentialSources): Promise<string> {
-  if (sources.stdinIsTTY) {
-    throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
-      hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
-    });
-  }
-  return readFirstLine(sources.stdin);
 }
 
 function trimmed(url: string): string {

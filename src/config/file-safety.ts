@@ -13,10 +13,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 
-export interface Refusal {
-  problem: string;
-  fix: string;
-}
+export type Refusal = { problem: string; fix: string };
 
 /**
  * Whether facectl may write the configuration file (before every write, and `doctor`): not a symlink,
@@ -24,8 +21,7 @@ export interface Refusal {
  * checked on Windows, where they are not uids.
  */
 export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
-  const dir = dirname(path);
-  const refusal = directoryRefusal(dir, uid, {
+  const refusal = directoryRefusal(dirname(path), uid, {
     what: 'configuration directory',
     risk: 'they could read or replace the stored key',
     swap: 'replace the stored configuration',
@@ -56,20 +52,17 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
   return undefined;
 }
 
-/** How a refusal names the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it. */
-interface DirectoryRole {
-  what: string;
-  risk: string;
-  swap: string;
-  elsewhere: string;
-}
-
 /**
  * A directory facectl writes secrets or records in must be the user's and writable by no one else (a
  * sticky bit does not stop another user from planting a symlink). It may be a symlink itself (dotfile
- * managers do that): where it leads is checked. Missing: no refusal (it is created 0700).
+ * managers do that): where it leads is checked. Missing: no refusal (it is created 0700). `role` names
+ * the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it.
  */
-export function directoryRefusal(dir: string, uid: number | undefined, role: DirectoryRole): Refusal | undefined {
+export function directoryRefusal(
+  dir: string,
+  uid: number | undefined,
+  role: { what: string; risk: string; swap: string; elsewhere: string },
+): Refusal | undefined {
   const dirStat = statOrUndefined(dir, false);
   if (dirStat && uid !== undefined && dirStat.uid !== uid) {
     return {

@@ -24,13 +24,9 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parse
  * read-modify-write under a lock between processes, written to a new temp file (0600, O_EXCL|O_NOFOLLOW)
  * that is fsynced and renamed over the file, so a kill leaves the old or the new file.
  */
-export function openConfigStore(
-  env: Readonly<Record<string, string | undefined>>,
-  warn: (message: string) => void,
-): ProfileStore {
+export function openConfigStore(env: Readonly<Record<string, string | undefined>>, warn: (message: string) => void) {
   const path = configFilePath(env);
   const dir = dirname(path);
-  const chosenDir = Boolean(env.FACECTL_CONFIG_DIR);
   tightenFileMode(path, warn);
 
   const read = (): ConfigData => {
@@ -39,15 +35,31 @@ export function openConfigStore(
       text = readConfigText(path);
     } catch (error) {
       if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
-      throw readError(error, path);
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === 'EACCES' || code === 'EPERM') {
+        throw new ConfigFileError(
+          `cannot read configuration file ${path} (${code})`,
+          `check the permissions of ${path}`,
+          error,
+        );
+      }
+      throw new ConfigFileError(`cannot use configuration file ${path}: ${message}`, `check ${path}`, error);
     }
     if (text === undefined || text.trim() === '') return {};
     return parseConfigText(text, path);
   };
 
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {
-    // The per-user directory is made 0700 again first; a FACECTL_CONFIG_DIR others can write to is refused.
-    if (!chosenDir) tightenOwnDirectory(dir);
+    // The per-user directory, when mine and wider than 0700 (made by another tool), is made 0700 again
+    // first; a FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
+    if (!env.FACECTL_CONFIG_DIR) {
+      try {
+        const stat = statSync(dir);
+        if ((stat.mode & 0o077) !== 0 && (!process.getuid || stat.uid === process.getuid())) chmodSync(dir, 0o700);
+      } catch {
+        // missing (created 0700 later) or not mine: refused before any write, and reported by doctor
+      }
+    }
     let lock: HeldLock;
     try {
       // Made 0700 whatever the umask.
@@ -128,35 +140,9 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-function readError(error: unknown, path: string): ConfigFileError {
-  const err = error as NodeJS.ErrnoException;
-  if (err.code === 'EACCES' || err.code === 'EPERM') {
-    return new ConfigFileError(
-      `cannot read configuration file ${path} (${err.code})`,
-      `check the permissions of ${path}`,
-      error,
-    );
-  }
-  return new ConfigFileError(`cannot use configuration file ${path}: ${err.message}`, `check ${path}`, error);
-}
-
 function writeError(error: unknown, path: string): ConfigWriteError {
   const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
-}
-
-/**
- * The per-user directory, when it is mine and wider than 0700 (made by another tool): 0700. One chosen
- * with FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
- */
-function tightenOwnDirectory(dir: string): void {
-  try {
-    const stat = statSync(dir);
-    if ((stat.mode & 0o077) === 0 || (process.getuid && stat.uid !== process.getuid())) return;
-    chmodSync(dir, 0o700);
-  } catch {
-    // missing (created 0700 later) or not mine: refused before any write, and reported by doctor
-  }
 }
 
 /** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */

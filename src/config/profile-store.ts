@@ -26,7 +26,6 @@ export interface ConfigBackend {
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-/** Exit 2. */
 export class ConfigFileError extends CliError {
   constructor(message: string, hint: string, cause?: unknown) {
     super(message, ExitCode.usage, { code: 'config_invalid', hint, cause });
@@ -116,11 +115,7 @@ export class ProfileStore {
   }
 
   /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */
-  async updateProfile(
-    profile: string,
-    patch: Record<string, unknown>,
-    options: { defaultIfFirst?: boolean } = {},
-  ): Promise<{ madeDefault: boolean }> {
+  async updateProfile(profile: string, patch: Record<string, unknown>, options: { defaultIfFirst?: boolean } = {}) {
     checkProfileName(profile);
     let madeDefault = false;
     const after = await this.backend.update((data) => {

@@ -6,7 +6,6 @@ import type * as z from 'zod/mini';
  */
 
 const PROTO = '__proto__';
-const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 const own = (value: unknown) => ({ value, writable: true, enumerable: true, configurable: true });
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -20,12 +19,12 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
     return output;
   }
   if (!isObject(input) || !isObject(output) || input === output) return output;
-  if (hasOwn(input, PROTO)) {
+  if (Object.hasOwn(input, PROTO)) {
     if (Object.getPrototypeOf(output) !== Object.prototype) Object.setPrototypeOf(output, Object.prototype);
-    if (!hasOwn(output, PROTO)) Object.defineProperty(output, PROTO, own(input[PROTO]));
+    if (!Object.hasOwn(output, PROTO)) Object.defineProperty(output, PROTO, own(input[PROTO]));
   }
   for (const key of Object.keys(input)) {
-    if (key === PROTO || !hasOwn(output, key)) continue;
+    if (key === PROTO || !Object.hasOwn(output, key)) continue;
     const kept = keepJsonKeys(input[key], output[key]);
     if (kept !== output[key]) Object.defineProperty(output, key, own(kept));
   }

@@ -41,8 +41,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     if (route.scope) operation.security = [{ bearer: [] }];
     if (route.extension) operation['x-facectl-extension'] = true;
     if (route.body) operation.requestBody = { required: true, content: json(route.body, 'input') };
-    paths[route.path] ??= {};
-    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }
 
   return {

@@ -28,31 +28,6 @@ const FINISHED = 'finished';
 const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
-export interface BatchJournal {
-  readonly path: string;
-  /** Documents the earlier run(s) of this batch submitted; empty for a new batch. */
-  readonly earlier: Acknowledged;
-  readonly resumed: boolean;
-  /** Whether the batch resumed had finished. */
-  readonly finished: boolean;
-  /** For --resume of a file: how the whole input compares with the batch resumed. */
-  readonly compared: Compared | undefined;
-  /** --resume with another key: the earlier runs' (their records are set aside). */
-  readonly movedFrom?: string;
-  idempotencyKey(key: LineKey): string;
-  record(entry: JournalEntry): void;
-  /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
-  unanswered(): void;
-  /** Every line was submitted: the journal becomes the finished record. */
-  complete(): Promise<void>;
-  /** The batch stopped short: the journal stays for --resume. */
-  close(): Promise<void>;
-  /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
-  lockLost(): Error | undefined;
-  /** Set once a write of the journal failed (a full disk): stop sending, as nothing more can be recorded. */
-  writeFailure(): CliError | undefined;
-}
-
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
@@ -95,7 +70,7 @@ function journalPath(dir: string, input: string, batchId: string, finished = fal
   return join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
 }
 
-export async function startJournal(start: JournalStart): Promise<BatchJournal> {
+export async function startJournal(start: JournalStart) {
   const { resumed, batchId } = start;
   const path = journalPath(start.dir, start.input, batchId);
   let handle: FileHandle;
@@ -171,13 +146,17 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
 
   return {
     path,
+    /** Documents the earlier run(s) of this batch submitted; empty for a new batch. */
     earlier: resumed?.acknowledged ?? new Acknowledged(),
     resumed: resumed !== undefined,
+    /** Whether the batch resumed had finished. */
     finished: resumed?.finished ?? false,
+    /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,
+    /** --resume with another key: the earlier runs' (their records are set aside). */
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
-    idempotencyKey: (key) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
-    record(entry) {
+    idempotencyKey: (key: LineKey) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
+    record(entry: JournalEntry): void {
       const { line, hash, n, document_id, token_count } = entry;
       queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);
       if (scheduled) return;
@@ -188,8 +167,10 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS).unref();
     },
+    /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
     unanswered: () => void unanswered++,
-    async complete() {
+    /** Every line was submitted: the journal becomes the finished record. */
+    async complete(): Promise<void> {
       // The journal becomes the finished record before the lock goes: a run that takes the lock next
       // never sees a finished batch's journal as unfinished.
       let choosing: HeldLock | undefined;
@@ -209,7 +190,8 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await release();
       }
     },
-    async close() {
+    /** The batch stopped short: the journal stays for --resume. */
+    async close(): Promise<void> {
       try {
         // A run whose lock was taken over says nothing for the other.
         if (unanswered === 0 && start.lockLost() === undefined) queued.push(`${STOPPED}\n`);
@@ -218,10 +200,13 @@ export async function startJournal(start: JournalStart): Promise<BatchJournal> {
         await release();
       }
     },
+    /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
     lockLost: start.lockLost,
+    /** Set once a write of the journal failed (a full disk): stop sending, as nothing more can be recorded. */
     writeFailure: () => failure as CliError | undefined,
   };
 }
+export type BatchJournal = Awaited<ReturnType<typeof startJournal>>;
 
 type RecordFile = { batchId: string; path: string; finished: boolean };
 
@@ -292,13 +277,11 @@ export function stateError(path: string, error: unknown): CliError {
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
 export async function readJournal(path: string, headerOnly: boolean) {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_RDONLY | NOFOLLOW);
-  } catch (error) {
+  const handle = await open(path, constants.O_RDONLY | NOFOLLOW).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw stateError(path, error);
-  }
+  });
+  if (handle === undefined) return undefined;
   try {
     const info = await handle.stat();
     const entries = new Acknowledged();
@@ -331,12 +314,8 @@ export async function readJournal(path: string, headerOnly: boolean) {
       }
     }
     if (header === undefined) return undefined;
-    let tornTail = false;
-    if (!headerOnly && info.size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, info.size - 1);
-      tornTail = last[0] !== 0x0a;
-    }
+    const tornTail =
+      !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
     return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
@@ -345,8 +324,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
   }
 }
 
-function parse(line: string | undefined): unknown {
-  if (!line) return undefined;
+function parse(line: string): unknown {
   try {
     return JSON.parse(line);
   } catch {

@@ -29,7 +29,6 @@ const STALE_SECONDS = 10;
 const CHOOSING_WAIT_MS = (STALE_SECONDS + 5) * 1000;
 
 interface OpenRecordsOptions {
-  /** The state directory. */
   dir: string;
   /** What identifies the input across runs: a file's real path, or standard input in a directory. */
   identity: string;
@@ -62,17 +61,6 @@ interface Candidate {
   lock?: HeldLock;
 }
 
-/** The earlier batches a run is compared with, under the input's lock, until it opens its journal. */
-interface BatchRecords {
-  /** None: no key need be known before sending. */
-  readonly candidates: readonly Candidate[];
-  compare(): Comparison;
-  /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
-  open(comparison: Comparison, head?: readonly LineKey[]): Promise<BatchJournal>;
-  /** Lets go of the locks when the run ends before open. */
-  release(): void;
-}
-
 class Comparison {
   readonly results: Compared[];
 
@@ -97,8 +85,9 @@ class Comparison {
 /**
  * Takes the input's lock and reads the earlier batches: the unfinished ones, for --resume the finished
  * ones too (for standard input, the header of every finished one, to replace that of the same input).
+ * What it returns is compared with the input until it opens its journal.
  */
-export async function openBatchRecords(options: OpenRecordsOptions): Promise<BatchRecords> {
+export async function openBatchRecords(options: OpenRecordsOptions) {
   const dir = join(options.dir, 'batches');
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   await privateDirectory(options.dir, dir);
@@ -155,13 +144,16 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
       });
     }
     return {
+      /** None: no key need be known before sending. */
       candidates,
       compare: () => new Comparison(candidates),
-      open: (comparison, head) =>
+      /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
+      open: (comparison: Comparison, head?: readonly LineKey[]) =>
         choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
         }),
+      /** Lets go of the locks when the run ends before open. */
       release,
     };
   } catch (error) {
@@ -293,12 +285,7 @@ export async function openBatchRecords(options: OpenRecordsOptions): Promise<Bat
 }
 
 /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
-async function lockInput(
-  lockPath: string,
-  sourceName: string,
-  waitMs: number,
-  onCompromised?: (error: Error) => void,
-): Promise<HeldLock> {
+async function lockInput(lockPath: string, sourceName: string, waitMs: number, onCompromised?: (error: Error) => void) {
   return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
     throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error);
   });

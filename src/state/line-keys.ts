@@ -4,10 +4,7 @@ import { hash } from 'node:crypto';
  * What a line of a batch is known by across runs: the hash of the body sent and its occurrence (`n`: the
  * nth line with that body), so a moved line keeps its key and an edited one gets a new one.
  */
-export interface LineKey {
-  hash: string;
-  n: number;
-}
+export type LineKey = { hash: string; n: number };
 
 /** 32 hex digits (128 bits of sha256). */
 export function bodyHash(body: string | Uint8Array): string {
@@ -41,15 +38,11 @@ export class Acknowledged {
   }
 }
 
-/** The lines of an input compared with one earlier batch. */
-export interface Compared {
-  lines: number;
-  /** Lines that batch acknowledged; `moved` of them stood elsewhere then. */
-  matched: number;
-  moved: number;
-  /** Lines among that batch's first ones (standard input's head), not acknowledged. */
-  headOnly: number;
-}
+/**
+ * The lines of an input compared with one earlier batch: `matched` that batch acknowledged (`moved` of them
+ * stood elsewhere then); `headOnly` among that batch's first ones (standard input's head), not acknowledged.
+ */
+export type Compared = { lines: number; matched: number; moved: number; headOnly: number };
 
 const WORDS = 4; // per slot: 96 bits of the hash, then the count
 const EMPTY_COUNT = 0;

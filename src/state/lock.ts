@@ -11,12 +11,8 @@ import { join } from 'node:path';
  * a stale lock is taken over under a second lock (`<path>.takeover`) and checked again under it.
  */
 
-interface LockOptions {
-  /** Default 10 s. */
-  staleMs?: number;
-  /** Called when the lock was taken away from us (we stalled past staleMs). */
-  onCompromised?: (error: Error) => void;
-}
+/** staleMs: default 10 s; onCompromised: called when the lock was taken away from us (we stalled past staleMs). */
+type LockOptions = { staleMs?: number; onCompromised?: (error: Error) => void };
 
 export class LockHeldError extends Error {
   constructor(
@@ -30,19 +26,10 @@ export class LockHeldError extends Error {
   }
 }
 
-export interface HeldLock {
-  readonly path: string;
-  /** Safe to call twice. */
-  release(): void;
-}
+export type HeldLock = Pick<Lock, 'path' | 'release'>;
 
-interface OwnerRecord {
-  token: string;
-  pid: number;
-  host?: string;
-}
+type OwnerRecord = { token: string; pid: number; host?: string };
 
-const DEFAULT_STALE_MS = 10_000;
 const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
 // Locks still held at exit (an error path that forgot, a signal) are released.
@@ -50,13 +37,19 @@ process.once('exit', () => {
   for (const lock of [...held]) lock.release();
 });
 
-/** Takes the lock at once, or throws LockHeldError. */
+/** Takes the lock at once (a stale one, or one whose pid is gone, taken over), or throws LockHeldError. */
 export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLock {
-  const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 1_000);
-  const outcome = tryOnce(lockPath, staleMs);
-  if (!(outcome instanceof Lock)) throw outcome;
-  outcome.startHeartbeat(staleMs, options.onCompromised);
-  return outcome;
+  const staleMs = Math.max(options.staleMs ?? 10_000, 1_000);
+  let lock = create(lockPath);
+  if (!lock) {
+    const seen = inspect(lockPath);
+    const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
+    if (seen === undefined) lock = create(lockPath);
+    else if (ageMs > staleMs || goneHere(seen.owner)) lock = takeOver(lockPath, staleMs, seen.mtimeMs);
+    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0));
+  }
+  lock.startHeartbeat(staleMs, options.onCompromised);
+  return lock;
 }
 
 /** Takes the lock, waiting (asynchronously) up to `waitMs` while another process holds it. */
@@ -68,20 +61,8 @@ export async function waitForLock(lockPath: string, options: LockOptions & { wai
     } catch (error) {
       if (!(error instanceof LockHeldError) || Date.now() >= deadline) throw error;
     }
-    const ms = Math.min(pause, Math.max(deadline - Date.now(), 1));
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(deadline - Date.now(), 1))));
   }
-}
-
-function tryOnce(lockPath: string, staleMs: number): Lock | LockHeldError {
-  const created = create(lockPath);
-  if (created) return created;
-  const seen = inspect(lockPath);
-  if (seen === undefined) return create(lockPath) ?? new LockHeldError(lockPath, undefined);
-  const ageMs = Date.now() - seen.mtimeMs;
-  const refused = new LockHeldError(lockPath, seen.owner?.pid, Math.max(ageMs, 0));
-  if (ageMs <= staleMs && !goneHere(seen.owner)) return refused;
-  return takeOver(lockPath, staleMs, seen.mtimeMs) ?? refused;
 }
 
 /** Undefined when the directory exists already. */
@@ -139,7 +120,7 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
   }
 }
 
-class Lock implements HeldLock {
+class Lock {
   private timer: NodeJS.Timeout | undefined;
   private released = false;
 
@@ -151,10 +132,10 @@ class Lock implements HeldLock {
   }
 
   startHeartbeat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
-    this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250));
-    this.timer.unref();
+    this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
   }
 
+  /** Safe to call twice. */
   release(): void {
     if (this.released) return;
     this.released = true;
