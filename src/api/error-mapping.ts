@@ -138,7 +138,7 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
     document_not_found: 'check the document id (doc_...); `facectl docs submit` prints it',
     thread_not_found: 'check the thread id (thr_...); `facectl threads create` prints it',
   };
-  if (byCode[code]) return byCode[code];
+  if (Object.hasOwn(byCode, code)) return byCode[code] as string;
   const byPath: [string, string | undefined][] = [
     ['/v1/faces', byCode.face_not_found],
     ['/v1/compile/documents', byCode.document_not_found],
