@@ -45,12 +45,11 @@ export async function requireValue(
   options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
 ): Promise<string> {
   const { flag, value, check = () => undefined } = options;
-  const checked = (given: string) => {
-    const wrong = check(given);
+  if (value !== undefined && value !== '') {
+    const wrong = check(value);
     if (wrong !== undefined) throw new UsageError(`${flag}: ${wrong}`);
-    return given;
-  };
-  if (value !== undefined && value !== '') return checked(value);
+    return value;
+  }
   if (!ctx.io.canPrompt()) {
     throw new UsageError(`${flag} is required when not running interactively (${noPrompt(ctx)})`, {
       hint: `pass ${flag} <value>`,

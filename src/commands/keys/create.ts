@@ -183,18 +183,16 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
       `${cancelledBy(ctx.signal).message}: waiting for the service's answer to show the new key (it cannot be shown later)`,
     );
   ctx.signal.addEventListener('abort', onSignal, { once: true });
-  try {
-    return await send();
-  } catch (error) {
-    if (!(error instanceof NetworkError) || error.unsent) throw error;
-    throw new NetworkError(`${error.message}: a key may have been created on the service`, {
-      code: error.code,
-      hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
-      cause: error,
-    });
-  } finally {
-    ctx.signal.removeEventListener('abort', onSignal);
-  }
+  return send()
+    .catch((error: unknown) => {
+      if (!(error instanceof NetworkError) || error.unsent) throw error;
+      throw new NetworkError(`${error.message}: a key may have been created on the service`, {
+        code: error.code,
+        hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
+        cause: error,
+      });
+    })
+    .finally(() => ctx.signal.removeEventListener('abort', onSignal));
 }
 
 /** One locked write, read back: "Saved" is printed only once the key is in the file. */
