@@ -29,18 +29,14 @@ const takesValue = (flag: Option): boolean => flag.required || flag.optional;
 const valuesOf = (flag: Option) => declarationOf(flag)?.choices ?? declarationOf(flag)?.suggest ?? [];
 const hasValues = (flag: Option) => valuesOf(flag).length > 0;
 
-export function generateCompletion(program: Command, shell: Shell): string {
-  return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell](program);
-}
+export const generateCompletion = (program: Command, shell: Shell): string =>
+  ({ bash: bashScript, zsh: zshScript, fish: fishScript })[shell](program);
 
 /** Space-separated path below the program: '' for the program, 'keys create' for a verb. */
-function pathOf(command: Command): string {
-  return command.parent ? [pathOf(command.parent), command.name()].filter(Boolean).join(' ') : '';
-}
+const pathOf = (command: Command): string =>
+  command.parent ? [pathOf(command.parent), command.name()].filter(Boolean).join(' ') : '';
 
-function walk(command: Command): Command[] {
-  return [command, ...command.commands.flatMap(walk)];
-}
+const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
 
 function flagsOf(command: Command): Option[] {
   return [...command.options.filter((option) => option.long && !option.hidden), HELP_FLAG];
@@ -138,13 +134,10 @@ complete -o default -F _facectl facectl
 }
 
 /** The test (bash and zsh alike) that the word being completed is a profile name. */
-function profileCondition(prev: string, path: string, cur: string): string {
-  return `[[ ${prev} == --profile || (${path} == 'auth switch' && ${cur} != -*) ]]`;
-}
+const profileCondition = (prev: string, path: string, cur: string): string =>
+  `[[ ${prev} == --profile || (${path} == 'auth switch' && ${cur} != -*) ]]`;
 
-function zshEscape(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "'\\''");
-}
+const zshEscape = (text: string): string => text.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "'\\''");
 
 const zshWord = (text: string): string => `'${zshEscape(text)}'`;
 
@@ -225,9 +218,7 @@ function choiceArms(nodes: Command[], flags: (node: Command) => Option[], body: 
   return arms.join('\n') || "    '|') ;;";
 }
 
-function fishQuote(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
+const fishQuote = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 function fishScript(program: Command): string {
   const lines: string[] = [

@@ -6,9 +6,7 @@ import { flagName } from './kit.js';
 const DECLARED = new WeakMap<Option, FlagSpec>();
 
 /** The declaration an option was made from (help lists its choices, completion offers its values). */
-export function declarationOf(option: Option): FlagSpec | undefined {
-  return DECLARED.get(option);
-}
+export const declarationOf = (option: Option): FlagSpec | undefined => DECLARED.get(option);
 
 export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec, ctx: Context): Command {
   const command = parent.command(name).description(spec.description);
@@ -40,6 +38,5 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   return withExamples(command, spec.examples);
 }
 
-export function withExamples(command: Command, examples: readonly string[]): Command {
-  return command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}`);
-}
+export const withExamples = (command: Command, examples: readonly string[]): Command =>
+  command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}`);

@@ -224,6 +224,4 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   return ok(name, `requests to ${base.host} go through ${key}=${shown}`);
 }
 
-function octal(mode: number): string {
-  return mode.toString(8).padStart(4, '0');
-}
+const octal = (mode: number): string => mode.toString(8).padStart(4, '0');
