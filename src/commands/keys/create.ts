@@ -168,11 +168,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
 /** Whether the --jq filter's output holds the secret (jq-web is loaded already: the output went through it). */
 async function jqShows(expression: string, key: NewKey): Promise<boolean> {
   const { loadJq } = await import('../../io/jq.js');
-  try {
-    return (await loadJq(expression)).apply(JSON.stringify(key), true).includes(key.key);
-  } catch {
-    return false;
-  }
+  return loadJq(expression)
+    .then((jq) => jq.apply(JSON.stringify(key), true).includes(key.key))
+    .catch(() => false);
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
