@@ -13,10 +13,8 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   if (spec.summary !== undefined) command.summary(spec.summary);
   if ('verbs' in spec) {
     for (const [verbName, verbSpec] of Object.entries(spec.verbs)) declare(command, verbName, verbSpec, ctx);
-    return withExamples(
-      command,
-      Object.values(spec.verbs).flatMap((verbSpec) => verbSpec.examples.slice(0, 1)),
-    );
+    const firstExamples = Object.values(spec.verbs).flatMap((verb) => verb.examples.slice(0, 1));
+    return withExamples(command, firstExamples);
   }
   for (const [argument, help] of (spec.args ?? []) as readonly ArgSpec[]) command.argument(argument, help);
   const flags: Flags = spec.flags ?? {};

@@ -105,12 +105,9 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
 
 /** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
 function render(ctx: Context, status: AuthStatus, error: unknown, answered = false): void {
+  const shown = fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null);
   if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
-  else
-    ctx.out.record(
-      status,
-      fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null),
-    );
+  else ctx.out.record(status, shown);
 }
 
 /** `$0.004 of $0.02`; a budget of null is none (unlimited); one the service did not give is left out. */

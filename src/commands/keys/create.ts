@@ -116,11 +116,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   let filterFailed: CliError | undefined;
+  const shown = KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key);
   try {
-    ctx.out.record(
-      key,
-      KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
-    );
+    ctx.out.record(key, shown);
   } catch (error) {
     if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
     // The secret is shown only now: a filter that failed on the answer leaves it whole instead.
