@@ -41,12 +41,8 @@ export default verb({
     });
     // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
     // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
-    const aliasWasAsked = given.alias === undefined || given.alias === '';
-    await runCreateFace(
-      ctx,
-      { ...given, name, alias, basicFacts },
-      aliasWasAsked ? (reason) => askAliasAgain(ctx, reason) : undefined,
-    );
+    const askAgain = given.alias === undefined || given.alias === '' ? askAliasAgain.bind(null, ctx) : undefined;
+    await runCreateFace(ctx, { ...given, name, alias, basicFacts }, askAgain);
   },
 });
 
