@@ -77,9 +77,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
     finish() {
       results.flush();
       progress.stop();
-      if (onTerminal && forTable.length > 0) {
-        ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
-      }
+      if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
       printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
