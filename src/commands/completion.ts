@@ -5,9 +5,7 @@ import { declarationOf } from './declare.js';
 export type Shell = 'bash' | 'zsh' | 'fish';
 
 /** Values of a command's first argument that commander does not know as choices: the config keys. */
-const settable = Object.values(SETTINGS)
-  .filter((setting) => !setting.refuseSet)
-  .map((setting) => setting.name);
+const settable = Object.keys(SETTINGS).filter((name) => !SETTINGS[name]?.refuseSet);
 const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config get': Object.keys(SETTINGS),
   'config set': settable,

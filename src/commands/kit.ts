@@ -125,10 +125,7 @@ export function usd(amount: number): string {
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
 export function splitList(value: string | undefined): string[] | undefined {
-  return value
-    ?.split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
+  return value?.split(',').flatMap((item) => item.trim() || []);
 }
 
 /** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
