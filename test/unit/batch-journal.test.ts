@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { keyOf } from '../../src/commands/docs/submit-batch.js';
+import { keyOf } from '../../src/commands/docs/batch-lines.js';
 import { type BatchJournal, KEEP_FINISHED } from '../../src/state/batch-journal.js';
 import { openBatchRecords } from '../../src/state/batch-records.js';
 import { bodyHash, type LineKey, Occurrences } from '../../src/state/line-keys.js';

@@ -5,26 +5,26 @@ import { stateDir } from '../../config/paths.js';
 import { keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import {
-  ApiError,
-  CancelError,
-  CliError,
-  detailLines,
-  ExitCode,
-  type ExitCodeValue,
-  NetworkError,
-  OUTPUT_CLOSED,
-  OUTPUT_FAILED,
-  UsageError,
-} from '../../errors.js';
+import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
-import { type BatchJournal, goneFileBatches, type JournalMode } from '../../state/batch-journal.js';
+import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
-import { bodyHash, type LineKey, Occurrences } from '../../state/line-keys.js';
-import { runPool, settle } from './batch-pool.js';
-import { type BatchSummary, createReporter, type Failures, resumeNotice } from './batch-report.js';
+import { type LineKey, Occurrences } from '../../state/line-keys.js';
+import {
+  batchError,
+  interrupted,
+  mayHaveCreated,
+  NOTHING_SENT,
+  overBadInput,
+  partlySent,
+  type Resumable,
+  resumeHint,
+} from './batch-end.js';
+import { giveKey, keyOf, movedFileBatch, readAhead } from './batch-lines.js';
+import { runPool } from './batch-pool.js';
+import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
  * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts) go through a pool of
@@ -359,209 +359,3 @@ function trackOvertaken(enabled: boolean) {
 }
 
 const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);
-
-/** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
-function giveKey(line: NdjsonLine, seen: Occurrences): void {
-  if (line.error === undefined && line.key === undefined) line.key = keyOf(line.body, seen);
-}
-
-export function keyOf(body: Buffer | string, seen: Occurrences): LineKey {
-  const hash = bodyHash(body);
-  return { hash, n: seen.next(hash) };
-}
-
-/**
- * How far standard input is read before anything is sent: its first HEAD_LINES lines, HEAD_BYTES of
- * bodies, what came within HEAD_WAIT_MS of the first line (a writer that sends a line now and then is
- * not waited for long), or all of it, whichever is least.
- */
-const HEAD_LINES = 100;
-const HEAD_BYTES = 1024 * 1024;
-const HEAD_WAIT_MS = 1000;
-
-/**
- * Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn.
- * Returns them, every line (the ones read ahead first), and whether the input ended within them.
- */
-async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurrences, signal: AbortSignal) {
-  const iterator = lines[Symbol.asyncIterator]();
-  const head: NdjsonLine[] = [];
-  let bytes = 0;
-  let deadline: number | undefined;
-  let pending: Promise<IteratorResult<NdjsonLine>> | undefined;
-  let failure: { error: unknown } | undefined;
-  let ended = false;
-  while (head.length < HEAD_LINES && bytes < HEAD_BYTES) {
-    if (pending === undefined) {
-      pending = iterator.next();
-      // Awaited later if not now: its failure is not an unhandled one meanwhile.
-      pending.catch(() => undefined);
-    }
-    const outcome = await settle(pending, signal, deadline);
-    if (outcome === 'waited') break;
-    pending = undefined;
-    if ('error' in outcome) {
-      failure = outcome;
-      break;
-    }
-    if (outcome.result.done) {
-      ended = true;
-      break;
-    }
-    const line = outcome.result.value;
-    giveKey(line, seen);
-    head.push(line);
-    if (line.error === undefined) bytes += line.body.length;
-    deadline ??= Date.now() + HEAD_WAIT_MS;
-  }
-  const rest = async function* (): AsyncGenerator<NdjsonLine> {
-    for (const line of head) yield line;
-    if (failure !== undefined) throw failure.error;
-    if (ended) return;
-    for (;;) {
-      const result = await (pending ?? iterator.next());
-      pending = undefined;
-      if (result.done) return;
-      yield result.value;
-    }
-  };
-  return { head, lines: rest(), ended };
-}
-
-/**
- * For `--resume` of a file with no batch of its own: the unfinished batches of files no longer at their
- * path, each line's key counted against what they acknowledged (`add`). `refuse` throws when one holds
- * lines of this file: most likely this file, moved, whose lines would be sent twice.
- */
-async function movedFileBatch(dir: string, name: string) {
-  const gone = await goneFileBatches(dir);
-  if (gone.length === 0) return undefined;
-  const matched = gone.map(() => 0);
-  return {
-    add(key: LineKey) {
-      gone.forEach((batch, i) => {
-        if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
-      });
-    },
-    refuse(): void {
-      const most = Math.max(...matched);
-      if (most === 0) return;
-      const was = (gone[matched.indexOf(most)] as { path: string }).path;
-      throw new UsageError(
-        `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ` +
-          `acknowledged by the unfinished batch of ${was}, a file no longer there`,
-        {
-          code: 'nothing_to_resume',
-          hint:
-            `a batch is known by its file's path: if ${name} is ${was} moved, move it back and run --resume ` +
-            'again (its acknowledged lines are not sent twice); to send every line anyway, run with --restart',
-        },
-      );
-    },
-  };
-}
-
-/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts). */
-type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
-
-/** The most pressing failure decides the exit code: credentials and refusals before the rest. */
-const EXIT_PRIORITY: ExitCodeValue[] = [
-  ExitCode.interrupted,
-  ExitCode.auth,
-  ExitCode.refused,
-  ExitCode.network,
-  ExitCode.rateLimited,
-  ExitCode.usage,
-  ExitCode.conflict,
-  ExitCode.notFound,
-  ExitCode.error,
-];
-
-/** How to send the rest: the exact command with --resume, after `first` if given. */
-function resumeHint(input: Resumable, first = ''): string {
-  const run =
-    input.source.kind === 'stdin'
-      ? `feed the same standard input to \`${input.resumeCommand}\``
-      : `run \`${input.resumeCommand}\``;
-  const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
-  return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
-}
-
-/**
- * Whether a failed request may still have made its document: anything but a refusal the service answered
- * (4xx), a request refused before it was sent, or a failure before anything reached the service.
- */
-function mayHaveCreated(error: unknown): boolean {
-  if (error instanceof ApiError) return error.status >= 500;
-  if (error instanceof NetworkError) return !error.unsent;
-  return !(error instanceof UsageError);
-}
-
-/**
- * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
- * documents is a partly failed batch, exit 1.
- */
-const partlySent = (exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue =>
-  exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
-
-const mostPressing = (failures: Failures, summary: BatchSummary): ExitCodeValue | undefined =>
-  EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
-
-/** Whether another line's failure is more pressing than bad input (a refused key, the service unreachable, ...). */
-function overBadInput(failures: Failures, summary: BatchSummary): boolean {
-  const worst = mostPressing(failures, summary);
-  return worst !== undefined && EXIT_PRIORITY.indexOf(worst) < EXIT_PRIORITY.indexOf(ExitCode.usage);
-}
-
-/** `badLine`: the bad line that stopped the batch too, said after the failure that decides. */
-function batchError(
-  failures: Failures,
-  summary: BatchSummary,
-  input: Resumable,
-  after: { line: number; submitted: number } | undefined,
-  badLine?: string,
-): CliError {
-  const continued = input.continueOnError;
-  // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
-  const worst = mostPressing(failures, summary);
-  const exitCode = worst ?? ExitCode.error;
-  const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
-  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
-  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
-  // "nothing after that line was submitted".
-  const inFlight =
-    after === undefined || after.submitted === 0
-      ? ''
-      : after.submitted === 1
-        ? `, but 1 line after line ${after.line}, already in flight, was still submitted`
-        : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
-  const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
-  const also = badLine === undefined ? '' : `; ${badLine}`;
-  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}${also}`, exitCode, {
-    code: 'batch_failed',
-    hint: continued
-      ? resumeHint(input, 'Fix the failed lines')
-      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
-  });
-}
-
-/**
- * The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent.
- * What stopped it decides the exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141.
- */
-function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
-  const reason = signal.reason instanceof CliError ? signal.reason : undefined;
-  const closed = reason?.code === OUTPUT_CLOSED;
-  const why =
-    reason?.code === OUTPUT_FAILED ? reason.message : closed ? 'stopped: standard output was closed' : 'interrupted';
-  return new CancelError(`${why}: ${progressNote}`, {
-    ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
-    exitCode: closed
-      ? ExitCode.outputClosed
-      : reason && reason.exitCode !== ExitCode.ok
-        ? reason.exitCode
-        : ExitCode.interrupted,
-  });
-}
-
-const NOTHING_SENT = 'nothing was submitted';

@@ -1,0 +1,118 @@
+import {
+  ApiError,
+  CancelError,
+  CliError,
+  ExitCode,
+  type ExitCodeValue,
+  NetworkError,
+  OUTPUT_CLOSED,
+  OUTPUT_FAILED,
+  UsageError,
+} from '../../errors.js';
+import type { InputSource } from '../../input/source.js';
+import type { BatchSummary, Failures } from './batch-report.js';
+
+/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts). */
+export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
+
+/** The most pressing failure decides the exit code: credentials and refusals before the rest. */
+const EXIT_PRIORITY: ExitCodeValue[] = [
+  ExitCode.interrupted,
+  ExitCode.auth,
+  ExitCode.refused,
+  ExitCode.network,
+  ExitCode.rateLimited,
+  ExitCode.usage,
+  ExitCode.conflict,
+  ExitCode.notFound,
+  ExitCode.error,
+];
+
+/** How to send the rest: the exact command with --resume, after `first` if given. */
+export function resumeHint(input: Resumable, first = ''): string {
+  const run =
+    input.source.kind === 'stdin'
+      ? `feed the same standard input to \`${input.resumeCommand}\``
+      : `run \`${input.resumeCommand}\``;
+  const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
+  return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
+}
+
+/**
+ * Whether a failed request may still have made its document: anything but a refusal the service answered
+ * (4xx), a request refused before it was sent, or a failure before anything reached the service.
+ */
+export function mayHaveCreated(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status >= 500;
+  if (error instanceof NetworkError) return !error.unsent;
+  return !(error instanceof UsageError);
+}
+
+/**
+ * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
+ * documents is a partly failed batch, exit 1.
+ */
+export const partlySent = (exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue =>
+  exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
+
+const mostPressing = (failures: Failures, summary: BatchSummary): ExitCodeValue | undefined =>
+  EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
+
+/** Whether another line's failure is more pressing than bad input (a refused key, the service unreachable, ...). */
+export function overBadInput(failures: Failures, summary: BatchSummary): boolean {
+  const worst = mostPressing(failures, summary);
+  return worst !== undefined && EXIT_PRIORITY.indexOf(worst) < EXIT_PRIORITY.indexOf(ExitCode.usage);
+}
+
+/** `badLine`: the bad line that stopped the batch too, said after the failure that decides. */
+export function batchError(
+  failures: Failures,
+  summary: BatchSummary,
+  input: Resumable,
+  after: { line: number; submitted: number } | undefined,
+  badLine?: string,
+): CliError {
+  const continued = input.continueOnError;
+  // Bad input (2) counts only when this run sent nothing; else the next most pressing failure, or 1.
+  const worst = mostPressing(failures, summary);
+  const exitCode = worst ?? ExitCode.error;
+  const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
+  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
+  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
+  // "nothing after that line was submitted".
+  const inFlight =
+    after === undefined || after.submitted === 0
+      ? ''
+      : after.submitted === 1
+        ? `, but 1 line after line ${after.line}, already in flight, was still submitted`
+        : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
+  const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
+  const also = badLine === undefined ? '' : `; ${badLine}`;
+  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}${also}`, exitCode, {
+    code: 'batch_failed',
+    hint: continued
+      ? resumeHint(input, 'Fix the failed lines')
+      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
+  });
+}
+
+/**
+ * The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent.
+ * What stopped it decides the exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141.
+ */
+export function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
+  const reason = signal.reason instanceof CliError ? signal.reason : undefined;
+  const closed = reason?.code === OUTPUT_CLOSED;
+  const why =
+    reason?.code === OUTPUT_FAILED ? reason.message : closed ? 'stopped: standard output was closed' : 'interrupted';
+  return new CancelError(`${why}: ${progressNote}`, {
+    ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
+    exitCode: closed
+      ? ExitCode.outputClosed
+      : reason && reason.exitCode !== ExitCode.ok
+        ? reason.exitCode
+        : ExitCode.interrupted,
+  });
+}
+
+export const NOTHING_SENT = 'nothing was submitted';
