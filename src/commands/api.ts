@@ -244,8 +244,7 @@ async function parseField(text: string, flag: '-f' | '-F', read: (path: string) 
     throw new UsageError(`${flag} ${JSON.stringify(text)}: expected key=value`, { hint: `e.g. ${flag} name=Ada` });
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
-  const path = parseKey(key, flag);
-  return { key, path, value: flag === '-f' ? raw : await typedValue(raw, read), flag };
+  return { key, path: parseKey(key, flag), value: flag === '-f' ? raw : await typedValue(raw, read), flag };
 }
 
 function parseKey(key: string, flag: string): string[] {
@@ -299,9 +298,8 @@ function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
   return root;
 }
 
-function conflict(field: Field): UsageError {
-  return new UsageError(`${field.flag} ${field.key}: conflicts with an earlier field of the same name`);
-}
+const conflict = (field: Field): UsageError =>
+  new UsageError(`${field.flag} ${field.key}: conflicts with an earlier field of the same name`);
 
 /** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
 function fieldsToQuery(fields: readonly Field[]): string {

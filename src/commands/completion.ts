@@ -5,9 +5,7 @@ import { declarationOf } from './declare.js';
 export type Shell = 'bash' | 'zsh' | 'fish';
 
 /** Values of a command's first argument that commander does not know as choices: the config keys. */
-const settable = Object.values(SETTINGS)
-  .filter((setting) => !setting.refuseSet)
-  .map((setting) => setting.name);
+const settable = Object.keys(SETTINGS).filter((name) => !SETTINGS[name]?.refuseSet);
 const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config get': Object.keys(SETTINGS),
   'config set': settable,
@@ -29,18 +27,14 @@ const takesValue = (flag: Option): boolean => flag.required || flag.optional;
 const valuesOf = (flag: Option) => declarationOf(flag)?.choices ?? declarationOf(flag)?.suggest ?? [];
 const hasValues = (flag: Option) => valuesOf(flag).length > 0;
 
-export function generateCompletion(program: Command, shell: Shell): string {
-  return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell](program);
-}
+export const generateCompletion = (program: Command, shell: Shell): string =>
+  ({ bash: bashScript, zsh: zshScript, fish: fishScript })[shell](program);
 
 /** Space-separated path below the program: '' for the program, 'keys create' for a verb. */
-function pathOf(command: Command): string {
-  return command.parent ? [pathOf(command.parent), command.name()].filter(Boolean).join(' ') : '';
-}
+const pathOf = (command: Command): string =>
+  command.parent ? [pathOf(command.parent), command.name()].filter(Boolean).join(' ') : '';
 
-function walk(command: Command): Command[] {
-  return [command, ...command.commands.flatMap(walk)];
-}
+const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
 
 function flagsOf(command: Command): Option[] {
   return [...command.options.filter((option) => option.long && !option.hidden), HELP_FLAG];
@@ -138,13 +132,10 @@ complete -o default -F _facectl facectl
 }
 
 /** The test (bash and zsh alike) that the word being completed is a profile name. */
-function profileCondition(prev: string, path: string, cur: string): string {
-  return `[[ ${prev} == --profile || (${path} == 'auth switch' && ${cur} != -*) ]]`;
-}
+const profileCondition = (prev: string, path: string, cur: string): string =>
+  `[[ ${prev} == --profile || (${path} == 'auth switch' && ${cur} != -*) ]]`;
 
-function zshEscape(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "'\\''");
-}
+const zshEscape = (text: string): string => text.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "'\\''");
 
 const zshWord = (text: string): string => `'${zshEscape(text)}'`;
 
@@ -225,9 +216,7 @@ function choiceArms(nodes: Command[], flags: (node: Command) => Option[], body: 
   return arms.join('\n') || "    '|') ;;";
 }
 
-function fishQuote(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
+const fishQuote = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 function fishScript(program: Command): string {
   const lines: string[] = [

@@ -6,19 +6,15 @@ import { flagName } from './kit.js';
 const DECLARED = new WeakMap<Option, FlagSpec>();
 
 /** The declaration an option was made from (help lists its choices, completion offers its values). */
-export function declarationOf(option: Option): FlagSpec | undefined {
-  return DECLARED.get(option);
-}
+export const declarationOf = (option: Option): FlagSpec | undefined => DECLARED.get(option);
 
 export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec, ctx: Context): Command {
   const command = parent.command(name).description(spec.description);
   if (spec.summary !== undefined) command.summary(spec.summary);
   if ('verbs' in spec) {
     for (const [verbName, verbSpec] of Object.entries(spec.verbs)) declare(command, verbName, verbSpec, ctx);
-    return withExamples(
-      command,
-      Object.values(spec.verbs).flatMap((verbSpec) => verbSpec.examples.slice(0, 1)),
-    );
+    const firstExamples = Object.values(spec.verbs).flatMap((verb) => verb.examples.slice(0, 1));
+    return withExamples(command, firstExamples);
   }
   for (const [argument, help] of (spec.args ?? []) as readonly ArgSpec[]) command.argument(argument, help);
   const flags: Flags = spec.flags ?? {};
@@ -40,6 +36,5 @@ export function declare(parent: Command, name: string, spec: AnyVerb | GroupSpec
   return withExamples(command, spec.examples);
 }
 
-export function withExamples(command: Command, examples: readonly string[]): Command {
-  return command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}`);
-}
+export const withExamples = (command: Command, examples: readonly string[]): Command =>
+  command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}`);

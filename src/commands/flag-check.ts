@@ -64,18 +64,14 @@ const dollars = z.pipe(
 );
 
 function listOf(key: string, flag: FlagSpec) {
-  return z
-    .pipe(
-      z.string(),
-      z.transform((value: string) => splitList(value) ?? []),
-    )
-    .check(
-      z.superRefine((items: string[], check) => {
-        if (items.length < (flag.min ?? 0)) {
-          check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
-        }
-        const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
-        if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
-      }),
-    );
+  const split = z.transform((value: string) => splitList(value) ?? []);
+  return z.pipe(z.string(), split).check(
+    z.superRefine((items: string[], check) => {
+      if (items.length < (flag.min ?? 0)) {
+        check.addIssue({ code: 'custom', message: `give at least one value (${flagName(key)} a,b)` });
+      }
+      const wrong = items.map((item) => flag.check?.(item)).find((message) => message !== undefined);
+      if (wrong !== undefined) check.addIssue({ code: 'custom', message: wrong });
+    }),
+  );
 }

@@ -63,11 +63,8 @@ export async function runImport(ctx: Context, opts: ImportOptions): Promise<Answ
   const spinner = ctx.out.spinner(`Importing ${opts.url}`);
   const document = await send(ctx, importIntoFace, { params: { face_id: faceId }, body }).finally(() => spinner.stop());
   const id = document.document_id;
-  ctx.out.record(
-    document,
-    DOCUMENT_FIELDS,
-    `the document was imported all the same: ${id} (\`facectl docs get ${id}\`); importing again makes another`,
-  );
+  const written = `the document was imported all the same: ${id} (\`facectl docs get ${id}\`); importing again makes another`;
+  ctx.out.record(document, DOCUMENT_FIELDS, written);
   ctx.out.success(`Imported ${opts.url} into ${faceId} as ${document.document_id}`);
   notePreview(ctx, document);
   return document;

@@ -16,9 +16,8 @@ export function verb<
 }
 
 /** `expiresInDays` -> `--expires-in-days` (`--no-browser` for a negated `browser`). */
-export function flagName(key: string, flag?: FlagSpec): string {
-  return `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-}
+export const flagName = (key: string, flag?: FlagSpec): string =>
+  `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export async function send<R extends AnyRoute>(
   ctx: Context,
@@ -28,13 +27,11 @@ export async function send<R extends AnyRoute>(
   return (await ctx.api()).call(route, input, { signal: ctx.signal });
 }
 
-export function fieldColumns<T extends object>(...names: (keyof T & string)[]): Column<T>[] {
-  return names.map((name) => ({ header: name, value: (row: T) => row[name] }));
-}
+export const fieldColumns = <T extends object>(...names: (keyof T & string)[]): Column<T>[] =>
+  names.map((name) => ({ header: name, value: (row: T) => row[name] }));
 
-export function withExtensionNote(text: string): string {
-  return `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
-}
+export const withExtensionNote = (text: string): string =>
+  `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 
 /**
  * The flag's value; when it is missing, asked on a terminal; without one (piped, CI, --no-input) a
@@ -45,12 +42,11 @@ export async function requireValue(
   options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
 ): Promise<string> {
   const { flag, value, check = () => undefined } = options;
-  const checked = (given: string) => {
-    const wrong = check(given);
+  if (value !== undefined && value !== '') {
+    const wrong = check(value);
     if (wrong !== undefined) throw new UsageError(`${flag}: ${wrong}`);
-    return given;
-  };
-  if (value !== undefined && value !== '') return checked(value);
+    return value;
+  }
   if (!ctx.io.canPrompt()) {
     throw new UsageError(`${flag} is required when not running interactively (${noPrompt(ctx)})`, {
       hint: `pass ${flag} <value>`,
@@ -69,9 +65,7 @@ export function noPrompt(ctx: Context): string {
   return ctx.io.stdinIsTTY ? 'standard output is not a terminal' : 'standard input is not a terminal';
 }
 
-export function notEmpty(text: string): string | undefined {
-  return text.trim() === '' ? 'must not be empty' : undefined;
-}
+export const notEmpty = (text: string): string | undefined => (text.trim() === '' ? 'must not be empty' : undefined);
 
 /** A positional argument that must not be empty (commander accepts `''`). */
 export function requireArgument(name: string, value: string | undefined): string {
@@ -80,9 +74,8 @@ export function requireArgument(name: string, value: string | undefined): string
 }
 
 /** The seed gives an alias no grammar, so the client refuses only an empty one; the service has its own rule. */
-export function checkAlias(text: string): string | undefined {
-  return text.trim() === '' ? 'an alias must not be empty' : undefined;
-}
+export const checkAlias = (text: string): string | undefined =>
+  text.trim() === '' ? 'an alias must not be empty' : undefined;
 
 export async function requireAliasAndLabel(
   ctx: Context,
@@ -132,18 +125,13 @@ export function usd(amount: number): string {
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
 export function splitList(value: string | undefined): string[] | undefined {
-  return value
-    ?.split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
+  return value?.split(',').flatMap((item) => item.trim() || []);
 }
 
 /** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
-}
+export const shellWord = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 
 /** A flag and its value as typed: `--file 'my notes.md'`, `--file=--json` for a value spelled like a flag. */
-export function flagAndValue(flag: string, value: string): string {
-  return value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;
-}
+export const flagAndValue = (flag: string, value: string): string =>
+  value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;

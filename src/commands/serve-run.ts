@@ -19,12 +19,9 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
   const flags = checkFlags(SERVE_FLAGS, { ...defaults, ...raw });
   const dataGiven = flags.data === undefined ? undefined : resolve(flags.data);
   return {
-    host: flags.host,
+    ...flags,
     port: Number(flags.port),
-    allowPrivateUrls: flags.allowPrivateUrls,
-    oauthProvider: flags.oauthProvider,
     rateLimit: flags.rateLimit === undefined ? undefined : Number(flags.rateLimit),
-    consent: flags.consent,
     json: raw.json === true || ctx.globals.json,
     dataGiven,
     dataFile: dataGiven === undefined ? undefined : realDataPath(dataGiven),
@@ -34,10 +31,8 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
 /** How the banner says who answers OAuth consent (--consent). */
 const CONSENT = { page: 'a person, on the consent page', approve: 'approved at once', deny: 'denied at once' };
 
-function dataName(options: ServeOptions): string | undefined {
-  const { dataFile, dataGiven } = options;
-  return dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
-}
+const dataName = ({ dataFile, dataGiven }: ServeOptions): string | undefined =>
+  dataFile === dataGiven ? dataFile : `${dataFile} (given as ${dataGiven})`;
 
 /** `onStop`: how a test stops serve besides ctx.signal; it returns a function that removes it. */
 export async function runServe(
@@ -99,8 +94,6 @@ export async function runServe(
   if (reason instanceof CliError && !(reason instanceof CancelError)) throw reason;
 }
 
-const DATA_PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
-
 /** `storage`: what SQLite said when it could not write (database.ts writeFailure), if that is why. */
 function startFailure(error: unknown, options: ServeOptions, storage: string | undefined): CliError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -125,7 +118,7 @@ function startFailure(error: unknown, options: ServeOptions, storage: string | u
   }
   if (
     options.dataFile !== undefined &&
-    DATA_PATH_ERRORS.has(code ?? '') &&
+    ['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'].includes(code ?? '') &&
     (error as NodeJS.ErrnoException).syscall !== 'listen'
   ) {
     // The path changed after dataFileProblem checked it: still a problem with --data, said the same way.

@@ -26,13 +26,10 @@ export type Flags = Readonly<Record<string, FlagSpec>>;
 
 export type ArgSpec = readonly [name: `<${string}>` | `[${string}]`, help: string];
 
-type NumberFlag = { readonly type: 'int' | 'usd' };
-type ListFlag = { readonly type: 'list' } | { readonly repeat: true };
-
 type ValueOf<F> = F extends { readonly value: string }
-  ? F extends NumberFlag
+  ? F extends { readonly type: 'int' | 'usd' }
     ? number
-    : F extends ListFlag
+    : F extends { readonly type: 'list' } | { readonly repeat: true }
       ? string[]
       : F extends { readonly choices: readonly (infer C extends string)[] }
         ? C

@@ -75,44 +75,39 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     throw keyError ?? new AuthError(`not logged in: ${creds.describe()}`);
   }
   const spinner = ctx.out.spinner(`Asking ${creds.baseUrl} about the key`);
-  try {
-    const { getCurrentApiKey } = await import('../../contract/keys.js');
-    const current = await (await ctx.api()).call(getCurrentApiKey, {});
-    spinner.stop();
-    // Each field as the service gave it (absent when it left one out or sent another type).
-    const { budget_usd: budget, spent_usd: spent } = current;
-    Object.assign(status, {
-      key_id: current.id,
-      key_name: current.name,
-      plan: current.plan ?? null,
-      scopes: current.scopes ?? null,
-      expires_at: current.expires_at,
-      budget_usd: budget,
-      spent_usd: spent,
-      budget_left_usd:
-        typeof budget === 'number' && typeof spent === 'number'
-          ? Math.round(Math.max(0, budget - spent) * 1e6) / 1e6
-          : budget === null
-            ? null
-            : undefined,
+  const current = await import('../../contract/keys.js')
+    .then(async ({ getCurrentApiKey }) => (await ctx.api()).call(getCurrentApiKey, {}))
+    .finally(() => spinner.stop())
+    .catch((error: unknown) => {
+      if (error instanceof CliError) render(ctx, status, error);
+      throw error;
     });
-  } catch (error) {
-    spinner.stop();
-    if (error instanceof CliError) render(ctx, status, error);
-    throw error;
-  }
+  // Each field as the service gave it (absent when it left one out or sent another type).
+  const { budget_usd: budget, spent_usd: spent } = current;
+  Object.assign(status, {
+    key_id: current.id,
+    key_name: current.name,
+    plan: current.plan ?? null,
+    scopes: current.scopes ?? null,
+    expires_at: current.expires_at,
+    budget_usd: budget,
+    spent_usd: spent,
+    budget_left_usd:
+      typeof budget === 'number' && typeof spent === 'number'
+        ? Math.round(Math.max(0, budget - spent) * 1e6) / 1e6
+        : budget === null
+          ? null
+          : undefined,
+  });
   render(ctx, status, undefined, true);
   return status;
 }
 
 /** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
 function render(ctx: Context, status: AuthStatus, error: unknown, answered = false): void {
+  const shown = fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null);
   if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
-  else
-    ctx.out.record(
-      status,
-      fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null),
-    );
+  else ctx.out.record(status, shown);
 }
 
 /** `$0.004 of $0.02`; a budget of null is none (unlimited); one the service did not give is left out. */

@@ -22,11 +22,8 @@ export default verb({
       has_key: typeof settings.api_key === 'string' && settings.api_key !== '',
       config_file: store.path,
     };
-    ctx.out.done(
-      `Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`,
-      result,
-      changed ? `the default profile is ${name} all the same` : undefined,
-    );
+    const said = `Switched to profile ${name}${result.base_url ? ` (${result.base_url})` : ''}`;
+    ctx.out.done(said, result, changed ? `the default profile is ${name} all the same` : undefined);
     if (ctx.globals.profile === undefined && ctx.env.FACECTL_PROFILE) {
       ctx.out.warn(`FACECTL_PROFILE=${ctx.env.FACECTL_PROFILE} is set and takes precedence over the default profile`);
     }

@@ -52,13 +52,11 @@ export function mayHaveCreated(error: unknown): boolean {
  * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
  * documents is a partly failed batch, exit 1.
  */
-export function partlySent(exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue {
-  return exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
-}
+export const partlySent = (exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue =>
+  exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 
-function mostPressing(failures: Failures, summary: BatchSummary): ExitCodeValue | undefined {
-  return EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
-}
+const mostPressing = (failures: Failures, summary: BatchSummary): ExitCodeValue | undefined =>
+  EXIT_PRIORITY.find((code) => failures.firstByExitCode.has(code) && partlySent(code, summary) === code);
 
 /** Whether another line's failure is more pressing than bad input (a refused key, the service unreachable, ...). */
 export function overBadInput(failures: Failures, summary: BatchSummary): boolean {

@@ -26,20 +26,12 @@ export interface BatchSummary {
 /** `listed`: the first few, in the order they came. */
 export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
 
-export interface BatchReporter {
-  report(result: LineResult, exitCode?: ExitCodeValue): void;
-  /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
-  stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void;
-  /** Writes what is left (the table, the failures, the summary); returns the counts. */
-  finish(): { summary: BatchSummary; failures: Failures; jq: JqFailure | undefined };
-}
-
 /** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
 type JqFailure = { line: number; message: string; lines: number };
 
 const MAX_LISTED = 10;
 
-export function createReporter(ctx: Context, total: number | undefined): BatchReporter {
+export function createReporter(ctx: Context, total: number | undefined) {
   const summary: BatchSummary = { total, submitted: 0, earlier: 0, failed: 0, tokens: 0 };
   const failures: Failures = { listed: [], firstByExitCode: new Map() };
   const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
@@ -55,7 +47,7 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
     if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
   };
   return {
-    report(result, exitCode) {
+    report(result: LineResult, exitCode?: ExitCodeValue): void {
       if (result.ok) {
         summary.submitted++;
         if (result.resumed) summary.earlier++;
@@ -70,16 +62,16 @@ export function createReporter(ctx: Context, total: number | undefined): BatchRe
       }
       progress.update(summary.submitted + summary.failed, summary.failed);
     },
-    stoppedAt(result, exitCode) {
+    /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
+    stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void {
       fail(result, exitCode, false);
       unprinted++;
     },
+    /** Writes what is left (the table, the failures, the summary); returns the counts. */
     finish() {
       results.flush();
       progress.stop();
-      if (onTerminal && forTable.length > 0) {
-        ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
-      }
+      if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
       printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);

@@ -6,6 +6,16 @@ import { fieldColumns } from '../kit.js';
 
 export type DocumentAnswer = Lenient<Document>;
 
+/** `used/limit`; absent when `used` is, and `—` for a limit the answer did not give. */
+export const ofLimit = (used: number | null | undefined, limit: number | null | undefined): string | null =>
+  used === null || used === undefined ? null : `${used}/${limit ?? ABSENT}`;
+
+/** Preparation's progress, `completed/total`, once the service has split the item into chunks. */
+export const chunks = (item: { chunks_completed?: number | null; chunks_total?: number | null }): string | null =>
+  item.chunks_total === null || item.chunks_total === undefined
+    ? null
+    : `${item.chunks_completed ?? 0}/${item.chunks_total}`;
+
 /**
  * The document fields shown on a terminal or as tab-separated lines (the content itself is left out:
  * it can be megabytes); --json prints the whole object as the service returned it.
@@ -17,18 +27,6 @@ export const DOCUMENT_FIELDS: Column<DocumentAnswer>[] = [
   { header: 'tokens_used', value: (d) => ofLimit(d.tokens_used, d.tokens_limit) },
   ...fieldColumns<DocumentAnswer>('created_at', 'updated_at'),
 ];
-
-/** `used/limit`; absent when `used` is, and `—` for a limit the answer did not give. */
-export function ofLimit(used: number | null | undefined, limit: number | null | undefined): string | null {
-  if (used === null || used === undefined) return null;
-  return `${used}/${limit ?? ABSENT}`;
-}
-
-/** Preparation's progress, `completed/total`, once the service has split the item into chunks. */
-export function chunks(item: { chunks_completed?: number | null; chunks_total?: number | null }): string | null {
-  if (item.chunks_total === null || item.chunks_total === undefined) return null;
-  return `${item.chunks_completed ?? 0}/${item.chunks_total}`;
-}
 
 /** Submitting or importing only counts tokens; the spec says the charge is made at sync. Say so. */
 export function notePreview(ctx: Pick<Context, 'out'>, document: DocumentAnswer & { document_id: string }): void {

@@ -53,10 +53,9 @@ export function syncVerb<T extends Preparable>(
       let item = (await send(ctx, sync, { params })) as T;
       const tokens = typeof item.token_count === 'number' ? ` (token_count ${item.token_count})` : '';
       ctx.out.success(`Synced ${id}${tokens}`);
-      if (given.wait) {
-        item = await waitUntilReady(ctx, `${kind} ${id}`, `facectl ${group} get ${id}`, item, fetch, given.timeout);
-      }
-      ctx.out.record(item, fields, `the ${kind} was synced all the same (\`facectl ${group} get ${id}\`)`);
+      const show = `facectl ${group} get ${id}`;
+      if (given.wait) item = await waitUntilReady(ctx, `${kind} ${id}`, show, item, fetch, given.timeout);
+      ctx.out.record(item, fields, `the ${kind} was synced all the same (\`${show}\`)`);
       return item;
     },
   });

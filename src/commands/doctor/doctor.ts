@@ -19,8 +19,6 @@ const COLUMNS: Column<Check>[] = [
   { header: 'fix', value: (c) => c.fix ?? '' },
 ];
 
-const PROFILE_REFUSALS = new Set(['invalid_profile', 'unknown_profile']);
-
 export default verb({
   description:
     'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration ' +
@@ -76,7 +74,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   } catch (error) {
     // A profile named on the command line (or FACECTL_PROFILE) that cannot be used is refused as by any
     // command (exit 2), not reported as a failed check.
-    if (error instanceof CliError && PROFILE_REFUSALS.has(error.code)) throw error;
+    if (error instanceof CliError && ['invalid_profile', 'unknown_profile'].includes(error.code)) throw error;
     const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
     checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
   }
@@ -224,6 +222,4 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   return ok(name, `requests to ${base.host} go through ${key}=${shown}`);
 }
 
-function octal(mode: number): string {
-  return mode.toString(8).padStart(4, '0');
-}
+const octal = (mode: number): string => mode.toString(8).padStart(4, '0');

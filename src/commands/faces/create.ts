@@ -41,12 +41,8 @@ export default verb({
     });
     // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
     // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
-    const aliasWasAsked = given.alias === undefined || given.alias === '';
-    await runCreateFace(
-      ctx,
-      { ...given, name, alias, basicFacts },
-      aliasWasAsked ? (reason) => askAliasAgain(ctx, reason) : undefined,
-    );
+    const askAgain = given.alias === undefined || given.alias === '' ? askAliasAgain.bind(null, ctx) : undefined;
+    await runCreateFace(ctx, { ...given, name, alias, basicFacts }, askAgain);
   },
 });
 
@@ -69,18 +65,15 @@ export async function runCreateFace(
   askAlias?: (reason: string) => Promise<string>,
 ): Promise<AnswerOf<typeof CreateFace>> {
   const { createFace } = await import('../../contract/faces.js');
-  let face: AnswerOf<typeof createFace>;
-  for (let alias = opts.alias; ;) {
-    try {
-      const body: FaceCreateRequest = requestBody({ ...opts, alias });
-      face = await send(ctx, createFace, { body });
-      break;
-    } catch (error) {
+  const post = (alias: string): Promise<AnswerOf<typeof createFace>> => {
+    const body: FaceCreateRequest = requestBody({ ...opts, alias });
+    return send(ctx, createFace, { body }).catch(async (error: unknown) => {
       const reason = askAlias ? aliasRefusal(error) : undefined;
       if (reason === undefined || !askAlias) throw error;
-      alias = await askAlias(reason);
-    }
-  }
+      return post(await askAlias(reason));
+    });
+  };
+  const face = await post(opts.alias);
   const made = face.uid ? `${face.alias} (${face.uid})` : face.alias;
   ctx.out.record(face, FACE_FIELDS, `the face was created all the same: ${made} (\`facectl faces get ${face.alias}\`)`);
   showFaceWarnings(ctx, face);

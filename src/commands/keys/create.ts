@@ -116,11 +116,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   let filterFailed: CliError | undefined;
+  const shown = KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key);
   try {
-    ctx.out.record(
-      key,
-      KEY_FIELDS.filter((field) => field.header !== 'scopes' || 'scopes' in key),
-    );
+    ctx.out.record(key, shown);
   } catch (error) {
     if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
     // The secret is shown only now: a filter that failed on the answer leaves it whole instead.
@@ -168,11 +166,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
 /** Whether the --jq filter's output holds the secret (jq-web is loaded already: the output went through it). */
 async function jqShows(expression: string, key: NewKey): Promise<boolean> {
   const { loadJq } = await import('../../io/jq.js');
-  try {
-    return (await loadJq(expression)).apply(JSON.stringify(key), true).includes(key.key);
-  } catch {
-    return false;
-  }
+  return loadJq(expression)
+    .then((jq) => jq.apply(JSON.stringify(key), true).includes(key.key))
+    .catch(() => false);
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
@@ -183,18 +179,16 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
       `${cancelledBy(ctx.signal).message}: waiting for the service's answer to show the new key (it cannot be shown later)`,
     );
   ctx.signal.addEventListener('abort', onSignal, { once: true });
-  try {
-    return await send();
-  } catch (error) {
-    if (!(error instanceof NetworkError) || error.unsent) throw error;
-    throw new NetworkError(`${error.message}: a key may have been created on the service`, {
-      code: error.code,
-      hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
-      cause: error,
-    });
-  } finally {
-    ctx.signal.removeEventListener('abort', onSignal);
-  }
+  return send()
+    .catch((error: unknown) => {
+      if (!(error instanceof NetworkError) || error.unsent) throw error;
+      throw new NetworkError(`${error.message}: a key may have been created on the service`, {
+        code: error.code,
+        hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
+        cause: error,
+      });
+    })
+    .finally(() => ctx.signal.removeEventListener('abort', onSignal));
 }
 
 /** One locked write, read back: "Saved" is printed only once the key is in the file. */

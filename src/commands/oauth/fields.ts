@@ -18,9 +18,7 @@ export async function sendOAuth<R extends AnyRoute>(
   route: R,
   input: { params?: ParamsOf<R>; body?: BodyOf<R> } = {},
 ): Promise<AnswerOf<R>> {
-  try {
-    return await send(ctx, route, input);
-  } catch (error) {
+  return send(ctx, route, input).catch((error: unknown) => {
     if (!(error instanceof ApiError) || error.code !== 'plan_required') throw error;
     const said = typeof error.detail === 'string' && error.detail.trim() !== '' ? error.detail : undefined;
     throw new ApiError(
@@ -33,5 +31,5 @@ export async function sendOAuth<R extends AnyRoute>(
         cause: error,
       },
     );
-  }
+  });
 }

@@ -34,11 +34,8 @@ export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): 
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });
   const id = thread.thread_id;
-  ctx.out.record(
-    thread,
-    THREAD_FIELDS,
-    `the thread was created all the same: ${id} (\`facectl threads get ${id}\`); creating again makes another`,
-  );
+  const written = `the thread was created all the same: ${id} (\`facectl threads get ${id}\`); creating again makes another`;
+  ctx.out.record(thread, THREAD_FIELDS, written);
   ctx.out.success(`Created thread ${thread.thread_id} for ${thread.alias ?? opts.alias}`);
   return thread;
 }

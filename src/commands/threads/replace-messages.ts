@@ -56,11 +56,8 @@ export async function runReplaceMessages(ctx: Context, opts: Replacement): Promi
     params: { thread_id: opts.threadId },
     body: { messages: opts.messages.map((m) => ({ ...m })) },
   });
-  ctx.out.record(
-    thread,
-    THREAD_FIELDS,
-    `the messages were replaced all the same (\`facectl threads get ${thread.thread_id}\`)`,
-  );
+  const written = `the messages were replaced all the same (\`facectl threads get ${thread.thread_id}\`)`;
+  ctx.out.record(thread, THREAD_FIELDS, written);
   ctx.out.success(
     `Replaced the messages of ${opts.threadId}: ${thread.message_count ?? opts.messages.length} now, ` +
       `${thread.messages_archived ?? 0} archived`,
