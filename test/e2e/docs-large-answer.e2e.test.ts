@@ -40,4 +40,29 @@ describe('docs submit of a large text document (built bin, stdout on a pipe)', (
       expect(stored.content === content).toBe(true);
     }
   }, 120_000);
+
+  it('--jq .content prints the content whole: a character cut between two chunks of the answer stays whole', async () => {
+    // Three-byte characters after one ASCII byte, about 3 MiB: the answer is read back in chunks, and a
+    // chunk's end falls inside a character at nearly every boundary.
+    const content = `x${'€'.repeat(1_000_000)}`;
+    const textPath = tempFile('euro.txt', content);
+    const argv = [
+      'docs',
+      'submit',
+      '--alias',
+      'ada-lovelace',
+      '--label',
+      'euro',
+      '--file',
+      textPath,
+      '--jq',
+      '.content',
+    ];
+    const res = await runCli(argv, { env: env(), timeoutMs: 60_000 });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout.includes('\uFFFD')).toBe(false);
+    expect(res.stdout === `${content}\n`, `stdout differs (${res.stdout.length} vs ${content.length + 1} chars)`).toBe(
+      true,
+    );
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
@@ -179,14 +180,16 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
 /** The answer with its content read back from the spool file: --jq needs the whole value. */
 async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
   const pieces: string[] = [];
+  // A character cut between two chunks is held over to the next one.
+  const decoder = new StringDecoder('utf8');
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      pieces.push(chunk.toString());
+      pieces.push(decoder.write(chunk));
       done();
     },
   });
   await large.writeJson(sink, document);
-  return JSON.parse(pieces.join('')) as object;
+  return JSON.parse(pieces.join('') + decoder.end()) as object;
 }
 
 /**
