@@ -116,7 +116,11 @@ export default verb({
         headers['idempotency-key'] = (await import('node:crypto')).randomUUID();
       }
     } else if (!options.raw) {
-      ctx.out.warn(`no route of the interface matches ${method} ${target.pathname}; sending it without validation`);
+      // Every route's path begins with /v1: a path without it that matches once given it is named.
+      const meant = findRoute(method, `/v1${target.pathname}`, routes) ? ` (did you mean /v1${target.pathname}?)` : '';
+      ctx.out.warn(
+        `no route of the interface matches ${method} ${target.pathname}${meant}; sending it without validation`,
+      );
     }
 
     const answer = await client.request({

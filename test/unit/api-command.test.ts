@@ -68,6 +68,14 @@ describe('facectl api', () => {
     expect(code).toBe(ExitCode.notFound);
   });
 
+  it('a path without /v1 that is a route with it: the warning names the route (gh api habit, /faces/ada)', async () => {
+    const { code, stderr } = await cli(['api', '/faces/ada-lovelace']);
+    expect(stderr).toContain(
+      'warning: no route of the interface matches GET /faces/ada-lovelace (did you mean /v1/faces/ada-lovelace?); sending it without validation',
+    );
+    expect(code).toBe(ExitCode.notFound);
+  });
+
   it('refuses a URL on another origin: the key goes only to the configured service', async () => {
     const before = service.stats.requests;
     const { code, stderr } = await cli(['api', 'GET', 'https://evil.example.com/v1/auth/api-keys/current']);
