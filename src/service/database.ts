@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'libsql';
@@ -52,7 +52,13 @@ export function connect(file?: string): Connection | null {
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
     return db;
   }
-  if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
+  // Made with its mode (SQLite would give it the umask's); one another serve made at this very moment is
+  // theirs too, and the lock below decides which of the two runs.
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
   const db = new Database(file, { timeout: 0 });
   try {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
