@@ -208,6 +208,15 @@ describe('docs submit input kinds', () => {
     expect(doc).toEqual({ alias: 'ada-lovelace', content: 'Hi', label: 'from json', perspective: 'first-person' });
   });
 
+  it('a JSON document of thousands of unknown fields: the first ten are named, then how many more', async () => {
+    const doc = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, 1]));
+    const message = await usageMessage(
+      readJsonDocument(chunks(JSON.stringify({ ...doc, content: 'Hi' })), 'many.json', { alias: 'abc', label: 'l' }),
+    );
+    expect(message).toMatch(/^many\.json: unknown fields "k0", "k1", .*"k9", and 49990 more \(a document is /);
+    expect(message.length).toBeLessThan(300);
+  });
+
   it('a JSON document missing a field, or with an unknown one, is refused naming the file', async () => {
     expect(await usageMessage(readJsonDocument(chunks('{"content": "Hi"}'), 'doc.json', {}))).toBe(
       'doc.json: alias: required (give it in the JSON or with --alias); label: required (give it in the JSON or with --label)',
