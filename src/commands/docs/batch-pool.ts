@@ -21,7 +21,7 @@ export async function runPool<T>(
   items: AsyncIterable<T>,
   options: PoolOptions<T>,
   work: (item: T) => Promise<boolean>,
-): Promise<{ stopped: boolean; readError?: unknown }> {
+) {
   const { signal } = options;
   const iterator = items[Symbol.asyncIterator]();
   // A file's lines come straight from the iterator (no promise of ours per line); a slow source's, or the abort.
