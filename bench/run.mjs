@@ -219,6 +219,10 @@ async function bulkRows() {
     }
   };
   const cliOk = await hasCommand(['docs', 'submit']);
+  // The same batch through a build of d245c82's CLI (the bulk row's last pass, issue 23), when given.
+  const baselineBin = BASELINE === undefined ? undefined : join(BASELINE, 'bin', 'facectl.js');
+  const withBaseline = cliOk && want('bulk') && baselineBin !== undefined && existsSync(baselineBin);
+  const old = [];
   const cli = [];
   const raw = [];
   const rawData = [];
@@ -254,6 +258,17 @@ async function bulkRows() {
           if (r.code === 0 && serviceBefore !== null && serviceAfter !== null && r.cpuSeconds) {
             cpuShare.push({ service: serviceAfter - serviceBefore, cli: r.cpuSeconds });
           }
+        }),
+      );
+    }
+    if (withBaseline) {
+      sides.push(() =>
+        onWarmService([], async (svc) => {
+          const r = await run(NODE, [baselineBin, 'docs', 'submit', '--file', file, '--concurrency', '16', '--json'], {
+            env: svc.cliEnv,
+          });
+          old.push(r.code === 0 ? BULK_DOCS / (r.ms / 1000) : Number.NaN);
+          log(`  run ${i + 1}: docs submit of ${BASELINE_COMMIT} ${fmt(BULK_DOCS / (r.ms / 1000), 0)} docs/s`);
         }),
       );
     }
@@ -300,6 +315,20 @@ async function bulkRows() {
         ratio,
         budget: '>= 0.95x',
         verdict: ratio >= 0.95 ? 'pass' : 'miss',
+      });
+    }
+  }
+  if (want('bulk') && cliOk) {
+    const name = `docs submit ${BULK_DOCS} x 2 KB NDJSON vs the same through a build of ${BASELINE_COMMIT}`;
+    if (!withBaseline) notAvailable('bulk', name, '>= 1x', `no build of ${BASELINE_COMMIT} given (--baseline DIR)`);
+    else {
+      // Paired like the row above: each run's ratio of the two CLIs, each on a fresh service of its own.
+      const ratio = median(cli.map((c, k) => c / old[k]));
+      row('bulk', name, {
+        value: `${fmt(ratio, 2)}x (runs: ${cli.map((c, k) => fmt(c / old[k], 2)).join(' ')}; medians ${fmt(median(cli), 0)} / ${fmt(median(old), 0)} docs/s)`,
+        ratio,
+        budget: '>= 1x',
+        verdict: ratio >= 1 ? 'pass' : 'miss',
       });
     }
   }

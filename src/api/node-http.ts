@@ -1,4 +1,4 @@
-import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
@@ -52,13 +52,81 @@ export interface Sender {
 
 export type Limits = { connectMs: number; headersMs: number; bodyMs: number };
 
+/**
+ * A request in flight. Its listeners are shared by every request (`this` is the emitter; the answer's
+ * `req` leads back here): a batch sends thousands, and five closures each showed in the profile.
+ */
+type InFlight = {
+  client: NodeHttpClient;
+  req: ClientRequest;
+  res?: IncomingMessage;
+  resolve(response: WireResponse): void;
+  reject(error: Error): void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+  deadline: Deadline;
+  /** Date.now() when sent; when the socket was first seen connected (the headers limit runs from then). */
+  started: number;
+  writable?: number;
+  /** The socket's bytesRead when last seen to grow, and when: a body silence is measured from then. */
+  read: number;
+  quiet: number;
+};
+
+const IN_FLIGHT = Symbol('facectl.inFlight');
+type Tagged = ClientRequest & { [IN_FLIGHT]?: InFlight };
+const entryOf = (req: ClientRequest | null | undefined) => (req as Tagged | undefined)?.[IN_FLIGHT];
+
+function onRequestError(this: ClientRequest, error: Error): void {
+  const entry = entryOf(this);
+  if (entry === undefined) return;
+  entry.client.forget(entry);
+  entry.reject(error);
+}
+
+function onResponse(this: ClientRequest, res: IncomingMessage): void {
+  const entry = entryOf(this);
+  if (entry === undefined) return;
+  entry.res = res;
+  entry.read = (res.socket as Socket).bytesRead;
+  entry.quiet = Date.now();
+  // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
+  res.on('error', ignore);
+  res.once('close', onAnswerClosed);
+  entry.resolve({
+    statusCode: res.statusCode ?? 0,
+    ...(res.statusMessage ? { statusText: res.statusMessage } : {}),
+    headers: res.headers,
+    body: res,
+  });
+}
+
+function onAnswerClosed(this: IncomingMessage): void {
+  // An answer's `req` is the request it answers (Node sets it; its types do not list it).
+  const entry = entryOf((this as IncomingMessage & { req?: ClientRequest }).req);
+  if (entry !== undefined) entry.client.forget(entry);
+}
+
+const ignore = () => undefined;
+
 export class NodeHttpClient implements Sender {
   private readonly module: Pick<typeof import('node:http'), 'Agent' | 'request'>;
   private readonly agent: Agent;
-  /** The origin as request options, made once: request() converts a URL at every call (15 µs, profiled). */
-  private readonly target: { protocol: string; hostname: string; port?: number; servername?: string };
-  /** Requests sent and not yet answered in full, ended together by destroy(). */
-  private readonly live = new Set<ClientRequest | IncomingMessage>();
+  private readonly protocol: string;
+  private readonly hostname: string;
+  private readonly port: number | undefined;
+  /** Plain http: an empty server name (else the agent works one out from each request's Host header). */
+  private readonly servername: string | undefined;
+  /** Requests sent and not yet answered in full: watched by the sweep, ended together by destroy(). */
+  private readonly live = new Set<InFlight>();
+  /**
+   * One timer for every request's limits and deadline (docs/decisions.md), running while requests are
+   * live: three timers and their listeners per request cost a batch more than the rest of a request's
+   * bookkeeping. Each phase is timed from when the sweep first saw it, so a limit ends at most one tick
+   * late and never early.
+   */
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly tick: number;
 
   constructor(
     private readonly origin: URL,
@@ -67,12 +135,14 @@ export class NodeHttpClient implements Sender {
     // Not an import: node:https (and TLS) load only for an https base URL.
     this.module = process.getBuiltinModule(origin.protocol === 'https:' ? 'node:https' : 'node:http');
     this.agent = new this.module.Agent({ keepAlive: true });
-    // As Node reads a URL: an IPv6 literal unbracketed, no port when it has none (no credentials: types.ts).
-    const hostname = origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname;
-    this.target = { protocol: origin.protocol, hostname, ...(origin.port === '' ? {} : { port: Number(origin.port) }) };
-    // Plain http sends no server name, yet the agent works one out from each request's Host header unless
-    // given (an empty one is kept); https needs it, for SNI.
-    if (origin.protocol === 'http:') this.target.servername = '';
+    // As Node reads a URL, made once (request() converts a URL at every call: 15 µs, profiled): an IPv6
+    // literal unbracketed, no port when it has none (no credentials: types.ts).
+    this.protocol = origin.protocol;
+    this.hostname = origin.hostname.startsWith('[') ? origin.hostname.slice(1, -1) : origin.hostname;
+    this.port = origin.port === '' ? undefined : Number(origin.port);
+    this.servername = origin.protocol === 'http:' ? '' : undefined;
+    // An eighth of the shortest limit, within 1-250 ms: a 10 s limit ends within 10.25 s.
+    this.tick = Math.min(250, Math.max(1, Math.min(limits.connectMs, limits.headersMs, limits.bodyMs) / 8));
   }
 
   send(request: WireRequest): Promise<WireResponse> {
@@ -80,69 +150,36 @@ export class NodeHttpClient implements Sender {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const req = this.module.request({
-        ...this.target,
+        protocol: this.protocol,
+        hostname: this.hostname,
+        port: this.port,
+        servername: this.servername,
         agent: this.agent,
         method: request.method,
         path: request.path,
         headers: request.headers,
-      });
-      this.live.add(req);
-      let timer: NodeJS.Timeout | undefined;
-      let answer: IncomingMessage | undefined;
-      const stopTimer = () => clearTimeout(timer);
-      const fail = (error: Error) => {
-        stopTimer();
-        req.destroy(error);
-        answer?.destroy(error);
+      } as RequestOptions);
+      const now = Date.now();
+      const entry: InFlight = {
+        client: this,
+        req,
+        resolve,
+        reject,
+        deadline: request.deadline,
+        started: now,
+        read: 0,
+        quiet: now,
       };
-      const onAbort = () => fail(signal?.reason as Error);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const overall = startDeadline(request.deadline, fail);
-      const done = () => {
-        stopTimer();
-        clearTimeout(overall);
-        signal?.removeEventListener('abort', onAbort);
-        this.live.delete(req);
-        if (answer) this.live.delete(answer);
-      };
-      const limit = (ms: number, code: string, message: string) => {
-        stopTimer();
-        timer = setTimeout(() => fail(limitError(code, message)), ms);
-      };
-
-      req.on('socket', (socket: Socket) => {
-        const headers = () => limit(this.limits.headersMs, 'UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error');
-        if (!socket.connecting) return headers();
-        limit(this.limits.connectMs, 'UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error');
-        socket.once('connect', headers);
-      });
-      req.on('error', (error) => {
-        done();
-        reject(error);
-      });
-      req.on('response', (res: IncomingMessage) => {
-        stopTimer();
-        answer = res;
-        this.live.add(res);
-        // A silence in the body: the socket's own idle timer, stopped when the answer ends.
-        const socket = res.socket as Socket;
-        const onSilence = () => fail(limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
-        socket.setTimeout(this.limits.bodyMs);
-        socket.once('timeout', onSilence);
-        // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
-        res.on('error', () => undefined);
-        // The socket's timeout stays: an agent keeping the socket sets its own.
-        res.once('close', () => {
-          socket.removeListener('timeout', onSilence);
-          done();
-        });
-        resolve({
-          statusCode: res.statusCode ?? 0,
-          ...(res.statusMessage ? { statusText: res.statusMessage } : {}),
-          headers: res.headers,
-          body: res,
-        });
-      });
+      (req as Tagged)[IN_FLIGHT] = entry;
+      this.live.add(entry);
+      this.sweeper ??= setInterval(() => this.sweep(), this.tick).unref();
+      if (signal) {
+        entry.signal = signal;
+        entry.onAbort = () => this.fail(entry, signal.reason as Error);
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      req.on('error', onRequestError);
+      req.on('response', onResponse);
 
       const { body } = request;
       if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
@@ -153,20 +190,64 @@ export class NodeHttpClient implements Sender {
         const { Readable: readable, pipeline } = process.getBuiltinModule('node:stream');
         pipeline(readable.from(body, { objectMode: false }), req, (error) => {
           // Once answered (a refusal before the whole body was sent), the answer is what counts.
-          if (error && !answer) fail(error);
+          if (error && !entry.res) this.fail(entry, error);
         });
       }
     });
   }
 
   destroy(reason: Error): void {
-    for (const message of this.live) message.destroy(reason);
+    for (const entry of this.live) {
+      entry.req.destroy(reason);
+      entry.res?.destroy(reason);
+    }
     this.live.clear();
     this.agent.destroy();
   }
 
   close(): void {
     this.agent.destroy();
+  }
+
+  /** The request is done with (answered in full, or failed). */
+  forget(entry: InFlight): void {
+    this.live.delete(entry);
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+  }
+
+  private fail(entry: InFlight, error: Error): void {
+    this.forget(entry);
+    entry.req.destroy(error);
+    entry.res?.destroy(error);
+  }
+
+  /** Ends each request past its deadline or a limit, with undici's error for that limit. */
+  private sweep(): void {
+    if (this.live.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+      return;
+    }
+    const now = Date.now();
+    const { connectMs, headersMs, bodyMs } = this.limits;
+    for (const entry of this.live) {
+      if (now - entry.started > entry.deadline.ms) {
+        entry.deadline.passed = true;
+        this.fail(entry, new Error('deadline'));
+      } else if (entry.res) {
+        const read = (entry.res.socket as Socket | null)?.bytesRead ?? entry.read;
+        if (read !== entry.read) {
+          entry.read = read;
+          entry.quiet = now;
+        } else if (now - entry.quiet > bodyMs)
+          this.fail(entry, limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
+      } else if (entry.writable !== undefined) {
+        if (now - entry.writable > headersMs)
+          this.fail(entry, limitError('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error'));
+      } else if (entry.req.socket && !entry.req.socket.connecting) entry.writable = now;
+      else if (now - entry.started > connectMs)
+        this.fail(entry, limitError('UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error'));
+    }
   }
 }
 
