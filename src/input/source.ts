@@ -180,6 +180,13 @@ export const emptyError = (name: string): UsageError => new UsageError(`${name} 
 export const noDocuments = (message: string): UsageError =>
   new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
 
+/** One problem as `name: problem`; more counted, the first ten listed one a line. */
+export function problemsMessage(name: string, problems: readonly string[], total: number, counted: string): string {
+  if (total === 1) return `${name}: ${problems[0]}`;
+  const more = total > 10 ? [`... and ${total - 10} more`] : [];
+  return `${name}: ${counted}:\n${[...problems.slice(0, 10), ...more].map((p) => `  ${p}`).join('\n')}`;
+}
+
 /** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
 export function blankError(name: string): UsageError {
   return new UsageError(`${name} holds only white space`, {
