@@ -8,8 +8,7 @@ import { ResponseError } from '../errors.js';
  * How the client reads an answer, more leniently than the contract's schemas: a field null, missing or
  * of another type is read as absent (a null stays null, so --json shows what came) and --debug says so,
  * unless the command needs it (NEEDED): then it is an unexpected response (exit 1) naming the field.
- * Only an answer that deviates loads lenient.ts. Imported through client.ts only, so the build keeps it
- * in the client's chunk.
+ * Only an answer that deviates loads lenient.ts.
  */
 
 /**

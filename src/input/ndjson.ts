@@ -6,11 +6,10 @@ import { readLines } from './lines.js';
 import { type InputSource, noDocuments, problemsMessage } from './source.js';
 
 /**
- * The lines of an NDJSON batch, each checked, with the exact bytes or text to send (a batch hashes what
- * it sends); a bad line is a value (`error`), for --continue-on-error. A file is read twice, streaming,
- * so memory stays flat: the first pass checks and counts every line (one bad: nothing is sent), the
- * second yields them, proved the same bytes (fingerprint.ts); one of up to KEEP_BYTES is kept from the
- * first pass instead. Standard input is checked as it is yielded.
+ * The lines of an NDJSON batch, each checked, with the exact bytes or text to send; a bad line is a value
+ * (`error`), for --continue-on-error. A file is read twice, streaming, so memory stays flat: the first pass
+ * checks and counts every line (one bad: nothing is sent), the second yields them, proved the same bytes
+ * (fingerprint.ts); a file of up to KEEP_BYTES is kept from the first pass instead.
  */
 
 export type NdjsonLine =
