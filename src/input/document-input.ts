@@ -107,7 +107,7 @@ async function readText(
  */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
-  chunks: AsyncIterable<Buffer>,
+  chunks: AsyncIterable<Buffer> | readonly Buffer[],
   sourceName: string,
   maxBytes: number,
 ): AsyncGenerator<Buffer> {
@@ -192,9 +192,5 @@ async function checkText(
   }
   const path = dir === undefined ? undefined : join(dir, 'input');
   const fromFile = (file: string) => createReadStream(file, { highWaterMark: 256 * 1024 });
-  return { preview, open: reopen ?? (() => (path === undefined ? fromMemory(kept) : fromFile(path))), dispose };
-}
-
-async function* fromMemory(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
-  yield* parts;
+  return { preview, open: reopen ?? (() => (path === undefined ? kept : fromFile(path))), dispose };
 }
