@@ -112,9 +112,7 @@ export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
   return key;
 }
 
-function trimmed(url: string): string {
-  return url.replace(/\/+$/, '');
-}
+const trimmed = (url: string): string => url.replace(/\/+$/, '');
 
 /** `api_key_base_url`; for a key stored before that setting existed, the profile's base URL, else the default. */
 export function storedKeyBaseUrl(settings: ProfileSettings): string {
@@ -137,14 +135,10 @@ export function sameBaseUrl(a: string, b: string): boolean {
   return canonical(a) === canonical(b);
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
+const nonEmpty = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
 
 /** How a key is shown anywhere but its creation: its prefix (`fcs_<id>`), never more than half of it. */
-export function keyPrefix(key: string): string {
-  return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
-}
+export const keyPrefix = (key: string): string => key.slice(0, Math.min(12, Math.floor(key.length / 2)));
 
 export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
   stdin: '--api-key-stdin',

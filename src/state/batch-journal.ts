@@ -66,9 +66,8 @@ interface JournalStart {
   lockLost: () => Error | undefined;
 }
 
-function journalPath(dir: string, input: string, batchId: string, finished = false): string {
-  return join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
-}
+const journalPath = (dir: string, input: string, batchId: string, finished = false) =>
+  join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
 
 export async function startJournal(start: JournalStart) {
   const { resumed, batchId } = start;
