@@ -311,7 +311,5 @@ export function errorCode(error: unknown): string | undefined {
 }
 
 /** Resets and drops before a complete answer: safe to retry for requests that may be repeated. */
-export function isRetryableNetworkError(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE' || code === 'UND_ERR_CLOSED';
-}
+const RETRYABLE = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED']);
+export const isRetryableNetworkError = (error: unknown): boolean => RETRYABLE.has(errorCode(error) as string);
