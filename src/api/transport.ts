@@ -222,13 +222,10 @@ export class Transport {
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    let reading: Awaited<ReturnType<LargeStrings['begin']>>;
-    try {
-      reading = await large.begin();
-    } catch (error) {
+    const reading = await large.begin().catch((error: unknown) => {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
-      return undefined;
-    }
+    });
+    if (reading === undefined) return undefined;
     const { JsonStreamError, JsonStreamParser } = await import('./json-stream.js');
     const parser = new JsonStreamParser(reading.options);
     // The first bytes, for the message when the answer is not JSON.
