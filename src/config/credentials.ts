@@ -19,8 +19,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const keyOutsideConfig = globals.apiKeyStdin || nonEmpty(env.FACECTL_API_KEY) !== undefined;
   const urlOutsideConfig = nonEmpty(globals.baseUrl ?? env.FACECTL_BASE_URL) !== undefined;
 
-  let store: ConfigStore | undefined;
-  if (!(keyOutsideConfig && urlOutsideConfig)) store = await sources.config();
+  const store = keyOutsideConfig && urlOutsideConfig ? undefined : await sources.config();
   const profile = explicitProfile ?? store?.defaultProfile ?? 'default';
   const settings = store?.getProfile(profile) ?? {};
 
