@@ -51,12 +51,7 @@ export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedO
  * A JSON answer read as above, the strict schema first. `neededOnly` (a batch, which keeps nothing else
  * of thousands of answers): only the needed fields are read, the rest is neither checked nor kept.
  */
-export async function readAnswer(
-  route: AnyRoute,
-  json: unknown,
-  debug?: (line: string) => void,
-  neededOnly = false,
-): Promise<unknown> {
+export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: string) => void, neededOnly = false) {
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);
   if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;

@@ -7,12 +7,7 @@ import type { Limits } from './node-http.js';
 /** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
 export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
-export function errorFromResponse(
-  status: number,
-  body: unknown,
-  info: ExchangeInfo,
-  retryAfterSeconds?: number,
-): ApiError | ResponseError {
+export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON too: a 4xx whose body is not JSON (empty, an HTML page) came from
   // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
   // (but a 413 or 429 means the same from whoever says it).
@@ -207,12 +202,7 @@ export const isIpLiteral = (host: string): boolean =>
  * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:
  * what an earlier attempt met (a drop, a 5xx): the request may have been applied, so it is not `unsent`.
  */
-export function networkErrorFrom(
-  error: unknown,
-  info: ExchangeInfo,
-  limits: Limits,
-  reached?: string,
-): NetworkError | ResponseError {
+export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Limits, reached?: string) {
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
   // OpenSSL's messages end in a line break.

@@ -85,11 +85,7 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
 }
 
 /** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
-async function readText(
-  source: InputSource,
-  chunks: AsyncIterable<Buffer>,
-  flags: DocumentDefaults,
-): Promise<PreparedDocument> {
+async function readText(source: InputSource, chunks: AsyncIterable<Buffer>, flags: DocumentDefaults) {
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', flags);
   if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
