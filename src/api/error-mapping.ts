@@ -279,11 +279,7 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
       return new NetworkError(
         `${info.method} ${info.path}: the connection to ${info.baseUrl} dropped${reason ? ` (${reason})` : ''}`,
         {
-          hint: made
-            ? `${made}run with --debug to see the exchange`
-            : isRetryableNetworkError(error)
-              ? 'try again; run with --debug to see the exchange'
-              : 'run with --debug to see the exchange',
+          hint: `${made || (isRetryableNetworkError(error) ? 'try again; ' : '')}run with --debug to see the exchange`,
           cause: error,
         },
       );
@@ -293,11 +289,9 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
 /** The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and causes. */
 export function errorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
-  if (!e) return undefined;
-  if (typeof e.code === 'string') return e.code;
-  if (Array.isArray(e.errors) && e.errors.length > 0) return errorCode(e.errors[0]);
-  if (e.cause) return errorCode(e.cause);
-  return undefined;
+  if (typeof e?.code === 'string') return e.code;
+  if (Array.isArray(e?.errors) && e.errors.length > 0) return errorCode(e.errors[0]);
+  return e?.cause ? errorCode(e.cause) : undefined;
 }
 
 /** Resets and drops before a complete answer: safe to retry for requests that may be repeated. */
