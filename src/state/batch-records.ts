@@ -324,7 +324,7 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
 }
 
 function refuse(dir: string, what: string): void {
-  const refusal = directoryRefusal(dir, process.getuid?.(), {
+  const refusal = directoryRefusal(dir, {
     what,
     risk: 'they could read or rewrite the records of your batches',
     swap: 'plant links where facectl writes the records of your batches',
