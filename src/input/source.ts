@@ -47,18 +47,12 @@ export async function fileSource(path: string, signal?: AbortSignal): Promise<In
   // Opening now, not when reading, turns a permission problem into an error before anything is sent.
   await (regular ? open(path, 'r').then((file) => file.close()) : access(path, fsConstants.R_OK)).catch(failed);
   if (regular && info.size === 0) throw emptyError(path);
-  let opened = false;
   return {
     name: path,
     kind: 'file',
     size: regular ? info.size : undefined,
     reopenable: regular,
-    open: () => {
-      if (regular) return readFileStream(path);
-      if (opened) throw new Error(`${path} can only be read once`);
-      opened = true;
-      return info.isFIFO() ? readFifo(path, signal) : readFileStream(path);
-    },
+    open: () => (info.isFIFO() ? readFifo(path, signal) : readFileStream(path)),
     currentSize: () => {
       try {
         return statSync(path).size;
@@ -77,18 +71,7 @@ export function stdinSource(ctx: Context, hint: string): InputSource {
       hint,
     });
   }
-  let opened = false;
-  return {
-    name: STDIN_NAME,
-    kind: 'stdin',
-    size: undefined,
-    reopenable: false,
-    open: () => {
-      if (opened) throw new Error('standard input can only be read once');
-      opened = true;
-      return readStdin(ctx);
-    },
-  };
+  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open: () => readStdin(ctx) };
 }
 
 async function* readFileStream(path: string): AsyncGenerator<Buffer> {
