@@ -134,9 +134,8 @@ const PREVIEW_CHARS = 64;
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
 
 /**
- * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file
- * is sent by reading it again (`reopen`); standard input is kept, beyond SPOOL_MEMORY_BYTES in a
- * temporary file of mode 0600, so memory stays bounded.
+ * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file is
+ * sent by reading it again (`reopen`); standard input is kept, past SPOOL_MEMORY_BYTES in a 0600 temporary file.
  */
 async function checkText(
   chunks: AsyncIterable<Buffer>,

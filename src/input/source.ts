@@ -32,9 +32,8 @@ export async function resolveSource(ctx: Context, path: string, stdinHint: strin
 }
 
 /**
- * A file that is not a regular one (a FIFO, /dev/stdin, a device) is read once, as standard input is,
- * and never opened to be checked: a FIFO's writer writes to the first reader only. A FIFO's wait for
- * its writer or its data ends when `signal` aborts.
+ * A file that is not regular (a FIFO, /dev/stdin, a device) is read once, as standard input is, and never
+ * opened to be checked (a FIFO's writer writes to the first reader only); a FIFO's wait ends when `signal` aborts.
  */
 export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });

@@ -7,9 +7,7 @@ import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './
 import type { HeldLock } from './lock.js';
 
 /**
- * The journal of an NDJSON batch (docs/usage.md, `docs submit`: what it keeps and when it is written);
- * which batch a run belongs to, and the locks, are batch-records.ts's.
- *
+ * The journal of an NDJSON batch (docs/usage.md, `docs submit`; the batch's choice and locks: batch-records.ts).
  * `<state>/batches/<input>.<batch>.ndjson` (`<input>`: 24 hex digits of the hash of a file's real path,
  * or of standard input's directory): a header naming the batch (for standard input, with the keys of its
  * first lines), then one record per acknowledged document; a torn last line is ignored. Written in groups
