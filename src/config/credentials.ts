@@ -1,10 +1,8 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Context, Credentials, GlobalOptions, IO, KeySource } from '../context.js';
+import type { ConfigStore, Context, Credentials, IO, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** `config` is opened only when flags and variables do not settle everything. */
 type CredentialSources = Pick<Context, 'env' | 'globals' | 'config'> & Pick<IO, 'stdin' | 'stdinIsTTY'>;
@@ -147,7 +145,7 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
 
 /** The active profile; one named by the flag or the variable must exist, unless the command `creates` it. */
 export async function activeProfile(
-  ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
+  ctx: Pick<Context, 'globals' | 'env' | 'config'>,
   options: { creates?: boolean } = {},
 ): Promise<string> {
   const named = checkNamedProfile(ctx);
@@ -157,7 +155,7 @@ export async function activeProfile(
 }
 
 /** The profile named by `--profile` or FACECTL_PROFILE, refused when no profile can have that name. */
-export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): string | undefined {
+export function checkNamedProfile(ctx: Pick<Context, 'globals' | 'env'>): string | undefined {
   const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
   if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');
   return name;
@@ -174,7 +172,7 @@ export async function credentialsBesideNewProfile(sources: CredentialSources): P
   return resolveCredentials({ ...sources, globals, env });
 }
 
-function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
+function checkExplicitProfile(store: ConfigStore, ctx: Pick<Context, 'globals' | 'env'>): void {
   const name = checkNamedProfile(ctx);
   if (name === undefined || name === store.defaultProfile) return;
   checkKnownProfile(store, name, ctx.globals.profile === undefined ? `FACECTL_PROFILE=${name}` : '--profile');

@@ -1,10 +1,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 /** Per-user where conf and env-paths placed it, so that files of earlier versions are found. */
-export function configFilePath(env: Env): string {
+export function configFilePath(env: Readonly<Record<string, string | undefined>>): string {
   if (env.FACECTL_CONFIG_DIR) return join(env.FACECTL_CONFIG_DIR, 'config.json');
   const home = env.HOME || homedir();
   if (process.platform === 'darwin') return join(home, 'Library', 'Preferences', 'facectl', 'config.json');
@@ -15,7 +13,7 @@ export function configFilePath(env: Env): string {
 }
 
 /** Where facectl keeps what it writes as it works (the journals of batches), apart from the configuration. */
-export function stateDir(env: Env): string {
+export function stateDir(env: Readonly<Record<string, string | undefined>>): string {
   if (env.FACECTL_STATE_DIR) return env.FACECTL_STATE_DIR;
   const home = env.HOME || homedir();
   if (process.platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'facectl', 'State');
