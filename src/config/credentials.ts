@@ -122,12 +122,9 @@ export function storedKeyBaseUrl(settings: ProfileSettings): string {
 /** Two spellings of one base URL (case of scheme and host, default port, trailing slash) are the same. */
 export function sameBaseUrl(a: string, b: string): boolean {
   const canonical = (url: string) => {
-    try {
-      const parsed = new URL(url);
-      return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
-    } catch {
-      return trimmed(url);
-    }
+    if (!URL.canParse(url)) return trimmed(url);
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
   };
   return canonical(a) === canonical(b);
 }
