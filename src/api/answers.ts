@@ -8,8 +8,7 @@ import { ResponseError } from '../errors.js';
  * How the client reads an answer, more leniently than the contract's schemas: a field null, missing or
  * of another type is read as absent (a null stays null, so --json shows what came) and --debug says so,
  * unless the command needs it (NEEDED): then it is an unexpected response (exit 1) naming the field.
- * Only an answer that deviates loads lenient.ts. Imported through client.ts only, so the build keeps it
- * in the client's chunk.
+ * Only an answer that deviates loads lenient.ts.
  */
 
 /**
@@ -52,12 +51,7 @@ export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedO
  * A JSON answer read as above, the strict schema first. `neededOnly` (a batch, which keeps nothing else
  * of thousands of answers): only the needed fields are read, the rest is neither checked nor kept.
  */
-export async function readAnswer(
-  route: AnyRoute,
-  json: unknown,
-  debug?: (line: string) => void,
-  neededOnly = false,
-): Promise<unknown> {
+export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: string) => void, neededOnly = false) {
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);
   if (strict?.success && hasNeeded(strict.data, needed)) return strict.data;

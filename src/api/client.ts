@@ -110,7 +110,31 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
-      return (await interpret(route, result, info, options.debug, callOptions.neededOnly)) as AnswerOf<R>;
+      // The answer: an error status as an error, a JSON answer read as answers.ts says.
+      const where = `${route.method} ${route.path}`;
+      const { text } = result;
+      const contentType = String(result.headers['content-type'] ?? '(none)');
+      if (result.status >= 400) {
+        throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);
+      }
+      if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, where);
+      if (route.responseKind === 'html') {
+        if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
+        return text as AnswerOf<R>;
+      }
+      if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
+      let json: unknown;
+      if (result.json) {
+        if (!result.json.ok) throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
+        json = result.json.value;
+      } else {
+        try {
+          json = JSON.parse(text);
+        } catch {
+          throw unexpected(where, contentType, text, 'valid JSON');
+        }
+      }
+      return (await readAnswer(route, json, options.debug, callOptions.neededOnly)) as AnswerOf<R>;
     },
     async request(raw: RawRequest): Promise<RawResponse> {
       const method = raw.method.toUpperCase();
@@ -189,40 +213,6 @@ export function validateRequest(route: AnyRoute, part: 'params' | 'body', schema
   }));
   const fields = [...new Set(issues.map((i) => i.field))].join(', ');
   throw new RequestValidationError(`invalid ${part} for ${route.method} ${route.path}: ${fields}`, issues);
-}
-
-/** The answer of a contract route: an error status as an error, a JSON answer read as answers.ts says. */
-async function interpret(
-  route: AnyRoute,
-  result: ExchangeResult,
-  info: ExchangeInfo,
-  debug?: (line: string) => void,
-  neededOnly?: boolean,
-): Promise<unknown> {
-  const where = `${route.method} ${route.path}`;
-  const { text } = result;
-  const contentType = String(result.headers['content-type'] ?? '(none)');
-  if (result.status >= 400) {
-    throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);
-  }
-  if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, where);
-  if (route.responseKind === 'html') {
-    if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
-    return text;
-  }
-  if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
-  let json: unknown;
-  if (result.json) {
-    if (!result.json.ok) throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
-    json = result.json.value;
-  } else {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw unexpected(where, contentType, text, 'valid JSON');
-    }
-  }
-  return readAnswer(route, json, debug, neededOnly);
 }
 
 function unexpected(where: string, contentType: string, text: string, expected: string): ResponseError {

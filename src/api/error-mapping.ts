@@ -7,12 +7,7 @@ import type { Limits } from './node-http.js';
 /** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
 export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
-export function errorFromResponse(
-  status: number,
-  body: unknown,
-  info: ExchangeInfo,
-  retryAfterSeconds?: number,
-): ApiError | ResponseError {
+export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON too: a 4xx whose body is not JSON (empty, an HTML page) came from
   // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
   // (but a 413 or 429 means the same from whoever says it).
@@ -207,12 +202,7 @@ export const isIpLiteral = (host: string): boolean =>
  * A failure below HTTP (refused, reset, timeout, DNS) as a NetworkError naming what to check. `reached`:
  * what an earlier attempt met (a drop, a 5xx): the request may have been applied, so it is not `unsent`.
  */
-export function networkErrorFrom(
-  error: unknown,
-  info: ExchangeInfo,
-  limits: Limits,
-  reached?: string,
-): NetworkError | ResponseError {
+export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Limits, reached?: string) {
   const code = errorCode(error);
   const host = new URL(info.baseUrl).hostname;
   // OpenSSL's messages end in a line break.
@@ -289,11 +279,7 @@ export function networkErrorFrom(
       return new NetworkError(
         `${info.method} ${info.path}: the connection to ${info.baseUrl} dropped${reason ? ` (${reason})` : ''}`,
         {
-          hint: made
-            ? `${made}run with --debug to see the exchange`
-            : isRetryableNetworkError(error)
-              ? 'try again; run with --debug to see the exchange'
-              : 'run with --debug to see the exchange',
+          hint: `${made || (isRetryableNetworkError(error) ? 'try again; ' : '')}run with --debug to see the exchange`,
           cause: error,
         },
       );
@@ -303,15 +289,11 @@ export function networkErrorFrom(
 /** The code of a socket, node:http or undici error, looking through AggregateError (happy eyeballs) and causes. */
 export function errorCode(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown[]; cause?: unknown } | undefined;
-  if (!e) return undefined;
-  if (typeof e.code === 'string') return e.code;
-  if (Array.isArray(e.errors) && e.errors.length > 0) return errorCode(e.errors[0]);
-  if (e.cause) return errorCode(e.cause);
-  return undefined;
+  if (typeof e?.code === 'string') return e.code;
+  if (Array.isArray(e?.errors) && e.errors.length > 0) return errorCode(e.errors[0]);
+  return e?.cause ? errorCode(e.cause) : undefined;
 }
 
 /** Resets and drops before a complete answer: safe to retry for requests that may be repeated. */
-export function isRetryableNetworkError(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE' || code === 'UND_ERR_CLOSED';
-}
+const RETRYABLE = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED']);
+export const isRetryableNetworkError = (error: unknown): boolean => RETRYABLE.has(errorCode(error) as string);

@@ -1,10 +1,9 @@
 import { locateJsonError } from '../input/json.js';
 
 /**
- * A streaming reader for answers carrying one huge string (the document echoed after `docs submit`,
- * its whole content): the named top-level string fields go to a writer in pieces as the bytes arrive
- * (large-strings.ts drops or spools them), a marker string in their place; every other byte is kept for
- * JSON.parse at the end, so the value is JSON.parse's for the same bytes (why: docs/decisions.md).
+ * A streaming reader for answers carrying one huge string (docs/decisions.md): the named top-level string
+ * fields go to a writer in pieces as they arrive, a marker string in their place; every other byte is kept
+ * for JSON.parse at the end, so the value is JSON.parse's for the same bytes.
  */
 
 /** Receives the text of one large string in pieces that never split a surrogate pair; end() gives its stand-in. */

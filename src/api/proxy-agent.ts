@@ -19,7 +19,7 @@ const connect = apiConnect as Method<Dispatcher.ConnectOptions, Dispatcher.Conne
 
 /**
  * A base URL behind a proxy: undici's ProxyAgent (a CONNECT tunnel per connection), loaded only then.
- * Its CONNECT goes through ProxyClient, so every failure of the proxy is a proxyError naming it that
+ * Its CONNECT goes through proxyClient, so every failure of the proxy is a proxyError naming it that
  * ends the request: undici reconnects in a loop after a plain socket error during connect. A
  * `100 Continue` fails a request here (docs/decisions.md).
  */
@@ -35,7 +35,7 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
     pipelining: 1,
     uri: proxy.url.href,
     requestTls: { timeout: timeoutMs },
-    clientFactory: (url: URL) => new ProxyClient(url, proxy, timeoutMs) as unknown as Dispatcher,
+    clientFactory: (url: URL) => proxyClient(url, proxy, timeoutMs) as unknown as Dispatcher,
   });
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
@@ -67,59 +67,40 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
 }
 
 /** What ProxyAgent asks of the client to the proxy: connect, close, destroy. */
-class ProxyClient {
-  private readonly pool: UndiciPool;
-  private readonly where: string;
-  private readonly check: string;
-
-  constructor(
-    url: URL,
-    private readonly proxy: ProxyChoice,
-    private readonly timeoutMs: number,
-  ) {
-    this.pool = new Pool(url, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs });
-    this.where = `the proxy ${proxy.shown} (${proxy.variable})`;
-    this.check = `check ${proxy.variable}, or list the host in NO_PROXY to reach it directly`;
-  }
-
-  async connect(params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
-    const authority = params.path;
-    let answer: Dispatcher.ConnectData;
-    try {
-      answer = await connect.call(this.pool, params);
-    } catch (error) {
-      throw this.failed(error, authority);
-    }
-    if (answer.statusCode === 200) return answer;
-    (answer.socket as Socket).on('error', () => undefined).destroy();
-    const reason = process.getBuiltinModule('node:http').STATUS_CODES[answer.statusCode];
-    throw proxyError(
-      `${this.where} refused the tunnel to ${authority}: ${answer.statusCode}${reason ? ` ${reason}` : ''}`,
-      answer.statusCode === 407
-        ? `the proxy wants credentials: put them in ${this.proxy.variable} (http://user:password@host:port)`
-        : this.check,
-    );
-  }
-
-  close(): Promise<void> {
-    return this.pool.close();
-  }
-
-  destroy(error?: Error): Promise<void> {
-    return this.pool.destroy(error ?? null);
-  }
-
-  private failed(error: unknown, authority: string | undefined): Error {
+function proxyClient(url: URL, proxy: ProxyChoice, timeoutMs: number) {
+  const pool = new Pool(url, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs });
+  const where = `the proxy ${proxy.shown} (${proxy.variable})`;
+  const check = `check ${proxy.variable}, or list the host in NO_PROXY to reach it directly`;
+  const failed = (error: unknown, authority: string | undefined): Error => {
     const code = errorCode(error);
-    const seconds = `${this.timeoutMs / 1000} s`;
+    const seconds = `${timeoutMs / 1000} s`;
     const why: Record<string, string> = {
-      UND_ERR_HEADERS_TIMEOUT: `${this.where} did not answer the CONNECT to ${authority} within ${seconds}`,
-      UND_ERR_SOCKET: `${this.where} closed the connection on the CONNECT to ${authority}`,
-      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${this.where}: no connection within ${seconds}`,
-      ECONNREFUSED: `cannot reach ${this.where}: connection refused`,
+      UND_ERR_HEADERS_TIMEOUT: `${where} did not answer the CONNECT to ${authority} within ${seconds}`,
+      UND_ERR_SOCKET: `${where} closed the connection on the CONNECT to ${authority}`,
+      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${where}: no connection within ${seconds}`,
+      ECONNREFUSED: `cannot reach ${where}: connection refused`,
     };
-    return proxyError(why[code ?? ''] ?? `cannot reach ${this.where}: ${code ?? (error as Error).message}`, this.check);
-  }
+    return proxyError(why[code ?? ''] ?? `cannot reach ${where}: ${code ?? (error as Error).message}`, check);
+  };
+  return {
+    async connect(params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
+      const authority = params.path;
+      const answer = await connect.call(pool, params).catch((error: unknown) => {
+        throw failed(error, authority);
+      });
+      if (answer.statusCode === 200) return answer;
+      (answer.socket as Socket).on('error', () => undefined).destroy();
+      const reason = process.getBuiltinModule('node:http').STATUS_CODES[answer.statusCode];
+      throw proxyError(
+        `${where} refused the tunnel to ${authority}: ${answer.statusCode}${reason ? ` ${reason}` : ''}`,
+        answer.statusCode === 407
+          ? `the proxy wants credentials: put them in ${proxy.variable} (http://user:password@host:port)`
+          : check,
+      );
+    },
+    close: () => pool.close(),
+    destroy: (error?: Error) => pool.destroy(error ?? null),
+  };
 }
 
 /** A failure of the proxy itself; networkErrorFrom turns its code into exit 8 with this message and hint. */

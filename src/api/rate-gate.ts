@@ -1,8 +1,7 @@
 /**
- * A pause shared by the requests of a batch: on a 429, every request through the gate waits as long as
- * the service asked, then the refused one is sent again (workers each retrying on its own all hit the
- * limit again at once). The batch gives up after maxRetries pauses in a row let nothing through, a
- * request after PER_REQUEST_FACTOR times that many retries of its own.
+ * A pause shared by a batch's requests: on a 429 all wait as the service asked (workers each retrying on
+ * its own all hit the limit again at once). The batch gives up after maxRetries pauses in a row let nothing
+ * through, a request after PER_REQUEST_FACTOR times that many retries of its own.
  */
 
 const PER_REQUEST_FACTOR = 10;

@@ -20,15 +20,11 @@ export interface TransportOptions {
   debug?: (line: string) => void;
   /** Strings never shown in a trace (the key). */
   secrets?: () => string[];
-  /**
-   * Ctrl-C: destroys the client below, ending every request in flight at once. Not handed to each
-   * request: a listener per request on one long-lived signal costs CPU and keeps the request alive.
-   */
+  /** Ctrl-C: destroys the client below (a listener per request on it would cost CPU and keep requests alive). */
   signal?: AbortSignal;
   /**
-   * A short-lived process of facectl's own: through a proxy, undici's WebAssembly parser gets V8's
-   * baseline compiler only (`faces get`: 514 M instructions against 1,004 M, Node 20). A process-wide
-   * V8 flag, so not for a library's host.
+   * facectl's own short-lived process: through a proxy, undici's WebAssembly parser gets V8's baseline compiler
+   * only (`faces get`: 514 M instructions against 1,004 M, Node 20). A process-wide flag: not for a library's host.
    */
   fastExit?: boolean;
 }
@@ -156,10 +152,7 @@ export class Transport {
     if (signal.aborted) throw cancelledBy(signal);
   }
 
-  /**
-   * One attempt within an overall deadline (exit 8 naming it): each limit bounds a silence, and a server
-   * trickling a byte a second is never silent (case 52). Their sum, so it cuts short no answer they allow.
-   */
+  /** One attempt within the limits' sum (exit 8): each bounds a silence; a byte a second is none (case 52). */
   private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
     const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
     const deadline: Deadline = { ms, passed: false };
@@ -229,13 +222,10 @@ export class Transport {
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
     const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    let reading: Awaited<ReturnType<LargeStrings['begin']>>;
-    try {
-      reading = await large.begin();
-    } catch (error) {
+    const reading = await large.begin().catch((error: unknown) => {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
-      return undefined;
-    }
+    });
+    if (reading === undefined) return undefined;
     const { JsonStreamError, JsonStreamParser } = await import('./json-stream.js');
     const parser = new JsonStreamParser(reading.options);
     // The first bytes, for the message when the answer is not JSON.
@@ -317,7 +307,6 @@ async function keep(write: () => Promise<void>, body: { destroy(error?: Error): 
   }
 }
 
-/** Exponential backoff with jitter: ~250 ms, 500 ms, 1 s ... capped at 4 s, each scaled by 0.5-1.0. */
 function backoff(attempt: number): number {
   const base = Math.min(4000, 250 * 2 ** attempt);
   return base * (0.5 + Math.random() / 2);
@@ -336,7 +325,6 @@ function parseRetryAfter(value: string | string[] | undefined): number | undefin
 /** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */
 const MAX_HTTP_TIMEOUT_SECONDS = 86_400;
 
-/** FACECTL_HTTP_TIMEOUT in milliseconds. */
 function httpTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env.FACECTL_HTTP_TIMEOUT;
   if (raw === undefined || raw === '') return undefined;

@@ -11,11 +11,7 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
  * A base URL as every part of facectl takes it: http(s), without a user name or password, not ending in
  * /v1 (every path starts with it: /v1/v1/...). `via` names where it came from; `fix` how to correct it there.
  */
-export function checkBaseUrl(
-  value: string,
-  via = 'the base URL',
-  fix: (url: string) => string = (url) => `use ${url}`,
-): URL {
+export function checkBaseUrl(value: string, via = 'the base URL', fix = (url: string) => `use ${url}`): URL {
   if (!URL.canParse(value)) {
     throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
   }

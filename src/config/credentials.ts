@@ -1,10 +1,8 @@
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../api/types.js';
-import type { ConfigStore, Context, Credentials, GlobalOptions, IO, KeySource } from '../context.js';
+import type { ConfigStore, Context, Credentials, IO, KeySource } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { readFirstLine } from '../io/stdin.js';
 import { checkKnownProfile, checkProfileName, type ProfileSettings } from './profile-store.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** `config` is opened only when flags and variables do not settle everything. */
 type CredentialSources = Pick<Context, 'env' | 'globals' | 'config'> & Pick<IO, 'stdin' | 'stdinIsTTY'>;
@@ -19,8 +17,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const keyOutsideConfig = globals.apiKeyStdin || nonEmpty(env.FACECTL_API_KEY) !== undefined;
   const urlOutsideConfig = nonEmpty(globals.baseUrl ?? env.FACECTL_BASE_URL) !== undefined;
 
-  let store: ConfigStore | undefined;
-  if (!(keyOutsideConfig && urlOutsideConfig)) store = await sources.config();
+  const store = keyOutsideConfig && urlOutsideConfig ? undefined : await sources.config();
   const profile = explicitProfile ?? store?.defaultProfile ?? 'default';
   const settings = store?.getProfile(profile) ?? {};
 
@@ -112,9 +109,7 @@ export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
   return key;
 }
 
-function trimmed(url: string): string {
-  return url.replace(/\/+$/, '');
-}
+const trimmed = (url: string): string => url.replace(/\/+$/, '');
 
 /** `api_key_base_url`; for a key stored before that setting existed, the profile's base URL, else the default. */
 export function storedKeyBaseUrl(settings: ProfileSettings): string {
@@ -127,24 +122,17 @@ export function storedKeyBaseUrl(settings: ProfileSettings): string {
 /** Two spellings of one base URL (case of scheme and host, default port, trailing slash) are the same. */
 export function sameBaseUrl(a: string, b: string): boolean {
   const canonical = (url: string) => {
-    try {
-      const parsed = new URL(url);
-      return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
-    } catch {
-      return trimmed(url);
-    }
+    if (!URL.canParse(url)) return trimmed(url);
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
   };
   return canonical(a) === canonical(b);
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
+const nonEmpty = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
 
 /** How a key is shown anywhere but its creation: its prefix (`fcs_<id>`), never more than half of it. */
-export function keyPrefix(key: string): string {
-  return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
-}
+export const keyPrefix = (key: string): string => key.slice(0, Math.min(12, Math.floor(key.length / 2)));
 
 export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
   stdin: '--api-key-stdin',
@@ -154,7 +142,7 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
 
 /** The active profile; one named by the flag or the variable must exist, unless the command `creates` it. */
 export async function activeProfile(
-  ctx: { globals: GlobalOptions; env: Env; config(): Promise<ConfigStore> },
+  ctx: Pick<Context, 'globals' | 'env' | 'config'>,
   options: { creates?: boolean } = {},
 ): Promise<string> {
   const named = checkNamedProfile(ctx);
@@ -164,7 +152,7 @@ export async function activeProfile(
 }
 
 /** The profile named by `--profile` or FACECTL_PROFILE, refused when no profile can have that name. */
-export function checkNamedProfile(ctx: { globals: GlobalOptions; env: Env }): string | undefined {
+export function checkNamedProfile(ctx: Pick<Context, 'globals' | 'env'>): string | undefined {
   const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
   if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');
   return name;
@@ -181,7 +169,7 @@ export async function credentialsBesideNewProfile(sources: CredentialSources): P
   return resolveCredentials({ ...sources, globals, env });
 }
 
-function checkExplicitProfile(store: ConfigStore, ctx: { globals: GlobalOptions; env: Env }): void {
+function checkExplicitProfile(store: ConfigStore, ctx: Pick<Context, 'globals' | 'env'>): void {
   const name = checkNamedProfile(ctx);
   if (name === undefined || name === store.defaultProfile) return;
   checkKnownProfile(store, name, ctx.globals.profile === undefined ? `FACECTL_PROFILE=${name}` : '--profile');

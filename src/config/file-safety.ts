@@ -20,8 +20,9 @@ export type Refusal = { problem: string; fix: string };
  * neither it nor its directory another user's, the directory writable by no one else. Owners are not
  * checked on Windows, where they are not uids.
  */
-export function writeRefusal(path: string, uid: number | undefined = process.getuid?.()): Refusal | undefined {
-  const refusal = directoryRefusal(dirname(path), uid, {
+export function writeRefusal(path: string): Refusal | undefined {
+  const uid = process.getuid?.();
+  const refusal = directoryRefusal(dirname(path), {
     what: 'configuration directory',
     risk: 'they could read or replace the stored key',
     swap: 'replace the stored configuration',
@@ -58,11 +59,8 @@ export function writeRefusal(path: string, uid: number | undefined = process.get
  * managers do that): where it leads is checked. Missing: no refusal (it is created 0700). `role` names
  * the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it.
  */
-export function directoryRefusal(
-  dir: string,
-  uid: number | undefined,
-  role: { what: string; risk: string; swap: string; elsewhere: string },
-): Refusal | undefined {
+export function directoryRefusal(dir: string, role: { what: string; risk: string; swap: string; elsewhere: string }) {
+  const uid = process.getuid?.();
   const dirStat = statOrUndefined(dir, false);
   if (dirStat && uid !== undefined && dirStat.uid !== uid) {
     return {

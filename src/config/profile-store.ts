@@ -1,5 +1,5 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
-import { tryParseJson } from '../input/json.js';
+import { isPlainObject, tryParseJson } from '../input/json.js';
 
 /** The configuration's shape and the profile logic, on the file (file-store.ts) or in memory (tests). */
 
@@ -80,16 +80,15 @@ export function parseConfigText(text: string, path: string): ConfigData {
   }
   const broken = (what: string) =>
     new ConfigFileError(`configuration file ${path} is invalid: ${what}`, `fix or remove ${path} (it was left as is)`);
-  const notObject = (value: unknown) => typeof value !== 'object' || value === null || Array.isArray(value);
-  if (notObject(parsed.value)) throw broken('not a JSON object');
+  if (!isPlainObject(parsed.value)) throw broken('not a JSON object');
   const config = parsed.value as ConfigData;
   if (config.default_profile !== undefined && typeof config.default_profile !== 'string') {
     throw broken('default_profile must be a string');
   }
   if (config.profiles !== undefined) {
-    if (notObject(config.profiles)) throw broken('profiles must be an object');
+    if (!isPlainObject(config.profiles)) throw broken('profiles must be an object');
     for (const [name, profile] of Object.entries(config.profiles)) {
-      if (notObject(profile)) throw broken(`profiles.${name} must be an object`);
+      if (!isPlainObject(profile)) throw broken(`profiles.${name} must be an object`);
     }
   }
   return config;

@@ -2,15 +2,7 @@ import * as z from 'zod/mini';
 import './zod-messages.js';
 import { BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from './values.js';
 
-export {
-  BILLING_SOURCES,
-  IMPORT_TYPES,
-  PERSPECTIVES,
-  SCOPE_ACTIONS,
-  SCOPE_AREAS,
-  SEED_SCOPE_PATTERN,
-  SEED_SCOPE_RULE,
-} from './values.js';
+export * from './values.js';
 
 /**
  * Building blocks shared by the route definitions. Response schemas are lenient where the spec is

@@ -85,11 +85,7 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
 }
 
 /** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
-async function readText(
-  source: InputSource,
-  chunks: AsyncIterable<Buffer>,
-  flags: DocumentDefaults,
-): Promise<PreparedDocument> {
+async function readText(source: InputSource, chunks: AsyncIterable<Buffer>, flags: DocumentDefaults) {
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', flags);
   if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
@@ -107,7 +103,7 @@ async function readText(
  */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
-  chunks: AsyncIterable<Buffer>,
+  chunks: AsyncIterable<Buffer> | readonly Buffer[],
   sourceName: string,
   maxBytes: number,
 ): AsyncGenerator<Buffer> {
@@ -138,9 +134,8 @@ const PREVIEW_CHARS = 64;
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
 
 /**
- * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file
- * is sent by reading it again (`reopen`); standard input is kept, beyond SPOOL_MEMORY_BYTES in a
- * temporary file of mode 0600, so memory stays bounded.
+ * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file is
+ * sent by reading it again (`reopen`); standard input is kept, past SPOOL_MEMORY_BYTES in a 0600 temporary file.
  */
 async function checkText(
   chunks: AsyncIterable<Buffer>,
@@ -192,9 +187,5 @@ async function checkText(
   }
   const path = dir === undefined ? undefined : join(dir, 'input');
   const fromFile = (file: string) => createReadStream(file, { highWaterMark: 256 * 1024 });
-  return { preview, open: reopen ?? (() => (path === undefined ? fromMemory(kept) : fromFile(path))), dispose };
-}
-
-async function* fromMemory(parts: readonly Buffer[]): AsyncGenerator<Buffer> {
-  yield* parts;
+  return { preview, open: reopen ?? (() => (path === undefined ? kept : fromFile(path))), dispose };
 }

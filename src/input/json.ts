@@ -5,9 +5,6 @@ import { UsageError } from '../errors.js';
  * messages often carry no position, so on failure a small scanner walks the text again.
  */
 
-/** `where.source`: the path as the user wrote it, or "standard input". */
-type JsonLocation = { source: string };
-
 export type JsonParseResult =
   { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };
 
@@ -28,7 +25,7 @@ export function tryParseJson(text: string): JsonParseResult {
   }
 }
 
-export function parseJson(text: string, where: JsonLocation): unknown {
+export function parseJson(text: string, where: { source: string }): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;
   const { line, column, reason } = result;
@@ -38,7 +35,7 @@ export function parseJson(text: string, where: JsonLocation): unknown {
 }
 
 /** Parses text that must hold one JSON object (not an array, string or number). */
-export function parseJsonObject(text: string, where: JsonLocation, what = 'a JSON object'): Record<string, unknown> {
+export function parseJsonObject(text: string, where: { source: string }, what = 'a JSON object') {
   const value = parseJson(text, where);
   if (!isPlainObject(value)) {
     throw new UsageError(`${where.source}: line 1: expected ${what}, found ${describeJsonValue(value)}`, {

@@ -26,11 +26,7 @@ export class LineTooLongError extends UsageError {
   }
 }
 
-export async function* readLines(
-  chunks: AsyncIterable<Buffer>,
-  sourceName: string,
-  maxLineBytes = MAX_BODY_BYTES,
-): AsyncGenerator<SourceLine> {
+export async function* readLines(chunks: AsyncIterable<Buffer>, sourceName: string, maxLineBytes = MAX_BODY_BYTES) {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let number = 0;

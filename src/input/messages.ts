@@ -1,12 +1,12 @@
 import { UsageError } from '../errors.js';
 import { describeJsonValue, isPlainObject } from './json.js';
+import { problemsMessage } from './source.js';
 
 /** `threads replace-messages`' list, each element checked before sending, problems named as `messages[3].from`. */
 
 export type ThreadMessage = { role: string; content: string; from: string };
 
 const FIELDS = ['role', 'content', 'from'] as const;
-const MAX_LISTED = 10;
 
 export function validateMessageList(value: unknown, sourceName: string): ThreadMessage[] {
   let list: unknown = value;
@@ -55,13 +55,8 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
 }
 
 function invalid(sourceName: string, problems: string[]): UsageError {
-  const shown = problems.slice(0, MAX_LISTED);
-  const more = problems.length > MAX_LISTED ? [`... and ${problems.length - MAX_LISTED} more`] : [];
-  const message =
-    problems.length === 1
-      ? `${sourceName}: ${problems[0]}`
-      : `${sourceName}: ${problems.length} problems in the message list:\n${[...shown, ...more].map((p) => `  ${p}`).join('\n')}`;
-  return new UsageError(message, {
+  const counted = `${problems.length} problems in the message list`;
+  return new UsageError(problemsMessage(sourceName, problems, problems.length, counted), {
     code: 'invalid_input',
     hint: 'each message is {"role": ..., "content": ..., "from": ...}',
   });

@@ -3,14 +3,13 @@ import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, f
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
 import { describeJsonValue, isPlainObject, tryParseJson } from './json.js';
 import { readLines } from './lines.js';
-import { type InputSource, noDocuments } from './source.js';
+import { type InputSource, noDocuments, problemsMessage } from './source.js';
 
 /**
- * The lines of an NDJSON batch, each checked, with the exact bytes or text to send (a batch hashes what
- * it sends); a bad line is a value (`error`), for --continue-on-error. A file is read twice, streaming,
- * so memory stays flat: the first pass checks and counts every line (one bad: nothing is sent), the
- * second yields them, proved the same bytes (fingerprint.ts); one of up to KEEP_BYTES is kept from the
- * first pass instead. Standard input is checked as it is yielded.
+ * The lines of an NDJSON batch, each checked, with the exact bytes or text to send; a bad line is a value
+ * (`error`), for --continue-on-error. A file is read twice, streaming, so memory stays flat: the first pass
+ * checks and counts every line (one bad: nothing is sent), the second yields them, proved the same bytes
+ * (fingerprint.ts); a file of up to KEEP_BYTES is kept from the first pass instead.
  */
 
 export type NdjsonLine =
@@ -34,7 +33,6 @@ export type BatchLines = { total: number | undefined; lines: AsyncIterable<Ndjso
 
 /** A file up to this size is kept in memory between the two passes, so it is read and parsed once. */
 const KEEP_BYTES = 16 * 1024 * 1024;
-const MAX_LISTED = 10;
 
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
 export async function readBatchLines(
@@ -62,16 +60,11 @@ export async function readBatchLines(
       continue;
     }
     bad++;
-    if (problems.length < MAX_LISTED) problems.push(`line ${line.line}: ${line.error}`);
+    if (problems.length < 10) problems.push(`line ${line.line}: ${line.error}`);
   }
   if (count === 0) throw noDocuments(`${source.name} holds no documents (only blank lines)`);
   if (bad > 0 && !continueOnError) {
-    const more = bad > problems.length ? [`... and ${bad - problems.length} more`] : [];
-    const message =
-      bad === 1
-        ? `${source.name}: ${problems[0]}`
-        : `${source.name}: ${bad} of ${count} lines are invalid:\n${[...problems, ...more].map((p) => `  ${p}`).join('\n')}`;
-    throw new UsageError(message, {
+    throw new UsageError(problemsMessage(source.name, problems, bad, `${bad} of ${count} lines are invalid`), {
       code: 'invalid_input',
       hint: 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
     });

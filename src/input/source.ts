@@ -32,9 +32,8 @@ export async function resolveSource(ctx: Context, path: string, stdinHint: strin
 }
 
 /**
- * A file that is not a regular one (a FIFO, /dev/stdin, a device) is read once, as standard input is,
- * and never opened to be checked: a FIFO's writer writes to the first reader only. A FIFO's wait for
- * its writer or its data ends when `signal` aborts.
+ * A file that is not regular (a FIFO, /dev/stdin, a device) is read once, as standard input is, and never
+ * opened to be checked (a FIFO's writer writes to the first reader only); a FIFO's wait ends when `signal` aborts.
  */
 export async function fileSource(path: string, signal?: AbortSignal): Promise<InputSource> {
   if (path === '') throw new UsageError('the file path is empty', { code: 'invalid_input' });
@@ -47,18 +46,12 @@ export async function fileSource(path: string, signal?: AbortSignal): Promise<In
   // Opening now, not when reading, turns a permission problem into an error before anything is sent.
   await (regular ? open(path, 'r').then((file) => file.close()) : access(path, fsConstants.R_OK)).catch(failed);
   if (regular && info.size === 0) throw emptyError(path);
-  let opened = false;
   return {
     name: path,
     kind: 'file',
     size: regular ? info.size : undefined,
     reopenable: regular,
-    open: () => {
-      if (regular) return readFileStream(path);
-      if (opened) throw new Error(`${path} can only be read once`);
-      opened = true;
-      return info.isFIFO() ? readFifo(path, signal) : readFileStream(path);
-    },
+    open: () => (info.isFIFO() ? readFifo(path, signal) : readFileStream(path)),
     currentSize: () => {
       try {
         return statSync(path).size;
@@ -77,18 +70,7 @@ export function stdinSource(ctx: Context, hint: string): InputSource {
       hint,
     });
   }
-  let opened = false;
-  return {
-    name: STDIN_NAME,
-    kind: 'stdin',
-    size: undefined,
-    reopenable: false,
-    open: () => {
-      if (opened) throw new Error('standard input can only be read once');
-      opened = true;
-      return readStdin(ctx);
-    },
-  };
+  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open: () => readStdin(ctx) };
 }
 
 async function* readFileStream(path: string): AsyncGenerator<Buffer> {
@@ -179,6 +161,13 @@ export const emptyError = (name: string): UsageError => new UsageError(`${name} 
 /** Nothing to send: exit 2, before any batch record is made. */
 export const noDocuments = (message: string): UsageError =>
   new UsageError(message, { code: 'invalid_input', hint: 'nothing was sent' });
+
+/** One problem as `name: problem`; more counted, the first ten listed one a line. */
+export function problemsMessage(name: string, problems: readonly string[], total: number, counted: string): string {
+  if (total === 1) return `${name}: ${problems[0]}`;
+  const more = total > 10 ? [`... and ${total - 10} more`] : [];
+  return `${name}: ${counted}:\n${[...problems.slice(0, 10), ...more].map((p) => `  ${p}`).join('\n')}`;
+}
 
 /** Input of white space alone: no document (`echo "$UNSET" |` sends a newline). */
 export function blankError(name: string): UsageError {

@@ -7,9 +7,7 @@ import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './
 import type { HeldLock } from './lock.js';
 
 /**
- * The journal of an NDJSON batch (docs/usage.md, `docs submit`: what it keeps and when it is written);
- * which batch a run belongs to, and the locks, are batch-records.ts's.
- *
+ * The journal of an NDJSON batch (docs/usage.md, `docs submit`; the batch's choice and locks: batch-records.ts).
  * `<state>/batches/<input>.<batch>.ndjson` (`<input>`: 24 hex digits of the hash of a file's real path,
  * or of standard input's directory): a header naming the batch (for standard input, with the keys of its
  * first lines), then one record per acknowledged document; a torn last line is ignored. Written in groups
@@ -66,9 +64,8 @@ interface JournalStart {
   lockLost: () => Error | undefined;
 }
 
-function journalPath(dir: string, input: string, batchId: string, finished = false): string {
-  return join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
-}
+const journalPath = (dir: string, input: string, batchId: string, finished = false) =>
+  join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
 
 export async function startJournal(start: JournalStart) {
   const { resumed, batchId } = start;

@@ -44,6 +44,8 @@ interface OpenRecordsOptions {
   destination: string;
 }
 
+type Comparison = { results: Compared[] };
+
 interface Candidate {
   readonly batchId: string;
   readonly path: string;
@@ -59,27 +61,6 @@ interface Candidate {
   busy?: LockHeldError;
   /** Standard input: this batch's lock, taken while choosing. */
   lock?: HeldLock;
-}
-
-class Comparison {
-  readonly results: Compared[];
-
-  constructor(private readonly candidates: readonly Candidate[]) {
-    this.results = candidates.map(() => ({ lines: 0, matched: 0, moved: 0, headOnly: 0 }));
-  }
-
-  add(line: number, key: LineKey): void {
-    for (let i = 0; i < this.candidates.length; i++) {
-      const candidate = this.candidates[i] as Candidate;
-      const result = this.results[i] as Compared;
-      result.lines++;
-      const earlier = candidate.acknowledged.get(key);
-      if (earlier !== undefined) {
-        result.matched++;
-        if (earlier.line !== line) result.moved++;
-      } else if (candidate.head.has(keyText(key))) result.headOnly++;
-    }
-  }
 }
 
 /**
@@ -146,7 +127,23 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     return {
       /** None: no key need be known before sending. */
       candidates,
-      compare: () => new Comparison(candidates),
+      /** The input's lines compared with each candidate, one add() a line. */
+      compare: () => {
+        const results: Compared[] = candidates.map(() => ({ lines: 0, matched: 0, moved: 0, headOnly: 0 }));
+        const add = (line: number, key: LineKey) => {
+          for (let i = 0; i < candidates.length; i++) {
+            const candidate = candidates[i] as Candidate;
+            const result = results[i] as Compared;
+            result.lines++;
+            const earlier = candidate.acknowledged.get(key);
+            if (earlier !== undefined) {
+              result.matched++;
+              if (earlier.line !== line) result.moved++;
+            } else if (candidate.head.has(keyText(key))) result.headOnly++;
+          }
+        };
+        return { results, add };
+      },
       /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
       open: (comparison: Comparison, head?: readonly LineKey[]) =>
         choose(comparison, head).catch((error: unknown) => {
@@ -327,7 +324,7 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
 }
 
 function refuse(dir: string, what: string): void {
-  const refusal = directoryRefusal(dir, process.getuid?.(), {
+  const refusal = directoryRefusal(dir, {
     what,
     risk: 'they could read or rewrite the records of your batches',
     swap: 'plant links where facectl writes the records of your batches',

@@ -7,13 +7,9 @@ import { hash } from 'node:crypto';
 export type LineKey = { hash: string; n: number };
 
 /** 32 hex digits (128 bits of sha256). */
-export function bodyHash(body: string | Uint8Array): string {
-  return hash('sha256', body, 'hex').slice(0, 32);
-}
+export const bodyHash = (body: string | Uint8Array): string => hash('sha256', body, 'hex').slice(0, 32);
 
-export function keyText(key: LineKey): string {
-  return key.n === 1 ? key.hash : `${key.hash}.${key.n}`;
-}
+export const keyText = (key: LineKey): string => (key.n === 1 ? key.hash : `${key.hash}.${key.n}`);
 
 export interface JournalEntry extends LineKey {
   /** The line it stood on when last submitted or reported. */
