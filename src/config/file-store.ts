@@ -14,6 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
 import { ConfigReadRefusal, makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
@@ -98,7 +99,13 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
 function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
   if (refusal) {
-    throw new ConfigWriteError(`refusing to write: ${refusal.problem}; nothing was written`, undefined, refusal.fix);
+    // Refused before anything is sent or written, as a corrupt file is: exit 2.
+    throw new ConfigWriteError(
+      `refusing to write: ${refusal.problem}; nothing was written`,
+      undefined,
+      refusal.fix,
+      ExitCode.usage,
+    );
   }
 }
 

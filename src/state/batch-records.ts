@@ -314,6 +314,12 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
   try {
     makeDirectories(dir);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      refused({
+        problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
+        fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
+      });
+    }
     throw stateError(dir, error);
   }
   const info = await lstat(dir).catch(() => undefined);
@@ -336,8 +342,9 @@ function refuse(dir: string, what: string): void {
   if (refusal) refused(refusal);
 }
 
+/** Exit 2, as for bad input: nothing was sent, and the fix is the user's (a directory to give or to mend). */
 function refused(refusal: Refusal): never {
-  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.error, {
+  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.usage, {
     code: 'state_unsafe',
     hint: refusal.fix,
   });

@@ -103,7 +103,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     }
     // The lock still holds for other processes too: refused attempts did not let go of it.
     const other = await runCli(['serve', '--port', '0', '--data', dataFile]);
-    expect(other.code).toBe(1);
+    expect(other.code).toBe(5);
     expect(other.stderr).toContain(`${dataFile} is in use by another facectl serve`);
     // The running serve still saves: its change is there after a restart.
     expectContract(
@@ -415,7 +415,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       const started = Date.now();
       const refused = await runCli(['serve', '--port', '0', '--data', heldFile], { timeoutMs: 15_000 });
       expect(refused.timedOut).toBe(false);
-      expect(refused.code).toBe(1);
+      expect(refused.code).toBe(5);
       expect(refused.stderr).toContain(`${heldFile} is in use by another facectl serve`);
       expect(Date.now() - started).toBeLessThan(12_000);
     } finally {
@@ -436,7 +436,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       runners.push(running.length);
       for (const r of running) expect(r.created, `round ${round}`).toHaveLength(1);
       for (const r of reports.filter((x) => !x.running)) {
-        expect(r.code, `round ${round}: ${r.stderr}`).toBe(1);
+        expect(r.code, `round ${round}: ${r.stderr}`).toBe(5);
         expect(r.stderr).toContain(`${dataFile} is in use by another facectl serve`);
       }
     });
@@ -465,8 +465,8 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         created.push(...(r.created ?? []));
       }
       for (const r of reports.filter((x) => !x.running)) {
-        // Refused because the file is in use: exit 1 (not a usage error), naming the file.
-        expect(r.code).toBe(1);
+        // Refused because the file is in use: exit 5, a conflict (not a usage error), naming the file.
+        expect(r.code).toBe(5);
         expect(r.stderr).toContain(`${dataFile} is in use by another facectl serve`);
         refusals.push(r.stderr ?? '');
       }

@@ -268,7 +268,12 @@ describe('batch journal', () => {
     // A state directory that is a file (fails for root too, unlike a permission).
     const file = join(fresh(), 'state');
     writeFileSync(file, '');
-    await expect(run(file, 'new', ['a'])).rejects.toThrow(/cannot write the batch record .*state\/batches: ENOTDIR/);
+    const error = await failure(run(file, 'new', ['a']));
+    expect((error as CliError).exitCode).toBe(ExitCode.usage);
+    expect((error as CliError).message).toBe(
+      `refusing to write batch records: the state directory ${file} is not a directory (a file is where it, or a directory above it, would be); nothing was sent`,
+    );
+    expect((error as CliError).hint).toContain('set FACECTL_STATE_DIR to a directory');
   });
 
   it('the body hash is of the body as sent: any change to it is a new hash', () => {
@@ -417,6 +422,7 @@ describe('issue 22 item 3: the state directory and the files in it', () => {
     expect(error).toBeInstanceOf(CliError);
     expect((error as CliError).message).toMatch(says);
     expect((error as CliError).message).toContain('refusing to write batch records');
+    expect((error as CliError).exitCode).toBe(ExitCode.usage);
     expect((error as CliError).hint).toMatch(/chmod 700|remove .*batches/);
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
   });
