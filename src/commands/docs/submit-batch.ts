@@ -53,10 +53,6 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   try {
     const summary = await sendLines(ctx, input, opened);
     complete = true;
-    if (journal.finished && summary.earlier === summary.submitted) {
-      const documents = summary.earlier === 1 ? 'document' : 'documents';
-      ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-    }
     return summary;
   } finally {
     if (complete) await journal.complete();
@@ -259,6 +255,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   };
 
   let finished: ReturnType<typeof reporter.finish>;
+  /** The input was gone through to its end, nothing stopping it: a finished batch resumed may have had nothing to do. */
+  let throughout = false;
   try {
     const pool = { concurrency: input.concurrency, signal: ctx.signal, slowSource: !source.reopenable, admit };
     const outcome = await runPool(opened.lines, pool, sendLine);
@@ -268,13 +266,14 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       const error = { code: fatal.code, message: fatal.message.replace(/^.*?: line \d+: /, '') };
       reporter.stoppedAt({ line: fatal.line, ok: false, error }, ExitCode.usage);
     }
+    throughout = !outcome.stopped && !ctx.signal.aborted && fatal === undefined;
     // Standard input resumed and read to its end: how it compared (a file's was said before sending).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
       if (notice !== undefined) ctx.out.info(notice);
     }
   } finally {
-    finished = reporter.finish();
+    finished = reporter.finish(journal.finished && throughout);
   }
   const { summary, failures, jq } = finished;
   const { total } = opened;
