@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/paths.js';
-import { keyPrefix } from '../../config/credentials.js';
+import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
@@ -74,7 +75,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     sourceName: source.name,
     mode: input.journal,
     streamed,
-    destination: `key ${key === undefined ? 'none' : keyPrefix(key)}`,
+    destination: `key ${key === undefined ? 'none' : keyIdentity(key)}`,
   };
   let opened: Opened;
   let candidates: number;
@@ -150,6 +151,16 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     if (notice !== undefined) ctx.out.info(notice);
   }
   return opened;
+}
+
+/**
+ * What a batch records of the key it sent with, to tell a resume with another key: a service key's prefix;
+ * of any other key, its short prefix and a digest, since 4 characters alone could make two keys look like
+ * one (and a resume skip lines the other account never got).
+ */
+export function keyIdentity(key: string): string {
+  if (isServiceKey(key)) return keyPrefix(key);
+  return `${keyPrefix(key)} #${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
 /** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
