@@ -293,6 +293,13 @@ async function lockInput(lockPath: string, sourceName: string, waitMs: number, o
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+  if (error.holderRunning) {
+    // It runs, and touches its lock: no time would free it but its end.
+    return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
+      code: 'batch_in_progress',
+      hint: `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`,
+    });
+  }
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
   const free = Math.max(STALE_SECONDS - seen, 1);

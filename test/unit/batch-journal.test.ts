@@ -252,6 +252,10 @@ describe('batch journal', () => {
       expect(busy).toBeInstanceOf(CliError);
       expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
       expect((busy as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
+      // Its holder runs (this process): no countdown, which its heartbeat would make untrue.
+      expect((busy as CliError).hint).toBe(
+        `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${process.pid}); then run this command again`,
+      );
       // The refused run removed nothing: the lock is still the holder's.
       expect(existsSync(join(lock, 'owner.json'))).toBe(true);
     } finally {
