@@ -205,6 +205,18 @@ describe('batch journal', () => {
     await fresher.journal.close();
   });
 
+  it('a line that is JSON but no record (null, a number, a string, an array) is skipped like a torn one; the rest is kept', async () => {
+    const dir = fresh();
+    const first = await run(dir, 'new', ['a', 'b', 'c']);
+    acknowledge(first, [1]);
+    await first.journal.close();
+    const third = JSON.stringify({ line: 3, ...first.keys[2], document_id: 'doc_3', token_count: 3 });
+    appendFileSync(first.journal.path, `null\n42\n"text"\n[]\n{}\n${third}\n`);
+    const second = await run(dir, 'resume', ['a', 'b', 'c']);
+    expect(second.keys.map((k) => second.journal.earlier.get(k)?.document_id)).toEqual(['doc_1', undefined, 'doc_3']);
+    await second.journal.close();
+  });
+
   it('a record torn by kill -9 and an unreadable line are skipped; the next record starts on its own line', async () => {
     const dir = fresh();
     const first = await run(dir, 'new', ['a', 'b', 'c', 'd']);
