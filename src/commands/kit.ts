@@ -47,14 +47,27 @@ export async function requireValue(
     if (wrong !== undefined) throw new UsageError(`${flag}: ${wrong}`);
     return value;
   }
-  if (!ctx.io.canPrompt()) {
-    throw new UsageError(`${flag} is required when not running interactively (${noPrompt(ctx)})`, {
-      hint: `pass ${flag} <value>`,
-    });
-  }
+  if (!ctx.io.canPrompt()) throw missingFlags(ctx, [flag]);
   return ctx.prompter.input({
     message: options.message,
     validate: (answer) => (answer.trim() === '' ? 'a value is required' : (check(answer) ?? true)),
+  });
+}
+
+/**
+ * Before the first requireValue of a command that needs several: without a terminal, every one missing is
+ * named in one error, not one per run. On a terminal each is asked for in turn.
+ */
+export function requireAll(ctx: Context, values: Record<string, string | undefined>): void {
+  if (ctx.io.canPrompt()) return;
+  const missing = Object.keys(values).filter((flag) => values[flag] === undefined || values[flag] === '');
+  if (missing.length > 0) throw missingFlags(ctx, missing);
+}
+
+function missingFlags(ctx: Context, flags: string[]): UsageError {
+  const named = flags.length === 1 ? `${flags[0]} is` : `${flags.slice(0, -1).join(', ')} and ${flags.at(-1)} are`;
+  return new UsageError(`${named} required when not running interactively (${noPrompt(ctx)})`, {
+    hint: `pass ${flags.map((flag) => `${flag} <value>`).join(' ')}`,
   });
 }
 
@@ -82,6 +95,7 @@ export async function requireAliasAndLabel(
   flags: { alias?: string | undefined; label?: string | undefined },
   what: 'document' | 'thread',
 ): Promise<{ alias: string; label: string }> {
+  requireAll(ctx, { '--alias': flags.alias, '--label': flags.label });
   const alias = await requireValue(ctx, {
     flag: '--alias',
     value: flags.alias,

@@ -98,7 +98,8 @@ export async function runServe(
 function startFailure(error: unknown, options: ServeOptions, storage: string | undefined): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
-    return new CliError(`port ${options.port} on ${options.host} is already in use`, ExitCode.error, {
+    // A conflict (exit 5), as a batch another facectl runs: the same command works once the port is free.
+    return new CliError(`port ${options.port} on ${options.host} is already in use`, ExitCode.conflict, {
       code: 'address_in_use',
       hint: 'pick another with --port, or --port 0 for a free one',
       cause: error,
@@ -127,9 +128,10 @@ function startFailure(error: unknown, options: ServeOptions, storage: string | u
     });
   }
   if (code === 'EDATAINUSE') {
-    // Not a usage error: the same command works once the other serve stops.
+    // A conflict (exit 5), as a batch another facectl runs; not a usage error: the same command works once
+    // the other serve stops.
     const given = options.dataFile === options.dataGiven ? '' : ` (given as ${options.dataGiven})`;
-    return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.error, {
+    return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.conflict, {
       code: 'data_in_use',
       hint:
         'stop the other facectl serve first (or another program writing to the file, such as an sqlite3 ' +

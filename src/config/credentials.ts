@@ -131,8 +131,19 @@ export function sameBaseUrl(a: string, b: string): boolean {
 
 const nonEmpty = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
 
-/** How a key is shown anywhere but its creation: its prefix (`fcs_<id>`), never more than half of it. */
-export const keyPrefix = (key: string): string => key.slice(0, Math.min(12, Math.floor(key.length / 2)));
+/**
+ * How a key is shown anywhere but its creation. A key shaped as the service makes them (`fcs_<8-char id>_
+ * <secret>`): its prefix `fcs_<id>`, which the service itself shows as `key_prefix` (never more than half
+ * the key). Any other key: its first 4 characters at most, and at most a quarter of it, as gh shows a
+ * token (`gho_`): nothing of it is known to be public, and half of a 22-character key would be 11 of its
+ * characters; 4 still tell a user's few keys apart by their kind (`sk-l`, `test`).
+ */
+export function keyPrefix(key: string): string {
+  if (isServiceKey(key)) return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
+  return key.slice(0, Math.min(4, Math.floor(key.length / 4)));
+}
+
+export const isServiceKey = (key: string): boolean => /^fcs_[A-Za-z0-9]{8}_/.test(key);
 
 export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
   stdin: '--api-key-stdin',

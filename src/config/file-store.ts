@@ -14,6 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
 import { ConfigReadRefusal, makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
@@ -98,7 +99,13 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
 function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
   if (refusal) {
-    throw new ConfigWriteError(`refusing to write: ${refusal.problem}; nothing was written`, undefined, refusal.fix);
+    // Refused before anything is sent or written, as a corrupt file is: exit 2.
+    throw new ConfigWriteError(
+      `refusing to write: ${refusal.problem}; nothing was written`,
+      undefined,
+      refusal.fix,
+      ExitCode.usage,
+    );
   }
 }
 
@@ -140,9 +147,38 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
+const ELSEWHERE = 'or set FACECTL_CONFIG_DIR to a directory on another disk';
+
+/**
+ * What the system said, in words, and the fix that fits it: the permissions are named only when they are
+ * the cause (EACCES, EPERM: the default hint); a full disk or a read-only file system is said as such.
+ */
+const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string) => string }> = {
+  ENOSPC: { what: 'no space left on the device', fix: (dir) => `make room on the disk of ${dir}, ${ELSEWHERE}` },
+  EDQUOT: { what: 'disk quota exceeded', fix: (dir) => `make room in your quota on the disk of ${dir}, ${ELSEWHERE}` },
+  EFBIG: { what: 'a file size limit was reached', fix: () => `raise the limit (ulimit -f), ${ELSEWHERE}` },
+  EROFS: {
+    what: 'read-only file system',
+    fix: (dir) => `${dir} is on a read-only file system: set FACECTL_CONFIG_DIR to a writable directory`,
+  },
+  EACCES: { what: 'permission denied' },
+  EPERM: { what: 'operation not permitted' },
+};
+
 function writeError(error: unknown, path: string): ConfigWriteError {
-  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-  return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === undefined) {
+    return new ConfigWriteError(
+      `cannot write configuration file ${path} (${(error as Error).message}); it was left unchanged`,
+      error,
+    );
+  }
+  const known = WRITE_FAILURES[code];
+  const fix = known
+    ? known.fix?.(dirname(path))
+    : `check ${dirname(path)} and its disk, or set FACECTL_CONFIG_DIR to another directory`;
+  const reason = known ? `${known.what}, ${code}` : code;
+  return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error, fix);
 }
 
 /** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */

@@ -1,4 +1,4 @@
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { CliError, ExitCode, type ExitCodeValue, UsageError } from '../errors.js';
 import { isPlainObject, tryParseJson } from '../input/json.js';
 
 /** The configuration's shape and the profile logic, on the file (file-store.ts) or in memory (tests). */
@@ -32,10 +32,10 @@ export class ConfigFileError extends CliError {
   }
 }
 
-/** Exit 1, the old file intact. */
+/** Exit 1, the old file intact (exit 2 for a file facectl refuses to write: nothing was tried). */
 export class ConfigWriteError extends CliError {
-  constructor(message: string, cause?: unknown, hint?: string) {
-    super(message, ExitCode.error, {
+  constructor(message: string, cause?: unknown, hint?: string, exitCode: ExitCodeValue = ExitCode.error) {
+    super(message, exitCode, {
       code: 'config_write_failed',
       hint: hint ?? 'check the permissions of the configuration directory, or set FACECTL_CONFIG_DIR to a writable one',
       cause,

@@ -59,6 +59,26 @@ export function connect(file?: string): Connection | null {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  // Serves started at once on a new file can each take its read lock before either makes it a database:
+  // neither can then write, and both would be refused. While the file is still empty, the one refused lets
+  // go and tries again after a few random milliseconds, for at most CREATION_WAIT_MS: the first to try
+  // again alone makes it. A file with content (4 KiB once a serve made it a database) is refused at once.
+  for (const deadline = Date.now() + CREATION_WAIT_MS; ;) {
+    try {
+      return open(file);
+    } catch (error) {
+      const size = statSync(file, { throwIfNoEntry: false })?.size ?? 1;
+      if (!(error instanceof DataFileInUse) || size > 0 || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, 5 + Math.random() * 45);
+    }
+  }
+}
+
+/** How long serve waits for a new `--data` file that another serve is making a database. */
+const CREATION_WAIT_MS = 3000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function open(file: string): Connection | null {
   const db = new Database(file, { timeout: 0 });
   try {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');

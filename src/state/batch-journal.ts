@@ -297,7 +297,9 @@ export async function readJournal(path: string, headerOnly: boolean) {
         clean = text === STOPPED;
         continue;
       }
-      const entry = parse(text) as Partial<JournalEntry> | undefined;
+      // A line that is JSON but no object (`null`, a number) is damaged as a torn one is: skipped.
+      const parsed = parse(text);
+      const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (
         entry !== undefined &&
         Number.isSafeInteger(entry.line) &&

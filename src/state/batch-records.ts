@@ -290,6 +290,13 @@ async function lockInput(lockPath: string, sourceName: string, waitMs: number, o
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+  if (error.holderRunning) {
+    // It runs, and touches its lock: no time would free it but its end.
+    return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
+      code: 'batch_in_progress',
+      hint: `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`,
+    });
+  }
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
   const free = Math.max(STALE_SECONDS - seen, 1);
@@ -311,6 +318,12 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
   try {
     makeDirectories(dir);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      refused({
+        problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
+        fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
+      });
+    }
     throw stateError(dir, error);
   }
   const info = await lstat(dir).catch(() => undefined);
@@ -333,8 +346,9 @@ function refuse(dir: string, what: string): void {
   if (refusal) refused(refusal);
 }
 
+/** Exit 2, as for bad input: nothing was sent, and the fix is the user's (a directory to give or to mend). */
 function refused(refusal: Refusal): never {
-  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.error, {
+  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.usage, {
     code: 'state_unsafe',
     hint: refusal.fix,
   });

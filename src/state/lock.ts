@@ -21,6 +21,8 @@ export class LockHeldError extends Error {
     readonly ownerPid: number | undefined,
     /** Since the holder last touched the lock. */
     readonly ageMs = 0,
+    /** The holder is a running process of this host (so it touches the lock and never lets it go stale). */
+    readonly holderRunning = false,
   ) {
     super(`${lockPath} is held by another process${ownerPid ? ` (pid ${ownerPid})` : ''}`);
   }
@@ -46,7 +48,7 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
     const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
     if (seen === undefined) lock = create(lockPath);
     else if (ageMs > staleMs || goneHere(seen.owner)) lock = takeOver(lockPath, staleMs, seen.mtimeMs);
-    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0));
+    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), runningHere(seen?.owner));
   }
   lock.startHeartbeat(staleMs, options.onCompromised);
   return lock;
@@ -177,6 +179,23 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
   } catch {
     // Missing (the holder is between mkdir and writing it) or unreadable: judged by age alone.
     return undefined;
+  }
+}
+
+/** The owner is a process of this host that runs: its pid answers and, where /proc tells, it is no zombie. */
+function runningHere(owner: OwnerRecord | undefined): boolean {
+  if (owner?.host !== hostname()) return false;
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    // EPERM: another user's process, which runs.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${owner.pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): the pid answered
   }
 }
 

@@ -52,6 +52,30 @@ describe('--resume of a finished batch', () => {
     expect(stored(service, 'done-')).toHaveLength(10);
   });
 
+  it('says only that the batch had finished: no "Submitted" summary, no progress, before or after it', async () => {
+    const { file } = batchFile('ada-done', 'only-', 2);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('Submitted 2 of 2 documents.');
+    const again = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
+    expect(again.stderr).toBe('batch already finished: 2 documents sent; nothing to do\n');
+    const json = await runCli(['docs', 'submit', '--file', file, '--resume', '--json'], { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).toBe('{"notice":"batch already finished: 2 documents sent; nothing to do"}\n');
+    // A line added since is sent: then the summary is the true one, and no "already finished".
+    writeFileSync(
+      file,
+      `${readFileSync(file, 'utf8')}${JSON.stringify({ alias: 'ada-done', label: 'only-3', content: 'three' })}\n`,
+    );
+    const added = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stderr).toContain('Submitted 3 of 3 documents (2 of them by an earlier run, not sent again).');
+    expect(added.stderr).not.toContain('already finished');
+  });
+
   it('standard input: --resume of the same finished input sends nothing (tab-separated output)', async () => {
     const { file } = batchFile('ada-done', 'stdin-done-', 3);
     const input = readFileSync(file, 'utf8');

@@ -213,6 +213,10 @@ describe('resumable batches', () => {
     const second = await runCli(['docs', 'submit', '--file', batch, '--json', '--resume'], { env });
     expect(second.code, second.stderr).toBe(5);
     expect(second.stderr).toContain(`another facectl (pid ${first.child.pid}) is submitting ${batch}`);
+    // It is running: said so, with how to stop it, and no "run again in N s" (it keeps its lock fresh).
+    expect(JSON.parse(second.stderr).error.hint).toBe(
+      `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${first.child.pid}); then run this command again`,
+    );
     first.child.kill('SIGINT');
     expect((await first.exit).code).toBe(130);
     // Only the first invocation's requests reached the server.

@@ -65,7 +65,8 @@ async function expectRefused(
       ...(writer.stdin ? { stdin: writer.stdin } : {}),
     });
     const label = writer.args.join(' ');
-    expect(result.code, `${label}: ${result.stderr}`).toBe(1);
+    // Refused before anything is written (keys create: before the key is made): exit 2, as for a corrupt file.
+    expect(result.code, `${label}: ${result.stderr}`).toBe(2);
     expect(result.stderr, label).toMatch(/refusing to write/);
     expect(result.stderr, label).toMatch(problem);
     expect(result.stderr, label).toMatch(fix);
@@ -134,7 +135,7 @@ describe('case 46: a config file or directory facectl must not write', () => {
       const result = await runAsNobody(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
         FACECTL_CONFIG_DIR: dir,
       });
-      expect(result.code, result.stderr).toBe(1);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(
         /configuration directory .*shared belongs to another user \(uid 0, you are 65534\)/,
       );
@@ -254,7 +255,7 @@ describe('a config directory its group or others can write to', () => {
     const dir = makeConfigDir();
     chmodSync(dir, 0o777);
     const result = await setBaseUrl({ FACECTL_CONFIG_DIR: dir });
-    expect(result.code, result.stderr).toBe(1);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(
       `the configuration directory ${dir} has mode 0777: its group and everyone can write to it`,
     );

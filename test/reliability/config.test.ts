@@ -172,7 +172,51 @@ describe('configuration', () => {
         child.on('close', (code) => resolve({ code, stderr }));
       });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`cannot write configuration file ${path} (EFBIG); it was left unchanged`);
+      expect(result.stderr).toContain(
+        `cannot write configuration file ${path} (a file size limit was reached, EFBIG); it was left unchanged`,
+      );
+      expect(result.stderr).toContain('raise the limit (ulimit -f)');
+      expect(result.stderr).not.toContain('permissions');
+      expect(readFileSync(path, 'utf8')).toBe(old);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    },
+  );
+
+  // A full disk or a read-only file system, injected by a preload where the store meets it (the temp
+  // file's write, its creation): the message says what happened; the permissions only for EACCES/EPERM.
+  it.each([
+    ['ENOSPC', 'write', 'no space left on the device, ENOSPC', 'make room on the disk of'],
+    ['EDQUOT', 'write', 'disk quota exceeded, EDQUOT', 'make room in your quota on the disk of'],
+    ['EROFS', 'open', 'read-only file system, EROFS', 'is on a read-only file system: set FACECTL_CONFIG_DIR'],
+    ['EACCES', 'open', 'permission denied, EACCES', 'check the permissions of the configuration directory'],
+  ])(
+    'case 16: a config write failing with %s (at %s) says so, with its own fix; the old file intact',
+    async (code, at, what, fix) => {
+      const dir = await storedConfig('http://127.0.0.1:5');
+      const path = join(dir, 'config.json');
+      const old = readFileSync(path, 'utf8');
+      const preload = tempFile(
+        'inject.cjs',
+        `const fs = require('node:fs');
+const fail = () => Object.assign(new Error('${code}: injected'), { code: '${code}', syscall: '${at}' });
+const { openSync, writeFileSync } = fs;
+fs.openSync = function (file, ...rest) {
+  if ('${at}' === 'open' && String(file).endsWith('.tmp')) throw fail();
+  return openSync.call(this, file, ...rest);
+};
+fs.writeFileSync = function (file, ...rest) {
+  if ('${at}' === 'write' && typeof file === 'number') throw fail();
+  return writeFileSync.call(this, file, ...rest);
+};
+`,
+      );
+      const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+        env: { FACECTL_CONFIG_DIR: dir, NODE_OPTIONS: `--require ${preload}` },
+      });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain(`cannot write configuration file ${path} (${what}); it was left unchanged`);
+      expect(result.stderr).toContain(fix);
+      if (code !== 'EACCES') expect(result.stderr).not.toContain('permissions');
       expect(readFileSync(path, 'utf8')).toBe(old);
       expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     },

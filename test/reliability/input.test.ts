@@ -31,7 +31,7 @@ describe('input', () => {
     const unknown = await refused(['keys', 'create', '--bogus'], /unknown option '--bogus'/);
     expect(unknown.stderr).toMatch(/usage: facectl keys create/);
     await refused(['import', 'face_1'], /missing required argument 'url'/);
-    await refused(['faces', 'create', '--no-input'], /--name is required when not running interactively/);
+    await refused(['faces', 'create', '--no-input'], /--name and --alias are required when not running interactively/);
   });
 
   // 0, -1 and 1000000 are whole numbers, as the seed types expires_in_days: sent, and the local

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { closeConnection } from '../../src/service/database.js';
 import { Store } from '../../src/service/store.js';
 import { chunkLongPieces, MAX_PIECE } from '../../src/service/token-count.js';
 import { tokenizerPath } from '../../src/service/tokenizer-path.js';
@@ -102,7 +103,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     }
     // The lock still holds for other processes too: refused attempts did not let go of it.
     const other = await runCli(['serve', '--port', '0', '--data', dataFile]);
-    expect(other.code).toBe(1);
+    expect(other.code).toBe(5);
     expect(other.stderr).toContain(`${dataFile} is in use by another facectl serve`);
     // The running serve still saves: its change is there after a restart.
     expectContract(
@@ -382,6 +383,69 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     expect(created.filter((alias) => !stored.has(alias))).toEqual([]);
   }, 300_000);
 
+  it('case 43: a serve on a new --data file another serve holds while it makes it a database waits for it, for a bounded time', async () => {
+    ensureBuilt();
+    // The hold of a serve started at the same instant, between reading the empty file and making it a
+    // database: a read lock kept (exclusive locking mode), which alone made the other serve refuse.
+    const hold = (file: string) => {
+      const Database = createRequire(import.meta.url)('libsql') as typeof import('libsql');
+      const db = new Database(file, { timeout: 0 });
+      db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      db.prepare('PRAGMA application_id').get();
+      return db;
+    };
+    // Let go of within the wait: this serve runs, on the file it was given.
+    const dataFile = join(tempDir(), 'state.db');
+    writeFileSync(dataFile, '', { mode: 0o600 });
+    const briefly = hold(dataFile);
+    const release = setTimeout(() => closeConnection(briefly, false), 400);
+    const serve = await startServeProcess(['--data', dataFile]).finally(() => clearTimeout(release));
+    expectContract(
+      'createFace',
+      await call(serve, 'createFace', { key: serve.key('pro'), body: { name: 'W', alias: 'waited' } }),
+      201,
+    );
+    await serve.stop();
+    expect(statSync(dataFile).size).toBeGreaterThan(0);
+    // Held for good: refused once the wait is over (seconds, not forever), saying why.
+    const heldFile = join(tempDir(), 'held.db');
+    writeFileSync(heldFile, '', { mode: 0o600 });
+    const forGood = hold(heldFile);
+    try {
+      const started = Date.now();
+      const refused = await runCli(['serve', '--port', '0', '--data', heldFile], { timeoutMs: 15_000 });
+      expect(refused.timedOut).toBe(false);
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toContain(`${heldFile} is in use by another facectl serve`);
+      expect(Date.now() - started).toBeLessThan(12_000);
+    } finally {
+      closeConnection(forGood, false);
+    }
+    expect(statSync(heldFile).size).toBe(0);
+  }, 60_000);
+
+  it('case 43: N serves started at once on a new --data file, round after round -> exactly one runs each round', async () => {
+    ensureBuilt();
+    const ROUNDS = 20;
+    const PROCESSES = 4;
+    const runners: number[] = [];
+    await rounds(ROUNDS, async (round) => {
+      const dataFile = join(tempDir(), `new-${round}.db`);
+      const reports = await serveRound(dataFile, round, PROCESSES, 1, `n${round}`);
+      const running = reports.filter((r) => r.running);
+      runners.push(running.length);
+      for (const r of running) expect(r.created, `round ${round}`).toHaveLength(1);
+      for (const r of reports.filter((x) => !x.running)) {
+        expect(r.code, `round ${round}: ${r.stderr}`).toBe(5);
+        expect(r.stderr).toContain(`${dataFile} is in use by another facectl serve`);
+      }
+    });
+    console.log(
+      `case 43 (new files): ${ROUNDS} rounds x ${PROCESSES} processes, runners per round [${runners.join(', ')}]`,
+    );
+    expect(runners).toEqual(Array.from({ length: ROUNDS }, () => 1));
+  }, 600_000);
+
   it('case 43: N serves started at once on one --data file -> exactly one runs, nothing answered 201 lost', async () => {
     ensureBuilt();
     const dataFile = join(tempDir(), 'state.json');
@@ -401,8 +465,8 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         created.push(...(r.created ?? []));
       }
       for (const r of reports.filter((x) => !x.running)) {
-        // Refused because the file is in use: exit 1 (not a usage error), naming the file.
-        expect(r.code).toBe(1);
+        // Refused because the file is in use: exit 5, a conflict (not a usage error), naming the file.
+        expect(r.code).toBe(5);
         expect(r.stderr).toContain(`${dataFile} is in use by another facectl serve`);
         refusals.push(r.stderr ?? '');
       }

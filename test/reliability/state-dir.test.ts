@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { useFaultServer } from '../helpers/hooks.js';
-import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
+import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { ensureBuilt, KEY, tempFile } from './support.js';
 
@@ -62,9 +62,34 @@ describe('a shared (1777) state directory with a symlink planted at the journal 
       );
     });
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
-    expect(result.code).toBe(ExitCode.error);
+    expect(result.code).toBe(ExitCode.usage);
     expect(result.stderr).toContain(`refusing to write batch records: the state directory ${shared} has mode 1777`);
     expect(result.stderr).toContain(`chmod 700 ${shared}`);
     expect(server.requests.length).toBe(before);
   });
+});
+
+describe('a FACECTL_STATE_DIR that is not a directory', () => {
+  it.each([
+    ['a file', (file: string) => file],
+    ['under a file', (file: string) => join(file, 'facectl')],
+  ])(
+    '%s -> exit 2 naming it, with the fix; the file is untouched and nothing is sent (bin)',
+    async (_name, stateDir) => {
+      const file = tempFile('not-a-dir', 'mine\n');
+      const batch = tempFile('batch.ndjson', `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`);
+      const before = server.requests.length;
+      const result = await runCli(['docs', 'submit', '--file', batch], {
+        env: { FACECTL_STATE_DIR: stateDir(file), FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+      });
+      expect(result.code, result.stderr).toBe(ExitCode.usage);
+      expect(result.stderr).toContain(
+        `refusing to write batch records: the state directory ${stateDir(file)} is not a directory`,
+      );
+      expect(result.stderr).toContain('set FACECTL_STATE_DIR to a directory');
+      expect(result.stderr).not.toContain('permissions');
+      expect(readFileSync(file, 'utf8')).toBe('mine\n');
+      expect(server.requests.length).toBe(before);
+    },
+  );
 });

@@ -9,6 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -329,6 +330,25 @@ describe('the built bin', () => {
     }
   });
 
+  test('a port already in use is a conflict: exit 5, address_in_use, naming the port and the way out', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const refused = await runCli(['serve', '--port', String(port)]);
+      expect(refused.code).toBe(5);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toBe(
+        `error: port ${port} on 127.0.0.1 is already in use\npick another with --port, or --port 0 for a free one\n`,
+      );
+      const json = await runCli(['serve', '--json', '--port', String(port)]);
+      expect(json.code).toBe(5);
+      expect(JSON.parse(json.stderr).error.code).toBe('address_in_use');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
   test('a --data file another program is writing (an sqlite3 shell in a transaction) is refused, data_in_use, and the hint says so', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.db');
@@ -338,7 +358,7 @@ describe('the built bin', () => {
       shell.exec('BEGIN IMMEDIATE');
       try {
         const refused = await runCli(['serve', '--json', '--port', '0', '--data', file]);
-        expect(refused.code).toBe(1);
+        expect(refused.code).toBe(5);
         const { error } = JSON.parse(refused.stderr) as { error: { code: string; hint: string } };
         expect(error.code).toBe('data_in_use');
         expect(error.hint).toContain(
@@ -353,7 +373,7 @@ describe('the built bin', () => {
     }
   });
 
-  test('a second serve given a symbolic link to the file in use is refused (data_in_use, exit 1); the first runs on', async () => {
+  test('a second serve given a symbolic link to the file in use is refused (data_in_use, exit 5); the first runs on', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
     const alias = join(tmp.dir, 'alias.json');
@@ -362,7 +382,7 @@ describe('the built bin', () => {
       const info = await first.firstLine;
       symlinkSync(file, alias);
       const second = await runCli(['serve', '--port', '0', '--data', alias]);
-      expect(second.code).toBe(1);
+      expect(second.code).toBe(5);
       expect(second.stdout).toBe('');
       expect(second.stderr).toMatch(
         new RegExp(
@@ -370,7 +390,7 @@ describe('the built bin', () => {
         ),
       );
       const json = await runCli(['serve', '--json', '--port', '0', '--data', alias]);
-      expect(json.code).toBe(1);
+      expect(json.code).toBe(5);
       expect(JSON.parse(json.stderr).error.code).toBe('data_in_use');
 
       await createFaceAsPro(info, 'kept-face', 'Kept');

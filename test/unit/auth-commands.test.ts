@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/auth/login.js';
 import { runStatus } from '../../src/commands/auth/status.js';
+import { keyIdentity } from '../../src/commands/docs/submit-batch.js';
+import { keyPrefix } from '../../src/config/credentials.js';
 import { ExitCode } from '../../src/errors.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
@@ -126,6 +128,36 @@ describe('auth status', () => {
     });
     expect(stdout).not.toContain(fromEnv);
     expect(stdout).not.toContain(stored);
+  });
+
+  it('a key not shaped as the service makes them shows at most 4 characters (a quarter of it), never half', async () => {
+    for (const [key, shown] of [
+      ['abcdefghijklmnopqrstuv', 'abcd'], // 22 characters: it was 11 of them
+      ['sk-live-0123456789abcdefghij', 'sk-l'],
+      ['short123', 'sh'],
+    ] as const) {
+      const { code, stdout, stderr } = await cli(['auth', 'status', '--json'], {
+        baseUrl: service.baseUrl,
+        env: { FACECTL_API_KEY: key },
+      });
+      // The service does not know it: 401, exit 3; what facectl shows of it is the point.
+      expect(code, stderr).toBe(ExitCode.auth);
+      expect(JSON.parse(stdout)).toMatchObject({ logged_in: true, key_prefix: shown, key_source: 'FACECTL_API_KEY' });
+      expect(`${stdout}${stderr}`).not.toContain(key.slice(0, shown.length + 1));
+    }
+    // A key of the service's shape still shows its public prefix, fcs_ and its id.
+    expect(keyPrefix(service.key('pro'))).toBe(service.key('pro').slice(0, 12));
+    expect(keyPrefix('fcs_abcdefgh_0123456789abcdefABCDEFGHIJ0123')).toBe('fcs_abcdefgh');
+  });
+
+  it('what a batch records of such a key tells two of them apart with no more of either than its 4 characters', () => {
+    const [a, b] = ['testAAAAAAAAAAAAAAAAAAAAAA', 'testBBBBBBBBBBBBBBBBBBBBBB'];
+    expect(keyIdentity(a)).toMatch(/^test #[0-9a-f]{12}$/);
+    expect(keyIdentity(a)).not.toBe(keyIdentity(b));
+    expect(keyIdentity(a)).toBe(keyIdentity(a));
+    expect(keyIdentity(a)).not.toContain('testA');
+    // A service key: its prefix, as every batch recorded before.
+    expect(keyIdentity(service.key('pro'))).toBe(service.key('pro').slice(0, 12));
   });
 
   it('shows the budget left of a key with a budget, from the service', async () => {

@@ -205,6 +205,18 @@ describe('batch journal', () => {
     await fresher.journal.close();
   });
 
+  it('a line that is JSON but no record (null, a number, a string, an array) is skipped like a torn one; the rest is kept', async () => {
+    const dir = fresh();
+    const first = await run(dir, 'new', ['a', 'b', 'c']);
+    acknowledge(first, [1]);
+    await first.journal.close();
+    const third = JSON.stringify({ line: 3, ...first.keys[2], document_id: 'doc_3', token_count: 3 });
+    appendFileSync(first.journal.path, `null\n42\n"text"\n[]\n{}\n${third}\n`);
+    const second = await run(dir, 'resume', ['a', 'b', 'c']);
+    expect(second.keys.map((k) => second.journal.earlier.get(k)?.document_id)).toEqual(['doc_1', undefined, 'doc_3']);
+    await second.journal.close();
+  });
+
   it('a record torn by kill -9 and an unreadable line are skipped; the next record starts on its own line', async () => {
     const dir = fresh();
     const first = await run(dir, 'new', ['a', 'b', 'c', 'd']);
@@ -252,6 +264,10 @@ describe('batch journal', () => {
       expect(busy).toBeInstanceOf(CliError);
       expect((busy as CliError).exitCode).toBe(ExitCode.conflict);
       expect((busy as CliError).message).toBe(`another facectl (pid ${process.pid}) is submitting batch.ndjson`);
+      // Its holder runs (this process): no countdown, which its heartbeat would make untrue.
+      expect((busy as CliError).hint).toBe(
+        `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${process.pid}); then run this command again`,
+      );
       // The refused run removed nothing: the lock is still the holder's.
       expect(existsSync(join(lock, 'owner.json'))).toBe(true);
     } finally {
@@ -268,7 +284,12 @@ describe('batch journal', () => {
     // A state directory that is a file (fails for root too, unlike a permission).
     const file = join(fresh(), 'state');
     writeFileSync(file, '');
-    await expect(run(file, 'new', ['a'])).rejects.toThrow(/cannot write the batch record .*state\/batches: ENOTDIR/);
+    const error = await failure(run(file, 'new', ['a']));
+    expect((error as CliError).exitCode).toBe(ExitCode.usage);
+    expect((error as CliError).message).toBe(
+      `refusing to write batch records: the state directory ${file} is not a directory (a file is where it, or a directory above it, would be); nothing was sent`,
+    );
+    expect((error as CliError).hint).toContain('set FACECTL_STATE_DIR to a directory');
   });
 
   it('the body hash is of the body as sent: any change to it is a new hash', () => {
@@ -417,6 +438,7 @@ describe('issue 22 item 3: the state directory and the files in it', () => {
     expect(error).toBeInstanceOf(CliError);
     expect((error as CliError).message).toMatch(says);
     expect((error as CliError).message).toContain('refusing to write batch records');
+    expect((error as CliError).exitCode).toBe(ExitCode.usage);
     expect((error as CliError).hint).toMatch(/chmod 700|remove .*batches/);
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
   });

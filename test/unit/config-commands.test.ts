@@ -108,6 +108,24 @@ describe('config list', () => {
     });
   });
 
+  it('--profile NAME lists that profile only, as config get and set act on it; an unknown one is exit 2', async () => {
+    const piped = await cli(['config', 'list', '--profile', 'local'], { config });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toBe('local\tbase_url\thttp://127.0.0.1:8787\n');
+    const json = await cli(['--json', 'config', 'list', '--profile', 'work'], { config });
+    expect(JSON.parse(json.stdout)).toEqual({
+      config_file: '/test/facectl/config.json',
+      default_profile: 'work',
+      active_profile: 'work',
+      profiles: { work: { api_key: 'fcs_abcdefgh…', base_url: 'https://api.example.com' } },
+    });
+    expect(json.stdout).not.toContain(KEY);
+    const unknown = await cli(['config', 'list', '--profile', 'nope'], { config });
+    expect(unknown.code).toBe(ExitCode.usage);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain('no profile named "nope" (--profile)');
+  });
+
   it('terminal: a table marking the active profile, and the file on stderr', async () => {
     const { stdout, stderr } = await cli(['config', 'list'], { config, stdoutIsTTY: true, env: { NO_COLOR: '1' } });
     expect(stdout.split('\n')[0]).toMatch(/^PROFILE\s+KEY\s+VALUE$/);

@@ -372,7 +372,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     await refused(['--alias', 'ada-lovelace', '--label', 'l'], 'error: no document given');
     await refused(['notes.txt'], 'use --file notes.txt');
     await refused(['--content', 'x', '--format', 'ndjson'], '--format ndjson needs --file PATH or -');
-    await refused(['--content', 'x'], '--alias is required when not running interactively');
+    await refused(['--content', 'x'], '--alias and --label are required when not running interactively');
   });
 });
 

@@ -148,6 +148,19 @@ describe('faces create', () => {
     );
   });
 
+  it('without a terminal, every missing required flag is named in one error (exit 2, nothing sent)', async () => {
+    const result = await expectRefused(service, argv`faces create --no-input`, [
+      'error: --name and --alias are required when not running interactively (--no-input)\npass --name <value> --alias <value>\n',
+    ]);
+    expect(result.stderr).toBe(
+      'error: --name and --alias are required when not running interactively (--no-input)\npass --name <value> --alias <value>\n',
+    );
+    const json = await expectRefused(service, argv`faces create --no-input --json`, ['"code":"usage"']);
+    expect(JSON.parse(json.stderr).error.message).toBe(
+      '--name and --alias are required when not running interactively (--no-input)',
+    );
+  });
+
   it('the missing-flag error says why nothing was asked: a pipe on standard input, stdout not a terminal, CI', async () => {
     const reason = async (options: { stdinIsTTY?: boolean; stdoutIsTTY?: boolean; env?: Record<string, string> }) =>
       (await runCommand(service, ['faces', 'create', '--name', 'X'], options)).stderr;

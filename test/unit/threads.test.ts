@@ -86,6 +86,16 @@ describe('threads create', () => {
     expect(result.stderr).toContain('choose another --interviewer-billing-source');
   });
 
+  it('without a terminal a missing --alias and --label are named in one error, exit 2, nothing sent', async () => {
+    await expectRefused(
+      service,
+      ['threads', 'create'],
+      [
+        'error: --alias and --label are required when not running interactively (standard input is not a terminal)\npass --alias <value> --label <value>\n',
+      ],
+    );
+  });
+
   it('without a terminal a missing --label is exit 2 naming the flag', async () => {
     const result = await runCommand(service, ['threads', 'create', '--alias', 'ada-lovelace']);
     expect(result.code).toBe(2);

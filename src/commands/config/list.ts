@@ -4,17 +4,22 @@ import { SETTINGS } from '../../config/settings.js';
 
 export default verb({
   description: 'List every profile and setting (keys as their prefix), and the file they are in.',
-  examples: ['facectl config list', 'facectl config list --json | jq .profiles'],
+  examples: ['facectl config list', 'facectl config list --profile work', 'facectl config list --json | jq .profiles'],
   async run(ctx) {
     const store = await ctx.config();
     const active = await activeProfile(ctx);
+    // --profile NAME asks for that profile, as `config get` and `set` act on it (activeProfile refused an
+    // unknown one). FACECTL_PROFILE only marks the active profile: a shell's export would hide the others.
+    const only = ctx.globals.profile;
     const storedDefault = store.getGlobal('default_profile');
     const defaultProfile = typeof storedDefault === 'string' ? storedDefault : null;
     const profiles: Record<string, Record<string, string>> = {};
     // `key: null` is the row of a profile without settings (`—` on a terminal, empty fields when piped).
     const rows: { profile: string; key: string | null; value: string | null; active: boolean }[] = [];
-    if (defaultProfile) rows.push({ profile: '', key: 'default_profile', value: defaultProfile, active: false });
-    for (const name of store.listProfiles()) {
+    if (defaultProfile && only === undefined) {
+      rows.push({ profile: '', key: 'default_profile', value: defaultProfile, active: false });
+    }
+    for (const name of store.listProfiles().filter((n) => only === undefined || n === only)) {
       const shown: Record<string, string> = {};
       for (const [key, value] of Object.entries(store.getProfile(name))) {
         // Unknown keys (from a newer facectl, or edited by hand) are listed as they are, except secrets.

@@ -37,7 +37,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
   const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
   const forTable: (LineResult & { ok: true })[] = [];
   const results = batchedLines(ctx);
-  const progress = startProgress(ctx, total);
+  // Shown from the first line this run sends (or fails): a resumed batch's earlier lines alone are no work.
+  let progress: ReturnType<typeof startProgress> | undefined;
   /** Failed lines not listed on purpose (stoppedAt), so not "more failures" either. */
   let unprinted = 0;
   const fail = (result: FailedLine, exitCode: ExitCodeValue | undefined, listed: boolean) => {
@@ -60,21 +61,28 @@ export function createReporter(ctx: Context, total: number | undefined) {
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
         else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
       }
-      progress.update(summary.submitted + summary.failed, summary.failed);
+      if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
+      progress?.update(summary.submitted + summary.failed, summary.failed);
     },
     /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
     stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void {
       fail(result, exitCode, false);
       unprinted++;
     },
-    /** Writes what is left (the table, the failures, the summary); returns the counts. */
-    finish() {
+    /**
+     * Writes what is left (the table, the failures, the summary); returns the counts. `alreadyFinished`: the
+     * batch resumed had finished and this run went through its input: if it sent nothing, that is said alone.
+     */
+    finish(alreadyFinished = false) {
       results.flush();
-      progress.stop();
+      progress?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       if (onTerminal)
         for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
-      printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
+      if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
+        const documents = summary.earlier === 1 ? 'document' : 'documents';
+        ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
+      } else printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
       return { summary, failures, jq: results.jqFailure() };
     },
   };

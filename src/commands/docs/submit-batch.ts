@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/paths.js';
-import { keyPrefix } from '../../config/credentials.js';
+import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
@@ -53,10 +54,6 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   try {
     const summary = await sendLines(ctx, input, opened);
     complete = true;
-    if (journal.finished && summary.earlier === summary.submitted) {
-      const documents = summary.earlier === 1 ? 'document' : 'documents';
-      ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-    }
     return summary;
   } finally {
     if (complete) await journal.complete();
@@ -78,7 +75,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     sourceName: source.name,
     mode: input.journal,
     streamed,
-    destination: `key ${key === undefined ? 'none' : keyPrefix(key)}`,
+    destination: `key ${key === undefined ? 'none' : keyIdentity(key)}`,
   };
   let opened: Opened;
   let candidates: number;
@@ -154,6 +151,16 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     if (notice !== undefined) ctx.out.info(notice);
   }
   return opened;
+}
+
+/**
+ * What a batch records of the key it sent with, to tell a resume with another key: a service key's prefix;
+ * of any other key, its short prefix and a digest, since 4 characters alone could make two keys look like
+ * one (and a resume skip lines the other account never got).
+ */
+export function keyIdentity(key: string): string {
+  if (isServiceKey(key)) return keyPrefix(key);
+  return `${keyPrefix(key)} #${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
 /** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
@@ -259,6 +266,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   };
 
   let finished: ReturnType<typeof reporter.finish>;
+  /** The input was gone through to its end, nothing stopping it: a finished batch resumed may have had nothing to do. */
+  let throughout = false;
   try {
     const pool = { concurrency: input.concurrency, signal: ctx.signal, slowSource: !source.reopenable, admit };
     const outcome = await runPool(opened.lines, pool, sendLine);
@@ -268,13 +277,14 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       const error = { code: fatal.code, message: fatal.message.replace(/^.*?: line \d+: /, '') };
       reporter.stoppedAt({ line: fatal.line, ok: false, error }, ExitCode.usage);
     }
+    throughout = !outcome.stopped && !ctx.signal.aborted && fatal === undefined;
     // Standard input resumed and read to its end: how it compared (a file's was said before sending).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
       if (notice !== undefined) ctx.out.info(notice);
     }
   } finally {
-    finished = reporter.finish();
+    finished = reporter.finish(journal.finished && throughout);
   }
   const { summary, failures, jq } = finished;
   const { total } = opened;

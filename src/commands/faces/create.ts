@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import type { AnswerOf } from '../../api/answers.js';
 import type { createFace as CreateFace, FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
-import { checkAlias, notEmpty, requestBody, requireValue, send, verb } from '../kit.js';
+import { checkAlias, notEmpty, requestBody, requireAll, requireValue, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
 import { FACE_FIELDS, showFaceWarnings } from './get.js';
 
@@ -32,6 +32,7 @@ export default verb({
     const { readJsonObjectFlag } = await import('../../input/json-flag.js');
     const basicFacts =
       given.basicFacts === undefined ? undefined : await readJsonObjectFlag(ctx, '--basic-facts', given.basicFacts);
+    requireAll(ctx, { '--name': given.name, '--alias': given.alias });
     const name = await requireValue(ctx, { flag: '--name', value: given.name, message: 'Display name of the face' });
     const alias = await requireValue(ctx, {
       flag: '--alias',
