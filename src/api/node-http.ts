@@ -4,8 +4,9 @@ import type { Readable } from 'node:stream';
 
 /**
  * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md).
- * undici's limits, measured alike: connect (DNS included), headers (from when the request can be
- * written), body (a silence); one that passes fails with undici's code, so error-mapping.ts reads both.
+ * undici's limits, measured alike: connect (DNS included), headers (a silence from when the request
+ * can be written: an upload still going is none), body (a silence); one that passes fails with undici's
+ * code, so error-mapping.ts reads both.
  */
 
 /** A request as the transport hands it to this client or the proxy's (proxy-agent.ts). */
@@ -65,9 +66,10 @@ type InFlight = {
   signal?: AbortSignal;
   onAbort?: () => void;
   deadline: Deadline;
-  /** Date.now() when sent; when the socket was first seen connected (the headers limit runs from then). */
+  /** Date.now() when sent; when the socket was first seen connected, or its bytesWritten (`written`) last grew. */
   started: number;
   writable?: number;
+  written?: number;
   /** The socket's bytesRead when last seen to grow, and when: a body silence is measured from then. */
   read: number;
   quiet: number;
@@ -242,10 +244,17 @@ export class NodeHttpClient implements Sender {
         } else if (now - entry.quiet > bodyMs)
           this.fail(entry, limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
       } else if (entry.writable !== undefined) {
-        if (now - entry.writable > headersMs)
+        // As undici refreshes its headers timer at each write: a slow, steady upload is no silence.
+        const written = (entry.req.socket as Socket | null)?.bytesWritten ?? entry.written;
+        if (written !== entry.written) {
+          entry.written = written;
+          entry.writable = now;
+        } else if (now - entry.writable > headersMs)
           this.fail(entry, limitError('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error'));
-      } else if (entry.req.socket && !entry.req.socket.connecting) entry.writable = now;
-      else if (now - entry.started > connectMs)
+      } else if (entry.req.socket && !entry.req.socket.connecting) {
+        entry.writable = now;
+        entry.written = entry.req.socket.bytesWritten;
+      } else if (now - entry.started > connectMs)
         this.fail(entry, limitError('UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error'));
     }
   }

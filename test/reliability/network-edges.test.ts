@@ -159,6 +159,44 @@ describe('case 56: a 100 Continue the client did not ask for', () => {
   });
 });
 
+describe('a slow upload', () => {
+  it('is no silence: the headers limit runs from its last byte sent, as undici times it', async () => {
+    // The server reads the first 16 MiB in pieces a few ms apart (about 2 s, four times the limit).
+    const size = 20 * 1024 * 1024;
+    const received: number[] = [];
+    const slow = track(
+      createHttpServer((req, res) => {
+        let got = 0;
+        req.on('data', (chunk: Buffer) => {
+          got += chunk.length;
+          if (got < 16 * 1024 * 1024) {
+            req.pause();
+            setTimeout(() => req.resume(), 8);
+          }
+        });
+        req.on('end', () => {
+          received.push(got);
+          json(res, 201, documentBody({ document_id: 'doc_big', alias: 'ada', label: 'big', content: '' }));
+        });
+      }),
+    );
+    const baseUrl = `http://127.0.0.1:${await listen(slow)}`;
+    const file = tempFile('big.txt', 'a'.repeat(size));
+    const started = Date.now();
+    const result = await runIn(
+      { baseUrl },
+      ['docs', 'submit', '--file', file, '--format', 'text', '--alias', 'ada', '--label', 'big'],
+      {
+        apiOptions: { headersTimeoutMs: 500, maxRetries: 0 },
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(Date.now() - started).toBeGreaterThan(1000);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toBeGreaterThan(size);
+  });
+});
+
 describe('case 56 in a batch', () => {
   it('a 100 Continue before each answer is skipped, and every line filed (bin)', async () => {
     server.handle((req, res) => {
