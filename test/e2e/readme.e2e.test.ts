@@ -39,12 +39,14 @@ describe('README, checked against the built CLI', () => {
     const start = readme.indexOf('rm -f serve.json; facectl serve --port 0 --json > serve.json &');
 
     expect(start).toBeGreaterThan(0);
-    // Up to its export line: the snippet's serve part, run by bash as it stands.
-    const lines = readme.slice(start).split('\n');
+    // The whole block, run by bash as it stands (offline: nothing in it may need the internet); its
+    // first six lines are the serve part, run alone below.
+    const block = readme.slice(start, readme.indexOf('```', start)).trimEnd();
+    const lines = block.split('\n');
     const snippet = lines.slice(0, lines.findIndex((l) => l.startsWith('export FACECTL_BASE_URL')) + 1).join('\n');
     expect(snippet.split('\n')).toHaveLength(6);
     // Its trap stops serve when the script ends (quietly when serve has already ended).
-    expect(snippet).toContain("trap 'kill $serve 2>/dev/null; wait $serve' EXIT");
+    expect(snippet).toContain("trap 'kill $serve 2>/dev/null && wait $serve' EXIT");
     const dir = makeTempDir('facectl-readme-ci-');
     // `facectl` and `jq` on PATH: this checkout's bin, and jq through the jq-web the project depends on
     // (a fresh machine may have no jq).
@@ -56,9 +58,9 @@ describe('README, checked against the built CLI', () => {
     writeFileSync(
       join(dir, 'jq.cjs'),
       `const [, , flag, expression, file] = process.argv;\n` +
-        `if (flag !== '-r') throw new Error('jq shim: only -r EXPR FILE');\n` +
+        `if (flag !== '-r') throw new Error('jq shim: only -r EXPR [FILE]');\n` +
         `require(${JSON.stringify(join(ROOT, 'node_modules', 'jq-web'))}).then((jq) => {\n` +
-        `  process.stdout.write(jq.raw(require('node:fs').readFileSync(file, 'utf8'), expression, ['-r']) + '\\n');\n` +
+        `  process.stdout.write(jq.raw(require('node:fs').readFileSync(file ?? 0, 'utf8'), expression, ['-r']) + '\\n');\n` +
         `});\n`,
     );
     shim('jq', `#!/bin/sh\nexec "${process.execPath}" "${join(dir, 'jq.cjs')}" "$@"\n`);
@@ -80,6 +82,12 @@ describe('README, checked against the built CLI', () => {
     const { stdout, stderr } = await promisify(execFile)('bash', ['-c', script], options);
     expect(stderr).toContain('{"notice":"facectl serve stopped"}');
     expect(stderr).not.toContain('No such process');
+    // The whole block: a face, a document submitted and synced, the sync's JSON last on stdout.
+    rmSync(join(dir, 'serve.json'), { force: true });
+    const whole = await promisify(execFile)('bash', ['-c', `set -euo pipefail\n${block}\n`], options);
+    const synced = JSON.parse(whole.stdout.trim().split('\n').at(-1) ?? '');
+    expect(synced.document_id).toMatch(/^doc_/);
+    expect(whole.stderr).toContain('{"notice":"facectl serve stopped"}');
     // A script that fails part way stops serve too, and keeps its own exit code.
     const failing = await promisify(execFile)('bash', ['-c', `set -eu\n${snippet}\nexit 7\n`], options).then(
       () => ({ code: 0, stderr: '' }),
@@ -102,8 +110,8 @@ describe('README, checked against the built CLI', () => {
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     );
-    // kill -0 failing ends the loop: its status, 1 (not a timeout's kill, whose code is null).
-    expect(unstarted.code).toBe(1);
+    // kill -0 failing ends the loop with serve's own exit code (not a timeout's kill, whose code is null).
+    expect(unstarted.code).toBe(3);
     expect(unstarted.stderr).toContain('serve: cannot listen');
     // What serve said is all the script says: no `kill: (PID) - No such process` from the loop or the trap.
     expect(unstarted.stderr).toBe('serve: cannot listen\n');
