@@ -70,20 +70,16 @@ export function reportError(ctx: Context, error: unknown): void {
     return;
   }
   ctx.out.flush();
-  if (!(error instanceof CliError)) {
-    write(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
-    if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
-    write(UNEXPECTED_HINT);
-    return;
-  }
-  write(`error: ${error.message}`);
+  const cli = error instanceof CliError ? error : undefined;
+  write(`error: ${cli ? '' : 'unexpected failure: '}${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof ApiError) {
     write(`  status: ${error.status} ${error.code}`);
     for (const line of detailLines(error.detail, error.message)) write(`  ${line}`);
   }
-  for (const { field, message } of error.fields ?? []) write(`  - ${field}: ${message}`);
-  if (ctx.globals.debug && error.stack) write(error.stack);
-  if (error.hint) write(forProfile(error.hint, ctx.globals.profile));
+  for (const { field, message } of cli?.fields ?? []) write(`  - ${field}: ${message}`);
+  if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
+  const hint = cli ? cli.hint : UNEXPECTED_HINT;
+  if (hint) write(forProfile(hint, ctx.globals.profile));
 }
 
 const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';

@@ -256,13 +256,9 @@ function configureTree(command: Command, ctx: Context, path = command.name()): v
   for (const sub of command.commands) configureTree(sub, ctx, `${path} ${sub.name()}`);
 }
 
-/**
- * The width help is wrapped to: a terminal's columns, else 80 (what commander does for process.stdout).
- * cli.ts prints the help pages made at build time only when this is 80.
- */
-export function helpWidth(stream: { columns?: number }, isTTY: boolean): number {
-  return isTTY && stream.columns !== undefined ? stream.columns : 80;
-}
+/** A terminal's columns, else 80 (as commander does for process.stdout); cli.ts prints prebuilt pages at 80 only. */
+const helpWidth = (stream: { columns?: number }, isTTY: boolean) =>
+  isTTY && stream.columns !== undefined ? stream.columns : 80;
 
 /** The first sentence of a description's first paragraph, for a list of commands. */
 function firstSentence(description: string): string {
