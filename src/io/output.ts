@@ -5,7 +5,7 @@ import type oraFactory from 'ora';
 import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
-import { animationsEnabled, type Env } from './terminal.js';
+import { type Env, envFlag } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
@@ -50,7 +50,9 @@ const noopSpinner: Spinner = { update() {}, stop() {} };
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
   const loaded: RenderModules = { ...modules };
   const toTable = () => io.stdoutIsTTY && !globals.json;
-  const animate = () => animationsEnabled(io, env, globals);
+  // Not on a terminal of 0 columns (a pseudo-terminal with no size, under `script`): ora divides by it.
+  const animate = () =>
+    io.stderrIsTTY && (io.stderr.columns ?? 1) > 0 && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';
   const paint = (color: boolean, style: 'bold' | 'green' | 'yellow' | 'dim', text: string) =>
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
