@@ -4,10 +4,7 @@ import type { ProfileStore } from './config/profile-store.js';
 
 export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/types.js';
 
-/**
- * Everything a command may touch, injected: tests hand commands a test context (buffer streams, scripted
- * prompter, stub browser, fixed clock, memory config), production createProcessContext().
- */
+/** Everything a command may touch, injected: tests give buffer streams, a scripted prompter, a fixed clock. */
 
 export type InputStream = Readable & { isTTY?: boolean };
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number };

@@ -107,10 +107,7 @@ function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${withoutKeys(safeJson({ error }))}\n`);
 }
 
-/**
- * A fix run as printed must reach the same profile: with --profile NAME on the line, each facectl
- * command a hint quotes (`facectl …`) gets it too, unless it names a profile already.
- */
+/** With --profile NAME, each `facectl …` a hint quotes gets it too (unless it names one), so the fix reaches it. */
 export function forProfile(hint: string, profile: string | undefined): string {
   // Only a name a profile can have (one refused as invalid is not repeated into a fix).
   if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;

@@ -136,10 +136,7 @@ class FacectlCommand extends Command {
     return root instanceof FacectlCommand ? root.words : this.words;
   }
 
-  /**
-   * commander's hook before it answers --help: `facectl nosuch --help` is the unknown command (as gh
-   * says it), not the group's help with exit 0.
-   */
+  /** commander's hook before --help: `facectl nosuch --help` is an unknown command (as gh says), not a group's help. */
   _outputHelpIfRequested(args: string[]): void {
     const helpAsked = args.some((arg) => arg === '--help' || arg === '-h');
     if (helpAsked && this.commands.length > 0 && this.args.some((arg) => !arg.startsWith('-'))) this.unknownCommand();

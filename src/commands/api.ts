@@ -147,10 +147,7 @@ export default verb({
   },
 });
 
-/**
- * A JSON answer as every --json document is printed (with or without --json, as gh api does): indented
- * on a terminal, one line when piped. A text answer is printed as received.
- */
+/** A JSON answer indented on a terminal, one line when piped (as gh api does, --json or not); text as received. */
 function printBody(ctx: Context, body: unknown, written?: string): void {
   if (body === '' || body === undefined) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io));

@@ -48,10 +48,7 @@ export function mayHaveCreated(error: unknown): boolean {
   return !(error instanceof UsageError);
 }
 
-/**
- * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
- * documents is a partly failed batch, exit 1.
- */
+/** Exit 2 says nothing was sent: bad input after this run submitted documents is a partly failed batch, exit 1. */
 export const partlySent = (exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue =>
   exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 

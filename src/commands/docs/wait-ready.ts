@@ -19,10 +19,7 @@ type Preparable = { [K in 'token_count' | 'chunks_total' | 'chunks_completed']?:
   prepare_status?: string | null;
 };
 
-/**
- * `docs sync` and `threads sync` (extension endpoints): the sync, then with --wait a progress bar from
- * chunks_completed/chunks_total until preparation is ready, bounded by --timeout.
- */
+/** `docs sync` and `threads sync` (extension endpoints); with --wait, a progress bar until preparation is ready. */
 export function syncVerb<T extends Preparable>(
   kind: 'document' | 'thread',
   fields: Column<T>[],
