@@ -8,10 +8,7 @@ import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
 import { createIO, type IOStreams } from './io/terminal.js';
 
-/**
- * The production context, and the assembly shared with the test context. Creating it costs nothing:
- * the config store, undici, prompts, ora, chalk, cli-table3, open and zod are imported on first use.
- */
+/** The assembly shared with tests; it costs nothing: the store, undici, prompts, ora, etc. load on first use. */
 export type ContextParts = Pick<Context, 'env' | 'globals' | 'clock' | 'browser' | 'signal'> &
   Partial<Pick<Context, 'runtime' | 'prompter' | 'config'>> & {
     streams: IOStreams;

@@ -160,10 +160,7 @@ class FacectlCommand extends Command {
     return group ? `${group.name()} ${word}` : undefined;
   }
 
-  /**
-   * `value`, given to `option`, unless it is the word after the flag and itself a flag of this command:
-   * `--label --content hi` is a missing label, not the label "--content" (write `--label=--content`).
-   */
+  /** `--label --content hi` is a missing label, not the label "--content" (written `--label=--content`). */
   checkedValue(option: Option, value: string): string {
     // The line as typed (the top command's words): a global flag right after this one (`--label --json`)
     // was taken out before this command parsed, and it is the word to name.

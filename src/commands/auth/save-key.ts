@@ -1,11 +1,7 @@
 import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
 import type { ConfigStore, Context } from '../../context.js';
 
-/**
- * Stores a key in a profile (`auth login`, `keys create --save`): one locked write of the key, the base
- * URL it belongs to and, when given, the profile's new base_url. A key replaced is kept nowhere else, so
- * it is named (its prefix) with how to keep both next time.
- */
+/** One locked write of a key, its base URL and any new base_url; a key replaced is named (it is kept nowhere else). */
 export async function saveKeyInProfile(
   ctx: Pick<Context, 'out'>,
   store: ConfigStore,

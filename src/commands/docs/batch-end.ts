@@ -93,10 +93,7 @@ export function batchError(
   });
 }
 
-/**
- * The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent.
- * What stopped it decides the exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141.
- */
+/** The batch stopped by Ctrl-C (130), SIGTERM (143) or a closed output (141): how far it got, and how to go on. */
 export function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
   const reason = signal.reason instanceof CliError ? signal.reason : undefined;
   const closed = reason?.code === OUTPUT_CLOSED;

@@ -64,10 +64,7 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   }
 }
 
-/**
- * Reads the batch as far as needed to know which batch it is, and opens its journal: a file is read
- * through (its check pass) under its lock; standard input's first lines are read ahead.
- */
+/** Opens the batch's journal: a file read through (its check pass) under its lock; standard input's first lines. */
 async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   const { source } = input;
   const streamed = !source.reopenable;

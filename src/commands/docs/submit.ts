@@ -192,10 +192,7 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
   return JSON.parse(pieces.join('') + decoder.end()) as object;
 }
 
-/**
- * The command that resumes a batch: its input, every flag that shapes the bodies sent (so each line's
- * hash and Idempotency-Key are the same again) or the output, and --resume.
- */
+/** Resumes the batch: its input, --resume, and every flag shaping the bodies (so keys match again) or the output. */
 export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   const argv = ['facectl', 'docs', 'submit', ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']), '--resume'];
   const flag = (name: string, value: string | undefined) => {
