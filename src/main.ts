@@ -36,8 +36,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     // A command stopped by its output's failure says that, not "interrupted".
     const failed = signalled(ctx, OUTPUT_FAILED);
     const error = failed && caught instanceof CancelError && caught.message === 'interrupted' ? failed : caught;
-    // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
-    // (a batch cut short says how far it got, and exits 141).
+    // stdout closed by its reader (`| head`): stop quietly, unless work was left undone (a batch cut short exits 141).
     const stoppedShort = error instanceof CliError && error.exitCode === ExitCode.outputClosed;
     if (signalled(ctx, OUTPUT_CLOSED) && !stoppedShort) return ExitCode.ok;
     if (error instanceof CommanderError) {
@@ -46,8 +45,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
         ctx.out.flush();
         return ExitCode.ok;
       }
-      // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
-      // quiet then); a bad command line is a usage error.
+      // commander wrote `error: ...` and the usage line (not under --json: program.ts quiets it): a usage error.
       if (ctx.globals.json) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
       return ExitCode.usage;
     }

@@ -93,8 +93,7 @@ export function createProcessContext(): ClosableContext {
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
-  // A second signal while the command winds down ends the process at once, saying so (written directly:
-  // the stream may be busy or its owner gone).
+  // A second signal ends the process at once, saying so (written directly: the stream may be busy or gone).
   const atOnce = (exitCode: number, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
@@ -107,8 +106,7 @@ export function createProcessContext(): ClosableContext {
     if (controller.signal.aborted) atOnce(ExitCode.interrupted, 'Ctrl-C (SIGINT)');
     controller.abort(new CancelError());
   });
-  // SIGTERM (`timeout`, a CI cancel) stops the command as Ctrl-C does, so a batch keeps its journal and
-  // says how to resume; a second one ends the process at once.
+  // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
   process.on('SIGTERM', () => {
     if (controller.signal.aborted) atOnce(ExitCode.terminated, 'SIGTERM');
     controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));

@@ -162,8 +162,7 @@ class FacectlCommand extends Command {
 
   /** `--label --content hi` is a missing label, not the label "--content" (written `--label=--content`). */
   checkedValue(option: Option, value: string): string {
-    // The line as typed (the top command's words): a global flag right after this one (`--label --json`)
-    // was taken out before this command parsed, and it is the word to name.
+    // The whole line: a global flag right after this one (`--label --json`) was taken out before this command parsed.
     const line = this.line();
     const at = line.findIndex((word, i) => {
       const next = line[i + 1];

@@ -136,8 +136,7 @@ export default verb({
     if (!ok && options.include) printBody(ctx, answer.body);
     if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
-    // A known route's answer is read as every command reads it (api/answers.ts): a field it needs must be
-    // there; another that deviates is read as absent, and --debug says so.
+    // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
     const result =
       route && route.responseKind === 'json'
         ? await readAnswer(route, answer.body, debugOption(ctx).debug)

@@ -46,9 +46,8 @@ export function dataFileProblem(file: string): string | undefined {
     const stat = statSync(file);
     if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.db')}`);
     if (!stat.isFile()) return said('is not a regular file');
-    // SQLite finds the write-ahead log by the name it opens (FILE-wal): under another name, writes a
-    // kill -9 left in the log are not seen, and the next checkpoint drops them for good.
-    // (The one second name serve makes itself: FILE.imported, of a JSON state an import cut short.)
+    // SQLite finds its log by the name it opens (FILE-wal): under another name a kill -9's writes are lost at the next
+    // checkpoint. FILE.imported (of an import cut short) is the one second name serve makes itself.
     if (stat.nlink > 1 && !(stat.nlink === 2 && sameFile(`${file}.imported`, stat.ino))) {
       return said(
         `has ${stat.nlink} names (hard links); serve needs a file with one name, as its log is found by ` +

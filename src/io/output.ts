@@ -70,8 +70,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     }
     out(io.stdoutIsTTY ? visible(result) : result);
   };
-  // Under --json every stderr line is JSON (`{"notice": ...}`) and a failure leaves one `{"error": ...}`:
-  // messages are held until the command ends, written on success, carried in the error otherwise.
+  // Under --json each stderr line is JSON: messages are held to the end, written on success, else in the error.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
@@ -91,8 +90,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
-    // A word longer than its column (a path, on a narrow terminal) is broken over lines, not cut short
-    // (painted cells are short words: left as they are).
+    // A word wider than its column (a path) is broken over lines, not cut short; painted cells are short words.
     const fit = (text: string, i: number) => {
       const room = (colWidths?.[i] ?? 0) - GAP;
       if (text.includes('\x1b')) return text;

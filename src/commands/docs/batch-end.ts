@@ -75,8 +75,7 @@ export function batchError(
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
-  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
-  // "nothing after that line was submitted".
+  // Lines in flight at the failure were finished: said, so "stopped" does not read as nothing after it was sent.
   const inFlight =
     after === undefined || after.submitted === 0
       ? ''

@@ -119,8 +119,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       candidates = records.candidates.length;
       moved?.refuse();
       const journal = await records.open(comparison);
-      // The send pass counts occurrences again: in the room the check pass made, if it counted; else in
-      // room for every line, made once.
+      // The send pass counts again: in the room the check pass made if it counted, else in room made once for all.
       seen.clear();
       const counted = watch === undefined ? new Occurrences(batch.total) : seen;
       opened = { lines: batch.lines, total: batch.total, seen: counted, journal };
@@ -290,8 +289,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     }
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
-  // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
-  // service unreachable, ...) came too: that failure decides the exit code, as for any failed line.
+  // A failure more pressing than the bad line (a refused key, no service, ...) decides the exit code.
   if (badLine !== undefined && overBadInput(failures, summary)) {
     throw batchError(failures, summary, input, overtaken.afterFirstFailure(), badLine.message);
   }

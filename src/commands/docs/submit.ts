@@ -154,8 +154,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../api/large-strings.js'),
   ]);
   const { document: body, body: rawBody } = prepared;
-  // The service echoes the whole document: a streamed one's content is not held, but spooled to a file
-  // when --json prints it (src/api/large-strings.ts).
+  // The service echoes the whole document: a streamed one's content is spooled (for --json) or dropped, not held.
   const large =
     rawBody === undefined
       ? undefined

@@ -39,8 +39,7 @@ export default verb({
       message: ALIAS_PROMPT,
       check: checkAlias,
     });
-    // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
-    // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
+    // An alias typed at the prompt that the service refuses is asked again with the reason; --alias is the script's.
     const askAgain = async (reason: string) => {
       ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
       return ctx.prompter.input({ message: ALIAS_PROMPT, validate: (text) => checkAlias(text) ?? true });

@@ -76,8 +76,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
 export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  // A profile name that cannot be saved into, or a config file that cannot be read or written, is refused now, not
-  // after a live key was made (and perhaps not shown: `--jq .key_prefix`).
+  // A profile or config file that cannot be saved into is refused now, not after a live key was made.
   if (save) {
     checkNamedProfile(ctx);
     await (await ctx.config()).checkWritable();
@@ -99,8 +98,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         `at ${beside.baseUrl}, then saving it in a new profile "${active.profile}"`,
     );
   }
-  // The request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts), by a client without the
-  // abort signal: an answer abandoned would leave a live key no one ever saw.
+  // Waited for past Ctrl-C/SIGTERM (a client without the signal): an abandoned answer would lose a live key.
   const api = beside
     ? (await import('../../api/context-client.js')).clientForContext(
         ctx,
@@ -135,8 +133,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   } else if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
-  // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
-  // tick later, and then nobody holds the key unless --save keeps it.
+  // The secret exists only in that output: a failed write (closed pipe, full disk) is known a tick later.
   await new Promise((resolve) => setImmediate(resolve));
   const unwritten = ctx.signal.reason as CliError | undefined;
   if (!save && ctx.signal.aborted && (unwritten?.code === OUTPUT_CLOSED || unwritten?.code === OUTPUT_FAILED)) {
@@ -151,8 +148,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
       },
     );
   }
-  // The key only works at the service that made it: its base URL becomes the profile's when it came
-  // from a flag or the environment rather than from the profile itself (or when the profile is new).
+  // The key works only where it was made: that base URL becomes the profile's if it came from outside (or is new).
   if (save) {
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
     await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside);

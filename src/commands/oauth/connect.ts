@@ -38,8 +38,7 @@ export default verb({
 export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
-  // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
-  // connected needs no approval, and asking for an authorize URL would only leave one pending.
+  // The list first: a non-Connect plan is refused before a browser opens, and a connected provider needs no URL.
   const before = await findConnection(ctx, provider);
   if (before?.connected) {
     ctx.out.info(
@@ -71,8 +70,7 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
       await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
       connection = await findConnection(ctx, provider);
       if (!connection?.connected && ctx.clock.now().getTime() >= deadline) {
-        // The spec gives the client no way to learn of a denial (it only polls GET /v1/oauth): say what
-        // is known, that no approval came, and not why.
+        // The spec has no way to learn of a denial (only GET /v1/oauth): say that no approval came, not why.
         throw new NetworkError(
           `${provider} was not connected within ${opts.timeoutSeconds} s: it was not approved in the browser ` +
             '(denied, closed, or not yet done)',
