@@ -58,10 +58,7 @@ export interface Output {
   success(message: string): void;
   /** What a command that prints no data did: a line on stderr; under --json, `result` on stdout. */
   done(message: string, result: object, written?: string): void;
-  /**
-   * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
-   * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
-   */
+  /** Held under --json until the command ends (one JSON document on a failure); `immediate`: needed at once (a URL). */
   info(message: string, options?: { immediate?: boolean }): void;
   warn(message: string, options?: { immediate?: boolean }): void;
   /** Writes the held messages (the command succeeded). */
@@ -89,10 +86,7 @@ export interface Credentials {
   /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
   readonly keyBaseUrl?: string;
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
-  /**
-   * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold (its base URL
-   * would silently be the default one). Commands that create the profile do not call it.
-   */
+  /** Refuses a profile --profile or FACECTL_PROFILE names that the file lacks (it would use the default base URL). */
   checkNamedProfile(): void;
   /** Why there is no key: where none was found. */
   describe(): string;

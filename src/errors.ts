@@ -149,10 +149,7 @@ export function detailLines(detail: unknown, message: string): string[] {
   return [];
 }
 
-/**
- * Text for stderr with any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a key pasted where a URL,
- * a profile name or another value belongs is quoted back by the message that refuses it.
- */
+/** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
 export function withoutKeys(text: string): string {
   return text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
 }

@@ -36,10 +36,7 @@ const TOP_LEVEL: readonly (readonly [name: string, load: () => Promise<{ default
 
 export const TOP_LEVEL_NAMES: readonly string[] = [...TOP_LEVEL.map(([name]) => name), 'completion', 'help'];
 
-/**
- * When the line starts with the name of a top-level command, only that one is declared (an API command
- * need not build the other ~40); any other line (help, a typo that deserves a suggestion) gets them all.
- */
+/** Only the top-level command the line names is declared (not ~40 verbs); another line (help, a typo) gets them all. */
 export async function buildProgram(ctx: Context, argv: readonly string[] = []): Promise<Command> {
   const program = new FacectlCommand('facectl')
     .description('Manage faces and compile material on the Face Compilation Service.')
@@ -98,10 +95,7 @@ class FacectlCommand extends Command {
     throw needsValue(this.words.at(-1) ?? option.flags, undefined, option);
   }
 
-  /**
-   * commander's hook for a flag no command declares. No flag takes a key (it would stay in the shell's
-   * history and the process list): one that looks like it says where keys come from instead.
-   */
+  /** commander's hook for an unknown flag; one that looks like a key's says where keys come from (none on the line). */
   unknownOption(flag: string): never {
     if (SECRET_FLAG.test(flag)) {
       throw new UsageError(`${flag.split('=')[0]}: facectl takes no API key on the command line`, {
@@ -305,10 +299,7 @@ function registerCompletion(program: Command, ctx: Context): void {
   ]);
 }
 
-/**
- * The name of the command closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
- * word's length for long words), or the word is its beginning. Undefined when nothing is that close.
- */
+/** The command closest to a mistyped `word`: within 2 edits (a third of a long word's length), or beginning with it. */
 function closestName(word: string, commands: readonly Command[]): string | undefined {
   return commands
     .map((command) => ({ name: command.name(), distance: distance(command.name(), word) }))

@@ -162,10 +162,7 @@ function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, stri
   return `${lines.join('\n')}\n\n`;
 }
 
-/**
- * A path, or a full URL on the configured origin: the key is never sent anywhere else. Tabs and line
- * breaks, which the URL parser drops without a word, are sent percent-encoded (`%09`), as given.
- */
+/** A path, or a URL on the configured origin (the key goes nowhere else); tabs and newlines (URL drops) encoded. */
 function relativeTarget(given: string, baseUrl: string): { pathname: string; search: string } {
   const path = given.replace(/[\t\n\r]/g, encodeURIComponent);
   const base = new URL(baseUrl);

@@ -10,10 +10,7 @@ import { type Env, envFlag } from './terminal.js';
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
 
-/**
- * Text from the service made safe for a terminal (reliability case 51): control characters but newline
- * and tab, bidirectional controls, zero-width characters and line separators shown as escapes (`\x1b`).
- */
+/** Service text safe for a terminal (case 51): C0 but \n and \t, C1, bidi, zero-width and line separators escaped. */
 export function visible(text: string): string {
   return text.replace(UNSAFE, (c) => {
     const code = c.charCodeAt(0);
@@ -43,10 +40,7 @@ export const jsonIndent = (io: Pick<IO, 'stdoutIsTTY'>): number => (io.stdoutIsT
 
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
-/**
- * Data goes to stdout: one JSON document under --json, a borderless table on a terminal, tab-separated
- * rows without a header when piped. Messages go to stderr. Globals are read at call time.
- */
+/** Data on stdout (JSON under --json, a table on a terminal, TSV piped), messages on stderr; globals read when used. */
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
   const loaded: RenderModules = { ...modules };
   const toTable = () => io.stdoutIsTTY && !globals.json;

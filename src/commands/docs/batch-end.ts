@@ -38,10 +38,7 @@ export function resumeHint(input: Resumable, first = ''): string {
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
-/**
- * Whether a failed request may still have made its document: anything but a refusal the service answered
- * (4xx), a request refused before it was sent, or a failure before anything reached the service.
- */
+/** Whether a failed request may have made its document: not after a 4xx, a refusal before sending, or nothing sent. */
 export function mayHaveCreated(error: unknown): boolean {
   if (error instanceof ApiError) return error.status >= 500;
   if (error instanceof NetworkError) return !error.unsent;

@@ -23,10 +23,7 @@ export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
-/**
- * Reads the first lines ahead, each given its key; an abort ends the wait, a read error waits for its turn.
- * Returns them, every line (the ones read ahead first), and whether the input ended within them.
- */
+/** Reads the first lines ahead, keyed; returns them, every line (those first), and whether the input ended there. */
 export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurrences, signal: AbortSignal) {
   const iterator = lines[Symbol.asyncIterator]();
   const head: NdjsonLine[] = [];

@@ -9,10 +9,7 @@ export interface PoolOptions<T> {
   signal: AbortSignal;
   /** Standard input, whose writer may sit idle: an abort ends the wait (a listener per item, so not for a file). */
   slowSource: boolean;
-  /**
-   * Called in the order the items are taken, before any later item is: false stops the pool there. A bad
-   * line stops a batch this way; its work would start too late, after other workers' items were sent.
-   */
+  /** In the order items are taken, before any later one: false stops the pool there (a bad line, before others go). */
   admit?: (item: T) => boolean;
 }
 
