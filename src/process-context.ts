@@ -84,9 +84,8 @@ export function assembleContext(parts: ContextParts): ClosableContext {
 }
 
 /**
- * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
- * CancelError, exit 130); a second Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on
- * stdout aborts quietly (a batch cut short by it says so, exit 141).
+ * This process's context: Ctrl-C aborts ctx.signal (CancelError, exit 130), a second one exits at once; SIGTERM
+ * too, with 143; EPIPE on stdout aborts quietly (a batch cut short says so, exit 141).
  */
 export function createProcessContext(): ClosableContext {
   const controller = new AbortController();

@@ -68,9 +68,8 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
 }
 
 /**
- * commander's Command, with facectl's answers where a line cannot run: a value flag without its value
- * names the flag as typed, an unknown command gets a suggestion only when one is close, and a group
- * named without its command prints its help on stdout (exit 0), as gh does.
+ * commander's Command, with facectl's answers where a line cannot run (a flag without its value, an unknown
+ * command, a group without its command: help on stdout, exit 0, as gh does).
  */
 class FacectlCommand extends Command {
   /** The words this command parsed, to name a flag as it was typed. */
@@ -213,9 +212,8 @@ const HELP = {
 };
 
 /**
- * Settings every command needs, applied once the tree is built: errors throw (main.ts decides the
- * exit code), output goes to the context's streams, usage reads `[flags]`, a usage error ends with the
- * usage line, and a value flag refuses a flag for its value.
+ * Once the tree is built: errors throw (main.ts decides the exit code), output to the context's streams, usage
+ * as `[flags]` and after a usage error, and a value flag refuses a flag for its value.
  */
 function configureTree(command: Command, ctx: Context, path = command.name()): void {
   if (!command.summary()) command.summary(firstSentence(command.description()));

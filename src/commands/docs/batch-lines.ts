@@ -15,9 +15,8 @@ export function keyOf(body: Buffer | string, seen: Occurrences): LineKey {
 }
 
 /**
- * How far standard input is read before anything is sent: its first HEAD_LINES lines, HEAD_BYTES of
- * bodies, what came within HEAD_WAIT_MS of the first line (a writer that sends a line now and then is
- * not waited for long), or all of it, whichever is least.
+ * Standard input is read ahead before anything is sent: HEAD_LINES lines, HEAD_BYTES of bodies, what came within
+ * HEAD_WAIT_MS of the first line (a slow writer is not waited for), or all of it, whichever is least.
  */
 export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
@@ -70,9 +69,8 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
 }
 
 /**
- * For `--resume` of a file with no batch of its own: the unfinished batches of files no longer at their
- * path, each line's key counted against what they acknowledged (`add`). `refuse` throws when one holds
- * lines of this file: most likely this file, moved, whose lines would be sent twice.
+ * --resume of a file without a batch: unfinished batches of files now gone, counting its keys they acknowledged;
+ * `refuse` throws when one holds lines of it (most likely this file, moved: its lines would be sent twice).
  */
 export async function movedFileBatch(dir: string, name: string) {
   const gone = await goneFileBatches(dir);

@@ -1,7 +1,6 @@
 /**
- * A pool of `concurrency` workers taking items from one stream until it ends, a worker says stop, the
- * stream fails, or the signal aborts (no new item is started then; items in flight finish on their
- * own, listening to the same signal).
+ * `concurrency` workers taking items from one stream until it ends, a worker says stop, it fails, or the signal
+ * aborts: no new item starts then; those in flight finish, listening to the same signal.
  */
 
 export interface PoolOptions<T> {

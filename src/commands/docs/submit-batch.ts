@@ -27,12 +27,9 @@ import { runPool } from './batch-pool.js';
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
- * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts) go through a pool of
- * --concurrency workers (batch-pool.ts), each result to the reporter (batch-report.ts). A journal
- * (src/state/batch-journal.ts) records every line the service acknowledged by the hash of its body and
- * its occurrence. Before anything is sent, the input is compared with earlier batches of the same input
- * (a file's every line in its check pass; standard input's first lines, read ahead), which decides
- * whether this run is a new batch, goes on with one (--resume), or is refused. See docs/usage.md.
+ * `docs submit` of NDJSON: the reader's lines (input/ndjson.ts) go through a pool of --concurrency workers, each
+ * result to the reporter; a journal records each line acknowledged by its body's hash and occurrence. First the
+ * input is compared with earlier batches of it, which decides whether this run is new, resumes one, or is refused.
  */
 
 export interface BatchInput extends Resumable {
@@ -324,9 +321,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
 }
 
 /**
- * How many lines after the first failed line (in file order) were submitted anyway, being in flight.
- * Only lines in flight and failed lines are watched (after a failure without --continue-on-error no new
- * line is taken; with it, nothing is watched), so memory stays bounded.
+ * How many lines after the first failed one were submitted anyway, being in flight; only lines in flight and
+ * failed ones are watched (none with --continue-on-error), so memory stays bounded.
  */
 function trackOvertaken(enabled: boolean) {
   const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
