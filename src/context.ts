@@ -44,10 +44,7 @@ export type ProgressBar = { update(completed: number, total: number, text?: stri
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {
   readonly json: boolean;
-  /**
-   * One record: JSON under --json, else `field<TAB>value` lines / a two-column table. `written`: the
-   * record is the answer to a change, and this says it was made, should --jq fail on the answer.
-   */
+  /** JSON under --json, else `field<TAB>value` lines or a table; `written`: the change made, said if --jq fails. */
   record<T extends object>(value: T, fields?: Column<T>[], written?: string): void;
   /** A list: JSON array under --json, else a table on a terminal or tab-separated rows. */
   list<T extends object>(rows: T[], columns: Column<T>[]): void;
@@ -119,9 +116,8 @@ export interface Context {
   config(): Promise<ConfigStore>;
   credentials(): Promise<Credentials>;
   /**
-   * The API client; built on first use, with the resolved base URL and key. Ctrl-C/SIGTERM abort its
-   * requests in flight; with `untilAnswered` they are not: a request sent through that client is waited
-   * for (within the HTTP timeouts) whatever the signal, for an answer that cannot be asked for again.
+   * Built on first use; Ctrl-C/SIGTERM abort its requests, but not `untilAnswered`'s: those are waited for (within
+   * the HTTP timeouts), for an answer that cannot be asked for again.
    */
   api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
 }

@@ -18,10 +18,7 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/**
- * `code`: a stable machine code, printed in `--json` error objects; `hint`: the fix, printed as the last line;
- * `fields`: what is wrong, field by field, one `- field: message` line each (as a 422's field errors read).
- */
+/** `code`: stable, in --json errors; `hint`: the fix, the last line; `fields`: a `- field: message` line each. */
 export type ErrorDetails = { code?: string; hint?: string; fields?: readonly FieldProblem[]; cause?: unknown };
 
 export type FieldProblem = { field: string; message: string };

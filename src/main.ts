@@ -15,11 +15,9 @@ import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
- * Runs one invocation and returns its exit code: the only place where errors become exit codes and
- * messages. An error reads `error: <what failed>`, then details, then the fix as the last line; under
- * --json stderr carries exactly one document, {"error": {code, message, status?, detail?, hint?,
- * warnings?}}. No stack trace unless --debug. --json before `--` makes errors JSON from the first word
- * on, whatever fails (a value spelled like it is written `--flag=--json`).
+ * One invocation's exit code: the only place errors become exit codes and messages (`error: …`, details, the fix
+ * last; under --json one {"error": …} document on stderr; a stack only with --debug). --json before `--` makes
+ * errors JSON from the first word on, whatever fails (a value spelled like it is written `--flag=--json`).
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');

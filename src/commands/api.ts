@@ -190,10 +190,8 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
 }
 
 /**
- * A -f/-F flag, read as gh's `api` reads them: `-f key=value` is always a string, `-F key=value` typed
- * (true, false, null and integers become JSON, `@file` reads a file). Keys may nest: `-f 'a[b]=x'` gives
- * {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}. `path` is the key split into
- * its parts, '' an array append (`[]`).
+ * A -f/-F flag as gh's `api` reads them: -f a string, -F typed (true, false, null, integers as JSON; @file reads a
+ * file). Keys nest: `a[b]=x` is {"a":{"b":"x"}}, `tags[]=x` appends; `path` is the key's parts, '' an append.
  */
 type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 

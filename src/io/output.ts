@@ -192,9 +192,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 const GAP = 2;
 
 /**
- * Column widths (gap included) that fit a table into `columns`, cells wrapped at words; undefined when
- * it fits. The widest columns give way first, each down to its longest word, unless those words alone
- * are too wide for the terminal.
+ * Column widths (gap included) fitting a table into `columns`, or undefined when it fits: the widest give way first,
+ * each down to its longest word, unless those words alone are too wide.
  */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
