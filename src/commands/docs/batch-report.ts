@@ -13,14 +13,11 @@ export type LineResult =
 
 export type FailedLine = LineResult & { ok: false };
 
-export interface BatchSummary {
-  total: number | undefined;
-  submitted: number;
-  /** Of `submitted`, the lines an earlier run had submitted (not sent again). */
-  earlier: number;
-  failed: number;
-  tokens: number;
-}
+/** `earlier`: of `submitted`, the lines an earlier run had submitted (not sent again). */
+export type BatchSummary = { total: number | undefined } & Record<
+  'submitted' | 'earlier' | 'failed' | 'tokens',
+  number
+>;
 
 /** `listed`: the first few, in the order they came. */
 export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
