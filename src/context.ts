@@ -9,31 +9,14 @@ export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/type
 export type InputStream = Readable & { isTTY?: boolean };
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
-export interface IO {
-  readonly stdin: InputStream;
-  readonly stdout: OutputStream;
-  readonly stderr: OutputStream;
-  readonly stdinIsTTY: boolean;
-  readonly stdoutIsTTY: boolean;
-  readonly stderrIsTTY: boolean;
-  /** Colour on stdout and on stderr (io/terminal.ts colorEnabled). */
-  readonly color: boolean;
-  readonly stderrColor?: boolean;
-  /** True only when stdin and stdout are terminals and neither --no-input nor CI is set. */
-  canPrompt(): boolean;
-}
+/** color, stderrColor: colour on stdout, stderr; canPrompt(): stdin and stdout terminals, no --no-input nor CI. */
+export type IO = Readonly<{ stdin: InputStream; stdout: OutputStream; stderr: OutputStream; stderrColor?: boolean }> &
+  Readonly<Record<'stdinIsTTY' | 'stdoutIsTTY' | 'stderrIsTTY' | 'color', boolean>> & { canPrompt(): boolean };
 
 /** Global flags (program.ts GLOBAL_FLAGS), accepted before or after the subcommand. */
-export interface GlobalOptions {
-  baseUrl?: string;
-  profile?: string;
-  json: boolean;
-  noInput: boolean;
-  debug: boolean;
-  insecureHttp: boolean;
-  apiKeyStdin?: boolean;
-  jq?: string;
-}
+export type GlobalOptions = { baseUrl?: string; profile?: string; jq?: string; apiKeyStdin?: boolean } & {
+  [K in 'json' | 'noInput' | 'debug' | 'insecureHttp']: boolean;
+};
 
 export type Column<T> = { header: string; value: (row: T) => unknown };
 

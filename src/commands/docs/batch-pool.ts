@@ -1,21 +1,12 @@
 /**
- * `concurrency` workers taking items from one stream until it ends, a worker says stop, it fails, or the signal
- * aborts: no new item starts then; those in flight finish, listening to the same signal.
+ * `concurrency` workers taking items from one stream until it ends, `work` says stop (false), it fails, or the
+ * signal aborts: no new item starts then; those in flight finish, listening to the same signal. `slowSource`:
+ * standard input, whose writer may sit idle: an abort ends the wait (a listener per item, so not for a file).
+ * `admit`, in the order items are taken, before any later one: false stops the pool there (a bad line).
  */
-
-export interface PoolOptions<T> {
-  concurrency: number;
-  signal: AbortSignal;
-  /** Standard input, whose writer may sit idle: an abort ends the wait (a listener per item, so not for a file). */
-  slowSource: boolean;
-  /** In the order items are taken, before any later one: false stops the pool there (a bad line, before others go). */
-  admit?: (item: T) => boolean;
-}
-
-/** `work` returns false to stop the pool (items in flight still finish). */
 export async function runPool<T>(
   items: AsyncIterable<T>,
-  options: PoolOptions<T>,
+  options: { concurrency: number; signal: AbortSignal; slowSource: boolean; admit?: (item: T) => boolean },
   work: (item: T) => Promise<boolean>,
 ) {
   const { signal } = options;
