@@ -84,23 +84,15 @@ export type Clock = { now(): Date; sleep(ms: number, signal?: AbortSignal): Prom
 /** What a command would read from `process` (a test may give its own); cwd() throws once its directory is gone. */
 export type Runtime = { cwd(): string; readonly platform: NodeJS.Platform; readonly nodeVersion: string };
 
-export interface Context {
-  readonly io: IO;
-  readonly out: Output;
-  readonly prompter: Prompter;
-  readonly globals: GlobalOptions;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock: Clock;
-  readonly browser: Browser;
-  readonly runtime: Runtime;
-  /** Aborted on Ctrl-C, SIGTERM, and a failed or closed stdout. */
-  readonly signal: AbortSignal;
-  /** Built on first use (commands that need no file never read it). */
-  config(): Promise<ConfigStore>;
-  credentials(): Promise<Credentials>;
-  /**
-   * Built on first use; Ctrl-C/SIGTERM abort its requests, but not `untilAnswered`'s: those are waited for (within
-   * the HTTP timeouts), for an answer that cannot be asked for again.
-   */
-  api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
-}
+/** signal: aborted on Ctrl-C, SIGTERM, and a failed or closed stdout; config(): read on first use (if ever). */
+export type Context = Readonly<{ io: IO; out: Output; prompter: Prompter; globals: GlobalOptions; clock: Clock }> &
+  Readonly<{ env: Readonly<Record<string, string | undefined>>; browser: Browser; runtime: Runtime }> &
+  Readonly<{ signal: AbortSignal }> & {
+    config(): Promise<ConfigStore>;
+    credentials(): Promise<Credentials>;
+    /**
+     * Built on first use; Ctrl-C/SIGTERM abort its requests, but not `untilAnswered`'s: those are waited for (within
+     * the HTTP timeouts), for an answer that cannot be asked for again.
+     */
+    api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
+  };
