@@ -22,8 +22,7 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { giveKey, keyOf, movedFileBatch, readAhead } from './batch-lines.js';
-import { runPool } from './batch-pool.js';
+import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
