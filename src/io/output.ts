@@ -128,9 +128,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       }
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
-    line(value) {
-      document(JSON.stringify(value), true);
-    },
+    line: (value) => document(JSON.stringify(value), true),
     text(text, written) {
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written);
@@ -146,18 +144,12 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       else if (io.stderrIsTTY) this.success(text);
       else message(text);
     },
-    info(text, options) {
-      message(text, options?.immediate);
-    },
-    warn(text, options) {
-      message(text, options?.immediate, 'warning:');
-    },
+    info: (text, options) => message(text, options?.immediate),
+    warn: (text, options) => message(text, options?.immediate, 'warning:'),
     flush() {
       for (const { text, label } of held.splice(0)) jsonLine(text, label);
     },
-    takeHeld() {
-      return held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text));
-    },
+    takeHeld: () => held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text)),
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;
       const spinner = loaded.ora({ text, stream: io.stderr, isEnabled: true, discardStdin: false }).start();
