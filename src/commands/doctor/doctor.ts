@@ -204,10 +204,9 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   }
   const [key, value] = variable;
   const url = value.includes('://') ? value : `http://${value}`;
-  if (!URL.canParse(url)) {
+  const proxy = URL.parse(url);
+  if (!proxy)
     return fail(name, `${key} is not a valid URL`, `fix ${key} (e.g. http://proxy.example.com:3128) or unset it`);
-  }
-  const proxy = new URL(url);
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
   if (isLoopbackHost(base.hostname)) {
     return ok(name, `${key}=${shown} is not used for the loopback address ${base.host} (never proxied)`);
