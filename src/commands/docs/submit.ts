@@ -197,10 +197,7 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   const flag = (name: string, value: string | undefined) => {
     if (value !== undefined) argv.push(name, value);
   };
-  flag('--alias', opts.alias);
-  flag('--label', opts.label);
-  flag('--perspective', opts.perspective);
-  flag('--format', opts.format);
+  for (const key of ['alias', 'label', 'perspective', 'format'] as const) flag(`--${key}`, opts[key]);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
   if (opts.continueOnError) argv.push('--continue-on-error');
   if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
