@@ -16,17 +16,9 @@ import type { BatchSummary, Failures } from './batch-report.js';
 export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
-const EXIT_PRIORITY: ExitCodeValue[] = [
-  ExitCode.interrupted,
-  ExitCode.auth,
-  ExitCode.refused,
-  ExitCode.network,
-  ExitCode.rateLimited,
-  ExitCode.usage,
-  ExitCode.conflict,
-  ExitCode.notFound,
-  ExitCode.error,
-];
+const EXIT_PRIORITY: ExitCodeValue[] = (
+  ['interrupted', 'auth', 'refused', 'network', 'rateLimited', 'usage', 'conflict', 'notFound', 'error'] as const
+).map((name) => ExitCode[name]);
 
 /** How to send the rest: the exact command with --resume, after `first` if given. */
 export function resumeHint(input: Resumable, first = ''): string {
