@@ -52,11 +52,7 @@ export interface VerbSpec<F extends Flags = Flags, A extends readonly ArgSpec[] 
   run(ctx: Context, flags: FlagValues<F>, ...args: ArgValues<A>): Promise<R>;
 }
 
-export interface GroupSpec {
-  readonly summary?: string;
-  readonly description: string;
-  readonly verbs: Readonly<Record<string, AnyVerb>>;
-}
+export type GroupSpec = Readonly<{ summary?: string; description: string; verbs: Readonly<Record<string, AnyVerb>> }>;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyVerb = VerbSpec<any, any>;
