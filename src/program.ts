@@ -159,12 +159,8 @@ class FacectlCommand extends Command {
     const line = this.line();
     const at = line.findIndex((word, i) => {
       const next = line[i + 1];
-      return (
-        (word === option.long || word === option.short) &&
-        next !== undefined &&
-        this.isFlag(next) &&
-        (next === value || this.isFlag(value))
-      );
+      if (word !== option.long && word !== option.short) return false;
+      return next !== undefined && this.isFlag(next) && (next === value || this.isFlag(value));
     });
     if (at >= 0) throw needsValue(line[at] as string, line[at + 1], option);
     return value;
