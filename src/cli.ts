@@ -9,7 +9,6 @@ export async function runFromProcess(): Promise<number> {
   // Scripts call `facectl --version` to check the install: answer without loading anything else.
   const flags = new Set(argv);
   if ((flags.has('--version') || flags.has('-V')) && argv.length === (flags.has('--json') ? 2 : 1)) {
-    // Under --json, as every command's output: one JSON document.
     process.stdout.write(flags.has('--json') ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
     return 0;
   }

@@ -83,8 +83,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
-  // `--save` into a profile not in the file yet (`--profile laptop`) creates it: the key is made with what
-  // would be used without naming it (FACECTL_API_KEY, else the default profile's key, at its base URL).
+  // --save into a new profile (`--profile laptop`) makes the key with what is used without naming one (its base URL).
   const beside = save
     ? await credentialsBesideNewProfile({ ...ctx, stdin: ctx.io.stdin, stdinIsTTY: ctx.io.stdinIsTTY })
     : undefined;

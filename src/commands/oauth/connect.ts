@@ -50,8 +50,7 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   }
   const url = (await sendOAuth(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
 
-  // A person acts on the URL while the command waits, so it is said at once (under --json as a JSON line
-  // a script can read); the other messages at once only on a terminal, else held like any message.
+  // Said at once for a person to act on while we wait (a JSON line under --json); the rest at once on a terminal only.
   if (ctx.out.json) ctx.io.stderr.write(`${safeJson({ authorize_url: url })}\n`);
   else ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
   const now = { immediate: ctx.io.stderrIsTTY };
