@@ -107,9 +107,8 @@ export class CancelError extends CliError {
 }
 
 /** The error a wait or request ends with when `signal` aborted it: its reason (SIGTERM's says 143), else Ctrl-C's. */
-export function cancelledBy(signal: AbortSignal | undefined): CancelError {
-  return signal?.reason instanceof CancelError ? signal.reason : new CancelError();
-}
+export const cancelledBy = (signal: AbortSignal | undefined): CancelError =>
+  signal?.reason instanceof CancelError ? signal.reason : new CancelError();
 
 export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 401) return ExitCode.auth;
@@ -147,6 +146,5 @@ export function detailLines(detail: unknown, message: string): string[] {
 }
 
 /** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
-export function withoutKeys(text: string): string {
-  return text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
-}
+export const withoutKeys = (text: string): string =>
+  text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;

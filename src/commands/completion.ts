@@ -33,9 +33,7 @@ const pathOf = (command: Command): string =>
 
 const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
 
-function flagsOf(command: Command): Option[] {
-  return [...command.options.filter((option) => option.long && !option.hidden), HELP_FLAG];
-}
+const flagsOf = (command: Command): Option[] => [...command.options.filter((o) => o.long && !o.hidden), HELP_FLAG];
 
 /** A command's flags, then the program's it also accepts (global flags work anywhere on the line). */
 function allFlags(command: Command): Option[] {

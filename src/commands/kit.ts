@@ -118,9 +118,8 @@ export function usd(amount: number): string {
 }
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
-export function splitList(value: string | undefined): string[] | undefined {
-  return value?.split(',').flatMap((item) => item.trim() || []);
-}
+export const splitList = (value: string | undefined): string[] | undefined =>
+  value?.split(',').flatMap((item) => item.trim() || []);
 
 /** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
 export const shellWord = (word: string): string =>
