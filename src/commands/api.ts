@@ -258,9 +258,7 @@ function parseKey(key: string, flag: string): string[] {
 }
 
 async function typedValue(raw: string, readFile: (path: string) => Promise<string>): Promise<unknown> {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  if (raw === 'null') return null;
+  if (raw === 'true' || raw === 'false' || raw === 'null') return JSON.parse(raw);
   if (/^-?(0|[1-9]\d*)$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
   if (raw.startsWith('@')) return readFile(raw.slice(1));
   return raw;
