@@ -12,9 +12,7 @@ export function colorEnabled(env: Env, isTTY: boolean): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
-  if (env.TERM === 'dumb') return false;
-  if (envFlag(env, 'CI')) return false;
-  return isTTY;
+  return isTTY && env.TERM !== 'dumb' && !envFlag(env, 'CI');
 }
 
 /** The `…IsTTY` flags, else the streams' isTTY: tests flag buffer streams as terminals. */
