@@ -129,10 +129,10 @@ export async function loadJq(expression: string): Promise<JqFilter> {
 }
 
 /**
- * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` would spin
- * deaf to signals): `empty | (EXPR\n)` compiles but never runs (the newline ends a trailing comment).
- * Only when that fails is the expression given alone, for jq's own message: it fails too (or starts
- * with `import`/`include`: no module is found). A leading `module` would run alone, so it is refused.
+ * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` spins deaf to signals):
+ * `empty | (EXPR\n)` compiles but never runs (the newline ends a trailing comment). Only when that fails is the
+ * expression given alone, for jq's own message (it fails too, or `import`/`include` find no module); a leading
+ * `module` would run alone, so it is refused.
  */
 function compiles(jq: JqWeb, expression: string): void {
   try {

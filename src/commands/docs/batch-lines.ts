@@ -148,10 +148,9 @@ export async function runPool<T>(
 type Settled<T> = { result: IteratorResult<T> } | { error: unknown } | 'waited';
 
 /**
- * The next item, or 'waited' when the deadline passed or the signal aborted first. Not Promise.race with
- * one long-lived "aborted" promise: every race would leave a reaction on it holding that race's result
- * (a whole document), so memory grew with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the
- * abort listener goes with the item.
+ * The next item, or 'waited' when the deadline passed or the signal aborted first. Not Promise.race with one
+ * long-lived "aborted" promise: each race left on it a reaction holding its result (a whole document), so memory grew
+ * with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the abort listener goes with the item.
  */
 export function settle<T>(
   next: Promise<IteratorResult<T>>,

@@ -319,10 +319,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   return summary;
 }
 
-/**
- * How many lines after the first failed one were submitted anyway, being in flight; only lines in flight and
- * failed ones are watched (none with --continue-on-error), so memory stays bounded.
- */
+/** Lines after the first failed one submitted anyway (in flight); only those in flight or failed are kept. */
 function trackOvertaken(enabled: boolean) {
   const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
   return {
