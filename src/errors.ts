@@ -121,18 +121,14 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
 }
 
 /** A 422's list of `{loc, msg}` as field errors, as a refusal before sending lists them (`fields`). */
-export function detailFields(detail: unknown[]): { field: string; message: string }[] {
-  const seen = new Set<string>();
-  return detail.flatMap((item) => {
+export function detailFields(detail: unknown[]): FieldProblem[] {
+  const fields = detail.map((item) => {
     const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
     const field = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
-    const message = typeof msg === 'string' ? msg : JSON.stringify(item);
-    // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
-    const key = `${field}\n${message}`;
-    if (seen.has(key)) return [];
-    seen.add(key);
-    return [{ field, message }];
+    return { field, message: typeof msg === 'string' ? msg : JSON.stringify(item) };
   });
+  // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
+  return [...new Map(fields.map((problem) => [`${problem.field}\n${problem.message}`, problem])).values()];
 }
 
 /** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
