@@ -20,10 +20,10 @@ export type ContextParts = Pick<Context, 'env' | 'globals' | 'clock' | 'browser'
 /** close(): the API client's connections, so the process can exit at once. */
 export type ClosableContext = Context & { close(): Promise<void> };
 
-export function assembleContext(parts: ContextParts): ClosableContext {
+export function assembleContext({ streams, renderModules, apiOptions, ...parts }: ContextParts): ClosableContext {
   const { env, globals, signal } = parts;
-  const io = createIO(parts.streams, env, globals);
-  const out = createOutput(io, env, globals, parts.renderModules);
+  const io = createIO(streams, env, globals);
+  const out = createOutput(io, env, globals, renderModules);
   const once = <T>(make: () => Promise<T>) => {
     let made: Promise<T> | undefined;
     return () => (made ??= make());
@@ -54,7 +54,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
           apiKey: async () => (await creds.apiKey())?.key,
           noKeyMessage: `not logged in: ${creds.describe()}`,
         },
-        { ...parts.apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
+        { ...apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
       );
       clients.push(made);
       return made;
@@ -62,19 +62,15 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const [api, apiUntilAnswered] = [client(false), client(true)];
 
   const ctx: ClosableContext = {
+    ...parts,
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
-    globals,
-    env,
-    clock: parts.clock,
-    browser: parts.browser,
     runtime: parts.runtime ?? {
       cwd: () => process.cwd(),
       platform: process.platform,
       nodeVersion: process.versions.node,
     },
-    signal,
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
