@@ -177,8 +177,7 @@ function relativeTarget(given: string, baseUrl: string): { pathname: string; sea
     return { pathname: url.pathname.slice(basePath.length) || '/', search: url.search };
   }
   if (!path.startsWith('/')) throw new UsageError(`the path must start with /: ${path}`, { hint: 'e.g. /v1/faces' });
-  const url = new URL(path, 'http://placeholder');
-  return { pathname: url.pathname, search: url.search };
+  return new URL(path, 'http://placeholder');
 }
 
 function findRoute(method: string, pathname: string, routes: Record<string, AnyRoute>) {
