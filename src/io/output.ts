@@ -153,12 +153,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;
       const spinner = loaded.ora({ text, stream: io.stderr, isEnabled: true, discardStdin: false }).start();
-      return {
-        update: (next) => {
-          spinner.text = next;
-        },
-        stop: () => void spinner.stop(),
-      };
+      return { update: (next) => void (spinner.text = next), stop: () => void spinner.stop() };
     },
     progress(label) {
       if (animate()) return redrawnBar(label, err, bar);
