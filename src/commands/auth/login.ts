@@ -63,11 +63,7 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
   // The key is kept for the base URL it was checked at; one from a flag or the environment becomes the profile's.
   const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
   const previous = store.getProfile(profile).base_url;
-  await saveKeyInProfile(ctx, store, profile, {
-    key,
-    baseUrl: creds.baseUrl,
-    ...(fromOutside ? { profileBaseUrl: creds.baseUrl } : {}),
-  });
+  await saveKeyInProfile(ctx, store, profile, key, creds.baseUrl, fromOutside);
 
   const result = {
     profile,

@@ -190,11 +190,7 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
 async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
   try {
     const config = await ctx.config();
-    await saveKeyInProfile(ctx, config, profile, {
-      key: key.key,
-      baseUrl,
-      ...(setsBaseUrl ? { profileBaseUrl: baseUrl } : {}),
-    });
+    await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl);
     ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
