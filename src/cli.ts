@@ -1,8 +1,6 @@
 /**
- * The process entry: bin/facectl.js requires this and sets process.exitCode from the result. It answers
- * `--version` and (from the pages made at build time) `--help` itself; everything else loads run.ts.
- * The build makes this one self-contained CommonJS file (dist/cli.cjs) that imports nothing but run.js:
- * keep it so.
+ * The process entry (bin/facectl.js): answers `--version` and prebuilt `--help` itself, else loads run.ts. Built
+ * as one CommonJS file (dist/cli.cjs) that imports nothing but run.js: keep it so.
  */
 import { VERSION } from './version.js';
 
@@ -11,7 +9,6 @@ export async function runFromProcess(): Promise<number> {
   // Scripts call `facectl --version` to check the install: answer without loading anything else.
   const flags = new Set(argv);
   if ((flags.has('--version') || flags.has('-V')) && argv.length === (flags.has('--json') ? 2 : 1)) {
-    // Under --json, as every command's output: one JSON document.
     process.stdout.write(flags.has('--json') ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
     return 0;
   }
@@ -29,9 +26,8 @@ export async function runFromProcess(): Promise<number> {
 }
 
 /**
- * The page for `facectl [command...] --help` (or -h) from the build's pages (src/help-pages.ts), when the
- * words name a command exactly and commander would wrap to 80 columns (stdout not a terminal, or one 80
- * wide); else undefined, as when the pages are missing (running from the sources).
+ * The prebuilt page of `facectl [command...] --help` when the words name a command and commander would wrap to
+ * 80 columns; else (or with no pages: running from the sources) undefined.
  */
 export function prerenderedHelp(
   argv: readonly string[],

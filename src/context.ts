@@ -4,39 +4,19 @@ import type { ProfileStore } from './config/profile-store.js';
 
 export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/types.js';
 
-/**
- * Everything a command may touch, injected: tests hand commands a test context (buffer streams, scripted
- * prompter, stub browser, fixed clock, memory config), production createProcessContext().
- */
+/** Everything a command may touch, injected: tests give buffer streams, a scripted prompter, a fixed clock. */
 
 export type InputStream = Readable & { isTTY?: boolean };
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
-export interface IO {
-  readonly stdin: InputStream;
-  readonly stdout: OutputStream;
-  readonly stderr: OutputStream;
-  readonly stdinIsTTY: boolean;
-  readonly stdoutIsTTY: boolean;
-  readonly stderrIsTTY: boolean;
-  /** Colour on stdout and on stderr (io/terminal.ts colorEnabled). */
-  readonly color: boolean;
-  readonly stderrColor?: boolean;
-  /** True only when stdin and stdout are terminals and neither --no-input nor CI is set. */
-  canPrompt(): boolean;
-}
+/** color, stderrColor: colour on stdout, stderr; canPrompt(): stdin and stdout terminals, no --no-input nor CI. */
+export type IO = Readonly<{ stdin: InputStream; stdout: OutputStream; stderr: OutputStream; stderrColor?: boolean }> &
+  Readonly<Record<'stdinIsTTY' | 'stdoutIsTTY' | 'stderrIsTTY' | 'color', boolean>> & { canPrompt(): boolean };
 
 /** Global flags (program.ts GLOBAL_FLAGS), accepted before or after the subcommand. */
-export interface GlobalOptions {
-  baseUrl?: string;
-  profile?: string;
-  json: boolean;
-  noInput: boolean;
-  debug: boolean;
-  insecureHttp: boolean;
-  apiKeyStdin?: boolean;
-  jq?: string;
-}
+export type GlobalOptions = { baseUrl?: string; profile?: string; jq?: string; apiKeyStdin?: boolean } & {
+  [K in 'json' | 'noInput' | 'debug' | 'insecureHttp']: boolean;
+};
 
 export type Column<T> = { header: string; value: (row: T) => unknown };
 
@@ -47,10 +27,7 @@ export type ProgressBar = { update(completed: number, total: number, text?: stri
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {
   readonly json: boolean;
-  /**
-   * One record: JSON under --json, else `field<TAB>value` lines / a two-column table. `written`: the
-   * record is the answer to a change, and this says it was made, should --jq fail on the answer.
-   */
+  /** JSON under --json, else `field<TAB>value` lines or a table; `written`: the change made, said if --jq fails. */
   record<T extends object>(value: T, fields?: Column<T>[], written?: string): void;
   /** A list: JSON array under --json, else a table on a terminal or tab-separated rows. */
   list<T extends object>(rows: T[], columns: Column<T>[]): void;
@@ -61,10 +38,7 @@ export interface Output {
   success(message: string): void;
   /** What a command that prints no data did: a line on stderr; under --json, `result` on stdout. */
   done(message: string, result: object, written?: string): void;
-  /**
-   * Under --json, info and warnings are held until the command ends (so a failure leaves exactly one
-   * JSON document on stderr); `immediate` is for what a person needs at once (a URL to open).
-   */
+  /** Held under --json until the command ends (one JSON document on a failure); `immediate`: needed at once (a URL). */
   info(message: string, options?: { immediate?: boolean }): void;
   warn(message: string, options?: { immediate?: boolean }): void;
   /** Writes the held messages (the command succeeded). */
@@ -92,10 +66,7 @@ export interface Credentials {
   /** The base URL the profile's stored key was saved for (it is sent nowhere else); absent with no stored key. */
   readonly keyBaseUrl?: string;
   apiKey(): Promise<{ key: string; source: KeySource } | undefined>;
-  /**
-   * Refuses a profile named by --profile or FACECTL_PROFILE that the file does not hold (its base URL
-   * would silently be the default one). Commands that create the profile do not call it.
-   */
+  /** Refuses a profile --profile or FACECTL_PROFILE names that the file lacks (it would use the default base URL). */
   checkNamedProfile(): void;
   /** Why there is no key: where none was found. */
   describe(): string;
@@ -113,24 +84,15 @@ export type Clock = { now(): Date; sleep(ms: number, signal?: AbortSignal): Prom
 /** What a command would read from `process` (a test may give its own); cwd() throws once its directory is gone. */
 export type Runtime = { cwd(): string; readonly platform: NodeJS.Platform; readonly nodeVersion: string };
 
-export interface Context {
-  readonly io: IO;
-  readonly out: Output;
-  readonly prompter: Prompter;
-  readonly globals: GlobalOptions;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock: Clock;
-  readonly browser: Browser;
-  readonly runtime: Runtime;
-  /** Aborted on Ctrl-C, SIGTERM, and a failed or closed stdout. */
-  readonly signal: AbortSignal;
-  /** Built on first use (commands that need no file never read it). */
-  config(): Promise<ConfigStore>;
-  credentials(): Promise<Credentials>;
-  /**
-   * The API client; built on first use, with the resolved base URL and key. Ctrl-C/SIGTERM abort its
-   * requests in flight; with `untilAnswered` they are not: a request sent through that client is waited
-   * for (within the HTTP timeouts) whatever the signal, for an answer that cannot be asked for again.
-   */
-  api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
-}
+/** signal: aborted on Ctrl-C, SIGTERM, and a failed or closed stdout; config(): read on first use (if ever). */
+export type Context = Readonly<{ io: IO; out: Output; prompter: Prompter; globals: GlobalOptions; clock: Clock }> &
+  Readonly<{ env: Readonly<Record<string, string | undefined>>; browser: Browser; runtime: Runtime }> &
+  Readonly<{ signal: AbortSignal }> & {
+    config(): Promise<ConfigStore>;
+    credentials(): Promise<Credentials>;
+    /**
+     * Built on first use; Ctrl-C/SIGTERM abort its requests, but not `untilAnswered`'s: those are waited for (within
+     * the HTTP timeouts), for an answer that cannot be asked for again.
+     */
+    api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
+  };

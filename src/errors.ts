@@ -18,10 +18,7 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/**
- * `code`: a stable machine code, printed in `--json` error objects; `hint`: the fix, printed as the last line;
- * `fields`: what is wrong, field by field, one `- field: message` line each (as a 422's field errors read).
- */
+/** `code`: stable, in --json errors; `hint`: the fix, the last line; `fields`: a `- field: message` line each. */
 export type ErrorDetails = { code?: string; hint?: string; fields?: readonly FieldProblem[]; cause?: unknown };
 
 export type FieldProblem = { field: string; message: string };
@@ -110,9 +107,8 @@ export class CancelError extends CliError {
 }
 
 /** The error a wait or request ends with when `signal` aborted it: its reason (SIGTERM's says 143), else Ctrl-C's. */
-export function cancelledBy(signal: AbortSignal | undefined): CancelError {
-  return signal?.reason instanceof CancelError ? signal.reason : new CancelError();
-}
+export const cancelledBy = (signal: AbortSignal | undefined): CancelError =>
+  signal?.reason instanceof CancelError ? signal.reason : new CancelError();
 
 export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 401) return ExitCode.auth;
@@ -125,18 +121,14 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
 }
 
 /** A 422's list of `{loc, msg}` as field errors, as a refusal before sending lists them (`fields`). */
-export function detailFields(detail: unknown[]): { field: string; message: string }[] {
-  const seen = new Set<string>();
-  return detail.flatMap((item) => {
+export function detailFields(detail: unknown[]): FieldProblem[] {
+  const fields = detail.map((item) => {
     const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
     const field = Array.isArray(loc) ? loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
-    const message = typeof msg === 'string' ? msg : JSON.stringify(item);
-    // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
-    const key = `${field}\n${message}`;
-    if (seen.has(key)) return [];
-    seen.add(key);
-    return [{ field, message }];
+    return { field, message: typeof msg === 'string' ? msg : JSON.stringify(item) };
   });
+  // Two checks of one field may say the same thing (a value too short and of the wrong form): once.
+  return [...new Map(fields.map((problem) => [`${problem.field}\n${problem.message}`, problem])).values()];
 }
 
 /** The service's detail of an error, as lines: a field error each (`- alias: must be ...`), or the detail. */
@@ -149,10 +141,6 @@ export function detailLines(detail: unknown, message: string): string[] {
   return [];
 }
 
-/**
- * Text for stderr with any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a key pasted where a URL,
- * a profile name or another value belongs is quoted back by the message that refuses it.
- */
-export function withoutKeys(text: string): string {
-  return text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
-}
+/** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
+export const withoutKeys = (text: string): string =>
+  text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;

@@ -5,10 +5,7 @@ import { systemClock } from './clock.js';
 import { assembleContext } from './process-context.js';
 import { buildProgram } from './program.js';
 
-/**
- * The help pages cli.ts prints, rendered from the real command tree by scripts/build.mjs into
- * dist/help.json; help-pages.test.ts checks every page against commander's live output.
- */
+/** Pages cli.ts prints, rendered into dist/help.json by scripts/build.mjs; help-pages.test.ts checks them live. */
 
 /** Every command's path below the program, the program itself first (''), e.g. 'faces get'. */
 export function commandPaths(command: Command, prefix: string[] = []): string[] {

@@ -1,7 +1,6 @@
 /**
- * The library face of facectl, for users' own Node scripts: a typed client with one method per route
- * of the interface, built on the same contract and HTTP layer as the CLI (validation before sending and
- * on arrival, retries, idempotency keys, timeouts, proxies), plus the contract itself (docs/development.md).
+ * The library face of facectl: a typed client with a method per route, on the CLI's contract and HTTP layer
+ * (validation, retries, idempotency keys, timeouts, proxies), plus the contract itself (docs/development.md).
  */
 import { type ApiClientOptions, createApiClient } from './api/client.js';
 import { type ApiClient, type CallOptions, DEFAULT_BASE_URL } from './api/types.js';

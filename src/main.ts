@@ -15,11 +15,9 @@ import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
- * Runs one invocation and returns its exit code: the only place where errors become exit codes and
- * messages. An error reads `error: <what failed>`, then details, then the fix as the last line; under
- * --json stderr carries exactly one document, {"error": {code, message, status?, detail?, hint?,
- * warnings?}}. No stack trace unless --debug. --json before `--` makes errors JSON from the first word
- * on, whatever fails (a value spelled like it is written `--flag=--json`).
+ * One invocation's exit code: the only place errors become exit codes and messages (`error: …`, details, the fix
+ * last; under --json one {"error": …} document on stderr; a stack only with --debug). --json before `--` makes
+ * errors JSON from the first word on, whatever fails (a value spelled like it is written `--flag=--json`).
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');
@@ -36,8 +34,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     // A command stopped by its output's failure says that, not "interrupted".
     const failed = signalled(ctx, OUTPUT_FAILED);
     const error = failed && caught instanceof CancelError && caught.message === 'interrupted' ? failed : caught;
-    // stdout was closed by its reader (`facectl ... | head`): stop quietly, unless work was left undone
-    // (a batch cut short says how far it got, and exits 141).
+    // stdout closed by its reader (`| head`): stop quietly, unless work was left undone (a batch cut short exits 141).
     const stoppedShort = error instanceof CliError && error.exitCode === ExitCode.outputClosed;
     if (signalled(ctx, OUTPUT_CLOSED) && !stoppedShort) return ExitCode.ok;
     if (error instanceof CommanderError) {
@@ -46,8 +43,7 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
         ctx.out.flush();
         return ExitCode.ok;
       }
-      // Commander has written `error: ...` and the usage line (not under --json: program.ts keeps it
-      // quiet then); a bad command line is a usage error.
+      // commander wrote `error: ...` and the usage line (not under --json: program.ts quiets it): a usage error.
       if (ctx.globals.json) writeJson(ctx, { code: 'usage', message: error.message.replace(/^error: /, '') });
       return ExitCode.usage;
     }
@@ -70,20 +66,16 @@ export function reportError(ctx: Context, error: unknown): void {
     return;
   }
   ctx.out.flush();
-  if (!(error instanceof CliError)) {
-    write(`error: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
-    if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
-    write(UNEXPECTED_HINT);
-    return;
-  }
-  write(`error: ${error.message}`);
+  const cli = error instanceof CliError ? error : undefined;
+  write(`error: ${cli ? '' : 'unexpected failure: '}${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof ApiError) {
     write(`  status: ${error.status} ${error.code}`);
     for (const line of detailLines(error.detail, error.message)) write(`  ${line}`);
   }
-  for (const { field, message } of error.fields ?? []) write(`  - ${field}: ${message}`);
-  if (ctx.globals.debug && error.stack) write(error.stack);
-  if (error.hint) write(forProfile(error.hint, ctx.globals.profile));
+  for (const { field, message } of cli?.fields ?? []) write(`  - ${field}: ${message}`);
+  if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
+  const hint = cli ? cli.hint : UNEXPECTED_HINT;
+  if (hint) write(forProfile(hint, ctx.globals.profile));
 }
 
 const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';
@@ -111,10 +103,7 @@ function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${withoutKeys(safeJson({ error }))}\n`);
 }
 
-/**
- * A fix run as printed must reach the same profile: with --profile NAME on the line, each facectl
- * command a hint quotes (`facectl …`) gets it too, unless it names a profile already.
- */
+/** With --profile NAME, each `facectl …` a hint quotes gets it too (unless it names one), so the fix reaches it. */
 export function forProfile(hint: string, profile: string | undefined): string {
   // Only a name a profile can have (one refused as invalid is not repeated into a fix).
   if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;

@@ -8,10 +8,7 @@ import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
 import { createIO, type IOStreams } from './io/terminal.js';
 
-/**
- * The production context, and the assembly shared with the test context. Creating it costs nothing:
- * the config store, undici, prompts, ora, chalk, cli-table3, open and zod are imported on first use.
- */
+/** The assembly shared with tests; it costs nothing: the store, undici, prompts, ora, etc. load on first use. */
 export type ContextParts = Pick<Context, 'env' | 'globals' | 'clock' | 'browser' | 'signal'> &
   Partial<Pick<Context, 'runtime' | 'prompter' | 'config'>> & {
     streams: IOStreams;
@@ -23,10 +20,10 @@ export type ContextParts = Pick<Context, 'env' | 'globals' | 'clock' | 'browser'
 /** close(): the API client's connections, so the process can exit at once. */
 export type ClosableContext = Context & { close(): Promise<void> };
 
-export function assembleContext(parts: ContextParts): ClosableContext {
+export function assembleContext({ streams, renderModules, apiOptions, ...parts }: ContextParts): ClosableContext {
   const { env, globals, signal } = parts;
-  const io = createIO(parts.streams, env, globals);
-  const out = createOutput(io, env, globals, parts.renderModules);
+  const io = createIO(streams, env, globals);
+  const out = createOutput(io, env, globals, renderModules);
   const once = <T>(make: () => Promise<T>) => {
     let made: Promise<T> | undefined;
     return () => (made ??= make());
@@ -57,7 +54,7 @@ export function assembleContext(parts: ContextParts): ClosableContext {
           apiKey: async () => (await creds.apiKey())?.key,
           noKeyMessage: `not logged in: ${creds.describe()}`,
         },
-        { ...parts.apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
+        { ...apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
       );
       clients.push(made);
       return made;
@@ -65,19 +62,15 @@ export function assembleContext(parts: ContextParts): ClosableContext {
   const [api, apiUntilAnswered] = [client(false), client(true)];
 
   const ctx: ClosableContext = {
+    ...parts,
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
-    globals,
-    env,
-    clock: parts.clock,
-    browser: parts.browser,
     runtime: parts.runtime ?? {
       cwd: () => process.cwd(),
       platform: process.platform,
       nodeVersion: process.versions.node,
     },
-    signal,
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
@@ -87,17 +80,15 @@ export function assembleContext(parts: ContextParts): ClosableContext {
 }
 
 /**
- * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
- * CancelError, exit 130); a second Ctrl-C exits at once. SIGTERM does the same with exit 143. EPIPE on
- * stdout aborts quietly (a batch cut short by it says so, exit 141).
+ * This process's context: Ctrl-C aborts ctx.signal (CancelError, exit 130), a second one exits at once; SIGTERM
+ * too, with 143; EPIPE on stdout aborts quietly (a batch cut short says so, exit 141).
  */
 export function createProcessContext(): ClosableContext {
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
-  // A second signal while the command winds down ends the process at once, saying so (written directly:
-  // the stream may be busy or its owner gone).
+  // A second signal ends the process at once, saying so (written directly: the stream may be busy or gone).
   const atOnce = (exitCode: number, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
@@ -110,8 +101,7 @@ export function createProcessContext(): ClosableContext {
     if (controller.signal.aborted) atOnce(ExitCode.interrupted, 'Ctrl-C (SIGINT)');
     controller.abort(new CancelError());
   });
-  // SIGTERM (`timeout`, a CI cancel) stops the command as Ctrl-C does, so a batch keeps its journal and
-  // says how to resume; a second one ends the process at once.
+  // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
   process.on('SIGTERM', () => {
     if (controller.signal.aborted) atOnce(ExitCode.terminated, 'SIGTERM');
     controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));

@@ -36,10 +36,7 @@ const TOP_LEVEL: readonly (readonly [name: string, load: () => Promise<{ default
 
 export const TOP_LEVEL_NAMES: readonly string[] = [...TOP_LEVEL.map(([name]) => name), 'completion', 'help'];
 
-/**
- * When the line starts with the name of a top-level command, only that one is declared (an API command
- * need not build the other ~40); any other line (help, a typo that deserves a suggestion) gets them all.
- */
+/** Only the top-level command the line names is declared (not ~40 verbs); another line (help, a typo) gets them all. */
 export async function buildProgram(ctx: Context, argv: readonly string[] = []): Promise<Command> {
   const program = new FacectlCommand('facectl')
     .description('Manage faces and compile material on the Face Compilation Service.')
@@ -71,9 +68,8 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
 }
 
 /**
- * commander's Command, with facectl's answers where a line cannot run: a value flag without its value
- * names the flag as typed, an unknown command gets a suggestion only when one is close, and a group
- * named without its command prints its help on stdout (exit 0), as gh does.
+ * commander's Command, with facectl's answers where a line cannot run (a flag without its value, an unknown
+ * command, a group without its command: help on stdout, exit 0, as gh does).
  */
 class FacectlCommand extends Command {
   /** The words this command parsed, to name a flag as it was typed. */
@@ -98,10 +94,7 @@ class FacectlCommand extends Command {
     throw needsValue(this.words.at(-1) ?? option.flags, undefined, option);
   }
 
-  /**
-   * commander's hook for a flag no command declares. No flag takes a key (it would stay in the shell's
-   * history and the process list): one that looks like it says where keys come from instead.
-   */
+  /** commander's hook for an unknown flag; one that looks like a key's says where keys come from (none on the line). */
   unknownOption(flag: string): never {
     if (SECRET_FLAG.test(flag)) {
       throw new UsageError(`${flag.split('=')[0]}: facectl takes no API key on the command line`, {
@@ -136,10 +129,7 @@ class FacectlCommand extends Command {
     return root instanceof FacectlCommand ? root.words : this.words;
   }
 
-  /**
-   * commander's hook before it answers --help: `facectl nosuch --help` is the unknown command (as gh
-   * says it), not the group's help with exit 0.
-   */
+  /** commander's hook before --help: `facectl nosuch --help` is an unknown command (as gh says), not a group's help. */
   _outputHelpIfRequested(args: string[]): void {
     const helpAsked = args.some((arg) => arg === '--help' || arg === '-h');
     if (helpAsked && this.commands.length > 0 && this.args.some((arg) => !arg.startsWith('-'))) this.unknownCommand();
@@ -163,22 +153,14 @@ class FacectlCommand extends Command {
     return group ? `${group.name()} ${word}` : undefined;
   }
 
-  /**
-   * `value`, given to `option`, unless it is the word after the flag and itself a flag of this command:
-   * `--label --content hi` is a missing label, not the label "--content" (write `--label=--content`).
-   */
+  /** `--label --content hi` is a missing label, not the label "--content" (written `--label=--content`). */
   checkedValue(option: Option, value: string): string {
-    // The line as typed (the top command's words): a global flag right after this one (`--label --json`)
-    // was taken out before this command parsed, and it is the word to name.
+    // The whole line: a global flag right after this one (`--label --json`) was taken out before this command parsed.
     const line = this.line();
     const at = line.findIndex((word, i) => {
       const next = line[i + 1];
-      return (
-        (word === option.long || word === option.short) &&
-        next !== undefined &&
-        this.isFlag(next) &&
-        (next === value || this.isFlag(value))
-      );
+      if (word !== option.long && word !== option.short) return false;
+      return next !== undefined && this.isFlag(next) && (next === value || this.isFlag(value));
     });
     if (at >= 0) throw needsValue(line[at] as string, line[at + 1], option);
     return value;
@@ -226,9 +208,8 @@ const HELP = {
 };
 
 /**
- * Settings every command needs, applied once the tree is built: errors throw (main.ts decides the
- * exit code), output goes to the context's streams, usage reads `[flags]`, a usage error ends with the
- * usage line, and a value flag refuses a flag for its value.
+ * Once the tree is built: errors throw (main.ts decides the exit code), output to the context's streams, usage
+ * as `[flags]` and after a usage error, and a value flag refuses a flag for its value.
  */
 function configureTree(command: Command, ctx: Context, path = command.name()): void {
   if (!command.summary()) command.summary(firstSentence(command.description()));
@@ -256,13 +237,9 @@ function configureTree(command: Command, ctx: Context, path = command.name()): v
   for (const sub of command.commands) configureTree(sub, ctx, `${path} ${sub.name()}`);
 }
 
-/**
- * The width help is wrapped to: a terminal's columns, else 80 (what commander does for process.stdout).
- * cli.ts prints the help pages made at build time only when this is 80.
- */
-export function helpWidth(stream: { columns?: number }, isTTY: boolean): number {
-  return isTTY && stream.columns !== undefined ? stream.columns : 80;
-}
+/** A terminal's columns, else 80 (as commander does for process.stdout); cli.ts prints prebuilt pages at 80 only. */
+const helpWidth = (stream: { columns?: number }, isTTY: boolean) =>
+  isTTY && stream.columns !== undefined ? stream.columns : 80;
 
 /** The first sentence of a description's first paragraph, for a list of commands. */
 function firstSentence(description: string): string {
@@ -316,10 +293,7 @@ function registerCompletion(program: Command, ctx: Context): void {
   ]);
 }
 
-/**
- * The name of the command closest to a mistyped `word`, when it is close: at most 2 edits (a third of the
- * word's length for long words), or the word is its beginning. Undefined when nothing is that close.
- */
+/** The command closest to a mistyped `word`: within 2 edits (a third of a long word's length), or beginning with it. */
 function closestName(word: string, commands: readonly Command[]): string | undefined {
   return commands
     .map((command) => ({ name: command.name(), distance: distance(command.name(), word) }))

@@ -136,8 +136,7 @@ export default verb({
     if (!ok && options.include) printBody(ctx, answer.body);
     if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
-    // A known route's answer is read as every command reads it (api/answers.ts): a field it needs must be
-    // there; another that deviates is read as absent, and --debug says so.
+    // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
     const result =
       route && route.responseKind === 'json'
         ? await readAnswer(route, answer.body, debugOption(ctx).debug)
@@ -147,10 +146,7 @@ export default verb({
   },
 });
 
-/**
- * A JSON answer as every --json document is printed (with or without --json, as gh api does): indented
- * on a terminal, one line when piped. A text answer is printed as received.
- */
+/** A JSON answer indented on a terminal, one line when piped (as gh api does, --json or not); text as received. */
 function printBody(ctx: Context, body: unknown, written?: string): void {
   if (body === '' || body === undefined) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io));
@@ -166,10 +162,7 @@ function statusAndHeaders(answer: RawResponse, STATUS_CODES: Record<number, stri
   return `${lines.join('\n')}\n\n`;
 }
 
-/**
- * A path, or a full URL on the configured origin: the key is never sent anywhere else. Tabs and line
- * breaks, which the URL parser drops without a word, are sent percent-encoded (`%09`), as given.
- */
+/** A path, or a URL on the configured origin (the key goes nowhere else); tabs and newlines (URL drops) encoded. */
 function relativeTarget(given: string, baseUrl: string): { pathname: string; search: string } {
   const path = given.replace(/[\t\n\r]/g, encodeURIComponent);
   const base = new URL(baseUrl);
@@ -184,8 +177,7 @@ function relativeTarget(given: string, baseUrl: string): { pathname: string; sea
     return { pathname: url.pathname.slice(basePath.length) || '/', search: url.search };
   }
   if (!path.startsWith('/')) throw new UsageError(`the path must start with /: ${path}`, { hint: 'e.g. /v1/faces' });
-  const url = new URL(path, 'http://placeholder');
-  return { pathname: url.pathname, search: url.search };
+  return new URL(path, 'http://placeholder');
 }
 
 function findRoute(method: string, pathname: string, routes: Record<string, AnyRoute>) {
@@ -197,10 +189,8 @@ function findRoute(method: string, pathname: string, routes: Record<string, AnyR
 }
 
 /**
- * A -f/-F flag, read as gh's `api` reads them: `-f key=value` is always a string, `-F key=value` typed
- * (true, false, null and integers become JSON, `@file` reads a file). Keys may nest: `-f 'a[b]=x'` gives
- * {"a":{"b":"x"}}, `-f 'tags[]=x' -f 'tags[]=y'` gives {"tags":["x","y"]}. `path` is the key split into
- * its parts, '' an array append (`[]`).
+ * A -f/-F flag as gh's `api` reads them: -f a string, -F typed (true, false, null, integers as JSON; @file reads a
+ * file). Keys nest: `a[b]=x` is {"a":{"b":"x"}}, `tags[]=x` appends; `path` is the key's parts, '' an append.
  */
 type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 
@@ -267,9 +257,7 @@ function parseKey(key: string, flag: string): string[] {
 }
 
 async function typedValue(raw: string, readFile: (path: string) => Promise<string>): Promise<unknown> {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  if (raw === 'null') return null;
+  if (raw === 'true' || raw === 'false' || raw === 'null') return JSON.parse(raw);
   if (/^-?(0|[1-9]\d*)$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
   if (raw.startsWith('@')) return readFile(raw.slice(1));
   return raw;

@@ -12,10 +12,7 @@ const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config unset': settable,
 };
 
-/**
- * Profile names, read when a completion is asked for (they change after the script is installed).
- * FACECTL_PROFILE is blanked so a profile it names that does not exist does not make the listing fail.
- */
+/** Profile names, read at each TAB (they change); FACECTL_PROFILE blanked: naming a missing one fails the listing. */
 const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
 
 /** --help, which commander gives every command without an Option of its own. */
@@ -36,9 +33,7 @@ const pathOf = (command: Command): string =>
 
 const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
 
-function flagsOf(command: Command): Option[] {
-  return [...command.options.filter((option) => option.long && !option.hidden), HELP_FLAG];
-}
+const flagsOf = (command: Command): Option[] => [...command.options.filter((o) => o.long && !o.hidden), HELP_FLAG];
 
 /** A command's flags, then the program's it also accepts (global flags work anywhere on the line). */
 function allFlags(command: Command): Option[] {

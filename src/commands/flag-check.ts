@@ -5,9 +5,8 @@ import { flagName, splitList } from './kit.js';
 import type { Flags, FlagSpec, FlagValues } from './verb.js';
 
 /**
- * The strings commander read, checked against the verb's declaration (verb.ts) into the typed values run
- * receives; every bad value is listed, naming its flag. Only what the seed forbids is refused: bounds and
- * grammars the local service chose (its slug rule, its import types) are its own to check.
+ * The strings commander read, checked against the verb's declaration, every bad value listed by its flag. Only what
+ * the seed forbids is refused: the local service's own bounds and grammars (slug, import types) are its to check.
  */
 export function checkFlags<F extends Flags>(flags: F, raw: Record<string, unknown>): FlagValues<F> {
   const shape = Object.fromEntries(Object.entries(flags).map(([key, flag]) => [key, schemaOf(key, flag)]));

@@ -33,10 +33,7 @@ export const fieldColumns = <T extends object>(...names: (keyof T & string)[]): 
 export const withExtensionNote = (text: string): string =>
   `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 
-/**
- * The flag's value; when it is missing, asked on a terminal; without one (piped, CI, --no-input) a
- * usage error naming the flag, so nothing is sent. `check` says what is wrong with a value, if anything.
- */
+/** The flag's value, else asked on a terminal, else (piped, CI, --no-input) a usage error naming the flag. */
 export async function requireValue(
   ctx: Context,
   options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
@@ -118,10 +115,7 @@ export type RequestBody<O> = { [K in GivenKeys<O> as SnakeCase<K>]: O[K] } & {
   [K in Exclude<keyof O & string, GivenKeys<O>> as SnakeCase<K>]?: Exclude<O[K], undefined>;
 };
 
-/**
- * A request body from parsed options: `expiresInDays` becomes `expires_in_days`, and an option not given
- * (undefined) is left out, so the service applies its own default.
- */
+/** `expiresInDays` as `expires_in_days`; an option not given is left out, so the service applies its default. */
 export function requestBody<O extends object>(options: O): RequestBody<O> {
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
@@ -138,9 +132,8 @@ export function usd(amount: number): string {
 }
 
 /** `a, b,,c` -> ['a', 'b', 'c']; undefined stays undefined (the flag was not given). */
-export function splitList(value: string | undefined): string[] | undefined {
-  return value?.split(',').flatMap((item) => item.trim() || []);
-}
+export const splitList = (value: string | undefined): string[] | undefined =>
+  value?.split(',').flatMap((item) => item.trim() || []);
 
 /** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
 export const shellWord = (word: string): string =>

@@ -5,9 +5,8 @@ import type { Flags } from './verb.js';
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
- * The file a --data path stands for: through symbolic links (to a file not yet created too) to the real
- * file, or the real directory plus the name of a file to create, so the database's WAL lives beside the
- * real file and the link stays a link. A path that cannot be resolved is returned as it is.
+ * The real file a --data path stands for, through links (to a file yet to be made too), so the WAL lives beside it
+ * and a link stays a link; else the real directory plus the name to create; else the path as it is.
  */
 export function realDataPath(file: string): string {
   let path = file;
@@ -34,9 +33,8 @@ export function realDataPath(file: string): string {
 }
 
 /**
- * What stops serve from keeping its state at `file`, or undefined. The file may be missing (a new one
- * starts empty), but its directory must exist (not created: a mistyped path would leave directories
- * behind) and take new files: SQLite's `FILE-wal`, an import's `FILE.importing`.
+ * What stops serve from keeping its state at `file`: it may be missing, but its directory must exist (a typo would
+ * leave directories behind) and take new files (SQLite's `FILE-wal`, an import's `FILE.importing`).
  */
 export function dataFileProblem(file: string): string | undefined {
   const dir = dirname(file);
@@ -46,9 +44,8 @@ export function dataFileProblem(file: string): string | undefined {
     const stat = statSync(file);
     if (stat.isDirectory()) return said(`is a directory; give a file path, e.g. ${resolve(file, 'state.db')}`);
     if (!stat.isFile()) return said('is not a regular file');
-    // SQLite finds the write-ahead log by the name it opens (FILE-wal): under another name, writes a
-    // kill -9 left in the log are not seen, and the next checkpoint drops them for good.
-    // (The one second name serve makes itself: FILE.imported, of a JSON state an import cut short.)
+    // SQLite finds its log by the name it opens (FILE-wal): under another name a kill -9's writes are lost at the next
+    // checkpoint. FILE.imported (of an import cut short) is the one second name serve makes itself.
     if (stat.nlink > 1 && !(stat.nlink === 2 && sameFile(`${file}.imported`, stat.ino))) {
       return said(
         `has ${stat.nlink} names (hard links); serve needs a file with one name, as its log is found by ` +

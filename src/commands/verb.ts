@@ -1,26 +1,15 @@
 import type { Context } from '../context.js';
 
-export interface FlagSpec {
-  /** The value as help names it (`<alias>`); a flag without one is a switch: true when given. */
-  readonly value?: `<${string}>`;
-  readonly short?: `-${string}`;
-  readonly help: string;
-  /** Text by default; `int`: whole `unit`s, `min` to `max`; `usd`: dollars, 0 or more; `list`: a,b,c. */
-  readonly type?: 'int' | 'usd' | 'list';
-  readonly min?: number;
-  readonly max?: number;
-  readonly unit?: string;
-  /** The only values taken (help lists them); `suggest`: values completion offers, where others are taken too. */
-  readonly choices?: readonly string[];
-  readonly suggest?: readonly string[];
-  readonly default?: string;
-  /** The flag may be given again; every value is kept, in order. */
-  readonly repeat?: boolean;
-  /** A switch written `--no-<name>`: true unless given. */
-  readonly negate?: boolean;
-  /** A further rule on the text (on each item of a list): what is wrong with it, or undefined. */
-  readonly check?: (text: string) => string | undefined;
-}
+/**
+ * value: as help names it (`<alias>`), else a switch (true when given); type: text by default, `int` whole `unit`s
+ * from `min` to `max`, `usd` dollars (0 or more), `list` a,b,c; choices: the only values taken (help lists them);
+ * suggest: what completion offers, others taken too; repeat: every value kept, in order; negate: `--no-<name>`,
+ * true unless given; check: a further rule on the text (each item of a list): what is wrong, or undefined.
+ */
+export type FlagSpec = Readonly<{ value?: `<${string}>`; short?: `-${string}`; help: string; default?: string }> &
+  Readonly<{ type?: 'int' | 'usd' | 'list'; min?: number; max?: number; unit?: string; repeat?: boolean }> &
+  Readonly<{ choices?: readonly string[]; suggest?: readonly string[]; negate?: boolean }> &
+  Readonly<{ check?: (text: string) => string | undefined }>;
 
 export type Flags = Readonly<Record<string, FlagSpec>>;
 
@@ -63,11 +52,7 @@ export interface VerbSpec<F extends Flags = Flags, A extends readonly ArgSpec[] 
   run(ctx: Context, flags: FlagValues<F>, ...args: ArgValues<A>): Promise<R>;
 }
 
-export interface GroupSpec {
-  readonly summary?: string;
-  readonly description: string;
-  readonly verbs: Readonly<Record<string, AnyVerb>>;
-}
+export type GroupSpec = Readonly<{ summary?: string; description: string; verbs: Readonly<Record<string, AnyVerb>> }>;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyVerb = VerbSpec<any, any>;

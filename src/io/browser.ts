@@ -4,10 +4,7 @@ import { type Env, envFlag } from './terminal.js';
 /** Starts an opener command; resolves with its exit code, 'running' if it is still going after waitMs. */
 export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;
 
-/**
- * Where no browser can appear (CI, SSH, Linux without a display) it does not try; unavailable() says why.
- * On Linux xdg-open is watched for a moment, so one that fails makes open() resolve false.
- */
+/** No try where no browser can appear (CI, SSH, no display); a failing xdg-open makes open() resolve false. */
 export function createSystemBrowser(
   env: Env,
   platform: NodeJS.Platform = process.platform,

@@ -1,9 +1,6 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
-/**
- * `--jq EXPR` through jq-web (jq 1.7 in WebAssembly), loaded only with the flag; strings come out raw, as
- * with gh's --jq. A filter that does not compile is a usage error before anything is sent.
- */
+/** `--jq EXPR` through jq-web (jq 1.7 in WebAssembly), loaded with the flag; strings come out raw, as in gh. */
 export type JqFilter = { apply(json: string, compact: boolean): string };
 
 type JqWeb = { raw(input: string, filter: string, flags?: string[]): string | undefined };
@@ -132,10 +129,10 @@ export async function loadJq(expression: string): Promise<JqFilter> {
 }
 
 /**
- * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` would spin
- * deaf to signals): `empty | (EXPR\n)` compiles but never runs (the newline ends a trailing comment).
- * Only when that fails is the expression given alone, for jq's own message: it fails too (or starts
- * with `import`/`include`: no module is found). A leading `module` would run alone, so it is refused.
+ * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` spins deaf to signals):
+ * `empty | (EXPR\n)` compiles but never runs (the newline ends a trailing comment). Only when that fails is the
+ * expression given alone, for jq's own message (it fails too, or `import`/`include` find no module); a leading
+ * `module` would run alone, so it is refused.
  */
 function compiles(jq: JqWeb, expression: string): void {
   try {
@@ -154,10 +151,7 @@ function compiles(jq: JqWeb, expression: string): void {
 /** jq reads a word that starts with `-` as its option, even the program's (`-length`): a space first. */
 const asProgram = (expression: string): string => (expression.startsWith('-') ? ` ${expression}` : expression);
 
-/**
- * Runs jq (synchronous: the event loop sees no signal meanwhile) with the SIGINT and SIGTERM handlers
- * set aside, so a filter that never ends is still ended by the signal's default action (130, 143).
- */
+/** jq runs synchronously, deaf to our handlers: set aside, a filter that never ends dies of the signal (130, 143). */
 function signalsKill<T>(work: () => T): T {
   const saved = (['SIGINT', 'SIGTERM'] as const).map((signal) => [signal, process.listeners(signal)] as const);
   for (const [signal] of saved) process.removeAllListeners(signal);
@@ -168,10 +162,7 @@ function signalsKill<T>(work: () => T): T {
   }
 }
 
-/**
- * Runs `work` with stderr and console.warn muted, what they got kept in `said`: a crashing jq-web prints
- * `Aborted()` on stderr, which would break --json's one-document stderr (its error says the same).
- */
+/** stderr and console.warn muted (kept in `said`): a crashing jq-web's `Aborted()` would break --json's stderr. */
 function quietly<T>(work: () => T, said?: string[]): T {
   const write = process.stderr.write;
   const warn = console.warn;

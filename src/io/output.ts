@@ -5,15 +5,12 @@ import type oraFactory from 'ora';
 import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
-import { animationsEnabled, type Env } from './terminal.js';
+import { type Env, envFlag } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
 export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
 
-/**
- * Text from the service made safe for a terminal (reliability case 51): control characters but newline
- * and tab, bidirectional controls, zero-width characters and line separators shown as escapes (`\x1b`).
- */
+/** Service text safe for a terminal (case 51): C0 but \n and \t, C1, bidi, zero-width and line separators escaped. */
 export function visible(text: string): string {
   return text.replace(UNSAFE, (c) => {
     const code = c.charCodeAt(0);
@@ -43,14 +40,13 @@ export const jsonIndent = (io: Pick<IO, 'stdoutIsTTY'>): number => (io.stdoutIsT
 
 const noopSpinner: Spinner = { update() {}, stop() {} };
 
-/**
- * Data goes to stdout: one JSON document under --json, a borderless table on a terminal, tab-separated
- * rows without a header when piped. Messages go to stderr. Globals are read at call time.
- */
+/** Data on stdout (JSON under --json, a table on a terminal, TSV piped), messages on stderr; globals read when used. */
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
   const loaded: RenderModules = { ...modules };
   const toTable = () => io.stdoutIsTTY && !globals.json;
-  const animate = () => animationsEnabled(io, env, globals);
+  // Not on a terminal of 0 columns (a pseudo-terminal with no size, under `script`): ora divides by it.
+  const animate = () =>
+    io.stderrIsTTY && (io.stderr.columns ?? 1) > 0 && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';
   const paint = (color: boolean, style: 'bold' | 'green' | 'yellow' | 'dim', text: string) =>
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
@@ -68,8 +64,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     }
     out(io.stdoutIsTTY ? visible(result) : result);
   };
-  // Under --json every stderr line is JSON (`{"notice": ...}`) and a failure leaves one `{"error": ...}`:
-  // messages are held until the command ends, written on success, carried in the error otherwise.
+  // Under --json each stderr line is JSON: messages are held to the end, written on success, else in the error.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
@@ -89,8 +84,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
-    // A word longer than its column (a path, on a narrow terminal) is broken over lines, not cut short
-    // (painted cells are short words: left as they are).
+    // A word wider than its column (a path) is broken over lines, not cut short; painted cells are short words.
     const fit = (text: string, i: number) => {
       const room = (colWidths?.[i] ?? 0) - GAP;
       if (text.includes('\x1b')) return text;
@@ -134,9 +128,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       }
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
-    line(value) {
-      document(JSON.stringify(value), true);
-    },
+    line: (value) => document(JSON.stringify(value), true),
     text(text, written) {
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written);
@@ -152,27 +144,16 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       else if (io.stderrIsTTY) this.success(text);
       else message(text);
     },
-    info(text, options) {
-      message(text, options?.immediate);
-    },
-    warn(text, options) {
-      message(text, options?.immediate, 'warning:');
-    },
+    info: (text, options) => message(text, options?.immediate),
+    warn: (text, options) => message(text, options?.immediate, 'warning:'),
     flush() {
       for (const { text, label } of held.splice(0)) jsonLine(text, label);
     },
-    takeHeld() {
-      return held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text));
-    },
+    takeHeld: () => held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text)),
     spinner(text) {
       if (!animate() || !loaded.ora) return noopSpinner;
       const spinner = loaded.ora({ text, stream: io.stderr, isEnabled: true, discardStdin: false }).start();
-      return {
-        update: (next) => {
-          spinner.text = next;
-        },
-        stop: () => void spinner.stop(),
-      };
+      return { update: (next) => void (spinner.text = next), stop: () => void spinner.stop() };
     },
     progress(label) {
       if (animate()) return redrawnBar(label, err, bar);
@@ -198,9 +179,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 const GAP = 2;
 
 /**
- * Column widths (gap included) that fit a table into `columns`, cells wrapped at words; undefined when
- * it fits. The widest columns give way first, each down to its longest word, unless those words alone
- * are too wide for the terminal.
+ * Column widths (gap included) fitting a table into `columns`, or undefined when it fits: the widest give way first,
+ * each down to its longest word, unless those words alone are too wide.
  */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;

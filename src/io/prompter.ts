@@ -1,10 +1,7 @@
 import type { InputStream, OutputStream, Prompter } from '../context.js';
 import { cancelledBy } from '../errors.js';
 
-/**
- * Questions are drawn on stderr, so stdout carries only data; @inquirer/prompts (~50 ms) is imported on
- * the first one. Ctrl-C or the invocation's abort is a CancelError (exit 130).
- */
+/** Questions on stderr (stdout carries data only); @inquirer/prompts (~50 ms) loads at the first; Ctrl-C: exit 130. */
 export function createPrompter(stdin: InputStream, stderr: OutputStream, signal: AbortSignal): Prompter {
   const context = { input: stdin, output: stderr, signal, clearPromptOnDone: false };
   const ask = async <T>(question: (prompts: typeof import('@inquirer/prompts')) => Promise<T>): Promise<T> => {

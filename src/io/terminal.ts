@@ -1,4 +1,4 @@
-import type { GlobalOptions, InputStream, IO, OutputStream } from '../context.js';
+import type { GlobalOptions, IO } from '../context.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -12,20 +12,12 @@ export function colorEnabled(env: Env, isTTY: boolean): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
-  if (env.TERM === 'dumb') return false;
-  if (envFlag(env, 'CI')) return false;
-  return isTTY;
+  return isTTY && env.TERM !== 'dumb' && !envFlag(env, 'CI');
 }
 
-export interface IOStreams {
-  stdin: InputStream;
-  stdout: OutputStream;
-  stderr: OutputStream;
-  /** Tests flag buffer streams as terminals. */
-  stdinIsTTY?: boolean;
-  stdoutIsTTY?: boolean;
-  stderrIsTTY?: boolean;
-}
+/** The `…IsTTY` flags, else the streams' isTTY: tests flag buffer streams as terminals. */
+export type IOStreams = Pick<IO, 'stdin' | 'stdout' | 'stderr'> &
+  Partial<Pick<IO, 'stdinIsTTY' | 'stdoutIsTTY' | 'stderrIsTTY'>>;
 
 /** canPrompt() reads globals at call time: `--no-input` is known only once commander has parsed the line. */
 export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): IO {
@@ -41,10 +33,4 @@ export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): 
     stderrColor: colorEnabled(env, stderrIsTTY),
     canPrompt: () => stdinIsTTY && stdoutIsTTY && !globals.noInput && !envFlag(env, 'CI'),
   };
-}
-
-/** Not on a terminal of 0 columns (a pseudo-terminal with no size, under `script`): ora divides by it. */
-export function animationsEnabled(io: IO, env: Env, globals: GlobalOptions): boolean {
-  const sized = io.stderr.columns === undefined || io.stderr.columns > 0;
-  return io.stderrIsTTY && sized && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';
 }

@@ -60,15 +60,10 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
 
   const store = await ctx.config();
   const profile = await activeProfile(ctx, { creates: true });
-  // The key is stored with the base URL it was checked against, and is sent nowhere else. A base URL
-  // from a flag or the environment becomes the profile's, so the next command goes where the key works.
+  // The key is kept for the base URL it was checked at; one from a flag or the environment becomes the profile's.
   const fromOutside = creds.baseUrlSource === 'flag' || creds.baseUrlSource === 'env';
   const previous = store.getProfile(profile).base_url;
-  await saveKeyInProfile(ctx, store, profile, {
-    key,
-    baseUrl: creds.baseUrl,
-    ...(fromOutside ? { profileBaseUrl: creds.baseUrl } : {}),
-  });
+  await saveKeyInProfile(ctx, store, profile, key, creds.baseUrl, fromOutside);
 
   const result = {
     profile,

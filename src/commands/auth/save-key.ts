@@ -1,30 +1,21 @@
 import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
 import type { ConfigStore, Context } from '../../context.js';
 
-/**
- * Stores a key in a profile (`auth login`, `keys create --save`): one locked write of the key, the base
- * URL it belongs to and, when given, the profile's new base_url. A key replaced is kept nowhere else, so
- * it is named (its prefix) with how to keep both next time.
- */
+/** Locked write of a key and its base URL (setsBaseUrl: the profile's too); a key replaced (kept nowhere) is named. */
 export async function saveKeyInProfile(
   ctx: Pick<Context, 'out'>,
   store: ConfigStore,
   profile: string,
-  saved: { key: string; baseUrl: string; profileBaseUrl?: string },
+  key: string,
+  baseUrl: string,
+  setsBaseUrl: boolean,
 ): Promise<void> {
   const before = store.getProfile(profile);
-  const { madeDefault } = await store.updateProfile(
-    profile,
-    {
-      api_key: saved.key,
-      api_key_base_url: saved.baseUrl,
-      ...(saved.profileBaseUrl === undefined ? {} : { base_url: saved.profileBaseUrl }),
-    },
-    { defaultIfFirst: true },
-  );
+  const saved = { api_key: key, api_key_base_url: baseUrl, ...(setsBaseUrl ? { base_url: baseUrl } : {}) };
+  const { madeDefault } = await store.updateProfile(profile, saved, { defaultIfFirst: true });
 
   const old = before.api_key;
-  if (typeof old === 'string' && old !== '' && old !== saved.key) {
+  if (typeof old === 'string' && old !== '' && old !== key) {
     ctx.out.warn(
       `replaced key ${keyPrefix(old)}… (saved for ${storedKeyBaseUrl(before)}) in profile ${profile}; ` +
         'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',

@@ -4,24 +4,11 @@ import type { Column, Context } from '../../context.js';
 import { AuthError, CliError } from '../../errors.js';
 
 /** The local part is printed even when the service cannot be reached; the exit code still tells. */
-interface AuthStatus {
-  profile: string;
-  base_url: string;
-  base_url_source: string;
-  logged_in: boolean;
-  key_prefix: string | null;
-  key_source: string | null;
-  key_base_url: string | null;
-  key_id?: string | null;
-  key_name?: string | null;
-  plan?: string | null;
-  scopes?: string[] | null;
-  expires_at?: string | null;
-  budget_usd?: number | null;
-  spent_usd?: number | null;
-  budget_left_usd?: number | null;
-  error?: string;
-}
+type AuthStatus = { profile: string; base_url: string; base_url_source: string; logged_in: boolean; error?: string } & {
+  [K in 'key_prefix' | 'key_source' | 'key_base_url']: string | null;
+} & { [K in 'key_id' | 'key_name' | 'plan' | 'expires_at']?: string | null } & {
+  [K in 'budget_usd' | 'spent_usd' | 'budget_left_usd']?: number | null;
+} & { scopes?: string[] | null };
 
 /** The rows of the table; `answered` when the service told about the key (else its rows are left out). */
 const fields = (answered: boolean): Column<AuthStatus>[] => [

@@ -23,8 +23,7 @@ export default verb({
 /** Sets `key`, or with `value` undefined removes it (`config unset`). */
 export async function runConfigSet(ctx: Context, key: string, value: string | undefined): Promise<void> {
   const setting = findSetting(key);
-  // --profile and FACECTL_PROFILE are refused as by every command when no profile can have the name,
-  // even for a setting of the whole file (default_profile).
+  // A name no profile can have is refused as by every command, even for a global setting (default_profile).
   checkNamedProfile(ctx);
   if (setting.refuseSet && value === undefined) {
     throw new UsageError(`${key} is removed with the key, by \`facectl auth logout\``, {
@@ -47,8 +46,7 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
     // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.
     profile = await activeProfile(ctx, { creates: true });
     const before = store.getProfile(profile);
-    // A key stored before keys were bound to their base URL belongs to the profile's old URL: pin it
-    // there, so that moving the profile does not carry the key along to another service.
+    // A key stored before keys were bound to a base URL is pinned to the old one, so a move leaves it behind.
     const pin =
       key === 'base_url' && typeof before.api_key === 'string' && before.api_key && !before.api_key_base_url
         ? { api_key_base_url: storedKeyBaseUrl(before) }

@@ -16,17 +16,9 @@ import type { BatchSummary, Failures } from './batch-report.js';
 export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
-const EXIT_PRIORITY: ExitCodeValue[] = [
-  ExitCode.interrupted,
-  ExitCode.auth,
-  ExitCode.refused,
-  ExitCode.network,
-  ExitCode.rateLimited,
-  ExitCode.usage,
-  ExitCode.conflict,
-  ExitCode.notFound,
-  ExitCode.error,
-];
+const EXIT_PRIORITY: ExitCodeValue[] = (
+  ['interrupted', 'auth', 'refused', 'network', 'rateLimited', 'usage', 'conflict', 'notFound', 'error'] as const
+).map((name) => ExitCode[name]);
 
 /** How to send the rest: the exact command with --resume, after `first` if given. */
 export function resumeHint(input: Resumable, first = ''): string {
@@ -38,20 +30,14 @@ export function resumeHint(input: Resumable, first = ''): string {
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 
-/**
- * Whether a failed request may still have made its document: anything but a refusal the service answered
- * (4xx), a request refused before it was sent, or a failure before anything reached the service.
- */
+/** Whether a failed request may have made its document: not after a 4xx, a refusal before sending, or nothing sent. */
 export function mayHaveCreated(error: unknown): boolean {
   if (error instanceof ApiError) return error.status >= 500;
   if (error instanceof NetworkError) return !error.unsent;
   return !(error instanceof UsageError);
 }
 
-/**
- * Exit 2 says "bad input, nothing sent": a batch that failed on bad input after this run submitted
- * documents is a partly failed batch, exit 1.
- */
+/** Exit 2 says nothing was sent: bad input after this run submitted documents is a partly failed batch, exit 1. */
 export const partlySent = (exitCode: ExitCodeValue, summary: BatchSummary): ExitCodeValue =>
   exitCode === ExitCode.usage && summary.submitted > summary.earlier ? ExitCode.error : exitCode;
 
@@ -78,8 +64,7 @@ export function batchError(
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
   const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
-  // Lines already in flight when the failure came were finished: said, so "stopped" is not read as
-  // "nothing after that line was submitted".
+  // Lines in flight at the failure were finished: said, so "stopped" does not read as nothing after it was sent.
   const inFlight =
     after === undefined || after.submitted === 0
       ? ''
@@ -96,10 +81,7 @@ export function batchError(
   });
 }
 
-/**
- * The batch stopped by a signal or a closed output: how far it got, and how to go on if anything was sent.
- * What stopped it decides the exit code: Ctrl-C 130, SIGTERM 143, a closed standard output 141.
- */
+/** The batch stopped by Ctrl-C (130), SIGTERM (143) or a closed output (141): how far it got, and how to go on. */
 export function interrupted(signal: AbortSignal, input: Resumable, progressNote: string): CancelError {
   const reason = signal.reason instanceof CliError ? signal.reason : undefined;
   const closed = reason?.code === OUTPUT_CLOSED;

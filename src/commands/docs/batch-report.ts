@@ -3,9 +3,8 @@ import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { fieldColumns } from '../kit.js';
 
 /**
- * How a batch reports: a result per line as it finishes (NDJSON under --json, `line<TAB>document_id<TAB>
- * token_count` when piped, a table at the end on a terminal), a progress bar or spinner on stderr, the
- * failures and the summary, keeping only counts and a bounded list of failures.
+ * How a batch reports: each line's result as it finishes (NDJSON under --json, TSV piped, a table at the end on a
+ * terminal), progress on stderr, then the failures (a bounded list) and the summary.
  */
 
 export type LineResult =
@@ -14,14 +13,11 @@ export type LineResult =
 
 export type FailedLine = LineResult & { ok: false };
 
-export interface BatchSummary {
-  total: number | undefined;
-  submitted: number;
-  /** Of `submitted`, the lines an earlier run had submitted (not sent again). */
-  earlier: number;
-  failed: number;
-  tokens: number;
-}
+/** `earlier`: of `submitted`, the lines an earlier run had submitted (not sent again). */
+export type BatchSummary = { total: number | undefined } & Record<
+  'submitted' | 'earlier' | 'failed' | 'tokens',
+  number
+>;
 
 /** `listed`: the first few, in the order they came. */
 export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
@@ -165,9 +161,8 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
 }
 
 /**
- * What --resume found: the lines the batch resumed had acknowledged (moved: now on another line), the
- * others (added since, if it had finished), and those the input no longer holds. Nothing when a finished
- * batch is resumed as it was: "batch already finished" says it.
+ * What --resume found: lines acknowledged (moved: now on another line), others (added, if it had finished) and
+ * lines gone; nothing for a finished batch resumed as it was ("batch already finished" says it).
  */
 export function resumeNotice(
   tense: 'resuming' | 'resumed',

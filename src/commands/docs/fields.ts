@@ -16,10 +16,7 @@ export const chunks = (item: { chunks_completed?: number | null; chunks_total?: 
     ? null
     : `${item.chunks_completed ?? 0}/${item.chunks_total}`;
 
-/**
- * The document fields shown on a terminal or as tab-separated lines (the content itself is left out:
- * it can be megabytes); --json prints the whole object as the service returned it.
- */
+/** The fields shown on a terminal or piped (not the content: it can be megabytes); --json prints the whole object. */
 export const DOCUMENT_FIELDS: Column<DocumentAnswer>[] = [
   ...fieldColumns<DocumentAnswer>('document_id', 'alias', 'label', 'type', 'source'),
   ...fieldColumns<DocumentAnswer>('version', 'token_count', 'synced', 'prepare_status'),

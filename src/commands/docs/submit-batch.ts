@@ -23,17 +23,13 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { giveKey, keyOf, movedFileBatch, readAhead } from './batch-lines.js';
-import { runPool } from './batch-pool.js';
+import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
- * `docs submit` of NDJSON: the lines the reader prepared (src/input/ndjson.ts) go through a pool of
- * --concurrency workers (batch-pool.ts), each result to the reporter (batch-report.ts). A journal
- * (src/state/batch-journal.ts) records every line the service acknowledged by the hash of its body and
- * its occurrence. Before anything is sent, the input is compared with earlier batches of the same input
- * (a file's every line in its check pass; standard input's first lines, read ahead), which decides
- * whether this run is a new batch, goes on with one (--resume), or is refused. See docs/usage.md.
+ * `docs submit` of NDJSON: the reader's lines (input/ndjson.ts) go through a pool of --concurrency workers, each
+ * result to the reporter; a journal records each line acknowledged by its body's hash and occurrence. First the
+ * input is compared with earlier batches of it, which decides whether this run is new, resumes one, or is refused.
  */
 
 export interface BatchInput extends Resumable {
@@ -61,10 +57,7 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
   }
 }
 
-/**
- * Reads the batch as far as needed to know which batch it is, and opens its journal: a file is read
- * through (its check pass) under its lock; standard input's first lines are read ahead.
- */
+/** Opens the batch's journal: a file read through (its check pass) under its lock; standard input's first lines. */
 async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   const { source } = input;
   const streamed = !source.reopenable;
@@ -119,8 +112,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       candidates = records.candidates.length;
       moved?.refuse();
       const journal = await records.open(comparison);
-      // The send pass counts occurrences again: in the room the check pass made, if it counted; else in
-      // room for every line, made once.
+      // The send pass counts again: in the room the check pass made if it counted, else in room made once for all.
       seen.clear();
       const counted = watch === undefined ? new Occurrences(batch.total) : seen;
       opened = { lines: batch.lines, total: batch.total, seen: counted, journal };
@@ -303,8 +295,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     }
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
-  // A bad line stopped the batch, but a failure more pressing than bad input (a refused key, the
-  // service unreachable, ...) came too: that failure decides the exit code, as for any failed line.
+  // A failure more pressing than the bad line (a refused key, no service, ...) decides the exit code.
   if (badLine !== undefined && overBadInput(failures, summary)) {
     throw batchError(failures, summary, input, overtaken.afterFirstFailure(), badLine.message);
   }
@@ -338,11 +329,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   return summary;
 }
 
-/**
- * How many lines after the first failed line (in file order) were submitted anyway, being in flight.
- * Only lines in flight and failed lines are watched (after a failure without --continue-on-error no new
- * line is taken; with it, nothing is watched), so memory stays bounded.
- */
+/** Lines after the first failed one submitted anyway (in flight); only those in flight or failed are kept. */
 function trackOvertaken(enabled: boolean) {
   const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
   return {

@@ -154,8 +154,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     import('../../api/large-strings.js'),
   ]);
   const { document: body, body: rawBody } = prepared;
-  // The service echoes the whole document: a streamed one's content is not held, but spooled to a file
-  // when --json prints it (src/api/large-strings.ts).
+  // The service echoes the whole document: a streamed one's content is spooled (for --json) or dropped, not held.
   const large =
     rawBody === undefined
       ? undefined
@@ -192,19 +191,13 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
   return JSON.parse(pieces.join('') + decoder.end()) as object;
 }
 
-/**
- * The command that resumes a batch: its input, every flag that shapes the bodies sent (so each line's
- * hash and Idempotency-Key are the same again) or the output, and --resume.
- */
+/** Resumes the batch: its input, --resume, and every flag shaping the bodies (so keys match again) or the output. */
 export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
   const argv = ['facectl', 'docs', 'submit', ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']), '--resume'];
   const flag = (name: string, value: string | undefined) => {
     if (value !== undefined) argv.push(name, value);
   };
-  flag('--alias', opts.alias);
-  flag('--label', opts.label);
-  flag('--perspective', opts.perspective);
-  flag('--format', opts.format);
+  for (const key of ['alias', 'label', 'perspective', 'format'] as const) flag(`--${key}`, opts[key]);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
   if (opts.continueOnError) argv.push('--continue-on-error');
   if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);

@@ -72,8 +72,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
         : fail('key source', creds.describe(), 'run `facectl auth login` (or set FACECTL_API_KEY)'),
     );
   } catch (error) {
-    // A profile named on the command line (or FACECTL_PROFILE) that cannot be used is refused as by any
-    // command (exit 2), not reported as a failed check.
+    // A profile named by --profile or FACECTL_PROFILE that cannot be used is refused (exit 2), not a failed check.
     if (error instanceof CliError && ['invalid_profile', 'unknown_profile'].includes(error.code)) throw error;
     const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
     checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
@@ -153,8 +152,7 @@ function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   } catch (error) {
     return [fail(name, (error as Error).message, `fix or remove ${path}; facectl never clears it`), ...unsafe];
   }
-  // Modes say nothing about who can read a file someone else owns (and chmod would follow a symlink),
-  // nor anything at all on Windows.
+  // Modes tell nothing of another owner's file (and chmod would follow a symlink), nor anything on Windows.
   return [ok(name, `${path} parses`), ...(refusal || platform === 'win32' ? unsafe : checkModes(path))];
 }
 
@@ -206,10 +204,9 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   }
   const [key, value] = variable;
   const url = value.includes('://') ? value : `http://${value}`;
-  if (!URL.canParse(url)) {
+  const proxy = URL.parse(url);
+  if (!proxy)
     return fail(name, `${key} is not a valid URL`, `fix ${key} (e.g. http://proxy.example.com:3128) or unset it`);
-  }
-  const proxy = new URL(url);
   const shown = `${proxy.protocol}//${proxy.username ? '***@' : ''}${proxy.host}`;
   if (isLoopbackHost(base.hostname)) {
     return ok(name, `${key}=${shown} is not used for the loopback address ${base.host} (never proxied)`);

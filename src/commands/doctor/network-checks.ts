@@ -10,10 +10,7 @@ import { VERSION } from '../../version.js';
 import { usd } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
-/**
- * The checks that talk to the service: one GET /v1/auth/api-keys/current through the commands' transport
- * (so proxies apply) for reachability, the key and the clock; for https without a proxy, a TLS handshake.
- */
+/** Checks that talk to the service: one GET through the commands' transport (proxies apply), and a TLS handshake. */
 
 const PATH = '/v1/auth/api-keys/current';
 const SKEW_LIMIT_S = 60;

@@ -40,29 +40,24 @@ export default verb({
       message: ALIAS_PROMPT,
       check: checkAlias,
     });
-    // An alias typed at the prompt that the service refuses (its slug rule, or taken) is asked for again
-    // with the reason; one given as --alias is the script's to fix (exit 2 or 5).
-    const askAgain = given.alias === undefined || given.alias === '' ? askAliasAgain.bind(null, ctx) : undefined;
-    await runCreateFace(ctx, { ...given, name, alias, basicFacts }, askAgain);
+    // An alias typed at the prompt that the service refuses is asked again with the reason; --alias is the script's.
+    const askAgain = async (reason: string) => {
+      ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
+      return ctx.prompter.input({ message: ALIAS_PROMPT, validate: (text) => checkAlias(text) ?? true });
+    };
+    await runCreateFace(ctx, { ...given, name, alias, basicFacts }, given.alias ? undefined : askAgain);
   },
 });
 
-export type CreateFaceOptions = Omit<FlagValues<typeof flags>, 'name' | 'alias' | 'basicFacts'> & {
-  name: string;
-  alias: string;
-  basicFacts?: Record<string, unknown> | undefined;
-};
-
 const ALIAS_PROMPT = 'Alias (a slug such as ada-lovelace)';
-
-async function askAliasAgain(ctx: Context, reason: string): Promise<string> {
-  ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
-  return ctx.prompter.input({ message: ALIAS_PROMPT, validate: (text) => checkAlias(text) ?? true });
-}
 
 export async function runCreateFace(
   ctx: Context,
-  opts: CreateFaceOptions,
+  opts: Omit<FlagValues<typeof flags>, 'basicFacts'> & {
+    name: string;
+    alias: string;
+    basicFacts?: Record<string, unknown>;
+  },
   askAlias?: (reason: string) => Promise<string>,
 ): Promise<AnswerOf<typeof CreateFace>> {
   const { createFace } = await import('../../contract/faces.js');

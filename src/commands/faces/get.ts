@@ -18,10 +18,7 @@ export default verb({
 
 type FaceAnswer = Lenient<Face>;
 
-/**
- * `created` as a date. The seed leaves its unit "not shown": the local service sends Unix seconds; a
- * number past the year 5000 as seconds is read as milliseconds; no date at all, shown as the number.
- */
+/** `created` as a date: Unix seconds (the seed leaves the unit unsaid), milliseconds past the year 5000, or as is. */
 function createdAsDate(created: number | null | undefined): string | number | null {
   if (created === null || created === undefined) return null;
   const ms = Math.abs(created) >= 1e11 ? created : created * 1000;

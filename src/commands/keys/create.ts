@@ -76,16 +76,14 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
 export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
   const { save, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
-  // A profile name that cannot be saved into, or a config file that cannot be read or written, is refused now, not
-  // after a live key was made (and perhaps not shown: `--jq .key_prefix`).
+  // A profile or config file that cannot be saved into is refused now, not after a live key was made.
   if (save) {
     checkNamedProfile(ctx);
     await (await ctx.config()).checkWritable();
   }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
-  // `--save` into a profile not in the file yet (`--profile laptop`) creates it: the key is made with what
-  // would be used without naming it (FACECTL_API_KEY, else the default profile's key, at its base URL).
+  // --save into a new profile (`--profile laptop`) makes the key with what is used without naming one (its base URL).
   const beside = save
     ? await credentialsBesideNewProfile({ ...ctx, stdin: ctx.io.stdin, stdinIsTTY: ctx.io.stdinIsTTY })
     : undefined;
@@ -99,8 +97,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         `at ${beside.baseUrl}, then saving it in a new profile "${active.profile}"`,
     );
   }
-  // The request is waited for even past Ctrl-C/SIGTERM (within the HTTP timeouts), by a client without the
-  // abort signal: an answer abandoned would leave a live key no one ever saw.
+  // Waited for past Ctrl-C/SIGTERM (a client without the signal): an abandoned answer would lose a live key.
   const api = beside
     ? (await import('../../api/context-client.js')).clientForContext(
         ctx,
@@ -135,8 +132,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   } else if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
-  // The secret exists only in that output: a write that failed (a closed pipe, a full disk) is known a
-  // tick later, and then nobody holds the key unless --save keeps it.
+  // The secret exists only in that output: a failed write (closed pipe, full disk) is known a tick later.
   await new Promise((resolve) => setImmediate(resolve));
   const unwritten = ctx.signal.reason as CliError | undefined;
   if (!save && ctx.signal.aborted && (unwritten?.code === OUTPUT_CLOSED || unwritten?.code === OUTPUT_FAILED)) {
@@ -151,8 +147,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
       },
     );
   }
-  // The key only works at the service that made it: its base URL becomes the profile's when it came
-  // from a flag or the environment rather than from the profile itself (or when the profile is new).
+  // The key works only where it was made: that base URL becomes the profile's if it came from outside (or is new).
   if (save) {
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
     await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside);
@@ -195,11 +190,7 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
 async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
   try {
     const config = await ctx.config();
-    await saveKeyInProfile(ctx, config, profile, {
-      key: key.key,
-      baseUrl,
-      ...(setsBaseUrl ? { profileBaseUrl: baseUrl } : {}),
-    });
+    await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl);
     ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -38,8 +38,7 @@ export default verb({
 export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Connection> {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
-  // The list first (a non-Connect plan is refused here, before any browser opens): a provider that is
-  // connected needs no approval, and asking for an authorize URL would only leave one pending.
+  // The list first: a non-Connect plan is refused before a browser opens, and a connected provider needs no URL.
   const before = await findConnection(ctx, provider);
   if (before?.connected) {
     ctx.out.info(
@@ -51,8 +50,7 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   }
   const url = (await sendOAuth(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
 
-  // A person acts on the URL while the command waits, so it is said at once (under --json as a JSON line
-  // a script can read); the other messages at once only on a terminal, else held like any message.
+  // Said at once for a person to act on while we wait (a JSON line under --json); the rest at once on a terminal only.
   if (ctx.out.json) ctx.io.stderr.write(`${safeJson({ authorize_url: url })}\n`);
   else ctx.out.info(`Open this URL in a browser to connect ${provider}:\n  ${url}`);
   const now = { immediate: ctx.io.stderrIsTTY };
@@ -63,7 +61,28 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
     else ctx.out.info(`No browser could be opened (the opener failed); ${whereToOpen(url)}.`, now);
   }
 
-  const connection = await waitForConnection(ctx, opts);
+  const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
+  const spinner = ctx.out.spinner(`Waiting for ${provider} to be approved in the browser (Ctrl-C to stop)`);
+  let connection: Connection | undefined;
+  try {
+    while (!connection?.connected) {
+      await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
+      connection = await findConnection(ctx, provider);
+      if (!connection?.connected && ctx.clock.now().getTime() >= deadline) {
+        // The spec has no way to learn of a denial (only GET /v1/oauth): say that no approval came, not why.
+        throw new NetworkError(
+          `${provider} was not connected within ${opts.timeoutSeconds} s: it was not approved in the browser ` +
+            '(denied, closed, or not yet done)',
+          {
+            code: 'timeout',
+            hint: `run \`facectl oauth connect ${provider}${opts.openBrowser ? '' : ' --no-browser'}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
+          },
+        );
+      }
+    }
+  } finally {
+    spinner.stop();
+  }
   ctx.out.success(`Connected ${provider}`);
   ctx.out.record(connection, CONNECTION_COLUMNS, `${provider} was connected all the same (\`facectl oauth list\`)`);
   return connection;
@@ -75,32 +94,6 @@ function whereToOpen(url: string): string {
   if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) return 'open the URL above on any device';
   const p = port || '80';
   return `open the URL above in a browser on this machine, or over SSH forward its port first (ssh -L ${p}:${host}:${p} HOST) and open it on yours`;
-}
-
-async function waitForConnection(ctx: Context, opts: ConnectOptions): Promise<Connection> {
-  const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
-  const spinner = ctx.out.spinner(`Waiting for ${opts.provider} to be approved in the browser (Ctrl-C to stop)`);
-  try {
-    for (;;) {
-      await ctx.clock.sleep(opts.intervalMs ?? 1000, ctx.signal);
-      const current = await findConnection(ctx, opts.provider);
-      if (current?.connected) return current;
-      if (ctx.clock.now().getTime() >= deadline) {
-        // The spec gives the client no way to learn of a denial (it only polls GET /v1/oauth): say what
-        // is known, that no approval came, and not why.
-        throw new NetworkError(
-          `${opts.provider} was not connected within ${opts.timeoutSeconds} s: it was not approved in the browser ` +
-            '(denied, closed, or not yet done)',
-          {
-            code: 'timeout',
-            hint: `run \`facectl oauth connect ${opts.provider}${opts.openBrowser ? '' : ' --no-browser'}\` again and approve in the browser, or wait longer with --timeout SECONDS`,
-          },
-        );
-      }
-    }
-  } finally {
-    spinner.stop();
-  }
 }
 
 async function findConnection(ctx: Context, provider: string): Promise<Connection | undefined> {

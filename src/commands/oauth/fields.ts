@@ -9,10 +9,7 @@ export const PROVIDER_ARG = ['<provider>', 'the provider id (facectl serve offer
 
 export const CONNECTION_COLUMNS = fieldColumns<Lenient<OAuthConnection>>('provider', 'connected', 'connected_at');
 
-/**
- * One request to an OAuth endpoint; the service refuses them all to users not on the Connect plan (403
- * plan_required): said in its own words when it gives them, else in ours, with the fix (exit code 6).
- */
+/** An OAuth request; the refusal of a user not on the Connect plan (403 plan_required) says so, with the fix. */
 export async function sendOAuth<R extends AnyRoute>(
   ctx: Context,
   route: R,
