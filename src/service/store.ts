@@ -45,13 +45,6 @@ interface Running {
   keys: string[];
 }
 
-/** What tests read of a collection (Store.maps). */
-interface CollectionView<R> {
-  readonly size: number;
-  keys(): IterableIterator<string>;
-  values(): IterableIterator<R>;
-}
-
 export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
 const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
@@ -272,7 +265,6 @@ export class Store {
     return row && this.record('faces', row);
   }
 
-  /** Rows read by keyWithUser and faceOf, by what they asked, and the stamp they were read under. */
   private authRows: RowCache = { stamp: -1, rows: new Map() };
   private faceRows: RowCache = { stamp: -1, rows: new Map() };
 
@@ -297,12 +289,9 @@ export class Store {
     return row ?? undefined;
   }
 
-  /** After a rollback: what was read since the last commit may be a change now undone. */
+  /** After a rollback: what was read since the last commit may be a change now undone (no stamp is -1). */
   private forgetReads(): void {
-    for (const cache of [this.authRows, this.faceRows]) {
-      cache.stamp = -1;
-      cache.rows.clear();
-    }
+    this.authRows.stamp = this.faceRows.stamp = -1;
   }
 
   /** Changes whenever a record of `collections` is written: what was read under the same stamp still holds. */
@@ -339,17 +328,21 @@ export class Store {
   }
 
   /** For tests: each collection as a read-only map. */
-  get maps(): { [C in CollectionName]: CollectionView<Collections[C]> } {
-    const view = (collection: CollectionName) => {
-      const count = () => this.count(collection);
-      return {
-        get size() {
-          return count();
-        },
-        keys: () => Array.from(this.values(collection), (record) => record.id).values(),
-        values: () => this.values(collection),
-      };
+  get maps(): {
+    [C in CollectionName]: {
+      size: number;
+      keys(): IterableIterator<string>;
+      values(): IterableIterator<Collections[C]>;
     };
+  } {
+    const count = (collection: CollectionName) => this.count(collection);
+    const view = (collection: CollectionName) => ({
+      get size() {
+        return count(collection);
+      },
+      keys: () => Array.from(this.values(collection), (record) => record.id).values(),
+      values: () => this.values(collection),
+    });
     return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
   }
 
