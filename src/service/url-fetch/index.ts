@@ -198,15 +198,11 @@ async function connectChecked(
       lastError = error;
       continue;
     }
+    // The peer must be the checked address, so is as allowed (an IPv4-mapped form is judged as its IPv4 one).
     const peer = response.remoteAddress;
     if (peer === undefined || !sameAddress(peer, address)) {
       response.close();
       throw notAllowed(`${shorten(url.href)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
-    }
-    const verdict = checkAddress(peer, options.allowPrivate);
-    if (!verdict.allowed) {
-      response.close();
-      throw notAllowed(`${shorten(url.href)} is refused: ${verdict.reason}`);
     }
     return response;
   }
