@@ -48,7 +48,7 @@ export class OAuthFlows {
       codeVerifier,
       codeChallenge: s256(codeVerifier),
       redirectUri,
-      expiresMs: this.nowMs() + TTL_MS,
+      expiresMs: this.clock.now().getTime() + TTL_MS,
       decided: false,
     };
     this.states.set(state, pending);
@@ -88,7 +88,7 @@ export class OAuthFlows {
     if (approve) {
       const code = randomBase62(32);
       const { redirectUri, codeChallenge } = pending;
-      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.nowMs() + TTL_MS });
+      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.clock.now().getTime() + TTL_MS });
       target.searchParams.set('code', code);
     } else {
       target.searchParams.set('error', 'access_denied');
@@ -114,7 +114,7 @@ export class OAuthFlows {
     this.codes.delete(input.code);
     if (
       !issued ||
-      issued.expiresMs <= this.nowMs() ||
+      issued.expiresMs <= this.clock.now().getTime() ||
       issued.redirectUri !== input.redirectUri ||
       issued.codeChallenge !== s256(input.codeVerifier)
     ) {
@@ -127,7 +127,7 @@ export class OAuthFlows {
     if (!state) return undefined;
     const pending = this.states.get(state);
     if (!pending) return undefined;
-    if (pending.expiresMs <= this.nowMs()) {
+    if (pending.expiresMs <= this.clock.now().getTime()) {
       this.states.delete(state);
       return undefined;
     }
@@ -135,12 +135,8 @@ export class OAuthFlows {
   }
 
   private sweep(): void {
-    const now = this.nowMs();
+    const now = this.clock.now().getTime();
     for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
     for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
-  }
-
-  private nowMs(): number {
-    return this.clock.now().getTime();
   }
 }
