@@ -73,34 +73,30 @@ export interface ServiceCore {
 type PublicRouteName = 'oauthCallback';
 export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthCallback'] satisfies PublicRouteName[]);
 
-interface HandlerInput<R extends AnyRoute, A> {
+type InputOf<N extends RouteName, R extends AnyRoute = Routes[N]> = {
   params: z.output<R['params']>;
   body: R['serviceBody'] extends z.ZodMiniType
     ? z.output<R['serviceBody']>
     : R['body'] extends z.ZodMiniType
       ? z.output<R['body']>
       : undefined;
-  auth: A;
+  auth: N extends PublicRouteName ? null : AuthInfo;
   query: URLSearchParams;
   svc: ServiceCore;
-}
+};
 
 interface Prepared {
   tokenCount?: number;
   fetched?: FetchedDocument;
 }
 
-interface HandlerResult<R extends AnyRoute> {
+/** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
+export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => {
   status: number;
-  body: ResponseOf<R>;
+  body: ResponseOf<Routes[N]>;
   /** The body holds a key secret: its idempotency record keeps no body (the replay's is in memory only). */
   holdsSecret?: boolean;
-}
-
-type InputOf<N extends RouteName> = HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>;
-
-/** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
-export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => HandlerResult<Routes[N]>;
+};
 
 /**
  * Slow work (counting a large text's tokens, fetching a URL) is done by `prepare` before the transaction,
