@@ -25,12 +25,11 @@ export interface ServiceOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** The SQLite database holding the state (created if missing); else a temporary one. */
   dataFile?: string;
   /** Let import fetch loopback URLs (local testing only). */
   allowPrivateUrls?: boolean;
   oauthProvider?: string;
-  /** Requests per second per key (token bucket); off when undefined. */
+  /** Requests per second per key (rateLimiter); off when undefined. */
   rateLimit?: number;
   clock?: ServiceClock;
   fetchUrl?: ImportFetcher;
@@ -42,9 +41,7 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Request bodies in flight per user (default: maxBodyBytes); the service's own budget is twice that. */
   inflightBytesPerUser?: number;
-  /** How the consent page is answered: by a person (`page`, the default) or at once (see oauth.ts). */
   consent?: ConsentMode;
-  /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
   log?: ServiceLog;
   accessLog?: boolean;
 }
@@ -61,7 +58,6 @@ export interface RunningService {
   abort(): Promise<void>;
 }
 
-const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
@@ -73,7 +69,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const stopping = new AbortController();
   const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
   const idempotency = new Idempotency(store, clock);
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const svc: ServiceCore = {
     store,
