@@ -34,7 +34,7 @@ const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([nam
   static: !route.path.includes('{'),
 }));
 
-function findRoute(svc: ServiceCore, method: string, pathname: string) {
+function findRoute(method: string, pathname: string) {
   const allowed: string[] = [];
   for (const { name, route, pattern, static: exact } of ROUTE_LIST) {
     if (!pattern.test(pathname)) continue;
@@ -43,7 +43,6 @@ function findRoute(svc: ServiceCore, method: string, pathname: string) {
     if (route.method === method) return { name, route, params };
     allowed.push(route.method);
   }
-  count(svc, 'unmatched');
   if (allowed.length > 0) {
     throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${pathname}`, {
       Allow: allowed.join(', '),
@@ -77,7 +76,6 @@ export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res:
     pathname = url.pathname;
     if (pathname.startsWith('/provider/')) {
       held.html = true;
-      count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
       reply = await handleApi(svc, req, url, held);
@@ -100,9 +98,9 @@ type Target = Pick<URL, 'pathname' | 'searchParams'>;
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
 async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
-  const match = findRoute(svc, req.method ?? 'GET', url.pathname);
+  const match = findRoute(req.method ?? 'GET', url.pathname);
   const { name, route } = match;
-  count(svc, name);
+  svc.stats.byRoute[name] = (svc.stats.byRoute[name] ?? 0) + 1;
   held.html = route.responseKind === 'html';
 
   const now = () => svc.clock.now();
@@ -185,10 +183,6 @@ async function readRequest(
       ? Idempotency.request(auth, key, req.method, pathname, raw)
       : null;
   return { params, body, idempotent, large: raw.length >= LARGE_BODY };
-}
-
-function count(svc: ServiceCore, name: string): void {
-  svc.stats.byRoute[name] = (svc.stats.byRoute[name] ?? 0) + 1;
 }
 
 function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {

@@ -31,9 +31,8 @@ export type ImportFetcher = (
 
 export interface ServiceStats {
   requests: number;
-  /** Requests per route name (and `page` for the consent page, `unmatched` for 404s). */
+  /** Requests per route name. */
   byRoute: Record<string, number>;
-  fetches: number;
   /** Authorization codes the local provider exchanged for a token. */
   tokenExchanges: number;
 }
