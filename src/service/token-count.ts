@@ -27,9 +27,6 @@ const LONG_INLINE_BUDGET = 8 * MAX_PIECE;
  * the merge cache off. The token workers run this function's source: it refers to nothing outside.
  */
 export function chunkLongPieces(core: BpeCore, max = MAX_PIECE): void {
-  const marked = core as BpeCore & { facectlChunked?: boolean };
-  if (marked.facectlChunked) return;
-  marked.facectlChunked = true;
   // That cache (the last 100,000 pieces, a Map trimmed at its oldest entry) slows down as its evictions
   // pile up: 4 MiB of base64, all pieces unlike, took 26 s with it and 3.3 s without.
   core.setMergeCacheSize?.(0);
