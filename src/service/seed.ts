@@ -1,6 +1,6 @@
 import { mintKey } from './auth.js';
 import { newId } from './ids.js';
-import { microToUsd, PLAN_NAMES, PLANS } from './plans.js';
+import { microToUsd, PLANS } from './plans.js';
 import type { PlanName } from './records.js';
 import type { Store } from './store.js';
 
@@ -18,7 +18,7 @@ export interface BootstrapUser {
  * are stored: earlier secrets cannot be printed again). Earlier keys stay valid across restarts.
  */
 export function seedUsers(store: Store, now: Date): BootstrapUser[] {
-  return PLAN_NAMES.map((plan) => {
+  return (Object.keys(PLANS) as PlanName[]).map((plan) => {
     let user = [...store.values('users')].find((u) => u.plan === plan);
     if (!user) {
       user = {
