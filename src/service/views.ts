@@ -134,10 +134,7 @@ function preparation(item: FaceItem, nowMs: number) {
   };
 }
 
-/**
- * interviewer_billing_source of a thread: the override when one was given; else the source its last
- * sync used; else the source the automatic choice would pick now (credits when nothing could pay).
- */
+/** A thread's interviewer_billing_source: given, last used, or what would pay now (credits when nothing could). */
 function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date): BillingSource {
   if (thread.override) return thread.override;
   if (thread.billing_source) return thread.billing_source;
