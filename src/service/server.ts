@@ -10,7 +10,7 @@ import * as keys from './handlers/keys.js';
 import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
-import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
+import { Idempotency, serializeBody } from './idempotency.js';
 import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
 import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
@@ -170,7 +170,7 @@ async function readRequest(
   pathname: string,
   auth: AuthInfo | null,
   reserve: ((bytes: number) => void) | undefined,
-): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null; large: boolean }> {
+) {
   const raw = await readBody(req, svc.maxBodyBytes, reserve);
   const { route } = match;
   const params = validate(route.params, match.params, 'path');
