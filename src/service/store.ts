@@ -14,8 +14,9 @@ import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from
 
 type Statement = Database.Statement;
 
-/** Rows by what was asked (null: no row), valid under `stamp`. */
+/** Rows by what was asked (null: no row), valid under `stamp` (of `collections`). */
 interface RowCache {
+  collections: readonly CollectionName[];
   stamp: number;
   rows: Map<string, unknown[] | null>;
 }
@@ -46,7 +47,6 @@ interface Running {
 }
 
 export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
-const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
 
@@ -246,7 +246,7 @@ export class Store {
    */
   keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
-    const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
+    const row = this.cachedRow(this.authRows, keyId, sql, [keyId]);
     if (!row) return undefined;
     const split = this.tableOf('keys').columns.length;
     return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
@@ -255,7 +255,7 @@ export class Store {
   /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
   faceOf(userId: string, name: string): FaceRecord | undefined {
     const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1`;
-    const row = this.cachedRow(this.faceRows, FACE_COLLECTIONS, `${userId}\u0000${name}`, sql, [userId, name]);
+    const row = this.cachedRow(this.faceRows, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
@@ -265,18 +265,12 @@ export class Store {
     return row && this.record('faces', row);
   }
 
-  private authRows: RowCache = { stamp: -1, rows: new Map() };
-  private faceRows: RowCache = { stamp: -1, rows: new Map() };
+  private authRows: RowCache = { collections: AUTH_COLLECTIONS, stamp: -1, rows: new Map() };
+  private faceRows: RowCache = { collections: ['faces'], stamp: -1, rows: new Map() };
 
-  /** A row of `sql`: the one read before when none of `collections` was written since, else read again. */
-  private cachedRow(
-    cache: RowCache,
-    collections: readonly CollectionName[],
-    id: string,
-    sql: string,
-    values: unknown[],
-  ): unknown[] | undefined {
-    const stamp = this.stamp(collections);
+  /** A row of `sql`: the one read before when none of the cache's collections was written since, else read again. */
+  private cachedRow(cache: RowCache, id: string, sql: string, values: unknown[]): unknown[] | undefined {
+    const stamp = this.stamp(cache.collections);
     if (cache.stamp !== stamp || cache.rows.size >= CACHED_ROWS) {
       cache.stamp = stamp;
       cache.rows.clear();
