@@ -69,12 +69,7 @@ function shorten(text: string): string {
  * whole URL: a name that resolves to a public and a private address must not be fetched, since the
  * connection could land on either.
  */
-async function resolveAllowed(
-  url: URL,
-  allowPrivate: boolean,
-  lookup: LookupFunction,
-  what: string,
-): Promise<ResolvedAddress[]> {
+async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFunction, what: string) {
   // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = isIP(host) === 0 ? undefined : host;
@@ -129,6 +124,7 @@ const REQUEST_HEADERS = {
 export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRedirects = options.maxRedirects ?? 3;
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
@@ -141,8 +137,8 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
     for (let redirects = 0; ; redirects++) {
       const lookup = options.lookup ?? dnsLookup;
       const addresses = await raceAbort(resolveAllowed(current, options.allowPrivate, lookup, what), signal);
-      const response = await connectChecked(current, addresses, options, signal);
-      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, options, signal);
+      const response = await connectChecked(current, addresses, options.connect ?? connectPinned, signal);
+      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, maxBytes, signal);
       response.close();
       if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
       current = nextHop(current, response);
@@ -175,13 +171,7 @@ function nextHop(current: URL, response: ConnectResponse): URL {
  * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
  * address may be served on one of them only), then checks the socket's real peer address.
  */
-async function connectChecked(
-  url: URL,
-  addresses: ResolvedAddress[],
-  options: FetchImportOptions,
-  signal: AbortSignal,
-): Promise<ConnectResponse> {
-  const connect = options.connect ?? connectPinned;
+async function connectChecked(url: URL, addresses: ResolvedAddress[], connect: ConnectStep, signal: AbortSignal) {
   let lastError: unknown;
   for (const { address, family } of addresses) {
     let response: ConnectResponse;
@@ -210,13 +200,7 @@ async function connectChecked(
   throw fetchFailed(`cannot connect to ${url.host}: ${reason}`, lastError);
 }
 
-async function readText(
-  url: URL,
-  response: ConnectResponse,
-  options: FetchImportOptions,
-  signal: AbortSignal,
-): Promise<FetchedDocument> {
-  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+async function readText(url: URL, response: ConnectResponse, maxBytes: number, signal: AbortSignal) {
   try {
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${shorten(url.href)} answered HTTP ${response.status}`);
