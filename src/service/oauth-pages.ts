@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { matchPath } from '../contract/route.js';
 import { HttpError } from './errors.js';
-import { type Reply, readBody } from './http-util.js';
+import { readBody } from './http-util.js';
 import type { ServiceCore } from './service-core.js';
 
 /**
@@ -58,12 +58,7 @@ const CONSENT_PATH = '/provider/{provider}/authorize';
 const FORM_LIMIT = 16 * 1024;
 const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'];
 
-export async function providerPage(
-  svc: ServiceCore,
-  req: IncomingMessage,
-  pathname: string,
-  query: URLSearchParams,
-): Promise<Reply> {
+export async function providerPage(svc: ServiceCore, req: IncomingMessage, pathname: string, query: URLSearchParams) {
   const params = matchPath(CONSENT_PATH, pathname);
   if (!params) throw new HttpError(404, 'not_found', 'There is no such page.');
   const provider = params.provider as string;
