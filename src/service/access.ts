@@ -1,6 +1,6 @@
 import type { AuthInfo } from './auth.js';
 import { forbidden, notFound } from './errors.js';
-import type { Collections, FaceRecord } from './records.js';
+import type { FaceRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -36,12 +36,7 @@ export function requireModelAllowed(auth: AuthInfo, model: string | null | undef
 }
 
 /** A document or thread of the caller's with its face, which the key must be allowed to use; else a 404. */
-export function ownItem<C extends 'documents' | 'threads'>(
-  store: Store,
-  auth: AuthInfo,
-  collection: C,
-  id: string,
-): { item: Collections[C]; face: FaceRecord } {
+export function ownItem<C extends 'documents' | 'threads'>(store: Store, auth: AuthInfo, collection: C, id: string) {
   const item = store.get(collection, id);
   const face = item ? store.get('faces', item.face_id) : undefined;
   if (!item || !face || item.user_id !== auth.user.id) {
