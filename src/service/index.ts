@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
-import { InflightBudget, rateLimiter } from './inflight.js';
+import { inflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
@@ -86,7 +86,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     consent: options.consent ?? 'page',
     idempotency,
     rateLimit: options.rateLimit ? rateLimiter(options.rateLimit, clock) : null,
-    budget: new InflightBudget(perUser, 2 * perUser),
+    budget: inflightBudget(perUser, 2 * perUser),
     maxBodyBytes,
     accessLog: options.accessLog === true,
   };

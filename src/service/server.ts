@@ -11,7 +11,6 @@ import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
 import { Idempotency, serializeBody } from './idempotency.js';
-import type { InflightBudget } from './inflight.js';
 import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
 import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
@@ -107,7 +106,7 @@ async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, he
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
   const authStamp = svc.store.stamp(AUTH_COLLECTIONS);
-  let share: ReturnType<InflightBudget['share']> | undefined;
+  let share: ReturnType<ServiceCore['budget']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
     const wait = svc.rateLimit?.(auth.key.id);
@@ -117,7 +116,7 @@ async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, he
       });
     }
     requireScope(auth, route);
-    share = svc.budget.share(auth.user.id);
+    share = svc.budget(auth.user.id);
     held.release = share.release;
   }
   const { params, body, idempotent, large } = await readRequest(svc, req, match, url.pathname, auth, share?.add);

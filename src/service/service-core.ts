@@ -3,7 +3,7 @@ import type { RouteName, Routes } from '../contract/index.js';
 import type { AnyRoute, ResponseOf } from '../contract/route.js';
 import type { AuthInfo } from './auth.js';
 import type { Idempotency } from './idempotency.js';
-import type { InflightBudget } from './inflight.js';
+import type { inflightBudget } from './inflight.js';
 import type { OAuthFlows } from './oauth-flow.js';
 import type { Store } from './store.js';
 
@@ -60,7 +60,8 @@ export interface ServiceCore {
   readonly idempotency: Idempotency;
   /** `--rate-limit`: takes a request of this key, giving null or the seconds it must wait (429). */
   readonly rateLimit: ((keyId: string) => number | null) | null;
-  readonly budget: InflightBudget;
+  /** A request's share of the in-flight byte budgets, by user. */
+  readonly budget: ReturnType<typeof inflightBudget>;
   readonly maxBodyBytes: number;
   /** One line per request (method, path without query, status, time); never headers or bodies. */
   readonly accessLog: boolean;
