@@ -67,8 +67,6 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const store = Store.open(options.dataFile);
   const shutdown = new AbortController();
   const stopping = new AbortController();
-  const stats: ServiceStats = { requests: 0, byRoute: {}, tokenExchanges: 0 };
-  const idempotency = new Idempotency(store, clock);
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const svc: ServiceCore = {
@@ -79,12 +77,12 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     allowPrivateUrls: options.allowPrivateUrls === true,
     fetchUrl: options.fetchUrl ?? defaultFetcher,
     oauth: new OAuthFlows(clock),
-    stats,
+    stats: { requests: 0, byRoute: {}, tokenExchanges: 0 },
     log,
     signal: shutdown.signal,
     stopping: stopping.signal,
     consent: options.consent ?? 'page',
-    idempotency,
+    idempotency: new Idempotency(store, clock),
     rateLimit: options.rateLimit ? rateLimiter(options.rateLimit, clock) : null,
     budget: inflightBudget(perUser, 2 * perUser),
     maxBodyBytes,
@@ -116,7 +114,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let users: BootstrapUser[];
   try {
     users = store.transaction(() => {
-      idempotency.purgeExpired();
+      svc.idempotency.purgeExpired();
       return seedUsers(store, clock.now());
     });
     // Loaded before listening (about 200 ms, on the event loop): else the first requests of a batch wait for
@@ -165,7 +163,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     baseUrl: svc.baseUrl,
     users,
     store,
-    stats,
+    stats: svc.stats,
     close: () => stop(true),
     abort: () => stop(false),
   };
