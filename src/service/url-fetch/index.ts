@@ -14,11 +14,7 @@ export { checkAddress, classifyAddress } from './address-policy.js';
 export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 export type { LookupAddress } from 'node:dns';
 
-/**
- * The service maps `url_not_allowed` to 422 (the URL or one it redirected to points somewhere the
- * service must not reach) and `fetch_failed` to its own error (the target was allowed but did not give
- * us a usable text document).
- */
+/** `url_not_allowed`: the URL or a redirect points where the service must not reach; `fetch_failed`: no usable text. */
 export class UrlFetchError extends Error {
   constructor(
     readonly code: 'url_not_allowed' | 'fetch_failed',
