@@ -12,8 +12,6 @@ import {
 } from './records.js';
 import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
 
-type Statement = Database.Statement;
-
 /** Rows by what was asked (null: no row), valid under `stamp` (of `collections`). */
 interface RowCache {
   collections: readonly CollectionName[];
@@ -28,15 +26,12 @@ interface Batch {
   reject: (error: unknown) => void;
   /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
   failed: boolean;
-  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
   deferred: Deferred[];
-  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
   pending: Map<string, unknown>;
 }
 
 type Deferred = { sql: string; values: unknown[] };
 
-/** The request whose change is running (Store.request). */
 interface Running {
   batch: Batch;
   /** Its savepoint is open: it has written (or is about to). */
@@ -57,7 +52,7 @@ const CACHED_ROWS = 1000;
 export class Store {
   /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Database.Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
@@ -99,7 +94,7 @@ export class Store {
   }
 
   /** Prepared once; `rows`: it returns rows (as arrays). One that writes opens a running request's savepoint. */
-  statement(sql: string, rows = false): Statement {
+  statement(sql: string, rows = false): Database.Statement {
     if (!rows && this.running !== null && !this.running.savepoint) {
       this.running.savepoint = true;
       this.control('SAVEPOINT request').run();
@@ -108,7 +103,7 @@ export class Store {
   }
 
   /** statement() without the savepoint: for the statements that begin and end transactions. */
-  private control(sql: string, rows = false): Statement {
+  private control(sql: string, rows = false): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
