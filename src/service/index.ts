@@ -6,14 +6,7 @@ import { inflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
-import type {
-  ConsentMode,
-  ImportFetcher,
-  ServiceClock,
-  ServiceCore,
-  ServiceLog,
-  ServiceStats,
-} from './service-core.js';
+import type { ConsentMode, ImportFetcher, ServiceClock, ServiceCore, ServiceLog } from './service-core.js';
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
@@ -51,7 +44,7 @@ export interface RunningService {
   /** One bootstrap key per plan: free, standard, pro, connect. */
   readonly users: BootstrapUser[];
   readonly store: Store;
-  readonly stats: ServiceStats;
+  readonly stats: ServiceCore['stats'];
   /** Stops accepting, lets requests in flight finish, closes the database. */
   close(): Promise<void>;
   /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */

@@ -2,14 +2,7 @@ import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
 import { type Connection, closeConnection, connect, openedFile, rescueIfReplaced } from './database.js';
 import { importStateFile } from './import-state.js';
-import {
-  COLLECTION_NAMES,
-  type CollectionName,
-  type Collections,
-  type FaceRecord,
-  type KeyRecord,
-  type UserRecord,
-} from './records.js';
+import { COLLECTION_NAMES, type CollectionName, type Collections } from './records.js';
 import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
 
 /** Rows by what was asked (null: no row), valid under `stamp` (of `collections`). */
@@ -239,7 +232,7 @@ export class Store {
    * An API key with its user: every request reads them, so their row is kept until a key or a user is
    * written (or a rollback). Each call builds new records from it: a handler may change its copy.
    */
-  keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
+  keyWithUser(keyId: string) {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
     const row = this.cachedRow(this.authRows, keyId, sql, [keyId]);
     if (!row) return undefined;
@@ -248,13 +241,13 @@ export class Store {
   }
 
   /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
-  faceOf(userId: string, name: string): FaceRecord | undefined {
+  faceOf(userId: string, name: string) {
     const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1`;
     const row = this.cachedRow(this.faceRows, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
-  faceByAlias(userId: string, alias: string): FaceRecord | undefined {
+  faceByAlias(userId: string, alias: string) {
     const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ? AND alias = ?`;
     const row = this.statement(sql, true).get(userId, alias) as unknown[] | undefined;
     return row && this.record('faces', row);

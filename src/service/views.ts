@@ -1,15 +1,7 @@
 import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/index.js';
 import { chooseSource, quotaView } from './billing.js';
 import { microToUsd } from './plans.js';
-import type {
-  BillingSource,
-  DocumentRecord,
-  FaceRecord,
-  KeyRecord,
-  FaceItem,
-  ThreadRecord,
-  UserRecord,
-} from './records.js';
+import type { DocumentRecord, FaceItem, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
 function keyFields(key: KeyRecord) {
@@ -135,7 +127,7 @@ function preparation(item: FaceItem, nowMs: number) {
 }
 
 /** A thread's interviewer_billing_source: given, last used, or what would pay now (credits when nothing could). */
-function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date): BillingSource {
+function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date) {
   if (thread.override) return thread.override;
   if (thread.billing_source) return thread.billing_source;
   try {
