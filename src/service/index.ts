@@ -6,7 +6,7 @@ import { inflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
-import type { ConsentMode, ImportFetcher, ServiceClock, ServiceCore, ServiceLog } from './service-core.js';
+import type { ImportFetcher, ServiceCore } from './service-core.js';
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
@@ -24,7 +24,7 @@ export interface ServiceOptions {
   oauthProvider?: string;
   /** Requests per second per key (rateLimiter); off when undefined. */
   rateLimit?: number;
-  clock?: ServiceClock;
+  clock?: ServiceCore['clock'];
   fetchUrl?: ImportFetcher;
   /** Time to receive a whole request (default 120 s). */
   requestTimeoutMs?: number;
@@ -34,8 +34,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Request bodies in flight per user (default: maxBodyBytes); the service's own budget is twice that. */
   inflightBytesPerUser?: number;
-  consent?: ConsentMode;
-  log?: ServiceLog;
+  consent?: ServiceCore['consent'];
+  log?: ServiceCore['log'];
   accessLog?: boolean;
 }
 

@@ -7,14 +7,6 @@ import type { inflightBudget } from './inflight.js';
 import type { OAuthFlows } from './oauth-flow.js';
 import type { Store } from './store.js';
 
-/** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
-export type ServiceLog = (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
-
-/** The service's sense of time; tests inject a clock they move by hand. */
-export interface ServiceClock {
-  now(): Date;
-}
-
 export interface FetchedDocument {
   text: string;
   /** After redirects. */
@@ -29,20 +21,10 @@ export type ImportFetcher = (
   options: { allowPrivate: boolean; signal?: AbortSignal },
 ) => Promise<FetchedDocument>;
 
-export interface ServiceStats {
-  requests: number;
-  /** Requests per route name. */
-  byRoute: Record<string, number>;
-  /** Authorization codes the local provider exchanged for a token. */
-  tokenExchanges: number;
-}
-
-/** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
-export type ConsentMode = 'page' | 'approve' | 'deny';
-
 export interface ServiceCore {
   readonly store: Store;
-  readonly clock: ServiceClock;
+  /** The service's sense of time; tests inject a clock they move by hand. */
+  readonly clock: { now(): Date };
   /** The local OAuth provider's id (`example` unless --oauth-provider). */
   readonly provider: string;
   /** http://host:port, known once the server listens. */
@@ -50,13 +32,16 @@ export interface ServiceCore {
   readonly allowPrivateUrls: boolean;
   readonly fetchUrl: ImportFetcher;
   readonly oauth: OAuthFlows;
-  readonly stats: ServiceStats;
-  readonly log: ServiceLog;
+  /** Requests in all and per route name; authorization codes the local provider exchanged for a token. */
+  readonly stats: { requests: number; byRoute: Record<string, number>; tokenExchanges: number };
+  /** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
+  readonly log: (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
   /** Aborted as soon as the service begins to stop: counts in progress end (503), answers carry Connection: close. */
   readonly stopping: AbortSignal;
-  readonly consent: ConsentMode;
+  /** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
+  readonly consent: 'page' | 'approve' | 'deny';
   readonly idempotency: Idempotency;
   /** `--rate-limit`: takes a request of this key, giving null or the seconds it must wait (429). */
   readonly rateLimit: ((keyId: string) => number | null) | null;
