@@ -24,13 +24,11 @@ interface PendingAuthorization {
   decided: boolean;
 }
 
-type IssuedCode = Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>;
-
 const s256 = (verifier: string): string => hash('sha256', verifier, 'base64url');
 
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
-  private readonly codes = new Map<string, IssuedCode>();
+  private readonly codes = new Map<string, Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>>();
 
   constructor(private readonly clock: { now(): Date }) {}
 
