@@ -14,7 +14,6 @@ import { readAs, rowsInsert } from './store-rows.js';
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const ONE_SHOT_BYTES = 64 * 1024;
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
 export interface IdempotentRequest {
@@ -136,7 +135,7 @@ export class Idempotency {
     // One call for a small body (a hasher object costs more than hashing 2 KB); a large one is not
     // copied to be hashed in one piece. The same digest either way.
     const digest =
-      raw.length < ONE_SHOT_BYTES
+      raw.length < 64 * 1024
         ? hash('sha256', Buffer.concat([Buffer.from(head), raw]), 'hex')
         : createHash('sha256').update(head).update(raw).digest('hex');
     return { userId: auth.user.id, key: header, hash: digest };

@@ -35,8 +35,6 @@ type LookupFunction = (hostname: string, options: { all: true }) => Promise<Look
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
-const ALLOWED_SCHEMES = new Set(['http:', 'https:']);
-
 /** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
   let url: URL;
@@ -45,7 +43,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
   } catch {
     throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
   }
-  if (!ALLOWED_SCHEMES.has(url.protocol)) {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
   }
   if (url.username !== '' || url.password !== '') {
