@@ -92,11 +92,7 @@ const astral = new Map<number, number>();
 for (let cp = 0; cp < 128; cp++) bmp[cp] = classify(cp);
 
 function flagsOf(cp: number): number {
-  if (cp < 0x10000) {
-    const known = bmp[cp] as number;
-    if (known !== 0) return known;
-    return (bmp[cp] = classify(cp));
-  }
+  if (cp < 0x10000) return bmp[cp] || (bmp[cp] = classify(cp));
   let flags = astral.get(cp);
   if (flags === undefined) astral.set(cp, (flags = classify(cp)));
   return flags;
