@@ -122,14 +122,10 @@ export class OAuthFlows {
   }
 
   private live(state: string | null): PendingAuthorization | undefined {
-    if (!state) return undefined;
-    const pending = this.states.get(state);
-    if (!pending) return undefined;
-    if (pending.expiresMs <= this.clock.now().getTime()) {
-      this.states.delete(state);
-      return undefined;
-    }
-    return pending;
+    const pending = state ? this.states.get(state) : undefined;
+    if (!pending || pending.expiresMs > this.clock.now().getTime()) return pending;
+    this.states.delete(pending.state);
+    return undefined;
   }
 
   private sweep(): void {
