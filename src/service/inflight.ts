@@ -93,7 +93,6 @@ function collector(): () => void {
  */
 export function rateLimiter(rate: number, clock: { now(): Date }): (keyId: string) => number | null {
   const buckets = new Map<string, { tokens: number; lastMs: number }>();
-  // Takes one token: null when allowed, else the seconds to wait.
   return (keyId) => {
     const now = clock.now().getTime();
     const bucket = buckets.get(keyId) ?? { tokens: rate, lastMs: now };
