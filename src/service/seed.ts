@@ -32,15 +32,13 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
       };
       store.put('users', user);
     }
-    const minted = mintKey(store);
+    const { secret, ...minted } = mintKey(store);
     store.put('keys', {
-      id: minted.id,
+      ...minted,
       user_id: user.id,
       parent_id: null,
       bootstrap: true,
       name: `bootstrap (${plan})`,
-      hash: minted.hash,
-      key_prefix: minted.keyPrefix,
       created_at: now.toISOString(),
       expires_at: null,
       scopes: ['v1:*'],
@@ -51,7 +49,7 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
     });
     return {
       plan,
-      key: minted.secret,
+      key: secret,
       user_id: user.id,
       credits_usd: microToUsd(user.credits_micro),
       compile_quota_tokens: PLANS[plan].monthly_quota,
