@@ -162,10 +162,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   };
 }
 
-const defaultFetcher: ImportFetcher = async (url, options) => {
-  const { fetchImportUrl } = await import('./url-fetch/index.js');
-  return fetchImportUrl(url, options);
-};
+const defaultFetcher: ImportFetcher = async (url, options) =>
+  (await import('./url-fetch/index.js')).fetchImportUrl(url, options);
 
 /** The URL clients use: a wildcard address is reached on loopback; IPv6 literals need brackets. */
 function formatBaseUrl(host: string, port: number): string {
