@@ -14,9 +14,8 @@ export function faceAllowed(auth: AuthInfo, name: string, face: FaceRecord | und
   return list.includes(name) || (face !== undefined && (list.includes(face.id) || list.includes(face.alias)));
 }
 
-function refuseFace(name: string): Error {
-  return forbidden('face_not_allowed', `this key may not use face ${name} (not in its allowed_face_ids)`);
-}
+const refuseFace = (name: string) =>
+  forbidden('face_not_allowed', `this key may not use face ${name} (not in its allowed_face_ids)`);
 
 /** The user's face named by uid or alias; 403 outside the key's allow-list, 404 when there is none. */
 export function resolveFace(store: Store, auth: AuthInfo, name: string): FaceRecord {

@@ -12,13 +12,9 @@ import type { ServiceCore } from './service-core.js';
  * syncs can never both pass a check that only one of them can afford.
  */
 
-function monthOf(date: Date): string {
-  return date.toISOString().slice(0, 7);
-}
+const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
-function quotaUsed(user: UserRecord, now: Date): number {
-  return user.quota_month === monthOf(now) ? user.quota_used : 0;
-}
+const quotaUsed = (user: UserRecord, now: Date): number => (user.quota_month === monthOf(now) ? user.quota_used : 0);
 
 export function quotaView(user: UserRecord, now: Date): { tokens_used: number; tokens_limit: number } {
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };

@@ -54,9 +54,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
 }
 
 /** For messages, cut to a readable length (past parseImportUrl, a URL has no credentials to hide). */
-function shorten(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
+const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
 /**
  * Every address the URL's host stands for, each one checked. One disallowed address refuses the
