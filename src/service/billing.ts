@@ -20,9 +20,8 @@ export function quotaView(user: UserRecord, now: Date): { tokens_used: number; t
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
 }
 
-function isConnected(svc: ServiceCore, user: UserRecord): boolean {
-  return PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
-}
+const isConnected = (svc: ServiceCore, user: UserRecord): boolean =>
+  PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
 
 /** 409 for an interviewer_billing_source that can never apply to this user (at thread creation and sync). */
 export function checkOverrideAvailable(svc: ServiceCore, user: UserRecord, override: BillingSource): void {

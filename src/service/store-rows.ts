@@ -18,9 +18,8 @@ export interface Table {
 const FREE_TEXT: ReadonlySet<string> = new Set(['content', 'label', 'name', 'formula', 'face_speaker']);
 
 /** libsql's TEXT ends at a NUL character, so free text is read as bytes and decoded (fromColumn). */
-export function readAs(column: string): string {
-  return FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
-}
+export const readAs = (column: string): string =>
+  FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
 
 export function describeTable(collection: CollectionName, columns: string[]): Table {
   const updates = columns
