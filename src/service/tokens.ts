@@ -143,6 +143,4 @@ function countInWorker(text: string, stopping: AbortSignal | undefined): Promise
 }
 
 /** For tests. */
-export function workerStats(): { sent: number; inProgress: number } {
-  return { sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) };
-}
+export const workerStats = () => ({ sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) });
