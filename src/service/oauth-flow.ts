@@ -34,7 +34,10 @@ export class OAuthFlows {
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
-    this.sweep();
+    // Expired states and codes go first.
+    const now = this.clock.now().getTime();
+    for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
+    for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
     const state = randomBase62(32);
     const codeVerifier = randomBase62(64);
     const redirectUri = `${baseUrl}/v1/oauth/${encodeURIComponent(provider)}/callback`;
@@ -126,11 +129,5 @@ export class OAuthFlows {
     if (!pending || pending.expiresMs > this.clock.now().getTime()) return pending;
     this.states.delete(pending.state);
     return undefined;
-  }
-
-  private sweep(): void {
-    const now = this.clock.now().getTime();
-    for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
-    for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
   }
 }
