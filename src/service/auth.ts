@@ -21,10 +21,7 @@ export function mintKey(store: Store) {
   }
 }
 
-export interface AuthInfo {
-  key: KeyRecord;
-  user: UserRecord;
-}
+export type AuthInfo = { key: KeyRecord; user: UserRecord };
 
 /** Resolves `Authorization: Bearer <key>`; anything missing, malformed, unknown or expired is a 401. */
 export function authenticate(store: Store, header: string | undefined, now: Date): AuthInfo {

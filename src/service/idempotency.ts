@@ -16,11 +16,7 @@ const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
-export interface IdempotentRequest {
-  userId: string;
-  key: string;
-  hash: string;
-}
+export type IdempotentRequest = { userId: string; key: string; hash: string };
 
 const CONTENT_SLOT = '"content":null';
 

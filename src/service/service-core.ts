@@ -70,10 +70,7 @@ type InputOf<N extends RouteName, R extends AnyRoute = Routes[N]> = {
   svc: ServiceCore;
 };
 
-interface Prepared {
-  tokenCount?: number;
-  fetched?: FetchedDocument;
-}
+type Prepared = { tokenCount?: number; fetched?: FetchedDocument };
 
 /** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
 export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => {

@@ -6,11 +6,7 @@ import { COLLECTION_NAMES, type CollectionName, type Collections } from './recor
 import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
 
 /** Rows by what was asked (null: no row), valid under `stamp` (of `collections`). */
-interface RowCache {
-  collections: readonly CollectionName[];
-  stamp: number;
-  rows: Map<string, unknown[] | null>;
-}
+type RowCache = { collections: readonly CollectionName[]; stamp: number; rows: Map<string, unknown[] | null> };
 
 /** The requests of one turn of the event loop, committed together (Store.request). */
 interface Batch {
