@@ -1,6 +1,6 @@
 import type { AuthInfo } from './auth.js';
 import { forbidden, notFound } from './errors.js';
-import type { Collections, FaceRecord } from './records.js';
+import type { FaceRecord } from './records.js';
 import type { Store } from './store.js';
 
 /**
@@ -14,9 +14,8 @@ export function faceAllowed(auth: AuthInfo, name: string, face: FaceRecord | und
   return list.includes(name) || (face !== undefined && (list.includes(face.id) || list.includes(face.alias)));
 }
 
-function refuseFace(name: string): Error {
-  return forbidden('face_not_allowed', `this key may not use face ${name} (not in its allowed_face_ids)`);
-}
+const refuseFace = (name: string) =>
+  forbidden('face_not_allowed', `this key may not use face ${name} (not in its allowed_face_ids)`);
 
 /** The user's face named by uid or alias; 403 outside the key's allow-list, 404 when there is none. */
 export function resolveFace(store: Store, auth: AuthInfo, name: string): FaceRecord {
@@ -36,12 +35,7 @@ export function requireModelAllowed(auth: AuthInfo, model: string | null | undef
 }
 
 /** A document or thread of the caller's with its face, which the key must be allowed to use; else a 404. */
-export function ownItem<C extends 'documents' | 'threads'>(
-  store: Store,
-  auth: AuthInfo,
-  collection: C,
-  id: string,
-): { item: Collections[C]; face: FaceRecord } {
+export function ownItem<C extends 'documents' | 'threads'>(store: Store, auth: AuthInfo, collection: C, id: string) {
   const item = store.get(collection, id);
   const face = item ? store.get('faces', item.face_id) : undefined;
   if (!item || !face || item.user_id !== auth.user.id) {

@@ -12,19 +12,16 @@ import type { Store } from './store.js';
 
 const KEY_PATTERN = /^fcs_([A-Za-z0-9]{8})_([A-Za-z0-9]{32})$/;
 
-export function mintKey(store: Store): { secret: string; id: string; keyPrefix: string; hash: string } {
+export function mintKey(store: Store) {
   for (;;) {
     const short = randomBase62(8);
     if (store.get('keys', `key_${short}`)) continue;
     const secret = `fcs_${short}_${randomBase62(32)}`;
-    return { secret, id: `key_${short}`, keyPrefix: `fcs_${short}`, hash: hash('sha256', secret) };
+    return { secret, id: `key_${short}`, hash: hash('sha256', secret), key_prefix: `fcs_${short}` };
   }
 }
 
-export interface AuthInfo {
-  key: KeyRecord;
-  user: UserRecord;
-}
+export type AuthInfo = { key: KeyRecord; user: UserRecord };
 
 /** Resolves `Authorization: Bearer <key>`; anything missing, malformed, unknown or expired is a 401. */
 export function authenticate(store: Store, header: string | undefined, now: Date): AuthInfo {

@@ -12,21 +12,16 @@ import type { ServiceCore } from './service-core.js';
  * syncs can never both pass a check that only one of them can afford.
  */
 
-function monthOf(date: Date): string {
-  return date.toISOString().slice(0, 7);
-}
+const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
 
-function quotaUsed(user: UserRecord, now: Date): number {
-  return user.quota_month === monthOf(now) ? user.quota_used : 0;
-}
+const quotaUsed = (user: UserRecord, now: Date): number => (user.quota_month === monthOf(now) ? user.quota_used : 0);
 
 export function quotaView(user: UserRecord, now: Date): { tokens_used: number; tokens_limit: number } {
   return { tokens_used: quotaUsed(user, now), tokens_limit: PLANS[user.plan].monthly_quota };
 }
 
-function isConnected(svc: ServiceCore, user: UserRecord): boolean {
-  return PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
-}
+const isConnected = (svc: ServiceCore, user: UserRecord): boolean =>
+  PLANS[user.plan].oauth && svc.store.get('connections', `${user.id}:${svc.provider}`) !== undefined;
 
 /** 409 for an interviewer_billing_source that can never apply to this user (at thread creation and sync). */
 export function checkOverrideAvailable(svc: ServiceCore, user: UserRecord, override: BillingSource): void {

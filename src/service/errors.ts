@@ -1,9 +1,6 @@
 import type { FieldError } from '../contract/common.js';
 
-/**
- * An error answer of the local service. Handlers throw it; the server turns it into the `{detail, code}`
- * body (or an HTML page for the browser-facing routes) with its status and headers.
- */
+/** An error answer, sent as `{detail, code}` (an HTML page on the browser's routes) with its status and headers. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,

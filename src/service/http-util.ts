@@ -69,15 +69,9 @@ export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: 
       if (whole) resolve(whole.subarray(0, size));
       else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
-    const onError = () => {
-      cleanup();
-      reject(new ClientGone('request stream failed'));
-    };
-    const onClose = () => {
-      if (req.complete) return;
-      cleanup();
-      reject(new ClientGone('client closed the connection mid-request'));
-    };
+    // A stream that failed or closed has nothing more to read: pausing it changes nothing.
+    const onError = () => refuse(new ClientGone('request stream failed'));
+    const onClose = () => req.complete || refuse(new ClientGone('client closed the connection mid-request'));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

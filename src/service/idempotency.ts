@@ -14,36 +14,18 @@ import { readAs, rowsInsert } from './store-rows.js';
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
 const HEADER_PATTERN = /^[\x21-\x7e]{1,255}$/;
-/** Bodies below this are hashed in one call, with the request line copied in front. */
-const ONE_SHOT_BYTES = 64 * 1024;
-
-/**
- * A body serialized: whole, or for a document in parts (the text before the content, the content's
- * JSON, the rest) with the document's id and version. `faceAlias`: the face it shows, if any.
- */
-export type SerializedBody = { faceAlias?: string } & (
-  | { body: string; parts?: undefined; doc?: undefined }
-  | {
-      body?: undefined;
-      parts: [string, string, string];
-      doc: { id: string; version: number; prefix: string; suffix: string };
-    }
-);
 
 /** A request under an Idempotency-Key: whose it is, and the digest of what it asks. */
-export interface IdempotentRequest {
-  userId: string;
-  key: string;
-  hash: string;
-}
+export type IdempotentRequest = { userId: string; key: string; hash: string };
 
 const CONTENT_SLOT = '"content":null';
 
 /**
- * An answer's body, serialized once; for a document, also the text around its content: with content
- * null, `"content":null` stands where the content goes, and cannot occur earlier (quotes are escaped).
+ * An answer's body, serialized once: whole, or for a document in parts (the text before the content, the
+ * content's JSON, the rest) with its id and version. With content null, `"content":null` stands where the
+ * content goes, and cannot occur earlier (quotes are escaped). `faceAlias`: the face it shows, if any.
  */
-export function serializeBody(body: unknown): SerializedBody {
+export function serializeBody(body: unknown) {
   const shown = body as { document_id?: unknown; version?: unknown; content?: unknown; alias?: unknown } | null;
   const faceAlias = typeof shown?.alias === 'string' ? shown.alias : undefined;
   if (
@@ -149,7 +131,7 @@ export class Idempotency {
     // One call for a small body (a hasher object costs more than hashing 2 KB); a large one is not
     // copied to be hashed in one piece. The same digest either way.
     const digest =
-      raw.length < ONE_SHOT_BYTES
+      raw.length < 64 * 1024
         ? hash('sha256', Buffer.concat([Buffer.from(head), raw]), 'hex')
         : createHash('sha256').update(head).update(raw).digest('hex');
     return { userId: auth.user.id, key: header, hash: digest };
@@ -207,7 +189,7 @@ export class Idempotency {
   keep(
     auth: AuthInfo,
     request: IdempotentRequest,
-    response: SerializedBody & { status: number; holdsSecret: boolean },
+    response: ReturnType<typeof serializeBody> & { status: number; holdsSecret: boolean },
   ): void {
     const now = this.clock.now().getTime();
     this.purgeExpired();

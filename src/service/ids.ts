@@ -20,6 +20,4 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export function newId(prefix: 'usr' | 'key' | 'face' | 'doc' | 'thr'): string {
-  return `${prefix}_${randomBase62(16)}`;
-}
+export const newId = (prefix: 'usr' | 'face' | 'doc' | 'thr'): string => `${prefix}_${randomBase62(16)}`;

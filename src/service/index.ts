@@ -2,18 +2,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
-import { InflightBudget, rateLimiter } from './inflight.js';
+import { inflightBudget, rateLimiter } from './inflight.js';
 import { OAuthFlows } from './oauth-flow.js';
 import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
-import type {
-  ConsentMode,
-  ImportFetcher,
-  ServiceClock,
-  ServiceCore,
-  ServiceLog,
-  ServiceStats,
-} from './service-core.js';
+import type { ImportFetcher, ServiceCore } from './service-core.js';
 import { Store } from './store.js';
 import { loadTokenizer } from './tokens.js';
 
@@ -25,14 +18,13 @@ export interface ServiceOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** The SQLite database holding the state (created if missing); else a temporary one. */
   dataFile?: string;
   /** Let import fetch loopback URLs (local testing only). */
   allowPrivateUrls?: boolean;
   oauthProvider?: string;
-  /** Requests per second per key (token bucket); off when undefined. */
+  /** Requests per second per key (rateLimiter); off when undefined. */
   rateLimit?: number;
-  clock?: ServiceClock;
+  clock?: ServiceCore['clock'];
   fetchUrl?: ImportFetcher;
   /** Time to receive a whole request (default 120 s). */
   requestTimeoutMs?: number;
@@ -42,10 +34,8 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** Request bodies in flight per user (default: maxBodyBytes); the service's own budget is twice that. */
   inflightBytesPerUser?: number;
-  /** How the consent page is answered: by a person (`page`, the default) or at once (see oauth.ts). */
-  consent?: ConsentMode;
-  /** Where the service's own messages go: errors are `warning`s (the default), the access log `debug`. */
-  log?: ServiceLog;
+  consent?: ServiceCore['consent'];
+  log?: ServiceCore['log'];
   accessLog?: boolean;
 }
 
@@ -54,14 +44,13 @@ export interface RunningService {
   /** One bootstrap key per plan: free, standard, pro, connect. */
   readonly users: BootstrapUser[];
   readonly store: Store;
-  readonly stats: ServiceStats;
+  readonly stats: ServiceCore['stats'];
   /** Stops accepting, lets requests in flight finish, closes the database. */
   close(): Promise<void>;
   /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */
   abort(): Promise<void>;
 }
 
-const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 const CLOSE_GRACE_MS = 10_000;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
@@ -71,9 +60,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const store = Store.open(options.dataFile);
   const shutdown = new AbortController();
   const stopping = new AbortController();
-  const stats: ServiceStats = { requests: 0, byRoute: {}, fetches: 0, tokenExchanges: 0 };
-  const idempotency = new Idempotency(store, clock);
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const svc: ServiceCore = {
     store,
@@ -83,14 +70,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     allowPrivateUrls: options.allowPrivateUrls === true,
     fetchUrl: options.fetchUrl ?? defaultFetcher,
     oauth: new OAuthFlows(clock),
-    stats,
+    stats: { requests: 0, byRoute: {}, tokenExchanges: 0 },
     log,
     signal: shutdown.signal,
     stopping: stopping.signal,
     consent: options.consent ?? 'page',
-    idempotency,
+    idempotency: new Idempotency(store, clock),
     rateLimit: options.rateLimit ? rateLimiter(options.rateLimit, clock) : null,
-    budget: new InflightBudget(perUser, 2 * perUser),
+    budget: inflightBudget(perUser, 2 * perUser),
     maxBodyBytes,
     accessLog: options.accessLog === true,
   };
@@ -120,7 +107,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   let users: BootstrapUser[];
   try {
     users = store.transaction(() => {
-      idempotency.purgeExpired();
+      svc.idempotency.purgeExpired();
       return seedUsers(store, clock.now());
     });
     // Loaded before listening (about 200 ms, on the event loop): else the first requests of a batch wait for
@@ -169,16 +156,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     baseUrl: svc.baseUrl,
     users,
     store,
-    stats,
+    stats: svc.stats,
     close: () => stop(true),
     abort: () => stop(false),
   };
 }
 
-const defaultFetcher: ImportFetcher = async (url, options) => {
-  const { fetchImportUrl } = await import('./url-fetch/index.js');
-  return fetchImportUrl(url, options);
-};
+const defaultFetcher: ImportFetcher = async (url, options) =>
+  (await import('./url-fetch/index.js')).fetchImportUrl(url, options);
 
 /** The URL clients use: a wildcard address is reached on loopback; IPv6 literals need brackets. */
 function formatBaseUrl(host: string, port: number): string {

@@ -15,51 +15,44 @@ const BYTES_PER_SECOND = 8 * MIB;
 /** A request at least this large is followed by a garbage collection (see collectSoon). */
 const LARGE = 8 * MIB;
 
-export class InflightBudget {
-  private readonly byUser = new Map<string, number>();
-  private total = 0;
-
-  constructor(
-    private readonly perUser: number,
-    private readonly overall: number,
-  ) {}
-
+export function inflightBudget(perUser: number, overall: number) {
+  const byUser = new Map<string, number>();
+  let total = 0;
+  const take = (user: string, mine: number, bytes: number): void => {
+    const held = byUser.get(user) ?? 0;
+    if (held > mine && held + bytes > perUser) {
+      throw refusal(429, 'too_many_in_flight', held - mine, 'this user has other large requests in flight');
+    }
+    if (total > mine && total + bytes > overall) {
+      throw refusal(503, 'service_busy', total - mine, 'the service has other large requests in flight');
+    }
+    byUser.set(user, held + bytes);
+    total += bytes;
+  };
   /**
    * One request's share: `add` as its bytes become known (throws past a budget), `release` once
    * answered; `tidy` between the steps of a large request collects what the last step left.
    */
-  share(user: string): { add: (bytes: number) => void; release: () => void; tidy: () => void } {
+  return (user: string) => {
     let mine = 0;
     return {
       tidy: () => {
         if (mine >= LARGE) collector()();
       },
-      add: (bytes) => {
-        this.take(user, mine, bytes);
+      add: (bytes: number) => {
+        take(user, mine, bytes);
         mine += bytes;
       },
       release: () => {
-        const left = (this.byUser.get(user) ?? 0) - mine;
-        if (left > 0) this.byUser.set(user, left);
-        else this.byUser.delete(user);
-        this.total -= mine;
+        const left = (byUser.get(user) ?? 0) - mine;
+        if (left > 0) byUser.set(user, left);
+        else byUser.delete(user);
+        total -= mine;
         if (mine >= LARGE) collectSoon();
         mine = 0;
       },
     };
-  }
-
-  private take(user: string, mine: number, bytes: number): void {
-    const held = this.byUser.get(user) ?? 0;
-    if (held > mine && held + bytes > this.perUser) {
-      throw refusal(429, 'too_many_in_flight', held - mine, 'this user has other large requests in flight');
-    }
-    if (this.total > mine && this.total + bytes > this.overall) {
-      throw refusal(503, 'service_busy', this.total - mine, 'the service has other large requests in flight');
-    }
-    this.byUser.set(user, held + bytes);
-    this.total += bytes;
-  }
+  };
 }
 
 function refusal(status: number, code: string, inFlight: number, why: string): HttpError {
@@ -100,7 +93,6 @@ function collector(): () => void {
  */
 export function rateLimiter(rate: number, clock: { now(): Date }): (keyId: string) => number | null {
   const buckets = new Map<string, { tokens: number; lastMs: number }>();
-  // Takes one token: null when allowed, else the seconds to wait.
   return (keyId) => {
     const now = clock.now().getTime();
     const bucket = buckets.get(keyId) ?? { tokens: rate, lastMs: now };

@@ -24,19 +24,20 @@ interface PendingAuthorization {
   decided: boolean;
 }
 
-type IssuedCode = Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>;
-
 const s256 = (verifier: string): string => hash('sha256', verifier, 'base64url');
 
 export class OAuthFlows {
   private readonly states = new Map<string, PendingAuthorization>();
-  private readonly codes = new Map<string, IssuedCode>();
+  private readonly codes = new Map<string, Pick<PendingAuthorization, 'redirectUri' | 'codeChallenge' | 'expiresMs'>>();
 
   constructor(private readonly clock: { now(): Date }) {}
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
-    this.sweep();
+    // Expired states and codes go first.
+    const now = this.clock.now().getTime();
+    for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
+    for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
     const state = randomBase62(32);
     const codeVerifier = randomBase62(64);
     const redirectUri = `${baseUrl}/v1/oauth/${encodeURIComponent(provider)}/callback`;
@@ -48,7 +49,7 @@ export class OAuthFlows {
       codeVerifier,
       codeChallenge: s256(codeVerifier),
       redirectUri,
-      expiresMs: this.nowMs() + TTL_MS,
+      expiresMs: this.clock.now().getTime() + TTL_MS,
       decided: false,
     };
     this.states.set(state, pending);
@@ -88,7 +89,7 @@ export class OAuthFlows {
     if (approve) {
       const code = randomBase62(32);
       const { redirectUri, codeChallenge } = pending;
-      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.nowMs() + TTL_MS });
+      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.clock.now().getTime() + TTL_MS });
       target.searchParams.set('code', code);
     } else {
       target.searchParams.set('error', 'access_denied');
@@ -114,7 +115,7 @@ export class OAuthFlows {
     this.codes.delete(input.code);
     if (
       !issued ||
-      issued.expiresMs <= this.nowMs() ||
+      issued.expiresMs <= this.clock.now().getTime() ||
       issued.redirectUri !== input.redirectUri ||
       issued.codeChallenge !== s256(input.codeVerifier)
     ) {
@@ -124,23 +125,9 @@ export class OAuthFlows {
   }
 
   private live(state: string | null): PendingAuthorization | undefined {
-    if (!state) return undefined;
-    const pending = this.states.get(state);
-    if (!pending) return undefined;
-    if (pending.expiresMs <= this.nowMs()) {
-      this.states.delete(state);
-      return undefined;
-    }
-    return pending;
-  }
-
-  private sweep(): void {
-    const now = this.nowMs();
-    for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
-    for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);
-  }
-
-  private nowMs(): number {
-    return this.clock.now().getTime();
+    const pending = state ? this.states.get(state) : undefined;
+    if (!pending || pending.expiresMs > this.clock.now().getTime()) return pending;
+    this.states.delete(pending.state);
+    return undefined;
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { matchPath } from '../contract/route.js';
 import { HttpError } from './errors.js';
-import { type Reply, readBody } from './http-util.js';
+import { readBody } from './http-util.js';
 import type { ServiceCore } from './service-core.js';
 
 /**
@@ -46,25 +46,17 @@ ${body}
 `;
 }
 
-export function resultPage(title: string, message: string): string {
-  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
-}
+export const resultPage = (title: string, message: string): string =>
+  layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+
+const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'];
 
 /**
  * The consent page (the provider's, not in the contract): GET shows it, the form POSTs back here and is
  * answered with a 302 to the service's callback (a code, or error=access_denied).
  */
-const CONSENT_PATH = '/provider/{provider}/authorize';
-const FORM_LIMIT = 16 * 1024;
-const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'];
-
-export async function providerPage(
-  svc: ServiceCore,
-  req: IncomingMessage,
-  pathname: string,
-  query: URLSearchParams,
-): Promise<Reply> {
-  const params = matchPath(CONSENT_PATH, pathname);
+export async function providerPage(svc: ServiceCore, req: IncomingMessage, pathname: string, query: URLSearchParams) {
+  const params = matchPath('/provider/{provider}/authorize', pathname);
   if (!params) throw new HttpError(404, 'not_found', 'There is no such page.');
   const provider = params.provider as string;
   if (provider !== svc.provider) throw new HttpError(404, 'unknown_provider', `Unknown provider ${provider}.`);
@@ -89,7 +81,7 @@ ${hidden}
     return { status: 200, headers: PAGE_HEADERS, body: html };
   }
   if (req.method === 'POST') {
-    const form = new URLSearchParams((await readBody(req, FORM_LIMIT)).toString('utf8'));
+    const form = new URLSearchParams((await readBody(req, 16 * 1024)).toString('utf8'));
     const pending = svc.oauth.undecided(provider, form);
     const decision = form.get('decision');
     if (decision !== 'approve' && decision !== 'deny') {

@@ -8,8 +8,6 @@ export const PLANS: Record<PlanName, { credits_micro: number; monthly_quota: num
   connect: { credits_micro: 5_000_000, monthly_quota: 0, oauth: true },
 };
 
-export const PLAN_NAMES: PlanName[] = ['free', 'standard', 'pro', 'connect'];
-
 /** $2.00 per 1,000,000 tokens, whatever the billing source. */
 export const MICRO_USD_PER_TOKEN = 2;
 

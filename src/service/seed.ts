@@ -1,6 +1,6 @@
 import { mintKey } from './auth.js';
 import { newId } from './ids.js';
-import { microToUsd, PLAN_NAMES, PLANS } from './plans.js';
+import { microToUsd, PLANS } from './plans.js';
 import type { PlanName } from './records.js';
 import type { Store } from './store.js';
 
@@ -18,7 +18,7 @@ export interface BootstrapUser {
  * are stored: earlier secrets cannot be printed again). Earlier keys stay valid across restarts.
  */
 export function seedUsers(store: Store, now: Date): BootstrapUser[] {
-  return PLAN_NAMES.map((plan) => {
+  return (Object.keys(PLANS) as PlanName[]).map((plan) => {
     let user = [...store.values('users')].find((u) => u.plan === plan);
     if (!user) {
       user = {
@@ -32,15 +32,13 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
       };
       store.put('users', user);
     }
-    const minted = mintKey(store);
+    const { secret, ...minted } = mintKey(store);
     store.put('keys', {
-      id: minted.id,
+      ...minted,
       user_id: user.id,
       parent_id: null,
       bootstrap: true,
       name: `bootstrap (${plan})`,
-      hash: minted.hash,
-      key_prefix: minted.keyPrefix,
       created_at: now.toISOString(),
       expires_at: null,
       scopes: ['v1:*'],
@@ -51,7 +49,7 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
     });
     return {
       plan,
-      key: minted.secret,
+      key: secret,
       user_id: user.id,
       credits_usd: microToUsd(user.credits_micro),
       compile_quota_tokens: PLANS[plan].monthly_quota,

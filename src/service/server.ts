@@ -10,8 +10,7 @@ import * as keys from './handlers/keys.js';
 import * as oauth from './handlers/oauth.js';
 import * as threads from './handlers/threads.js';
 import { ClientGone, jsonReply, parseJsonBody, type Reply, readBody, validate } from './http-util.js';
-import { Idempotency, type IdempotentRequest, serializeBody } from './idempotency.js';
-import type { InflightBudget } from './inflight.js';
+import { Idempotency, serializeBody } from './idempotency.js';
 import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
 import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
@@ -34,7 +33,7 @@ const ROUTE_LIST = (Object.entries(routes) as [RouteName, AnyRoute][]).map(([nam
   static: !route.path.includes('{'),
 }));
 
-function findRoute(svc: ServiceCore, method: string, pathname: string) {
+function findRoute(method: string, pathname: string) {
   const allowed: string[] = [];
   for (const { name, route, pattern, static: exact } of ROUTE_LIST) {
     if (!pattern.test(pathname)) continue;
@@ -43,7 +42,6 @@ function findRoute(svc: ServiceCore, method: string, pathname: string) {
     if (route.method === method) return { name, route, params };
     allowed.push(route.method);
   }
-  count(svc, 'unmatched');
   if (allowed.length > 0) {
     throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${pathname}`, {
       Allow: allowed.join(', '),
@@ -77,7 +75,6 @@ export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res:
     pathname = url.pathname;
     if (pathname.startsWith('/provider/')) {
       held.html = true;
-      count(svc, 'page');
       reply = await providerPage(svc, req, pathname, url.searchParams);
     } else {
       reply = await handleApi(svc, req, url, held);
@@ -100,16 +97,16 @@ type Target = Pick<URL, 'pathname' | 'searchParams'>;
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 
 async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, held: Held): Promise<Reply> {
-  const match = findRoute(svc, req.method ?? 'GET', url.pathname);
+  const match = findRoute(req.method ?? 'GET', url.pathname);
   const { name, route } = match;
-  count(svc, name);
+  svc.stats.byRoute[name] = (svc.stats.byRoute[name] ?? 0) + 1;
   held.html = route.responseKind === 'html';
 
   const now = () => svc.clock.now();
   const secret = req.headers.authorization;
   let auth: AuthInfo | null = null;
   const authStamp = svc.store.stamp(AUTH_COLLECTIONS);
-  let share: ReturnType<InflightBudget['share']> | undefined;
+  let share: ReturnType<ServiceCore['budget']> | undefined;
   if (!PUBLIC_ROUTES.has(name)) {
     auth = authenticate(svc.store, secret, now());
     const wait = svc.rateLimit?.(auth.key.id);
@@ -119,7 +116,7 @@ async function handleApi(svc: ServiceCore, req: IncomingMessage, url: Target, he
       });
     }
     requireScope(auth, route);
-    share = svc.budget.share(auth.user.id);
+    share = svc.budget(auth.user.id);
     held.release = share.release;
   }
   const { params, body, idempotent, large } = await readRequest(svc, req, match, url.pathname, auth, share?.add);
@@ -172,7 +169,7 @@ async function readRequest(
   pathname: string,
   auth: AuthInfo | null,
   reserve: ((bytes: number) => void) | undefined,
-): Promise<{ params: unknown; body: unknown; idempotent: IdempotentRequest | null; large: boolean }> {
+) {
   const raw = await readBody(req, svc.maxBodyBytes, reserve);
   const { route } = match;
   const params = validate(route.params, match.params, 'path');
@@ -185,10 +182,6 @@ async function readRequest(
       ? Idempotency.request(auth, key, req.method, pathname, raw)
       : null;
   return { params, body, idempotent, large: raw.length >= LARGE_BODY };
-}
-
-function count(svc: ServiceCore, name: string): void {
-  svc.stats.byRoute[name] = (svc.stats.byRoute[name] ?? 0) + 1;
 }
 
 function errorReply(svc: ServiceCore, error: unknown, html: boolean): Reply {

@@ -3,17 +3,9 @@ import type { RouteName, Routes } from '../contract/index.js';
 import type { AnyRoute, ResponseOf } from '../contract/route.js';
 import type { AuthInfo } from './auth.js';
 import type { Idempotency } from './idempotency.js';
-import type { InflightBudget } from './inflight.js';
+import type { inflightBudget } from './inflight.js';
 import type { OAuthFlows } from './oauth-flow.js';
 import type { Store } from './store.js';
-
-/** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
-export type ServiceLog = (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
-
-/** The service's sense of time; tests inject a clock they move by hand. */
-export interface ServiceClock {
-  now(): Date;
-}
 
 export interface FetchedDocument {
   text: string;
@@ -29,21 +21,10 @@ export type ImportFetcher = (
   options: { allowPrivate: boolean; signal?: AbortSignal },
 ) => Promise<FetchedDocument>;
 
-export interface ServiceStats {
-  requests: number;
-  /** Requests per route name (and `page` for the consent page, `unmatched` for 404s). */
-  byRoute: Record<string, number>;
-  fetches: number;
-  /** Authorization codes the local provider exchanged for a token. */
-  tokenExchanges: number;
-}
-
-/** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
-export type ConsentMode = 'page' | 'approve' | 'deny';
-
 export interface ServiceCore {
   readonly store: Store;
-  readonly clock: ServiceClock;
+  /** The service's sense of time; tests inject a clock they move by hand. */
+  readonly clock: { now(): Date };
   /** The local OAuth provider's id (`example` unless --oauth-provider). */
   readonly provider: string;
   /** http://host:port, known once the server listens. */
@@ -51,17 +32,21 @@ export interface ServiceCore {
   readonly allowPrivateUrls: boolean;
   readonly fetchUrl: ImportFetcher;
   readonly oauth: OAuthFlows;
-  readonly stats: ServiceStats;
-  readonly log: ServiceLog;
+  /** Requests in all and per route name; authorization codes the local provider exchanged for a token. */
+  readonly stats: { requests: number; byRoute: Record<string, number>; tokenExchanges: number };
+  /** The service's own message line: a `warning` (a failure; the default), a `notice`, or `debug` (the access log). */
+  readonly log: (line: string, kind?: 'warning' | 'notice' | 'debug') => void;
   /** Aborted when the service closes (cancels import fetches in flight). */
   readonly signal: AbortSignal;
   /** Aborted as soon as the service begins to stop: counts in progress end (503), answers carry Connection: close. */
   readonly stopping: AbortSignal;
-  readonly consent: ConsentMode;
+  /** `serve --consent`: a person answers the consent page, or the service approves or denies at once. */
+  readonly consent: 'page' | 'approve' | 'deny';
   readonly idempotency: Idempotency;
   /** `--rate-limit`: takes a request of this key, giving null or the seconds it must wait (429). */
   readonly rateLimit: ((keyId: string) => number | null) | null;
-  readonly budget: InflightBudget;
+  /** A request's share of the in-flight byte budgets, by user. */
+  readonly budget: ReturnType<typeof inflightBudget>;
   readonly maxBodyBytes: number;
   /** One line per request (method, path without query, status, time); never headers or bodies. */
   readonly accessLog: boolean;
@@ -73,34 +58,27 @@ export interface ServiceCore {
 type PublicRouteName = 'oauthCallback';
 export const PUBLIC_ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['oauthCallback'] satisfies PublicRouteName[]);
 
-interface HandlerInput<R extends AnyRoute, A> {
+type InputOf<N extends RouteName, R extends AnyRoute = Routes[N]> = {
   params: z.output<R['params']>;
   body: R['serviceBody'] extends z.ZodMiniType
     ? z.output<R['serviceBody']>
     : R['body'] extends z.ZodMiniType
       ? z.output<R['body']>
       : undefined;
-  auth: A;
+  auth: N extends PublicRouteName ? null : AuthInfo;
   query: URLSearchParams;
   svc: ServiceCore;
-}
+};
 
-interface Prepared {
-  tokenCount?: number;
-  fetched?: FetchedDocument;
-}
-
-interface HandlerResult<R extends AnyRoute> {
-  status: number;
-  body: ResponseOf<R>;
-  /** The body holds a key secret: its idempotency record keeps no body (the replay's is in memory only). */
-  holdsSecret?: boolean;
-}
-
-type InputOf<N extends RouteName> = HandlerInput<Routes[N], N extends PublicRouteName ? null : AuthInfo>;
+type Prepared = { tokenCount?: number; fetched?: FetchedDocument };
 
 /** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
-export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => HandlerResult<Routes[N]>;
+export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => {
+  status: number;
+  body: ResponseOf<Routes[N]>;
+  /** The body holds a key secret: its idempotency record keeps no body (the replay's is in memory only). */
+  holdsSecret?: boolean;
+};
 
 /**
  * Slow work (counting a large text's tokens, fetching a URL) is done by `prepare` before the transaction,

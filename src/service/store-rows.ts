@@ -18,9 +18,8 @@ export interface Table {
 const FREE_TEXT: ReadonlySet<string> = new Set(['content', 'label', 'name', 'formula', 'face_speaker']);
 
 /** libsql's TEXT ends at a NUL character, so free text is read as bytes and decoded (fromColumn). */
-export function readAs(column: string): string {
-  return FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
-}
+export const readAs = (column: string): string =>
+  FREE_TEXT.has(column) ? `CAST(${column} AS BLOB) AS ${column}` : column;
 
 export function describeTable(collection: CollectionName, columns: string[]): Table {
   const updates = columns
@@ -43,9 +42,8 @@ export function describeTable(collection: CollectionName, columns: string[]): Ta
  * An insert of one row of `width` values, in the form manyRows() repeats: `<head> SELECT * FROM
  * (VALUES (?, ...)) WHERE column1 IS NOT NULL <tail>`. With nulls it writes nothing (Store.run).
  */
-export function rowsInsert(head: string, width: number, tail = ''): string {
-  return `${head} SELECT * FROM (VALUES (${new Array(width).fill('?').join(', ')})) WHERE column1 IS NOT NULL ${tail}`.trim();
-}
+export const rowsInsert = (head: string, width: number, tail = ''): string =>
+  `${head} SELECT * FROM (VALUES (${new Array(width).fill('?').join(', ')})) WHERE column1 IS NOT NULL ${tail}`.trim();
 
 /** Strings at least this long are let go of by the statement that wrote them (Store.run). */
 const LARGE_VALUE = 64 * 1024;

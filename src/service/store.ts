@@ -2,23 +2,11 @@ import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
 import { type Connection, closeConnection, connect, openedFile, rescueIfReplaced } from './database.js';
 import { importStateFile } from './import-state.js';
-import {
-  COLLECTION_NAMES,
-  type CollectionName,
-  type Collections,
-  type FaceRecord,
-  type KeyRecord,
-  type UserRecord,
-} from './records.js';
+import { COLLECTION_NAMES, type CollectionName, type Collections } from './records.js';
 import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
 
-type Statement = Database.Statement;
-
-/** Rows by what was asked (null: no row), valid under `stamp`. */
-interface RowCache {
-  stamp: number;
-  rows: Map<string, unknown[] | null>;
-}
+/** Rows by what was asked (null: no row), valid under `stamp` (of `collections`). */
+type RowCache = { collections: readonly CollectionName[]; stamp: number; rows: Map<string, unknown[] | null> };
 
 /** The requests of one turn of the event loop, committed together (Store.request). */
 interface Batch {
@@ -27,15 +15,12 @@ interface Batch {
   reject: (error: unknown) => void;
   /** Rolled back by SQLite under it (a failed write): its commit is not tried. */
   failed: boolean;
-  /** Writes of its requests that succeeded, run just before COMMIT (Store.defer). */
   deferred: Deferred[];
-  /** What the deferred writes will store, by key, for the batch's later requests (Store.pending). */
   pending: Map<string, unknown>;
 }
 
 type Deferred = { sql: string; values: unknown[] };
 
-/** The request whose change is running (Store.request). */
 interface Running {
   batch: Batch;
   /** Its savepoint is open: it has written (or is about to). */
@@ -45,15 +30,7 @@ interface Running {
   keys: string[];
 }
 
-/** What tests read of a collection (Store.maps). */
-interface CollectionView<R> {
-  readonly size: number;
-  keys(): IterableIterator<string>;
-  values(): IterableIterator<R>;
-}
-
 export const AUTH_COLLECTIONS = ['keys', 'users'] as const;
-const FACE_COLLECTIONS = ['faces'] as const;
 /** Rows kept per cache (keys of the clients at work, their faces): past it, the cache starts again. */
 const CACHED_ROWS = 1000;
 
@@ -64,7 +41,7 @@ const CACHED_ROWS = 1000;
 export class Store {
   /** False without --data: the database is SQLite's temporary one, gone at close. */
   readonly persistent: boolean;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Database.Statement>();
   /** Writes so far, per collection (rolled back or not): see stamp(). */
   private readonly writes = new Map<CollectionName, number>();
   private readonly tables = new Map<CollectionName, Table>();
@@ -106,7 +83,7 @@ export class Store {
   }
 
   /** Prepared once; `rows`: it returns rows (as arrays). One that writes opens a running request's savepoint. */
-  statement(sql: string, rows = false): Statement {
+  statement(sql: string, rows = false): Database.Statement {
     if (!rows && this.running !== null && !this.running.savepoint) {
       this.running.savepoint = true;
       this.control('SAVEPOINT request').run();
@@ -115,7 +92,7 @@ export class Store {
   }
 
   /** statement() without the savepoint: for the statements that begin and end transactions. */
-  private control(sql: string, rows = false): Statement {
+  private control(sql: string, rows = false): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -251,40 +228,33 @@ export class Store {
    * An API key with its user: every request reads them, so their row is kept until a key or a user is
    * written (or a rollback). Each call builds new records from it: a handler may change its copy.
    */
-  keyWithUser(keyId: string): { key: KeyRecord; user: UserRecord } | undefined {
+  keyWithUser(keyId: string) {
     const sql = 'SELECT keys.*, users.* FROM keys JOIN users ON users.id = keys.user_id WHERE keys.id = ?';
-    const row = this.cachedRow(this.authRows, AUTH_COLLECTIONS, keyId, sql, [keyId]);
+    const row = this.cachedRow(this.authRows, keyId, sql, [keyId]);
     if (!row) return undefined;
     const split = this.tableOf('keys').columns.length;
     return { key: this.record('keys', row, 0), user: this.record('users', row, split) };
   }
 
   /** The user's face named by its uid or, failing that, its alias (one query; kept like keyWithUser's). */
-  faceOf(userId: string, name: string): FaceRecord | undefined {
+  faceOf(userId: string, name: string) {
     const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ?1 AND (id = ?2 OR alias = ?2) ORDER BY id = ?2 DESC LIMIT 1`;
-    const row = this.cachedRow(this.faceRows, FACE_COLLECTIONS, `${userId}\u0000${name}`, sql, [userId, name]);
+    const row = this.cachedRow(this.faceRows, `${userId}\u0000${name}`, sql, [userId, name]);
     return row && this.record('faces', row);
   }
 
-  faceByAlias(userId: string, alias: string): FaceRecord | undefined {
+  faceByAlias(userId: string, alias: string) {
     const sql = `SELECT ${this.tableOf('faces').select} FROM faces WHERE user_id = ? AND alias = ?`;
     const row = this.statement(sql, true).get(userId, alias) as unknown[] | undefined;
     return row && this.record('faces', row);
   }
 
-  /** Rows read by keyWithUser and faceOf, by what they asked, and the stamp they were read under. */
-  private authRows: RowCache = { stamp: -1, rows: new Map() };
-  private faceRows: RowCache = { stamp: -1, rows: new Map() };
+  private authRows: RowCache = { collections: AUTH_COLLECTIONS, stamp: -1, rows: new Map() };
+  private faceRows: RowCache = { collections: ['faces'], stamp: -1, rows: new Map() };
 
-  /** A row of `sql`: the one read before when none of `collections` was written since, else read again. */
-  private cachedRow(
-    cache: RowCache,
-    collections: readonly CollectionName[],
-    id: string,
-    sql: string,
-    values: unknown[],
-  ): unknown[] | undefined {
-    const stamp = this.stamp(collections);
+  /** A row of `sql`: the one read before when none of the cache's collections was written since, else read again. */
+  private cachedRow(cache: RowCache, id: string, sql: string, values: unknown[]): unknown[] | undefined {
+    const stamp = this.stamp(cache.collections);
     if (cache.stamp !== stamp || cache.rows.size >= CACHED_ROWS) {
       cache.stamp = stamp;
       cache.rows.clear();
@@ -297,12 +267,9 @@ export class Store {
     return row ?? undefined;
   }
 
-  /** After a rollback: what was read since the last commit may be a change now undone. */
+  /** After a rollback: what was read since the last commit may be a change now undone (no stamp is -1). */
   private forgetReads(): void {
-    for (const cache of [this.authRows, this.faceRows]) {
-      cache.stamp = -1;
-      cache.rows.clear();
-    }
+    this.authRows.stamp = this.faceRows.stamp = -1;
   }
 
   /** Changes whenever a record of `collections` is written: what was read under the same stamp still holds. */
@@ -339,17 +306,21 @@ export class Store {
   }
 
   /** For tests: each collection as a read-only map. */
-  get maps(): { [C in CollectionName]: CollectionView<Collections[C]> } {
-    const view = (collection: CollectionName) => {
-      const count = () => this.count(collection);
-      return {
-        get size() {
-          return count();
-        },
-        keys: () => Array.from(this.values(collection), (record) => record.id).values(),
-        values: () => this.values(collection),
-      };
+  get maps(): {
+    [C in CollectionName]: {
+      size: number;
+      keys(): IterableIterator<string>;
+      values(): IterableIterator<Collections[C]>;
     };
+  } {
+    const count = (collection: CollectionName) => this.count(collection);
+    const view = (collection: CollectionName) => ({
+      get size() {
+        return count(collection);
+      },
+      keys: () => Array.from(this.values(collection), (record) => record.id).values(),
+      values: () => this.values(collection),
+    });
     return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
   }
 

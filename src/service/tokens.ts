@@ -20,10 +20,9 @@ let loaded: CountTokens | undefined;
 export const WORKER_THRESHOLD = 256 * 1024;
 
 export function loadTokenizer(): Promise<CountTokens> {
-  loading ??= Promise.resolve().then(() => {
-    const m = createRequire(import.meta.url)(tokenizerPath()) as { default: unknown };
+  return (loading ??= Promise.resolve().then(() => {
     // Private in the package's typings, public at run time.
-    const encoding = m.default as {
+    const encoding = (createRequire(import.meta.url)(tokenizerPath()) as { default: unknown }).default as {
       countStringTokens(text: string): number;
       bytePairEncodingCoreProcessor: BpeCore;
     };
@@ -39,8 +38,7 @@ export function loadTokenizer(): Promise<CountTokens> {
         return library(text);
       }
     });
-  });
-  return loading;
+  }));
 }
 
 /** `stopping`: aborted when the service begins to stop; a count in a worker then ends at once (503). */
@@ -145,6 +143,4 @@ function countInWorker(text: string, stopping: AbortSignal | undefined): Promise
 }
 
 /** For tests. */
-export function workerStats(): { sent: number; inProgress: number } {
-  return { sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) };
-}
+export const workerStats = () => ({ sent: workerCounts, inProgress: pool.reduce((sum, w) => sum + w.pending.size, 0) });

@@ -1,15 +1,7 @@
 import type { ApiKey, CurrentApiKey, Document, Face, Thread } from '../contract/index.js';
 import { chooseSource, quotaView } from './billing.js';
 import { microToUsd } from './plans.js';
-import type {
-  BillingSource,
-  DocumentRecord,
-  FaceRecord,
-  KeyRecord,
-  FaceItem,
-  ThreadRecord,
-  UserRecord,
-} from './records.js';
+import type { DocumentRecord, FaceItem, FaceRecord, KeyRecord, ThreadRecord, UserRecord } from './records.js';
 import type { ServiceCore } from './service-core.js';
 
 function keyFields(key: KeyRecord) {
@@ -134,11 +126,8 @@ function preparation(item: FaceItem, nowMs: number) {
   };
 }
 
-/**
- * interviewer_billing_source of a thread: the override when one was given; else the source its last
- * sync used; else the source the automatic choice would pick now (credits when nothing could pay).
- */
-function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date): BillingSource {
+/** A thread's interviewer_billing_source: given, last used, or what would pay now (credits when nothing could). */
+function threadSource(svc: ServiceCore, thread: ThreadRecord, user: UserRecord, now: Date) {
   if (thread.override) return thread.override;
   if (thread.billing_source) return thread.billing_source;
   try {

@@ -44,7 +44,6 @@ export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   // The face first: nothing is fetched for a face that is not there or not allowed.
   prepare: async ({ params, body, auth, svc }) => {
     resolveFace(svc.store, auth, params.face_id);
-    svc.stats.fetches++;
     let fetched: FetchedDocument;
     try {
       fetched = await svc.fetchUrl(body.url, { allowPrivate: svc.allowPrivateUrls, signal: svc.signal });

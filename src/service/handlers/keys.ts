@@ -49,15 +49,13 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
     if (outside.length > 0) throw escalation(`allowed_llm_models ${outside.join(', ')} are outside this key's list`);
   }
 
-  const minted = mintKey(svc.store);
+  const { secret, ...minted } = mintKey(svc.store);
   const record: KeyRecord = {
-    id: minted.id,
+    ...minted,
     user_id: auth.user.id,
     parent_id: parent.id,
     bootstrap: false,
     name: body.name ?? null,
-    hash: minted.hash,
-    key_prefix: minted.keyPrefix,
     created_at: now.toISOString(),
     expires_at: expiresAt,
     scopes,
@@ -67,7 +65,7 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
     allowed_llm_models: body.allowed_llm_models ?? parent.allowed_llm_models,
   };
   svc.store.put('keys', record);
-  return { status: 201, body: apiKeyView(record, minted.secret), holdsSecret: true };
+  return { status: 201, body: apiKeyView(record, secret), holdsSecret: true };
 };
 
 /** GET /v1/auth/api-keys/current: the calling key without its secret, plus scopes and plan. */

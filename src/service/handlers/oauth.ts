@@ -3,7 +3,6 @@ import type { AuthInfo } from '../auth.js';
 import { forbidden, HttpError, notFound } from '../errors.js';
 import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
-import type { ConnectionRecord } from '../records.js';
 import type { Handler, ServiceCore } from '../service-core.js';
 
 /** Every /v1/oauth endpoint: the Connect plan first (403 plan_required), then a known provider (404). */
@@ -89,14 +88,13 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
   const user = svc.store.get('users', pending.userId);
   if (!user || !PLANS[user.plan].oauth)
     throw forbidden('plan_required', 'OAuth connections are only for the Connect plan.');
-  const connection: ConnectionRecord = {
+  svc.store.put('connections', {
     id: connectionId(user.id, provider),
     user_id: user.id,
     provider,
     connected_at: svc.clock.now().toISOString(),
     token_sha256: hash('sha256', token.access_token),
-  };
-  svc.store.put('connections', connection);
+  });
   return resultPage(
     `Connected to ${provider}`,
     `Your ${provider} account ${user.account} is connected. You can close this window.`,

@@ -14,11 +14,7 @@ export { checkAddress, classifyAddress } from './address-policy.js';
 export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 export type { LookupAddress } from 'node:dns';
 
-/**
- * The service maps `url_not_allowed` to 422 (the URL or one it redirected to points somewhere the
- * service must not reach) and `fetch_failed` to its own error (the target was allowed but did not give
- * us a usable text document).
- */
+/** `url_not_allowed`: the URL or a redirect points where the service must not reach; `fetch_failed`: no usable text. */
 export class UrlFetchError extends Error {
   constructor(
     readonly code: 'url_not_allowed' | 'fetch_failed',
@@ -39,8 +35,6 @@ type LookupFunction = (hostname: string, options: { all: true }) => Promise<Look
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
-const ALLOWED_SCHEMES = new Set(['http:', 'https:']);
-
 /** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
   let url: URL;
@@ -49,7 +43,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
   } catch {
     throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
   }
-  if (!ALLOWED_SCHEMES.has(url.protocol)) {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
   }
   if (url.username !== '' || url.password !== '') {
@@ -60,21 +54,14 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
 }
 
 /** For messages, cut to a readable length (past parseImportUrl, a URL has no credentials to hide). */
-function shorten(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
+const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
 /**
  * Every address the URL's host stands for, each one checked. One disallowed address refuses the
  * whole URL: a name that resolves to a public and a private address must not be fetched, since the
  * connection could land on either.
  */
-async function resolveAllowed(
-  url: URL,
-  allowPrivate: boolean,
-  lookup: LookupFunction,
-  what: string,
-): Promise<ResolvedAddress[]> {
+async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFunction, what: string) {
   // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = isIP(host) === 0 ? undefined : host;
@@ -129,6 +116,7 @@ const REQUEST_HEADERS = {
 export async function fetchImportUrl(url: string, options: FetchImportOptions): Promise<FetchedDocument> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRedirects = options.maxRedirects ?? 3;
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
@@ -141,8 +129,8 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
     for (let redirects = 0; ; redirects++) {
       const lookup = options.lookup ?? dnsLookup;
       const addresses = await raceAbort(resolveAllowed(current, options.allowPrivate, lookup, what), signal);
-      const response = await connectChecked(current, addresses, options, signal);
-      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, options, signal);
+      const response = await connectChecked(current, addresses, options.connect ?? connectPinned, signal);
+      if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, maxBytes, signal);
       response.close();
       if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
       current = nextHop(current, response);
@@ -175,13 +163,7 @@ function nextHop(current: URL, response: ConnectResponse): URL {
  * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
  * address may be served on one of them only), then checks the socket's real peer address.
  */
-async function connectChecked(
-  url: URL,
-  addresses: ResolvedAddress[],
-  options: FetchImportOptions,
-  signal: AbortSignal,
-): Promise<ConnectResponse> {
-  const connect = options.connect ?? connectPinned;
+async function connectChecked(url: URL, addresses: ResolvedAddress[], connect: ConnectStep, signal: AbortSignal) {
   let lastError: unknown;
   for (const { address, family } of addresses) {
     let response: ConnectResponse;
@@ -198,15 +180,11 @@ async function connectChecked(
       lastError = error;
       continue;
     }
+    // The peer must be the checked address, so is as allowed (an IPv4-mapped form is judged as its IPv4 one).
     const peer = response.remoteAddress;
     if (peer === undefined || !sameAddress(peer, address)) {
       response.close();
       throw notAllowed(`${shorten(url.href)} connected to ${peer ?? 'an unknown address'}, not the checked ${address}`);
-    }
-    const verdict = checkAddress(peer, options.allowPrivate);
-    if (!verdict.allowed) {
-      response.close();
-      throw notAllowed(`${shorten(url.href)} is refused: ${verdict.reason}`);
     }
     return response;
   }
@@ -214,13 +192,7 @@ async function connectChecked(
   throw fetchFailed(`cannot connect to ${url.host}: ${reason}`, lastError);
 }
 
-async function readText(
-  url: URL,
-  response: ConnectResponse,
-  options: FetchImportOptions,
-  signal: AbortSignal,
-): Promise<FetchedDocument> {
-  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+async function readText(url: URL, response: ConnectResponse, maxBytes: number, signal: AbortSignal) {
   try {
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${shorten(url.href)} answered HTTP ${response.status}`);
