@@ -1,3 +1,4 @@
+import { ExitCode } from './errors.js';
 import { run } from './main.js';
 import { createProcessContext } from './process-context.js';
 
@@ -7,6 +8,13 @@ import { createProcessContext } from './process-context.js';
  */
 export async function runProcess(argv: string[]): Promise<number> {
   const ctx = createProcessContext();
-  // Keep-alive sockets would hold the process open for seconds after the last request.
-  return run(argv, ctx).finally(() => ctx.close());
+  let code: number = ExitCode.error;
+  try {
+    code = await run(argv, ctx);
+  } finally {
+    // Keep-alive sockets would hold the process open for seconds after the last request; interrupted by
+    // SIGINT or SIGTERM, the process ends there, by that signal.
+    await ctx.finish(code);
+  }
+  return code;
 }
