@@ -126,12 +126,16 @@ export function createProcessContext(): ProcessContext {
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
   let received: StopSignal | undefined;
+  // run() has returned: its one error document, if any, is written.
+  let reported = false;
   // A second signal while the command winds down ends the process at once, saying so (written directly:
-  // the stream may be busy or its owner gone).
+  // the stream may be busy or its owner gone); under --json not once the command's own error document is
+  // written (stderr carries exactly one).
   const atOnce = (signal: StopSignal, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
-      writeSync(2, globals.json ? `{"error":{"code":"interrupted","message":"${message}"}}\n` : `error: ${message}\n`);
+      if (!globals.json) writeSync(2, `error: ${message}\n`);
+      else if (!reported) writeSync(2, `{"error":{"code":"interrupted","message":"${message}"}}\n`);
     } finally {
       dieBy(signal);
       process.exit(SIGNAL_CODES[signal]);
@@ -171,6 +175,7 @@ export function createProcessContext(): ProcessContext {
     apiOptions: { fastExit: true },
   });
   const finish = async (code: number) => {
+    reported = true;
     await ctx.close();
     // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
     if (received === undefined || code !== SIGNAL_CODES[received]) return;

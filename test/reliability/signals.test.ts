@@ -1,13 +1,14 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
 import { useFaultServer, useServe } from '../helpers/hooks.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
 import { watchChild } from '../helpers/watch-child.js';
 import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
@@ -141,6 +142,63 @@ describe('signals', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(stored(service, 'loopB-')).toEqual([]);
       expect(stored(service, 'loopA-').length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('--json: two Ctrl-C during a batch leave exactly one error document on stderr, and the process ends by SIGINT', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-twice');
+      const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('{"error"'));
+      // Back to back, as a user's two quick Ctrl-C or a supervisor's repeated signal.
+      for (const gapMs of [0, 1, 2, 5]) {
+        const proxy = slowProxy(server, service.baseUrl, 30);
+        proxy.holdAfter(2);
+        const { file } = batchFile('ada-twice', `twice${gapMs}-`, 20);
+        const run = start(['docs', 'submit', '--file', file, '--json'], batchEnv(key, server.baseUrl));
+        await until(() => proxy.answered() >= 2, 'two answers');
+        run.child.kill('SIGINT');
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+        run.child.kill('SIGINT');
+        const exit = await run.exit;
+        proxy.release();
+        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+        expect(errorLines(run.stderr()), `${gapMs} ms apart`).toHaveLength(1);
+        expect(JSON.parse(errorLines(run.stderr())[0] as string).error.code).toBe('interrupted');
+      }
+      // The second signal after the first's error document is written, while the process still waits
+      // for its output to drain (a reader that stopped reading): no second document, and it ends at once.
+      const { file } = batchFile('ada-twice', 'twice-drain-', 3000, (i) => `line ${i}`);
+      // stdout: a FIFO the test holds open and never reads (its 64 KB fill after about 850 result lines).
+      const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+      execFileSync('mkfifo', [fifo]);
+      const reader = openSync(fifo, 'r+');
+      const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, '--json'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          ...batchEnv(key, service.baseUrl),
+        },
+        stdio: ['ignore', reader, 'pipe'],
+      });
+      closeSync(reader);
+      const run = watchChild(child);
+      await until(() => stored(service, 'twice-drain-').length >= 1200, '1200 documents stored');
+      child.kill('SIGINT');
+      await until(() => errorLines(run.stderr()).length > 0, 'the error document');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(child.exitCode === null && child.signalCode === null, 'still waiting for its output to drain').toBe(true);
+      child.kill('SIGINT');
+      const exit = await run.exit;
+      expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+      expect(errorLines(run.stderr())).toHaveLength(1);
+      expect(JSON.parse(errorLines(run.stderr())[0] as string).error.message).toMatch(
+        /^interrupted: \d+ of 3000 documents were submitted$/,
+      );
     } finally {
       await service.close();
     }
