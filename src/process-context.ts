@@ -79,31 +79,70 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
   return ctx;
 }
 
+/** The context of this process, and what ends it after run() (runProcess). */
+export type ProcessContext = ClosableContext & {
+  /**
+   * Called once run() has returned, its final messages written: closes the API client's connections;
+   * then, when a SIGINT or SIGTERM interrupted the
+   * command and it ends with that signal's code (130, 143), stdout and stderr are drained and the process
+   * ends by the same signal, re-raised on itself, so a shell sees a death by the signal (`$?` still
+   * 130/143) and stops its loop or script, as it does for any well-behaved command.
+   */
+  finish(code: number): Promise<void>;
+};
+
+const SIGNAL_CODES = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const;
+type StopSignal = keyof typeof SIGNAL_CODES;
+
+/** Ends the process by `signal`: Node's handlers removed, the default action (death by the signal) applies. */
+function dieBy(signal: StopSignal): void {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+}
+
+/** Resolves once everything written to `stream` has reached its pipe, file or terminal (or it failed). */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  // A pipe whose reader is slow takes a large write asynchronously: a death before it ends would cut it.
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
 /**
- * This process's context: Ctrl-C aborts ctx.signal (CancelError, exit 130), a second one exits at once; SIGTERM
- * too, with 143; EPIPE on stdout aborts quietly (a batch cut short says so, exit 141).
+ * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
+ * CancelError, exit 130); a second Ctrl-C ends the process at once. SIGTERM does the same with exit 143.
+ * Either way the process ends by the signal itself (finish()). EPIPE on stdout aborts quietly (a batch
+ * cut short by it says so, exit 141).
  */
-export function createProcessContext(): ClosableContext {
+export function createProcessContext(): ProcessContext {
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
-  // A second signal ends the process at once, saying so (written directly: the stream may be busy or gone).
-  const atOnce = (exitCode: number, by: string) => {
+  let received: StopSignal | undefined;
+  // run() has returned: its one error document, if any, is written.
+  let reported = false;
+  // A second signal while the command winds down ends the process at once, saying so (written directly:
+  // the stream may be busy or its owner gone); under --json not once the command's own error document is
+  // written (stderr carries exactly one).
+  const atOnce = (signal: StopSignal, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
-      writeSync(2, globals.json ? `{"error":{"code":"interrupted","message":"${message}"}}\n` : `error: ${message}\n`);
+      if (!globals.json) writeSync(2, `error: ${message}\n`);
+      else if (!reported) writeSync(2, `{"error":{"code":"interrupted","message":"${message}"}}\n`);
     } finally {
-      process.exit(exitCode);
+      dieBy(signal);
+      process.exit(SIGNAL_CODES[signal]);
     }
   };
   process.on('SIGINT', () => {
-    if (controller.signal.aborted) atOnce(ExitCode.interrupted, 'Ctrl-C (SIGINT)');
+    if (controller.signal.aborted) atOnce('SIGINT', 'Ctrl-C (SIGINT)');
+    received ??= 'SIGINT';
     controller.abort(new CancelError());
   });
   // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
   process.on('SIGTERM', () => {
-    if (controller.signal.aborted) atOnce(ExitCode.terminated, 'SIGTERM');
+    if (controller.signal.aborted) atOnce('SIGTERM', 'SIGTERM');
+    received ??= 'SIGTERM';
     controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
   });
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -118,7 +157,7 @@ export function createProcessContext(): ClosableContext {
           }),
     );
   });
-  return assembleContext({
+  const ctx = assembleContext({
     streams: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     env: process.env,
     globals,
@@ -127,4 +166,13 @@ export function createProcessContext(): ClosableContext {
     signal: controller.signal,
     apiOptions: { fastExit: true },
   });
+  const finish = async (code: number) => {
+    reported = true;
+    await ctx.close();
+    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
+    if (received === undefined || code !== SIGNAL_CODES[received]) return;
+    await Promise.all([drained(process.stdout), drained(process.stderr)]);
+    dieBy(received);
+  };
+  return Object.assign(ctx, { finish });
 }

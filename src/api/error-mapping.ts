@@ -172,6 +172,14 @@ function hintForConflict(code: string): string {
   return 'the resource already exists or is in another state; check it and try again';
 }
 
+/**
+ * An HTTP time limit (whole milliseconds, as FACECTL_HTTP_TIMEOUT gives them) in seconds, as exact as it
+ * was set: `0.003 s`, `0.3 s`, `100 s` (never rounded to a `0.0 s` that reads as no limit at all).
+ */
+export function formatLimit(ms: number): string {
+  return `${Math.round(ms) / 1000} s`;
+}
+
 export function formatWait(seconds: number): string {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
@@ -256,13 +264,13 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
     case 'EAI_AGAIN':
       return unreached(`cannot reach ${info.baseUrl}: host ${host} not found`);
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return unreached(`cannot reach ${info.baseUrl}: no connection within ${limits.connectMs / 1000} s`, {
+      return unreached(`cannot reach ${info.baseUrl}: no connection within ${formatLimit(limits.connectMs)}`, {
         code: 'timeout',
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return slow(`${info.method} ${info.path}: no response within ${limits.headersMs / 1000} s`);
+      return slow(`${info.method} ${info.path}: no response within ${formatLimit(limits.headersMs)}`);
     case 'UND_ERR_BODY_TIMEOUT':
-      return slow(`${info.method} ${info.path}: the response stalled (no data for ${limits.bodyMs / 1000} s)`);
+      return slow(`${info.method} ${info.path}: the response stalled (no data for ${formatLimit(limits.bodyMs)})`);
     case 'UND_ERR_HEADERS_OVERFLOW':
     case 'HPE_HEADER_OVERFLOW':
       // The same answer comes again: not a failure to try again, an answer no client of the interface takes.

@@ -1,6 +1,12 @@
 import type { Readable } from 'node:stream';
 import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
-import { type ExchangeInfo, errorCode, isRetryableNetworkError, networkErrorFrom } from './error-mapping.js';
+import {
+  type ExchangeInfo,
+  errorCode,
+  formatLimit,
+  isRetryableNetworkError,
+  networkErrorFrom,
+} from './error-mapping.js';
 import type { LargeStrings } from './large-strings.js';
 import { type Deadline, type Limits, NodeHttpClient, type Sender } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
@@ -160,9 +166,8 @@ export class Transport {
       return await this.attempt(exchange, attempt, deadline);
     } catch (error) {
       if (!deadline.passed || exchange.signal.aborted) throw error;
-      const seconds = ms / 1000;
       throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s (the service answers too slowly)`,
+        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(ms)} (the service answers too slowly)`,
         { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
       );
     }

@@ -11,7 +11,8 @@ import {
   type Stats,
   statSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, relative } from 'node:path';
 
 export type Refusal = { problem: string; fix: string };
 
@@ -58,23 +59,33 @@ export function writeRefusal(path: string): Refusal | undefined {
  * sticky bit does not stop another user from planting a symlink). It may be a symlink itself (dotfile
  * managers do that): where it leads is checked. Missing: no refusal (it is created 0700). `role` names
  * the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it.
+ * The fix changes the directory only where that is safe: a shared one (sticky or writable by everyone,
+ * /tmp) or another user's outside the user's home is never chmod'ed or chown'ed, only left for another.
  */
 export function directoryRefusal(dir: string, role: { what: string; risk: string; swap: string; elsewhere: string }) {
   const uid = process.getuid?.();
   const dirStat = statOrUndefined(dir, false);
+  const elsewhere = `set ${role.elsewhere} to a directory only you can write to`;
   if (dirStat && uid !== undefined && dirStat.uid !== uid) {
+    // Under the home, most likely made by a facectl run with sudo; anywhere else, it is theirs.
+    const home = homedir();
+    const inHome = dir !== home && !relative(home, dir).startsWith('..') && !isAbsolute(relative(home, dir));
     return {
       problem: `the ${role.what} ${dir} belongs to another user (uid ${dirStat.uid}, you are ${uid}): ${role.risk}`,
-      fix:
-        `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
-        `run facectl as its owner, or set ${role.elsewhere} to a directory you own`,
+      fix: inHome
+        ? `if it is yours, take it back (\`sudo chown -R ${uid} ${dir}\`); if it is theirs (facectl run with sudo?), ` +
+          `run facectl as its owner, or ${elsewhere}`
+        : `${elsewhere} (a missing one is made 0700); ${dir} is not yours to change`,
     };
   }
   if (dirStat && process.platform !== 'win32' && (dirStat.mode & 0o022) !== 0) {
     const who = [dirStat.mode & 0o020 ? 'its group' : '', dirStat.mode & 0o002 ? 'everyone' : ''].filter(Boolean);
+    const shared = (dirStat.mode & 0o1002) !== 0;
     return {
       problem: `the ${role.what} ${dir} has mode ${(dirStat.mode & 0o7777).toString(8).padStart(4, '0')}: ${who.join(' and ')} can write to it, and so ${role.swap}`,
-      fix: `chmod 700 ${dir} (or set ${role.elsewhere} to a directory only you can write to)`,
+      fix: shared
+        ? `${elsewhere} (a missing one is made 0700); leave ${dir} as it is: it is shared, others need to write to it`
+        : `chmod 700 ${dir} (or ${elsewhere})`,
     };
   }
   return undefined;

@@ -196,9 +196,17 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
+        // --restart creates again what was submitted: of a file, its lines the batch acknowledged.
+        const again = options.streamed ? done : blocking.compared.matched;
+        const created =
+          stopped !== undefined
+            ? again === 1
+              ? 'the 1 line already submitted is created again, as a duplicate'
+              : `the ${again} lines already submitted are created again, as duplicates`
+            : `the ${again} recorded as submitted, and any it has no record of, are created again, as duplicates`;
         throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
           code: 'unfinished_batch',
-          hint: `pass --resume to ${resume}, or --restart to send every line again (the record is ${blocking.candidate.path})`,
+          hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.candidate.path})`,
         });
       }
       // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makeTempDir } from './temp.js';
+import { shellStatus } from './watch-child.js';
 
 /**
  * Two (or N) at once, for real: N processes started on one shared resource (a config file, a batch's
@@ -24,6 +25,7 @@ export interface Contender {
 
 export interface ContenderResult {
   index: number;
+  /** As a shell's `$?`: 128 + the signal's number for a death by a signal (130: SIGINT). */
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -31,7 +33,7 @@ export interface ContenderResult {
 }
 
 export interface RaceOptions {
-  /** Each process is killed after this long (default 30 s); a killed one has code null. */
+  /** Each process is killed after this long (default 30 s); a killed one has signal SIGKILL. */
   timeoutMs?: number;
   /** Called as each process ends (a test may hold a shared resource until the others are done). */
   onExit?: (result: ContenderResult) => void;
@@ -88,7 +90,7 @@ function start(
       clearTimeout(timer);
       const result = {
         index,
-        code,
+        code: shellStatus(code, signal),
         signal,
         stdout: Buffer.concat(stdout).toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeTempDir } from './temp.js';
+import { shellStatus } from './watch-child.js';
 
 /**
  * Runs the built bin (`node bin/facectl.js`; build first with `node scripts/build.mjs --no-types`) as a
@@ -17,12 +18,13 @@ export const BIN = join(ROOT, 'bin', 'facectl.js');
 export interface RunCliOptions {
   env?: Record<string, string | undefined>;
   stdin?: string | Buffer;
-  /** Kill the process after this long (default 20 s); the result then has code null and timedOut. */
+  /** Kill the process after this long (default 20 s); the result then has timedOut (and code 137). */
   timeoutMs?: number;
   cwd?: string;
 }
 
 export interface RunCliResult {
+  /** As a shell's `$?`: 128 + the signal's number for a death by a signal (130: SIGINT). */
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -72,7 +74,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Run
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({
-        code,
+        code: shellStatus(code, signal),
         signal,
         stdout: Buffer.concat(stdout).toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
 
 /**
  * A child process the test started itself (to signal it, close its pipes, or drive a terminal):
@@ -9,9 +10,19 @@ import type { ChildProcess } from 'node:child_process';
 export interface Watched {
   stdout(): string;
   stderr(): string;
+  /** `code` as a shell reports it (shellStatus): 130 for a death by SIGINT. */
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves when stderr matches; fails once the process has ended without it, or after 15 s. */
   waitFor(pattern: RegExp): Promise<void>;
+}
+
+/**
+ * The exit status a shell would show (`$?`): the code, or 128 + the signal's number for a death by a
+ * signal (facectl interrupted by Ctrl-C ends by SIGINT itself: 130; by SIGTERM: 143). `signal` still
+ * tells the two apart.
+ */
+export function shellStatus(code: number | null, signal: NodeJS.Signals | null): number | null {
+  return code === null && signal !== null ? 128 + constants.signals[signal] : code;
 }
 
 /** Resolves once `check()` holds (polled every 5 ms); fails after `timeoutMs`, naming `what`. */
@@ -37,7 +48,7 @@ export function watchChild(child: ChildProcess, guardMs = 20_000): Watched {
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('close', (code, signal) => {
       clearTimeout(killer);
-      resolve({ code, signal });
+      resolve({ code: shellStatus(code, signal), signal });
     }),
   );
   return {

@@ -55,7 +55,9 @@ describe('--jq failing on a batch result line', () => {
     expect(errorOf(plain.stderr)).toMatchObject({
       code: 'unfinished_batch',
       message: `an earlier batch of ${file} submitted all 300 of its documents but stopped before printing every result`,
-      hint: expect.stringMatching(/^pass --resume to print every result, sending nothing again, or --restart/),
+      hint: expect.stringMatching(
+        /^pass --resume to print every result, sending nothing again; --restart sends every line again: the 300 lines already submitted are created again, as duplicates \(the record is /,
+      ),
     });
     // Every document was journaled: --resume sends none again.
     const again = await runCli([...args, '--resume'], { env: runEnv });

@@ -90,8 +90,10 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
         stdin: Buffer.concat([Buffer.from(`${doc('down-1')}\n`), bad]),
       });
       expect(res.code, res.stderr).toBe(8);
+      // Both failed lines have their result line, the bad one that stopped the batch last.
       expect(resultLines(res.stdout)).toEqual([
         { line: 1, ok: false, error: { code: 'network_error', message: expect.stringMatching(/connection refused/) } },
+        { line: 2, ok: false, error: { code: expect.any(String), message: expect.any(String) } },
       ]);
       const error = (JSON.parse(res.stderr) as { error: { message: string; warnings: string[] } }).error;
       // Line 2 is named too, and counted.
@@ -101,6 +103,39 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
       expect(error.warnings).toEqual([expect.stringMatching(/^Submitted 0 documents, 2 failed\./)]);
     }, 60_000);
   }
+
+  it('standard input, --json: the bad line that stops the batch has its result line on stdout, as every line', async () => {
+    const input = `${doc('sel-1')}\nbad\n${doc('sel-3')}\n`;
+    const res = await runCli(['docs', 'submit', '-', '--json'], { env: env(), stdin: input });
+    expect(res.code, res.stderr).toBe(1);
+    const lines = res.stdout.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    expect(JSON.parse(lines[0] as string)).toEqual({
+      line: 1,
+      ok: true,
+      document_id: expect.stringMatching(/^doc_/),
+      token_count: expect.any(Number),
+    });
+    expect(lines[1]).toBe(
+      '{"line":2,"ok":false,"error":{"code":"invalid_input","message":"column 1: invalid JSON: unexpected \\"b\\" where a value was expected"}}',
+    );
+    // What `jq -c 'select(.ok | not)'` finds: the bad line, named as the error names it.
+    expect(resultLines(res.stdout).filter((r) => !r.ok)).toEqual([
+      { line: 2, ok: false, error: { code: 'invalid_input', message: expect.stringContaining('invalid JSON') } },
+    ]);
+    expect(JSON.parse(res.stderr).error.message).toBe(
+      'standard input: line 2: column 1: invalid JSON: unexpected "b" where a value was expected',
+    );
+    expect(storedLabels(service, 'sel-')).toEqual(['sel-1']);
+    // --jq sees it too.
+    const jq = await runCli(['docs', 'submit', '-', '--json', '--jq', 'select(.ok | not) | .line'], {
+      env: env(),
+      stdin: `${doc('selq-1')}\nbad\n`,
+    });
+    expect(jq.code, jq.stderr).toBe(1);
+    expect(jq.stdout).toBe('2\n');
+  });
 
   it('standard input: a bad first line is exit 2, nothing sent', async () => {
     const before = service.stats.requests;

@@ -267,6 +267,11 @@ describe('resumable batches', () => {
       ),
     );
     expect(refused.stderr).toContain('move it back and run --resume again');
+    // --restart is offered with what it costs: the lines already submitted made a second time.
+    const count = /but (\d) of its lines were/.exec(refused.stderr)?.[1];
+    expect(refused.stderr).toContain(
+      `--restart sends every line anyway: the ${count} already submitted are created again, as duplicates`,
+    );
     expect(service.stats.requests).toBe(before);
     // A file none of those batches holds a line of: nothing to resume, every line sent, as ever.
     const { file: unrelated } = makeBatch('unrelated', 2);

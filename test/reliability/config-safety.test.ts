@@ -168,9 +168,29 @@ describe('case 46: a config file or directory facectl must not write', () => {
         return { dir, watched: join(dir, 'config.json') };
       },
       /configuration directory .*theirs belongs to another user \(uid 65534/,
-      /chown -R 0 .*theirs.*or set FACECTL_CONFIG_DIR/,
+      // Outside the home, another user's directory is never to be chown'ed: only another one is offered.
+      /(^|\n)set FACECTL_CONFIG_DIR to a directory only you can write to \(a missing one is made 0700\); \/\S+\/theirs is not yours to change(\n|$)/,
     );
   });
+
+  itAsRoot(
+    'a config directory under the home owned by another user (a facectl run with sudo) -> take it back, or another',
+    async () => {
+      const home = makeConfigDir();
+      const dir = join(home, '.config', 'facectl');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'config.json'), OLD, { mode: 0o600 });
+      chownSync(dir, NOBODY, NOBODY);
+      const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+        env: { HOME: home, FACECTL_CONFIG_DIR: undefined },
+      });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(
+        `if it is yours, take it back (\`sudo chown -R 0 ${dir}\`); if it is theirs (facectl run with sudo?), run facectl as its owner, or set FACECTL_CONFIG_DIR to a directory only you can write to`,
+      );
+      expect(readFileSync(join(dir, 'config.json'), 'utf8')).toBe(OLD);
+    },
+  );
 
   itAsRoot("a config directory that is a symlink of mine to another user's directory -> refused", async () => {
     await expectRefused(
@@ -181,7 +201,7 @@ describe('case 46: a config file or directory facectl must not write', () => {
         return { dir, watched: join(theirs, 'config.json') };
       },
       /configuration directory .*link belongs to another user \(uid 65534/,
-      /run facectl as its owner, or set FACECTL_CONFIG_DIR/,
+      /set FACECTL_CONFIG_DIR to a directory only you can write to .*link is not yours to change/,
     );
   });
 
@@ -228,9 +248,18 @@ describe('case 46: a config file or directory facectl must not write', () => {
 // A FACECTL_CONFIG_DIR that group or others can write to was written into and left so (README says the
 // directory is 0700), and doctor only warned that others could list it.
 describe('a config directory its group or others can write to', () => {
-  it.each(['0777', '1777', '0770', '0702'])(
-    'mode %s -> refused with `chmod 700 DIR`, the file and the mode unchanged; doctor fails it',
-    async (shown) => {
+  // Only a directory of the user's own that just its group can write to is fixed by `chmod 700`; one
+  // shared with everyone (or sticky, as /tmp) is left as it is, and the fix is another directory.
+  const SHARED_FIX =
+    /set FACECTL_CONFIG_DIR to a directory only you can write to \(a missing one is made 0700\); leave \/.*facectl-cfg-\S+ as it is: it is shared, others need to write to it/;
+  it.each([
+    ['0777', SHARED_FIX],
+    ['1777', SHARED_FIX],
+    ['0770', /chmod 700 \/.*facectl-cfg-/],
+    ['0702', SHARED_FIX],
+  ])(
+    'mode %s -> refused with the fix (`chmod 700 DIR` only for a group-writable one), the file and the mode unchanged; doctor fails it',
+    async (shown, fix) => {
       const dirMode = Number.parseInt(shown, 8);
       const dirs: string[] = [];
       await expectRefused(
@@ -245,7 +274,7 @@ describe('a config directory its group or others can write to', () => {
         new RegExp(
           `configuration directory .* has mode ${shown}: .* can write to it, and so replace the stored configuration`,
         ),
-        /chmod 700 \/.*facectl-cfg-/,
+        fix,
       );
       for (const dir of dirs) expect(statSync(dir).mode & 0o7777).toBe(dirMode);
     },
@@ -259,7 +288,10 @@ describe('a config directory its group or others can write to', () => {
     expect(result.stderr).toContain(
       `the configuration directory ${dir} has mode 0777: its group and everyone can write to it`,
     );
-    expect(result.stderr).toContain(`chmod 700 ${dir}`);
+    expect(result.stderr).toContain(
+      `set FACECTL_CONFIG_DIR to a directory only you can write to (a missing one is made 0700); leave ${dir} as it is: it is shared, others need to write to it`,
+    );
+    expect(result.stderr).not.toContain('chmod');
     expect(readdirSync(dir)).toEqual([]);
     expect(statSync(dir).mode & 0o777).toBe(0o777);
   });

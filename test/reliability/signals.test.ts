@@ -1,12 +1,15 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
 import { useFaultServer, useServe } from '../helpers/hooks.js';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
+import { watchChild } from '../helpers/watch-child.js';
 import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
 import { batchEnv, batchFile, journalFiles, KEY, start, stored, until } from './support.js';
@@ -78,7 +81,10 @@ describe('signals', () => {
       expect(plain.stderr).toMatch(
         new RegExp(`an earlier batch of ${escape(batch)} stopped after ${done} of its documents`),
       );
-      expect(plain.stderr).toMatch(/--resume.*--restart/s);
+      // What --restart would cost is said: the documents already submitted made a second time.
+      expect(plain.stderr).toContain(
+        `pass --resume to send only the lines not yet submitted; --restart sends every line again: the ${done} lines already submitted are created again, as duplicates (the record is `,
+      );
       expect(service.stats.requests).toBe(before);
 
       // --resume: sends only what is left; the lines in flight at Ctrl-C are answered by the service's
@@ -108,6 +114,99 @@ describe('signals', () => {
     }
   });
 
+  it('Ctrl-C in a shell loop of batches stops the loop: facectl ends by SIGINT itself, so bash does not start the next batch', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-loop');
+      // Answers held back after the second: the first batch is still running when Ctrl-C comes.
+      const proxy = slowProxy(server, service.baseUrl, 50);
+      proxy.holdAfter(2);
+      const first = batchFile('ada-loop', 'loopA-', 20).file;
+      const second = batchFile('ada-loop', 'loopB-', 20).file;
+      const env = batchEnv(key, server.baseUrl);
+      // A terminal's Ctrl-C: SIGINT to the whole foreground process group, bash and facectl alike.
+      const script = `for f in ${first} ${second}; do "${process.execPath}" "${BIN}" docs submit --file "$f" >/dev/null; echo "status $?" >&2; done`;
+      const loop = spawn('bash', ['-c', script], {
+        cwd: ROOT,
+        detached: true,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const watched = watchChild(loop);
+      await until(() => proxy.answered() >= 2, 'the first batch to get two answers');
+      process.kill(-(loop.pid as number), 'SIGINT');
+      const exit = await watched.exit;
+      proxy.release();
+      expect(exit, watched.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+      expect(watched.stderr()).toMatch(/interrupted: \d+ of 20 documents were submitted/);
+      // The loop's next command never ran: no status line, and the service has nothing of the second file.
+      expect(watched.stderr()).not.toContain('status');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stored(service, 'loopB-')).toEqual([]);
+      expect(stored(service, 'loopA-').length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('--json: two Ctrl-C during a batch leave exactly one error document on stderr, and the process ends by SIGINT', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-twice');
+      const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('{"error"'));
+      // Back to back, as a user's two quick Ctrl-C or a supervisor's repeated signal.
+      for (const gapMs of [0, 1, 2, 5]) {
+        const proxy = slowProxy(server, service.baseUrl, 30);
+        proxy.holdAfter(2);
+        const { file } = batchFile('ada-twice', `twice${gapMs}-`, 20);
+        const run = start(['docs', 'submit', '--file', file, '--json'], batchEnv(key, server.baseUrl));
+        await until(() => proxy.answered() >= 2, 'two answers');
+        run.child.kill('SIGINT');
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+        run.child.kill('SIGINT');
+        const exit = await run.exit;
+        proxy.release();
+        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+        expect(errorLines(run.stderr()), `${gapMs} ms apart`).toHaveLength(1);
+        expect(JSON.parse(errorLines(run.stderr())[0] as string).error.code).toBe('interrupted');
+      }
+      // The second signal after the first's error document is written, while the process still waits
+      // for its output to drain (a reader that stopped reading): no second document, and it ends at once.
+      const { file } = batchFile('ada-twice', 'twice-drain-', 3000, (i) => `line ${i}`);
+      // stdout: a FIFO the test holds open and never reads (its 64 KB fill after about 850 result lines).
+      const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+      execFileSync('mkfifo', [fifo]);
+      const reader = openSync(fifo, 'r+');
+      const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, '--json'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          ...batchEnv(key, service.baseUrl),
+        },
+        stdio: ['ignore', reader, 'pipe'],
+      });
+      closeSync(reader);
+      const run = watchChild(child);
+      await until(() => stored(service, 'twice-drain-').length >= 1200, '1200 documents stored');
+      child.kill('SIGINT');
+      await until(() => errorLines(run.stderr()).length > 0, 'the error document');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(child.exitCode === null && child.signalCode === null, 'still waiting for its output to drain').toBe(true);
+      child.kill('SIGINT');
+      const exit = await run.exit;
+      expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+      expect(errorLines(run.stderr())).toHaveLength(1);
+      expect(JSON.parse(errorLines(run.stderr())[0] as string).error.message).toMatch(
+        /^interrupted: \d+ of 3000 documents were submitted$/,
+      );
+    } finally {
+      await service.close();
+    }
+  });
+
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.
     server.handle((_req, res) =>
@@ -128,8 +227,10 @@ describe('signals', () => {
     const before = await serve.settledRequests();
     expect(before).toBeGreaterThanOrEqual(1);
     run.child.kill('SIGINT');
-    const { code } = await run.exit;
+    const { code, signal } = await run.exit;
     expect(code, run.stderr()).toBe(130);
+    // Ended by the signal itself (a shell's $? is 130), so a script or loop around it stops too.
+    expect(signal).toBe('SIGINT');
     expect(run.stderr()).toMatch(/interrupted|cancel/i);
     // Not connected: the provider list still shows no connection.
     const list = await fetch(`${serve.baseUrl}/v1/oauth`, {
@@ -142,8 +243,9 @@ describe('signals', () => {
     const run = start(['oauth', 'connect', 'example', '--no-browser'], serve.env('connect'));
     await run.waitFor(/\/authorize|https?:\/\/\S+/);
     run.child.kill('SIGTERM');
-    const { code } = await run.exit;
+    const { code, signal } = await run.exit;
     expect(code, run.stderr()).toBe(143);
+    expect(signal).toBe('SIGTERM');
     expect(run.stderr()).toMatch(/terminated/);
   });
   for (const [signal, code, by] of [
@@ -186,7 +288,7 @@ describe('signals', () => {
       const exit = await run.exit;
       clearInterval(trickle);
       held.destroy();
-      expect(exit.code, run.stderr()).toBe(code);
+      expect(exit, run.stderr()).toEqual({ code, signal });
       expect(run.stderr().trim().split('\n')).toEqual([
         JSON.stringify({
           notice: 'stopping: waiting up to 10 s for 1 request(s) in flight (a second Ctrl-C or SIGTERM stops at once)',

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
@@ -64,7 +64,10 @@ describe('a shared (1777) state directory with a symlink planted at the journal 
     expect(readFileSync(target, 'utf8')).toBe('precious\n');
     expect(result.code).toBe(ExitCode.usage);
     expect(result.stderr).toContain(`refusing to write batch records: the state directory ${shared} has mode 1777`);
-    expect(result.stderr).toContain(`chmod 700 ${shared}`);
+    expect(result.stderr).toContain(
+      `set FACECTL_STATE_DIR to a directory only you can write to (a missing one is made 0700); leave ${shared} as it is: it is shared, others need to write to it`,
+    );
+    expect(result.stderr).not.toContain('chmod');
     expect(server.requests.length).toBe(before);
   });
 });
@@ -92,4 +95,35 @@ describe('a FACECTL_STATE_DIR that is not a directory', () => {
       expect(server.requests.length).toBe(before);
     },
   );
+});
+
+// A ring's find: FACECTL_STATE_DIR=/tmp was refused (right) with the fix `chmod 700 /tmp`, which would
+// break every other user and program on the machine. A shared system directory is only ever left as it is.
+describe.runIf((statSync('/tmp').mode & 0o1002) === 0o1002)('the system /tmp as the state or config directory', () => {
+  it('FACECTL_STATE_DIR=/tmp -> exit 2, the fix is another directory, never chmod /tmp; nothing sent', async () => {
+    const batch = tempFile('batch.ndjson', `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`);
+    const before = server.requests.length;
+    const result = await runCli(['docs', 'submit', '--file', batch], {
+      env: { FACECTL_STATE_DIR: '/tmp', FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+    });
+    expect(result.code, result.stderr).toBe(ExitCode.usage);
+    expect(result.stderr.trim().split('\n').at(-1)).toBe(
+      'set FACECTL_STATE_DIR to a directory only you can write to (a missing one is made 0700); leave /tmp as it is: it is shared, others need to write to it',
+    );
+    expect(result.stderr).not.toContain('chmod');
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('FACECTL_CONFIG_DIR=/tmp -> exit 2, the same fix for the configuration; doctor says the same', async () => {
+    const hint =
+      'set FACECTL_CONFIG_DIR to a directory only you can write to (a missing one is made 0700); leave /tmp as it is: it is shared, others need to write to it';
+    const result = await runCli(['config', 'set', 'base_url', 'http://127.0.0.1:6'], {
+      env: { FACECTL_CONFIG_DIR: '/tmp' },
+    });
+    expect(result.code, result.stderr).toBe(ExitCode.usage);
+    expect(result.stderr.trim().split('\n').at(-1)).toBe(hint);
+    const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: '/tmp' } });
+    const checks = JSON.parse(doctor.stdout).checks as { name: string; fix?: string }[];
+    expect(checks.find((check) => check.name === 'config file safety')?.fix).toBe(hint);
+  });
 });

@@ -92,7 +92,8 @@ export async function movedFileBatch(dir: string, name: string) {
           code: 'nothing_to_resume',
           hint:
             `a batch is known by its file's path: if ${name} is ${was} moved, move it back and run --resume ` +
-            'again (its acknowledged lines are not sent twice); to send every line anyway, run with --restart',
+            `again (its acknowledged lines are not sent twice); --restart sends every line anyway: the ${most} ` +
+            'already submitted are created again, as duplicates',
         },
       );
     },

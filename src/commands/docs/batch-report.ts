@@ -37,6 +37,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
   let progress: ReturnType<typeof startProgress> | undefined;
   /** Failed lines not listed on purpose (stoppedAt), so not "more failures" either. */
   let unprinted = 0;
+  /** The result line of the bad line that stopped the batch (--json), printed once the lines in flight are. */
+  let stoppedLine: string | undefined;
   const fail = (result: FailedLine, exitCode: ExitCodeValue | undefined, listed: boolean) => {
     summary.failed++;
     const code = exitCode ?? ExitCode.error;
@@ -60,16 +62,24 @@ export function createReporter(ctx: Context, total: number | undefined) {
       if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
       progress?.update(summary.submitted + summary.failed, summary.failed);
     },
-    /** A bad line that stops the batch: a failed line, not printed (the error that ends the batch names it). */
+    /**
+     * A bad line that stops the batch: a failed line, not listed (the error that ends the batch names it);
+     * under --json its result line is printed all the same once other lines have results, as every line's
+     * (`select(.ok | not)` finds it), last: after the lines that were in flight when it stopped the batch.
+     */
     stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void {
       fail(result, exitCode, false);
       unprinted++;
+      if (ctx.out.json) stoppedLine = `${JSON.stringify(result)}\n`;
     },
     /**
      * Writes what is left (the table, the failures, the summary); returns the counts. `alreadyFinished`: the
      * batch resumed had finished and this run went through its input: if it sent nothing, that is said alone.
      */
     finish(alreadyFinished = false) {
+      // Not when it is the batch's only line (a bad first line: nothing sent, exit 2, stdout empty as
+      // for a file's bad line found before sending).
+      if (stoppedLine !== undefined && summary.submitted + summary.failed > 1) results.add(stoppedLine);
       results.flush();
       progress?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
