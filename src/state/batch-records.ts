@@ -189,9 +189,12 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const done = blocking.candidate.acknowledged.size;
         // Every line of this file submitted: what stopped it came after (a --jq filter, a closed output).
         const all = stopped !== undefined && !options.streamed && stopped.compared.matched === stopped.compared.lines;
+        // Killed or interrupted with requests in flight, it may have made more than it recorded: said so, not
+        // "stopped after" its records' count (the count a --restart would duplicate is then a floor).
+        const clean = blocking.candidate.clean;
         const what = all
           ? `submitted all ${done} of its documents but stopped before printing every result`
-          : stopped !== undefined
+          : clean
             ? `stopped after ${done} of its documents were submitted`
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
@@ -199,7 +202,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         // --restart creates again what was submitted: of a file, its lines the batch acknowledged.
         const again = options.streamed ? done : blocking.compared.matched;
         const created =
-          stopped !== undefined
+          clean || all
             ? again === 1
               ? 'the 1 line already submitted is created again, as a duplicate'
               : `the ${again} lines already submitted are created again, as duplicates`

@@ -79,11 +79,13 @@ describe('signals', () => {
       });
       expect(plain.code, plain.stderr).toBe(2);
       expect(plain.stderr).toMatch(
-        new RegExp(`an earlier batch of ${escape(batch)} stopped after ${done} of its documents`),
+        new RegExp(
+          `an earlier batch of ${escape(batch)} did not stop cleanly \\(it was killed, or left a request unanswered\\), so it may have submitted lines it has no record of \\(${done} recorded\\)`,
+        ),
       );
       // What --restart would cost is said: the documents already submitted made a second time.
       expect(plain.stderr).toContain(
-        `pass --resume to send only the lines not yet submitted; --restart sends every line again: the ${done} lines already submitted are created again, as duplicates (the record is `,
+        `pass --resume to send only the lines not yet submitted; --restart sends every line again: the ${done} recorded as submitted, and any it has no record of, are created again, as duplicates (the record is `,
       );
       expect(service.stats.requests).toBe(before);
 
