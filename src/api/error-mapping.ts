@@ -215,15 +215,16 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
   const host = new URL(info.baseUrl).hostname;
   // OpenSSL's messages end in a line break.
   const reason = (error as Error | undefined)?.message.replace(/\s+/g, ' ').trim();
-  const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
+  const unreached = (message: string, { more, ...details }: { code?: string; hint?: string; more?: string } = {}) =>
     new NetworkError(
       reached
         ? `${message}, on trying ${info.method} ${info.path} again after ${reached}; the first attempt may have been applied`
         : message,
       {
-        hint: isLoopbackHost(host)
-          ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
-          : 'check --base-url / FACECTL_BASE_URL and your network',
+        hint:
+          (isLoopbackHost(host)
+            ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+            : 'check --base-url / FACECTL_BASE_URL and your network') + (more ? `; ${more}` : ''),
         ...details,
         cause: error,
         unsent: !reached,
@@ -264,8 +265,10 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
     case 'EAI_AGAIN':
       return unreached(`cannot reach ${info.baseUrl}: host ${host} not found`);
     case 'UND_ERR_CONNECT_TIMEOUT':
+      // Not only a service that is down: a limit too short for the connection (FACECTL_HTTP_TIMEOUT=0.001).
       return unreached(`cannot reach ${info.baseUrl}: no connection within ${formatLimit(limits.connectMs)}`, {
         code: 'timeout',
+        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
       return slow(`${info.method} ${info.path}: no response within ${formatLimit(limits.headersMs)}`);
