@@ -159,6 +159,14 @@ describe('docs submit: one document', () => {
         'object: if it is one text document, pass --format text\n',
     );
     expect(result.stderr).not.toContain('--resume');
+    // Read as NDJSON because --format said so: the hint does not put it on the first line (a ring's find).
+    const forced = await expectRefused(service, argv`docs submit --format ndjson -`, [], {
+      stdin: 'not json {\n',
+    });
+    expect(forced.stderr).toContain(
+      'nothing was submitted. Standard input was read as NDJSON, one document a line (--format ndjson): if it is ' +
+        'one text document, pass --format text\n',
+    );
   });
 
   it("README's recipe for a JSON array (jq -c '.[]' | docs submit --format ndjson -): one element is a batch of one, a result line", async () => {

@@ -38,6 +38,8 @@ export interface BatchInput extends Resumable {
   concurrency: number;
   /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
   journal: JournalMode;
+  /** --format as given (NDJSON is otherwise read off the input's first line). */
+  format?: string | undefined;
 }
 
 /** The batch as it is sent; `seen` gives each line not keyed yet its key as the pool takes it, in input order. */
@@ -319,8 +321,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       hint:
         // Nothing sent and no failure but the bad line itself.
         summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line, as ` +
-            'its first line is a JSON object: if it is one text document, pass --format text'
+          ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line` +
+            `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
           : `${summary.submitted} document(s) before it were already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
