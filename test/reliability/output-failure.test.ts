@@ -85,3 +85,25 @@ describe('any command on a full disk', () => {
     expect(result.stderr).toBe('error: cannot write to standard output: ENOSPC: no space left on device, write\n');
   });
 });
+
+describe('standard error whose reader went away (`2>&1 | head -c 5`)', () => {
+  it('keeps the exit code the error has (a ring found 1 for every error, from an unhandled EPIPE)', async () => {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, 'faces', 'get', 'nosuch', '--base-url', 'http://127.0.0.1:9'], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: makeTempDir('facectl-out-home-'),
+          FACECTL_CONFIG_DIR: makeConfigDir(),
+          FACECTL_API_KEY: 'fc_test_key',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      child.stderr?.destroy();
+      child.on('error', reject);
+      child.on('close', (exit) => resolve(exit));
+    });
+    // Nothing listens on port 9: the network error's code, as with stderr open.
+    expect(code).toBe(8);
+  });
+});
