@@ -22,7 +22,9 @@ interface Run {
 
 function npm(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    // Its standard input ended at once, as a CI job's is: `npm exec` sat for the whole suite's time with
+    // an open stdin twice on Node 22 and 24 in one CI run (2026-11-27), nothing left on its fds to wait for.
+    const child = execFile(
       'npm',
       args,
       { cwd, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
@@ -30,6 +32,7 @@ function npm(args: string[], cwd: string, env: Record<string, string> = {}): Pro
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );
+    child.stdin?.end();
   });
 }
 
