@@ -175,12 +175,9 @@ describe('npm install -g of the tarball', () => {
   });
 
   it('npx of the tarball runs the bin', async () => {
-    // A cache of its own: npm exec keeps a lock per package under the cache's _npx, shared by every npx
-    // of the machine, and in CI (Node 22 and 24, 2026-11-27) it sat holding one for the suite's whole time.
     const result = await npm(
       ['exec', '--yes', `--package=${tarball}`, '--', 'facectl', '--version'],
       makeTempDir('facectl-npx-'),
-      { npm_config_cache: makeTempDir('facectl-npx-cache-') },
     );
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(manifestVersion());
