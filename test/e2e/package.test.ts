@@ -22,9 +22,7 @@ interface Run {
 
 function npm(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    // Its standard input ended at once, as a CI job's is: `npm exec` sat for the whole suite's time with
-    // an open stdin twice on Node 22 and 24 in one CI run (2026-11-27), nothing left on its fds to wait for.
-    const child = execFile(
+    execFile(
       'npm',
       args,
       { cwd, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
@@ -32,7 +30,6 @@ function npm(args: string[], cwd: string, env: Record<string, string> = {}): Pro
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );
-    child.stdin?.end();
   });
 }
 
