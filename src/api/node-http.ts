@@ -66,13 +66,14 @@ type InFlight = {
   signal?: AbortSignal;
   onAbort?: () => void;
   deadline: Deadline;
-  /** Date.now() when sent; when the socket was first seen connected, or its bytesWritten (`written`) last grew. */
+  /** Date.now() when sent. */
   started: number;
-  writable?: number;
-  written?: number;
-  /** The socket's bytesRead when last seen to grow, and when: a body silence is measured from then. */
-  read: number;
-  quiet: number;
+  /**
+   * The current silence: since when the socket's count (bytesWritten while the headers are awaited,
+   * bytesRead once answered) is `seen`. Unset while connecting.
+   */
+  since?: number;
+  seen: number;
 };
 
 const IN_FLIGHT = Symbol('facectl.inFlight');
@@ -90,8 +91,8 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const entry = entryOf(this);
   if (entry === undefined) return;
   entry.res = res;
-  entry.read = (res.socket as Socket).bytesRead;
-  entry.quiet = Date.now();
+  entry.seen = (res.socket as Socket).bytesRead;
+  entry.since = Date.now();
   // Before the transport reads it (a tick later), a failure must not be an unhandled 'error'.
   res.on('error', ignore);
   res.once('close', onAnswerClosed);
@@ -169,8 +170,7 @@ export class NodeHttpClient implements Sender {
         reject,
         deadline: request.deadline,
         started: now,
-        read: 0,
-        quiet: now,
+        seen: 0,
       };
       (req as Tagged)[IN_FLIGHT] = entry;
       this.live.add(entry);
@@ -236,26 +236,27 @@ export class NodeHttpClient implements Sender {
       if (now - entry.started > entry.deadline.ms) {
         entry.deadline.passed = true;
         this.fail(entry, new Error('deadline'));
-      } else if (entry.res) {
-        const read = (entry.res.socket as Socket | null)?.bytesRead ?? entry.read;
-        if (read !== entry.read) {
-          entry.read = read;
-          entry.quiet = now;
-        } else if (now - entry.quiet > bodyMs)
-          this.fail(entry, limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
-      } else if (entry.writable !== undefined) {
-        // As undici refreshes its headers timer at each write: a slow, steady upload is no silence.
-        const written = (entry.req.socket as Socket | null)?.bytesWritten ?? entry.written;
-        if (written !== entry.written) {
-          entry.written = written;
-          entry.writable = now;
-        } else if (now - entry.writable > headersMs)
-          this.fail(entry, limitError('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error'));
-      } else if (entry.req.socket && !entry.req.socket.connecting) {
-        entry.writable = now;
-        entry.written = entry.req.socket.bytesWritten;
-      } else if (now - entry.started > connectMs)
-        this.fail(entry, limitError('UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error'));
+        continue;
+      }
+      const socket = (entry.res?.socket ?? entry.req.socket) as Socket | null;
+      if (entry.since === undefined) {
+        if (socket && !socket.connecting) {
+          entry.since = now;
+          entry.seen = socket.bytesWritten;
+        } else if (now - entry.started > connectMs)
+          this.fail(entry, limitError('UND_ERR_CONNECT_TIMEOUT', 'Connect Timeout Error'));
+        continue;
+      }
+      // Any byte moved ends the silence: a slow, steady upload is none, as undici refreshes its headers
+      // timer at each write.
+      const count = socket ? (entry.res ? socket.bytesRead : socket.bytesWritten) : entry.seen;
+      if (count !== entry.seen) {
+        entry.seen = count;
+        entry.since = now;
+      } else if (entry.res && now - entry.since > bodyMs)
+        this.fail(entry, limitError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'));
+      else if (!entry.res && now - entry.since > headersMs)
+        this.fail(entry, limitError('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error'));
     }
   }
 }
