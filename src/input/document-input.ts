@@ -42,8 +42,8 @@ export interface ReadDocumentOptions {
   continueOnError: boolean;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
-  /** Called once the input is known to be a batch, before its first line is read (bulk work starts). */
-  onBatch?: () => void;
+  /** Called once bulk work starts: a batch before its first line is read, a text past SPOOL_MEMORY_BYTES. */
+  onBulk?: () => void;
 }
 
 const nothingToFree = async () => {};
@@ -66,13 +66,16 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
   }
   switch (detected.format) {
     case 'text':
-      return { kind: 'one', prepared: await readText(source, detected.chunks, await options.textDefaults()) };
+      return {
+        kind: 'one',
+        prepared: await readText(source, detected.chunks, await options.textDefaults(), options.onBulk),
+      };
     case 'json': {
       const document = await readJsonDocument(detected.chunks, source.name, options.defaults, !format);
       return { kind: 'one', prepared: { document, dispose: nothingToFree } };
     }
     case 'ndjson':
-      options.onBatch?.();
+      options.onBulk?.();
       return {
         kind: 'batch',
         read: (watch) => readBatchLines(source, detected.chunks, options.defaults, options.continueOnError, watch),
@@ -85,11 +88,16 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
 }
 
 /** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
-async function readText(source: InputSource, chunks: AsyncIterable<Buffer>, flags: DocumentDefaults) {
+async function readText(
+  source: InputSource,
+  chunks: AsyncIterable<Buffer>,
+  flags: DocumentDefaults,
+  onBulk: (() => void) | undefined,
+) {
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', flags);
   if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
-  const text = await checkText(chunks, source.name, source.reopenable ? () => source.open() : undefined);
+  const text = await checkText(chunks, source.name, source.reopenable ? () => source.open() : undefined, onBulk);
   return {
     document: { ...head, content: text.preview },
     body: () => streamTextBody(head, text.open(), source.name, MAX_BODY_BYTES),
@@ -141,6 +149,7 @@ async function checkText(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   reopen: (() => AsyncIterable<Buffer>) | undefined,
+  onBulk: (() => void) | undefined,
 ) {
   const text = new Utf8Stream(sourceName);
   let preview = '';
@@ -158,6 +167,7 @@ async function checkText(
   try {
     for await (const chunk of chunks) {
       if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(sourceName, MAX_BODY_BYTES);
+      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) onBulk?.();
       const part = text.push(chunk);
       if (blank) blank = /^\s*$/.test(part);
       // A copy: a slice would keep the whole chunk's string alive.

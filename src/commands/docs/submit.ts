@@ -124,8 +124,8 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     textDefaults: () => textFlags(ctx, opts),
     continueOnError: opts.continueOnError,
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
-    // A batch is bulk work from its first line on (a file's lines are all checked before any is sent).
-    onBatch: () => void capYoungGeneration().catch(() => undefined),
+    // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
+    onBulk: () => void capYoungGeneration().catch(() => undefined),
   });
   if (input.kind === 'batch') {
     const { submitBatch } = await import('./submit-batch.js');
