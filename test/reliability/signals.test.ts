@@ -71,6 +71,18 @@ describe('signals', () => {
       const storedAfterStop = stored(service, 'case31-');
       // Applied but never answered: the lines that --resume must not create a second time.
       expect(storedAfterStop.length).toBeGreaterThan(done);
+      // They are counted as sent without an answer, not as "not sent": the summary's counts add up to 20.
+      const counts = /Submitted (\d+) of 20 documents, (\d+) sent without an answer, (\d+) not sent\./.exec(
+        run.stderr(),
+      );
+      const [submitted, unanswered, notSent] = (counts ?? []).slice(1).map(Number);
+      expect(submitted, run.stderr()).toBe(done);
+      expect(unanswered).toBeGreaterThanOrEqual(storedAfterStop.length - done);
+      expect(unanswered).toBeLessThanOrEqual(2);
+      expect(done + (unanswered as number) + (notSent as number)).toBe(20);
+      expect(run.stderr()).toContain(
+        `interrupted: ${done} of 20 documents were submitted, ${unanswered} sent without an answer (${unanswered === 1 ? 'it' : 'they'} may have been created; --resume does not create ${unanswered === 1 ? 'it' : 'them'} twice)`,
+      );
 
       // A plain rerun is refused, sending nothing: it would submit the finished lines a second time.
       const before = service.stats.requests;
@@ -202,7 +214,7 @@ describe('signals', () => {
       expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
       expect(errorLines(run.stderr())).toHaveLength(1);
       expect(JSON.parse(errorLines(run.stderr())[0] as string).error.message).toMatch(
-        /^interrupted: \d+ of 3000 documents were submitted$/,
+        /^interrupted: \d+ of 3000 documents were submitted(, \d+ sent without an answer \(.+ twice\))?$/,
       );
     } finally {
       await service.close();

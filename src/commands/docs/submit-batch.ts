@@ -247,7 +247,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     } catch (error) {
       // A request that may have made a document without its answer: the batch cannot stop clean.
       if (ctx.signal.aborted || mayHaveCreated(error)) journal.unanswered();
-      if (ctx.signal.aborted) return false;
+      if (ctx.signal.aborted) {
+        reporter.unanswered();
+        return false;
+      }
       overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
       const said = error instanceof Error ? error.message : String(error);
@@ -283,7 +286,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const { summary, failures, jq } = finished;
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
-  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
+  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted${unansweredNote(summary.unanswered)}`;
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
   // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
   if (jq) {
@@ -355,6 +358,13 @@ function trackOvertaken(enabled: boolean) {
       return first;
     },
   };
+}
+
+/** Lines sent whose answer a stop cut off, said so that the counts add up. */
+function unansweredNote(count: number): string {
+  if (count === 0) return '';
+  const [they, them] = count === 1 ? ['it', 'it'] : ['they', 'them'];
+  return `, ${count} sent without an answer (${they} may have been created; --resume does not create ${them} twice)`;
 }
 
 const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);
