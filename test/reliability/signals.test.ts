@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -220,6 +220,64 @@ describe('signals', () => {
       await service.close();
     }
   });
+
+  it.each(['text', '--json'])(
+    'a second Ctrl-C while the batch winds down (%s) gives the --resume command, as the first would have',
+    async (form) => {
+      const json = form === '--json';
+      const service = await startTestService();
+      try {
+        const key = service.key('pro');
+        await createFace(service, key, 'ada-second');
+        // The journal's closing held back after the first Ctrl-C (a slow disk): the second comes before
+        // the first's error is written.
+        const preload = join(makeTempDir('facectl-preload-'), 'slow-close.cjs');
+        writeFileSync(
+          preload,
+          `let stopping = false;
+process.on('SIGINT', () => { stopping = true; });
+const fsp = require('node:fs/promises');
+const { open } = fsp;
+fsp.open = async function (...args) {
+  const handle = await open.apply(this, args);
+  const { close } = handle;
+  handle.close = async () => {
+    if (stopping) await new Promise((resolve) => setTimeout(resolve, 5000));
+    return close.call(handle);
+  };
+  return handle;
+};
+`,
+        );
+        const proxy = slowProxy(server, service.baseUrl, 30);
+        proxy.holdAfter(2);
+        const { file } = batchFile('ada-second', `second${form}-`, 20);
+        const args = ['docs', 'submit', '--file', file, ...(json ? ['--json'] : [])];
+        const run = start(args, { ...batchEnv(key, server.baseUrl), NODE_OPTIONS: `--require ${preload}` });
+        await until(() => proxy.answered() >= 2, 'two answers');
+        run.child.kill('SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        run.child.kill('SIGINT');
+        const exit = await run.exit;
+        proxy.release();
+        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+        const hint = `Run \`facectl docs submit --file ${file} --resume${json ? ' --json' : ''}\` to send the rest (lines already submitted are not sent again)`;
+        if (json) {
+          const errors = run
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('{"error"'));
+          expect(errors.map((line) => JSON.parse(line))).toEqual([
+            { error: { code: 'interrupted', message: 'stopped at once by a second Ctrl-C (SIGINT)', hint } },
+          ]);
+        } else {
+          expect(run.stderr()).toContain(`error: stopped at once by a second Ctrl-C (SIGINT)\n${hint}\n`);
+        }
+      } finally {
+        await service.close();
+      }
+    },
+  );
 
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.

@@ -176,6 +176,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   let stopReason: UsageError | undefined;
   let fatal: unknown;
   const overtaken = trackOvertaken(!input.continueOnError);
+  // From here a stop's error gives the --resume command; a second signal, ending the process at once, too.
+  ctx.stopHint = resumeHint(input);
 
   /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
   const admit = (line: NdjsonLine): boolean => {
