@@ -359,7 +359,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       `error: ${path}: 2 of 4 lines are invalid:`,
     );
     expect(result.stderr).toContain('  line 2: perspective: must be one of first-person, third-person');
-    expect(result.stderr).toContain('  line 4: column 30: invalid JSON: the text ends where a value was expected');
+    expect(result.stderr).toContain('  line 4, column 30: invalid JSON: the text ends where a value was expected');
     expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
   });
 

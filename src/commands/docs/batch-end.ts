@@ -9,6 +9,7 @@ import {
   OUTPUT_FAILED,
   UsageError,
 } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
@@ -63,7 +64,7 @@ export function batchError(
   const worst = mostPressing(failures, summary);
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
-  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
+  const detail = first ? ` (${atLine(first.line, first.error.message)})` : '';
   // Lines in flight at the failure were finished: said, so "stopped" does not read as nothing after it was sent.
   const inFlight =
     after === undefined || after.submitted === 0

@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
 
 /**
@@ -60,7 +61,7 @@ export function createReporter(ctx: Context, total: number | undefined) {
       } else {
         fail(result, exitCode, true);
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
-        else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+        else if (!onTerminal) ctx.out.warn(atLine(result.line, result.error.message));
       }
       if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
       progress?.update(summary.submitted + summary.failed, summary.failed);
@@ -90,8 +91,7 @@ export function createReporter(ctx: Context, total: number | undefined) {
       results.flush();
       progress?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
-      if (onTerminal)
-        for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+      if (onTerminal) for (const result of failures.listed) ctx.out.warn(atLine(result.line, result.error.message));
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);

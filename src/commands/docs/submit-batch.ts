@@ -7,6 +7,7 @@ import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
@@ -185,7 +186,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
     if (stopReason === undefined) {
-      stopReason = new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+      stopReason = new UsageError(`${source.name}: ${atLine(line.line, line.error)}`, { code: 'invalid_input' });
       const error = { code: 'invalid_input', message: line.error };
       reporter.stoppedAt({ line: line.line, ok: false, error }, ExitCode.usage);
     }
