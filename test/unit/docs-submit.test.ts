@@ -500,7 +500,7 @@ describe('docs submit: NDJSON batches', () => {
       error: {
         code: 'batch_failed',
         message:
-          '1 document(s) failed (line 2: no face no-such-face); the batch stopped at the first failure, ' +
+          '1 document failed (line 2: no face no-such-face); the batch stopped at the first failure, ' +
           'but 1 line after line 2, already in flight, was still submitted',
         hint: expect.stringMatching(/^Fix the cause, then run `facectl docs submit --file .* --resume --json`/),
         warnings: [
@@ -518,7 +518,7 @@ describe('docs submit: NDJSON batches', () => {
     // Lines 1 and 2 were sent: a partly failed batch (exit 1), not "bad input, nothing sent" (2).
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error: standard input: line 3: content: must be a string, found number');
-    expect(result.stderr).toContain('2 document(s) before it were already submitted');
+    expect(result.stderr).toContain('2 documents before it were already submitted');
     expect(storedWithLabel('batch-f-').map((d) => d.label)).toEqual(['batch-f-1', 'batch-f-2']);
   });
 

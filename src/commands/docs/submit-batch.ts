@@ -293,7 +293,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
   // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
   if (jq) {
-    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`;
+    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more ${jq.lines === 2 ? 'line' : 'lines'})` : ''}`;
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
     else {
       throw new CliError(message, ExitCode.error, {
@@ -329,7 +329,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
         summary.submitted === 0 && summary.failed <= 1
           ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line` +
             `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
-          : `${summary.submitted} document(s) before it were already submitted (${input.source.name} is read ` +
+          : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
