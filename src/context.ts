@@ -95,4 +95,6 @@ export type Context = Readonly<{ io: IO; out: Output; prompter: Prompter; global
      * the HTTP timeouts), for an answer that cannot be asked for again.
      */
     api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
+    /** How to go on (a batch's --resume command), said by a second Ctrl-C/SIGTERM, which ends the process at once. */
+    stopHint?: string;
   };

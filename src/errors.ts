@@ -98,6 +98,13 @@ export class NetworkError extends CliError {
   }
 }
 
+/** A confirmation answered no: the user's choice, said without `error:` (as gh does), exit 1 (README). */
+export class DeclinedError extends CliError {
+  constructor(message: string) {
+    super(message, ExitCode.error, { code: 'declined' });
+  }
+}
+
 /** Ctrl-C, or a prompt the user cancelled; SIGTERM or a closed output when `exitCode` says so. */
 export class CancelError extends CliError {
   constructor(message = 'interrupted', details: ErrorDetails & { exitCode?: ExitCodeValue } = {}) {

@@ -4,6 +4,7 @@ import {
   ApiError,
   CancelError,
   CliError,
+  DeclinedError,
   detailFields,
   detailLines,
   ExitCode,
@@ -66,6 +67,8 @@ export function reportError(ctx: Context, error: unknown): void {
     return;
   }
   ctx.out.flush();
+  // A confirmation answered no is said plainly, not as an error (under --json, the error document above).
+  if (error instanceof DeclinedError) return write(error.message);
   const cli = error instanceof CliError ? error : undefined;
   write(`error: ${cli ? '' : 'unexpected failure: '}${error instanceof Error ? error.message : String(error)}`);
   if (error instanceof ApiError) {

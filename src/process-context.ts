@@ -3,7 +3,7 @@ import { writeSync } from 'node:fs';
 import type { ApiClient, Context, GlobalOptions } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
-import { createOutput, type RenderModules } from './io/output.js';
+import { createOutput, type RenderModules, safeJson, visible } from './io/output.js';
 import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
 import { createIO, type IOStreams } from './io/terminal.js';
@@ -127,8 +127,15 @@ export function createProcessContext(): ProcessContext {
   const atOnce = (signal: StopSignal, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
-      if (!globals.json) writeSync(2, `error: ${message}\n`);
-      else if (!reported) writeSync(2, `{"error":{"code":"interrupted","message":"${message}"}}\n`);
+      // The first signal's error says how to go on (a batch's --resume): the second, which may come first, too.
+      const hint = ctx.stopHint;
+      if (!globals.json) writeSync(2, `error: ${message}\n${hint === undefined ? '' : `${visible(hint)}\n`}`);
+      else if (!reported) {
+        writeSync(
+          2,
+          `${safeJson({ error: { code: 'interrupted', message, ...(hint === undefined ? {} : { hint }) } })}\n`,
+        );
+      }
     } finally {
       dieBy(signal);
       process.exit(SIGNAL_CODES[signal]);

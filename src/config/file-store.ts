@@ -147,23 +147,42 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-const ELSEWHERE = 'or set FACECTL_CONFIG_DIR to a directory on another disk';
+const elsewhere = (variable: string) => `or set ${variable} to a directory on another disk`;
 
 /**
  * What the system said, in words, and the fix that fits it: the permissions are named only when they are
  * the cause (EACCES, EPERM: the default hint); a full disk or a read-only file system is said as such.
  */
-const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string) => string }> = {
-  ENOSPC: { what: 'no space left on the device', fix: (dir) => `make room on the disk of ${dir}, ${ELSEWHERE}` },
-  EDQUOT: { what: 'disk quota exceeded', fix: (dir) => `make room in your quota on the disk of ${dir}, ${ELSEWHERE}` },
-  EFBIG: { what: 'a file size limit was reached', fix: () => `raise the limit (ulimit -f), ${ELSEWHERE}` },
+const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string, variable: string) => string }> = {
+  ENOSPC: {
+    what: 'no space left on the device',
+    fix: (dir, variable) => `make room on the disk of ${dir}, ${elsewhere(variable)}`,
+  },
+  EDQUOT: {
+    what: 'disk quota exceeded',
+    fix: (dir, variable) => `make room in your quota on the disk of ${dir}, ${elsewhere(variable)}`,
+  },
+  EFBIG: {
+    what: 'a file size limit was reached',
+    fix: (_, variable) => `raise the limit (ulimit -f), ${elsewhere(variable)}`,
+  },
   EROFS: {
     what: 'read-only file system',
-    fix: (dir) => `${dir} is on a read-only file system: set FACECTL_CONFIG_DIR to a writable directory`,
+    fix: (dir, variable) => `${dir} is on a read-only file system: set ${variable} to a writable directory`,
   },
   EACCES: { what: 'permission denied' },
   EPERM: { what: 'operation not permitted' },
 };
+
+/**
+ * A write in `dir` (moved elsewhere by the variable `variable`) that failed with `code`: the reason to
+ * show and its fix; no fix for EACCES/EPERM, whose hint (the permissions) is the caller's.
+ */
+export function writeFailure(code: string, dir: string, variable: string): { reason: string; fix?: string } {
+  const known = WRITE_FAILURES[code];
+  if (!known) return { reason: code, fix: `check ${dir} and its disk, or set ${variable} to another directory` };
+  return { reason: `${known.what}, ${code}`, fix: known.fix?.(dir, variable) };
+}
 
 function writeError(error: unknown, path: string): ConfigWriteError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -173,11 +192,7 @@ function writeError(error: unknown, path: string): ConfigWriteError {
       error,
     );
   }
-  const known = WRITE_FAILURES[code];
-  const fix = known
-    ? known.fix?.(dirname(path))
-    : `check ${dirname(path)} and its disk, or set FACECTL_CONFIG_DIR to another directory`;
-  const reason = known ? `${known.what}, ${code}` : code;
+  const { reason, fix } = writeFailure(code, dirname(path), 'FACECTL_CONFIG_DIR');
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error, fix);
 }
 

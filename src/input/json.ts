@@ -25,6 +25,10 @@ export function tryParseJson(text: string): JsonParseResult {
   }
 }
 
+/** `line N: problem`; a problem at a column of the line (`column C: ...`) reads `line N, column C: ...`, as parseJson says it. */
+export const atLine = (line: number, problem: string): string =>
+  `line ${line}${problem.startsWith('column ') ? ', ' : ': '}${problem}`;
+
 export function parseJson(text: string, where: { source: string }): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;

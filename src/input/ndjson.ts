@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, fillDefaults } from './documents.js';
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
-import { describeJsonValue, isPlainObject, tryParseJson } from './json.js';
+import { atLine, describeJsonValue, isPlainObject, tryParseJson } from './json.js';
 import { readLines } from './lines.js';
 import { type InputSource, noDocuments, problemsMessage } from './source.js';
 
@@ -60,7 +60,7 @@ export async function readBatchLines(
       continue;
     }
     bad++;
-    if (problems.length < 10) problems.push(`line ${line.line}: ${line.error}`);
+    if (problems.length < 10) problems.push(atLine(line.line, line.error));
   }
   if (count === 0) throw noDocuments(`${source.name} holds no documents (only blank lines)`);
   if (bad > 0 && !continueOnError) {

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
+import { writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
@@ -262,14 +263,19 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 export function stateError(path: string, error: unknown): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const full = code === 'ENOSPC' || code === 'EFBIG' || code === 'EDQUOT';
-  return new CliError(`cannot write the batch record ${path}: ${code ?? (error as Error).message}`, ExitCode.error, {
-    code: 'state_unwritable',
-    hint: full
-      ? 'the disk is full or a file size limit was reached: make room there, or set FACECTL_STATE_DIR to another place; then --resume'
-      : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
-    cause: error,
-  });
+  // Said as a configuration write's failure is: the permissions only when they are the cause.
+  const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
+  return new CliError(
+    `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
+    ExitCode.error,
+    {
+      code: 'state_unwritable',
+      hint: failure?.fix
+        ? `${failure.fix}; then --resume`
+        : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
+      cause: error,
+    },
+  );
 }
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */

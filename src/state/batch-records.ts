@@ -195,7 +195,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const what = all
           ? `submitted all ${done} of its documents but stopped before printing every result`
           : clean
-            ? `stopped after ${done} of its documents were submitted`
+            ? `stopped after ${done} of its documents ${done === 1 ? 'was' : 'were'} submitted`
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';

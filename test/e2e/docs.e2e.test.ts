@@ -93,7 +93,7 @@ describe('docs submit (built bin)', () => {
     expect(refused.stdout).toBe('');
     // Under --json, stderr is the one JSON error document.
     const { error } = JSON.parse(refused.stderr);
-    expect(error.message).toContain(`${bad}: line 2: column 53: invalid JSON`);
+    expect(error.message).toContain(`${bad}: line 2, column 53: invalid JSON`);
     expect(`${error.message} ${error.hint}`).toContain('nothing was sent');
     expect(error.code).toBe('invalid_input');
     expect(await service.settledRequests()).toBe(before);

@@ -6,7 +6,7 @@ import { BIN, ROOT } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
-import { batchEnv, batchFile, storedLabels } from './support.js';
+import { batchEnv, batchFile, storedLabels, tempFile } from './support.js';
 
 // A batch whose journal can no longer be written (a full disk; here the process's file size limit, as
 // `ulimit -f` sets it, with SIGXFSZ ignored so the write fails with EFBIG) stops sending: a line sent
@@ -50,8 +50,10 @@ describe('a batch whose journal cannot be written', () => {
     expect(cut.code, cut.stderr).toBe(1);
     const error = JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error;
     expect(error.code).toBe('state_unwritable');
-    expect(error.message).toMatch(/^cannot write the batch record .*: EFBIG$/);
-    expect(error.hint).toMatch(/^the disk is full or a file size limit was reached: make room there/);
+    expect(error.message).toMatch(/^cannot write the batch record .*: a file size limit was reached, EFBIG$/);
+    expect(error.hint).toMatch(
+      /^raise the limit \(ulimit -f\), or set FACECTL_STATE_DIR to a directory on another disk; then --resume$/,
+    );
     const sent = storedLabels(service, 'full-');
     expect(new Set(sent).size).toBe(sent.length);
     expect(sent.length).toBeLessThan(total);
@@ -84,4 +86,47 @@ describe('a batch whose journal cannot be written', () => {
     expect(all).toHaveLength(300);
     expect(new Set(all).size).toBe(300);
   }, 120_000);
+});
+
+// A journal that cannot be made for another reason than the permissions (a read-only file system, an I/O
+// error), injected by a preload at its open: said as a configuration write's failure is, with its own
+// fix; before, every one of them said "check the permissions of that directory".
+describe('a batch whose journal cannot be made', () => {
+  it.each([
+    [
+      'EROFS',
+      'read-only file system, EROFS',
+      /^\/\S+ is on a read-only file system: set FACECTL_STATE_DIR to a writable directory/,
+    ],
+    ['EIO', 'EIO', /^check \/\S+ and its disk, or set FACECTL_STATE_DIR to another directory/],
+    ['EACCES', 'permission denied, EACCES', /^check the permissions of that directory/],
+  ])(
+    '%s -> exit 1 saying so, with its own fix (the permissions only for EACCES); nothing sent',
+    async (code, what, fix) => {
+      const { file } = batchFile('ada-full', `ro-${code}-`, 3);
+      const env = batchEnv(service.key('pro'), service.baseUrl);
+      const preload = tempFile(
+        'inject.cjs',
+        `const fsp = require('node:fs/promises');
+const { open } = fsp;
+fsp.open = function (file, ...rest) {
+  if (String(file).includes('/batches/')) {
+    return Promise.reject(Object.assign(new Error('${code}: injected'), { code: '${code}', syscall: 'open' }));
+  }
+  return open.call(this, file, ...rest);
+};
+`,
+      );
+      const result = await runCli(['docs', 'submit', '--file', file, '--json'], {
+        env: { ...env, NODE_OPTIONS: `--require ${preload}` },
+      });
+      expect(result.code, result.stderr).toBe(1);
+      const error = JSON.parse(result.stderr.trim().split('\n').at(-1) as string).error;
+      expect(error.code).toBe('state_unwritable');
+      expect(error.message).toMatch(new RegExp(`^cannot write the batch record \\S+/batches/\\S+: ${what}$`));
+      expect(error.hint).toMatch(fix);
+      if (code !== 'EACCES') expect(error.hint).not.toContain('permissions');
+      expect(storedLabels(service, `ro-${code}-`)).toEqual([]);
+    },
+  );
 });

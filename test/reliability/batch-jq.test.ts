@@ -77,7 +77,7 @@ describe('--jq failing on a batch result line', () => {
     expect(numbers(res.stdout)).toEqual(range(1, 300).filter((n) => n % 97 !== 0));
     expect(errorOf(res.stderr)).toMatchObject({
       code: 'jq_error',
-      message: '--jq: line 97: x (and on 2 more line(s))',
+      message: '--jq: line 97: x (and on 2 more lines)',
     });
     expect(storedLabels(service, 'jqb-')).toEqual(labels('jqb-', 300));
   });
@@ -112,7 +112,7 @@ describe('--jq failing on a batch result line', () => {
     const error = errorOf(res.stderr);
     expect(error).toMatchObject({
       code: 'batch_failed',
-      message: expect.stringMatching(/^1 document\(s\) failed \(line 2: /),
+      message: expect.stringMatching(/^1 document failed \(line 2: /),
     });
     expect(error.warnings).toContainEqual('warning: --jq: line 3: x');
     expect(storedLabels(service, 'jqd-')).toEqual(['jqd-1', 'jqd-3']);

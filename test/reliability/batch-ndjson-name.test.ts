@@ -55,7 +55,7 @@ describe('a file named *.ndjson or *.jsonl is a batch whatever its line count', 
     const res = await runCli(['docs', 'submit', '--file', file], { env: env() });
     expect(res.code, res.stderr).toBe(2);
     expect(res.stdout).toBe('');
-    expect(res.stderr).toContain(`${file}: line 1: column 1: invalid JSON`);
+    expect(res.stderr).toContain(`${file}: line 1, column 1: invalid JSON`);
     expect(service.stats.requests).toBe(before);
   });
 });

@@ -31,7 +31,7 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     expect(out.find((r) => r.line === 3)?.error).toMatchObject({ code: 'invalid_input' });
     const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
     expect(error.code).toBe('batch_failed');
-    expect(error.message).toMatch(/^1 document\(s\) failed \(line 3: column \d+: invalid JSON/);
+    expect(error.message).toMatch(/^1 document failed \(line 3, column \d+: invalid JSON/);
     expect(storedLabels(service, 'mix-')).toEqual(['mix-1', 'mix-2', 'mix-4']);
   });
 
@@ -73,7 +73,7 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
         .map((l) => l.split('\t')[0]),
     ).toEqual(['1', '2']);
     expect(res.stderr).toContain('error: standard input: line 3: expected a JSON object');
-    expect(res.stderr).toContain('2 document(s) before it were already submitted');
+    expect(res.stderr).toContain('2 documents before it were already submitted');
     // The bad line is a failed line of the batch.
     expect(res.stderr).toContain('Submitted 2 documents, 1 failed.');
     expect(storedLabels(service, 'in-')).toEqual(['in-1', 'in-2']);
@@ -98,7 +98,7 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
       const error = (JSON.parse(res.stderr) as { error: { message: string; warnings: string[] } }).error;
       // Line 2 is named too, and counted.
       expect(error.message).toMatch(
-        /^2 document\(s\) failed \(line 1: .*connection refused\).*standard input: line 2: /,
+        /^2 documents failed \(line 1: .*connection refused\).*standard input: line 2[,:] /,
       );
       expect(error.warnings).toEqual([expect.stringMatching(/^Submitted 0 documents, 2 failed\./)]);
     }, 60_000);
@@ -125,7 +125,7 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
       { line: 2, ok: false, error: { code: 'invalid_input', message: expect.stringContaining('invalid JSON') } },
     ]);
     expect(JSON.parse(res.stderr).error.message).toBe(
-      'standard input: line 2: column 1: invalid JSON: unexpected "b" where a value was expected',
+      'standard input: line 2, column 1: invalid JSON: unexpected "b" where a value was expected',
     );
     expect(storedLabels(service, 'sel-')).toEqual(['sel-1']);
     // --jq sees it too.

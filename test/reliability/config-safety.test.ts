@@ -60,6 +60,7 @@ async function expectRefused(
   for (const writer of writers) {
     const { dir, watched } = arrange();
     const before = { text: readFileSync(watched, 'utf8'), uid: statSync(watched).uid };
+    const sent = server.requests.length;
     const result = await runCli(writer.args, {
       env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
       ...(writer.stdin ? { stdin: writer.stdin } : {}),
@@ -71,6 +72,8 @@ async function expectRefused(
     expect(result.stderr, label).toMatch(problem);
     expect(result.stderr, label).toMatch(fix);
     expect(result.stderr, label).not.toMatch(/Saved key|Logged in/);
+    // auth login: refused before its key check is sent, as keys create is before the key is made.
+    expect(server.requests.slice(sent), label).toEqual([]);
     expect(readFileSync(watched, 'utf8'), label).toBe(before.text);
     expect(statSync(watched).uid, label).toBe(before.uid);
 

@@ -83,7 +83,7 @@ describe('--file naming a FIFO', () => {
     const { code } = await run.exit;
     writer.kill('SIGKILL');
     expect(code, run.stderr()).toBe(1);
-    expect(run.stderr()).toContain(`error: ${path}: line 2: column 2: invalid JSON`);
+    expect(run.stderr()).toContain(`error: ${path}: line 2, column 2: invalid JSON`);
     expect(run.stderr()).toContain(`(${path} is read once, so its lines are checked as they are sent)`);
     expect(run.stderr()).not.toContain('standard input');
     expect(storedLabels(service, 'badfifo-')).toEqual(['badfifo-0']);

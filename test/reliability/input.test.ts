@@ -99,7 +99,10 @@ describe('input', () => {
     const garbage = tempFile('g.json', `${doc} x`);
     await refused(['docs', 'submit', '--file', garbage], /line 1, column \d+: invalid JSON: unexpected text after/);
     const batch = tempFile('b.ndjson', `${doc}\n{"alias":"ada-x",\n${doc}\n`);
-    const result = await refused(['docs', 'submit', '--file', batch], new RegExp(`${batch}: line 2: .*invalid JSON`));
+    const result = await refused(
+      ['docs', 'submit', '--file', batch],
+      new RegExp(`${batch}: line 2, column \\d+: invalid JSON`),
+    );
     expect(result.stderr).toMatch(/nothing was sent.*--continue-on-error/);
     // With --continue-on-error the two valid lines are sent, the bad one reported, exit non-zero.
     const before = server.requests.length;

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +71,18 @@ describe('signals', () => {
       const storedAfterStop = stored(service, 'case31-');
       // Applied but never answered: the lines that --resume must not create a second time.
       expect(storedAfterStop.length).toBeGreaterThan(done);
+      // They are counted as sent without an answer, not as "not sent": the summary's counts add up to 20.
+      const counts = /Submitted (\d+) of 20 documents, (\d+) sent without an answer, (\d+) not sent\./.exec(
+        run.stderr(),
+      );
+      const [submitted, unanswered, notSent] = (counts ?? []).slice(1).map(Number);
+      expect(submitted, run.stderr()).toBe(done);
+      expect(unanswered).toBeGreaterThanOrEqual(storedAfterStop.length - done);
+      expect(unanswered).toBeLessThanOrEqual(2);
+      expect(done + (unanswered as number) + (notSent as number)).toBe(20);
+      expect(run.stderr()).toContain(
+        `interrupted: ${done} of 20 documents were submitted, ${unanswered} sent without an answer (${unanswered === 1 ? 'it' : 'they'} may have been created; --resume does not create ${unanswered === 1 ? 'it' : 'them'} twice)`,
+      );
 
       // A plain rerun is refused, sending nothing: it would submit the finished lines a second time.
       const before = service.stats.requests;
@@ -202,12 +214,70 @@ describe('signals', () => {
       expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
       expect(errorLines(run.stderr())).toHaveLength(1);
       expect(JSON.parse(errorLines(run.stderr())[0] as string).error.message).toMatch(
-        /^interrupted: \d+ of 3000 documents were submitted$/,
+        /^interrupted: \d+ of 3000 documents were submitted(, \d+ sent without an answer \(.+ twice\))?$/,
       );
     } finally {
       await service.close();
     }
   });
+
+  it.each(['text', '--json'])(
+    'a second Ctrl-C while the batch winds down (%s) gives the --resume command, as the first would have',
+    async (form) => {
+      const json = form === '--json';
+      const service = await startTestService();
+      try {
+        const key = service.key('pro');
+        await createFace(service, key, 'ada-second');
+        // The journal's closing held back after the first Ctrl-C (a slow disk): the second comes before
+        // the first's error is written.
+        const preload = join(makeTempDir('facectl-preload-'), 'slow-close.cjs');
+        writeFileSync(
+          preload,
+          `let stopping = false;
+process.on('SIGINT', () => { stopping = true; });
+const fsp = require('node:fs/promises');
+const { open } = fsp;
+fsp.open = async function (...args) {
+  const handle = await open.apply(this, args);
+  const { close } = handle;
+  handle.close = async () => {
+    if (stopping) await new Promise((resolve) => setTimeout(resolve, 5000));
+    return close.call(handle);
+  };
+  return handle;
+};
+`,
+        );
+        const proxy = slowProxy(server, service.baseUrl, 30);
+        proxy.holdAfter(2);
+        const { file } = batchFile('ada-second', `second${form}-`, 20);
+        const args = ['docs', 'submit', '--file', file, ...(json ? ['--json'] : [])];
+        const run = start(args, { ...batchEnv(key, server.baseUrl), NODE_OPTIONS: `--require ${preload}` });
+        await until(() => proxy.answered() >= 2, 'two answers');
+        run.child.kill('SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        run.child.kill('SIGINT');
+        const exit = await run.exit;
+        proxy.release();
+        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+        const hint = `Run \`facectl docs submit --file ${file} --resume${json ? ' --json' : ''}\` to send the rest (lines already submitted are not sent again)`;
+        if (json) {
+          const errors = run
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('{"error"'));
+          expect(errors.map((line) => JSON.parse(line))).toEqual([
+            { error: { code: 'interrupted', message: 'stopped at once by a second Ctrl-C (SIGINT)', hint } },
+          ]);
+        } else {
+          expect(run.stderr()).toContain(`error: stopped at once by a second Ctrl-C (SIGINT)\n${hint}\n`);
+        }
+      } finally {
+        await service.close();
+      }
+    },
+  );
 
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.

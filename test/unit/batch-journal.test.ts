@@ -166,7 +166,7 @@ describe('batch journal', () => {
     const refused = await failure(run(dir, 'new', ['new', 'a', 'b']));
     expect(refused).toBeInstanceOf(UsageError);
     expect((refused as UsageError).message).toBe(
-      'an earlier batch of batch.ndjson stopped after 1 of its documents were submitted',
+      'an earlier batch of batch.ndjson stopped after 1 of its documents was submitted',
     );
     expect((refused as UsageError).hint).toMatch(
       /^pass --resume to send only the lines not yet submitted; --restart sends every line again: the 1 line already submitted is created again, as a duplicate \(the record is .*\.ndjson\)$/,

@@ -71,6 +71,31 @@ describe('config set / get / unset', () => {
   });
 });
 
+describe('config get default_profile and config list agree', () => {
+  it('default_profile unset: both name the profile "default", which commands use', async () => {
+    const config = {
+      profiles: { default: { base_url: 'http://127.0.0.1:1' }, work: { base_url: 'http://127.0.0.1:2' } },
+    };
+    const table = await cli(['config', 'list'], { config, stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    expect(table.stdout).toMatch(/^default \*\s+base_url/m);
+    expect(table.stdout).toMatch(/^\s+default_profile\s+default$/m);
+    const listed = await cli(['--json', 'config', 'list'], { config });
+    expect(JSON.parse(listed.stdout)).toMatchObject({ default_profile: 'default', active_profile: 'default' });
+    const get = await cli(['config', 'get', 'default_profile'], { config });
+    expect({ code: get.code, stdout: get.stdout, stderr: get.stderr }).toEqual({
+      code: 0,
+      stdout: 'default\n',
+      stderr: '',
+    });
+    const json = await cli(['config', 'get', 'default_profile', '--json'], { config });
+    expect(JSON.parse(json.stdout)).toEqual({ key: 'default_profile', value: 'default', profile: null });
+    // Set, both say the profile set.
+    const set = { ...config, default_profile: 'work' };
+    expect((await cli(['config', 'get', 'default_profile'], { config: set })).stdout).toBe('work\n');
+    expect((await cli(['config', 'list'], { config: set })).stdout).toContain('\tdefault_profile\twork\n');
+  });
+});
+
 describe('config list', () => {
   const config = {
     default_profile: 'work',

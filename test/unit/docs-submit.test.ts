@@ -359,7 +359,7 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       `error: ${path}: 2 of 4 lines are invalid:`,
     );
     expect(result.stderr).toContain('  line 2: perspective: must be one of first-person, third-person');
-    expect(result.stderr).toContain('  line 4: column 30: invalid JSON: the text ends where a value was expected');
+    expect(result.stderr).toContain('  line 4, column 30: invalid JSON: the text ends where a value was expected');
     expect(result.stderr).toContain('nothing was sent; fix the lines, or pass --continue-on-error');
   });
 
@@ -500,7 +500,7 @@ describe('docs submit: NDJSON batches', () => {
       error: {
         code: 'batch_failed',
         message:
-          '1 document(s) failed (line 2: no face no-such-face); the batch stopped at the first failure, ' +
+          '1 document failed (line 2: no face no-such-face); the batch stopped at the first failure, ' +
           'but 1 line after line 2, already in flight, was still submitted',
         hint: expect.stringMatching(/^Fix the cause, then run `facectl docs submit --file .* --resume --json`/),
         warnings: [
@@ -518,7 +518,7 @@ describe('docs submit: NDJSON batches', () => {
     // Lines 1 and 2 were sent: a partly failed batch (exit 1), not "bad input, nothing sent" (2).
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error: standard input: line 3: content: must be a string, found number');
-    expect(result.stderr).toContain('2 document(s) before it were already submitted');
+    expect(result.stderr).toContain('2 documents before it were already submitted');
     expect(storedWithLabel('batch-f-').map((d) => d.label)).toEqual(['batch-f-1', 'batch-f-2']);
   });
 

@@ -93,8 +93,8 @@ describe('a profile that does not exist', () => {
 
   it('the default profile may be named before it holds anything', async () => {
     const { code, stdout, stderr } = await runInProcess(argv`config get default_profile --profile default --json`);
-    expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringContaining('not_set') });
-    expect(JSON.parse(stdout)).toEqual({ key: 'default_profile', value: null, profile: null });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(stdout)).toEqual({ key: 'default_profile', value: 'default', profile: null });
   });
 });
 

@@ -270,9 +270,20 @@ describe('oauth disconnect', () => {
     const onTerminal = (answer: boolean) =>
       asConnect(['oauth', 'disconnect', 'example'], { stdinIsTTY: true, stdoutIsTTY: true, answers: [answer] });
     const declined = await onTerminal(false);
-    // 130 is Ctrl-C's (README); a declined confirmation is an ordinary failure, as in gh.
+    // 130 is Ctrl-C's (README); a declined confirmation is the user's choice: exit 1, said as gh says it, no "error:".
     expect(declined.code).toBe(1);
-    expect(declined.stderr).toContain('error: not disconnected: example is still connected');
+    expect(declined.stdout).toBe('');
+    expect(declined.stderr).toBe('Not disconnected: example is still connected\n');
+    expect((await connections())[0].connected).toBe(true);
+    const asJson = await asConnect(['oauth', 'disconnect', 'example', '--json'], {
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [false],
+    });
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stderr)).toEqual({
+      error: { code: 'declined', message: 'Not disconnected: example is still connected' },
+    });
     expect((await connections())[0].connected).toBe(true);
 
     const accepted = await onTerminal(true);

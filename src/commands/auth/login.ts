@@ -34,6 +34,8 @@ export default verb({
 export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}) {
   // A name no profile can have is refused before the key is asked for or checked with the service.
   checkNamedProfile(ctx);
+  // A config file that cannot be saved into (a symlink, another user's) is refused before the key is checked.
+  await (await ctx.config()).checkWritable();
   const creds = await ctx.credentials();
   const stored = flags.storedKey ? await storedKey(ctx) : undefined;
   const key = stored?.key ?? (await obtainKey(ctx));

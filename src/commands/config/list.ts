@@ -11,8 +11,8 @@ export default verb({
     // --profile NAME asks for that profile, as `config get` and `set` act on it (activeProfile refused an
     // unknown one). FACECTL_PROFILE only marks the active profile: a shell's export would hide the others.
     const only = ctx.globals.profile;
-    const storedDefault = store.getGlobal('default_profile');
-    const defaultProfile = typeof storedDefault === 'string' ? storedDefault : null;
+    // As commands decide it (and `config get default_profile` says it): unset, the profile named "default".
+    const defaultProfile = store.defaultProfile || null;
     const profiles: Record<string, Record<string, string>> = {};
     // `key: null` is the row of a profile without settings (`—` on a terminal, empty fields when piped).
     const rows: { profile: string; key: string | null; value: string | null; active: boolean }[] = [];

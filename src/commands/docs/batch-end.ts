@@ -9,6 +9,7 @@ import {
   OUTPUT_FAILED,
   UsageError,
 } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
@@ -63,7 +64,7 @@ export function batchError(
   const worst = mostPressing(failures, summary);
   const exitCode = worst ?? ExitCode.error;
   const first = (worst === undefined ? undefined : failures.firstByExitCode.get(worst)) ?? failures.listed[0];
-  const detail = first ? ` (line ${first.line}: ${first.error.message})` : '';
+  const detail = first ? ` (${atLine(first.line, first.error.message)})` : '';
   // Lines in flight at the failure were finished: said, so "stopped" does not read as nothing after it was sent.
   const inFlight =
     after === undefined || after.submitted === 0
@@ -73,12 +74,16 @@ export function batchError(
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   const also = badLine === undefined ? '' : `; ${badLine}`;
-  return new CliError(`${summary.failed} document(s) failed${detail}${stopped}${also}`, exitCode, {
-    code: 'batch_failed',
-    hint: continued
-      ? resumeHint(input, 'Fix the failed lines')
-      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
-  });
+  return new CliError(
+    `${summary.failed} ${summary.failed === 1 ? 'document' : 'documents'} failed${detail}${stopped}${also}`,
+    exitCode,
+    {
+      code: 'batch_failed',
+      hint: continued
+        ? resumeHint(input, 'Fix the failed lines')
+        : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
+    },
+  );
 }
 
 /** The batch stopped by Ctrl-C (130), SIGTERM (143) or a closed output (141): how far it got, and how to go on. */

@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
 
 /**
@@ -13,9 +14,12 @@ export type LineResult =
 
 export type FailedLine = LineResult & { ok: false };
 
-/** `earlier`: of `submitted`, the lines an earlier run had submitted (not sent again). */
+/**
+ * `earlier`: of `submitted`, the lines an earlier run had submitted (not sent again); `unanswered`: lines sent
+ * whose answer the stop (Ctrl-C, SIGTERM) cut off.
+ */
 export type BatchSummary = { total: number | undefined } & Record<
-  'submitted' | 'earlier' | 'failed' | 'tokens',
+  'submitted' | 'earlier' | 'failed' | 'unanswered' | 'tokens',
   number
 >;
 
@@ -28,7 +32,7 @@ type JqFailure = { line: number; message: string; lines: number };
 const MAX_LISTED = 10;
 
 export function createReporter(ctx: Context, total: number | undefined) {
-  const summary: BatchSummary = { total, submitted: 0, earlier: 0, failed: 0, tokens: 0 };
+  const summary: BatchSummary = { total, submitted: 0, earlier: 0, failed: 0, unanswered: 0, tokens: 0 };
   const failures: Failures = { listed: [], firstByExitCode: new Map() };
   const onTerminal = ctx.io.stdoutIsTTY && !ctx.out.json;
   const forTable: (LineResult & { ok: true })[] = [];
@@ -57,10 +61,14 @@ export function createReporter(ctx: Context, total: number | undefined) {
       } else {
         fail(result, exitCode, true);
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
-        else if (!onTerminal) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+        else if (!onTerminal) ctx.out.warn(atLine(result.line, result.error.message));
       }
       if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
       progress?.update(summary.submitted + summary.failed, summary.failed);
+    },
+    /** A line sent whose answer the stop cut off: it may have been created. */
+    unanswered(): void {
+      summary.unanswered++;
     },
     /**
      * A bad line that stops the batch: a failed line, not listed (the error that ends the batch names it);
@@ -83,8 +91,7 @@ export function createReporter(ctx: Context, total: number | undefined) {
       results.flush();
       progress?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
-      if (onTerminal)
-        for (const result of failures.listed) ctx.out.warn(`line ${result.line}: ${result.error.message}`);
+      if (onTerminal) for (const result of failures.listed) ctx.out.warn(atLine(result.line, result.error.message));
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
@@ -160,12 +167,14 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
   if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
   const of = summary.total !== undefined ? ` of ${summary.total}` : '';
   const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';
-  const left = summary.total !== undefined ? summary.total - summary.submitted - summary.failed : 0;
+  const unanswered = summary.unanswered > 0 ? `, ${summary.unanswered} sent without an answer` : '';
+  const left =
+    summary.total !== undefined ? summary.total - summary.submitted - summary.failed - summary.unanswered : 0;
   const notSent = left > 0 ? `, ${left} not sent` : '';
   const earlier = summary.earlier > 0 ? ` (${summary.earlier} of them by an earlier run, not sent again)` : '';
   ctx.out.info(
     `Submitted ${summary.submitted}${of} ${(summary.total ?? summary.submitted) === 1 ? 'document' : 'documents'}` +
-      `${earlier}${failed}${notSent}. token_count total ${summary.tokens} ` +
+      `${earlier}${failed}${unanswered}${notSent}. token_count total ${summary.tokens} ` +
       '(a preview: nothing is charged until each document is synced).',
   );
 }

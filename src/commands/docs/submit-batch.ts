@@ -7,6 +7,7 @@ import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
+import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
 import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
@@ -176,6 +177,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   let stopReason: UsageError | undefined;
   let fatal: unknown;
   const overtaken = trackOvertaken(!input.continueOnError);
+  // From here a stop's error gives the --resume command; a second signal, ending the process at once, too.
+  ctx.stopHint = resumeHint(input);
 
   /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
   const admit = (line: NdjsonLine): boolean => {
@@ -183,7 +186,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     giveKey(line, opened.seen);
     if (line.error === undefined || input.continueOnError) return true;
     if (stopReason === undefined) {
-      stopReason = new UsageError(`${source.name}: line ${line.line}: ${line.error}`, { code: 'invalid_input' });
+      stopReason = new UsageError(`${source.name}: ${atLine(line.line, line.error)}`, { code: 'invalid_input' });
       const error = { code: 'invalid_input', message: line.error };
       reporter.stoppedAt({ line: line.line, ok: false, error }, ExitCode.usage);
     }
@@ -247,7 +250,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     } catch (error) {
       // A request that may have made a document without its answer: the batch cannot stop clean.
       if (ctx.signal.aborted || mayHaveCreated(error)) journal.unanswered();
-      if (ctx.signal.aborted) return false;
+      if (ctx.signal.aborted) {
+        reporter.unanswered();
+        return false;
+      }
       overtaken.failed(line.line);
       const cli = error instanceof CliError ? error : undefined;
       const said = error instanceof Error ? error.message : String(error);
@@ -283,11 +289,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const { summary, failures, jq } = finished;
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
-  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted`;
+  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted${unansweredNote(summary.unanswered)}`;
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
   // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
   if (jq) {
-    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more line(s))` : ''}`;
+    const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more ${jq.lines === 2 ? 'line' : 'lines'})` : ''}`;
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
     else {
       throw new CliError(message, ExitCode.error, {
@@ -323,7 +329,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
         summary.submitted === 0 && summary.failed <= 1
           ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line` +
             `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
-          : `${summary.submitted} document(s) before it were already submitted (${input.source.name} is read ` +
+          : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });
   }
@@ -355,6 +361,13 @@ function trackOvertaken(enabled: boolean) {
       return first;
     },
   };
+}
+
+/** Lines sent whose answer a stop cut off, said so that the counts add up. */
+function unansweredNote(count: number): string {
+  if (count === 0) return '';
+  const [they, them] = count === 1 ? ['it', 'it'] : ['they', 'them'];
+  return `, ${count} sent without an answer (${they} may have been created; --resume does not create ${them} twice)`;
 }
 
 const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);

@@ -1,4 +1,4 @@
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
 import { noPrompt, requireArgument, verb } from '../kit.js';
 import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
@@ -36,9 +36,7 @@ export default verb({
         default: false,
       });
       // "No" did nothing: exit 1, as gh does (130 stays for Ctrl-C).
-      if (!confirmed) {
-        throw new CliError(`not disconnected: ${provider} is still connected`, ExitCode.error, { code: 'declined' });
-      }
+      if (!confirmed) throw new DeclinedError(`Not disconnected: ${provider} is still connected`);
     }
     const result = await sendOAuth(ctx, disconnectOAuth, { params: { provider } });
     ctx.out.done(result.detail ?? `Disconnected ${provider}`, result, `${provider} was disconnected all the same`);
