@@ -82,11 +82,8 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
 /** The context of this process, and what ends it after run() (runProcess). */
 export type ProcessContext = ClosableContext & {
   /**
-   * Called once run() has returned, its final messages written: closes the API client's connections;
-   * then, when a SIGINT or SIGTERM interrupted the
-   * command and it ends with that signal's code (130, 143), stdout and stderr are drained and the process
-   * ends by the same signal, re-raised on itself, so a shell sees a death by the signal (`$?` still
-   * 130/143) and stops its loop or script, as it does for any well-behaved command.
+   * After run(): closes the API client; a command interrupted by SIGINT/SIGTERM (exit 130/143) then drains
+   * stdout and stderr and re-raises the signal, so a shell sees a death by it and stops its loop or script.
    */
   finish(code: number): Promise<void>;
 };
@@ -94,7 +91,7 @@ export type ProcessContext = ClosableContext & {
 const SIGNAL_CODES = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const;
 type StopSignal = keyof typeof SIGNAL_CODES;
 
-/** Ends the process by `signal`: Node's handlers removed, the default action (death by the signal) applies. */
+/** Node's handlers removed, the signal's default action (death by it) applies. */
 function dieBy(signal: StopSignal): void {
   process.removeAllListeners(signal);
   process.kill(process.pid, signal);
@@ -108,10 +105,8 @@ function drained(stream: NodeJS.WriteStream): Promise<void> {
 }
 
 /**
- * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
- * CancelError, exit 130); a second Ctrl-C ends the process at once. SIGTERM does the same with exit 143.
- * Either way the process ends by the signal itself (finish()). EPIPE on stdout aborts quietly (a batch
- * cut short by it says so, exit 141).
+ * Ctrl-C (exit 130) or SIGTERM (143) aborts ctx.signal; a second one ends the process at once. EPIPE on stdout
+ * aborts quietly (a batch cut short by it says so, exit 141).
  */
 export function createProcessContext(): ProcessContext {
   const controller = new AbortController();
@@ -121,9 +116,8 @@ export function createProcessContext(): ProcessContext {
   let received: StopSignal | undefined;
   // run() has returned: its one error document, if any, is written.
   let reported = false;
-  // A second signal while the command winds down ends the process at once, saying so (written directly:
-  // the stream may be busy or its owner gone); under --json not once the command's own error document is
-  // written (stderr carries exactly one).
+  // Written directly (the stream may be busy or its owner gone); under --json not after the command's own error
+  // document (stderr carries exactly one).
   const atOnce = (signal: StopSignal, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
