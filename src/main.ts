@@ -15,9 +15,8 @@ import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
 /**
- * One invocation's exit code: the only place errors become exit codes and messages (`error: …`, details, the fix
- * last; under --json one {"error": …} document on stderr; a stack only with --debug). --json before `--` makes
- * errors JSON from the first word on, whatever fails (a value spelled like it is written `--flag=--json`).
+ * The only place errors become exit codes and messages (under --json one {"error": …} document on stderr). --json
+ * before `--` makes errors JSON from the first word on (a value spelled like it is written `--flag=--json`).
  */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');

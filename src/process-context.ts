@@ -82,8 +82,8 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
 /** The context of this process, and what ends it after run() (runProcess). */
 export type ProcessContext = ClosableContext & {
   /**
-   * After run(): closes the API client; a command interrupted by SIGINT/SIGTERM (exit 130/143) then drains
-   * stdout and stderr and re-raises the signal, so a shell sees a death by it and stops its loop or script.
+   * After run(): closes the API client (keep-alive would hold the process open); a command interrupted by SIGINT or
+   * SIGTERM (exit 130/143) then drains stdout and stderr and re-raises the signal, so a shell stops its loop too.
    */
   finish(code: number): Promise<void>;
 };

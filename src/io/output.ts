@@ -175,8 +175,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
 }
 
-/** cli-table3's padding-right above. */
-const GAP = 2;
+const GAP = 2; // cli-table3's padding-right above
 
 /**
  * Column widths (gap included) fitting a table into `columns`, or undefined when it fits: the widest give way first,

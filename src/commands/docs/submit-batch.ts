@@ -148,9 +148,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
 }
 
 /**
- * What a batch records of the key it sent with, to tell a resume with another key: a service key's prefix;
- * of any other key, its short prefix and a digest, since 4 characters alone could make two keys look like
- * one (and a resume skip lines the other account never got).
+ * What a batch records of its key, to tell a resume with another key: a service key's prefix; of another key its
+ * short prefix and a digest (4 characters alone could make two keys one, and a resume skip lines never sent).
  */
 export function keyIdentity(key: string): string {
   if (isServiceKey(key)) return keyPrefix(key);

@@ -130,7 +130,6 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   return checks;
 }
 
-/** The configuration file, inspected directly: opening the store would tighten a loose mode unseen. */
 function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
