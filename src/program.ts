@@ -235,7 +235,6 @@ function configureTree(command: Command, ctx: Context, path = command.name()): v
 const helpWidth = (stream: { columns?: number }, isTTY: boolean) =>
   isTTY && stream.columns !== undefined ? stream.columns : 80;
 
-/** The first sentence of a description's first paragraph, for a list of commands. */
 function firstSentence(description: string): string {
   const paragraph = (description.split(/\n\s*\n/)[0] ?? '').replace(/\s*\n\s*/g, ' ').trim();
   const sentence = (/^(.+?)\.(\s|$)/.exec(paragraph)?.[1] ?? paragraph).replace(/\.$/, '');

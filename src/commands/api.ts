@@ -231,7 +231,6 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** `readFile` reads `@path` (or `@-`) for -F. */
 async function parseField(text: string, flag: '-f' | '-F', read: (path: string) => Promise<string>): Promise<Field> {
   const eq = text.indexOf('=');
   if (eq <= 0)
@@ -293,7 +292,6 @@ function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
 const conflict = (field: Field): UsageError =>
   new UsageError(`${field.flag} ${field.key}: conflicts with an earlier field of the same name`);
 
-/** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
 function fieldsToQuery(fields: readonly Field[]): string {
   const query = new URLSearchParams();
   for (const { key, value } of fields) query.append(key, typeof value === 'string' ? value : JSON.stringify(value));

@@ -227,7 +227,6 @@ function isNdjson(text: string): boolean {
   return lines.length > 0 && lines.every(isJson);
 }
 
-/** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */
 function cell(value: unknown): string {
   if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
@@ -238,7 +237,6 @@ function cell(value: unknown): string {
 
 export const ABSENT = '—';
 
-/** A tab-separated field: one line, no tabs; empty when absent. */
 function tsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
