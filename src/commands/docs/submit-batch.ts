@@ -320,7 +320,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       hint:
         // Nothing sent and no failure but the bad line itself.
         summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line` +
+          ? `nothing was submitted. ${source.name === STDIN_NAME ? 'Standard input' : source.name} was read as NDJSON, one document a line` +
             `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
           : `${summary.submitted} document(s) before it were already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
@@ -355,5 +355,3 @@ function trackOvertaken(enabled: boolean) {
     },
   };
 }
-
-const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);
