@@ -123,13 +123,7 @@ export default verb({
       );
     }
 
-    const answer = await client.request({
-      method,
-      path: pathWithQuery,
-      ...(bodyText === undefined ? {} : { bodyText }),
-      headers,
-      anyStatus: true,
-    });
+    const answer = await client.request({ method, path: pathWithQuery, bodyText, headers, anyStatus: true });
     if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
     const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
     const ok = answer.status >= 200 && answer.status < 300;
@@ -138,9 +132,7 @@ export default verb({
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
     // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
     const result =
-      route && route.responseKind === 'json'
-        ? await readAnswer(route, answer.body, debugOption(ctx).debug)
-        : answer.body;
+      route?.responseKind === 'json' ? await readAnswer(route, answer.body, debugOption(ctx).debug) : answer.body;
     const changed = method !== 'GET' && method !== 'HEAD';
     printBody(ctx, result, changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined);
   },
