@@ -186,12 +186,8 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   if (!variable) {
     // None for this scheme: any proxy variable set is the other scheme's.
     const other = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY'].find((key) => env[key]);
-    return ok(
-      name,
-      other
-        ? `${other} is set but does not apply to ${base.protocol} URLs; direct connection`
-        : 'no proxy variables set; direct connection',
-    );
+    const said = other ? `${other} is set but does not apply to ${base.protocol} URLs` : 'no proxy variables set';
+    return ok(name, `${said}; direct connection`);
   }
   const [key, value] = variable;
   const url = value.includes('://') ? value : `http://${value}`;
