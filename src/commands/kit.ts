@@ -100,7 +100,6 @@ export async function requireAliasAndLabel(
   return { alias, label };
 }
 
-/** `expiresInDays` -> `expires_in_days`, as a type. */
 type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
   : S;

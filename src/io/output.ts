@@ -177,10 +177,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 
 const GAP = 2; // cli-table3's padding-right above
 
-/**
- * Column widths (gap included) fitting a table into `columns`, or undefined when it fits: the widest give way first,
- * each down to its longest word, unless those words alone are too wide.
- */
+/** Column widths (gap included) fitting a table into `columns`, or undefined when it fits (docs/decisions.md). */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
   const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
