@@ -97,13 +97,6 @@ function dieBy(signal: StopSignal): void {
   process.kill(process.pid, signal);
 }
 
-/** Resolves once everything written to `stream` has reached its pipe, file or terminal (or it failed). */
-function drained(stream: NodeJS.WriteStream): Promise<void> {
-  // A pipe whose reader is slow takes a large write asynchronously: a death before it ends would cut it.
-  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
-  return new Promise((resolve) => stream.write('', () => resolve()));
-}
-
 /**
  * Ctrl-C (exit 130) or SIGTERM (143) aborts ctx.signal; a second one ends the process at once. EPIPE on stdout
  * aborts quietly (a batch cut short by it says so, exit 141).
@@ -128,17 +121,16 @@ export function createProcessContext(): ProcessContext {
       process.exit(SIGNAL_CODES[signal]);
     }
   };
-  process.on('SIGINT', () => {
-    if (controller.signal.aborted) atOnce('SIGINT', 'Ctrl-C (SIGINT)');
-    received ??= 'SIGINT';
-    controller.abort(new CancelError());
-  });
   // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
-  process.on('SIGTERM', () => {
-    if (controller.signal.aborted) atOnce('SIGTERM', 'SIGTERM');
-    received ??= 'SIGTERM';
-    controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
-  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (controller.signal.aborted) atOnce(signal, signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : signal);
+      received ??= signal;
+      controller.abort(
+        new CancelError(signal === 'SIGINT' ? undefined : 'terminated', { exitCode: SIGNAL_CODES[signal] }),
+      );
+    });
+  }
   // A reader of stderr that went away (`2>&1 | head -c 5`): what is left to say is lost, the exit code is not.
   process.stderr.on('error', () => undefined);
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -167,6 +159,9 @@ export function createProcessContext(): ProcessContext {
     await ctx.close();
     // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
     if (received === undefined || code !== SIGNAL_CODES[received]) return;
+    // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which a death would cut.
+    const drained = (stream: NodeJS.WriteStream) =>
+      stream.destroyed || stream.writableLength === 0 || new Promise((resolve) => stream.write('', resolve));
     await Promise.all([drained(process.stdout), drained(process.stderr)]);
     dieBy(received);
   };
