@@ -127,8 +127,8 @@ export async function loadJq(expression: string): Promise<JqFilter> {
 
 /**
  * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` spins deaf to signals):
- * `empty | (EXPR\n)` never runs (the newline ends a trailing comment). Only if that fails is EXPR run alone, for
- * jq's own message (`import`/`include` find no module); a leading `module` would run, so it is refused.
+ * `empty | (EXPR\n)` never runs (the newline ends a trailing comment). Only if that fails is EXPR given alone, for
+ * jq's own message (it fails too, or `import`/`include` find no module); a leading `module` would run: refused.
  */
 function compiles(jq: JqWeb, expression: string): void {
   try {
