@@ -27,9 +27,8 @@ import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-line
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
- * `docs submit` of NDJSON: the reader's lines (input/ndjson.ts) go through a pool of --concurrency workers, each
- * result to the reporter; a journal records each line acknowledged by its body's hash and occurrence. First the
- * input is compared with earlier batches of it, which decides whether this run is new, resumes one, or is refused.
+ * `docs submit` of NDJSON: --concurrency workers send the lines, the reporter shows each result, a journal records
+ * those acknowledged (body hash, occurrence); earlier batches decide if this run is new, resumes one, or is refused.
  */
 
 export interface BatchInput extends Resumable {
