@@ -25,10 +25,7 @@ export async function runFromProcess(): Promise<number> {
   return runProcess(argv);
 }
 
-/**
- * The prebuilt page of `facectl [command...] --help` when the words name a command and commander would wrap to
- * 80 columns; else (or with no pages: running from the sources) undefined.
- */
+/** The prebuilt page of `facectl [command...] --help` when commander would wrap to 80 columns, else undefined. */
 export function prerenderedHelp(
   argv: readonly string[],
   stdout: { isTTY?: boolean; columns?: number } = process.stdout,
@@ -45,8 +42,7 @@ export function prerenderedHelp(
     const page = typeof pages === 'object' && Object.hasOwn(pages, path) ? pages[path] : undefined;
     return typeof page === 'string' ? page : undefined;
   } catch {
-    // pages missing (running from the sources), or null
-    return undefined;
+    return undefined; // no pages: running from the sources
   }
 }
 

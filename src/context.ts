@@ -5,7 +5,6 @@ import type { ProfileStore } from './config/profile-store.js';
 export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/types.js';
 
 /** Everything a command may touch, injected: tests give buffer streams, a scripted prompter, a fixed clock. */
-
 export type InputStream = Readable & { isTTY?: boolean };
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
@@ -41,10 +40,8 @@ export interface Output {
   /** Held under --json until the command ends (one JSON document on a failure); `immediate`: needed at once (a URL). */
   info(message: string, options?: { immediate?: boolean }): void;
   warn(message: string, options?: { immediate?: boolean }): void;
-  /** Writes the held messages (the command succeeded). */
-  flush(): void;
-  /** Returns and forgets the held messages (the command failed: they go into the JSON error). */
-  takeHeld(): string[];
+  flush(): void; // writes the held messages (the command succeeded)
+  takeHeld(): string[]; // returns and forgets them (the command failed: they go into the JSON error)
   spinner(text: string): Spinner;
   progress(label: string): ProgressBar;
   /** Loads what rendering needs (cli-table3, chalk, ora, jq); without it tables fall back to plain text. */
@@ -90,10 +87,7 @@ export type Context = Readonly<{ io: IO; out: Output; prompter: Prompter; global
   Readonly<{ signal: AbortSignal }> & {
     config(): Promise<ConfigStore>;
     credentials(): Promise<Credentials>;
-    /**
-     * Built on first use; Ctrl-C/SIGTERM abort its requests, but not `untilAnswered`'s: those are waited for (within
-     * the HTTP timeouts), for an answer that cannot be asked for again.
-     */
+    /** Ctrl-C/SIGTERM abort its requests; `untilAnswered`'s are waited for (within the HTTP timeouts). */
     api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
     /** How to go on (a batch's --resume command), said by a second Ctrl-C/SIGTERM, which ends the process at once. */
     stopHint?: string;

@@ -11,10 +11,8 @@ export const ExitCode = {
   rateLimited: 7,
   network: 8,
   interrupted: 130,
-  /** A batch stopped because its standard output was closed (128 + SIGPIPE, as git and gh end). */
-  outputClosed: 141,
-  /** Stopped by SIGTERM (`timeout`, a CI cancel): 128 + SIGTERM. */
-  terminated: 143,
+  outputClosed: 141, // a batch stopped by its closed stdout: 128 + SIGPIPE, as git and gh end
+  terminated: 143, // SIGTERM (`timeout`, a CI cancel): 128 + SIGTERM
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -23,9 +21,8 @@ export type ErrorDetails = { code?: string; hint?: string; fields?: readonly Fie
 
 export type FieldProblem = { field: string; message: string };
 
-/** The code of the error that aborts a command when its standard output is closed (EPIPE). */
+/** The codes of the errors that abort a command when its stdout is closed (EPIPE), or a write to it fails (ENOSPC). */
 export const OUTPUT_CLOSED = 'output_closed';
-/** The code of the error that aborts a command when a write to its standard output fails (ENOSPC, EIO). */
 export const OUTPUT_FAILED = 'output_failed';
 
 export class CliError extends Error {

@@ -15,11 +15,7 @@ import {
 import { safeJson, visible, wrapForTerminal } from './io/output.js';
 import { buildProgram } from './program.js';
 
-/**
- * One invocation's exit code: the only place errors become exit codes and messages (`error: …`, details, the fix
- * last; under --json one {"error": …} document on stderr; a stack only with --debug). --json before `--` makes
- * errors JSON from the first word on, whatever fails (a value spelled like it is written `--flag=--json`).
- */
+/** The one place errors become exit codes and messages; --json before `--` makes errors JSON from the first word on. */
 export async function run(argv: string[], ctx: Context): Promise<number> {
   const end = argv.indexOf('--');
   if ((end < 0 ? argv : argv.slice(0, end)).includes('--json')) ctx.globals.json = true;

@@ -82,11 +82,8 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
 /** The context of this process, and what ends it after run() (runProcess). */
 export type ProcessContext = ClosableContext & {
   /**
-   * Called once run() has returned, its final messages written: closes the API client's connections;
-   * then, when a SIGINT or SIGTERM interrupted the
-   * command and it ends with that signal's code (130, 143), stdout and stderr are drained and the process
-   * ends by the same signal, re-raised on itself, so a shell sees a death by the signal (`$?` still
-   * 130/143) and stops its loop or script, as it does for any well-behaved command.
+   * After run(): closes the API client (keep-alive would hold the process open); a command interrupted by SIGINT or
+   * SIGTERM (exit 130/143) then drains stdout and stderr and re-raises the signal, so a shell stops its loop too.
    */
   finish(code: number): Promise<void>;
 };
@@ -94,24 +91,15 @@ export type ProcessContext = ClosableContext & {
 const SIGNAL_CODES = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const;
 type StopSignal = keyof typeof SIGNAL_CODES;
 
-/** Ends the process by `signal`: Node's handlers removed, the default action (death by the signal) applies. */
+/** Node's handlers removed, the signal's default action (death by it) applies. */
 function dieBy(signal: StopSignal): void {
   process.removeAllListeners(signal);
   process.kill(process.pid, signal);
 }
 
-/** Resolves once everything written to `stream` has reached its pipe, file or terminal (or it failed). */
-function drained(stream: NodeJS.WriteStream): Promise<void> {
-  // A pipe whose reader is slow takes a large write asynchronously: a death before it ends would cut it.
-  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
-  return new Promise((resolve) => stream.write('', () => resolve()));
-}
-
 /**
- * The context of this process. Ctrl-C aborts ctx.signal (requests, waits and prompts end with
- * CancelError, exit 130); a second Ctrl-C ends the process at once. SIGTERM does the same with exit 143.
- * Either way the process ends by the signal itself (finish()). EPIPE on stdout aborts quietly (a batch
- * cut short by it says so, exit 141).
+ * Ctrl-C (exit 130) or SIGTERM (143) aborts ctx.signal; a second one ends the process at once. EPIPE on stdout
+ * aborts quietly (a batch cut short by it says so, exit 141).
  */
 export function createProcessContext(): ProcessContext {
   const controller = new AbortController();
@@ -121,9 +109,8 @@ export function createProcessContext(): ProcessContext {
   let received: StopSignal | undefined;
   // run() has returned: its one error document, if any, is written.
   let reported = false;
-  // A second signal while the command winds down ends the process at once, saying so (written directly:
-  // the stream may be busy or its owner gone); under --json not once the command's own error document is
-  // written (stderr carries exactly one).
+  // Written directly (the stream may be busy or its owner gone); under --json not after the command's own error
+  // document (stderr carries exactly one).
   const atOnce = (signal: StopSignal, by: string) => {
     const message = `stopped at once by a second ${by}`;
     try {
@@ -141,17 +128,16 @@ export function createProcessContext(): ProcessContext {
       process.exit(SIGNAL_CODES[signal]);
     }
   };
-  process.on('SIGINT', () => {
-    if (controller.signal.aborted) atOnce('SIGINT', 'Ctrl-C (SIGINT)');
-    received ??= 'SIGINT';
-    controller.abort(new CancelError());
-  });
   // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
-  process.on('SIGTERM', () => {
-    if (controller.signal.aborted) atOnce('SIGTERM', 'SIGTERM');
-    received ??= 'SIGTERM';
-    controller.abort(new CancelError('terminated', { exitCode: ExitCode.terminated }));
-  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (controller.signal.aborted) atOnce(signal, signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : signal);
+      received ??= signal;
+      controller.abort(
+        new CancelError(signal === 'SIGINT' ? undefined : 'terminated', { exitCode: SIGNAL_CODES[signal] }),
+      );
+    });
+  }
   // A reader of stderr that went away (`2>&1 | head -c 5`): what is left to say is lost, the exit code is not.
   process.stderr.on('error', () => undefined);
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -180,6 +166,9 @@ export function createProcessContext(): ProcessContext {
     await ctx.close();
     // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
     if (received === undefined || code !== SIGNAL_CODES[received]) return;
+    // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which a death would cut.
+    const drained = (stream: NodeJS.WriteStream) =>
+      stream.destroyed || stream.writableLength === 0 || new Promise((resolve) => stream.write('', resolve));
     await Promise.all([drained(process.stdout), drained(process.stderr)]);
     dieBy(received);
   };

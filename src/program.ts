@@ -67,10 +67,7 @@ export async function buildProgram(ctx: Context, argv: readonly string[] = []): 
   return program;
 }
 
-/**
- * commander's Command, with facectl's answers where a line cannot run (a flag without its value, an unknown
- * command, a group without its command: help on stdout, exit 0, as gh does).
- */
+/** commander's Command with facectl's answers where a line cannot run (docs/decisions.md: the `Command` subclass). */
 class FacectlCommand extends Command {
   /** The words this command parsed, to name a flag as it was typed. */
   private words: readonly string[] = [];
@@ -207,10 +204,7 @@ const HELP = {
   },
 };
 
-/**
- * Once the tree is built: errors throw (main.ts decides the exit code), output to the context's streams, usage
- * as `[flags]` and after a usage error, and a value flag refuses a flag for its value.
- */
+/** Once the tree is built: errors throw (main.ts decides the exit code), output goes to the context's streams. */
 function configureTree(command: Command, ctx: Context, path = command.name()): void {
   if (!command.summary()) command.summary(firstSentence(command.description()));
   command
@@ -241,7 +235,6 @@ function configureTree(command: Command, ctx: Context, path = command.name()): v
 const helpWidth = (stream: { columns?: number }, isTTY: boolean) =>
   isTTY && stream.columns !== undefined ? stream.columns : 80;
 
-/** The first sentence of a description's first paragraph, for a list of commands. */
 function firstSentence(description: string): string {
   const paragraph = (description.split(/\n\s*\n/)[0] ?? '').replace(/\s*\n\s*/g, ' ').trim();
   const sentence = (/^(.+?)\.(\s|$)/.exec(paragraph)?.[1] ?? paragraph).replace(/\.$/, '');

@@ -9,8 +9,6 @@ export async function runProcess(argv: string[]): Promise<number> {
   try {
     code = await run(argv, ctx);
   } finally {
-    // Keep-alive sockets would hold the process open for seconds after the last request; interrupted by
-    // SIGINT or SIGTERM, the process ends there, by that signal.
     await ctx.finish(code);
   }
   return code;

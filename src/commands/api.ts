@@ -123,13 +123,7 @@ export default verb({
       );
     }
 
-    const answer = await client.request({
-      method,
-      path: pathWithQuery,
-      ...(bodyText === undefined ? {} : { bodyText }),
-      headers,
-      anyStatus: true,
-    });
+    const answer = await client.request({ method, path: pathWithQuery, bodyText, headers, anyStatus: true });
     if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
     const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
     const ok = answer.status >= 200 && answer.status < 300;
@@ -138,9 +132,7 @@ export default verb({
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
     // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
     const result =
-      route && route.responseKind === 'json'
-        ? await readAnswer(route, answer.body, debugOption(ctx).debug)
-        : answer.body;
+      route?.responseKind === 'json' ? await readAnswer(route, answer.body, debugOption(ctx).debug) : answer.body;
     const changed = method !== 'GET' && method !== 'HEAD';
     printBody(ctx, result, changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined);
   },
@@ -231,7 +223,6 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** `readFile` reads `@path` (or `@-`) for -F. */
 async function parseField(text: string, flag: '-f' | '-F', read: (path: string) => Promise<string>): Promise<Field> {
   const eq = text.indexOf('=');
   if (eq <= 0)
@@ -293,7 +284,6 @@ function fieldsToObject(fields: readonly Field[]): Record<string, unknown> {
 const conflict = (field: Field): UsageError =>
   new UsageError(`${field.flag} ${field.key}: conflicts with an earlier field of the same name`);
 
-/** The fields as query parameters (GET): `key=value` with the key as given, values as text. */
 function fieldsToQuery(fields: readonly Field[]): string {
   const query = new URLSearchParams();
   for (const { key, value } of fields) query.append(key, typeof value === 'string' ? value : JSON.stringify(value));

@@ -20,7 +20,6 @@ const HELP_FLAG = new Option('-h, --help', 'display help');
 
 const long = (flag: Option): string => flag.long as string;
 const takesValue = (flag: Option): boolean => flag.required || flag.optional;
-/** Values offered for a flag: its declared choices, or its suggestions (none: []). */
 const valuesOf = (flag: Option) => declarationOf(flag)?.choices ?? declarationOf(flag)?.suggest ?? [];
 const hasValues = (flag: Option) => valuesOf(flag).length > 0;
 

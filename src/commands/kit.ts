@@ -51,10 +51,7 @@ export async function requireValue(
   });
 }
 
-/**
- * Before the first requireValue of a command that needs several: without a terminal, every one missing is
- * named in one error, not one per run. On a terminal each is asked for in turn.
- */
+/** Before requireValue of several: without a terminal, every one missing is named in one error, not one per run. */
 export function requireAll(ctx: Context, values: Record<string, string | undefined>): void {
   if (ctx.io.canPrompt()) return;
   const missing = Object.keys(values).filter((flag) => values[flag] === undefined || values[flag] === '');
@@ -103,7 +100,6 @@ export async function requireAliasAndLabel(
   return { alias, label };
 }
 
-/** `expiresInDays` -> `expires_in_days`, as a type. */
 type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
   : S;

@@ -28,7 +28,7 @@ export function parseServeOptions(ctx: Pick<Context, 'globals'>, raw: Record<str
   };
 }
 
-/** How the banner says who answers OAuth consent (--consent). */
+/** Who answers OAuth consent (--consent), as the banner says. */
 const CONSENT = { page: 'a person, on the consent page', approve: 'approved at once', deny: 'denied at once' };
 
 const dataName = ({ dataFile, dataGiven }: ServeOptions): string | undefined =>
@@ -128,8 +128,7 @@ function startFailure(error: unknown, options: ServeOptions, storage: string | u
     });
   }
   if (code === 'EDATAINUSE') {
-    // A conflict (exit 5), as a batch another facectl runs; not a usage error: the same command works once
-    // the other serve stops.
+    // A conflict (exit 5), not a usage error: the same command works once the other serve stops.
     const given = options.dataFile === options.dataGiven ? '' : ` (given as ${options.dataGiven})`;
     return new CliError(`cannot start the local service: ${message}${given}`, ExitCode.conflict, {
       code: 'data_in_use',

@@ -46,7 +46,6 @@ export interface VerbSpec<F extends Flags = Flags, A extends readonly ArgSpec[] 
   readonly description: string;
   readonly args?: A;
   readonly flags?: F;
-  /** Shell lines, shown under Examples. */
   readonly examples: readonly string[];
   /** The work, once the flags are checked (a bad value is refused, exit 2, before). */
   run(ctx: Context, flags: FlagValues<F>, ...args: ArgValues<A>): Promise<R>;

@@ -35,7 +35,6 @@ export function createSystemBrowser(
   };
 }
 
-/** An opener still running after waitMs is taken as having launched a browser. */
 function spawnAndWatch(env: Env): Launch {
   return async (command, args, waitMs) => {
     const { spawn } = await import('node:child_process');

@@ -20,10 +20,7 @@ function jqMessage(error: JqFailure): string {
 
 const ENGINE_HINT = /\.? ?Build with -sASSERTIONS for more info\.?$/;
 
-/**
- * In characters. jq-web compiles synchronously (deaf to signals) and some long expressions never end
- * (28,000 `.|`); up to this length every shape tried compiled or failed within half a second.
- */
+/** jq-web compiles deaf to signals, and 28,000 `.|` never end; up to 8192 characters every shape tried took < 0.5 s. */
 export const JQ_MAX_CHARACTERS = 8192;
 
 /** Bracket nesting (string interpolation included): jq-web crashes running deeper (512 `[` on null). */
@@ -130,9 +127,8 @@ export async function loadJq(expression: string): Promise<JqFilter> {
 
 /**
  * Throws jq's failure when `expression` does not compile, never running it (`repeat(.)` spins deaf to signals):
- * `empty | (EXPR\n)` compiles but never runs (the newline ends a trailing comment). Only when that fails is the
- * expression given alone, for jq's own message (it fails too, or `import`/`include` find no module); a leading
- * `module` would run alone, so it is refused.
+ * `empty | (EXPR\n)` never runs (the newline ends a trailing comment). Only if that fails is EXPR given alone, for
+ * jq's own message (it fails too, or `import`/`include` find no module); a leading `module` would run: refused.
  */
 function compiles(jq: JqWeb, expression: string): void {
   try {

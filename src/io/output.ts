@@ -175,13 +175,9 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
 }
 
-/** cli-table3's padding-right above. */
-const GAP = 2;
+const GAP = 2; // cli-table3's padding-right above
 
-/**
- * Column widths (gap included) fitting a table into `columns`, or undefined when it fits: the widest give way first,
- * each down to its longest word, unless those words alone are too wide.
- */
+/** Column widths (gap included) fitting a table into `columns`, or undefined when it fits (docs/decisions.md). */
 export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
   const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
@@ -228,7 +224,6 @@ function isNdjson(text: string): boolean {
   return lines.length > 0 && lines.every(isJson);
 }
 
-/** A terminal cell: `—` for null or missing, lists joined, objects as compact JSON. */
 function cell(value: unknown): string {
   if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
@@ -239,7 +234,6 @@ function cell(value: unknown): string {
 
 export const ABSENT = '—';
 
-/** A tab-separated field: one line, no tabs; empty when absent. */
 function tsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');

@@ -8,8 +8,8 @@ export default verb({
   async run(ctx) {
     const store = await ctx.config();
     const active = await activeProfile(ctx);
-    // --profile NAME asks for that profile, as `config get` and `set` act on it (activeProfile refused an
-    // unknown one). FACECTL_PROFILE only marks the active profile: a shell's export would hide the others.
+    // --profile NAME lists that profile alone, as `config get` and `set` act on it; FACECTL_PROFILE only marks the
+    // active one (a shell's export would hide the others).
     const only = ctx.globals.profile;
     // As commands decide it (and `config get default_profile` says it): unset, the profile named "default".
     const defaultProfile = store.defaultProfile || null;

@@ -21,7 +21,7 @@ export const HEAD_LINES = 100;
 const HEAD_BYTES = 1024 * 1024;
 const HEAD_WAIT_MS = 1000;
 
-/** Reads the first lines ahead, keyed; returns them, every line (those first), and whether the input ended there. */
+/** Returns the first lines, keyed; every line (those first); and whether the input ended there. */
 export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurrences, signal: AbortSignal) {
   const iterator = lines[Symbol.asyncIterator]();
   const head: NdjsonLine[] = [];
@@ -101,10 +101,9 @@ export async function movedFileBatch(dir: string, name: string) {
 }
 
 /**
- * `concurrency` workers taking items from one stream until it ends, `work` says stop (false), it fails, or the
- * signal aborts: no new item starts then; those in flight finish, listening to the same signal. `slowSource`:
- * standard input, whose writer may sit idle: an abort ends the wait (a listener per item, so not for a file).
- * `admit`, in the order items are taken, before any later one: false stops the pool there (a bad line).
+ * `concurrency` workers over one stream until it ends, `work` or `admit` (called in input order) says false, a read
+ * fails, or the signal aborts; items in flight finish. `slowSource` (stdin, whose writer may sit idle): an abort
+ * ends the wait for the next item (a listener per item, so not for a file).
  */
 export async function runPool<T>(
   items: AsyncIterable<T>,
@@ -149,9 +148,8 @@ export async function runPool<T>(
 type Settled<T> = { result: IteratorResult<T> } | { error: unknown } | 'waited';
 
 /**
- * The next item, or 'waited' when the deadline passed or the signal aborted first. Not Promise.race with one
- * long-lived "aborted" promise: each race left on it a reaction holding its result (a whole document), so memory grew
- * with the input (a 1 GiB batch peaked at 1.4 GiB RSS). Here the abort listener goes with the item.
+ * The next item, or 'waited' on the deadline or the abort. Not Promise.race with one long-lived "aborted" promise:
+ * each race left on it a reaction holding a whole document (a 1 GiB batch peaked at 1.4 GiB RSS).
  */
 export function settle<T>(
   next: Promise<IteratorResult<T>>,

@@ -7,7 +7,6 @@ import { fieldColumns } from '../kit.js';
  * How a batch reports: each line's result as it finishes (NDJSON under --json, TSV piped, a table at the end on a
  * terminal), progress on stderr, then the failures (a bounded list) and the summary.
  */
-
 export type LineResult =
   | { line: number; ok: true; document_id: string; token_count: number; resumed?: true }
   | { line: number; ok: false; error: { code: string; message: string } };
@@ -71,22 +70,17 @@ export function createReporter(ctx: Context, total: number | undefined) {
       summary.unanswered++;
     },
     /**
-     * A bad line that stops the batch: a failed line, not listed (the error that ends the batch names it);
-     * under --json its result line is printed all the same once other lines have results, as every line's
-     * (`select(.ok | not)` finds it), last: after the lines that were in flight when it stopped the batch.
+     * A bad line that stops the batch: failed, not listed (the batch's error names it); under --json its result line
+     * is printed last, after the lines in flight (`select(.ok | not)` finds it).
      */
     stoppedAt(result: FailedLine, exitCode: ExitCodeValue): void {
       fail(result, exitCode, false);
       unprinted++;
       if (ctx.out.json) stoppedLine = `${JSON.stringify(result)}\n`;
     },
-    /**
-     * Writes what is left (the table, the failures, the summary); returns the counts. `alreadyFinished`: the
-     * batch resumed had finished and this run went through its input: if it sent nothing, that is said alone.
-     */
+    /** Writes the table, the failures and the summary. `alreadyFinished`: a finished batch resumed, read through. */
     finish(alreadyFinished = false) {
-      // Not when it is the batch's only line (a bad first line: nothing sent, exit 2, stdout empty as
-      // for a file's bad line found before sending).
+      // Not as the only line (a bad first line: stdout empty, as for a file's bad line found before sending).
       if (stoppedLine !== undefined && summary.submitted + summary.failed > 1) results.add(stoppedLine);
       results.flush();
       progress?.stop();
@@ -102,9 +96,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
 }
 
 /**
- * The result lines, written to stdout one write per 32 KB or per 50 ms, not one system call per document
- * (thousands a second). A --jq filter that fails never throws here (a timer's throw would crash the
- * process): that block is written again line by line, the first failure kept for the end of the batch.
+ * Result lines written per 32 KB or 50 ms, not a system call per document. A failing --jq never throws here (a
+ * timer's throw would crash the process): its block is written again line by line, the first failure kept.
  */
 function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
   let pending = '';

@@ -28,9 +28,8 @@ import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-line
 import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
 
 /**
- * `docs submit` of NDJSON: the reader's lines (input/ndjson.ts) go through a pool of --concurrency workers, each
- * result to the reporter; a journal records each line acknowledged by its body's hash and occurrence. First the
- * input is compared with earlier batches of it, which decides whether this run is new, resumes one, or is refused.
+ * `docs submit` of NDJSON: --concurrency workers send the lines, the reporter shows each result, a journal records
+ * those acknowledged (body hash, occurrence); earlier batches decide if this run is new, resumes one, or is refused.
  */
 
 export interface BatchInput extends Resumable {
@@ -149,9 +148,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
 }
 
 /**
- * What a batch records of the key it sent with, to tell a resume with another key: a service key's prefix;
- * of any other key, its short prefix and a digest, since 4 characters alone could make two keys look like
- * one (and a resume skip lines the other account never got).
+ * What a batch records of its key, to tell a resume with another key: a service key's prefix; of another key its
+ * short prefix and a digest (4 characters alone could make two keys one, and a resume skip lines never sent).
  */
 export function keyIdentity(key: string): string {
   if (isServiceKey(key)) return keyPrefix(key);
@@ -327,7 +325,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       hint:
         // Nothing sent and no failure but the bad line itself.
         summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${capitalized(input.source.name)} was read as NDJSON, one document a line` +
+          ? `nothing was submitted. ${source.name === STDIN_NAME ? 'Standard input' : source.name} was read as NDJSON, one document a line` +
             `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
           : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
@@ -369,5 +367,3 @@ function unansweredNote(count: number): string {
   const [they, them] = count === 1 ? ['it', 'it'] : ['they', 'them'];
   return `, ${count} sent without an answer (${they} may have been created; --resume does not create ${them} twice)`;
 }
-
-const capitalized = (name: string): string => (name === STDIN_NAME ? 'Standard input' : name);

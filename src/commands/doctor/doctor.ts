@@ -130,7 +130,6 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   return checks;
 }
 
-/** The configuration file, inspected directly: opening the store would tighten a loose mode unseen. */
 function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   const name = 'config file';
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
@@ -160,32 +159,24 @@ function checkModes(path: string): Check[] {
   const fileMode = statSync(path).mode & 0o777;
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
-  return [
-    (fileMode & 0o077) === 0
-      ? ok('config file mode', `${octal(fileMode)} (only you can read the key)`)
-      : tightenFileMode(path, fileMode),
+  const dirCheck =
     (dirMode & 0o077) === 0
       ? ok('config directory mode', octal(dirMode))
-      : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`),
-  ];
-}
-
-/** A file others can read is made 0600, as the store would (so the run warns once); the command if that fails. */
-function tightenFileMode(path: string, fileMode: number): Check {
+      : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`);
+  if ((fileMode & 0o077) === 0)
+    return [ok('config file mode', `${octal(fileMode)} (only you can read the key)`), dirCheck];
+  // A file others can read is made 0600, as the store would (so the run warns once); the command if that fails.
   try {
     chmodSync(path, 0o600);
   } catch {
-    return warn(
-      'config file mode',
-      `${path} has mode ${octal(fileMode)}: others can read the stored key`,
-      `chmod 600 ${path}`,
-    );
+    const said = `${path} has mode ${octal(fileMode)}: others can read the stored key`;
+    return [warn('config file mode', said, `chmod 600 ${path}`), dirCheck];
   }
-  return warn(
-    'config file mode',
-    `${path} had mode ${octal(fileMode)} (others could read the stored key); changed it to 0600`,
-    'nothing left to do; if it happens again, check which tool writes that file',
-  );
+  const said = `${path} had mode ${octal(fileMode)} (others could read the stored key); changed it to 0600`;
+  return [
+    warn('config file mode', said, 'nothing left to do; if it happens again, check which tool writes that file'),
+    dirCheck,
+  ];
 }
 
 /** Which proxy variable the transport (api/proxy.ts) will use for the base URL, and whether it is bypassed. */
@@ -195,12 +186,8 @@ export function checkProxy(env: Context['env'], base: URL): Check {
   if (!variable) {
     // None for this scheme: any proxy variable set is the other scheme's.
     const other = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY'].find((key) => env[key]);
-    return ok(
-      name,
-      other
-        ? `${other} is set but does not apply to ${base.protocol} URLs; direct connection`
-        : 'no proxy variables set; direct connection',
-    );
+    const said = other ? `${other} is set but does not apply to ${base.protocol} URLs` : 'no proxy variables set';
+    return ok(name, `${said}; direct connection`);
   }
   const [key, value] = variable;
   const url = value.includes('://') ? value : `http://${value}`;

@@ -31,7 +31,6 @@ export function showFaceWarnings(ctx: Pick<Context, 'out'>, face: FaceAnswer): v
   for (const warning of face.warnings ?? []) if (warning) ctx.out.warn(`the service says: ${warning}`);
 }
 
-/** The face fields shown on a terminal or as tab-separated lines; --json prints the whole object. */
 export const FACE_FIELDS: Column<FaceAnswer>[] = [
   ...fieldColumns<FaceAnswer>('uid', 'alias', 'name', 'owned_by'),
   { header: 'created', value: (f) => createdAsDate(f.created) },

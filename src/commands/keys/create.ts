@@ -127,7 +127,6 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   // With --save the key is kept (or the failure to keep it says to copy it from above).
   if (!save && !filterFailed && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
-    // The filter left the secret out (`--jq .key_prefix`): nobody holds it.
     ctx.out.warn('the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)');
   } else if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');

@@ -30,7 +30,6 @@ export default verb({
 
 export type ThreadAnswer = Lenient<Thread>;
 
-/** The thread fields shown on a terminal or as tab-separated lines; --json prints the whole object. */
 export const THREAD_FIELDS: Column<ThreadAnswer>[] = [
   ...fieldColumns<ThreadAnswer>('thread_id', 'alias', 'label'),
   { header: 'interviewer_billing_source', value: (t) => t.interviewer_billing_source ?? 'automatic' },
