@@ -24,9 +24,8 @@ export function jsonReply(status: number, body: string | string[], headers: Reco
 export class ClientGone extends Error {}
 
 /**
- * The whole request body, refused (413) as soon as it passes `limit` bytes (a Content-Length above it:
- * before reading anything). `reserve` is told the bytes to come (the Content-Length at once, else each
- * chunk) and may refuse by throwing.
+ * The whole request body, refused (413) as soon as it passes `limit` bytes (before reading, on the Content-Length).
+ * `reserve` is told the bytes to come (the Content-Length at once, else each chunk) and may refuse by throwing.
  */
 export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -104,10 +103,7 @@ export function parseJsonBody(raw: Buffer): unknown {
   return value;
 }
 
-/**
- * Deeper arrays and objects in a body (itself level 1) are refused with 422: stored, they would make every
- * later serialization of the state recurse that deep (6,000 levels overflow the stack).
- */
+/** Deeper arrays and objects (the body is level 1) are refused, 422: docs/local-service-choices.md, HTTP. */
 export const MAX_JSON_DEPTH = 64;
 
 // Without recursion, so any depth JSON.parse accepted is checked safely.

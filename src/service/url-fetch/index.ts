@@ -30,7 +30,6 @@ const notAllowed = (message: string) => new UrlFetchError('url_not_allowed', mes
 const fetchFailed = (message: string, cause?: unknown) =>
   new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 
-/** node:dns/promises `lookup(hostname, { all: true })`, the default. */
 type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
@@ -57,9 +56,8 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
 const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
 /**
- * Every address the URL's host stands for, each one checked. One disallowed address refuses the
- * whole URL: a name that resolves to a public and a private address must not be fetched, since the
- * connection could land on either.
+ * Every address the URL's host stands for, each one checked. One disallowed address refuses the whole URL:
+ * a connection to a name with a public and a private address could land on either.
  */
 async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFunction, what: string) {
   // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
