@@ -10,10 +10,6 @@ import type { FetchedDocument } from '../service-core.js';
 import { checkAddress, sameAddress } from './address-policy.js';
 import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 
-export { checkAddress, classifyAddress } from './address-policy.js';
-export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
-export type { LookupAddress } from 'node:dns';
-
 /** `url_not_allowed`: the URL or a redirect points where the service must not reach; `fetch_failed`: no usable text. */
 export class UrlFetchError extends Error {
   constructor(
