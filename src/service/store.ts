@@ -310,11 +310,8 @@ export class Store {
       values(): IterableIterator<Collections[C]>;
     };
   } {
-    const count = (collection: CollectionName) => this.count(collection);
     const view = (collection: CollectionName) => ({
-      get size() {
-        return count(collection);
-      },
+      size: this.count(collection),
       keys: () => Array.from(this.values(collection), (record) => record.id).values(),
       values: () => this.values(collection),
     });
