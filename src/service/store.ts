@@ -212,9 +212,7 @@ export class Store {
 
   *values<C extends CollectionName>(collection: C): IterableIterator<Collections[C]> {
     const sql = `SELECT ${this.tableOf(collection).select} FROM ${collection}`;
-    for (const row of this.statement(sql, true).all() as unknown[][]) {
-      yield this.record(collection, row);
-    }
+    for (const row of this.statement(sql, true).all() as unknown[][]) yield this.record(collection, row);
   }
 
   count(collection: CollectionName): number {

@@ -57,9 +57,7 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
   requireConnect(auth);
   requireProvider(svc, params.provider);
   const id = connectionId(auth.user.id, params.provider);
-  if (!svc.store.get('connections', id)) {
-    throw notFound('not_connected', `${params.provider} is not connected`);
-  }
+  if (!svc.store.get('connections', id)) throw notFound('not_connected', `${params.provider} is not connected`);
   svc.store.del('connections', id);
   return { status: 200, body: { detail: `Disconnected from ${params.provider}` } };
 };
