@@ -163,10 +163,7 @@ export function openedFile(path: string): OpenedFile {
   return { path, ino, dev };
 }
 
-/**
- * When `file` was replaced or removed while serve ran, its state, in a file no name reaches any more, is
- * copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the temporary directory. Returns where.
- */
+/** Copies out the state of a `file` replaced or removed while serve ran (docs/local-service-choices.md): where to. */
 export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
   try {
     const now = statSync(file.path);

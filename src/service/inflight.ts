@@ -2,10 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { HttpError } from './errors.js';
 
-/**
- * Budgets of request body bytes in flight, per user and in all (docs/local-service-choices.md, "Memory";
- * docs/decisions.md), and `--rate-limit`'s buckets.
- */
+// Budgets of request body bytes in flight (docs/local-service-choices.md, "Memory"), and --rate-limit's buckets.
 
 const MIB = 1024 * 1024;
 /** Retry-After: about the time serve takes to count and store what is in flight (60 MiB: 8 s on 2 busy cores). */

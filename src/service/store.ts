@@ -151,8 +151,7 @@ export class Store {
 
   /**
    * Runs a writing statement just before the batch's COMMIT (at once outside a request), for a row no other request
-   * can name before the commit (docs/decisions.md). Dropped if its request fails; until the commit, pending(`key`) is
-   * `value`.
+   * can name before then (docs/decisions.md). Dropped if its request fails; until the commit pending(`key`) is `value`.
    */
   defer(sql: string, values: unknown[], key: string, value: unknown): void {
     const running = this.running;

@@ -51,10 +51,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
 /** For messages, cut to a readable length (past parseImportUrl, a URL has no credentials to hide). */
 const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
-/**
- * Every address the URL's host stands for, each one checked. One disallowed address refuses the whole URL:
- * a connection to a name with a public and a private address could land on either.
- */
+/** Every address of the URL's host, each checked: one disallowed refuses the URL (a connection could land on any). */
 async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFunction, what: string) {
   // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -153,10 +150,7 @@ function nextHop(current: URL, response: ConnectResponse): URL {
   return parseImportUrl(target.href, 'redirect target');
 }
 
-/**
- * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
- * address may be served on one of them only), then checks the socket's real peer address.
- */
+/** Tries the checked addresses in turn (a name may be served on its IPv6 or IPv4 only), then checks the real peer. */
 async function connectChecked(url: URL, addresses: ResolvedAddress[], connect: ConnectStep, signal: AbortSignal) {
   let lastError: unknown;
   for (const { address, family } of addresses) {
