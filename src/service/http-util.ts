@@ -30,13 +30,9 @@ export class ClientGone extends Error {}
 export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
-  if (known && declared > limit) return Promise.reject(tooLarge(limit));
-  try {
-    if (known) reserve?.(declared);
-  } catch (error) {
-    return Promise.reject(error);
-  }
   return new Promise((resolve, reject) => {
+    if (known && declared > limit) throw tooLarge(limit);
+    if (known) reserve?.(declared);
     const chunks: Buffer[] = [];
     // A declared length is read into one buffer as it arrives: no second copy to join the chunks.
     const whole = known && declared > 0 ? Buffer.allocUnsafe(declared) : null;
