@@ -7,7 +7,6 @@ import type { Store } from './store.js';
  * A face is named by its uid or its alias; an entry of allowed_face_ids matches either. The allow-list is
  * checked before existence, so a restricted key cannot probe for faces outside its list.
  */
-
 export function faceAllowed(auth: AuthInfo, name: string, face: FaceRecord | undefined): boolean {
   const list = auth.key.allowed_face_ids;
   if (list === null) return true;

@@ -6,10 +6,9 @@ import type { BillingSource, Collections, FaceItem, FaceRecord, KeyRecord, UserR
 import type { ServiceCore } from './service-core.js';
 
 /**
- * Billing at sync, in the spec's order: oauth (Connect plan with an active connection), then the
- * monthly compile quota (Standard, Pro) when it covers the whole token count, then credits, else 402.
- * Everything here is synchronous: check and charge happen in one turn of the event loop, so parallel
- * syncs can never both pass a check that only one of them can afford.
+ * Billing at sync, in the spec's order: oauth (Connect plan, connected), the monthly compile quota (Standard, Pro)
+ * when it covers the whole token count, credits, else 402. Synchronous: check and charge happen in one event-loop
+ * turn, so parallel syncs can never both pass a check that only one of them can afford.
  */
 
 const monthOf = (date: Date): string => date.toISOString().slice(0, 7);
@@ -77,9 +76,8 @@ function insufficientCredits(user: UserRecord, cost: number): Error {
 }
 
 /**
- * The first sync after a change charges token_count to its source (`override`: a thread's
- * interviewer_billing_source) and to every key's budget on the chain, or throws charging nothing, and starts
- * the preparation; an item synced and not changed since is left as it is, free.
+ * The first sync after a change charges token_count to its source (`override`: a thread's interviewer_billing_source)
+ * and every key's budget on the chain, or throws charging nothing, and starts the preparation; a later one is free.
  */
 export function syncItem<C extends 'documents' | 'threads'>(
   svc: ServiceCore,

@@ -45,8 +45,8 @@ export function connect(file?: string): Connection | null {
     const db = new Database(':memory:', { timeout: 0 });
     db.exec('PRAGMA temp_store = FILE');
     db.exec("ATTACH '' AS state");
-    // SQLite's temporary database writes no page until a quarter of its cache holds changes (a named file
-    // writes 6 per document at each commit); each commit walks the changed pages (16 MiB: 32 µs more each).
+    // A commit writes no page of it until a quarter of its cache holds changes (a named file writes 6 per
+    // document at each commit); each commit walks the changed pages (16 MiB: 32 µs more each).
     db.exec('PRAGMA state.journal_mode = MEMORY');
     db.exec('PRAGMA state.cache_size = -4096');
     db.exec(MIGRATIONS.join('').replace(/CREATE (TABLE|INDEX) /g, 'CREATE $1 state.'));
@@ -59,10 +59,9 @@ export function connect(file?: string): Connection | null {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  // Serves started at once on a new file can each take its read lock before either makes it a database:
-  // neither can then write, and both would be refused. While the file is still empty, the one refused lets
-  // go and tries again after a few random milliseconds, for at most CREATION_WAIT_MS: the first to try
-  // again alone makes it. A file with content (4 KiB once a serve made it a database) is refused at once.
+  // Serves started at once on a new file can each take its read lock before either makes it a database, and
+  // all are refused: while the file is empty, the one refused tries again after a few random milliseconds, for
+  // at most CREATION_WAIT_MS (docs/local-service-choices.md). A file with content (a database) is refused at once.
   for (const deadline = Date.now() + CREATION_WAIT_MS; ;) {
     try {
       return open(file);
@@ -74,7 +73,6 @@ export function connect(file?: string): Connection | null {
   }
 }
 
-/** How long serve waits for a new `--data` file that another serve is making a database. */
 const CREATION_WAIT_MS = 3000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -165,10 +163,7 @@ export function openedFile(path: string): OpenedFile {
   return { path, ino, dev };
 }
 
-/**
- * When `file` was replaced or removed while serve ran, its state, in a file no name reaches any more, is
- * copied out (`FILE.rescued-TIME`, mode 0600) beside it, or into the temporary directory. Returns where.
- */
+/** Copies out the state of a `file` replaced or removed while serve ran (docs/local-service-choices.md): where to. */
 export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
   try {
     const now = statSync(file.path);

@@ -24,20 +24,15 @@ export function jsonReply(status: number, body: string | string[], headers: Reco
 export class ClientGone extends Error {}
 
 /**
- * The whole request body, refused (413) as soon as it passes `limit` bytes (a Content-Length above it:
- * before reading anything). `reserve` is told the bytes to come (the Content-Length at once, else each
- * chunk) and may refuse by throwing.
+ * The whole request body, refused (413) as soon as it passes `limit` bytes (before reading, on the Content-Length).
+ * `reserve` is told the bytes to come (the Content-Length at once, else each chunk) and may refuse by throwing.
  */
 export function readBody(req: IncomingMessage, limit: number, reserve?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
-  if (known && declared > limit) return Promise.reject(tooLarge(limit));
-  try {
-    if (known) reserve?.(declared);
-  } catch (error) {
-    return Promise.reject(error);
-  }
   return new Promise((resolve, reject) => {
+    if (known && declared > limit) throw tooLarge(limit);
+    if (known) reserve?.(declared);
     const chunks: Buffer[] = [];
     // A declared length is read into one buffer as it arrives: no second copy to join the chunks.
     const whole = known && declared > 0 ? Buffer.allocUnsafe(declared) : null;
@@ -104,10 +99,7 @@ export function parseJsonBody(raw: Buffer): unknown {
   return value;
 }
 
-/**
- * Deeper arrays and objects in a body (itself level 1) are refused with 422: stored, they would make every
- * later serialization of the state recurse that deep (6,000 levels overflow the stack).
- */
+/** Deeper arrays and objects (the body is level 1) are refused, 422: docs/local-service-choices.md, HTTP. */
 export const MAX_JSON_DEPTH = 64;
 
 // Without recursion, so any depth JSON.parse accepted is checked safely.

@@ -6,10 +6,7 @@ import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';
 import { readAs, rowsInsert } from './store-rows.js';
 
-/**
- * Idempotency-Key on POST: records per user, 2xx answers only, kept 24 hours in the transaction of the
- * change they answer; docs/local-service-choices.md (Idempotency) gives the rules this follows.
- */
+// Idempotency-Key on POST: the rules are docs/local-service-choices.md's (Idempotency).
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60_000;
@@ -80,9 +77,8 @@ const INSERT_RECORD = rowsInsert(
 );
 
 /**
- * A Bloom filter of the table's (user, Idempotency-Key) pairs: a pair whose bits are not all set has no
- * record, so a new request (nearly every one) is not looked up. 8 Mi bits, 3 per pair: under 3% false
- * positives at a million records. A purged or rolled back record leaves its bits set.
+ * A Bloom filter of the table's (user, Idempotency-Key) pairs (docs/decisions.md): 8 Mi bits, 3 per pair, under 3%
+ * false positives at a million records. A purged or rolled back record leaves its bits set.
  */
 const FILTER_BITS = 1 << 23;
 
@@ -216,10 +212,7 @@ export class Idempotency {
     }
   }
 
-  /**
-   * Drops records older than 24 hours: at start, and with the records kept, at most once a minute (a
-   * scan of the table: an index on their time would cost every idempotent write an index update).
-   */
+  /** Drops expired records, at most once a minute: a scan, as an index on their time would cost every write. */
   purgeExpired(): void {
     const now = this.clock.now().getTime();
     if (now < this.nextPurgeMs && now >= this.nextPurgeMs - PURGE_EVERY_MS) return;

@@ -20,10 +20,7 @@ interface ImportTarget {
   put(collection: CollectionName, record: never): void;
 }
 
-/**
- * Imports, once, a `--data FILE` of a facectl serve before the SQLite database (a JSON snapshot FILE and
- * FILE.journal): docs/local-service-choices.md gives the steps and what a crash at each leaves.
- */
+/** Imports, once, an older serve's `--data FILE` (JSON snapshot + FILE.journal): docs/local-service-choices.md. */
 export function importStateFile(file: string, storeOf: (db: Connection) => ImportTarget): void {
   const state = readStateFile(file);
   const temp = `${file}.importing`;

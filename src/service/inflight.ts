@@ -2,12 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { HttpError } from './errors.js';
 
-/**
- * Bytes of request bodies in flight, per user and in all: a body (its text, the answer showing it) is
- * held until answered (six 60 MiB documents took serve to 2 GiB). Past a budget a request is refused
- * before its body is read: 429 (the user's), 503 (the service's). A user's only request is never
- * refused (413 bounds it). docs/local-service-choices.md, "Memory".
- */
+// Budgets of request body bytes in flight (docs/local-service-choices.md, "Memory"), and --rate-limit's buckets.
 
 const MIB = 1024 * 1024;
 /** Retry-After: about the time serve takes to count and store what is in flight (60 MiB: 8 s on 2 busy cores). */
@@ -69,9 +64,8 @@ let collect: (() => void) | undefined;
 let scheduled = false;
 
 /**
- * A full garbage collection shortly after a large request was answered: V8 collects when allocating,
- * not when idle, so six 60 MiB documents left 640 MiB 15 s after (150 MiB at start). V8's own `gc`,
- * exposed by the flag for contexts made after it is set; milliseconds, against seconds of work.
+ * A full garbage collection shortly after a large request was answered: V8 collects when allocating, not when idle
+ * (docs/decisions.md); it takes milliseconds. V8's own `gc`, exposed by the flag for contexts made after it is set.
  */
 function collectSoon(): void {
   if (scheduled) return;
@@ -87,10 +81,7 @@ function collector(): () => void {
   return (collect ??= runInNewContext('gc') as () => void);
 }
 
-/**
- * `--rate-limit N`: a token bucket per API key, capacity N, refilled at N per second. A request finding
- * the bucket empty gets 429 with Retry-After in whole seconds (at least 1).
- */
+/** `--rate-limit N`: a token bucket per API key, capacity N, refilled at N per second; empty, the wait in seconds. */
 export function rateLimiter(rate: number, clock: { now(): Date }): (keyId: string) => number | null {
   const buckets = new Map<string, { tokens: number; lastMs: number }>();
   return (keyId) => {

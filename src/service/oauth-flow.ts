@@ -34,7 +34,6 @@ export class OAuthFlows {
 
   /** Client side: a new authorization for this user; returns the consent page URL. */
   start(baseUrl: string, provider: string, user: { id: string; account: string }): string {
-    // Expired states and codes go first.
     const now = this.clock.now().getTime();
     for (const [state, pending] of this.states) if (pending.expiresMs <= now) this.states.delete(state);
     for (const [code, issued] of this.codes) if (issued.expiresMs <= now) this.codes.delete(code);

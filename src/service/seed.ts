@@ -13,10 +13,7 @@ export interface BootstrapUser {
   compile_quota_tokens: number;
 }
 
-/**
- * One user per plan (made at the first start), a fresh bootstrap key for each at every start (only hashes
- * are stored: earlier secrets cannot be printed again). Earlier keys stay valid across restarts.
- */
+/** One user per plan (made once), a new bootstrap key each at every start (docs/local-service-choices.md). */
 export function seedUsers(store: Store, now: Date): BootstrapUser[] {
   return (Object.keys(PLANS) as PlanName[]).map((plan) => {
     let user = [...store.values('users')].find((u) => u.plan === plan);

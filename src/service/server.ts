@@ -15,12 +15,8 @@ import { PAGE_HEADERS, providerPage, resultPage } from './oauth-pages.js';
 import { type HandlerMap, PUBLIC_ROUTES, type ServiceCore } from './service-core.js';
 import { AUTH_COLLECTIONS } from './store.js';
 
-/**
- * Per request, in this order: the route (404, 405), the key (401), the rate limit (429), the scope (403),
- * the in-flight budget (429/503), the body (413, 400), validation (422), an idempotent replay, the
- * handler's preparation, then one transaction (its changes and the idempotency record), committed before
- * the answer is sent.
- */
+// Per request: the checks in the order docs/local-service-choices.md (HTTP) gives, the handler's preparation,
+// then one transaction (its changes and the idempotency record), committed before the answer is sent.
 
 /** Typed against the route names: a route without a handler does not compile. */
 const handlers: HandlerMap = { ...oauth, ...keys, ...faces, ...documents, ...threads };
@@ -55,8 +51,7 @@ export async function handleRequest(svc: ServiceCore, req: IncomingMessage, res:
   svc.stats.requests++;
   let reply: Reply;
   let pathname = '?';
-  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped),
-  // and whether it is answered as an HTML page.
+  // The request's share of the in-flight budget, held until its answer is sent (or it is dropped).
   const held: Held = { release: () => {}, html: false };
   // Released once the request is handled and its connection is done with, in whichever order: a client
   // that gave up closes it while a large request is still being counted.
@@ -214,9 +209,8 @@ function send(req: IncomingMessage, res: ServerResponse, reply: Reply, closing: 
     ...reply.headers,
     'Content-Length': parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0),
   };
-  // A body we did not read (refused early, or too large) is not worth draining: close the connection.
-  // Except after "send it again later" (429, 503): Node then reads the rest of the body into the void,
-  // so that the client, still sending, gets the answer and its Retry-After instead of a broken pipe.
+  // A body not read (refused early, too large) is not worth draining: close. After 429/503, Node reads the rest
+  // into the void, so a client still sending gets the answer and its Retry-After instead of a broken pipe.
   const unread = !req.complete && reply.status !== 429 && reply.status !== 503;
   if (closing || unread) headers.Connection = 'close';
   res.writeHead(reply.status, headers);

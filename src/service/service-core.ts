@@ -9,7 +9,6 @@ import type { Store } from './store.js';
 
 export interface FetchedDocument {
   text: string;
-  /** After redirects. */
   finalUrl: string;
   /** Without parameters, in lower case, e.g. `text/markdown`. */
   contentType: string;
@@ -51,8 +50,6 @@ export interface ServiceCore {
   /** One line per request (method, path without query, status, time); never headers or bodies. */
   readonly accessLog: boolean;
 }
-
-// The handlers (handlers/*.ts) and what they are given.
 
 /** Routes a browser reaches without a key (they authenticate by a single-use state instead). */
 type PublicRouteName = 'oauthCallback';

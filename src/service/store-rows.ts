@@ -54,9 +54,7 @@ export const large = (values: unknown[]): boolean =>
 const ROWS_PER_CALL = 16;
 
 /**
- * The calls that write a batch's deferred rows: the rows of one statement up to ROWS_PER_CALL at a
- * time, since a call to the driver costs about as much as a row's values (a new document's two rows,
- * in batches of 8: 227 K instructions with a call per row, 192 K with a call per 8 rows; callgrind);
+ * The calls that write a batch's deferred rows: up to ROWS_PER_CALL rows of one statement per call (docs/decisions.md);
  * a row holding a large value alone, since the driver copies every value of a call before it writes.
  */
 export function* deferredCalls(deferred: { sql: string; values: unknown[] }[]): Generator<[string, unknown[]]> {
@@ -75,7 +73,6 @@ export function* deferredCalls(deferred: { sql: string; values: unknown[] }[]): 
   }
 }
 
-/** rowsInsert() statements made to write n rows, by statement and n. */
 const made = new Map<string, string[]>();
 
 function manyRows(sql: string, rows: number): string {

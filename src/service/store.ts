@@ -118,11 +118,9 @@ export class Store {
   }
 
   /**
-   * A request's changes: a savepoint, opened at its first write, rolled back (with its deferred writes)
-   * when `change` throws. The requests of one event-loop turn share one commit (a commit writes the
-   * file); should it fail, all of them fail. Read-only requests join too, so no answer shows a change
-   * not yet committed. A savepoint that succeeded is not released: the next nests inside it, and a
-   * rollback goes to the newest of the name, always the running request's.
+   * A request's changes: a savepoint opened at its first write, rolled back (with its deferred writes) when
+   * `change` throws. The requests of one event-loop turn, read-only ones too, share one commit (docs/decisions.md).
+   * A savepoint that succeeded is not released: the next nests in it, and a rollback goes to the newest of the name.
    */
   request<T>(change: () => T): Promise<T> {
     const batch = (this.batch ??= this.openBatch());
@@ -152,10 +150,8 @@ export class Store {
   private running: Running | null = null;
 
   /**
-   * Runs a writing statement just before the batch's COMMIT (at once outside a request): for a new row
-   * no other request can name before the commit (a fresh random id, most idempotency records). Dropped
-   * if its request fails; failing at the commit, it fails the batch. Until then pending(`key`) answers
-   * `value` to the batch's later requests.
+   * Runs a writing statement just before the batch's COMMIT (at once outside a request), for a row no other request
+   * can name before then (docs/decisions.md). Dropped if its request fails; until the commit pending(`key`) is `value`.
    */
   defer(sql: string, values: unknown[], key: string, value: unknown): void {
     const running = this.running;
@@ -215,9 +211,7 @@ export class Store {
 
   *values<C extends CollectionName>(collection: C): IterableIterator<Collections[C]> {
     const sql = `SELECT ${this.tableOf(collection).select} FROM ${collection}`;
-    for (const row of this.statement(sql, true).all() as unknown[][]) {
-      yield this.record(collection, row);
-    }
+    for (const row of this.statement(sql, true).all() as unknown[][]) yield this.record(collection, row);
   }
 
   count(collection: CollectionName): number {
@@ -291,8 +285,8 @@ export class Store {
   }
 
   /**
-   * A statement keeps the values it last ran with (a 60 MiB content, until the next write of its kind):
-   * after a large value it runs again with nulls, with which it must write nothing (rowsInsert()'s form).
+   * A statement keeps the values it last ran with (a 60 MiB content): after a large value it runs again with nulls,
+   * with which it must write nothing (rowsInsert()'s form).
    */
   run(sql: string, values: unknown[]): void {
     const statement = this.statement(sql);
@@ -313,11 +307,8 @@ export class Store {
       values(): IterableIterator<Collections[C]>;
     };
   } {
-    const count = (collection: CollectionName) => this.count(collection);
     const view = (collection: CollectionName) => ({
-      get size() {
-        return count(collection);
-      },
+      size: this.count(collection),
       keys: () => Array.from(this.values(collection), (record) => record.id).values(),
       values: () => this.values(collection),
     });

@@ -13,11 +13,7 @@ export interface BpeCore {
   setMergeCacheSize?(size: number): void;
 }
 
-/**
- * Longer pieces are counted in chunks of this length: byte-pair encoding is quadratic in a piece's length
- * (a 1 MiB run of one letter: minutes). The longest token has 128 characters, so only pieces no natural
- * text has count differently, by a few tokens at most per chunk.
- */
+/** Longer pieces are counted in chunks: byte-pair encoding is quadratic in length (docs/local-service-choices.md). */
 export const MAX_PIECE = 512;
 /** Characters of over-long pieces counted on the event loop (about 20 ms); beyond, a worker. */
 const LONG_INLINE_BUDGET = 8 * MAX_PIECE;

@@ -6,10 +6,9 @@ import { type BpeCore, chunkLongPieces, MAX_PIECE, makeFastCounter, SELF_TEST } 
 import { tokenizerPath } from './tokenizer-path.js';
 
 /**
- * Token counts with gpt-tokenizer's o200k_base. A small text is counted inline (a worker round trip
- * costs more than counting 2 KB); a large one, or one with pieces over MAX_PIECE, in a worker thread,
- * so a 50 MiB document does not stop the server for a second. countStringTokens, not countTokens: text
- * that spells a special token (`<|endoftext|>`) is ordinary text; countTokens would throw on it (a 500).
+ * Token counts with gpt-tokenizer's o200k_base: a small text inline (a worker round trip costs more than counting
+ * 2 KB), a large one or one with pieces over MAX_PIECE in a worker thread, so the server is not stopped meanwhile.
+ * countStringTokens, not countTokens: that one throws (a 500) on text that spells a special token (`<|endoftext|>`).
  */
 type CountTokens = (text: string, inlineOnly?: boolean) => number;
 let loading: Promise<CountTokens> | undefined;
@@ -96,9 +95,8 @@ function spawnWorker(): PoolWorker {
 const stopped = () => new HttpError(503, 'service_stopping', 'the service is stopping; try again');
 
 /**
- * Texts at least this long leave their worker retired once it is idle: its heap holds the copy and
- * the encoding's arrays until its own garbage collection, which an idle worker never runs (a 60 MiB
- * document left about 200 MiB there). A new worker costs about 150 ms, against seconds of counting.
+ * Texts at least this long leave their worker retired once idle: an idle worker never collects its heap
+ * (docs/decisions.md). A new worker costs about 150 ms, against seconds of counting.
  */
 const RETIRE_AFTER = 8 * 1024 * 1024;
 

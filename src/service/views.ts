@@ -102,10 +102,7 @@ export function threadView(svc: ServiceCore, thread: ThreadRecord, user: UserRec
   };
 }
 
-/**
- * The simulated preparation after a sync, from the clock (no timers: an injected clock drives it): 200 ms
- * `queued`, then one chunk of 1,000 tokens per 100 ms `processing`, then `ready`. Null before any sync.
- */
+// The simulated preparation after a sync, from the clock, no timers (docs/local-service-choices.md, Resources).
 const QUEUED_MS = 200;
 const CHUNK_MS = 100;
 const CHUNK_TOKENS = 1000;
@@ -121,7 +118,6 @@ function preparation(item: FaceItem, nowMs: number) {
     prepare_status: status,
     chunks_total: total,
     chunks_completed: completed,
-    // Keys of current_counts are not shown by the spec; the local service reports prepared chunks and tokens.
     current_counts: { chunks: completed, tokens: Math.min(tokens, completed * CHUNK_TOKENS) } as Record<string, number>,
   };
 }

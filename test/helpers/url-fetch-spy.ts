@@ -1,11 +1,7 @@
 import { BlockList } from 'node:net';
 import { expect } from 'vitest';
-import {
-  type ConnectRequest,
-  type ConnectResponse,
-  connectPinned,
-  UrlFetchError,
-} from '../../src/service/url-fetch/index.js';
+import { type ConnectRequest, type ConnectResponse, connectPinned } from '../../src/service/url-fetch/connect.js';
+import { UrlFetchError } from '../../src/service/url-fetch/index.js';
 
 /** Pieces the import fetcher's tests share: a connect step that spies, and the error a fetch fails with. */
 

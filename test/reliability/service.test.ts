@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConnectRequest, fetchImportUrl } from '../../src/service/url-fetch/index.js';
+import type { ConnectRequest } from '../../src/service/url-fetch/connect.js';
+import { fetchImportUrl } from '../../src/service/url-fetch/index.js';
 import { documentLoad } from '../helpers/document-load.js';
 import { startServeProcess } from '../helpers/serve-process.js';
 import {

@@ -1,6 +1,6 @@
 // Which addresses an import may connect to: public unicast only, plus loopback with allowPrivate.
 import { describe, expect, it } from 'vitest';
-import { checkAddress, classifyAddress } from '../../src/service/url-fetch/index.js';
+import { checkAddress, classifyAddress } from '../../src/service/url-fetch/address-policy.js';
 
 describe('public unicast addresses are allowed', () => {
   it.each([

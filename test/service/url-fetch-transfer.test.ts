@@ -5,13 +5,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ConnectStep,
-  connectPinned,
-  type FetchImportOptions,
-  fetchImportUrl,
-} from '../../src/service/url-fetch/index.js';
-import type { LookupAddress } from '../../src/service/url-fetch/index.js';
+import type { LookupAddress } from 'node:dns';
+import { type ConnectStep, connectPinned } from '../../src/service/url-fetch/connect.js';
+import { type FetchImportOptions, fetchImportUrl } from '../../src/service/url-fetch/index.js';
 import { spyConnect, urlFetchError } from '../helpers/url-fetch-spy.js';
 
 /** The loopback server's fixed pages: path -> status, headers, body. */

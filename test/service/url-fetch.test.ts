@@ -6,8 +6,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConnectRequest, type ConnectResponse, fetchImportUrl } from '../../src/service/url-fetch/index.js';
-import type { LookupAddress } from '../../src/service/url-fetch/index.js';
+import type { LookupAddress } from 'node:dns';
+import type { ConnectRequest, ConnectResponse } from '../../src/service/url-fetch/connect.js';
+import { fetchImportUrl } from '../../src/service/url-fetch/index.js';
 import { spyConnect, urlFetchError } from '../helpers/url-fetch-spy.js';
 
 // A public address that only the spy "serves", from canned responses: no socket is ever opened to it.

@@ -36,10 +36,7 @@ export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
   body: faceView(resolveFace(svc.store, auth, params.face_id)),
 });
 
-/**
- * POST /v1/faces/{face_id}/import: the service fetches the URL (SSRF defences in url-fetch) and stores
- * the text as a document of the face. Label and source are the URL; nothing is charged until sync.
- */
+/** POST /v1/faces/{face_id}/import: the URL's text (fetched through url-fetch) as a new document of the face. */
 export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   // The face first: nothing is fetched for a face that is not there or not allowed.
   prepare: async ({ params, body, auth, svc }) => {

@@ -9,10 +9,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 const escalation = (detail: string) => forbidden('key_escalation', detail);
 
-/**
- * POST /v1/auth/api-keys. Omitted (or null) fields inherit the creating key's scopes, expiry, budget
- * and allow-lists; anything wider than the creating key's is refused with 403 `key_escalation`.
- */
+/** POST /v1/auth/api-keys: omitted or null fields inherit the parent key's; anything wider is 403 `key_escalation`. */
 export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
   const parent = auth.key;
   const now = svc.clock.now();

@@ -37,10 +37,7 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
   };
 };
 
-/**
- * POST /v1/oauth/{provider}/authorize: the consent page's URL. Under `serve --consent approve|deny` it is
- * decided at once and the callback runs in this request, so scripts and CI need no browser.
- */
+/** POST /v1/oauth/{provider}/authorize: the consent page's URL; `serve --consent approve|deny` decides it at once. */
 export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
   requireConnect(auth);
   requireProvider(svc, params.provider);
@@ -57,9 +54,7 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
   requireConnect(auth);
   requireProvider(svc, params.provider);
   const id = connectionId(auth.user.id, params.provider);
-  if (!svc.store.get('connections', id)) {
-    throw notFound('not_connected', `${params.provider} is not connected`);
-  }
+  if (!svc.store.get('connections', id)) throw notFound('not_connected', `${params.provider} is not connected`);
   svc.store.del('connections', id);
   return { status: 200, body: { detail: `Disconnected from ${params.provider}` } };
 };
@@ -70,10 +65,7 @@ export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) 
   return { status: 200, body: finishAuthorization(svc, params.provider, query) };
 };
 
-/**
- * The callback's work: the state consumed on first sight, the code exchanged with the PKCE verifier that
- * never left the service, the connection stored; its result page.
- */
+/** The callback's work: the state consumed, the code exchanged with the PKCE verifier, the connection stored. */
 function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearchParams): string {
   const pending = svc.oauth.consume(provider, query.get('state'));
   const error = query.get('error');

@@ -40,10 +40,7 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
   return { status: 200, body: threadView(svc, thread, auth.user) };
 };
 
-/**
- * PATCH /v1/compile/threads/{id}/messages: replaces every message. The replaced ones are counted in
- * messages_archived, the token count is recounted, and the thread must be synced again.
- */
+/** PATCH /v1/compile/threads/{id}/messages: replaces them all (the old counted in messages_archived); to sync again. */
 export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   prepare: async ({ params, body, auth, svc }) => {
     ownItem(svc.store, auth, 'threads', params.thread_id);

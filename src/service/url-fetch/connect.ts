@@ -24,9 +24,8 @@ export interface ConnectResponse {
 export type ConnectStep = (request: ConnectRequest) => Promise<ConnectResponse>;
 
 /**
- * Pinned to the checked address: the host name still goes into Host and TLS (SNI, certificate), but
- * the socket's `lookup` answers with the checked address only, so DNS rebinding cannot redirect it.
- * `agent: false` keeps pooled sockets and any proxy settings out of it.
+ * Pinned to the checked address: the host name still goes into Host and TLS (SNI, certificate), but the socket's
+ * `lookup` answers with the checked address only (no DNS rebinding). `agent: false`: no pooled sockets, no proxy.
  */
 export const connectPinned: ConnectStep = (request) =>
   new Promise<ConnectResponse>((resolve, reject) => {
@@ -53,8 +52,7 @@ export const connectPinned: ConnectStep = (request) =>
     req.on('socket', (socket) => socket.once('connect', () => (connectedTo = socket.remoteAddress)));
     req.on('error', reject);
     req.on('response', (res) => {
-      // Errors after this point (reset, abort) surface through reading the body; this listener only
-      // keeps an unread, aborted response from becoming an uncaught 'error' event.
+      // Later errors (reset, abort) surface through the body: this keeps an unread one's 'error' from going uncaught.
       res.on('error', () => {});
       resolve({
         status: res.statusCode ?? 0,

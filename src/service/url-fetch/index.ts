@@ -10,10 +10,6 @@ import type { FetchedDocument } from '../service-core.js';
 import { checkAddress, sameAddress } from './address-policy.js';
 import { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
 
-export { checkAddress, classifyAddress } from './address-policy.js';
-export { type ConnectRequest, type ConnectResponse, type ConnectStep, connectPinned } from './connect.js';
-export type { LookupAddress } from 'node:dns';
-
 /** `url_not_allowed`: the URL or a redirect points where the service must not reach; `fetch_failed`: no usable text. */
 export class UrlFetchError extends Error {
   constructor(
@@ -30,7 +26,6 @@ const notAllowed = (message: string) => new UrlFetchError('url_not_allowed', mes
 const fetchFailed = (message: string, cause?: unknown) =>
   new UrlFetchError('fetch_failed', message, cause === undefined ? undefined : { cause });
 
-/** node:dns/promises `lookup(hostname, { all: true })`, the default. */
 type LookupFunction = (hostname: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
@@ -56,11 +51,7 @@ function parseImportUrl(raw: string, what = 'URL'): URL {
 /** For messages, cut to a readable length (past parseImportUrl, a URL has no credentials to hide). */
 const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}...` : text);
 
-/**
- * Every address the URL's host stands for, each one checked. One disallowed address refuses the
- * whole URL: a name that resolves to a public and a private address must not be fetched, since the
- * connection could land on either.
- */
+/** Every address of the URL's host, each checked: one disallowed refuses the URL (a connection could land on any). */
 async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFunction, what: string) {
   // WHATWG URL has already turned numeric hosts (`http://2130706433/`, `http://0x7f.1/`) into dotted ones.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -159,10 +150,7 @@ function nextHop(current: URL, response: ConnectResponse): URL {
   return parseImportUrl(target.href, 'redirect target');
 }
 
-/**
- * Connects to the checked addresses in turn until one answers (a name with an IPv6 and an IPv4
- * address may be served on one of them only), then checks the socket's real peer address.
- */
+/** Tries the checked addresses in turn (a name may be served on its IPv6 or IPv4 only), then checks the real peer. */
 async function connectChecked(url: URL, addresses: ResolvedAddress[], connect: ConnectStep, signal: AbortSignal) {
   let lastError: unknown;
   for (const { address, family } of addresses) {
