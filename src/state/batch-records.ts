@@ -199,7 +199,6 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
         .map((s) => s.candidate);
     } else if (options.mode === 'restart') {
-      // A file's earlier runs are replaced; standard input's, those of the same input.
       dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
     } else if (blocking !== undefined) {
       // Even when a finished batch overlaps more: else the blocking one stays and plain runs stay refused.
@@ -217,7 +216,6 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             b.candidate.mtimeMs - a.candidate.mtimeMs,
         )[0];
     }
-    // Finished records of the same input, replaced when this batch finishes.
     const replaced = options.streamed
       ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)
       : fileFinished;
