@@ -275,21 +275,13 @@ async function lockInput(lockPath: string, sourceName: string, waitMs: number, o
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
-  if (error.holderRunning) {
-    return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
-      code: 'batch_in_progress',
-      hint: `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`,
-    });
-  }
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
-  const free = Math.max(STALE_SECONDS - seen, 1);
-  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
-    code: 'batch_in_progress',
-    hint:
-      `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-      `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${free} s`,
-  });
+  const hint = error.holderRunning
+    ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`
+    : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
+      `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${Math.max(STALE_SECONDS - seen, 1)} s`;
+  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 
 /** Owned by the user and writable by no one else, or another user could plant a symlink where records go. */
