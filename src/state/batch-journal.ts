@@ -56,12 +56,9 @@ interface JournalStart {
   lockLost: () => Error | undefined;
 }
 
-const journalPath = (dir: string, input: string, batchId: string, finished = false) =>
-  join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
-
 export async function startJournal(start: JournalStart) {
   const { resumed, batchId } = start;
-  const path = journalPath(start.dir, start.input, batchId);
+  const path = join(start.dir, `${start.input}.${batchId}.${UNFINISHED}`);
   let handle: FileHandle;
   try {
     if (resumed !== undefined) {
@@ -98,7 +95,7 @@ export async function startJournal(start: JournalStart) {
     start.held.release();
     throw stateError(path, error);
   }
-  const finishedPath = journalPath(start.dir, start.input, batchId, true);
+  const finishedPath = join(start.dir, `${start.input}.${batchId}.${FINISHED}`);
   let queued: string[] = [];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
