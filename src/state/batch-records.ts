@@ -49,7 +49,7 @@ interface Candidate {
   readonly destination: string | undefined;
   readonly tornTail: boolean;
   readonly clean: boolean;
-  /** Standard input: another facectl sends this batch now, or this run holds its lock. */
+  /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
   busy?: LockHeldError;
   lock?: HeldLock;
 }
