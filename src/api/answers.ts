@@ -5,16 +5,11 @@ import type { AnyRoute } from '../contract/route.js';
 import { ResponseError } from '../errors.js';
 
 /**
- * How the client reads an answer, more leniently than the contract's schemas: a field null, missing or
- * of another type is read as absent (a null stays null, so --json shows what came) and --debug says so,
- * unless the command needs it (NEEDED): then it is an unexpected response (exit 1) naming the field.
- * Only an answer that deviates loads lenient.ts.
+ * How the client reads an answer, more leniently than the contract: a field null, missing or of another
+ * type is read as absent (--debug says so), unless a command needs it (NEEDED): then exit 1 naming it.
  */
 
-/**
- * The fields commands need, by route (of each entry for a list): what a command prints for the next
- * one, or decides by; a document's token_count, which a batch's journal and report take as a number.
- */
+/** By route (each entry's, for a list): what a command prints for the next one, or decides by. */
 export const NEEDED = {
   createApiKey: ['key'],
   createFace: ['alias'],
@@ -47,10 +42,7 @@ type NeedOf<R extends AnyRoute> = R['name'] extends keyof typeof NEEDED ? (typeo
 /** What `call(route)` gives a command. */
 export type AnswerOf<R extends AnyRoute> = Answer<z.output<R['response']>, NeedOf<R>>;
 
-/**
- * A JSON answer read as above, the strict schema first. `neededOnly` (a batch, which keeps nothing else
- * of thousands of answers): only the needed fields are read, the rest is neither checked nor kept.
- */
+/** The strict schema first. `neededOnly` (a batch): only the needed fields are read, the rest neither checked nor kept. */
 export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: string) => void, neededOnly = false) {
   const needed: readonly string[] = (NEEDED as Partial<Record<string, readonly string[]>>)[route.name] ?? [];
   const strict = neededOnly ? undefined : safeParseJson(route.response, json);

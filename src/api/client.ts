@@ -110,7 +110,6 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
-      // The answer: an error status as an error, a JSON answer read as answers.ts says.
       const where = `${route.method} ${route.path}`;
       const { text } = result;
       const contentType = String(result.headers['content-type'] ?? '(none)');

@@ -8,9 +8,8 @@ import type { Limits } from './node-http.js';
 export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
-  // The service answers errors in JSON too: a 4xx whose body is not JSON (empty, an HTML page) came from
-  // something else at the base URL (a web server, a proxy) and says nothing of faces, keys or plans
-  // (but a 413 or 429 means the same from whoever says it).
+  // The service answers errors in JSON: a 4xx without JSON came from something else at the base URL (a web
+  // server, a proxy), though a 413 or 429 means the same from whoever says it.
   if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
     const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
     return new ResponseError(
@@ -80,7 +79,6 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
   }
 }
 
-/** What to check when the service could not import a URL, from what its detail says went wrong. */
 function hintForImportFetch(code: string, detail = ''): string {
   if (code === 'url_not_allowed') {
     if (/user name or password/.test(detail)) return 'give the URL without a user name or password';
@@ -124,7 +122,6 @@ const STATUS_CODES: Readonly<Record<number, string>> = {
   429: 'rate_limited',
 };
 
-/** What was not found, from the service's code first, else from the resource the path names. */
 function hintForNotFound(code: string, info: ExchangeInfo): string {
   const byCode: Record<string, string> = {
     unknown_provider: 'check the provider name (`facectl oauth list` shows the known ones)',
@@ -172,10 +169,7 @@ function hintForConflict(code: string): string {
   return 'the resource already exists or is in another state; check it and try again';
 }
 
-/**
- * An HTTP time limit (whole milliseconds, as FACECTL_HTTP_TIMEOUT gives them) in seconds, as exact as it
- * was set: `0.003 s`, `0.3 s`, `100 s` (never rounded to a `0.0 s` that reads as no limit at all).
- */
+/** Seconds as exact as set (`0.003 s`), never rounded to a `0.0 s` that reads as no limit at all. */
 export function formatLimit(ms: number): string {
   return `${Math.round(ms) / 1000} s`;
 }

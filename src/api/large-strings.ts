@@ -7,9 +7,8 @@ import type { JsonStreamOptions } from './json-stream.js';
 type Options = { fields: readonly string[]; keep: 'none' | 'spool'; inlineBytes?: number; tmpDir?: string };
 
 /**
- * The large strings of an answer: `keep: 'none'` drops them (the command prints no such field); `spool`
- * writes each longer than `inlineBytes` to a temporary file of mode 0600, escaped for JSON, so that
- * writeJson prints the value exactly as `JSON.stringify` would.
+ * The large strings of an answer: dropped (`keep: 'none'`), or each longer than `inlineBytes` spooled
+ * escaped to a 0600 temporary file, so that writeJson prints exactly what `JSON.stringify` would.
  */
 export class LargeStrings {
   private readonly fields: ReadonlySet<string>;
@@ -27,10 +26,7 @@ export class LargeStrings {
     return typeof value === 'string' && value.startsWith(this.markerPrefix);
   }
 
-  /**
-   * One reading of an answer (a retried request reads the next answer afresh): flush() after each chunk
-   * writes what it gave to the files; commit() once it is read whole keeps its strings, abort() forgets them.
-   */
+  /** One reading of an answer (a retry reads afresh): flush() after each chunk, then commit() or abort(). */
   async begin() {
     const { keep, inlineBytes = 64 * 1024, tmpDir } = this.options;
     if (keep === 'spool') this.dir ??= await mkdtemp(join(tmpDir ?? tmpdir(), 'facectl-response-'));
@@ -67,10 +63,7 @@ export class LargeStrings {
     };
   }
 
-  /**
-   * Writes `${JSON.stringify(value, null, indent)}\n` to `stream`, each marker replaced by its string
-   * read back from its file: the same bytes as printing the value with the strings held.
-   */
+  /** Writes `${JSON.stringify(value, null, indent)}\n`, each marker replaced by its string read back from its file. */
   async writeJson(stream: NodeJS.WritableStream, value: unknown, indent = 2): Promise<void> {
     const text = `${JSON.stringify(value, null, indent)}\n`;
     if (this.options.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
@@ -137,7 +130,6 @@ class SpoolWriter {
 const COPY_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
 
-/** Writes a string as UTF-8 through `buffer`, a buffer's worth at a time. */
 async function writeText(file: FileHandle, text: string, buffer: Buffer): Promise<void> {
   let rest = text;
   while (rest.length > 0) {

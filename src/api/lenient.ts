@@ -1,11 +1,7 @@
 import * as z from 'zod/mini';
 import type { AnyRoute } from '../contract/route.js';
 
-/**
- * The schema an answer is read by when it deviated (answers.ts), made once per route: lenient (every field
- * may be null or missing, one of another type is read as absent, but for the needed ones), or with
- * `neededOnly` the needed fields alone of a route answering an object.
- */
+/** The schema of an answer that deviated (answers.ts), made once per route: lenient, or the needed fields alone. */
 export function schemaOf(route: AnyRoute, needed: readonly string[], neededOnly: boolean): z.ZodMiniType {
   const made = neededOnly ? NEEDED_ONLY : LENIENT;
   let schema = made.get(route);

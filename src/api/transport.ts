@@ -217,9 +217,8 @@ export class Transport {
   }
 
   /**
-   * Parses a JSON answer as it arrives. The cap bounds what is held; with its large strings the answer
-   * may reach eight times it (an echo of an escaped text is longer). Undefined when no temporary
-   * directory could be made: the answer is then read whole.
+   * Parses a JSON answer as it arrives: the cap bounds what is held, the whole may be 8x it (an echo of an
+   * escaped text is longer). Undefined when no temporary directory could be made (then read whole).
    */
   private async readJson(
     body: AsyncIterable<Buffer> & { destroy(error?: Error): void },
@@ -233,7 +232,6 @@ export class Transport {
     if (reading === undefined) return undefined;
     const { JsonStreamError, JsonStreamParser } = await import('./json-stream.js');
     const parser = new JsonStreamParser(reading.options);
-    // The first bytes, for the message when the answer is not JSON.
     const head: Buffer[] = [];
     let headBytes = 0;
     let size = 0;
@@ -290,7 +288,6 @@ export class Transport {
     });
   }
 
-  /** Every trace line goes through here, secrets taken out. */
   private trace(line: string): void {
     if (!this.options.debug) return;
     let shown = line;

@@ -132,11 +132,9 @@ export function sameBaseUrl(a: string, b: string): boolean {
 const nonEmpty = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
 
 /**
- * How a key is shown anywhere but its creation. A key shaped as the service makes them (`fcs_<8-char id>_
- * <secret>`): its prefix `fcs_<id>`, which the service itself shows as `key_prefix` (never more than half
- * the key). Any other key: its first 4 characters at most, and at most a quarter of it, as gh shows a
- * token (`gho_`): nothing of it is known to be public, and half of a 22-character key would be 11 of its
- * characters; 4 still tell a user's few keys apart by their kind (`sk-l`, `test`).
+ * How a key is shown anywhere but its creation: a service key (`fcs_<id>_<secret>`) by `fcs_<id>`, which
+ * the service shows too; any other by at most 4 characters and a quarter of it, as gh shows a token
+ * (nothing of it is known to be public; 4 still tell `sk-l` from `test`).
  */
 export function keyPrefix(key: string): string {
   if (isServiceKey(key)) return key.slice(0, Math.min(12, Math.floor(key.length / 2)));
@@ -151,7 +149,7 @@ export const KEY_SOURCE_LABELS: Record<KeySource, string> = {
   profile: 'profile',
 };
 
-/** The active profile; one named by the flag or the variable must exist, unless the command `creates` it. */
+/** One named by the flag or the variable must exist, unless the command `creates` it. */
 export async function activeProfile(
   ctx: Pick<Context, 'globals' | 'env' | 'config'>,
   options: { creates?: boolean } = {},
@@ -162,7 +160,7 @@ export async function activeProfile(
   return named ?? store.defaultProfile;
 }
 
-/** The profile named by `--profile` or FACECTL_PROFILE, refused when no profile can have that name. */
+/** Refused when no profile can have that name. */
 export function checkNamedProfile(ctx: Pick<Context, 'globals' | 'env'>): string | undefined {
   const name = ctx.globals.profile ?? nonEmpty(ctx.env.FACECTL_PROFILE);
   if (name !== undefined) checkProfileName(name, ctx.globals.profile === undefined ? 'FACECTL_PROFILE' : '--profile');

@@ -16,11 +16,7 @@ import { dirname, isAbsolute, relative } from 'node:path';
 
 export type Refusal = { problem: string; fix: string };
 
-/**
- * Whether facectl may write the configuration file (before every write, and `doctor`): not a symlink,
- * neither it nor its directory another user's, the directory writable by no one else. Owners are not
- * checked on Windows, where they are not uids.
- */
+/** Checked before every write and by `doctor`; owners are not checked on Windows (no uids). */
 export function writeRefusal(path: string): Refusal | undefined {
   const uid = process.getuid?.();
   const refusal = directoryRefusal(dirname(path), {
@@ -55,12 +51,9 @@ export function writeRefusal(path: string): Refusal | undefined {
 }
 
 /**
- * A directory facectl writes secrets or records in must be the user's and writable by no one else (a
- * sticky bit does not stop another user from planting a symlink). It may be a symlink itself (dotfile
- * managers do that): where it leads is checked. Missing: no refusal (it is created 0700). `role` names
- * the directory, what its owner (`risk`) or a writer (`swap`) could do, and the variable to move it.
- * The fix changes the directory only where that is safe: a shared one (sticky or writable by everyone,
- * /tmp) or another user's outside the user's home is never chmod'ed or chown'ed, only left for another.
+ * A directory of secrets or records must be the user's and writable by no one else (a sticky bit does not
+ * stop another user planting a symlink); a symlink to it is fine (dotfile managers). The fix never chmods
+ * or chowns a shared directory (/tmp) or another user's outside the home: it says to use another.
  */
 export function directoryRefusal(dir: string, role: { what: string; risk: string; swap: string; elsewhere: string }) {
   const uid = process.getuid?.();
@@ -116,7 +109,6 @@ export function syncDirectory(dir: string): void {
 /** Far above any real configuration (a few KB). */
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
-/** The configuration file exists but is not one facectl will read. */
 export class ConfigReadRefusal extends Error {
   constructor(
     readonly problem: string,
@@ -128,9 +120,8 @@ export class ConfigReadRefusal extends Error {
 }
 
 /**
- * The configuration file's text, or undefined when it does not exist. Only a regular file of at most
- * MAX_CONFIG_BYTES is read (a FIFO would block forever, /dev/zero never ends): opened with O_NONBLOCK (a
- * FIFO swapped in after the check cannot block the open) and checked again on the descriptor.
+ * Only a regular file of at most MAX_CONFIG_BYTES is read (a FIFO would block forever, /dev/zero never
+ * ends), opened O_NONBLOCK (a FIFO swapped in after the check cannot block) and checked again on its fd.
  */
 export function readConfigText(path: string): string | undefined {
   let info: Stats;
@@ -145,7 +136,6 @@ export function readConfigText(path: string): string | undefined {
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    // A socket cannot be opened (ENXIO).
     if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw notRegular(path, 'a socket');
     throw error;
   }
@@ -192,11 +182,7 @@ function kindOf(info: Stats): string {
   return 'not a file';
 }
 
-/**
- * `mkdir -p DIR`, each directory it makes mode 0700 (returned, top first). Not Node's recursive mkdir:
- * where a parent cannot be made and says ENOENT (`/proc/self/x/y`), it retries forever at full CPU,
- * synchronously, deaf to SIGTERM (Node 20 and 24).
- */
+/** `mkdir -p DIR` at mode 0700, returning what it made (top first); not Node's recursive mkdir (docs/decisions.md). */
 export function makeDirectories(dir: string): string[] {
   const missing: string[] = [];
   for (let at = dir; dirname(at) !== at; at = dirname(at)) {

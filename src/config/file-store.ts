@@ -21,9 +21,8 @@ import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
 /**
- * The configuration file (docs/usage.md says its rules). Reading creates nothing; every change is a
- * read-modify-write under a lock between processes, written to a new temp file (0600, O_EXCL|O_NOFOLLOW)
- * that is fsynced and renamed over the file, so a kill leaves the old or the new file.
+ * The configuration file (rules: docs/usage.md). Reading creates nothing; a change is a read-modify-write
+ * under a lock, to a temp file fsynced and renamed over the file, so a kill leaves the old or the new one.
  */
 export function openConfigStore(env: Readonly<Record<string, string | undefined>>, warn: (message: string) => void) {
   const path = configFilePath(env);
@@ -51,8 +50,7 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
   };
 
   const update = async (change: (data: ConfigData) => ConfigData): Promise<ConfigData> => {
-    // The per-user directory, when mine and wider than 0700 (made by another tool), is made 0700 again
-    // first; a FACECTL_CONFIG_DIR is left alone (one others can write to is refused).
+    // The per-user directory, when mine and wider than 0700, is made 0700; a FACECTL_CONFIG_DIR is refused instead.
     if (!env.FACECTL_CONFIG_DIR) {
       try {
         const stat = statSync(dir);
@@ -149,10 +147,7 @@ function writeAtomically(path: string, text: string): void {
 
 const elsewhere = (variable: string) => `or set ${variable} to a directory on another disk`;
 
-/**
- * What the system said, in words, and the fix that fits it: the permissions are named only when they are
- * the cause (EACCES, EPERM: the default hint); a full disk or a read-only file system is said as such.
- */
+/** The system's reason in words, and its fix: the permissions are named only when they are the cause. */
 const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string, variable: string) => string }> = {
   ENOSPC: {
     what: 'no space left on the device',

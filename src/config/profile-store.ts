@@ -43,7 +43,6 @@ export class ConfigWriteError extends CliError {
   }
 }
 
-/** Refuses a name no profile can have, naming where it came from (`--profile`). */
 export function checkProfileName(name: string, via?: string): string {
   if (!PROFILE_NAME.test(name)) {
     throw new UsageError(`invalid profile name ${JSON.stringify(name)}${via ? ` (${via})` : ''}`, {
@@ -66,10 +65,7 @@ export function checkKnownProfile(store: ProfileStore, name: string, via?: strin
   });
 }
 
-/**
- * The config file's text read, or ConfigFileError: where and why, not JSON.parse's message, which
- * quotes the text around the problem (a key's end among it).
- */
+/** Errors say where and why, not JSON.parse's message, which quotes the text around the problem (a key's end). */
 export function parseConfigText(text: string, path: string): ConfigData {
   const parsed = tryParseJson(text);
   if (!parsed.ok) {

@@ -4,19 +4,16 @@ import { keyPrefix } from './credentials.js';
 import { checkProfileName } from './profile-store.js';
 
 /**
- * The settings `facectl config` knows. Profile settings live under `profiles.<name>`; global ones at the
- * top of the file. The key is a setting too, but it is only ever written by `auth login` (or
- * `keys create --save`): a value on the command line would land in shell history and process lists.
+ * The settings `facectl config` knows. The key is one, written only by `auth login` or `keys create --save`:
+ * a value on the command line would land in shell history and process lists.
  */
 
 export interface Setting {
   name: string;
   scope: 'profile' | 'global';
-  /** Checks and normalises a value given to `config set`. */
   parse(value: string): string;
   /** How the stored value is shown (the key as its prefix only). */
   show(value: unknown): string;
-  /** Why `config set` refuses it, when it does. */
   refuseSet?: { message: string; hint: string };
 }
 

@@ -5,12 +5,9 @@ import { BILLING_SOURCES, IMPORT_TYPES, PERSPECTIVES, SEED_SCOPE_PATTERN, SEED_S
 export * from './values.js';
 
 /**
- * Building blocks shared by the route definitions. Response schemas are lenient where the spec is
- * silent (unknown fields pass through, optional and nullable fields stay so) and strict where it speaks
- * (required fields, enums). Requests have two levels: a route's `body` holds what the seed states, which
- * the client checks before sending (loose: what is not known is sent unchanged); its `serviceBody` adds
- * what only `facectl serve` decided (marked "local" below), which the service alone checks
- * (docs/local-service-choices.md).
+ * Building blocks of the routes. Responses are lenient where the spec is silent and strict where it speaks
+ * (required fields, enums). A route's `body` is what the seed states, checked by the client; `serviceBody`
+ * adds what only `facectl serve` decided ("local" below: docs/local-service-choices.md).
  */
 
 export const dateTime = z.iso.datetime({ offset: true });
@@ -52,10 +49,7 @@ export const detailMessage = z.looseObject({ detail: z.string() });
 
 export const noParams = z.object({});
 
-/**
- * A path parameter (an id, an alias, a provider): non-empty, well-formed text. A lone UTF-16
- * surrogate has no UTF-8 form, so it could not be put into the URL; it is refused as invalid input.
- */
+/** A path parameter: non-empty, and no lone UTF-16 surrogate (it has no UTF-8 form to put into the URL). */
 export const pathSegment = z.string().check(
   z.minLength(1),
   z.refine((value: string) => value.isWellFormed(), { error: 'must be well-formed text (it holds a lone surrogate)' }),

@@ -3,10 +3,7 @@ import { alias, dateTime, importType, pathSegment, perspective, serviceAlias } f
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
-/**
- * Body of POST /v1/compile/documents as the seed states it: which fields are required and the default
- * of perspective are "not shown", so every field is optional and the client fills in nothing.
- */
+/** Body of POST /v1/compile/documents: the seed leaves what is required "not shown", so the client fills in nothing. */
 export const documentCreateRequest = z.looseObject({
   alias: z.optional(alias),
   content: z.optional(z.string()),
@@ -16,10 +13,7 @@ export const documentCreateRequest = z.looseObject({
 export type DocumentCreateRequest = z.input<typeof documentCreateRequest>;
 
 export const DEFAULT_PERSPECTIVE = 'third-person';
-/**
- * The local service's own rules: alias, label and a non-empty content required, a slug alias, label
- * up to 500 characters, perspective third-person by default, no unknown field.
- */
+/** The local service's own rules. */
 export const documentCreateServiceRequest = z.strictObject({
   alias: serviceAlias,
   content: z.string().check(z.minLength(1, { error: 'must not be empty' })),
@@ -63,11 +57,7 @@ export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: pathSegment });
 
-/**
- * Body of POST /v1/faces/{face_id}/import as the seed states it: url required; type any string (values
- * other than document are "not shown"), perspective one of two; the seed's defaults are the service's
- * to apply, so the client sends only what was given.
- */
+/** Body of POST /v1/faces/{face_id}/import: the seed's defaults are the service's to apply; the client sends what was given. */
 export const importRequest = z.looseObject({
   url: z.string(),
   type: z.optional(z.string().check(z.meta({ default: 'document' }))),
@@ -75,7 +65,7 @@ export const importRequest = z.looseObject({
   face_speaker: z.nullish(z.string()),
 });
 
-/** The local service's own rules: a non-empty url, type document or transcript, no unknown field. */
+/** The local service's own rules. */
 export const importServiceRequest = z.strictObject({
   url: z.string().check(z.minLength(1, { error: 'must not be empty' })),
   type: z._default(importType, 'document'),

@@ -48,10 +48,7 @@ export const apiKey = z.looseObject({
 });
 export type ApiKey = z.output<typeof apiKey>;
 
-/**
- * Extension: the key the request authenticates with, as above without its secret, plus what the
- * service tells about it (scopes, plan). Used by `auth status` and `doctor`.
- */
+/** Extension: the key the request authenticates with, without its secret (`auth status`, `doctor`). */
 export const currentApiKey = z.extend(z.omit(apiKey, { key: true }), {
   scopes: z.optional(z.array(z.string())),
   plan: z.optional(z.string()),

@@ -3,9 +3,8 @@ import { dateTime, detailMessage, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
 /**
- * An entry of GET /v1/oauth. The seed's table has no Required column (and says "Where a response
- * field is listed as required, it is always present"), so no field is required here; the local
- * service sends provider and connected always, connected_at while connected.
+ * An entry of GET /v1/oauth. The seed's table has no Required column, so no field is required here; the
+ * local service sends provider and connected always, connected_at while connected.
  */
 export const oauthConnection = z.looseObject({
   provider: z.optional(z.string()),
@@ -47,10 +46,7 @@ export const disconnectOAuth = defineRoute({
   scope: 'oauth:write',
 });
 
-/**
- * Extension: where the browser lands after the consent page. It authenticates by the single-use
- * `state`, not by a key, and answers an HTML page.
- */
+/** Extension: where the browser lands after consent, authenticated by its single-use `state`, not a key. */
 export const oauthCallback = defineRoute({
   name: 'oauthCallback',
   method: 'GET',

@@ -21,10 +21,7 @@ export interface Route<
   readonly params: Params;
   /** What the seed states about the request body: checked by the client and by the service. */
   readonly body: Body;
-  /**
-   * The local service's own rules for the body (bounds, grammars, lists, strict objects), checked by
-   * `facectl serve` only, in place of `body`. Undefined when the service checks just `body`.
-   */
+  /** The local service's own rules for the body, checked by `facectl serve` only, in place of `body`. */
   readonly serviceBody: ServiceBody;
   readonly response: Response;
   /** True for endpoints the published interface does not show (local-service.md, "Extensions"). */

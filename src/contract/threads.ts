@@ -32,7 +32,7 @@ export const threadCreateRequest = z.looseObject({
 });
 export type ThreadCreateRequest = z.input<typeof threadCreateRequest>;
 
-/** The local service's own rules: alias and label required, a slug alias, label up to 500, null = automatic. */
+/** The local service's own rules (a null billing source: automatic). */
 export const threadCreateServiceRequest = z.strictObject({
   alias: serviceAlias,
   label: z.string().check(z.minLength(1, { error: 'must not be empty' }), z.maxLength(500)),
@@ -44,10 +44,7 @@ export type ReplaceMessagesRequest = z.input<typeof replaceMessagesRequest>;
 
 export const replaceMessagesServiceRequest = z.strictObject({ messages: z.array(threadMessageServiceRequest) });
 
-/**
- * The Compile thread. The spec does not say which of its fields are always present, so none is
- * required here; the local service always sends all of them.
- */
+/** The spec does not say which fields are always present, so none is required; the local service sends all. */
 export const thread = z.looseObject({
   thread_id: z.optional(z.string()),
   label: z.optional(z.string()),

@@ -1,15 +1,11 @@
 /** The contract's lists of values, free of zod: the command declarations read them at start-up. */
 
-/** The two values the spec allows for perspective. */
 export const PERSPECTIVES = ['first-person', 'third-person'] as const;
 
 /** The billing sources of compile interviews, in the spec's priority order. */
 export const BILLING_SOURCES = ['oauth', 'compile', 'credits'] as const;
 
-/**
- * Import types. The seed names only `document` and says the others are "not shown"; the local service
- * also accepts `transcript` (local). The client sends any string.
- */
+/** The seed names only `document` (others "not shown"); the local service also accepts `transcript`. */
 export const IMPORT_TYPES = ['document', 'transcript'] as const;
 
 /** The seed's scope form, v1:*: `v1:` and something after it. What follows is the service's own. */

@@ -15,9 +15,8 @@ export const FIELDS_NOTE = 'a document is {"alias", "content", "label", "perspec
 const TEXT_HINT = 'it was read as one JSON document, being a JSON object: if it is a text document, pass --format text';
 
 /**
- * What `docs submit` checks before sending: alias, label and content present and not empty, perspective
- * one of two when given, no unknown field. The alias grammar and the label's length are the service's
- * to check; no perspective is filled in (the seed leaves that endpoint's default "not shown").
+ * What `docs submit` checks before sending. The alias grammar and the label's length are the service's to
+ * check; no perspective is filled in (the seed leaves that endpoint's default "not shown").
  */
 const documentInput = z.strictObject({
   alias: z.string().check(z.minLength(1, { error: 'must not be empty' })),
@@ -27,9 +26,8 @@ const documentInput = z.strictObject({
 });
 
 /**
- * Detects the kind from the first bytes, reading no more than it must: text when the first non-space
- * character is not `{`; NDJSON when the first line alone is a JSON object and another line follows;
- * else one JSON document. The chunks returned replay what was peeked.
+ * From the first bytes, reading no more than it must: text unless it starts with `{` (or a `[` of objects);
+ * NDJSON when the first line alone is a JSON object and another follows. The chunks replay what was peeked.
  */
 export async function detectDocumentFormat(
   chunks: AsyncIterable<Buffer>,

@@ -2,17 +2,14 @@ import { createHash, type Hash } from 'node:crypto';
 import { CliError, ExitCode } from '../errors.js';
 
 /**
- * Proof that a file read twice was the same both times: its size and a hash per block, taken on the
- * first read and checked on the second, which passes on no byte of a block before the whole block was
- * checked, so nothing of a file changed in between goes any further.
+ * Proof that a file read twice was the same both times: a hash per block taken on the first read, checked
+ * on the second, which passes on no byte of a block before the whole block was checked.
  */
 
 export const BLOCK_BYTES = 1024 * 1024;
 
-/** The sha256 of each block (the last one may be shorter) and the size. */
 export type Fingerprint = { readonly blocks: string[]; size: number };
 
-/** Passes the chunks on, recording their fingerprint in `into`. */
 export async function* fingerprint(chunks: AsyncIterable<Buffer>, into: Fingerprint): AsyncGenerator<Buffer> {
   const blocks = new BlockHasher();
   for await (const chunk of chunks) {

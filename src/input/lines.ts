@@ -3,17 +3,14 @@ import { formatBytes, MAX_BODY_BYTES } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
 /**
- * A streaming line reader, its memory bounded by the longest line. Not node:readline: its decoder
- * replaces invalid bytes silently; here each line is decoded as strict UTF-8, a bad byte named by line.
+ * A streaming line reader, its memory bounded by the longest line. Not node:readline: its decoder replaces
+ * invalid bytes silently; here a line not valid UTF-8 has `error` (no text or bytes) and reading goes on.
  */
 
-/**
- * A line without its terminator (`\n` or `\r\n`) and its bytes (a view into the chunk read, not a copy);
- * one not valid UTF-8 has `error` instead (text empty, no bytes): it is reported, the lines after it read.
- */
+/** `bytes`: a view into the chunk read, not a copy. */
 type SourceLine = { number: number; text: string; bytes?: Buffer; error?: UsageError };
 
-/** A line over the size limit: reading stops there (the rest of the line is never buffered). */
+/** Reading stops there: the rest of the line is never buffered. */
 export class LineTooLongError extends UsageError {
   constructor(
     sourceName: string,

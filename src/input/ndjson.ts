@@ -6,10 +6,9 @@ import { readLines } from './lines.js';
 import { type InputSource, noDocuments, problemsMessage } from './source.js';
 
 /**
- * The lines of an NDJSON batch, each checked, with the exact bytes or text to send; a bad line is a value
- * (`error`), for --continue-on-error. A file is read twice, streaming, so memory stays flat: the first pass
- * checks and counts every line (one bad: nothing is sent), the second yields them, proved the same bytes
- * (fingerprint.ts); a file of up to KEEP_BYTES is kept from the first pass instead.
+ * The lines of an NDJSON batch, each checked; a bad line is a value (`error`), for --continue-on-error. A
+ * file is read twice so memory stays flat: a pass checks every line (one bad: nothing is sent), the second
+ * yields them, proved the same bytes (fingerprint.ts); up to KEEP_BYTES is kept from the first instead.
  */
 
 export type NdjsonLine =
@@ -31,7 +30,6 @@ export type CheckWatcher = (line: NdjsonLine & { error?: undefined }) => void;
 /** `total`: the number of documents, when the input was read through first (a file). */
 export type BatchLines = { total: number | undefined; lines: AsyncIterable<NdjsonLine> };
 
-/** A file up to this size is kept in memory between the two passes, so it is read and parsed once. */
 const KEEP_BYTES = 16 * 1024 * 1024;
 
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
@@ -88,10 +86,7 @@ async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
   }
 }
 
-/**
- * Streams the documents of an NDJSON source, each checked; blank lines are skipped, bad lines carry their
- * error. `checkOnly`: a pass whose lines are counted and let go, their body not made.
- */
+/** Blank lines are skipped; `checkOnly`: lines counted and let go, their body not made. */
 export async function* readNdjsonDocuments(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,

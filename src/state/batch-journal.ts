@@ -8,14 +8,10 @@ import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './
 import type { HeldLock } from './lock.js';
 
 /**
- * The journal of an NDJSON batch (docs/usage.md, `docs submit`; the batch's choice and locks: batch-records.ts).
- * `<state>/batches/<input>.<batch>.ndjson` (`<input>`: 24 hex digits of the hash of a file's real path,
- * or of standard input's directory): a header naming the batch (for standard input, with the keys of its
- * first lines), then one record per acknowledged document; a torn last line is ignored. Written in groups
- * (a write per answer cost a tenth of a bulk submit's time). A finished batch's journal is renamed
- * `<input>.<batch>.finished`, replacing the finished records of the same input (KEEP_FINISHED are kept).
- * A run that stops with every request answered ends with a STOPPED record: without it (killed, a request
- * unanswered) the batch may have made documents it has no record of.
+ * The journal of an NDJSON batch, `<state>/batches/<input>.<batch>.ndjson`: a header, then one record per
+ * acknowledged document (a torn last line ignored), written in groups (a write per answer cost a tenth of
+ * a bulk submit's time). Finished, it is renamed `.finished`. A run that stops with every request answered
+ * ends with STOPPED: without it the batch may have made documents it has no record of.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
@@ -43,7 +39,6 @@ interface Header {
   created_at: string;
   /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
   head?: [string, number][];
-  /** For whom it sent: `key <prefix>` (absent in journals of earlier versions). */
   destination?: string;
 }
 
@@ -51,13 +46,10 @@ interface JournalStart {
   dir: string;
   input: string;
   batchId: string;
-  /** Keeps other runs off this batch; released with the journal. */
   held: HeldLock;
-  /** The earlier batch resumed; else a new batch with this header. */
   resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged };
   header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
   compared: Compared | undefined;
-  /** Finished records of the same input that this batch replaces when it finishes. */
   replaced: string[];
   movedFrom?: string;
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
@@ -65,12 +57,9 @@ interface JournalStart {
   lockLost: () => Error | undefined;
 }
 
-const journalPath = (dir: string, input: string, batchId: string, finished = false) =>
-  join(dir, `${input}.${batchId}.${finished ? FINISHED : UNFINISHED}`);
-
 export async function startJournal(start: JournalStart) {
   const { resumed, batchId } = start;
-  const path = journalPath(start.dir, start.input, batchId);
+  const path = join(start.dir, `${start.input}.${batchId}.${UNFINISHED}`);
   let handle: FileHandle;
   try {
     if (resumed !== undefined) {
@@ -107,7 +96,7 @@ export async function startJournal(start: JournalStart) {
     start.held.release();
     throw stateError(path, error);
   }
-  const finishedPath = journalPath(start.dir, start.input, batchId, true);
+  const finishedPath = join(start.dir, `${start.input}.${batchId}.${FINISHED}`);
   let queued: string[] = [];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -144,14 +133,11 @@ export async function startJournal(start: JournalStart) {
 
   return {
     path,
-    /** Documents the earlier run(s) of this batch submitted; empty for a new batch. */
     earlier: resumed?.acknowledged ?? new Acknowledged(),
     resumed: resumed !== undefined,
-    /** Whether the batch resumed had finished. */
     finished: resumed?.finished ?? false,
     /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,
-    /** --resume with another key: the earlier runs' (their records are set aside). */
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
     idempotencyKey: (key: LineKey) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
     record(entry: JournalEntry): void {
@@ -167,10 +153,8 @@ export async function startJournal(start: JournalStart) {
     },
     /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
     unanswered: () => void unanswered++,
-    /** Every line was submitted: the journal becomes the finished record. */
+    /** Renamed before the lock goes: the next run never sees a finished batch's journal as unfinished. */
     async complete(): Promise<void> {
-      // The journal becomes the finished record before the lock goes: a run that takes the lock next
-      // never sees a finished batch's journal as unfinished.
       let choosing: HeldLock | undefined;
       try {
         await flush();
@@ -188,7 +172,6 @@ export async function startJournal(start: JournalStart) {
         await release();
       }
     },
-    /** The batch stopped short: the journal stays for --resume. */
     async close(): Promise<void> {
       try {
         // A run whose lock was taken over says nothing for the other.
@@ -198,9 +181,7 @@ export async function startJournal(start: JournalStart) {
         await release();
       }
     },
-    /** Set when the lock was taken away (this process stalled past its staleness): stop sending. */
     lockLost: start.lockLost,
-    /** Set once a write of the journal failed (a full disk): stop sending, as nothing more can be recorded. */
     writeFailure: () => failure as CliError | undefined,
   };
 }
@@ -226,10 +207,7 @@ export async function listRecords(dir: string, input: string): Promise<RecordFil
   return [...records.values()];
 }
 
-/**
- * The unfinished batches recorded in `dir` of files no longer where they were (moved or removed), with
- * what each acknowledged: `--resume` of a file with no batch of its own may be one of them, moved.
- */
+/** Unfinished batches of files moved or removed: `--resume` of a file with no batch may be one of them. */
 export async function goneFileBatches(dir: string): Promise<{ path: string; acknowledged: Acknowledged }[]> {
   const gone: { path: string; acknowledged: Acknowledged }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
@@ -289,7 +267,6 @@ export async function readJournal(path: string, headerOnly: boolean) {
     const info = await handle.stat();
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
-    // Its last run stopped cleanly (not read for a finished record).
     let clean = false;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
@@ -303,7 +280,6 @@ export async function readJournal(path: string, headerOnly: boolean) {
         clean = text === STOPPED;
         continue;
       }
-      // A line that is JSON but no object (`null`, a number) is damaged as a torn one is: skipped.
       const parsed = parse(text);
       const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (

@@ -15,14 +15,9 @@ import { type Acknowledged, type Compared, type LineKey, keyText } from './line-
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 
 /**
- * Which batch a run of `docs submit` belongs to, decided by content (docs/usage.md says the rules): the
- * input's lines (a file's every line, from its check pass; standard input's first lines, read ahead) are
- * compared with what each earlier batch of the same input acknowledged.
- *
- * Locks (lock.ts) keep two runs from sending the same input at once (the second exits 5): a file has one,
- * held for the whole run. Standard input has one per batch, held for the run, and one for its directory,
- * held only while a run chooses its batch (and while one becomes a finished record): runs of different
- * input in one directory both run, two of the same input (their first lines in common) cannot.
+ * Which batch a run of `docs submit` belongs to, by comparing the input's lines with what each earlier
+ * batch acknowledged (rules: docs/usage.md). Locks keep two runs of one input apart (exit 5): a file has
+ * one for the run; standard input has one per batch, plus one for its directory held while choosing.
  */
 
 const STALE_SECONDS = 10;
@@ -37,10 +32,7 @@ interface OpenRecordsOptions {
   mode: JournalMode;
   /** Read once as it comes (standard input, a pipe): compared by its first lines, one lock per batch. */
   streamed: boolean;
-  /**
-   * For whom this run sends: `key <prefix>`. Not the base URL: one service has several (a proxy,
-   * localhost and 127.0.0.1), and a key works on its own service only.
-   */
+  /** `key <prefix>`, not the base URL: one service has several (a proxy, localhost, 127.0.0.1). */
   destination: string;
 }
 
@@ -57,17 +49,12 @@ interface Candidate {
   readonly destination: string | undefined;
   readonly tornTail: boolean;
   readonly clean: boolean;
-  /** Standard input: another facectl is sending this batch now. */
+  /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
   busy?: LockHeldError;
-  /** Standard input: this batch's lock, taken while choosing. */
   lock?: HeldLock;
 }
 
-/**
- * Takes the input's lock and reads the earlier batches: the unfinished ones, for --resume the finished
- * ones too (for standard input, the header of every finished one, to replace that of the same input).
- * What it returns is compared with the input until it opens its journal.
- */
+/** Takes the input's lock and reads the earlier batches (finished ones too for --resume, or their headers). */
 export async function openBatchRecords(options: OpenRecordsOptions) {
   const dir = join(options.dir, 'batches');
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
@@ -125,9 +112,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       });
     }
     return {
-      /** None: no key need be known before sending. */
       candidates,
-      /** The input's lines compared with each candidate, one add() a line. */
       compare: () => {
         const results: Compared[] = candidates.map(() => ({ lines: 0, matched: 0, moved: 0, headOnly: 0 }));
         const add = (line: number, key: LineKey) => {
@@ -150,7 +135,6 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           release();
           throw error;
         }),
-      /** Lets go of the locks when the run ends before open. */
       release,
     };
   } catch (error) {
@@ -189,8 +173,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const done = blocking.candidate.acknowledged.size;
         // Every line of this file submitted: what stopped it came after (a --jq filter, a closed output).
         const all = stopped !== undefined && !options.streamed && stopped.compared.matched === stopped.compared.lines;
-        // Killed or interrupted with requests in flight, it may have made more than it recorded: said so, not
-        // "stopped after" its records' count (the count a --restart would duplicate is then a floor).
+        // Killed with requests in flight, it may have made more than it recorded: its count is a floor.
         const clean = blocking.candidate.clean;
         const what = all
           ? `submitted all ${done} of its documents but stopped before printing every result`
@@ -199,7 +182,6 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
-        // --restart creates again what was submitted: of a file, its lines the batch acknowledged.
         const again = options.streamed ? done : blocking.compared.matched;
         const created =
           clean || all
@@ -212,23 +194,19 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.candidate.path})`,
         });
       }
-      // An earlier run of the same input that stopped cleanly with no answer recorded made nothing:
-      // this batch takes its place.
+      // A clean earlier run with no answer recorded made nothing: this batch takes its place.
       dropped = unfinished
         .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
         .map((s) => s.candidate);
     } else if (options.mode === 'restart') {
-      // A file's earlier runs are replaced; standard input's, those of the same input.
       dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
     } else if (blocking !== undefined) {
-      // The batch a plain run is refused for, even when a finished one overlaps more (a plain run of a
-      // finished input, stopped): else it would stay, and a plain run would stay refused.
+      // Even when a finished batch overlaps more: else the blocking one stays and plain runs stay refused.
       chosen = blocking;
     } else {
       // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
-      // unfinished batch is resumed even when none of its lines is recognized (it may have stopped before
-      // its first answer was recorded, with lines applied in flight): its keys are those of content, so
-      // nothing is taken for what it is not. Standard input in a directory is too weak a name for that.
+      // unfinished batch is resumed even with no line recognized (it may have stopped before its first
+      // answer was recorded); standard input in a directory is too weak a name for that.
       chosen = scored
         .filter((s) => s.candidate.busy === undefined && (s.any > 0 || (!options.streamed && !s.candidate.finished)))
         .sort(
@@ -238,23 +216,20 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             b.candidate.mtimeMs - a.candidate.mtimeMs,
         )[0];
     }
-    // Finished records of the same input, replaced when this batch finishes: a file's every one; standard
-    // input's that share its first lines.
     const replaced = options.streamed
       ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)
       : fileFinished;
 
     for (const candidate of candidates)
       if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
-    // Resumed with another key: what the earlier runs acknowledged may not be there (another account).
-    // Its record goes, and every line is sent again under the same batch id, so with the same idempotency
-    // keys: a service that already made a line's document answers with it.
+    // Resumed with another key (maybe another account): its record goes and every line is sent again under
+    // the same batch id, so the same idempotency keys.
     const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
     const resumed = moved === undefined ? chosen?.candidate : undefined;
     const batchId = chosen?.candidate.batchId ?? randomBytes(12).toString('base64url');
     let held: HeldLock;
     try {
-      // Standard input: its batch's lock (a new batch's is free: its id is new). A file: the file's.
+      // A new batch's lock is free: its id is new.
       held = options.streamed
         ? (chosen?.candidate.lock ??
           (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
@@ -286,7 +261,6 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         lockLost: () => lost,
       });
     } finally {
-      // Standard input: the choice is made and its journal exists; other runs may choose now.
       if (options.streamed) inputLock.release();
     }
   }
@@ -301,29 +275,16 @@ async function lockInput(lockPath: string, sourceName: string, waitMs: number, o
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
-  if (error.holderRunning) {
-    // It runs, and touches its lock: no time would free it but its end.
-    return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
-      code: 'batch_in_progress',
-      hint: `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`,
-    });
-  }
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
-  const free = Math.max(STALE_SECONDS - seen, 1);
-  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, {
-    code: 'batch_in_progress',
-    hint:
-      `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-      `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${free} s`,
-  });
+  const hint = error.holderRunning
+    ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`
+    : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
+      `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${Math.max(STALE_SECONDS - seen, 1)} s`;
+  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 
-/**
- * The state directory and its `batches/` must be the user's and writable by no one else (file-safety.ts),
- * or another user could plant a symlink where a record is written. The state directory may be a symlink
- * (to where the user keeps it); `batches/` may not.
- */
+/** Owned by the user and writable by no one else, or another user could plant a symlink where records go. */
 async function privateDirectory(stateDir: string, dir: string): Promise<void> {
   refuse(stateDir, 'state directory');
   try {

@@ -34,10 +34,7 @@ export class Acknowledged {
   }
 }
 
-/**
- * The lines of an input compared with one earlier batch: `matched` that batch acknowledged (`moved` of them
- * stood elsewhere then); `headOnly` among that batch's first ones (standard input's head), not acknowledged.
- */
+/** An input compared with one earlier batch: `moved` of `matched` stood elsewhere; `headOnly`: only in its head. */
 export type Compared = { lines: number; matched: number; moved: number; headOnly: number };
 
 const WORDS = 4; // per slot: 96 bits of the hash, then the count

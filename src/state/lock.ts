@@ -4,24 +4,21 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A lock between processes (the config file, a batch), proper-lockfile's design: a directory (`mkdir` is
- * atomic) its holder touches every staleMs/3, taken over once not touched for `staleMs`, or at once when
- * the owner record inside names a pid of this host that is gone (kill -9). Unlike proper-lockfile (whose
- * rmdir + mkdir lets the slower of two takers remove the lock the faster one just made: docs/decisions.md),
- * a stale lock is taken over under a second lock (`<path>.takeover`) and checked again under it.
+ * A lock between processes (the config file, a batch), proper-lockfile's design: a directory its holder
+ * touches every staleMs/3, taken over once not touched for `staleMs`, or at once when its owner's pid of
+ * this host is gone. A stale lock is taken over under a second lock (`<path>.takeover`) and checked again
+ * under it, not by proper-lockfile's rmdir + mkdir (two holders at once: docs/decisions.md).
  */
 
-/** staleMs: default 10 s; onCompromised: called when the lock was taken away from us (we stalled past staleMs). */
+/** onCompromised: the lock was taken away from us (we stalled past staleMs). */
 type LockOptions = { staleMs?: number; onCompromised?: (error: Error) => void };
 
 export class LockHeldError extends Error {
   constructor(
     readonly lockPath: string,
-    /** For messages only. */
     readonly ownerPid: number | undefined,
-    /** Since the holder last touched the lock. */
     readonly ageMs = 0,
-    /** The holder is a running process of this host (so it touches the lock and never lets it go stale). */
+    /** The holder runs on this host, so it never lets the lock go stale. */
     readonly holderRunning = false,
   ) {
     super(`${lockPath} is held by another process${ownerPid ? ` (pid ${ownerPid})` : ''}`);
@@ -67,7 +64,6 @@ export async function waitForLock(lockPath: string, options: LockOptions & { wai
   }
 }
 
-/** Undefined when the directory exists already. */
 function create(lockPath: string): Lock | undefined {
   try {
     mkdirSync(lockPath, { mode: 0o700 });
@@ -85,7 +81,6 @@ function create(lockPath: string): Lock | undefined {
   return new Lock(lockPath, owner.token);
 }
 
-/** Undefined when the lock is gone. */
 function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | undefined } | undefined {
   try {
     return { mtimeMs: statSync(lockPath).mtimeMs, owner: readOwner(lockPath) };
