@@ -31,6 +31,8 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOF
 const FORMAT = 3;
 const STARTED = JSON.stringify({ started: true });
 const STOPPED = JSON.stringify({ stopped: true });
+/** A stop (Ctrl-C, SIGTERM) with requests unanswered: not clean, but not a kill either. */
+const stoppedUnanswered = (count: number) => JSON.stringify({ stopped: true, unanswered: count });
 
 interface Header {
   facectl_batch: typeof FORMAT;
@@ -116,7 +118,7 @@ export async function startJournal(start: JournalStart) {
         await handle.datasync();
       }
     } catch (error) {
-      failure ??= stateError(path, error);
+      failure ??= stateError(path, error, true);
     }
   };
   const flush = async (sync = true): Promise<void> => {
@@ -175,7 +177,8 @@ export async function startJournal(start: JournalStart) {
     async close(): Promise<void> {
       try {
         // A run whose lock was taken over says nothing for the other.
-        if (unanswered === 0 && start.lockLost() === undefined) queued.push(`${STOPPED}\n`);
+        if (start.lockLost() === undefined)
+          queued.push(`${unanswered === 0 ? STOPPED : stoppedUnanswered(unanswered)}\n`);
         await flush();
       } finally {
         await release();
@@ -239,7 +242,8 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   }
 }
 
-export function stateError(path: string, error: unknown): CliError {
+/** `resume`: documents were sent already, so the fix ends with --resume. */
+export function stateError(path: string, error: unknown, resume = false): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
   const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
@@ -249,7 +253,7 @@ export function stateError(path: string, error: unknown): CliError {
     {
       code: 'state_unwritable',
       hint: failure?.fix
-        ? `${failure.fix}; then --resume`
+        ? `${failure.fix}${resume ? '; then --resume' : ''}`
         : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
       cause: error,
     },
@@ -268,6 +272,8 @@ export async function readJournal(path: string, headerOnly: boolean) {
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
     let clean = false;
+    /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
+    let unanswered: number | undefined;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
@@ -278,9 +284,16 @@ export async function readJournal(path: string, headerOnly: boolean) {
       }
       if (text === STOPPED || text === STARTED) {
         clean = text === STOPPED;
+        unanswered = undefined;
         continue;
       }
       const parsed = parse(text);
+      const stop = parsed as { stopped?: unknown; unanswered?: unknown } | undefined;
+      if (stop?.stopped === true && Number.isSafeInteger(stop.unanswered)) {
+        clean = false;
+        unanswered = stop.unanswered as number;
+        continue;
+      }
       const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (
         entry !== undefined &&
@@ -297,7 +310,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     if (header === undefined) return undefined;
     const tornTail =
       !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {
