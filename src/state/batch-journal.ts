@@ -242,19 +242,31 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   }
 }
 
-/** `resume`: documents were sent already, so the fix ends with --resume. */
+/** The fix where the record must stay (a batch under way), by the system's code. */
+const RESUME_FIXES: Record<string, string> = {
+  ENOSPC: 'make room on that disk',
+  EDQUOT: 'make room in your quota on that disk',
+  EFBIG: 'raise the file size limit (ulimit -f)',
+  EROFS: 'make that file system writable again',
+  EACCES: 'make that directory writable for you again',
+  EPERM: 'make that directory writable for you again',
+};
+
+/** `resume`: documents were sent already, so the fix ends with --resume, in the same state directory. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
   const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
+  // A batch under way has its record here: another state directory has none, and --resume there sends every line.
+  const fix = resume ? RESUME_FIXES[code as string] : failure?.fix;
   return new CliError(
     `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
     ExitCode.error,
     {
       code: 'state_unwritable',
-      hint: failure?.fix
-        ? `${failure.fix}${resume ? '; then --resume' : ''}`
-        : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
+      hint: resume
+        ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+        : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
       cause: error,
     },
   );
