@@ -62,7 +62,9 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
         Array.isArray(detail)
           ? `the service refused the request as invalid (${status} ${code})`
           : (detailText ?? `the service refused the request as invalid (${status})`),
-        'fix the values listed above and run the command again',
+        Array.isArray(detail)
+          ? 'fix the values listed above and run the command again'
+          : 'fix what the message names and run the command again',
       );
     case 429:
       return make(
