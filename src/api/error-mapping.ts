@@ -62,7 +62,9 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
         Array.isArray(detail)
           ? `the service refused the request as invalid (${status} ${code})`
           : (detailText ?? `the service refused the request as invalid (${status})`),
-        'fix the values listed above and run the command again',
+        Array.isArray(detail)
+          ? 'fix the values listed above and run the command again'
+          : 'fix what the message names and run the command again',
       );
     case 429:
       return make(
@@ -144,7 +146,9 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
 
 const REFUSAL_HINTS: Readonly<Record<string, string>> = {
   plan_required: 'Connect plan required — see `facectl oauth --help`',
-  insufficient_scope: 'use a key with the scope named above (create one with `facectl keys create --scopes ...`)',
+  // The second command unquoted: run with this key (or --profile), it would be refused the same way.
+  insufficient_scope:
+    'use a key that has the scope named above: log in with one (`facectl auth login`), or have one made by a key that may (facectl keys create --scopes ...)',
   face_not_allowed: "this key's allowed_face_ids does not include that face; use a key allowed to use it",
   model_not_allowed: "this key's allowed_llm_models does not include that model; use a key allowed to use it",
   key_escalation:

@@ -3,7 +3,7 @@ import type { Flags } from './verb.js';
 import { errorFromResponse } from '../api/error-mapping.js';
 import type { Context, RawResponse } from '../context.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
-import { UsageError } from '../errors.js';
+import { UsageError, withoutKeys } from '../errors.js';
 import { jsonIndent } from '../io/output.js';
 
 const METHOD = /^[A-Za-z]+$/;
@@ -127,7 +127,8 @@ export default verb({
     if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
     const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
     const ok = answer.status >= 200 && answer.status < 300;
-    if (!ok && options.include) printBody(ctx, answer.body);
+    // An error's body may quote the key back (a hostile or echoing server): cut to its prefix, as errors are.
+    if (!ok && options.include) printBody(ctx, answer.body, undefined, withoutKeys);
     if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
     // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
@@ -139,9 +140,9 @@ export default verb({
 });
 
 /** A JSON answer indented on a terminal, one line when piped (as gh api does, --json or not); text as received. */
-function printBody(ctx: Context, body: unknown, written?: string): void {
+function printBody(ctx: Context, body: unknown, written?: string, shown = (text: string) => text): void {
   if (body === '' || body === undefined) return;
-  const text = typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io));
+  const text = shown(typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io)));
   ctx.out.text(text.endsWith('\n') ? text : `${text}\n`, written);
 }
 

@@ -145,21 +145,20 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-const elsewhere = (variable: string) => `or set ${variable} to a directory on another disk`;
-
 /** The system's reason in words, and its fix: the permissions are named only when they are the cause. */
 const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string, variable: string) => string }> = {
   ENOSPC: {
     what: 'no space left on the device',
-    fix: (dir, variable) => `make room on the disk of ${dir}, ${elsewhere(variable)}`,
+    fix: (dir, variable) => `make room on the disk of ${dir}, or set ${variable} to a directory on another disk`,
   },
   EDQUOT: {
     what: 'disk quota exceeded',
-    fix: (dir, variable) => `make room in your quota on the disk of ${dir}, ${elsewhere(variable)}`,
+    fix: (dir, variable) =>
+      `make room in your quota on the disk of ${dir}, or set ${variable} to a directory on another disk`,
   },
   EFBIG: {
     what: 'a file size limit was reached',
-    fix: (_, variable) => `raise the limit (ulimit -f), ${elsewhere(variable)}`,
+    fix: (_, variable) => `raise the limit (ulimit -f), or set ${variable} to a directory on another disk`,
   },
   EROFS: {
     what: 'read-only file system',

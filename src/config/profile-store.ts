@@ -113,6 +113,7 @@ export class ProfileStore {
   async updateProfile(profile: string, patch: Record<string, unknown>, options: { defaultIfFirst?: boolean } = {}) {
     checkProfileName(profile);
     let madeDefault = false;
+    let before: ProfileSettings = {};
     const after = await this.backend.update((data) => {
       // Decided under the lock: of writers at once, one makes it and says so.
       if (options.defaultIfFirst && data.default_profile === undefined && !data.profiles?.default) {
@@ -120,7 +121,9 @@ export class ProfileStore {
         if (madeDefault) data = { ...data, default_profile: profile };
       }
       const profiles = { ...(data.profiles ?? {}) };
-      const settings: ProfileSettings = { ...(profiles[profile] ?? {}) };
+      // Read under the lock: of writers at once, each replaces what the one before it stored.
+      before = profiles[profile] ?? {};
+      const settings: ProfileSettings = { ...before };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) delete settings[key];
         else settings[key] = value;
@@ -135,7 +138,7 @@ export class ProfileStore {
     for (const [key, value] of Object.entries(patch)) {
       if (!isDeepStrictEqual(stored[key], value)) this.notKept(`${key} of profile ${profile}`);
     }
-    return { madeDefault };
+    return { madeDefault, before };
   }
 
   /** Writes the file unchanged (made if missing): whether a later write can be made, asked before acting. */

@@ -96,7 +96,7 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
     `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
     {
       code: 'invalid_input',
-      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit -`,
+      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit --format ndjson -`,
     },
   );
 }

@@ -31,6 +31,8 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOF
 const FORMAT = 3;
 const STARTED = JSON.stringify({ started: true });
 const STOPPED = JSON.stringify({ stopped: true });
+/** A stop (Ctrl-C, SIGTERM) with requests unanswered: not clean, but not a kill either. */
+const stoppedUnanswered = (count: number) => JSON.stringify({ stopped: true, unanswered: count });
 
 interface Header {
   facectl_batch: typeof FORMAT;
@@ -116,7 +118,7 @@ export async function startJournal(start: JournalStart) {
         await handle.datasync();
       }
     } catch (error) {
-      failure ??= stateError(path, error);
+      failure ??= stateError(path, error, true);
     }
   };
   const flush = async (sync = true): Promise<void> => {
@@ -175,7 +177,8 @@ export async function startJournal(start: JournalStart) {
     async close(): Promise<void> {
       try {
         // A run whose lock was taken over says nothing for the other.
-        if (unanswered === 0 && start.lockLost() === undefined) queued.push(`${STOPPED}\n`);
+        if (start.lockLost() === undefined)
+          queued.push(`${unanswered === 0 ? STOPPED : stoppedUnanswered(unanswered)}\n`);
         await flush();
       } finally {
         await release();
@@ -239,18 +242,31 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   }
 }
 
-export function stateError(path: string, error: unknown): CliError {
+/** The fix where the record must stay (a batch under way), by the system's code. */
+const RESUME_FIXES: Record<string, string> = {
+  ENOSPC: 'make room on that disk',
+  EDQUOT: 'make room in your quota on that disk',
+  EFBIG: 'raise the file size limit (ulimit -f)',
+  EROFS: 'make that file system writable again',
+  EACCES: 'make that directory writable for you again',
+  EPERM: 'make that directory writable for you again',
+};
+
+/** `resume`: documents were sent already, so the fix ends with --resume, in the same state directory. */
+export function stateError(path: string, error: unknown, resume = false): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
   const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
+  // A batch under way has its record here: another state directory has none, and --resume there sends every line.
+  const fix = resume ? RESUME_FIXES[code as string] : failure?.fix;
   return new CliError(
     `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
     ExitCode.error,
     {
       code: 'state_unwritable',
-      hint: failure?.fix
-        ? `${failure.fix}; then --resume`
-        : 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one',
+      hint: resume
+        ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+        : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
       cause: error,
     },
   );
@@ -268,6 +284,8 @@ export async function readJournal(path: string, headerOnly: boolean) {
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
     let clean = false;
+    /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
+    let unanswered: number | undefined;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
@@ -278,9 +296,16 @@ export async function readJournal(path: string, headerOnly: boolean) {
       }
       if (text === STOPPED || text === STARTED) {
         clean = text === STOPPED;
+        unanswered = undefined;
         continue;
       }
       const parsed = parse(text);
+      const stop = parsed as { stopped?: unknown; unanswered?: unknown } | undefined;
+      if (stop?.stopped === true && Number.isSafeInteger(stop.unanswered)) {
+        clean = false;
+        unanswered = stop.unanswered as number;
+        continue;
+      }
       const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (
         entry !== undefined &&
@@ -297,7 +322,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     if (header === undefined) return undefined;
     const tornTail =
       !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean };
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {

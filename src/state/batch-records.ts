@@ -49,6 +49,8 @@ interface Candidate {
   readonly destination: string | undefined;
   readonly tornTail: boolean;
   readonly clean: boolean;
+  /** Requests its stop left unanswered; undefined when it stopped clean or was killed. */
+  readonly unanswered: number | undefined;
   /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
   busy?: LockHeldError;
   lock?: HeldLock;
@@ -107,6 +109,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         destination: read.header.destination,
         tornTail: read.tornTail,
         clean: read.clean,
+        unanswered: read.unanswered,
         busy,
         lock,
       });
@@ -179,7 +182,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           ? `submitted all ${done} of its documents but stopped before printing every result`
           : clean
             ? `stopped after ${done} of its documents ${done === 1 ? 'was' : 'were'} submitted`
-            : `did not stop cleanly (it was killed, or left a request unanswered), so it may have submitted lines it has no record of (${done} recorded)`;
+            : `${stopWithout(blocking.candidate.unanswered)}, so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
         const again = options.streamed ? done : blocking.compared.matched;
@@ -325,3 +328,9 @@ function refused(refusal: Refusal): never {
     hint: refusal.fix,
   });
 }
+
+/** How an unclean batch ended: stopped with requests unanswered (Ctrl-C, SIGTERM), or killed. */
+const stopWithout = (unanswered: number | undefined): string =>
+  unanswered === undefined
+    ? 'did not stop cleanly (it was killed or crashed)'
+    : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;

@@ -213,11 +213,17 @@ describe('a run killed with kill -9, then --resume', () => {
       for (const label of labels) expect(stored(service, label).map((d) => d.label)).toEqual([label]);
       expect(leftovers(configDir)).toEqual([expect.stringMatching(/^[0-9a-f]{24}\.[\w-]{16}\.finished$/)]);
     };
-    return { run, configDir, resume, done };
+    return { run, configDir, file, resume, done };
   }
 
   it('reaped: --resume right after takes its lock over at once (its pid is gone): every line stored once', async () => {
-    const { resume, done } = await killed('lock-killed-', false);
+    const { resume, done, configDir, file } = await killed('lock-killed-', false);
+    // A plain run is refused, sending nothing: the batch recorded no stop of its own, so it was killed.
+    const before = service.stats.requests;
+    const plain = await runCli(['docs', 'submit', '--file', file], { env: environment(configDir, service.baseUrl) });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain('did not stop cleanly (it was killed or crashed), so it may have submitted lines');
+    expect(service.stats.requests).toBe(before);
     done(await resume());
   }, 60_000);
 

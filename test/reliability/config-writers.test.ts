@@ -101,6 +101,37 @@ describe('case 44: writers of one config file at once', () => {
   }, 240_000);
 });
 
+describe('case 44: `keys create --save` into one profile at once', () => {
+  it('4 at once into one new profile, 8 rounds -> the file keeps one key, and each of the other three is said replaced', async () => {
+    const figures = await rounds(8, async () => {
+      const dir = makeConfigDir();
+      const results = await race(
+        Array.from({ length: 4 }, () =>
+          cli(dir, ['keys', 'create', '--save', '--json', '--profile', 'shared'], { FACECTL_API_KEY: KEY }),
+        ),
+      );
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const made = results.map((r) => JSON.parse(r.stdout).key as string);
+      const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+      const kept = file.profiles.shared.api_key as string;
+      expect(made).toContain(kept);
+      // Each save replaced what the one before it stored (read under the lock): three warnings, naming
+      // the three keys not kept. A breaker saw one warning for two keys replaced.
+      const warnings = results.flatMap((r) =>
+        r.stderr
+          .trimEnd()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { warning?: string }).warning)
+          .filter((w): w is string => w?.startsWith('replaced key') ?? false),
+      );
+      const replaced = made.filter((key) => key !== kept).map((key) => `replaced key ${key.slice(0, 12)}…`);
+      expect(warnings.map((w) => w.slice(0, replaced[0]?.length)).sort()).toEqual(replaced.sort());
+      return { warnings: warnings.length };
+    });
+    expect(figures.map((f) => f.warnings)).toEqual(Array(8).fill(3));
+  }, 120_000);
+});
+
 describe('case 44: removals and additions at once', () => {
   it('N `auth logout` and N `config set` on other profiles at once, 5 rounds -> each removal and each addition holds', async () => {
     const figures = await rounds(5, async (round) => {

@@ -65,6 +65,9 @@ describe('signals', () => {
         .split('\n')
         .slice(1)
         .map((l) => JSON.parse(l));
+      // Its last line says it stopped, with the requests it left unanswered: a kill would leave none.
+      const stop = records.pop();
+      expect(stop).toEqual({ stopped: true, unanswered: expect.any(Number) });
       expect(records.map((r) => r.line).sort((x, y) => x - y)).toEqual(
         printed.map((r) => r.line).sort((x, y) => x - y),
       );
@@ -92,7 +95,7 @@ describe('signals', () => {
       expect(plain.code, plain.stderr).toBe(2);
       expect(plain.stderr).toMatch(
         new RegExp(
-          `an earlier batch of ${escape(batch)} did not stop cleanly \\(it was killed, or left a request unanswered\\), so it may have submitted lines it has no record of \\(${done} recorded\\)`,
+          `an earlier batch of ${escape(batch)} was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered, so it may have submitted lines it has no record of \\(${done} recorded\\)`,
         ),
       );
       // What --restart would cost is said: the documents already submitted made a second time.

@@ -246,20 +246,22 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       ['--file', array, '--alias', 'ada-lovelace', '--label', 'l'],
       `error: ${array}: holds a JSON array of 2 items; one document is one JSON object, many are a batch in NDJSON (one object a line)\n`,
     );
-    expect(result.stderr).toContain(`send them as a batch: jq -c '.[]' ${array} | facectl docs submit -\n`);
+    expect(result.stderr).toContain(
+      `send them as a batch: jq -c '.[]' ${array} | facectl docs submit --format ndjson -\n`,
+    );
     // Whatever the file is called, and from standard input, pretty-printed or not.
     await refused(['--file', file('docs.txt', JSON.stringify(docs, null, 2))], 'holds a JSON array of 2 items');
     const piped = await refused(['-', '--alias', 'ada-lovelace', '--label', 'l'], 'holds a JSON array of 2 items', {
       stdin: ` \n${JSON.stringify(docs)}`,
     });
-    expect(piped.stderr).toContain("send them as a batch: ... | jq -c '.[]' | facectl docs submit -\n");
+    expect(piped.stderr).toContain("send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson -\n");
     // `jq '.[]'` prints the objects pretty, one after another.
     const sequence = await refused(
       ['-'],
       'error: standard input: holds JSON objects one after another; one document is one JSON object',
       { stdin: docs.map((d) => JSON.stringify(d, null, 2)).join('\n') },
     );
-    expect(sequence.stderr).toContain('send them as a batch: ... | jq -c . | facectl docs submit -\n');
+    expect(sequence.stderr).toContain('send them as a batch: ... | jq -c . | facectl docs submit --format ndjson -\n');
     // A .json file that parses but is no object, or does not parse, is said so; never sent as text.
     await refused(
       ['--file', file('words.json', '"just words"'), '--alias', 'ada-lovelace', '--label', 'l'],

@@ -235,7 +235,7 @@ describe('oauth connect when the provider is connected already', () => {
 });
 
 describe('oauth disconnect', () => {
-  it('without a terminal and without --yes, connected: checked first, then exit 2 naming --yes, nothing DELETEd', async () => {
+  it('without a terminal and without --yes: exit 2 naming --yes before anything is sent (the README: nothing sent)', async () => {
     await connectOverHttp();
     const result = await asConnect(['oauth', 'disconnect', 'example']);
     expect(result.code).toBe(2);
@@ -244,13 +244,13 @@ describe('oauth disconnect', () => {
       'error: --yes is required to disconnect when not running interactively (standard input is not a terminal)\n' +
         'run `facectl oauth disconnect example --yes`\n',
     );
-    expect(service.stats.byRoute.listOAuthConnections).toBe(1);
+    expect(service.stats.byRoute.listOAuthConnections ?? 0).toBe(0);
     expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
     expect((await connections())[0].connected).toBe(true);
   });
 
-  it('without a terminal and without --yes, not connected: exit 4 not_connected at once, not the --yes error', async () => {
-    const result = await asConnect(['oauth', 'disconnect', 'example']);
+  it('--yes, not connected: exit 4 not_connected at once, nothing DELETEd', async () => {
+    const result = await asConnect(['oauth', 'disconnect', 'example', '--yes']);
     expect(result.code).toBe(4);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
@@ -260,7 +260,7 @@ describe('oauth disconnect', () => {
     expect(service.stats.byRoute.listOAuthConnections).toBe(1);
     expect(service.stats.byRoute.disconnectOAuth ?? 0).toBe(0);
 
-    const json = await asConnect(['oauth', 'disconnect', 'example', '--json']);
+    const json = await asConnect(['oauth', 'disconnect', 'example', '--yes', '--json']);
     expect(json.code).toBe(4);
     expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'not_connected' } });
   });

@@ -281,6 +281,36 @@ describe('answers from something other than the service, and what is sent as giv
   afterAll(() => server.close());
   const asUser = () => ({ baseUrl: server.baseUrl, apiKey: 'fcs_user_0123456789' });
 
+  it('api -i of an error whose body quotes the key back: the key cut to its prefix on stdout too; the fix fits a message', async () => {
+    const key = 'fcs_abcd1234_0123456789abcdef0123';
+    server.handle((req, res) =>
+      json(res, 400, { detail: `bad header: ${String(req.headers.authorization)}`, code: 'bad_request' }),
+    );
+    const result = await cli(['api', '/v1/x', '-i'], { baseUrl: server.baseUrl, apiKey: key });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^HTTP\/1.1 400 /);
+    expect(`${result.stdout}${result.stderr}`).not.toContain(key);
+    expect(result.stdout).toContain('Bearer fcs_abcd1234_…');
+    // No field errors are listed: the fix does not point at a list.
+    expect(result.stderr).toContain('fix what the message names and run the command again');
+    expect(result.stderr).not.toContain('listed above');
+  });
+
+  it('a key refused for a missing scope under --profile ci: the fix does not repeat the refused command with that profile', async () => {
+    server.handle((_req, res) =>
+      json(res, 403, { detail: 'this key lacks the scope v1:keys:write', code: 'insufficient_scope' }),
+    );
+    const config = {
+      profiles: { ci: { base_url: server.baseUrl, api_key: 'fcs_user_0123456789', api_key_base_url: server.baseUrl } },
+    };
+    const result = await cli(['keys', 'create', '--name', 'x', '--profile', 'ci', '--json'], { config });
+    expect(result.code, result.stderr).toBe(6);
+    const { hint } = JSON.parse(result.stderr).error;
+    // Logging the profile in with a wider key is the fix; `keys create --profile ci` would be refused again.
+    expect(hint).toContain('`facectl auth login --profile ci`');
+    expect(hint).not.toMatch(/`facectl keys create[^`]*--profile ci`/);
+  });
+
   it.each([
     ['an empty body', ''],
     ['an HTML page', '<html><body>Not Found</body></html>'],

@@ -10,9 +10,8 @@ export async function saveKeyInProfile(
   baseUrl: string,
   setsBaseUrl: boolean,
 ): Promise<void> {
-  const before = store.getProfile(profile);
   const saved = { api_key: key, api_key_base_url: baseUrl, ...(setsBaseUrl ? { base_url: baseUrl } : {}) };
-  const { madeDefault } = await store.updateProfile(profile, saved, { defaultIfFirst: true });
+  const { madeDefault, before } = await store.updateProfile(profile, saved, { defaultIfFirst: true });
 
   const old = before.api_key;
   if (typeof old === 'string' && old !== '' && old !== key) {

@@ -2,7 +2,7 @@ import { CliError, DeclinedError, ExitCode, UsageError } from '../../errors.js';
 import { noPrompt, requireArgument, verb } from '../kit.js';
 import { PROVIDER_ARG, sendOAuth } from './fields.js';
 
-/** Asks only once GET /v1/oauth shows the provider connected (else exit 4 at once). */
+/** On a terminal, asks only once GET /v1/oauth shows the provider connected (else exit 4 at once). */
 export default verb({
   description: 'Disconnect a provider. Asks for confirmation on a terminal; scripts pass --yes.',
   args: [PROVIDER_ARG],
@@ -10,6 +10,12 @@ export default verb({
   examples: ['facectl oauth disconnect example', 'facectl oauth disconnect example --yes --no-input'],
   async run(ctx, { yes }, given) {
     const provider = requireArgument('provider', given);
+    // Checked before anything is sent: a script without --yes gets exit 2 whatever the service says.
+    if (!yes && !ctx.io.canPrompt()) {
+      throw new UsageError(`--yes is required to disconnect when not running interactively (${noPrompt(ctx)})`, {
+        hint: `run \`facectl oauth disconnect ${provider} --yes\``,
+      });
+    }
     const { disconnectOAuth, listOAuthConnections } = await import('../../contract/oauth.js');
     const connections = await sendOAuth(ctx, listOAuthConnections);
     if (!connections.some((c) => c.provider === provider && c.connected)) {
@@ -24,11 +30,6 @@ export default verb({
           hint: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
         },
       );
-    }
-    if (!yes && !ctx.io.canPrompt()) {
-      throw new UsageError(`--yes is required to disconnect when not running interactively (${noPrompt(ctx)})`, {
-        hint: `run \`facectl oauth disconnect ${provider} --yes\``,
-      });
     }
     if (!yes) {
       const confirmed = await ctx.prompter.confirm({
