@@ -107,6 +107,8 @@ export function forProfile(hint: string, profile: string | undefined): string {
   // Only a name a profile can have (one refused as invalid is not repeated into a fix).
   if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;
   return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) =>
-    /--profile\b|\bauth switch\b|^facectl serve\b/.test(command) ? quoted : `\`${command} --profile ${profile}\``,
+    /--profile\b|--help\b|\bauth switch\b|^facectl serve\b/.test(command)
+      ? quoted
+      : `\`${command} --profile ${profile}\``,
   );
 }

@@ -96,7 +96,7 @@ export async function startJournal(start: JournalStart) {
     }
   } catch (error) {
     start.held.release();
-    throw stateError(path, error);
+    throw stateError(path, error, resumed !== undefined);
   }
   const finishedPath = join(start.dir, `${start.input}.${batchId}.${FINISHED}`);
   let queued: string[] = [];
@@ -252,7 +252,7 @@ const RESUME_FIXES: Record<string, string> = {
   EPERM: 'make that directory writable for you again',
 };
 
-/** `resume`: documents were sent already, so the fix ends with --resume, in the same state directory. */
+/** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.

@@ -60,14 +60,16 @@ interface Candidate {
 export async function openBatchRecords(options: OpenRecordsOptions) {
   const dir = join(options.dir, 'batches');
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
-  await privateDirectory(options.dir, dir);
+  // --resume goes on with a record in this directory: a failure here must not send the user to another one.
+  const keep = options.mode === 'resume';
+  await privateDirectory(options.dir, dir, keep);
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
   const inputLockPath = join(dir, `${input}.lock`);
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = options.streamed
-    ? await lockInput(inputLockPath, options.sourceName, CHOOSING_WAIT_MS)
-    : await lockInput(inputLockPath, options.sourceName, 0, onLost);
+    ? await lockInput(inputLockPath, options.sourceName, CHOOSING_WAIT_MS, undefined, keep)
+    : await lockInput(inputLockPath, options.sourceName, 0, onLost, keep);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
   const release = () => {
@@ -89,7 +91,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             onCompromised: onLost,
           });
         } catch (error) {
-          if (!(error instanceof LockHeldError)) throw stateError(dir, error);
+          if (!(error instanceof LockHeldError)) throw stateError(dir, error, keep);
           busy = error;
         }
       }
@@ -235,7 +237,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       // A new batch's lock is free: its id is new.
       held = options.streamed
         ? (chosen?.candidate.lock ??
-          (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost)))
+          (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost, keep)))
         : inputLock;
       for (const candidate of moved === undefined ? dropped : [...dropped, moved]) {
         await rm(candidate.path, { force: true }).catch((error: unknown) => {
@@ -270,9 +272,15 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
 }
 
 /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
-async function lockInput(lockPath: string, sourceName: string, waitMs: number, onCompromised?: (error: Error) => void) {
+async function lockInput(
+  lockPath: string,
+  sourceName: string,
+  waitMs: number,
+  onCompromised?: (error: Error) => void,
+  keep = false,
+) {
   return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
-    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error);
+    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error, keep);
   });
 }
 
@@ -288,7 +296,7 @@ function inProgress(error: LockHeldError, sourceName: string): CliError {
 }
 
 /** Owned by the user and writable by no one else, or another user could plant a symlink where records go. */
-async function privateDirectory(stateDir: string, dir: string): Promise<void> {
+async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<void> {
   refuse(stateDir, 'state directory');
   try {
     makeDirectories(dir);
@@ -299,7 +307,7 @@ async function privateDirectory(stateDir: string, dir: string): Promise<void> {
         fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
       });
     }
-    throw stateError(dir, error);
+    throw stateError(dir, error, keep);
   }
   const info = await lstat(dir).catch(() => undefined);
   if (info?.isDirectory() === false) {
@@ -332,5 +340,5 @@ function refused(refusal: Refusal): never {
 /** How an unclean batch ended: stopped with requests unanswered (Ctrl-C, SIGTERM), or killed. */
 const stopWithout = (unanswered: number | undefined): string =>
   unanswered === undefined
-    ? 'did not stop cleanly (it was killed or crashed)'
+    ? 'did not stop cleanly (it was killed, crashed, or could not write its record)'
     : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;

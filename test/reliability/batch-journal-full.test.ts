@@ -71,6 +71,17 @@ describe('a batch whose journal cannot be written', () => {
     expect(new Set(sent).size).toBe(sent.length);
     expect(sent.length).toBeLessThan(total);
 
+    // --resume with the disk still full fails at its start: the fix again keeps the record where it is (a
+    // ring followed an offer of another directory there, and --resume sent every line a second time).
+    const stillFull = await limited(['docs', 'submit', '--file', file, '--json', '--resume'], env, 4);
+    expect(stillFull.code, stillFull.stderr).toBe(1);
+    const again = JSON.parse(stillFull.stderr.trim().split('\n').at(-1) as string).error;
+    expect(again.code).toBe('state_unwritable');
+    expect(again.hint).toBe(
+      "raise the file size limit (ulimit -f), then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)",
+    );
+    expect(storedLabels(service, 'full-')).toHaveLength(sent.length);
+
     const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     const all = storedLabels(service, 'full-');

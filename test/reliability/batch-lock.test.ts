@@ -222,7 +222,9 @@ describe('a run killed with kill -9, then --resume', () => {
     const before = service.stats.requests;
     const plain = await runCli(['docs', 'submit', '--file', file], { env: environment(configDir, service.baseUrl) });
     expect(plain.code, plain.stderr).toBe(2);
-    expect(plain.stderr).toContain('did not stop cleanly (it was killed or crashed), so it may have submitted lines');
+    expect(plain.stderr).toContain(
+      'did not stop cleanly (it was killed, crashed, or could not write its record), so it may have submitted lines',
+    );
     expect(service.stats.requests).toBe(before);
     done(await resume());
   }, 60_000);

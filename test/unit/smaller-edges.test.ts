@@ -141,6 +141,8 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     );
     expect(forProfile('run `facectl auth login --profile x`', 'work')).toBe('run `facectl auth login --profile x`');
     expect(forProfile('run `facectl auth login`', undefined)).toBe('run `facectl auth login`');
+    // A help page takes no profile (a ring saw `facectl oauth --help --profile default`).
+    expect(forProfile('see `facectl oauth --help`', 'work')).toBe('see `facectl oauth --help`');
     // serve has no profile: its hint stays as it is (a newcomer saw `facectl serve --profile bad`).
     expect(forProfile('is `facectl serve` running? (start it with `facectl serve`)', 'bad')).toBe(
       'is `facectl serve` running? (start it with `facectl serve`)',
