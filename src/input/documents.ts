@@ -62,7 +62,7 @@ export async function readJsonDocument(
   const text = await readChunksText(chunks, sourceName);
   if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
-  refuseManyDocuments(parsed, text, sourceName);
+  refuseManyDocuments(parsed, text, sourceName, defaults);
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
   const object =
     parsed.ok && isPlainObject(parsed.value)
@@ -81,13 +81,19 @@ export async function readJsonDocument(
 }
 
 /** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
-function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string): void {
+function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string, flags: DocumentDefaults) {
   const isArray = parsed.ok && Array.isArray(parsed.value);
   const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
   if (!isArray && !isSequence) return;
   const filter = isArray ? `'.[]'` : '.';
   const stdin = sourceName === STDIN_NAME;
-  const file = /^[\w@%+=:,./-]+$/.test(sourceName) ? sourceName : `'${sourceName.replaceAll("'", "'\\''")}'`;
+  const word = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
+  const file = word(sourceName);
+  // The flags given fill each line's missing fields as they would have filled this document's.
+  const given = (['alias', 'label', 'perspective'] as const)
+    .filter((name) => flags[name] !== undefined)
+    .map((name) => ` --${name} ${word(flags[name] as string)}`)
+    .join('');
   const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
   const what = isArray
     ? `holds a JSON array of ${n} item${n === 1 ? '' : 's'}`
@@ -96,7 +102,7 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
     `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
     {
       code: 'invalid_input',
-      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit --format ndjson -`,
+      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit --format ndjson${given} -`,
     },
   );
 }

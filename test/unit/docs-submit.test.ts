@@ -246,15 +246,18 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       ['--file', array, '--alias', 'ada-lovelace', '--label', 'l'],
       `error: ${array}: holds a JSON array of 2 items; one document is one JSON object, many are a batch in NDJSON (one object a line)\n`,
     );
+    // The flags given come along: followed as printed, each line gets the fields they filled (a ring's finding).
     expect(result.stderr).toContain(
-      `send them as a batch: jq -c '.[]' ${array} | facectl docs submit --format ndjson -\n`,
+      `send them as a batch: jq -c '.[]' ${array} | facectl docs submit --format ndjson --alias ada-lovelace --label l -\n`,
     );
     // Whatever the file is called, and from standard input, pretty-printed or not.
     await refused(['--file', file('docs.txt', JSON.stringify(docs, null, 2))], 'holds a JSON array of 2 items');
     const piped = await refused(['-', '--alias', 'ada-lovelace', '--label', 'l'], 'holds a JSON array of 2 items', {
       stdin: ` \n${JSON.stringify(docs)}`,
     });
-    expect(piped.stderr).toContain("send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson -\n");
+    expect(piped.stderr).toContain(
+      "send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson --alias ada-lovelace --label l -\n",
+    );
     // `jq '.[]'` prints the objects pretty, one after another.
     const sequence = await refused(
       ['-'],
