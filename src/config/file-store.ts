@@ -145,37 +145,51 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-/** The system's reason in words, and its fix: the permissions are named only when they are the cause. */
-const WRITE_FAILURES: Record<string, { what: string; fix?: (dir: string, variable: string) => string }> = {
+/**
+ * The system's reason in words, and its fix: the permissions are named only when they are the cause.
+ * `inPlace`: the fix where the files must stay (a batch's record, which --resume reads there).
+ */
+const WRITE_FAILURES: Record<
+  string,
+  { what: string; fix?: (dir: string, variable: string) => string; inPlace: string }
+> = {
   ENOSPC: {
     what: 'no space left on the device',
     fix: (dir, variable) => `make room on the disk of ${dir}, or set ${variable} to a directory on another disk`,
+    inPlace: 'make room on that disk',
   },
   EDQUOT: {
     what: 'disk quota exceeded',
     fix: (dir, variable) =>
       `make room in your quota on the disk of ${dir}, or set ${variable} to a directory on another disk`,
+    inPlace: 'make room in your quota on that disk',
   },
   EFBIG: {
     what: 'a file size limit was reached',
     fix: (_, variable) => `raise the limit (ulimit -f), or set ${variable} to a directory on another disk`,
+    inPlace: 'raise the file size limit (ulimit -f)',
   },
   EROFS: {
     what: 'read-only file system',
     fix: (dir, variable) => `${dir} is on a read-only file system: set ${variable} to a writable directory`,
+    inPlace: 'make that file system writable again',
   },
-  EACCES: { what: 'permission denied' },
-  EPERM: { what: 'operation not permitted' },
+  EACCES: { what: 'permission denied', inPlace: 'make that directory writable for you again' },
+  EPERM: { what: 'operation not permitted', inPlace: 'make that directory writable for you again' },
 };
 
 /**
  * A write in `dir` (moved elsewhere by the variable `variable`) that failed with `code`: the reason to
  * show and its fix; no fix for EACCES/EPERM, whose hint (the permissions) is the caller's.
  */
-export function writeFailure(code: string, dir: string, variable: string): { reason: string; fix?: string } {
+export function writeFailure(
+  code: string,
+  dir: string,
+  variable: string,
+): { reason: string; fix?: string; inPlace?: string } {
   const known = WRITE_FAILURES[code];
   if (!known) return { reason: code, fix: `check ${dir} and its disk, or set ${variable} to another directory` };
-  return { reason: `${known.what}, ${code}`, fix: known.fix?.(dir, variable) };
+  return { reason: `${known.what}, ${code}`, fix: known.fix?.(dir, variable), inPlace: known.inPlace };
 }
 
 function writeError(error: unknown, path: string): ConfigWriteError {

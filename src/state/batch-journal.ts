@@ -242,23 +242,13 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   }
 }
 
-/** The fix where the record must stay (a batch under way), by the system's code. */
-const RESUME_FIXES: Record<string, string> = {
-  ENOSPC: 'make room on that disk',
-  EDQUOT: 'make room in your quota on that disk',
-  EFBIG: 'raise the file size limit (ulimit -f)',
-  EROFS: 'make that file system writable again',
-  EACCES: 'make that directory writable for you again',
-  EPERM: 'make that directory writable for you again',
-};
-
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
   const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
   // A batch under way has its record here: another state directory has none, and --resume there sends every line.
-  const fix = resume ? RESUME_FIXES[code as string] : failure?.fix;
+  const fix = resume ? failure?.inPlace : failure?.fix;
   return new CliError(
     `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
     ExitCode.error,
