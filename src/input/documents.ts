@@ -88,11 +88,12 @@ function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: 
   const filter = isArray ? `'.[]'` : '.';
   const stdin = sourceName === STDIN_NAME;
   const word = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
-  const file = word(sourceName);
+  // A path or value that starts with `-` would read as an option, to jq or to facectl.
+  const file = word(sourceName.startsWith('-') ? `./${sourceName}` : sourceName);
   // The flags given fill each line's missing fields as they would have filled this document's.
   const given = (['alias', 'label', 'perspective'] as const)
     .filter((name) => flags[name] !== undefined)
-    .map((name) => ` --${name} ${word(flags[name] as string)}`)
+    .map((name) => ` --${name}${(flags[name] as string).startsWith('-') ? '=' : ' '}${word(flags[name] as string)}`)
     .join('');
   const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
   const what = isArray

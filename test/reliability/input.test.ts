@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
@@ -27,6 +27,21 @@ async function refused(args: string[], pattern: RegExp, stdin?: string) {
 const DOC = ['docs', 'submit', '--alias', 'ada-x', '--label', 'notes'];
 
 describe('input', () => {
+  it('a JSON array named -docs.json, a label starting with -: the batch hint pasted as printed reads neither as an option', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '-docs.json'), JSON.stringify([{ content: 'one' }, { content: 'two' }]));
+    const before = server.requests.length;
+    const result = await cliAt(server, ['docs', 'submit', '--file', '-docs.json', '--alias', 'ada-x', '--label=--x'], {
+      cwd: dir,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    // jq would read -docs.json as an option, and facectl `--label --x` as two flags (a ring pasted both).
+    expect(result.stderr).toContain(
+      "send them as a batch: jq -c '.[]' ./-docs.json | facectl docs submit --format ndjson --alias ada-x --label=--x -\n",
+    );
+    expect(server.requests.length).toBe(before);
+  });
+
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {
     const unknown = await refused(['keys', 'create', '--bogus'], /unknown option '--bogus'/);
     expect(unknown.stderr).toMatch(/usage: facectl keys create/);
