@@ -405,7 +405,7 @@ fsp.open = async function (...args) {
       expect(exit, run.stderr()).toEqual({ code, signal });
       expect(run.stderr().trim().split('\n')).toEqual([
         JSON.stringify({
-          notice: 'stopping: waiting up to 10 s for 1 request(s) in flight (a second Ctrl-C or SIGTERM stops at once)',
+          notice: 'stopping: waiting up to 10 s for 1 request in flight (a second Ctrl-C or SIGTERM stops at once)',
         }),
         JSON.stringify({ error: { code: 'interrupted', message: `stopped at once by a second ${by}` } }),
       ]);
