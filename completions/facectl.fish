@@ -59,7 +59,7 @@ complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcom
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l label -r -d 'label of the document (for JSON input: the default)'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l perspective -r -a 'first-person third-person' -d 'whose voice the document is in; the service defaults to third-person'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l content -r -d 'the document text'
-complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l file -r -d 'read the document(s) from a file (- for standard input)'
+complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l file -r -d 'read the document, or the batch, from a file (- for standard input)'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l format -r -a 'text json ndjson' -d 'the kind of input, else detected'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l concurrency -r -d 'requests in flight for a batch'
 complete -c facectl -n '__fish_seen_subcommand_from docs; and __fish_seen_subcommand_from submit' -l continue-on-error -d 'in a batch, report bad or refused lines and keep sending the others'

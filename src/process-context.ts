@@ -116,12 +116,16 @@ export function createProcessContext(): ProcessContext {
     try {
       // The first signal's error says how to go on (a batch's --resume): the second, which may come first, too.
       const hint = ctx.stopHint;
-      if (!globals.json) writeSync(2, `error: ${message}\n${hint === undefined ? '' : `${visible(hint)}\n`}`);
-      else if (!reported) {
-        writeSync(
-          2,
-          `${safeJson({ error: { code: 'interrupted', message, ...(hint === undefined ? {} : { hint }) } })}\n`,
-        );
+      // And how far it got (a batch's counts, if its summary is not said yet); under --json in `warnings`, after the
+      // messages held, as the first's error has them.
+      const counts = ctx.stopCounts?.();
+      if (!globals.json) {
+        const said = [counts, `error: ${message}`, hint].filter((line) => line !== undefined);
+        writeSync(2, `${said.map((line) => visible(line)).join('\n')}\n`);
+      } else if (!reported) {
+        const warnings = [...ctx.out.takeHeld(), ...(counts === undefined ? [] : [counts])];
+        const error = { code: 'interrupted', message, ...(hint === undefined ? {} : { hint }) };
+        writeSync(2, `${safeJson({ error: { ...error, ...(warnings.length > 0 ? { warnings } : {}) } })}\n`);
       }
     } finally {
       dieBy(signal);

@@ -79,7 +79,10 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     try {
       refuseUnsafe(path); // again, now that nobody else can be writing
       removeLeftTempFiles(path);
-      const next = change(read());
+      const data = read();
+      const next = change(data);
+      // Unchanged (checkWritable) and no file yet: the directory is made and locked, no empty file left behind.
+      if (next === data && !lstatSync(path, { throwIfNoEntry: false })) return data;
       try {
         writeAtomically(path, `${JSON.stringify(next, undefined, '\t')}\n`);
       } catch (error) {

@@ -20,7 +20,10 @@ export interface ConfigData {
 export interface ConfigBackend {
   readonly path: string;
   read(): ConfigData;
-  /** Read-modify-write no other writer can interleave with; returns the data read back. */
+  /**
+   * Read-modify-write no other writer can interleave with; returns the data read back. A `change` that gives back
+   * the very data it was given makes no missing file.
+   */
   update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
@@ -141,7 +144,7 @@ export class ProfileStore {
     return { madeDefault, before };
   }
 
-  /** Writes the file unchanged (made if missing): whether a later write can be made, asked before acting. */
+  /** Writes the file unchanged, or if missing makes and locks its directory: whether a later write can be made. */
   async checkWritable(): Promise<void> {
     await this.backend.update((data) => data);
   }

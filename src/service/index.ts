@@ -132,7 +132,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         server.closeIdleConnections();
         if (inflight > 0) {
           svc.log(
-            `stopping: waiting up to ${CLOSE_GRACE_MS / 1000} s for ${inflight} request(s) in flight ` +
+            `stopping: waiting up to ${CLOSE_GRACE_MS / 1000} s for ${inflight} ${inflight === 1 ? 'request' : 'requests'} in flight ` +
               '(a second Ctrl-C or SIGTERM stops at once)',
             'notice',
           );

@@ -181,7 +181,9 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         // Killed with requests in flight, it may have made more than it recorded: its count is a floor.
         const clean = blocking.candidate.clean;
         const what = all
-          ? `submitted all ${done} of its documents but stopped before printing every result`
+          ? done === 1
+            ? 'submitted its 1 document but stopped before printing its result'
+            : `submitted all ${done} of its documents but stopped before printing every result`
           : clean
             ? `stopped after ${done} of its documents ${done === 1 ? 'was' : 'were'} submitted`
             : `${stopWithout(blocking.candidate.unanswered)}, so it may have submitted lines it has no record of (${done} recorded)`;

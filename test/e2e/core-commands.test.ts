@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
@@ -55,6 +55,24 @@ describe('auth and config, as a script would use them', () => {
     const after = await runCli(['api', 'GET', '/v1/auth/api-keys/current'], { env });
     expect(after.code).toBe(3);
     expect(after.stderr.trimEnd().split('\n').at(-1)).toBe('run `facectl auth login`, or set FACECTL_API_KEY');
+  });
+
+  it('a first login whose key the service refuses leaves no config file; the next, accepted, writes it', async () => {
+    const configDir = join(makeConfigDir(), 'first');
+    const env = { FACECTL_CONFIG_DIR: configDir };
+    const file = join(configDir, 'config.json');
+    const args = ['auth', 'login', '--api-key-stdin', '--base-url', serve.baseUrl];
+    const wrong = `${serve.key('pro').slice(0, 13)}${'x'.repeat(32)}`;
+    const refused = await runCli(args, { env, stdin: `${wrong}\n` });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain(`error: ${serve.baseUrl} refused this API key; nothing was stored`);
+    expect(existsSync(file)).toBe(false);
+    const key = serve.key('pro');
+    const login = await runCli(args, { env, stdin: `${key}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      profiles: { default: { api_key: key, api_key_base_url: serve.baseUrl, base_url: serve.baseUrl } },
+    });
   });
 
   it('config set/get/list through the file', async () => {

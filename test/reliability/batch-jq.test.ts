@@ -96,6 +96,21 @@ describe('--jq failing on a batch result line', () => {
     expect(storedLabels(service, 'jqc-')).toEqual(['jqc-0', 'jqc-1']);
   });
 
+  it('a batch of one document: its refused plain run says that document was submitted, in the singular', async () => {
+    const { file } = batchFile('ada-jq', 'jqone-', 1);
+    const runEnv = env();
+    const args = ['docs', 'submit', '--file', file, '--jq', 'error("x")'];
+    expect((await runCli(args, { env: runEnv })).code).toBe(1);
+    const plain = await runCli(['docs', 'submit', '--file', file, '--json'], { env: runEnv });
+    expect(plain.code).toBe(2);
+    expect(errorOf(plain.stderr)).toMatchObject({
+      code: 'unfinished_batch',
+      message: `an earlier batch of ${file} submitted its 1 document but stopped before printing its result`,
+      hint: expect.stringMatching(/: the 1 line already submitted is created again, as a duplicate /),
+    });
+    expect(storedLabels(service, 'jqone-')).toEqual(['jqone-0']);
+  });
+
   it('with a failed line too: that failure decides the error and exit code, the --jq failure said beside it', async () => {
     const doc = (alias: string, label: string) => JSON.stringify({ alias, label, content: label });
     const file = tempFile(

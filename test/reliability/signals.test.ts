@@ -14,6 +14,14 @@ import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
 import { batchEnv, batchFile, journalFiles, KEY, start, stored, until } from './support.js';
 
+/** A batch's summary of 20 lines: submitted, sent without an answer and not sent add up to the total. */
+const countsAddUp = (summary: string) => {
+  const counts = /^Submitted (\d+) of 20 documents(?:, (\d+) sent without an answer)?(?:, (\d+) not sent)?\. /.exec(
+    summary,
+  );
+  return counts ? counts.slice(1).reduce((sum, n) => sum + Number(n ?? 0), 0) : undefined;
+};
+
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Cases 31-33 of docs/reliability.md: Ctrl-C (SIGINT to the bin) and a closed stdout.
@@ -187,7 +195,27 @@ describe('signals', () => {
         proxy.release();
         expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
         expect(errorLines(run.stderr()), `${gapMs} ms apart`).toHaveLength(1);
-        expect(JSON.parse(errorLines(run.stderr())[0] as string).error.code).toBe('interrupted');
+        const { error } = JSON.parse(errorLines(run.stderr())[0] as string);
+        expect(error.code).toBe('interrupted');
+        // The counts, whichever signal's error it is (the second's, ending at once, as the first's would have).
+        expect(error.warnings, `${gapMs} ms apart`).toHaveLength(1);
+        expect(countsAddUp(error.warnings[0]), error.warnings[0]).toBe(20);
+      }
+      // Without --json too: the counts, then the one error.
+      for (const gapMs of [0, 1]) {
+        const proxy = slowProxy(server, service.baseUrl, 30);
+        proxy.holdAfter(2);
+        const { file } = batchFile('ada-twice', `twice-text${gapMs}-`, 20);
+        const run = start(['docs', 'submit', '--file', file], batchEnv(key, server.baseUrl));
+        await until(() => proxy.answered() >= 2, 'two answers');
+        run.child.kill('SIGINT');
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+        run.child.kill('SIGINT');
+        const exit = await run.exit;
+        proxy.release();
+        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
+        expect(run.stderr().match(/^error: /gm), run.stderr()).toHaveLength(1);
+        expect(countsAddUp(/^Submitted .*$/m.exec(run.stderr())?.[0] ?? ''), run.stderr()).toBe(20);
       }
       // The second signal after the first's error document is written, while the process still waits
       // for its output to drain (a reader that stopped reading): no second document, and it ends at once.
@@ -270,11 +298,22 @@ fsp.open = async function (...args) {
             .stderr()
             .split('\n')
             .filter((line) => line.startsWith('{"error"'));
+          // With the counts the first's error would have given (its `warnings`).
+          const summary = expect.stringMatching(/^Submitted \d+ of 20 documents/);
           expect(errors.map((line) => JSON.parse(line))).toEqual([
-            { error: { code: 'interrupted', message: 'stopped at once by a second Ctrl-C (SIGINT)', hint } },
+            {
+              error: {
+                code: 'interrupted',
+                message: 'stopped at once by a second Ctrl-C (SIGINT)',
+                hint,
+                warnings: [summary],
+              },
+            },
           ]);
+          expect(countsAddUp(JSON.parse(errors[0] as string).error.warnings[0])).toBe(20);
         } else {
           expect(run.stderr()).toContain(`error: stopped at once by a second Ctrl-C (SIGINT)\n${hint}\n`);
+          expect(countsAddUp(/^Submitted .*$/m.exec(run.stderr())?.[0] ?? ''), run.stderr()).toBe(20);
         }
       } finally {
         await service.close();
@@ -366,7 +405,7 @@ fsp.open = async function (...args) {
       expect(exit, run.stderr()).toEqual({ code, signal });
       expect(run.stderr().trim().split('\n')).toEqual([
         JSON.stringify({
-          notice: 'stopping: waiting up to 10 s for 1 request(s) in flight (a second Ctrl-C or SIGTERM stops at once)',
+          notice: 'stopping: waiting up to 10 s for 1 request in flight (a second Ctrl-C or SIGTERM stops at once)',
         }),
         JSON.stringify({ error: { code: 'interrupted', message: `stopped at once by a second ${by}` } }),
       ]);

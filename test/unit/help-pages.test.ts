@@ -41,6 +41,12 @@ describe('the help pages in dist/help.json', () => {
     }
   });
 
+  it('no page writes a plural as "(s)" (http(s) is a scheme, not a plural)', () => {
+    for (const [path, page] of Object.entries(pages)) {
+      expect({ path, plurals: page.match(/(?<!http)\(s\)/g) }).toEqual({ path, plurals: null });
+    }
+  });
+
   it('renderHelpPage (what the build calls) gives the live output', async () => {
     const tc = createTestContext();
     expect(await run(['docs', 'submit', '--help'], tc.ctx)).toBe(0);

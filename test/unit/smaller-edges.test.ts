@@ -311,6 +311,11 @@ describe('answers from something other than the service, and what is sent as giv
     // Logging the profile in with a wider key is the fix; `keys create --profile ci` would be refused again.
     expect(hint).toContain('`facectl auth login --profile ci`');
     expect(hint).not.toMatch(/`facectl keys create[^`]*--profile ci`/);
+    // Having one made: with another profile's key, which has the scope (this key would be refused the same way).
+    expect(hint).toContain(
+      'create one with another key that has that scope and v1:keys:write (not this one): ' +
+        '`facectl keys create --scopes SCOPE --profile OTHER`',
+    );
   });
 
   it.each([

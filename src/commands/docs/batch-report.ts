@@ -65,6 +65,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
       if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
       progress?.update(summary.submitted + summary.failed, summary.failed);
     },
+    /** The summary so far, the `inFlight` lines as sent without an answer (a stop may come before they end). */
+    counts: (inFlight: number) => summaryLine({ ...summary, unanswered: summary.unanswered + inFlight }),
     /** A line sent whose answer the stop cut off: it may have been created. */
     unanswered(): void {
       summary.unanswered++;
@@ -158,6 +160,11 @@ function startProgress(ctx: Context, total?: number): { update(done: number, fai
 
 function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
   if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
+  ctx.out.info(summaryLine(summary));
+}
+
+/** "Submitted N of M documents, ...": at the end, or (stopCounts) when a second signal ends the batch at once. */
+function summaryLine(summary: BatchSummary): string {
   const of = summary.total !== undefined ? ` of ${summary.total}` : '';
   const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';
   const unanswered = summary.unanswered > 0 ? `, ${summary.unanswered} sent without an answer` : '';
@@ -165,10 +172,10 @@ function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): vo
     summary.total !== undefined ? summary.total - summary.submitted - summary.failed - summary.unanswered : 0;
   const notSent = left > 0 ? `, ${left} not sent` : '';
   const earlier = summary.earlier > 0 ? ` (${summary.earlier} of them by an earlier run, not sent again)` : '';
-  ctx.out.info(
+  return (
     `Submitted ${summary.submitted}${of} ${(summary.total ?? summary.submitted) === 1 ? 'document' : 'documents'}` +
-      `${earlier}${failed}${unanswered}${notSent}. token_count total ${summary.tokens} ` +
-      '(a preview: nothing is charged until each document is synced).',
+    `${earlier}${failed}${unanswered}${notSent}. token_count total ${summary.tokens} ` +
+    '(a preview: nothing is charged until each document is synced).'
   );
 }
 

@@ -175,8 +175,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   let stopReason: UsageError | undefined;
   let fatal: unknown;
   const overtaken = trackOvertaken(!input.continueOnError);
-  // From here a stop's error gives the --resume command; a second signal, ending the process at once, too.
+  // From here a stop's error gives the --resume command; a second signal, ending the process at once, too, with
+  // the counts so far until the reporter's summary says them.
   ctx.stopHint = resumeHint(input);
+  let inFlight = 0;
+  ctx.stopCounts = () => reporter.counts(inFlight);
 
   /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
   const admit = (line: NdjsonLine): boolean => {
@@ -226,6 +229,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       return true;
     }
     overtaken.start(line.line);
+    inFlight++;
     try {
       // The reader checked the line against a rule stricter than the contract's: the client does not again.
       const document = await api.call(
@@ -260,6 +264,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       const message = fields.length > 0 ? `${said}: ${fields.join('; ')}` : said;
       reporter.report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
       return input.continueOnError;
+    } finally {
+      inFlight--;
     }
   };
 
@@ -282,6 +288,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       if (notice !== undefined) ctx.out.info(notice);
     }
   } finally {
+    ctx.stopCounts = undefined;
     finished = reporter.finish(journal.finished && throughout);
   }
   const { summary, failures, jq } = finished;

@@ -28,7 +28,7 @@ const flags = {
     choices: PERSPECTIVES,
   },
   content: { value: '<text>', help: 'the document text' },
-  file: { value: '<path>', help: 'read the document(s) from a file (- for standard input)' },
+  file: { value: '<path>', help: 'read the document, or the batch, from a file (- for standard input)' },
   format: { value: '<format>', help: 'the kind of input, else detected', choices: ['text', 'json', 'ndjson'] },
   concurrency: {
     value: '<n>',
@@ -63,7 +63,7 @@ export default verb({
     '',
     'token_count in the answer is a preview: nothing is charged until the document is synced.',
   ].join('\n'),
-  args: [['[input]', '- to read the document(s) from standard input']],
+  args: [['[input]', '- to read the document, or the batch, from standard input']],
   flags,
   examples: [
     'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
