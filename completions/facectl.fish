@@ -102,7 +102,7 @@ complete -c facectl -n '__fish_seen_subcommand_from api' -l header -s H -r -d 'a
 complete -c facectl -n '__fish_seen_subcommand_from api' -l raw-field -s f -r -d 'add a string field to the JSON body, or to the query of a GET'
 complete -c facectl -n '__fish_seen_subcommand_from api' -l field -s F -r -d 'add a typed field: true/false/null/integers as JSON, @file reads a file'
 complete -c facectl -n '__fish_seen_subcommand_from api' -l input -r -d 'request body: a file, or - for standard input'
-complete -c facectl -n '__fish_seen_subcommand_from api' -l include -s i -d 'print the status line and the response headers before the body'
+complete -c facectl -n '__fish_seen_subcommand_from api' -l include -s i -d 'print the status line and the response headers before the body (--json: one {"status", "headers", "body"})'
 complete -c facectl -n '__fish_seen_subcommand_from api' -l raw -d 'no contract checks: send as given, print the answer as received'
 complete -c facectl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c facectl -n '__fish_seen_subcommand_from help' -a 'serve openapi keys faces import docs threads oauth auth config doctor api completion help'

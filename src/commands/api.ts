@@ -24,7 +24,10 @@ const flags = {
     help: 'add a typed field: true/false/null/integers as JSON, @file reads a file',
   },
   input: { value: '<file>', help: 'request body: a file, or - for standard input' },
-  include: { short: '-i', help: 'print the status line and the response headers before the body' },
+  include: {
+    short: '-i',
+    help: 'print the status line and the response headers before the body (--json: one {"status", "headers", "body"})',
+  },
   raw: { help: 'no contract checks: send as given, print the answer as received' },
 } as const satisfies Flags;
 
@@ -124,23 +127,31 @@ export default verb({
     }
 
     const answer = await client.request({ method, path: pathWithQuery, bodyText, headers, anyStatus: true });
-    if (options.include) ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
+    if (options.include && !ctx.out.json)
+      ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
+    const head = options.include ? answer : undefined;
     const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
     const ok = answer.status >= 200 && answer.status < 300;
     // An error's body may quote the key back (a hostile or echoing server): cut to its prefix, as errors are.
-    if (!ok && options.include) printBody(ctx, answer.body, undefined, withoutKeys);
+    if (!ok && head) printBody(ctx, answer.body, undefined, withoutKeys, head);
     if (answer.status >= 400) throw errorFromResponse(answer.status, answer.body, info);
     if (!ok) throw notAnAnswer(answer, `${method} ${target.pathname}`);
     // A known route's answer is read as commands read it (api/answers.ts): needed fields required, others lenient.
     const result =
       route?.responseKind === 'json' ? await readAnswer(route, answer.body, debugOption(ctx).debug) : answer.body;
     const changed = method !== 'GET' && method !== 'HEAD';
-    printBody(ctx, result, changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined);
+    const written = changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined;
+    printBody(ctx, result, written, undefined, head);
   },
 });
 
-/** A JSON answer indented on a terminal, one line when piped (as gh api does, --json or not); text as received. */
-function printBody(ctx: Context, body: unknown, written?: string, shown = (text: string) => text): void {
+/**
+ * A JSON answer indented on a terminal, one line when piped (as gh api does, --json or not); text as received.
+ * With -i (`head`) under --json, one document: the status, the headers (by lower-case name) and the body.
+ */
+function printBody(ctx: Context, body: unknown, written?: string, shown = (text: string) => text, head?: RawResponse) {
+  if (head && ctx.out.json)
+    body = { status: head.status, headers: head.headers, body: body === '' ? null : (body ?? null) };
   if (body === '' || body === undefined) return;
   const text = shown(typeof body === 'string' ? body : JSON.stringify(body, null, jsonIndent(ctx.io)));
   ctx.out.text(text.endsWith('\n') ? text : `${text}\n`, written);

@@ -40,6 +40,8 @@ export interface ReadDocumentOptions {
   /** The flags a plain text needs (asked on a terminal); called for text only, before it is read. */
   textDefaults(): Promise<DocumentDefaults>;
   continueOnError: boolean;
+  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` as a batch, with the flags given. */
+  batchHint?: (filter: string) => string;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
   /** Called once bulk work starts: a batch before its first line is read, a text past SPOOL_MEMORY_BYTES. */
@@ -71,7 +73,13 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
         prepared: await readText(source, detected.chunks, await options.textDefaults(), options.onBulk),
       };
     case 'json': {
-      const document = await readJsonDocument(detected.chunks, source.name, options.defaults, !format);
+      const document = await readJsonDocument(
+        detected.chunks,
+        source.name,
+        options.defaults,
+        !format,
+        options.batchHint,
+      );
       return { kind: 'one', prepared: { document, dispose: nothingToFree } };
     }
     case 'ndjson':

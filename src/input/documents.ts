@@ -3,7 +3,7 @@ import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
 import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
-import { blankError, readChunksText, STDIN_NAME } from './source.js';
+import { blankError, readChunksText } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
 export type DocumentFormat = 'text' | 'json' | 'ndjson';
@@ -58,11 +58,12 @@ export async function readJsonDocument(
   sourceName: string,
   defaults: DocumentDefaults,
   detected = false,
+  batchHint?: (filter: string) => string,
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName);
   if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
-  refuseManyDocuments(parsed, text, sourceName, defaults);
+  refuseManyDocuments(parsed, text, sourceName, batchHint);
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
   const object =
     parsed.ok && isPlainObject(parsed.value)
@@ -81,30 +82,22 @@ export async function readJsonDocument(
 }
 
 /** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
-function refuseManyDocuments(parsed: JsonParseResult, text: string, sourceName: string, flags: DocumentDefaults) {
+function refuseManyDocuments(
+  parsed: JsonParseResult,
+  text: string,
+  sourceName: string,
+  batchHint?: (filter: string) => string,
+) {
   const isArray = parsed.ok && Array.isArray(parsed.value);
   const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
   if (!isArray && !isSequence) return;
-  const filter = isArray ? `'.[]'` : '.';
-  const stdin = sourceName === STDIN_NAME;
-  const word = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
-  // A path or value that starts with `-` would read as an option, to jq or to facectl.
-  const file = word(sourceName.startsWith('-') ? `./${sourceName}` : sourceName);
-  // The flags given fill each line's missing fields as they would have filled this document's.
-  const given = (['alias', 'label', 'perspective'] as const)
-    .filter((name) => flags[name] !== undefined)
-    .map((name) => ` --${name}${(flags[name] as string).startsWith('-') ? '=' : ' '}${word(flags[name] as string)}`)
-    .join('');
   const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
   const what = isArray
     ? `holds a JSON array of ${n} item${n === 1 ? '' : 's'}`
     : 'holds JSON objects one after another';
   throw new UsageError(
     `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
-    {
-      code: 'invalid_input',
-      hint: `send them as a batch: ${stdin ? `... | jq -c ${filter}` : `jq -c ${filter} ${file}`} | facectl docs submit --format ndjson${given} -`,
-    },
+    { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(isArray ? `'.[]'` : '.')}` },
   );
 }
 

@@ -1,8 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/run-cli.js';
-import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, tempDir, tempFile } from './support.js';
+import { BIN, makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { useService } from '../helpers/service-suite.js';
+import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, stored, tempDir, tempFile } from './support.js';
 
 // Cases 1-12 of docs/reliability.md: bad input is refused before anything is sent (exit 2).
 
@@ -12,6 +15,7 @@ beforeAll(async () => {
   server = await startFaultServer();
 });
 afterAll(() => server.close());
+const service = useService({}, { faces: ['ada-hint'] });
 
 /** Runs the bin and asserts exit 2, a message matching `pattern`, and no request at the server. */
 async function refused(args: string[], pattern: RegExp, stdin?: string) {
@@ -40,6 +44,71 @@ describe('input', () => {
       "send them as a batch: jq -c '.[]' ./-docs.json | facectl docs submit --format ndjson --alias ada-x --label=--x -\n",
     );
     expect(server.requests.length).toBe(before);
+  });
+
+  it('a JSON array with --base-url, --profile, --concurrency 8 and --json: the batch hint, run by a shell as printed, stores them in that service', async () => {
+    const dir = tempDir();
+    const docs = [1, 2, 3].map((i) => ({ label: `hint-${i}`, content: `document ${i}` }));
+    writeFileSync(join(dir, 'docs.json'), JSON.stringify(docs));
+    // The key is profile work's, saved for the service; the environment names neither the URL nor a key.
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir() };
+    const url = service.baseUrl;
+    const login = await runCli(['auth', 'login', '--profile', 'work', '--base-url', url, '--api-key-stdin'], {
+      env,
+      stdin: `${service.key('pro')}\n`,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    const globals = ['--base-url', url, '--profile', 'work', '--concurrency', '8', '--json'];
+    const result = await runCli(['docs', 'submit', '--file', 'docs.json', '--alias', 'ada-hint', ...globals], {
+      env,
+      cwd: dir,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    const { hint } = (JSON.parse(result.stderr) as { error: { hint: string } }).error;
+    // Without --base-url and --profile a ring's paste went to the default URL (exit 8, nothing stored).
+    expect(hint).toBe(
+      "send them as a batch: jq -c '.[]' docs.json | facectl docs submit --format ndjson --alias ada-hint " +
+        `--concurrency 8 --json --base-url ${url} --profile work -`,
+    );
+    expect(stored(service, 'hint-')).toEqual([]);
+
+    // Run by a shell, word for word, with facectl on the PATH.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'facectl'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, 'facectl'), 0o755);
+    const pasted = await promisify(execFile)('sh', ['-c', hint.replace('send them as a batch: ', '')], {
+      cwd: dir,
+      env: { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, NO_COLOR: '1' },
+    });
+    // --json came along: one result line per document.
+    const lines = pasted.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { ok: boolean });
+    expect(lines.map((line) => line.ok)).toEqual([true, true, true]);
+    expect(
+      stored(service, 'hint-')
+        .map((d) => d.content)
+        .sort(),
+    ).toEqual(['document 1', 'document 2', 'document 3']);
+
+    // With --api-key-stdin, the key's line goes first, as docs/usage.md writes it.
+    writeFileSync(join(dir, 'more.json'), JSON.stringify([{ label: 'hint-4', content: 'document 4' }]));
+    const keyed = await runCli(['docs', 'submit', '--file', 'more.json', '--alias', 'ada-hint', '--api-key-stdin'], {
+      env: { ...env, FACECTL_BASE_URL: url },
+      cwd: dir,
+      stdin: `${service.key('pro')}\n`,
+    });
+    const command = /send them as a batch: (.*)\n/.exec(keyed.stderr)?.[1] as string;
+    expect(command).toBe(
+      "{ printenv KEY; jq -c '.[]' more.json; } | facectl docs submit --format ndjson --alias ada-hint --api-key-stdin -",
+    );
+    await promisify(execFile)('sh', ['-c', command], {
+      cwd: dir,
+      env: { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, KEY: service.key('pro'), FACECTL_BASE_URL: url },
+    });
+    expect(stored(service, 'hint-4').map((d) => d.content)).toEqual(['document 4']);
   });
 
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {

@@ -32,6 +32,29 @@ describe('facectl api', () => {
     expect(stdout).toBe(`${JSON.stringify(face)}\n`);
   });
 
+  it('-i --json: stdout is one JSON document {status, headers, body}; --jq sees it; a 404 too, and its key cut', async () => {
+    const me = await cli(['api', '-i', '--json', 'GET', '/v1/auth/api-keys/current']);
+    expect(me.code, me.stderr).toBe(0);
+    // The status line and headers came first, as text: stdout was not JSON (a ring's finding).
+    const answer = JSON.parse(me.stdout) as { status: number; headers: Record<string, string>; body: object };
+    expect(answer).toMatchObject({ status: 200, body: { plan: 'pro', key_prefix: service.key('pro').slice(0, 12) } });
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    const status = await cli(['api', '-i', '--jq', '.status', 'GET', '/v1/auth/api-keys/current']);
+    expect(status.stdout).toBe('200\n');
+    // An error answer: the same one document on stdout, the error document on stderr.
+    const key = service.key('pro');
+    const missing = await cli(['api', '-i', '--json', 'GET', `/v1/faces/${key}`]);
+    expect(missing.code).toBe(ExitCode.notFound);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404, headers: { 'content-type': expect.any(String) } });
+    expect(missing.stdout + missing.stderr).not.toContain(key);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ error: { code: expect.any(String) } });
+    // Without --json, as before: the status line, the headers, a blank line, the body.
+    const text = await cli(['api', '-i', 'GET', '/v1/auth/api-keys/current']);
+    const [head, body] = text.stdout.split('\n\n');
+    expect(head).toMatch(/^HTTP\/1.1 200 OK\n(.*\n)*content-type: application\/json/);
+    expect(JSON.parse(body ?? '')).toMatchObject({ plan: 'pro' });
+  });
+
   it('POST with a body from stdin creates the face once', async () => {
     const { code, stdout } = await cli(['api', 'post', '/v1/faces', '--input', '-'], {
       stdin: JSON.stringify({ name: 'Ada Lovelace', alias: 'api-ada' }),

@@ -123,6 +123,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     defaults: opts,
     textDefaults: () => textFlags(ctx, opts),
     continueOnError: opts.continueOnError,
+    batchHint: (filter) => batchPipeline(ctx, opts, filter),
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
     // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
     onBulk: () => void capYoungGeneration().catch(() => undefined),
@@ -191,20 +192,43 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
   return JSON.parse(pieces.join('') + decoder.end()) as object;
 }
 
-/** Resumes the batch: its input, --resume, and every flag shaping the bodies (so keys match again) or the output. */
+/** Resumes the batch: its input, --resume, and the flags (submitCommand). */
 export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
-  const argv = ['facectl', 'docs', 'submit', ...(opts.file === '-' ? ['-'] : ['--file', opts.file ?? '-']), '--resume'];
+  const input = opts.file === '-' ? '-' : flagAndValue('--file', opts.file ?? '-');
+  return submitCommand(ctx, opts, `${input} --resume${opts.format ? ` --format ${opts.format}` : ''}`);
+}
+
+/**
+ * The line that sends a JSON array (`jq -c '.[]'`) or objects one after another (`jq -c .`) as a batch,
+ * with the flags given (submitCommand); with --api-key-stdin, the key's line first.
+ */
+function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string): string {
+  const path = opts.file ?? '-';
+  // A path that starts with `-` would read as an option to jq.
+  const jq = `jq -c ${filter}${path === '-' ? '' : ` ${shellWord(path.startsWith('-') ? `./${path}` : path)}`}`;
+  // As docs/usage.md writes it: `{ printenv KEY; cat notes.txt; } | facectl docs submit ... --api-key-stdin`.
+  const key = path === '-' ? 'IFS= read -r key; echo "$key"' : 'printenv KEY';
+  const input = ctx.globals.apiKeyStdin ? `{ ${key}; ${jq}; }` : jq;
+  return `${path === '-' ? '... | ' : ''}${input} | ${submitCommand(ctx, opts, '--format ndjson')} -`;
+}
+
+/**
+ * `facectl docs submit` with `head` (the input, as typed), then every flag given that shapes the bodies
+ * (so keys match again), where they go (a ring pasted a hint without --base-url: another service), or the output.
+ */
+function submitCommand(ctx: Context, opts: SubmitOptions, head: string): string {
+  const words = ['facectl docs submit', head];
   const flag = (name: string, value: string | undefined) => {
-    if (value !== undefined) argv.push(name, value);
+    if (value !== undefined) words.push(flagAndValue(name, value));
   };
-  for (const key of ['alias', 'label', 'perspective', 'format'] as const) flag(`--${key}`, opts[key]);
+  for (const key of ['alias', 'label', 'perspective'] as const) flag(`--${key}`, opts[key]);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
-  if (opts.continueOnError) argv.push('--continue-on-error');
+  if (opts.continueOnError) words.push('--continue-on-error');
   if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
-  else if (ctx.globals.json) argv.push('--json');
+  else if (ctx.globals.json) words.push('--json');
   flag('--base-url', ctx.globals.baseUrl);
   flag('--profile', ctx.globals.profile);
-  if (ctx.globals.insecureHttp) argv.push('--insecure-http');
-  if (ctx.globals.apiKeyStdin) argv.push('--api-key-stdin');
-  return argv.map(shellWord).join(' ');
+  if (ctx.globals.insecureHttp) words.push('--insecure-http');
+  if (ctx.globals.apiKeyStdin) words.push('--api-key-stdin');
+  return words.join(' ');
 }
