@@ -50,7 +50,7 @@ _facectl_flags() {
     'serve') echo '--host --port --data --allow-private-urls --oauth-provider --rate-limit --consent --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'openapi') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'keys') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
-    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
+    'keys create') echo '--name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --save --yes --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'faces') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'faces create') echo '--name --alias --basic-facts --default-tools --default-model --formula --help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;
     'faces get') echo '--help --base-url --profile --json --jq --no-input --debug --insecure-http --api-key-stdin' ;;

@@ -144,7 +144,7 @@ await facectl(['auth', 'login', '--api-key-stdin'], {
   stdin: `${connectKey}\n`,
   show: 'echo "$CONNECT_KEY" | facectl auth login --api-key-stdin',
 });
-await facectl(['keys', 'create', '--name', 'ci', '--expires-in-days', '30', '--budget-usd', '5', '--save']);
+await facectl(['keys', 'create', '--name', 'ci', '--expires-in-days', '30', '--budget-usd', '5', '--save', '--yes']);
 await facectl(['auth', 'status']);
 await facectl([
   'faces',

@@ -7,6 +7,7 @@ import { problemsMessage } from './source.js';
 export type ThreadMessage = { role: string; content: string; from: string };
 
 const FIELDS = ['role', 'content', 'from'] as const;
+const RENAMED = ' (responses call it "name"; send it as "from")';
 
 export function validateMessageList(value: unknown, sourceName: string): ThreadMessage[] {
   let list: unknown = value;
@@ -16,7 +17,9 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
       throw invalid(sourceName, [`expected an array of messages or an object {"messages": [...]}, found ${found}`]);
     }
     const extra = Object.keys(value).find((key) => key !== 'messages');
-    if (extra !== undefined) throw invalid(sourceName, [`unknown field ${JSON.stringify(extra)} beside "messages"`]);
+    if (extra !== undefined) {
+      throw invalid(sourceName, [`unknown field ${JSON.stringify(extra)} beside "messages"`], 'thread_id' in value);
+    }
     list = value.messages;
     if (!Array.isArray(list))
       throw invalid(sourceName, [`messages: expected an array, found ${describeJsonValue(list)}`]);
@@ -34,8 +37,7 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
       const fieldValue = element[field];
       if (fieldValue === undefined) {
         // A list copied from a thread response spells the speaker `name`; say how to send it.
-        const renamed =
-          field === 'from' && typeof element.name === 'string' ? ' (responses call it "name"; send it as "from")' : '';
+        const renamed = field === 'from' && typeof element.name === 'string' ? RENAMED : '';
         problems.push(`${at}.${field}: required${renamed}`);
       } else if (typeof fieldValue !== 'string') {
         problems.push(`${at}.${field}: must be a string, found ${describeJsonValue(fieldValue)}`);
@@ -50,14 +52,21 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
     }
     messages.push({ role: element.role as string, content: element.content as string, from: element.from as string });
   });
-  if (problems.length > 0) throw invalid(sourceName, problems);
+  const renamed = problems.some((problem) => problem.endsWith(RENAMED));
+  if (problems.length > 0) throw invalid(sourceName, problems, renamed);
   return messages;
 }
 
-function invalid(sourceName: string, problems: string[]): UsageError {
+/** fromThread: the input is (part of) a `threads get` answer; the hint gives the conversion, to paste. */
+function invalid(sourceName: string, problems: string[], fromThread = false): UsageError {
   const counted = `${problems.length} problems in the message list`;
   return new UsageError(problemsMessage(sourceName, problems, problems.length, counted), {
     code: 'invalid_input',
-    hint: 'each message is {"role": ..., "content": ..., "from": ...}',
+    hint:
+      'each message is {"role": ..., "content": ..., "from": ...}' +
+      (fromThread
+        ? "; convert a thread's messages (ID its id) with `facectl threads get ID --json | " +
+          "jq '.messages | map({role, content, from: .name})' | facectl threads replace-messages ID -`"
+        : ''),
   });
 }

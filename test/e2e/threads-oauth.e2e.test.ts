@@ -1,7 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
+import { argv } from '../helpers/unit-harness.js';
 import { useServe } from '../helpers/hooks.js';
 import { tempFile } from '../helpers/temp.js';
 import { readBack } from '../helpers/serve-process.js';
@@ -80,6 +82,49 @@ describe('threads (built bin)', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('error: standard input: messages[1].content: required');
     expect(await service.settledRequests()).toBe(before);
+  });
+
+  it("a thread's own messages sent back (name, not from): exit 2, nothing sent; the hint's conversion, pasted, works", async () => {
+    const created = await runCli(argv`threads create --alias ada-lovelace --label round-trip --json`, { env: env() });
+    const id = JSON.parse(created.stdout).thread_id as string;
+    const sent = [
+      { role: 'assistant', content: 'What is the engine for?', from: 'Interviewer' },
+      { role: 'user', content: "Numbers, and music: it's not only arithmetic.", from: 'Ada' },
+    ];
+    const replaced = await runCli(['threads', 'replace-messages', id, '-'], {
+      env: env(),
+      stdin: JSON.stringify(sent),
+    });
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const got = await runCli(['threads', 'get', id, '--json'], { env: env() });
+    // The answer's messages, and the whole answer: both refused, with the conversion to paste.
+    const convert =
+      "facectl threads get ID --json | jq '.messages | map({role, content, from: .name})' | " +
+      'facectl threads replace-messages ID -';
+    for (const stdin of [JSON.stringify(JSON.parse(got.stdout).messages), got.stdout]) {
+      const before = await service.settledRequests();
+      const refused = await runCli(['threads', 'replace-messages', id, '-'], { env: env(), stdin });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trimEnd().split('\n').at(-1)).toBe(
+        `each message is {"role": ..., "content": ..., "from": ...}; convert a thread's messages (ID its id) with \`${convert}\``,
+      );
+      expect(await service.settledRequests()).toBe(before);
+    }
+    if (spawnSync('jq', ['--version']).status !== 0) return; // no jq here: the text is checked above
+    // Pasted into a shell, ID replaced, facectl the built bin: the messages are stored again, as they were.
+    const pasted = `node=$0 bin=$1; facectl() { "$node" "$bin" "$@"; }; ${convert.replaceAll('ID', id)}`;
+    await promisify(execFile)('sh', ['-c', pasted, process.execPath, BIN], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: makeConfigDir(),
+        NO_COLOR: '1',
+        FACECTL_CONFIG_DIR: makeConfigDir(),
+        ...env(),
+      },
+    });
+    const stored = await storedThread(id);
+    expect(stored).toMatchObject({ message_count: 2, messages_archived: 2 });
+    expect(stored.messages).toEqual(sent.map(({ from, ...message }) => ({ ...message, name: from })));
   });
 });
 

@@ -107,7 +107,7 @@ describe('case 44: `keys create --save` into one profile at once', () => {
       const dir = makeConfigDir();
       const results = await race(
         Array.from({ length: 4 }, () =>
-          cli(dir, ['keys', 'create', '--save', '--json', '--profile', 'shared'], { FACECTL_API_KEY: KEY }),
+          cli(dir, ['keys', 'create', '--save', '--yes', '--json', '--profile', 'shared'], { FACECTL_API_KEY: KEY }),
         ),
       );
       for (const r of results) expect(r.code, r.stderr).toBe(0);

@@ -103,6 +103,12 @@ test('deny: the callback reports access denied and nothing is connected', async 
   expect(callbackUrl.searchParams.has('code')).toBe(false);
   expect(callback.status).toBe(200);
   expect(callback.text).toContain('Not connected');
+  // The CLI cannot learn of a denial: the page says that it waits out its timeout, and how to end or retry.
+  expect(callback.text).toContain(
+    'Nothing was connected: access was denied on the consent page. facectl oauth connect, in your terminal, keeps ' +
+      'waiting until its timeout (--timeout): press Ctrl-C there to stop it, or run facectl oauth connect example ' +
+      'again to retry.',
+  );
   expect((await connections())[0].connected).toBe(false);
   expect(svc.stats.tokenExchanges).toBe(0);
 });

@@ -22,6 +22,7 @@ describe('keys create: run()', () => {
       allowedFaceIds: ['face_a', 'face_b'],
       allowedLlmModels: ['gpt-x'],
       save: false,
+      yes: false,
     });
     await tc.close();
     expect(key.key).toMatch(/^fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/);
@@ -48,7 +49,7 @@ describe('keys create: run()', () => {
 
   it('prints exactly the service object under --json', async () => {
     const tc = contextFor(service, { globals: { json: true } });
-    const key = await runCreateKey(tc.ctx, { name: 'json', save: false });
+    const key = await runCreateKey(tc.ctx, { name: 'json', save: false, yes: false });
     await tc.close();
     expect(JSON.parse(tc.stdout())).toEqual(key);
   });
@@ -79,7 +80,16 @@ describe('keys create: run()', () => {
       expect(shown.stderr).toBe('');
     }
     // With --save it is kept: no warning.
-    const saved = await runCommand(service, ['keys', 'create', '--name', 'jq-saved', '--save', '--jq', '.key_prefix']);
+    const saved = await runCommand(service, [
+      'keys',
+      'create',
+      '--name',
+      'jq-saved',
+      '--save',
+      '--yes',
+      '--jq',
+      '.key_prefix',
+    ]);
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stderr).not.toContain('shown only now');
   });
@@ -129,7 +139,7 @@ describe('keys create: run()', () => {
 
   it('on a terminal warns on stderr that the key will not be shown again', async () => {
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    const key = await runCreateKey(tc.ctx, { name: 'tty', save: false });
+    const key = await runCreateKey(tc.ctx, { name: 'tty', save: false, yes: false });
     await tc.close();
     expect(tc.stdout()).toContain(key.key);
     expect(tc.stderr()).toMatch(/Save this key now: .*will not show it again/);
@@ -138,7 +148,7 @@ describe('keys create: run()', () => {
 
   it('on a terminal with --save: no "save this key now" beside "Saved key"', async () => {
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
-    const key = await runCreateKey(tc.ctx, { name: 'tty-saved', save: true });
+    const key = await runCreateKey(tc.ctx, { name: 'tty-saved', save: true, yes: true });
     await tc.close();
     expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default" (${tc.config.path}).\n`);
     expect(tc.stderr()).not.toMatch(/save this key now/i);
@@ -146,7 +156,7 @@ describe('keys create: run()', () => {
 
   it('--save stores the new key in the active profile', async () => {
     const tc = contextFor(service);
-    const key = await runCreateKey(tc.ctx, { name: 'saved', save: true });
+    const key = await runCreateKey(tc.ctx, { name: 'saved', save: true, yes: true });
     await tc.close();
     expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
     expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default"`);
@@ -158,7 +168,7 @@ describe('keys create: run()', () => {
     const before = requestCount(service);
     const stored = JSON.stringify(tc.config.data);
     tc.interrupt();
-    await expect(runCreateKey(tc.ctx, { name: 'early', save: true })).rejects.toBeInstanceOf(CancelError);
+    await expect(runCreateKey(tc.ctx, { name: 'early', save: true, yes: true })).rejects.toBeInstanceOf(CancelError);
     await tc.close();
     expect(requestCount(service)).toBe(before);
     expect(tc.stdout()).toBe('');
@@ -167,7 +177,7 @@ describe('keys create: run()', () => {
 
   it('a wider key than the creating one is refused by the service: exit 6 with the fix', async () => {
     const narrow = contextFor(service);
-    const child = await runCreateKey(narrow.ctx, { scopes: ['v1:keys'], budgetUsd: 1, save: false });
+    const child = await runCreateKey(narrow.ctx, { scopes: ['v1:keys'], budgetUsd: 1, save: false, yes: false });
     await narrow.close();
     const result = await runCommand(service, ['keys', 'create', '--scopes', 'v1:*'], {
       apiKey: child.key,
@@ -252,6 +262,7 @@ describe('keys create: flags are checked before anything is sent', () => {
       allowedFaceIds: ['a', 'b'],
       allowedLlmModels: undefined,
       save: true,
+      yes: false,
     });
     expect(() => parseCreateKeyOptions({ budgetUsd: 'Infinity' })).toThrow(UsageError);
   });

@@ -96,6 +96,10 @@ describe('oauth connect', () => {
     expect(result.stderr).toMatch(
       /Open this URL in a browser to connect example:\n {2}http:\/\/127\.0\.0\.1:\d+\/provider\/example\/authorize\?/,
     );
+    // Without a terminal (no spinner) the wait is said as a line, with how to end it.
+    expect(result.stderr).toContain(
+      'Waiting up to 5 s for example to be approved in the browser (Ctrl-C stops waiting)\n',
+    );
     expect(result.stderr).toContain('error: example was not connected within 5 s');
     // The command to run again keeps --no-browser (a newcomer's finding).
     expect(result.stderr).toContain('run `facectl oauth connect example --no-browser` again');

@@ -36,9 +36,9 @@ describe('saving a key over another one', () => {
     expect(stderr).not.toContain(key);
   });
 
-  it('keys create --save: the key it authenticated with is named as replaced, never shown whole', async () => {
+  it('keys create --save --yes: the key it authenticated with is named as replaced, never shown whole', async () => {
     const creating = service.key('pro');
-    const result = await runCommand(service, ['keys', 'create', '--name', 'laptop', '--save', '--json']);
+    const result = await runCommand(service, ['keys', 'create', '--name', 'laptop', '--save', '--yes', '--json']);
     expect(result.code, result.stderr).toBe(0);
     const made = JSON.parse(result.stdout) as { key: string; key_prefix: string };
     expect(result.tc.config.data.profiles?.default).toEqual({
@@ -61,6 +61,78 @@ describe('saving a key over another one', () => {
     ]);
     expect(result.stderr).not.toContain(creating);
     expect(result.stderr).not.toContain(made.key);
+  });
+
+  it('keys create --save over a stored key, no terminal, no --yes: exit 2 naming both ways, nothing sent, key kept', async () => {
+    const home = { api_key: OLD_KEY, api_key_base_url: service.baseUrl, base_url: service.baseUrl };
+    for (const how of [[], ['--no-input'], ['--json']]) {
+      const before = requestCount(service);
+      const { code, stdout, stderr, tc } = await cli(['keys', 'create', '--name', 'laptop', '--save', ...how], {
+        config: { profiles: { default: home } },
+        env: how.length ? { FACECTL_API_KEY: service.key('pro') } : {},
+      });
+      const why = how[0] === '--no-input' ? '--no-input' : 'standard input is not a terminal';
+      const message =
+        `--yes is required to replace the key stored in profile default (${OLD_KEY.slice(0, 12)}…) ` +
+        `when not running interactively (${why})`;
+      const hint =
+        'add `--profile NEW` to save the new key in a profile of its own and keep both, or `--yes` to replace it';
+      expect(code, stderr).toBe(2);
+      expect(stdout).toBe('');
+      if (how[0] === '--json') expect(JSON.parse(stderr)).toEqual({ error: { code: 'usage', message, hint } });
+      else expect(stderr).toBe(`error: ${message}\n${hint}\n`);
+      expect(requestCount(service)).toBe(before);
+      expect(tc.config.data.profiles).toEqual({ default: home });
+    }
+  });
+
+  it('keys create --save on a terminal asks first: No keeps the stored key and sends nothing (exit 1), Yes replaces it', async () => {
+    const creating = await createKey(service, service.key('pro'), { name: 'home' });
+    const home = { api_key: creating.key, api_key_base_url: service.baseUrl, base_url: service.baseUrl };
+    const onTerminal = (answer: boolean) =>
+      cli(argv`keys create --name laptop --save`, {
+        config: { profiles: { default: home } },
+        stdinIsTTY: true,
+        stdoutIsTTY: true,
+        answers: [answer],
+      });
+    const before = requestCount(service);
+    const declined = await onTerminal(false);
+    expect(declined.code).toBe(1);
+    expect(declined.tc.prompts).toEqual([
+      {
+        kind: 'confirm',
+        message: `Replace the key stored in profile default (${creating.key_prefix}…)? It is not kept anywhere else.`,
+      },
+    ]);
+    expect(declined.stdout).toBe('');
+    expect(declined.stderr).toBe(
+      `Not replaced: profile default still holds key ${creating.key_prefix}…; no key was created\n`,
+    );
+    expect(requestCount(service)).toBe(before);
+    expect(declined.tc.config.data.profiles).toEqual({ default: home });
+
+    const accepted = await onTerminal(true);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const made = accepted.stdout.match(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/)?.[0] as string;
+    expect(accepted.tc.config.data.profiles?.default?.api_key).toBe(made);
+    expect(accepted.stderr).toContain(`replaced key ${creating.key_prefix}…`);
+  });
+
+  it('keys create --save into a profile without a key: saved without a question or --yes', async () => {
+    for (const stdinIsTTY of [false, true]) {
+      const { code, stdout, stderr, tc } = await cli(argv`keys create --name first --save`, {
+        config: { profiles: { default: { base_url: service.baseUrl } } },
+        env: { FACECTL_API_KEY: service.key('pro') },
+        stdinIsTTY,
+        stdoutIsTTY: stdinIsTTY,
+      });
+      expect(code, stderr).toBe(0);
+      expect(tc.prompts).toEqual([]);
+      const made = stdout.match(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/)?.[0] as string;
+      expect(tc.config.data.profiles?.default?.api_key).toBe(made);
+      expect(stderr).not.toContain('replaced');
+    }
   });
 
   it('saving the key the profile already holds warns of nothing', async () => {

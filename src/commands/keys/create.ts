@@ -8,9 +8,18 @@ import type { Column, Context } from '../../context.js';
 import type { AnswerOf, Lenient } from '../../api/answers.js';
 import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
-import { cancelledBy, CliError, ExitCode, NetworkError, OUTPUT_CLOSED, OUTPUT_FAILED } from '../../errors.js';
+import {
+  cancelledBy,
+  CliError,
+  DeclinedError,
+  ExitCode,
+  NetworkError,
+  OUTPUT_CLOSED,
+  OUTPUT_FAILED,
+  UsageError,
+} from '../../errors.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
-import { fieldColumns, requestBody, verb } from '../kit.js';
+import { fieldColumns, noPrompt, requestBody, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
 
 const flags = {
@@ -42,8 +51,11 @@ const flags = {
     help: 'comma-separated language models the key may use',
   },
   save: {
-    help: 'store the new key in the active profile (it then authenticates later commands); --profile NEW creates NEW',
+    help:
+      'store the new key in the active profile (it then authenticates later commands), asking first if that ' +
+      'replaces a stored key; --profile NEW creates NEW',
   },
+  yes: { short: '-y', help: "with --save, replace the profile's stored key without asking" },
 } as const satisfies Flags;
 
 export default verb({
@@ -55,7 +67,8 @@ export default verb({
   flags,
   examples: [
     'facectl keys create --name ci --expires-in-days 30 --scopes v1:compile --budget-usd 5',
-    'facectl keys create --name laptop --save',
+    'facectl keys create --name laptop --save --profile laptop',
+    'facectl keys create --name laptop --save --yes',
     'facectl keys create --json --no-input --scopes v1:faces:read | jq -r .key',
   ],
   run: (ctx, given) => runCreateKey(ctx, given),
@@ -74,7 +87,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
 ];
 
 export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
-  const { save, ...fields } = opts;
+  const { save, yes, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile or config file that cannot be saved into is refused now, not after a live key was made.
   if (save) {
@@ -83,6 +96,21 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   const { createApiKey } = await import('../../contract/keys.js');
   const active = await ctx.credentials();
+  // A stored key replaced is kept nowhere: asked before anything is sent (the warning after is decided under the lock).
+  const held = save ? (await ctx.config()).getProfile(active.profile).api_key : undefined;
+  if (typeof held === 'string' && held !== '' && !yes) {
+    const what = `the key stored in profile ${active.profile} (${keyPrefix(held)}…)`;
+    if (!ctx.io.canPrompt()) {
+      throw new UsageError(`--yes is required to replace ${what} when not running interactively (${noPrompt(ctx)})`, {
+        hint: 'add `--profile NEW` to save the new key in a profile of its own and keep both, or `--yes` to replace it',
+      });
+    }
+    if (!(await ctx.prompter.confirm({ message: `Replace ${what}? It is not kept anywhere else.`, default: false }))) {
+      throw new DeclinedError(
+        `Not replaced: profile ${active.profile} still holds key ${keyPrefix(held)}…; no key was created`,
+      );
+    }
+  }
   // --save into a new profile (`--profile laptop`) makes the key with what is used without naming one (its base URL).
   const beside = save
     ? await credentialsBesideNewProfile({ ...ctx, stdin: ctx.io.stdin, stdinIsTTY: ctx.io.stdinIsTTY })

@@ -62,7 +62,9 @@ export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Co
   }
 
   const deadline = ctx.clock.now().getTime() + opts.timeoutSeconds * 1000;
-  const spinner = ctx.out.spinner(`Waiting for ${provider} to be approved in the browser (Ctrl-C to stop)`);
+  const waiting = `Waiting up to ${opts.timeoutSeconds} s for ${provider} to be approved in the browser (Ctrl-C stops waiting)`;
+  if (!ctx.io.stderrIsTTY && !ctx.out.json) ctx.out.info(waiting);
+  const spinner = ctx.out.spinner(waiting);
   let connection: Connection | undefined;
   try {
     while (!connection?.connected) {

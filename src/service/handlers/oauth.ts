@@ -71,7 +71,12 @@ function finishAuthorization(svc: ServiceCore, provider: string, query: URLSearc
   const error = query.get('error');
   if (error !== null) {
     const why = error === 'access_denied' ? 'access was denied on the consent page' : `the provider said ${error}`;
-    return resultPage(`Not connected to ${provider}`, `Nothing was connected: ${why}.`);
+    // The client cannot learn of this (GET /v1/oauth only): the page says what to do in the terminal.
+    return resultPage(
+      `Not connected to ${provider}`,
+      `Nothing was connected: ${why}. facectl oauth connect, in your terminal, keeps waiting until its timeout ` +
+        `(--timeout): press Ctrl-C there to stop it, or run facectl oauth connect ${provider} again to retry.`,
+    );
   }
   const code = query.get('code');
   if (!code) throw new HttpError(400, 'invalid_request', 'The callback carries no authorization code.');
