@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { fittedWidths } from '../../src/io/output.js';
-import { forProfile, run } from '../../src/main.js';
+import { forProfile } from '../../src/errors.js';
+import { run } from '../../src/main.js';
 import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
