@@ -139,6 +139,27 @@ describe('threads replace-messages', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('- without a thread id: the thread id is said to be missing, with the synopsis (exit 2, nothing sent)', async () => {
+    const stdin = JSON.stringify(MESSAGES);
+    const result = await expectRefused(service, argv`threads replace-messages - --json`, [], { stdin });
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: "missing required argument 'thread_id' (the thread id comes before -)",
+        hint: 'usage: facectl threads replace-messages [flags] <thread_id> [input]',
+      },
+    });
+    const human = await expectRefused(service, argv`threads replace-messages --file ${file('m.json', stdin)} -`, []);
+    expect(human.stderr).toBe(
+      "error: missing required argument 'thread_id' (the thread id comes before -)\n" +
+        'usage: facectl threads replace-messages [flags] <thread_id> [input]\n',
+    );
+    // The synopsis commander prints when nothing is given at all.
+    await expectRefused(service, argv`threads replace-messages`, [
+      "error: missing required argument 'thread_id'\nusage: facectl threads replace-messages [flags] <thread_id> [input]\n",
+    ]);
+  });
+
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {
     const id = await newThread();
     const path = file('bad.json', JSON.stringify([...MESSAGES, MESSAGES[0], { role: 'user', content: 'no speaker' }]));
