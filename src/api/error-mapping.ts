@@ -9,9 +9,13 @@ export type ExchangeInfo = { method: string; path: string; baseUrl: string; outs
 
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON: a 4xx without JSON came from something else at the base URL (a web
-  // server, a proxy), though a 413 or 429 means the same from whoever says it.
-  if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
-    const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
+  // server, a proxy), though a 413 or 429 means the same from whoever says it; so did a 501 (that server does
+  // not do the method). A 5xx page of a proxy is shown as a snippet, not whole.
+  const snippet = typeof body === 'string' ? body.replace(/\s+/g, ' ').trim().slice(0, 120) : undefined;
+  if (
+    typeof body === 'string' &&
+    ((status >= 400 && status < 500 && status !== 413 && status !== 429) || status === 501)
+  ) {
     return new ResponseError(
       `${info.method} ${info.path}: HTTP ${status} with ${snippet ? `a body that is not JSON: ${snippet}` : 'an empty body'}; ` +
         'not an answer of the Face Compilation Service',
@@ -22,7 +26,7 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
   }
   const parsed = (typeof body === 'object' && body !== null ? body : {}) as { detail?: unknown; code?: unknown };
   const code = typeof parsed.code === 'string' ? parsed.code : (STATUS_CODES[status] ?? `http_${status}`);
-  const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
+  const detail = parsed.detail ?? (snippet || undefined);
   const detailText = typeof detail === 'string' ? detail : undefined;
   const where = `${info.method} ${info.path}`;
   const make = (message: string, hint?: string, exitCode?: ExitCodeValue) =>
