@@ -242,13 +242,13 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',
-      hint: `${made}set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer`,
+      hint: `${made}set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer`,
       cause: error,
     });
   if (code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_(?:VERIFY|GET)|ALTNAME/.test(code)) {
     return unreached(`cannot reach ${info.baseUrl}: its TLS certificate is not accepted (${reason})`, {
       code: 'tls_error',
-      hint: `check the base URL's host name; a certificate of a private authority needs NODE_EXTRA_CA_CERTS=<its PEM file>`,
+      hint: `check the base URL's host name; a certificate of a private authority needs NODE_EXTRA_CA_CERTS=FILE, FILE its PEM file`,
     });
   }
   switch (code) {
@@ -272,7 +272,7 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
       // Not only a service that is down: a limit too short for the connection (FACECTL_HTTP_TIMEOUT=0.001).
       return unreached(`cannot reach ${info.baseUrl}: no connection within ${formatLimit(limits.connectMs)}`, {
         code: 'timeout',
-        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer',
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
       return slow(`${info.method} ${info.path}: no response within ${formatLimit(limits.headersMs)}`);

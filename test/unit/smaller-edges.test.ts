@@ -154,7 +154,7 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     const config = { default_profile: 'work', profiles: { work: {}, spare: {} } };
     const unset = await cli(['config', 'get', 'base_url', '--profile', 'spare'], { config });
     expect(unset.code).toBe(1);
-    expect(unset.stderr).toContain('set it with `facectl config set base_url <value> --profile spare`');
+    expect(unset.stderr).toContain('set it with `facectl config set base_url VALUE --profile spare`');
     const key = await cli(['config', 'get', 'api_key'], { config, env: { FACECTL_PROFILE: 'spare' } });
     expect(key.stderr).toContain('run `facectl auth login --profile spare`');
   });

@@ -91,7 +91,7 @@ describe('threads create', () => {
       service,
       ['threads', 'create'],
       [
-        'error: --alias and --label are required when not running interactively (standard input is not a terminal)\npass --alias <value> --label <value>\n',
+        'error: --alias and --label are required when not running interactively (standard input is not a terminal)\npass --alias VALUE --label VALUE\n',
       ],
     );
   });
