@@ -148,3 +148,14 @@ export function detailLines(detail: unknown, message: string): string[] {
 /** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
 export const withoutKeys = (text: string): string =>
   text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
+
+/** With --profile NAME, each `facectl …` a hint quotes gets it too (unless it names one), so the fix reaches it. */
+export function forProfile(hint: string, profile: string | undefined): string {
+  // Only a name a profile can have (one refused as invalid is not repeated into a fix).
+  if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;
+  return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) =>
+    /--profile\b|--help\b|\bauth switch\b|^facectl serve\b/.test(command)
+      ? quoted
+      : `\`${command} --profile ${profile}\``,
+  );
+}

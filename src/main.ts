@@ -8,6 +8,7 @@ import {
   detailFields,
   detailLines,
   ExitCode,
+  forProfile,
   OUTPUT_CLOSED,
   OUTPUT_FAILED,
   withoutKeys,
@@ -100,15 +101,4 @@ function jsonError(error: unknown, { debug, profile }: GlobalOptions): Record<st
 
 function writeJson(ctx: Context, error: Record<string, unknown>): void {
   ctx.io.stderr.write(`${withoutKeys(safeJson({ error }))}\n`);
-}
-
-/** With --profile NAME, each `facectl …` a hint quotes gets it too (unless it names one), so the fix reaches it. */
-export function forProfile(hint: string, profile: string | undefined): string {
-  // Only a name a profile can have (one refused as invalid is not repeated into a fix).
-  if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;
-  return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) =>
-    /--profile\b|--help\b|\bauth switch\b|^facectl serve\b/.test(command)
-      ? quoted
-      : `\`${command} --profile ${profile}\``,
-  );
 }

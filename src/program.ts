@@ -181,7 +181,7 @@ function needsValue(typed: string, next: string | undefined, option: Option): Us
   const long = option.long ?? typed;
   const hint =
     next === undefined
-      ? `${typed} ends the line, with nothing after it for its value; write ${long} ${/<[^>]+>/.exec(option.flags)?.[0]}`
+      ? `${typed} ends the line, with nothing after it for its value; write ${long} ${/<([^>]+)>/.exec(option.flags)?.[1]?.toUpperCase()}`
       : `${next} is a flag, not the value of ${typed}; to give a value spelled like a flag, write ${long}=${next}`;
   return new UsageError(`${typed} needs a value`, { hint });
 }

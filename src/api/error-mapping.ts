@@ -9,9 +9,13 @@ export type ExchangeInfo = { method: string; path: string; baseUrl: string; outs
 
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON: a 4xx without JSON came from something else at the base URL (a web
-  // server, a proxy), though a 413 or 429 means the same from whoever says it.
-  if (typeof body === 'string' && status >= 400 && status < 500 && status !== 413 && status !== 429) {
-    const snippet = body.replace(/\s+/g, ' ').trim().slice(0, 120);
+  // server, a proxy), though a 413 or 429 means the same from whoever says it; so did a 501 (that server does
+  // not do the method). A 5xx page of a proxy is shown as a snippet, not whole.
+  const snippet = typeof body === 'string' ? body.replace(/\s+/g, ' ').trim().slice(0, 120) : undefined;
+  if (
+    typeof body === 'string' &&
+    ((status >= 400 && status < 500 && status !== 413 && status !== 429) || status === 501)
+  ) {
     return new ResponseError(
       `${info.method} ${info.path}: HTTP ${status} with ${snippet ? `a body that is not JSON: ${snippet}` : 'an empty body'}; ` +
         'not an answer of the Face Compilation Service',
@@ -22,7 +26,7 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
   }
   const parsed = (typeof body === 'object' && body !== null ? body : {}) as { detail?: unknown; code?: unknown };
   const code = typeof parsed.code === 'string' ? parsed.code : (STATUS_CODES[status] ?? `http_${status}`);
-  const detail = parsed.detail ?? (typeof body === 'string' && body !== '' ? body.slice(0, 200) : undefined);
+  const detail = parsed.detail ?? (snippet || undefined);
   const detailText = typeof detail === 'string' ? detail : undefined;
   const where = `${info.method} ${info.path}`;
   const make = (message: string, hint?: string, exitCode?: ExitCodeValue) =>
@@ -238,13 +242,13 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',
-      hint: `${made}set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer`,
+      hint: `${made}set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer`,
       cause: error,
     });
   if (code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_(?:VERIFY|GET)|ALTNAME/.test(code)) {
     return unreached(`cannot reach ${info.baseUrl}: its TLS certificate is not accepted (${reason})`, {
       code: 'tls_error',
-      hint: `check the base URL's host name; a certificate of a private authority needs NODE_EXTRA_CA_CERTS=<its PEM file>`,
+      hint: `check the base URL's host name; a certificate of a private authority needs NODE_EXTRA_CA_CERTS=FILE, FILE its PEM file`,
     });
   }
   switch (code) {
@@ -268,7 +272,7 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
       // Not only a service that is down: a limit too short for the connection (FACECTL_HTTP_TIMEOUT=0.001).
       return unreached(`cannot reach ${info.baseUrl}: no connection within ${formatLimit(limits.connectMs)}`, {
         code: 'timeout',
-        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer',
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
       return slow(`${info.method} ${info.path}: no response within ${formatLimit(limits.headersMs)}`);

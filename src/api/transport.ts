@@ -168,7 +168,7 @@ export class Transport {
       if (!deadline.passed || exchange.signal.aborted) throw error;
       throw new NetworkError(
         `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(ms)} (the service answers too slowly)`,
-        { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer', cause: error },
+        { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer', cause: error },
       );
     }
   }

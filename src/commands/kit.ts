@@ -61,7 +61,7 @@ export function requireAll(ctx: Context, values: Record<string, string | undefin
 function missingFlags(ctx: Context, flags: string[]): UsageError {
   const named = flags.length === 1 ? `${flags[0]} is` : `${flags.slice(0, -1).join(', ')} and ${flags.at(-1)} are`;
   return new UsageError(`${named} required when not running interactively (${noPrompt(ctx)})`, {
-    hint: `pass ${flags.map((flag) => `${flag} <value>`).join(' ')}`,
+    hint: `pass ${flags.map((flag) => `${flag} VALUE`).join(' ')}`,
   });
 }
 

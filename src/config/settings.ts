@@ -46,8 +46,8 @@ export const SETTINGS: Record<string, Setting> = {
     refuseSet: {
       message: 'api_key_base_url is stored with the key: it is the base URL the key was checked against or made at',
       hint:
-        'run `facectl auth login --base-url <url>` to store a key for another base URL, or ' +
-        '`facectl auth login --stored-key --base-url <url>` to keep the stored key for it (the same service moved)',
+        'run `facectl auth login --base-url URL` to store a key for another base URL, or ' +
+        '`facectl auth login --stored-key --base-url URL` to keep the stored key for it (the same service moved)',
     },
   },
   default_profile: {

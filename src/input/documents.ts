@@ -68,7 +68,16 @@ export async function readJsonDocument(
   const object =
     parsed.ok && isPlainObject(parsed.value)
       ? parsed.value
-      : parseJsonObject(text, { source: sourceName }, `a JSON object (${FIELDS_NOTE})`);
+      : parseJsonObject(
+          text,
+          {
+            source: sourceName,
+            hint: detected
+              ? 'it was read as one JSON document: if it is a text document, pass --format text'
+              : undefined,
+          },
+          `a JSON object (${FIELDS_NOTE})`,
+        );
   const checked = checkDocument(fillDefaults(object, defaults));
   if (!checked.ok) {
     // The problem may name the fields already; a kind that was only detected may be wrong.

@@ -29,17 +29,18 @@ export function tryParseJson(text: string): JsonParseResult {
 export const atLine = (line: number, problem: string): string =>
   `line ${line}${problem.startsWith('column ') ? ', ' : ': '}${problem}`;
 
-export function parseJson(text: string, where: { source: string }): unknown {
+export function parseJson(text: string, where: { source: string; hint?: string | undefined }): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;
   const { line, column, reason } = result;
   throw new UsageError(`${where.source}: line ${line}, column ${column}: invalid JSON: ${reason}`, {
     code: 'invalid_json',
+    hint: where.hint,
   });
 }
 
 /** Parses text that must hold one JSON object (not an array, string or number). */
-export function parseJsonObject(text: string, where: { source: string }, what = 'a JSON object') {
+export function parseJsonObject(text: string, where: Parameters<typeof parseJson>[1], what = 'a JSON object') {
   const value = parseJson(text, where);
   if (!isPlainObject(value)) {
     throw new UsageError(`${where.source}: line 1: expected ${what}, found ${describeJsonValue(value)}`, {

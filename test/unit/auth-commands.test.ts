@@ -57,6 +57,18 @@ describe('auth login', () => {
     expect(stdout).not.toContain(key);
   });
 
+  it('--api-key-stdin while FACECTL_API_KEY is set: stored, with the warning that the variable takes precedence', async () => {
+    const key = service.key('standard');
+    const { code, stderr, tc } = await cli(['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl], {
+      stdin: `${key}\n`,
+      env: { FACECTL_API_KEY: service.key('pro') },
+    });
+    expect(code, stderr).toBe(0);
+    expect(tc.config.data.profiles?.default?.api_key).toBe(key);
+    expect(stderr).toContain(`stored key ${key.slice(0, 12)}… in profile default`);
+    expect(stderr).toContain('FACECTL_API_KEY is set and takes precedence over the stored key');
+  });
+
   it('a key the service refuses: exit 3, nothing stored', async () => {
     const wrong = `${service.key('pro').slice(0, 13)}${'x'.repeat(32)}`;
     const { code, stderr, tc } = await cli(['auth', 'login', '--api-key-stdin', '--base-url', service.baseUrl], {

@@ -83,3 +83,47 @@ describe('a base URL ending in /v1: drop the /v1', () => {
     expect(result.tc.config.data.profiles).toBeUndefined();
   });
 });
+
+describe('a base URL without its scheme: the fix names the URL meant', () => {
+  it.each([
+    ['127.0.0.1:8787', 'http://127.0.0.1:8787'],
+    ['localhost:8787', 'http://localhost:8787'],
+    ['[::1]:8787', 'http://[::1]:8787'],
+    ['api.example.org', 'https://api.example.org'],
+    ['api.example.org:8443/fcs', 'https://api.example.org:8443/fcs'],
+  ])('--base-url %s: exit 2, "run it with --base-url %s"', async (given, meant) => {
+    const result = await cli(['faces', 'get', 'ada', '--base-url', given], {
+      env: { FACECTL_API_KEY: 'fcs_env_key_0123' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `error: --base-url: not a valid URL (no http:// or https://): ${given}\nrun it with --base-url ${meant}\n`,
+    );
+  });
+
+  it('config set base_url 127.0.0.1:8787: nothing set, the command to run names http://127.0.0.1:8787', async () => {
+    const result = await cli(['config', 'set', 'base_url', '127.0.0.1:8787']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('run `facectl config set base_url http://127.0.0.1:8787`');
+    expect(result.tc.config.data.profiles).toBeUndefined();
+  });
+});
+
+describe('placeholders in the commands hints print: in capitals, no <...> a shell reads as a redirection', () => {
+  it('a key saved for another base URL: `facectl auth login --base-url URL --profile NAME`', async () => {
+    const result = await cli(['faces', 'get', 'ada', '--base-url', 'http://127.0.0.1:1'], {
+      config: { profiles: { default: { api_key: 'fcs_saved_key_0123', api_key_base_url: server.baseUrl } } },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('`facectl auth login --base-url http://127.0.0.1:1 --profile NAME`');
+    expect(result.stderr).not.toMatch(/[<>]/);
+  });
+
+  it('config set api_key_base_url: the commands to run say URL', async () => {
+    const result = await cli(['config', 'set', 'api_key_base_url', server.baseUrl]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('run `facectl auth login --base-url URL` to store a key for another base URL');
+    expect(result.stderr).toContain('`facectl auth login --stored-key --base-url URL`');
+    expect(result.stderr).not.toMatch(/[<>]/);
+  });
+});

@@ -144,7 +144,7 @@ describe('global flags, read by commander wherever they stand', () => {
     expect(JSON.parse(tc.stderr()).error).toEqual({
       code: 'usage',
       message: '--profile needs a value',
-      hint: '--profile ends the line, with nothing after it for its value; write --profile <name>',
+      hint: '--profile ends the line, with nothing after it for its value; write --profile NAME',
     });
     expect(tc.stdout()).toBe('');
   });

@@ -57,6 +57,33 @@ describe('config set / get / unset', () => {
     expect(JSON.parse(unset.stderr).error.message).toBe('base_url is not set in profile "default"');
   });
 
+  it('unset of a setting that is not set says so: exit 0, nothing changed, removed: false under --json', async () => {
+    const config = { profiles: { work: { api_key: KEY, api_key_base_url: 'http://127.0.0.1:9' } } };
+    const human = await cli(['config', 'unset', 'base_url', '--profile', 'work'], { config });
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stderr).toBe('base_url is not set in profile work; nothing to remove\n');
+    expect(human.tc.config.data).toEqual(config);
+    const json = await cli(['config', 'unset', 'base_url', '--profile', 'work', '--json'], { config });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      key: 'base_url',
+      value: null,
+      profile: 'work',
+      removed: false,
+      config_file: '/test/facectl/config.json',
+    });
+    expect(json.tc.config.data).toEqual(config);
+    const nothing = await cli(['config', 'unset', 'default_profile'], { config });
+    expect(nothing.stderr).toBe('default_profile is not set; nothing to remove\n');
+    // Set, it is removed and said so.
+    const set = { profiles: { work: { base_url: 'http://127.0.0.1:9' } } };
+    const removed = await cli(['config', 'unset', 'base_url', '--profile', 'work', '--json'], { config: set });
+    expect(JSON.parse(removed.stdout)).toMatchObject({ key: 'base_url', value: null, removed: true });
+    expect(removed.tc.config.data).toEqual({ profiles: { work: {} } });
+    const said = await cli(['config', 'unset', 'base_url', '--profile', 'work'], { config: set });
+    expect(said.stderr).toBe('Removed base_url in profile work\n');
+  });
+
   it('default_profile picks the profile later commands use', async () => {
     const refused = await cli(['config', 'set', 'default_profile', 'work']);
     expect(refused.code).toBe(2); // no such profile yet

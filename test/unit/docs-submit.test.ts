@@ -196,6 +196,26 @@ describe('docs submit: one document', () => {
     expect(result.stderr.split('a document is {').length).toBe(2);
   });
 
+  it('a text that starts with "{" (TeX) is refused as invalid JSON, the hint naming --format text; with it, sent', async () => {
+    const note = '{\\bf Note G} by Ada\nMore text.\n';
+    const path = file('note.txt', note);
+    const flags = argv`docs submit --alias ada-lovelace --label tex-note`;
+    const hint = 'if it is a text document, pass --format text';
+    const fromFile = await expectRefused(
+      service,
+      [...flags, '--file', path],
+      [`error: ${path}: line 1, column 2: invalid JSON: unexpected "\\\\" where`, hint],
+    );
+    expect(fromFile.stdout).toBe('');
+    await expectRefused(service, [...flags, '-'], ['error: standard input: line 1, column 2: invalid JSON', hint], {
+      stdin: note,
+    });
+    expect(storedWithLabel('tex-note')).toEqual([]);
+    const sent = await runCommand(service, [...flags, '--format', 'text', '--file', path]);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(storedWithLabel('tex-note').map((d) => d.content)).toEqual([note]);
+  });
+
   it('terminal form: a missing --alias and --label are asked for', async () => {
     const terminal = { stdinIsTTY: true, stdoutIsTTY: true, answers: ['ada-lovelace', 'asked'] };
     const { code, tc } = await runCommand(service, ['docs', 'submit', '--content', 'typed at a terminal'], terminal);

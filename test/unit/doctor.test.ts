@@ -119,6 +119,14 @@ describe('facectl doctor', () => {
       expect(r.byName('key works')).toMatchObject({ status: 'fail', detail: expect.stringContaining('401') });
       expect(r.byName('key works').fix).toContain('facectl auth login');
       expect(r.stdout + r.stderr).not.toContain(created.key);
+      // The same key stored in profile exp: each command the fixes print names it (pasted, it logs into exp).
+      const config = { profiles: { exp: { api_key: created.key, base_url: service.baseUrl } } };
+      const named = await doctor({ config }, ['--profile', 'exp', 'doctor', '--json']);
+      expect(named.code).toBe(1);
+      expect(named.byName('key works').fix).toContain('`facectl auth login --profile exp`');
+      const human = await doctor({ config }, ['doctor', '--profile', 'exp']);
+      expect(human.stdout).toMatch(/^fail\tkey works\t.*`facectl auth login --profile exp`/m);
+      expect(human.stdout).not.toMatch(/`facectl auth login`/);
     } finally {
       clock.advance(-2 * 86_400_000);
     }
@@ -143,6 +151,19 @@ describe('facectl doctor', () => {
         detail: expect.stringMatching(/^expires in 3 days/),
       });
       expect(r.byName('key works').detail).toContain('budget left $0.00 of $1.00');
+      expect(r.byName('key works').fix).toBe(
+        'create a new key (`facectl keys create --save`) or `facectl auth login` with another',
+      );
+      const lim = await doctor(
+        {
+          config: { profiles: { lim: { api_key: 'fcs_abcdefgh_0123456789', base_url: fault.baseUrl } } },
+          now: '2026-03-15T12:00:00Z',
+        },
+        ['doctor', '--profile', 'lim', '--json'],
+      );
+      expect(lim.byName('key works').fix).toBe(
+        'create a new key (`facectl keys create --save --profile lim`) or `facectl auth login --profile lim` with another',
+      );
       expect(r.byName('clock skew')).toMatchObject({
         status: 'warn',
         detail: 'this machine is 600 s ahead of the service',

@@ -150,10 +150,10 @@ describe('faces create', () => {
 
   it('without a terminal, every missing required flag is named in one error (exit 2, nothing sent)', async () => {
     const result = await expectRefused(service, argv`faces create --no-input`, [
-      'error: --name and --alias are required when not running interactively (--no-input)\npass --name <value> --alias <value>\n',
+      'error: --name and --alias are required when not running interactively (--no-input)\npass --name VALUE --alias VALUE\n',
     ]);
     expect(result.stderr).toBe(
-      'error: --name and --alias are required when not running interactively (--no-input)\npass --name <value> --alias <value>\n',
+      'error: --name and --alias are required when not running interactively (--no-input)\npass --name VALUE --alias VALUE\n',
     );
     const json = await expectRefused(service, argv`faces create --no-input --json`, ['"code":"usage"']);
     expect(JSON.parse(json.stderr).error.message).toBe(

@@ -130,7 +130,7 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       'error: --label needs a value\n' +
-        '--label ends the line, with nothing after it for its value; write --label <label>\n',
+        '--label ends the line, with nothing after it for its value; write --label LABEL\n',
     );
 
     const json = await expectRefused(service, argv`docs submit --json --alias ada-lovelace --content hi --label`, []);
@@ -139,17 +139,17 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
       error: {
         code: 'usage',
         message: '--label needs a value',
-        hint: '--label ends the line, with nothing after it for its value; write --label <label>',
+        hint: '--label ends the line, with nothing after it for its value; write --label LABEL',
       },
     });
   });
 
   it.each([
-    [argv`auth status --profile`, '--profile', '--profile <name>'],
-    [argv`faces get ada-lovelace --base-url`, '--base-url', '--base-url <url>'],
-    [argv`faces get ada-lovelace --jq`, '--jq', '--jq <expression>'],
-    [argv`api /v1/auth/api-keys/current -X`, '-X', '--method <method>'],
-    [argv`--profile default docs sync doc_1 --timeout`, '--timeout', '--timeout <seconds>'],
+    [argv`auth status --profile`, '--profile', '--profile NAME'],
+    [argv`faces get ada-lovelace --base-url`, '--base-url', '--base-url URL'],
+    [argv`faces get ada-lovelace --jq`, '--jq', '--jq EXPRESSION'],
+    [argv`api /v1/auth/api-keys/current -X`, '-X', '--method METHOD'],
+    [argv`--profile default docs sync doc_1 --timeout`, '--timeout', '--timeout SECONDS'],
   ])('%j, a value flag ending the line: refused naming %s, exit 2, nothing sent', async (args, flag, write) => {
     const result = await expectRefused(service, args, []);
     expect(result.stdout).toBe('');

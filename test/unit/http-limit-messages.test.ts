@@ -29,7 +29,7 @@ describe('HTTP time limits in messages: as exact as they were set', () => {
     expect(connect.message).toBe('cannot reach http://127.0.0.1:9: no connection within 0.001 s');
     // A limit too short looks like a service that is down: the hint names both (a ring's find).
     expect(connect.hint).toBe(
-      'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service); if it is slow to accept, set FACECTL_HTTP_TIMEOUT=<seconds> to wait longer',
+      'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service); if it is slow to accept, set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer',
     );
     expect(networkErrorFrom(error('UND_ERR_HEADERS_TIMEOUT'), info, limits).message).toBe(
       'GET /v1/faces/{face_id}: no response within 0.001 s',

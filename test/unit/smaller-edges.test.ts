@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { fittedWidths } from '../../src/io/output.js';
-import { forProfile, run } from '../../src/main.js';
+import { forProfile } from '../../src/errors.js';
+import { run } from '../../src/main.js';
 import { buildProgram } from '../../src/program.js';
 import { currentKeyBody, type FaultServer, json, startFaultServer } from '../helpers/fault-server.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -153,7 +154,7 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     const config = { default_profile: 'work', profiles: { work: {}, spare: {} } };
     const unset = await cli(['config', 'get', 'base_url', '--profile', 'spare'], { config });
     expect(unset.code).toBe(1);
-    expect(unset.stderr).toContain('set it with `facectl config set base_url <value> --profile spare`');
+    expect(unset.stderr).toContain('set it with `facectl config set base_url VALUE --profile spare`');
     const key = await cli(['config', 'get', 'api_key'], { config, env: { FACECTL_PROFILE: 'spare' } });
     expect(key.stderr).toContain('run `facectl auth login --profile spare`');
   });
@@ -336,6 +337,51 @@ describe('answers from something other than the service, and what is sent as giv
       expect(result.stderr).not.toContain('faces are found by uid or alias');
     },
   );
+
+  // What python3 -m http.server answers a POST: 501 with an HTML page.
+  const errorPage = (status: number, message: string) =>
+    '<!DOCTYPE HTML>\n<html lang="en">\n    <head>\n        <meta charset="utf-8">\n' +
+    '        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n' +
+    `        <p>Error code: ${status}</p>\n        <p>Message: ${message}.</p>\n    </body>\n</html>\n`;
+  const htmlError = (status: number, message: string) =>
+    server.handle((_req, res) => {
+      res.writeHead(status, { 'content-type': 'text/html;charset=utf-8' });
+      res.end(errorPage(status, message));
+    });
+
+  it('a 501 with an HTML page to a POST (a web server that does not do POST): not an answer of the service, a snippet', async () => {
+    htmlError(501, "Unsupported method ('POST')");
+    const args = ['faces', 'create', '--name', 'Ada', '--alias', 'ada', '--json'];
+    const result = await cli(args, asUser());
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stderr);
+    expect(error).toEqual({
+      code: 'unexpected_response',
+      message:
+        'POST /v1/faces: HTTP 501 with a body that is not JSON: <!DOCTYPE HTML> <html lang="en"> <head> <meta ' +
+        'charset="utf-8"> <title>Error response</title> </head> <body> <h1>Error re; ' +
+        'not an answer of the Face Compilation Service',
+      hint: `check the base URL (${server.baseUrl}): it should point at the service itself; run with --debug to see the exchange`,
+    });
+    const human = await cli(args.slice(0, -1), asUser());
+    expect(human.stderr).not.toContain('Unsupported method');
+    expect(human.stderr).not.toContain('try again later');
+  });
+
+  it('a 503 with an HTML page (a proxy or load balancer): try again later, with a snippet, not the page', async () => {
+    htmlError(503, 'Service Unavailable');
+    const result = await cli(['faces', 'create', '--name', 'Ada', '--alias', 'ada'], {
+      ...asUser(),
+      apiOptions: { maxRetries: 0 },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'error: POST /v1/faces failed with 503: <!DOCTYPE HTML> <html lang="en"> <head> <meta charset="utf-8"> ' +
+        '<title>Error response</title> </head> <body> <h1>Error re\n' +
+        '  status: 503 http_503\n' +
+        'the service had a problem; try again later (run with --debug for the exchange)\n',
+    );
+  });
 
   it("the service's own 404 (JSON) is still exit 4", async () => {
     server.handle((_req, res) => json(res, 404, { detail: 'no face ada', code: 'face_not_found' }));

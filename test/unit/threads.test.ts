@@ -91,7 +91,7 @@ describe('threads create', () => {
       service,
       ['threads', 'create'],
       [
-        'error: --alias and --label are required when not running interactively (standard input is not a terminal)\npass --alias <value> --label <value>\n',
+        'error: --alias and --label are required when not running interactively (standard input is not a terminal)\npass --alias VALUE --label VALUE\n',
       ],
     );
   });
@@ -137,6 +137,27 @@ describe('threads replace-messages', () => {
     const result = await expectRefused(service, argv`threads replace-messages thr_1 -- -m.json`, []);
     expect(result.stderr).toBe('error: unexpected argument "-m.json"\nto read a file, use --file=-m.json\n');
     expect(result.stdout).toBe('');
+  });
+
+  it('- without a thread id: the thread id is said to be missing, with the synopsis (exit 2, nothing sent)', async () => {
+    const stdin = JSON.stringify(MESSAGES);
+    const result = await expectRefused(service, argv`threads replace-messages - --json`, [], { stdin });
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: "missing required argument 'thread_id' (the thread id comes before -)",
+        hint: 'usage: facectl threads replace-messages [flags] <thread_id> [input]',
+      },
+    });
+    const human = await expectRefused(service, argv`threads replace-messages --file ${file('m.json', stdin)} -`, []);
+    expect(human.stderr).toBe(
+      "error: missing required argument 'thread_id' (the thread id comes before -)\n" +
+        'usage: facectl threads replace-messages [flags] <thread_id> [input]\n',
+    );
+    // The synopsis commander prints when nothing is given at all.
+    await expectRefused(service, argv`threads replace-messages`, [
+      "error: missing required argument 'thread_id'\nusage: facectl threads replace-messages [flags] <thread_id> [input]\n",
+    ]);
   });
 
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {

@@ -91,7 +91,7 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
       `the key of profile ${profile} is now kept for ${creds.baseUrl} (it was saved for ${stored.savedFor})`,
     );
   }
-  if (ctx.env.FACECTL_API_KEY && !ctx.globals.apiKeyStdin) {
+  if (ctx.env.FACECTL_API_KEY) {
     ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
   }
   return result;

@@ -32,7 +32,7 @@ export default verb({
         hint:
           key === 'api_key'
             ? `run \`facectl auth login${flag}\``
-            : `set it with \`facectl config set ${key} <value>${flag}\``,
+            : `set it with \`facectl config set ${key} VALUE${flag}\``,
       });
     }
   },

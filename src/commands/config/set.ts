@@ -53,10 +53,14 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
         : {};
     changed = key in before ? before[key] !== parsed : parsed !== undefined;
     if (parsed !== undefined || key in before) await store.updateProfile(profile, { [key]: parsed, ...pin });
-    if (key === 'base_url') warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
+    if (key === 'base_url' && changed) warnKeyStaysBehind(ctx, store.getProfile(profile), profile, parsed);
   }
-  const result = { key, value: parsed ?? null, profile, config_file: store.path };
+  // `unset` says whether there was anything to remove, as `auth logout` does.
+  const removed = value === undefined ? { removed: changed } : {};
+  const result = { key, value: parsed ?? null, profile, ...removed, config_file: store.path };
   const where = profile ? ` in profile ${profile}` : '';
+  if (value === undefined && !changed && !ctx.out.json)
+    return ctx.out.info(`${key} is not set${where}; nothing to remove`);
   const said = parsed === undefined ? `Removed ${key}${where}` : `Set ${key} to ${parsed}${where}`;
   ctx.out.done(said, result, changed ? `the change was made all the same (${said})` : undefined);
 }

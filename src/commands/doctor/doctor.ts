@@ -8,7 +8,7 @@ import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/fi
 import { configFilePath } from '../../config/paths.js';
 import { parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
-import { CliError, ExitCode, withoutKeys } from '../../errors.js';
+import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
@@ -33,10 +33,12 @@ export default verb({
   ],
   async run(ctx) {
     // A report people paste into issues: a key given where a URL or a name belongs shows as its prefix.
+    // Each command a check quotes names the --profile in use, as error hints do.
+    const { profile } = ctx.globals;
     const checks = (await runDoctor(ctx)).map((check) => ({
       ...check,
-      detail: withoutKeys(check.detail),
-      fix: check.fix && withoutKeys(check.fix),
+      detail: forProfile(withoutKeys(check.detail), profile),
+      fix: check.fix && forProfile(withoutKeys(check.fix), profile),
     }));
     if (ctx.out.json) ctx.out.record({ checks });
     else ctx.out.list(checks, COLUMNS);

@@ -30,6 +30,12 @@ const STDIN_HINT =
   'pipe the messages in (e.g. `facectl threads replace-messages thr_123 - < messages.json`), or use --file PATH';
 
 async function readMessages(ctx: Context, threadId: string, file: string | undefined, input: string | undefined) {
+  // `replace-messages -` (the thread id left out): the - is no thread id, and no input is missing.
+  if (threadId === '-' && input === undefined) {
+    throw new UsageError("missing required argument 'thread_id' (the thread id comes before -)", {
+      hint: 'usage: facectl threads replace-messages [flags] <thread_id> [input]',
+    });
+  }
   if (input !== undefined && input !== '-') {
     throw new UsageError(`unexpected argument ${JSON.stringify(input)}`, {
       hint: `to read a file, use ${flagAndValue('--file', input)}`,
