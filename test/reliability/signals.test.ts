@@ -181,41 +181,37 @@ describe('signals', () => {
       const key = service.key('pro');
       await createFace(service, key, 'ada-twice');
       const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('{"error"'));
-      // Back to back, as a user's two quick Ctrl-C or a supervisor's repeated signal.
-      for (const gapMs of [0, 1, 2, 5]) {
+      // Back to back, as a user's two quick Ctrl-C or a supervisor's repeated signal; with --json and without.
+      const cases = [
+        ...[0, 1, 2, 5].map((gapMs) => ({ gapMs, json: true })),
+        ...[0, 1].map((gapMs) => ({ gapMs, json: false })),
+      ];
+      for (const { gapMs, json } of cases) {
         const proxy = slowProxy(server, service.baseUrl, 30);
         proxy.holdAfter(2);
-        const { file } = batchFile('ada-twice', `twice${gapMs}-`, 20);
-        const run = start(['docs', 'submit', '--file', file, '--json'], batchEnv(key, server.baseUrl));
+        const { file } = batchFile('ada-twice', `twice${json ? '' : '-text'}${gapMs}-`, 20);
+        const args = ['docs', 'submit', '--file', file, ...(json ? ['--json'] : [])];
+        const run = start(args, batchEnv(key, server.baseUrl));
         await until(() => proxy.answered() >= 2, 'two answers');
         run.child.kill('SIGINT');
         if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
         run.child.kill('SIGINT');
         const exit = await run.exit;
         proxy.release();
-        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
-        expect(errorLines(run.stderr()), `${gapMs} ms apart`).toHaveLength(1);
-        const { error } = JSON.parse(errorLines(run.stderr())[0] as string);
-        expect(error.code).toBe('interrupted');
-        // The counts, whichever signal's error it is (the second's, ending at once, as the first's would have).
-        expect(error.warnings, `${gapMs} ms apart`).toHaveLength(1);
-        expect(countsAddUp(error.warnings[0]), error.warnings[0]).toBe(20);
-      }
-      // Without --json too: the counts, then the one error.
-      for (const gapMs of [0, 1]) {
-        const proxy = slowProxy(server, service.baseUrl, 30);
-        proxy.holdAfter(2);
-        const { file } = batchFile('ada-twice', `twice-text${gapMs}-`, 20);
-        const run = start(['docs', 'submit', '--file', file], batchEnv(key, server.baseUrl));
-        await until(() => proxy.answered() >= 2, 'two answers');
-        run.child.kill('SIGINT');
-        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-        run.child.kill('SIGINT');
-        const exit = await run.exit;
-        proxy.release();
-        expect(exit, run.stderr()).toEqual({ code: 130, signal: 'SIGINT' });
-        expect(run.stderr().match(/^error: /gm), run.stderr()).toHaveLength(1);
-        expect(countsAddUp(/^Submitted .*$/m.exec(run.stderr())?.[0] ?? ''), run.stderr()).toBe(20);
+        const said = `${gapMs} ms apart${json ? ', --json' : ''}: ${run.stderr()}`;
+        expect(exit, said).toEqual({ code: 130, signal: 'SIGINT' });
+        if (json) {
+          expect(errorLines(run.stderr()), said).toHaveLength(1);
+          const { error } = JSON.parse(errorLines(run.stderr())[0] as string);
+          expect(error.code).toBe('interrupted');
+          // The counts, whichever signal's error it is (the second's, ending at once, as the first's would have).
+          expect(error.warnings, said).toHaveLength(1);
+          expect(countsAddUp(error.warnings[0]), said).toBe(20);
+        } else {
+          // The counts, then the one error.
+          expect(run.stderr().match(/^error: /gm), said).toHaveLength(1);
+          expect(countsAddUp(/^Submitted .*$/m.exec(run.stderr())?.[0] ?? ''), said).toBe(20);
+        }
       }
       // The second signal after the first's error document is written, while the process still waits
       // for its output to drain (a reader that stopped reading): no second document, and it ends at once.
