@@ -161,6 +161,20 @@ describe('keys create: run()', () => {
     expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
     expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default"`);
     expect(tc.stderr()).not.toContain(key.key);
+    expect(tc.stderr()).not.toContain('FACECTL_API_KEY');
+  });
+
+  it('--save while FACECTL_API_KEY is set: saved, with the warning that the variable takes precedence', async () => {
+    const result = await runCommand(service, ['keys', 'create', '--name', 'ro', '--save', '--profile', 'ro'], {
+      env: { FACECTL_API_KEY: service.key('standard') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const saved = result.tc.config.data.profiles?.ro?.api_key;
+    expect(saved).toMatch(/^fcs_/);
+    expect(result.stderr).toContain(`Saved key ${saved?.slice(0, 12)}… in profile "ro"`);
+    expect(result.stderr).toContain(
+      'warning: FACECTL_API_KEY is set and takes precedence over the stored key (FACECTL_API_KEY)\n',
+    );
   });
 
   it('Ctrl-C before the request is sent -> CancelError at once, no key made', async () => {
