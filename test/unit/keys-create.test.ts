@@ -8,6 +8,7 @@ import { CancelError, UsageError } from '../../src/errors.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
 const service = useService();
 
@@ -174,6 +175,24 @@ describe('keys create: run()', () => {
     expect(result.stderr).toContain(`Saved key ${saved?.slice(0, 12)}… in profile "ro"`);
     expect(result.stderr).toContain(
       'warning: FACECTL_API_KEY is set and takes precedence over the stored key (FACECTL_API_KEY)\n',
+    );
+  });
+
+  it("--save --profile EXISTING makes the key with that profile's key, as its --help says (NEW: the one used without)", async () => {
+    const narrow = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'narrow', scopes: ['v1:keys'] } }),
+      201,
+    );
+    const narrowProfile = { api_key: narrow.key, base_url: service.baseUrl, api_key_base_url: service.baseUrl };
+    const result = await runCommand(service, argv`keys create --save --yes --profile narrow --json`, {
+      config: { profiles: { narrow: narrowProfile } },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).scopes).toEqual(['v1:keys']);
+    const help = await runCommand(service, argv`keys create --help`);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      "It is made with that profile's key; --profile NEW creates NEW and makes it with the key used without --profile",
     );
   });
 
