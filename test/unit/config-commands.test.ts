@@ -41,11 +41,26 @@ describe('config set / get / unset', () => {
     expect(tc.config.data).toEqual({});
   });
 
-  it('an unknown key lists the known ones', async () => {
-    const { code, stderr } = await cli(['config', 'set', 'colour', 'blue']);
-    expect(code).toBe(ExitCode.usage);
-    expect(stderr).toContain('unknown setting "colour"');
-    expect(stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile');
+  it('an unknown key lists the known ones: set and unset only those they take, get all', async () => {
+    for (const args of [
+      ['set', 'colour', 'blue'],
+      ['unset', 'colour'],
+    ]) {
+      const { code, stderr } = await cli(['config', ...args]);
+      expect(code).toBe(ExitCode.usage);
+      expect(stderr).toContain('unknown setting "colour"');
+      expect(stderr).toContain('known settings: base_url, default_profile\n');
+    }
+    const get = await cli(['config', 'get', 'colour']);
+    expect(get.stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile\n');
+    // The two left out say what to use instead.
+    for (const key of ['api_key', 'api_key_base_url']) {
+      const { code, stderr } = await cli(['config', 'unset', key], { apiKey: KEY });
+      expect(code).toBe(ExitCode.usage);
+      expect(stderr).toBe(
+        `error: ${key} is removed with the key, by \`facectl auth logout\`\nrun \`facectl auth logout\`\n`,
+      );
+    }
   });
 
   it('get api_key shows only the prefix; an unset value is exit 1', async () => {
