@@ -147,12 +147,14 @@ describe('config list', () => {
     },
   };
 
-  it('piped: tab-separated rows with the key as its prefix', async () => {
-    const { code, stdout } = await cli(['config', 'list'], { config });
+  it('piped: tab-separated rows with the key as its prefix; the file and the active profile as rows, as in --json', async () => {
+    const { code, stdout } = await cli(['config', 'list'], { config, env: { FACECTL_PROFILE: 'local' } });
     expect(code).toBe(0);
     expect(stdout).toBe(
       [
+        '\tconfig_file\t/test/facectl/config.json',
         '\tdefault_profile\twork',
+        '\tactive_profile\tlocal',
         'local\tbase_url\thttp://127.0.0.1:8787',
         'work\tapi_key\tfcs_abcdefgh…',
         'work\tbase_url\thttps://api.example.com',
@@ -178,7 +180,7 @@ describe('config list', () => {
   it('--profile NAME lists that profile only, as config get and set act on it; an unknown one is exit 2', async () => {
     const piped = await cli(['config', 'list', '--profile', 'local'], { config });
     expect(piped.code).toBe(0);
-    expect(piped.stdout).toBe('local\tbase_url\thttp://127.0.0.1:8787\n');
+    expect(piped.stdout).toBe('\tconfig_file\t/test/facectl/config.json\nlocal\tbase_url\thttp://127.0.0.1:8787\n');
     const json = await cli(['--json', 'config', 'list', '--profile', 'work'], { config });
     expect(JSON.parse(json.stdout)).toEqual({
       config_file: '/test/facectl/config.json',
