@@ -40,7 +40,7 @@ complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcom
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l budget-usd -r -d 'spending budget in US dollars (0 or more)'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l allowed-face-ids -r -d 'comma-separated face ids the key may use'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l allowed-llm-models -r -d 'comma-separated language models the key may use'
-complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l save -d 'store the new key in the active profile (it then authenticates later commands), asking first if that replaces a stored key; --profile NEW creates NEW'
+complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l save -d 'store the new key in the active profile (it then authenticates later commands), asking first if that replaces a stored key. It is made with that profile\'s key; --profile NEW creates NEW and makes it with the key used without --profile'
 complete -c facectl -n '__fish_seen_subcommand_from keys; and __fish_seen_subcommand_from create' -l yes -s y -d 'with --save, replace the profile\'s stored key without asking'
 complete -c facectl -n '__fish_seen_subcommand_from faces; and not __fish_seen_subcommand_from create get' -a create -d 'Create a face'
 complete -c facectl -n '__fish_seen_subcommand_from faces; and not __fish_seen_subcommand_from create get' -a get -d 'Show a face, by uid or alias'

@@ -73,7 +73,8 @@ export function reportError(ctx: Context, error: unknown): void {
     for (const line of detailLines(error.detail, error.message)) write(`  ${line}`);
   }
   for (const { field, message } of cli?.fields ?? []) write(`  - ${field}: ${message}`);
-  if (ctx.globals.debug && error instanceof Error && error.stack) write(error.stack);
+  // Not for Ctrl-C or SIGTERM: their stack is the signal handler's, and it read as a second error ("CancelError: ...").
+  if (ctx.globals.debug && error instanceof Error && error.stack && !(error instanceof CancelError)) write(error.stack);
   const hint = cli ? cli.hint : UNEXPECTED_HINT;
   if (hint) write(forProfile(hint, ctx.globals.profile));
 }

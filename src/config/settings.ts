@@ -58,11 +58,13 @@ export const SETTINGS: Record<string, Setting> = {
   },
 };
 
-export function findSetting(name: string): Setting {
+/** `changing`: for `config set` and `unset`, which name only the settings they take (not the key's). */
+export function findSetting(name: string, changing = false): Setting {
   const setting = SETTINGS[name];
   if (!setting) {
+    const known = Object.values(SETTINGS).filter((s) => !(changing && s.refuseSet));
     throw new UsageError(`unknown setting ${JSON.stringify(name)}`, {
-      hint: `known settings: ${Object.keys(SETTINGS).join(', ')}`,
+      hint: `known settings: ${known.map((s) => s.name).join(', ')}`,
     });
   }
   return setting;

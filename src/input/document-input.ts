@@ -86,7 +86,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
       options.onBulk?.();
       return {
         kind: 'batch',
-        read: (watch) => readBatchLines(source, detected.chunks, options.defaults, options.continueOnError, watch),
+        read: (watch) => readBatchLines(source, detected.chunks, { ...options, detected: !format }, watch),
       };
   }
 }

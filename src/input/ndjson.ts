@@ -32,15 +32,30 @@ export type BatchLines = { total: number | undefined; lines: AsyncIterable<Ndjso
 
 const KEEP_BYTES = 16 * 1024 * 1024;
 
+/** `detected`: read as NDJSON for its first line (no --format, no .ndjson name); `batchHint`: as document-input.ts. */
+export type BatchOptions = {
+  defaults: DocumentDefaults;
+  continueOnError: boolean;
+  detected: boolean;
+  batchHint?: ((filter: string) => string) | undefined;
+};
+
+/** Why an input whose lines were refused before any was sent may be one text document instead. */
+export const readAsNdjson = (name: string, detected: boolean): string =>
+  `${name} was read as NDJSON, one document a line${detected ? ', as its first line is a JSON object' : ' (--format ndjson)'}` +
+  ': if it is one text document, pass --format text';
+
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
 export async function readBatchLines(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
-  defaults: DocumentDefaults,
-  continueOnError: boolean,
+  options: BatchOptions,
   watch?: CheckWatcher,
 ): Promise<BatchLines> {
-  if (!source.reopenable) return { total: undefined, lines: readNdjsonDocuments(chunks, source.name, defaults) };
+  const { defaults, continueOnError, batchHint } = options;
+  if (!source.reopenable) {
+    return { total: undefined, lines: readNdjsonDocuments(chunks, source.name, defaults, false, batchHint) };
+  }
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
   const first: Fingerprint = { blocks: [], size: 0 };
   let count = 0;
@@ -48,8 +63,8 @@ export async function readBatchLines(
   const problems: string[] = [];
   // A line not kept is only counted and checked here (unless watched): its body is made on the second pass.
   const checking = kept
-    ? readNdjsonDocuments(chunks, source.name, defaults)
-    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, watch === undefined);
+    ? readNdjsonDocuments(chunks, source.name, defaults, false, batchHint)
+    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, watch === undefined, batchHint);
   for await (const line of checking) {
     count++;
     kept?.push(line);
@@ -64,7 +79,12 @@ export async function readBatchLines(
   if (bad > 0 && !continueOnError) {
     throw new UsageError(problemsMessage(source.name, problems, bad, `${bad} of ${count} lines are invalid`), {
       code: 'invalid_input',
-      hint: 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
+      // Every line refused: --continue-on-error would send none (a text read as NDJSON, when detected).
+      hint:
+        (options.detected
+          ? `nothing was sent. ${readAsNdjson(source.name, true)}; if it is a batch, `
+          : 'nothing was sent; ') +
+        `fix the lines${bad < count ? ', or pass --continue-on-error to send the valid ones' : ''}`,
     });
   }
   const lines = kept
@@ -86,12 +106,16 @@ async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
   }
 }
 
-/** Blank lines are skipped; `checkOnly`: lines counted and let go, their body not made. */
+/**
+ * Blank lines are skipped; `checkOnly`: lines counted and let go, their body not made. A first line that opens
+ * a JSON array refuses the input, with `batchHint`'s conversion (as a JSON array given as one document).
+ */
 export async function* readNdjsonDocuments(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   defaults: DocumentDefaults,
   checkOnly = false,
+  batchHint?: (filter: string) => string,
 ): AsyncGenerator<NdjsonLine> {
   for await (const { number: line, text, bytes, error } of readLines(chunks, sourceName)) {
     if (error) {
@@ -106,6 +130,12 @@ export async function* readNdjsonDocuments(
     }
     if (text.trim() === '') continue;
     const parsed = tryParseJson(text);
+    if (line === 1 && !(parsed.ok && isPlainObject(parsed.value)) && text.trimStart().startsWith('[')) {
+      throw new UsageError(`${sourceName}: line 1 opens a JSON array: documents in NDJSON are one JSON object a line`, {
+        code: 'invalid_input',
+        hint: batchHint && `send them as a batch: ${batchHint(`'.[]'`)}`,
+      });
+    }
     if (!parsed.ok) {
       yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
       continue;

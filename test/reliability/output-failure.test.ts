@@ -63,7 +63,9 @@ describe('keys create: the secret could not be written', () => {
     const configDir = makeConfigDir();
     const result = await runWith('closed', ['keys', 'create', '--name', 'kept', '--save'], configDir);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^Saved key fcs_\w+… in profile "default"/);
+    expect(result.stderr).toMatch(/^Saved key fcs_\w+… in profile "default"/m);
+    // The key that made it came from FACECTL_API_KEY, which goes on taking precedence over the one saved.
+    expect(result.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key');
   });
 });
 

@@ -10,6 +10,7 @@ import { useFaultServer, useServe } from '../helpers/hooks.js';
 import { BIN, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { watchChild } from '../helpers/watch-child.js';
+import { approveConsent } from '../helpers/command-harness.js';
 import { createFace, startTestService } from '../helpers/service.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
 import { batchEnv, batchFile, journalFiles, KEY, start, stored, until } from './support.js';
@@ -347,6 +348,23 @@ fsp.open = async function (...args) {
       headers: { Authorization: `Bearer ${serve.key('connect')}` },
     });
     expect(JSON.stringify(await list.json())).not.toMatch(/"connected":\s*true/);
+  });
+
+  it("Ctrl-C after a Deny on the consent page: the project's `error: interrupted`, no `Error:` line (nor --debug's stack)", async () => {
+    for (const debug of [[], ['--debug']]) {
+      const run = start(['oauth', 'connect', 'example', '--no-browser', ...debug], serve.env('connect'));
+      const authorize = /http:\/\/\S+\/authorize\?\S+/;
+      await run.waitFor(authorize);
+      await approveConsent(authorize.exec(run.stderr())?.[0] as string, 'deny');
+      // A poll of GET /v1/oauth after the Deny (one a second), then the Ctrl-C.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      run.child.kill('SIGINT');
+      const { code, signal } = await run.exit;
+      expect(code, run.stderr()).toBe(130);
+      expect(signal).toBe('SIGINT');
+      expect(run.stderr()).toMatch(/^error: interrupted$/m);
+      expect(run.stderr()).not.toContain('Error:');
+    }
   });
 
   it('SIGTERM (timeout, a CI cancel) while waiting for an OAuth connection -> exit 143, not 130', async () => {

@@ -41,11 +41,26 @@ describe('config set / get / unset', () => {
     expect(tc.config.data).toEqual({});
   });
 
-  it('an unknown key lists the known ones', async () => {
-    const { code, stderr } = await cli(['config', 'set', 'colour', 'blue']);
-    expect(code).toBe(ExitCode.usage);
-    expect(stderr).toContain('unknown setting "colour"');
-    expect(stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile');
+  it('an unknown key lists the known ones: set and unset only those they take, get all', async () => {
+    for (const args of [
+      ['set', 'colour', 'blue'],
+      ['unset', 'colour'],
+    ]) {
+      const { code, stderr } = await cli(['config', ...args]);
+      expect(code).toBe(ExitCode.usage);
+      expect(stderr).toContain('unknown setting "colour"');
+      expect(stderr).toContain('known settings: base_url, default_profile\n');
+    }
+    const get = await cli(['config', 'get', 'colour']);
+    expect(get.stderr).toContain('known settings: base_url, api_key, api_key_base_url, default_profile\n');
+    // The two left out say what to use instead.
+    for (const key of ['api_key', 'api_key_base_url']) {
+      const { code, stderr } = await cli(['config', 'unset', key], { apiKey: KEY });
+      expect(code).toBe(ExitCode.usage);
+      expect(stderr).toBe(
+        `error: ${key} is removed with the key, by \`facectl auth logout\`\nrun \`facectl auth logout\`\n`,
+      );
+    }
   });
 
   it('get api_key shows only the prefix; an unset value is exit 1', async () => {
@@ -132,12 +147,14 @@ describe('config list', () => {
     },
   };
 
-  it('piped: tab-separated rows with the key as its prefix', async () => {
-    const { code, stdout } = await cli(['config', 'list'], { config });
+  it('piped: tab-separated rows with the key as its prefix; the file and the active profile as rows, as in --json', async () => {
+    const { code, stdout } = await cli(['config', 'list'], { config, env: { FACECTL_PROFILE: 'local' } });
     expect(code).toBe(0);
     expect(stdout).toBe(
       [
+        '\tconfig_file\t/test/facectl/config.json',
         '\tdefault_profile\twork',
+        '\tactive_profile\tlocal',
         'local\tbase_url\thttp://127.0.0.1:8787',
         'work\tapi_key\tfcs_abcdefgh…',
         'work\tbase_url\thttps://api.example.com',
@@ -163,7 +180,7 @@ describe('config list', () => {
   it('--profile NAME lists that profile only, as config get and set act on it; an unknown one is exit 2', async () => {
     const piped = await cli(['config', 'list', '--profile', 'local'], { config });
     expect(piped.code).toBe(0);
-    expect(piped.stdout).toBe('local\tbase_url\thttp://127.0.0.1:8787\n');
+    expect(piped.stdout).toBe('\tconfig_file\t/test/facectl/config.json\nlocal\tbase_url\thttp://127.0.0.1:8787\n');
     const json = await cli(['--json', 'config', 'list', '--profile', 'work'], { config });
     expect(JSON.parse(json.stdout)).toEqual({
       config_file: '/test/facectl/config.json',

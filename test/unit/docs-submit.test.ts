@@ -169,6 +169,41 @@ describe('docs submit: one document', () => {
     );
   });
 
+  it('the same text from --file: the same --format text hint (detected, not given); no --continue-on-error when no line is valid', async () => {
+    const path = file('note.txt', '{"note": "x"}\nSome prose.\n');
+    const result = await expectRefused(
+      service,
+      argv`docs submit --alias ada-lovelace --label mixed --file ${path}`,
+      [],
+    );
+    expect(result.stderr).toContain(`error: ${path}: 2 of 2 lines are invalid:`);
+    expect(result.stderr).toContain(
+      `nothing was sent. ${path} was read as NDJSON, one document a line, as its first line is a JSON ` +
+        'object: if it is one text document, pass --format text; if it is a batch, fix the lines\n',
+    );
+    expect(result.stderr).not.toContain('--continue-on-error');
+  });
+
+  it('a JSON array given as NDJSON (--format ndjson), from a file or standard input: said so, with the jq conversion', async () => {
+    const docs = [{ content: 'one' }, { content: 'two' }];
+    const pretty = file('docs.json', JSON.stringify(docs, null, 2));
+    const oneLine = file('docs-line.json', `${JSON.stringify(docs)}\n`);
+    for (const path of [pretty, oneLine]) {
+      const result = await expectRefused(service, argv`docs submit --format ndjson --label l --file ${path}`, []);
+      expect(result.stderr).toBe(
+        `error: ${path}: line 1 opens a JSON array: documents in NDJSON are one JSON object a line\n` +
+          `send them as a batch: jq -c '.[]' ${path} | facectl docs submit --format ndjson --label l -\n`,
+      );
+    }
+    const piped = await expectRefused(service, argv`docs submit --format ndjson -`, [], {
+      stdin: JSON.stringify(docs, null, 2),
+    });
+    expect(piped.stderr).toContain(
+      'error: standard input: line 1 opens a JSON array: documents in NDJSON are one JSON object a line\n' +
+        "send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson -\n",
+    );
+  });
+
   it("README's recipe for a JSON array (jq -c '.[]' | docs submit --format ndjson -): one element is a batch of one, a result line", async () => {
     const stdin = `${JSON.stringify({ alias: 'ada-lovelace', label: 'array-of-one', content: 'only one' })}\n`;
     const result = await runCommand(service, ['docs', 'submit', '--format', 'ndjson', '-', '--json'], { stdin });

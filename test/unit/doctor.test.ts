@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BASE_URL } from '../../src/api/types.js';
 import { checkProxy } from '../../src/commands/doctor/doctor.js';
 import type { Check } from '../../src/commands/doctor/checks.js';
 import { run } from '../../src/main.js';
@@ -127,6 +128,13 @@ describe('facectl doctor', () => {
       const human = await doctor({ config }, ['doctor', '--profile', 'exp']);
       expect(human.stdout).toMatch(/^fail\tkey works\t.*`facectl auth login --profile exp`/m);
       expect(human.stdout).not.toMatch(/`facectl auth login`/);
+      // The key came from the profile, not FACECTL_API_KEY: the fix says where the new key goes, nothing else.
+      expect(named.byName('key works').fix).toBe('run `facectl auth login --profile exp` with a new key');
+      const fromEnv = await doctor({
+        baseUrl: service.baseUrl,
+        env: { FACECTL_API_KEY: created.key, FACECTL_CONFIG_DIR: configDir('{}') },
+      });
+      expect(fromEnv.byName('key works').fix).toBe('set FACECTL_API_KEY to a new key');
     } finally {
       clock.advance(-2 * 86_400_000);
     }
@@ -151,9 +159,11 @@ describe('facectl doctor', () => {
         detail: expect.stringMatching(/^expires in 3 days/),
       });
       expect(r.byName('key works').detail).toContain('budget left $0.00 of $1.00');
-      expect(r.byName('key works').fix).toBe(
-        'create a new key (`facectl keys create --save`) or `facectl auth login` with another',
-      );
+      // Not `keys create --save` with this key: the new key would expire with it (the service refuses a later one).
+      const made =
+        ' (one made with a longer-lived key, e.g. `facectl keys create --profile OTHER`: a key expires no later than the key that makes it)';
+      expect(r.byName('key works').fix).toBe(`run \`facectl auth login\` with a new key${made}`);
+      expect(r.byName('key works').fix).not.toContain('--save');
       const lim = await doctor(
         {
           config: { profiles: { lim: { api_key: 'fcs_abcdefgh_0123456789', base_url: fault.baseUrl } } },
@@ -161,9 +171,13 @@ describe('facectl doctor', () => {
         },
         ['doctor', '--profile', 'lim', '--json'],
       );
-      expect(lim.byName('key works').fix).toBe(
-        'create a new key (`facectl keys create --save --profile lim`) or `facectl auth login --profile lim` with another',
-      );
+      expect(lim.byName('key works').fix).toBe(`run \`facectl auth login --profile lim\` with a new key${made}`);
+      const env = await doctor({
+        baseUrl: fault.baseUrl,
+        env: { FACECTL_API_KEY: 'fcs_abcdefgh_0123456789', FACECTL_CONFIG_DIR: configDir('{}') },
+        now: '2026-03-15T12:00:00Z',
+      });
+      expect(env.byName('key works').fix).toBe(`set FACECTL_API_KEY to a new key${made}`);
       expect(r.byName('clock skew')).toMatchObject({
         status: 'warn',
         detail: 'this machine is 600 s ahead of the service',
@@ -279,6 +293,14 @@ describe('doctor and a stored key saved for another base URL', () => {
       detail: expect.stringContaining(`saved for http://127.0.0.1:9; it is not sent to ${service.baseUrl}`),
     });
     expect(r.byName('key works').status).toBe('warn');
+  });
+
+  it('a profile whose base_url was unset (its key saved for another): the fix logs that profile in, by name', async () => {
+    const config = { profiles: { far: { api_key: service.key('pro'), api_key_base_url: service.baseUrl } } };
+    const r = await doctor({ config }, ['doctor', '--profile', 'far', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.byName('key source').fix).toContain(`\`facectl auth login --base-url ${DEFAULT_BASE_URL} --profile far\``);
+    expect(r.byName('key source').fix).not.toContain('NAME');
   });
 });
 

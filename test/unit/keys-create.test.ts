@@ -8,6 +8,7 @@ import { CancelError, UsageError } from '../../src/errors.js';
 import { contextFor, requestCount, runCommand } from '../helpers/command-harness.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
+import { argv } from '../helpers/unit-harness.js';
 
 const service = useService();
 
@@ -161,6 +162,38 @@ describe('keys create: run()', () => {
     expect(tc.config.data.profiles?.default?.api_key).toBe(key.key);
     expect(tc.stderr()).toContain(`Saved key ${key.key_prefix}… in profile "default"`);
     expect(tc.stderr()).not.toContain(key.key);
+    expect(tc.stderr()).not.toContain('FACECTL_API_KEY');
+  });
+
+  it('--save while FACECTL_API_KEY is set: saved, with the warning that the variable takes precedence', async () => {
+    const result = await runCommand(service, ['keys', 'create', '--name', 'ro', '--save', '--profile', 'ro'], {
+      env: { FACECTL_API_KEY: service.key('standard') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const saved = result.tc.config.data.profiles?.ro?.api_key;
+    expect(saved).toMatch(/^fcs_/);
+    expect(result.stderr).toContain(`Saved key ${saved?.slice(0, 12)}… in profile "ro"`);
+    expect(result.stderr).toContain(
+      'warning: FACECTL_API_KEY is set and takes precedence over the stored key (FACECTL_API_KEY)\n',
+    );
+  });
+
+  it("--save --profile EXISTING makes the key with that profile's key, as its --help says (NEW: the one used without)", async () => {
+    const narrow = expectContract(
+      'createApiKey',
+      await call(service, 'createApiKey', { key: service.key('pro'), body: { name: 'narrow', scopes: ['v1:keys'] } }),
+      201,
+    );
+    const narrowProfile = { api_key: narrow.key, base_url: service.baseUrl, api_key_base_url: service.baseUrl };
+    const result = await runCommand(service, argv`keys create --save --yes --profile narrow --json`, {
+      config: { profiles: { narrow: narrowProfile } },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).scopes).toEqual(['v1:keys']);
+    const help = await runCommand(service, argv`keys create --help`);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      "It is made with that profile's key; --profile NEW creates NEW and makes it with the key used without --profile",
+    );
   });
 
   it('Ctrl-C before the request is sent -> CancelError at once, no key made', async () => {

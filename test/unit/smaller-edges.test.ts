@@ -125,7 +125,10 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
   it('config list shows a profile emptied of its settings, which auth switch still takes', async () => {
     const config = { profiles: { work: { base_url: 'http://127.0.0.1:1' }, spare: {} } };
     const piped = await cli(['config', 'list'], { config });
-    expect(piped.stdout).toBe('\tdefault_profile\tdefault\nspare\t\t\nwork\tbase_url\thttp://127.0.0.1:1\n');
+    expect(piped.stdout).toBe(
+      '\tconfig_file\t/test/facectl/config.json\n\tdefault_profile\tdefault\n\tactive_profile\tdefault\n' +
+        'spare\t\t\nwork\tbase_url\thttp://127.0.0.1:1\n',
+    );
     const table = await cli(['config', 'list'], { config, stdoutIsTTY: true });
     expect(table.stdout).toMatch(/^spare\s+—\s+—$/m);
     expect((await cli(['auth', 'switch', 'spare'], { config })).code).toBe(0);

@@ -194,7 +194,7 @@ describe('threads replace-messages', () => {
 });
 
 describe('threads get and sync', () => {
-  it('get shows the thread; on a terminal its messages too', async () => {
+  it('get shows the thread and its messages, piped (TSV rows after a blank line) and on a terminal', async () => {
     const id = await newThread('to read');
     const tc0 = contextFor(service);
     await runReplaceMessages(tc0.ctx, { threadId: id, messages: MESSAGES });
@@ -202,7 +202,10 @@ describe('threads get and sync', () => {
     const piped = await runCommand(service, ['threads', 'get', id]);
     expect(piped.code).toBe(0);
     expect(piped.stdout).toContain(`thread_id\t${id}\n`);
-    expect(piped.stdout).not.toContain('poetry');
+    expect(piped.stdout).toMatch(/\nupdated_at\t[^\n]+\n\n/);
+    expect(piped.stdout.split('\n\n')[1]).toBe(
+      'assistant\tInterviewer\tWhat drew you to the engine?\nuser\tAda\tIts poetry — «algebraic patterns».\n',
+    );
     const tc = contextFor(service, { stdoutIsTTY: true, stdinIsTTY: true });
     expect(await run(['threads', 'get', id], tc.ctx)).toBe(0);
     await tc.close();

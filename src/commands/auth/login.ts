@@ -3,7 +3,6 @@ import {
   activeProfile,
   checkApiKey,
   checkNamedProfile,
-  KEY_SOURCE_LABELS,
   keyPrefix,
   sameBaseUrl,
   storedKeyBaseUrl,
@@ -90,9 +89,6 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
     ctx.out.info(
       `the key of profile ${profile} is now kept for ${creds.baseUrl} (it was saved for ${stored.savedFor})`,
     );
-  }
-  if (ctx.env.FACECTL_API_KEY) {
-    ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
   }
   return result;
 }

@@ -1,9 +1,12 @@
-import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
+import { KEY_SOURCE_LABELS, keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
 import type { ConfigStore, Context } from '../../context.js';
 
-/** Locked write of a key and its base URL (setsBaseUrl: the profile's too); a key replaced (kept nowhere) is named. */
+/**
+ * Locked write of a key and its base URL (setsBaseUrl: the profile's too); a key replaced (kept nowhere) is named,
+ * and so is FACECTL_API_KEY, which would be used instead.
+ */
 export async function saveKeyInProfile(
-  ctx: Pick<Context, 'out'>,
+  ctx: Pick<Context, 'out' | 'env'>,
   store: ConfigStore,
   profile: string,
   key: string,
@@ -19,6 +22,9 @@ export async function saveKeyInProfile(
       `replaced key ${keyPrefix(old)}… (saved for ${storedKeyBaseUrl(before)}) in profile ${profile}; ` +
         'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
     );
+  }
+  if (ctx.env.FACECTL_API_KEY) {
+    ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
   }
   if (madeDefault) ctx.out.info(`profile ${profile} is now the default profile`);
   else if (profile !== store.defaultProfile) {

@@ -3,7 +3,10 @@ import { activeProfile } from '../../config/credentials.js';
 import { SETTINGS } from '../../config/settings.js';
 
 export default verb({
-  description: 'List every profile and setting (keys as their prefix), and the file they are in.',
+  description:
+    'List every profile and setting (keys as their prefix), and the file they are in. On a terminal, a table ' +
+    '(* marks the active profile; the file on stderr); piped, a `profile<TAB>key<TAB>value` line each, the ' +
+    'file and the active profile as rows config_file and active_profile with no profile, as default_profile.',
   examples: ['facectl config list', 'facectl config list --profile work', 'facectl config list --json | jq .profiles'],
   async run(ctx) {
     const store = await ctx.config();
@@ -16,9 +19,14 @@ export default verb({
     const profiles: Record<string, Record<string, string>> = {};
     // `key: null` is the row of a profile without settings (`—` on a terminal, empty fields when piped).
     const rows: { profile: string; key: string | null; value: string | null; active: boolean }[] = [];
+    // Piped, the file and the active profile are rows as default_profile is, named as in --json (a table says
+    // them on stderr and marks the active profile with *).
+    const piped = !ctx.io.stdoutIsTTY;
+    if (piped) rows.push({ profile: '', key: 'config_file', value: store.path, active: false });
     if (defaultProfile && only === undefined) {
       rows.push({ profile: '', key: 'default_profile', value: defaultProfile, active: false });
     }
+    if (piped && only === undefined) rows.push({ profile: '', key: 'active_profile', value: active, active: false });
     for (const name of store.listProfiles().filter((n) => only === undefined || n === only)) {
       const shown: Record<string, string> = {};
       for (const [key, value] of Object.entries(store.getProfile(name))) {
@@ -41,6 +49,6 @@ export default verb({
       { header: 'key', value: (r) => r.key },
       { header: 'value', value: (r) => r.value },
     ]);
-    if (ctx.io.stderrIsTTY) ctx.out.info(`(${store.path}; * = active profile)`);
+    if (!piped && ctx.io.stderrIsTTY) ctx.out.info(`(${store.path}; * = active profile)`);
   },
 });

@@ -22,7 +22,7 @@ export default verb({
 
 /** Sets `key`, or with `value` undefined removes it (`config unset`). */
 export async function runConfigSet(ctx: Context, key: string, value: string | undefined): Promise<void> {
-  const setting = findSetting(key);
+  const setting = findSetting(key, true);
   // A name no profile can have is refused as by every command, even for a global setting (default_profile).
   checkNamedProfile(ctx);
   if (setting.refuseSet && value === undefined) {

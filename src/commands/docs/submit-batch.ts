@@ -9,7 +9,7 @@ import { createDocument } from '../../contract/documents.js';
 import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
-import type { BatchLines, CheckWatcher, NdjsonLine } from '../../input/ndjson.js';
+import { type BatchLines, type CheckWatcher, type NdjsonLine, readAsNdjson } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
@@ -332,8 +332,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       hint:
         // Nothing sent and no failure but the bad line itself.
         summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${source.name === STDIN_NAME ? 'Standard input' : source.name} was read as NDJSON, one document a line` +
-            `${input.format === undefined ? ', as its first line is a JSON object' : ' (--format ndjson)'}: if it is one text document, pass --format text`
+          ? `nothing was submitted. ${readAsNdjson(source.name === STDIN_NAME ? 'Standard input' : source.name, input.format === undefined)}`
           : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
             `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
     });

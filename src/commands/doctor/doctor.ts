@@ -107,7 +107,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   const spinner = ctx.out.spinner(`Checking ${base.host}`);
   try {
     const sendKey = key !== undefined && !(plainRemote && !ctx.globals.insecureHttp);
-    const probe = await probeService(ctx, base, sendKey ? key?.key : undefined);
+    const probe = await probeService(ctx, base, sendKey ? key : undefined);
     checks.push(
       base.protocol === 'https:'
         ? await checkTls(ctx, base, proxied, probe)

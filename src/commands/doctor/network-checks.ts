@@ -3,7 +3,7 @@ import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
 import { errorFromResponse, networkErrorFrom } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
-import type { Context } from '../../context.js';
+import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
 import { VERSION } from '../../version.js';
@@ -19,7 +19,12 @@ const SOON_DAYS = 7;
 /** `key`: absent when no key was sent or the service was not reached; `error`: the network failure, if any. */
 export type Probe = { reachability: Check; key?: Check; clock: Check; error?: CliError };
 
-export async function probeService(ctx: Context, base: URL, apiKey: string | undefined): Promise<Probe> {
+export async function probeService(
+  ctx: Context,
+  base: URL,
+  sent: { key: string; source: KeySource } | undefined,
+): Promise<Probe> {
+  const apiKey = sent?.key;
   const baseUrl = base.href.replace(/\/$/, '');
   const info = { method: 'GET', path: PATH, baseUrl };
   let transport: Transport;
@@ -61,7 +66,7 @@ export async function probeService(ctx: Context, base: URL, apiKey: string | und
       reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
       clock: clockCheck(result.headers.date, received),
     };
-    if (apiKey) probe.key = await keyCheck(result.status, result.text, info, received);
+    if (sent) probe.key = await keyCheck(result.status, result.text, info, received, sent.source);
     return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
@@ -103,8 +108,15 @@ async function keyCheck(
   text: string,
   info: { method: string; path: string; baseUrl: string },
   now: Date,
+  source: KeySource,
 ): Promise<Check> {
   const name = 'key works';
+  // Where a new key goes: `auth login` stores one in the profile, which FACECTL_API_KEY and --api-key-stdin override.
+  const newKey = {
+    profile: 'run `facectl auth login` with a new key',
+    env: 'set FACECTL_API_KEY to a new key',
+    stdin: 'give a new key with --api-key-stdin',
+  }[source];
   let json: unknown = text;
   try {
     json = JSON.parse(text);
@@ -113,7 +125,7 @@ async function keyCheck(
   }
   if (status >= 400) {
     const error = errorFromResponse(status, json, info);
-    return fail(name, error.message, error.hint ?? 'run `facectl auth login` with a valid key');
+    return fail(name, error.message, status === 401 ? newKey : (error.hint ?? newKey));
   }
   // Read as every command reads it (api/answers.ts): a field left out is told as unknown.
   let current: AnswerOf<typeof getCurrentApiKey> | undefined;
@@ -144,7 +156,10 @@ async function keyCheck(
         ? 'expiry unknown'
         : `expires ${current.expires_at}`,
   ].join(', ');
-  const renew = 'create a new key (`facectl keys create --save`) or `facectl auth login` with another';
+  // Not `keys create --save` with this key: a key made with it expires with it (the service refuses a later expiry).
+  const renew =
+    `${newKey} (one made with a longer-lived key, e.g. \`facectl keys create --profile OTHER\`: ` +
+    'a key expires no later than the key that makes it)';
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
   if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
     const days = Math.ceil((expires - now.getTime()) / 86_400_000);

@@ -53,7 +53,8 @@ const flags = {
   save: {
     help:
       'store the new key in the active profile (it then authenticates later commands), asking first if that ' +
-      'replaces a stored key; --profile NEW creates NEW',
+      "replaces a stored key. It is made with that profile's key; --profile NEW creates NEW and makes it with " +
+      'the key used without --profile',
   },
   yes: { short: '-y', help: "with --save, replace the profile's stored key without asking" },
 } as const satisfies Flags;

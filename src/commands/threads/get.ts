@@ -6,8 +6,8 @@ import { fieldColumns, requireArgument, send, verb, withExtensionNote } from '..
 
 export default verb({
   description: withExtensionNote(
-    'Show a thread with its messages: on a terminal its fields, then the messages as a table; piped, ' +
-      'its fields alone (a `field<TAB>value` line each): read the messages with --json.',
+    'Show a thread with its messages: its fields, then the messages (a table on a terminal; piped, a ' +
+      '`field<TAB>value` line per field, a blank line, then a `role<TAB>from<TAB>content` line per message).',
   ),
   args: [['<thread_id>', 'the thread id (thr_...)']],
   examples: ['facectl threads get thr_4kP9x', 'facectl threads get thr_4kP9x --json | jq .messages'],
@@ -15,8 +15,8 @@ export default verb({
     const { getThread } = await import('../../contract/threads.js');
     const thread = await send(ctx, getThread, { params: { thread_id: requireArgument('thread_id', threadId) } });
     ctx.out.record(thread, THREAD_FIELDS);
-    // --json prints one document (messages included) and piped output stays one record; a terminal also shows the messages.
-    if (ctx.io.stdoutIsTTY && !ctx.out.json && thread.messages && thread.messages.length > 0) {
+    // --json prints one document (messages included); otherwise the messages follow the fields after a blank line.
+    if (!ctx.out.json && thread.messages && thread.messages.length > 0) {
       ctx.out.text('\n');
       ctx.out.list(thread.messages, [
         { header: 'role', value: (m) => m.role },
