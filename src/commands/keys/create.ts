@@ -177,7 +177,9 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // The key works only where it was made: that base URL becomes the profile's if it came from outside (or is new).
   if (save) {
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
-    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside);
+    // Without --yes, only the key asked about (none: an empty profile) is replaced, not one stored meanwhile.
+    const agreed = yes ? undefined : typeof held === 'string' ? held : '';
+    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside, agreed);
   }
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
@@ -214,11 +216,19 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
 }
 
 /** One locked write, read back: "Saved" is printed only once the key is in the file. */
-async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
+async function saveKey(
+  ctx: Context,
+  key: NewKey,
+  profile: string,
+  baseUrl: string,
+  setsBaseUrl: boolean,
+  agreed: string | undefined,
+) {
+  let other: string | undefined;
   try {
     const config = await ctx.config();
-    await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl);
-    ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
+    other = await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl, agreed);
+    if (other === undefined) ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     // Exit 1 whatever the cause: a key was made (2 would say nothing was sent).
@@ -228,4 +238,16 @@ async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: stri
       cause: error,
     });
   }
+  if (other === undefined) return;
+  throw new CliError(
+    `the key was created (shown above) but not saved: profile ${profile} now holds another key ` +
+      `(${keyPrefix(other)}…), stored meanwhile, which was not replaced`,
+    ExitCode.error,
+    {
+      code: 'save_failed',
+      hint:
+        `copy the key from above into \`facectl auth login --profile NEW\` to keep both, or into ` +
+        `\`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
+    },
+  );
 }
