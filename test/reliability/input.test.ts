@@ -1,9 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { requestCount } from '../helpers/command-harness.js';
 import { useService } from '../helpers/service-suite.js';
 import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, stored, tempDir, tempFile } from './support.js';
 
@@ -102,11 +103,21 @@ describe('input', () => {
     });
     const command = /send them as a batch: (.*)\n/.exec(keyed.stderr)?.[1] as string;
     expect(command).toBe(
-      "{ printenv KEY; jq -c '.[]' more.json; } | facectl docs submit --format ndjson --alias ada-hint --api-key-stdin -",
+      `{ printf '%s\\n' "\${FACECTL_KEY:?set FACECTL_KEY to the API key}"; jq -c '.[]' more.json; } | ` +
+        'facectl docs submit --format ndjson --alias ada-hint --api-key-stdin -',
     );
+    // Pasted with the variable unset, the shell says so and no document line is sent as the key (a breaker's
+    // `printenv KEY` printed nothing: the first document became the key, 401, and was lost).
+    const shell = { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, FACECTL_BASE_URL: url };
+    const before = requestCount(service);
+    const unset = spawnSync('sh', ['-c', command], { cwd: dir, env: shell, encoding: 'utf8' });
+    expect(unset.status).not.toBe(0);
+    expect(unset.stderr).toContain('FACECTL_KEY: set FACECTL_KEY to the API key');
+    expect(unset.stderr).not.toContain('document 4');
+    expect(requestCount(service)).toBe(before);
     await promisify(execFile)('sh', ['-c', command], {
       cwd: dir,
-      env: { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, KEY: service.key('pro'), FACECTL_BASE_URL: url },
+      env: { ...shell, FACECTL_KEY: service.key('pro') },
     });
     expect(stored(service, 'hint-4').map((d) => d.content)).toEqual(['document 4']);
   });
