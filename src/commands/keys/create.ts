@@ -154,8 +154,10 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     });
   }
   // With --save the key is kept (or the failure to keep it says to copy it from above).
-  if (!save && !filterFailed && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
-    ctx.out.warn('the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)');
+  const expression = save || filterFailed ? undefined : ctx.globals.jq;
+  const jq = expression === undefined ? undefined : await import('../../io/jq.js');
+  if (jq && !(await jq.jqShows(expression as string, key, key.key))) {
+    ctx.out.warn(`${jq.SECRET_LEFT_OUT} (--save keeps it)`);
   } else if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
@@ -185,14 +187,6 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   if (filterFailed) throw filterFailed;
   return key;
-}
-
-/** Whether the --jq filter's output holds the secret (jq-web is loaded already: the output went through it). */
-async function jqShows(expression: string, key: NewKey): Promise<boolean> {
-  const { loadJq } = await import('../../io/jq.js');
-  return loadJq(expression)
-    .then((jq) => jq.apply(JSON.stringify(key), true).includes(key.key))
-    .catch(() => false);
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
