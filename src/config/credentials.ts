@@ -26,7 +26,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const [given, baseUrlSource, name, fix] = (
     [
       [globals.baseUrl, 'flag', '--base-url', (url: string) => `run it with --base-url ${url}`],
-      [env.FACECTL_BASE_URL, 'env', 'FACECTL_BASE_URL', (url: string) => `set FACECTL_BASE_URL=${url}`],
+      [env.FACECTL_BASE_URL, 'env', 'FACECTL_BASE_URL', (url: string) => `run \`export FACECTL_BASE_URL=${url}\``],
       [
         typeof settings.base_url === 'string' ? settings.base_url : undefined,
         'profile',

@@ -20,7 +20,7 @@ describe('a base URL ending in /v1: drop the /v1', () => {
     [
       'FACECTL_BASE_URL',
       (base: string) => ({ env: { FACECTL_BASE_URL: `${base}/v1/` } }),
-      'set FACECTL_BASE_URL={url}',
+      'run `export FACECTL_BASE_URL={url}`',
     ],
     [
       'a profile',
@@ -98,6 +98,17 @@ describe('a base URL without its scheme: the fix names the URL meant', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
       `error: --base-url: not a valid URL (no http:// or https://): ${given}\nrun it with --base-url ${meant}\n`,
+    );
+  });
+
+  it('FACECTL_BASE_URL=127.0.0.1:8787: exit 2, the fix is a command a shell runs (`export`, not `set`)', async () => {
+    const result = await cli(['faces', 'get', 'ada'], {
+      env: { FACECTL_API_KEY: 'fcs_env_key_0123', FACECTL_BASE_URL: '127.0.0.1:8787' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'error: FACECTL_BASE_URL: not a valid URL (no http:// or https://): 127.0.0.1:8787\n' +
+        'run `export FACECTL_BASE_URL=http://127.0.0.1:8787`\n',
     );
   });
 
