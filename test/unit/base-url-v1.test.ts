@@ -121,13 +121,20 @@ describe('a base URL without its scheme: the fix names the URL meant', () => {
 });
 
 describe('placeholders in the commands hints print: in capitals, no <...> a shell reads as a redirection', () => {
-  it('a key saved for another base URL: `facectl auth login --base-url URL --profile NAME`', async () => {
-    const result = await cli(['faces', 'get', 'ada', '--base-url', 'http://127.0.0.1:1'], {
-      config: { profiles: { default: { api_key: 'fcs_saved_key_0123', api_key_base_url: server.baseUrl } } },
-    });
-    expect(result.code).toBe(3);
-    expect(result.stderr).toContain('`facectl auth login --base-url http://127.0.0.1:1 --profile NAME`');
-    expect(result.stderr).not.toMatch(/[<>]/);
+  it('a key saved for another base URL: `facectl auth login --base-url URL --profile P`, P the profile in use', async () => {
+    // A breaker's paste of `--profile NAME` stored the key where the failing command (`--profile r`) did not read.
+    const stored = { api_key: 'fcs_saved_key_0123', api_key_base_url: server.baseUrl };
+    for (const [args, profile] of [
+      [[], 'default'],
+      [['--profile', 'r'], 'r'],
+    ] as const) {
+      const result = await cli(['faces', 'get', 'ada', '--base-url', 'http://127.0.0.1:1', ...args], {
+        config: { profiles: { default: stored, r: stored } },
+      });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(`\`facectl auth login --base-url http://127.0.0.1:1 --profile ${profile}\``);
+      expect(result.stderr).not.toMatch(/[<>]/);
+    }
   });
 
   it('config set api_key_base_url: the commands to run say URL', async () => {
