@@ -39,6 +39,7 @@ export async function readBatchLines(
   defaults: DocumentDefaults,
   continueOnError: boolean,
   watch?: CheckWatcher,
+  batchHint?: (filter: string) => string,
 ): Promise<BatchLines> {
   if (!source.reopenable) return { total: undefined, lines: readNdjsonDocuments(chunks, source.name, defaults) };
   const kept: NdjsonLine[] | undefined = source.size !== undefined && source.size <= KEEP_BYTES ? [] : undefined;
@@ -62,9 +63,13 @@ export async function readBatchLines(
   }
   if (count === 0) throw noDocuments(`${source.name} holds no documents (only blank lines)`);
   if (bad > 0 && !continueOnError) {
+    // A JSON array on line 1 (the file is one): its documents, one a line, are the batch meant.
+    const array = batchHint && problems[0]?.startsWith('line 1: ') && problems[0].endsWith('found an array');
     throw new UsageError(problemsMessage(source.name, problems, bad, `${bad} of ${count} lines are invalid`), {
       code: 'invalid_input',
-      hint: 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
+      hint: array
+        ? `nothing was sent; line 1 is a JSON array: send its documents as a batch: ${batchHint("'.[]'")}`
+        : 'nothing was sent; fix the lines, or pass --continue-on-error to send the valid ones',
     });
   }
   const lines = kept

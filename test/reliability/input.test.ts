@@ -122,6 +122,47 @@ describe('input', () => {
     expect(stored(service, 'hint-4').map((d) => d.content)).toEqual(['document 4']);
   });
 
+  it('a JSON array file with --resume, --restart or --format ndjson --resume: the jq batch hint, which run as printed stores them', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'ns3.json'), JSON.stringify([1, 2].map((i) => ({ label: `arr-${i}`, content: `a${i}` }))));
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: service.key('pro') };
+    const url = service.baseUrl;
+    const command = `jq -c '.[]' ns3.json | facectl docs submit --format ndjson --alias ada-hint --base-url ${url} -`;
+    const before = requestCount(service);
+    // A breaker followed "pass --format ndjson if it is a batch" and got "line 1: ... found an array".
+    for (const [flags, hint] of [
+      [
+        ['--resume'],
+        `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${command}`,
+      ],
+      [
+        ['--restart'],
+        `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${command}`,
+      ],
+      [
+        ['--format', 'ndjson', '--resume'],
+        `nothing was sent; line 1 is a JSON array: send its documents as a batch: ${command}`,
+      ],
+    ] as const) {
+      const args = ['docs', 'submit', '--file', 'ns3.json', ...flags, '--alias', 'ada-hint', '--base-url', url];
+      const result = await runCli(args, { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(hint);
+    }
+    expect(requestCount(service)).toBe(before);
+    if (spawnSync('jq', ['--version']).status !== 0) return; // no jq here: the text is checked above
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'facectl'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, 'facectl'), 0o755);
+    await promisify(execFile)('sh', ['-c', command], { cwd: dir, env: { ...env, PATH: `${bin}:${process.env.PATH}` } });
+    expect(
+      stored(service, 'arr-')
+        .map((d) => d.content)
+        .sort(),
+    ).toEqual(['a1', 'a2']);
+  });
+
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {
     const unknown = await refused(['keys', 'create', '--bogus'], /unknown option '--bogus'/);
     expect(unknown.stderr).toMatch(/usage: facectl keys create/);
