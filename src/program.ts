@@ -86,9 +86,12 @@ class FacectlCommand extends Command {
     return missingCommand ? super.help() : super.help(context as HelpContext);
   }
 
-  /** commander's hook for a value flag that ends the line. */
+  /** commander's hook for a value flag that ends this command's words (a global flag may follow it on the line). */
   optionMissingArgument(option: Option): never {
-    throw needsValue(this.words.at(-1) ?? option.flags, undefined, option);
+    const typed = this.words.at(-1) ?? option.flags;
+    const line = this.line();
+    const at = line.lastIndexOf(typed);
+    throw needsValue(typed, at < 0 ? undefined : line[at + 1], option);
   }
 
   /** commander's hook for an unknown flag; one that looks like a key's says where keys come from (none on the line). */

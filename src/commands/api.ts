@@ -142,6 +142,14 @@ export default verb({
     const changed = method !== 'GET' && method !== 'HEAD';
     const written = changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined;
     printBody(ctx, result, written, undefined, head);
+    // A new key's secret is shown only now: a --jq filter that leaves it out says so, as `keys create` does.
+    const secret = route?.name === 'createApiKey' ? (result as { key?: unknown }).key : undefined;
+    if (typeof secret === 'string' && ctx.globals.jq !== undefined) {
+      const { jqShows, SECRET_LEFT_OUT } = await import('../io/jq.js');
+      const seen = head ? { status: head.status, headers: head.headers, body: result } : result;
+      if (!(await jqShows(ctx.globals.jq, seen, secret)))
+        ctx.out.warn(`${SECRET_LEFT_OUT} (\`keys create --save\` keeps it)`);
+    }
   },
 });
 

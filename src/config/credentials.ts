@@ -26,7 +26,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
   const [given, baseUrlSource, name, fix] = (
     [
       [globals.baseUrl, 'flag', '--base-url', (url: string) => `run it with --base-url ${url}`],
-      [env.FACECTL_BASE_URL, 'env', 'FACECTL_BASE_URL', (url: string) => `set FACECTL_BASE_URL=${url}`],
+      [env.FACECTL_BASE_URL, 'env', 'FACECTL_BASE_URL', (url: string) => `run \`export FACECTL_BASE_URL=${url}\``],
       [
         typeof settings.base_url === 'string' ? settings.base_url : undefined,
         'profile',
@@ -69,9 +69,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
             hint: moved
               ? `if ${trimmed(baseUrl)} is the same service at a new address, run \`facectl auth login --stored-key --profile ${profile}\` ` +
                 `(it checks the key there and keeps it for it); else store a key for it with \`facectl auth login --profile ${profile}\``
-              : // The profile's own URL (its base_url unset) is logged in there; a URL given for once, in a profile of its own.
-                `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} ` +
-                `--profile ${baseUrlSource === 'default' ? profile : 'NAME'}\`), ` +
+              : `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile ${profile}\`), ` +
                 'or give its key with FACECTL_API_KEY or --api-key-stdin',
           },
         );

@@ -113,19 +113,26 @@ export class ProfileStore {
   }
 
   /** Sets (undefined: removes) settings of one profile, then checks the file read back holds them. */
-  async updateProfile(profile: string, patch: Record<string, unknown>, options: { defaultIfFirst?: boolean } = {}) {
+  async updateProfile(
+    profile: string,
+    patch: Record<string, unknown>,
+    options: { defaultIfFirst?: boolean; unless?: (before: ProfileSettings) => boolean } = {},
+  ) {
     checkProfileName(profile);
     let madeDefault = false;
     let before: ProfileSettings = {};
+    let refused = false;
     const after = await this.backend.update((data) => {
+      // Read under the lock: of writers at once, each replaces what the one before it stored (unless refused).
+      before = data.profiles?.[profile] ?? {};
+      refused = options.unless?.(before) ?? false;
+      if (refused) return data;
       // Decided under the lock: of writers at once, one makes it and says so.
       if (options.defaultIfFirst && data.default_profile === undefined && !data.profiles?.default) {
         madeDefault = profile !== 'default';
         if (madeDefault) data = { ...data, default_profile: profile };
       }
       const profiles = { ...(data.profiles ?? {}) };
-      // Read under the lock: of writers at once, each replaces what the one before it stored.
-      before = profiles[profile] ?? {};
       const settings: ProfileSettings = { ...before };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) delete settings[key];
@@ -134,6 +141,7 @@ export class ProfileStore {
       profiles[profile] = settings;
       return { ...data, profiles };
     });
+    if (refused) return { madeDefault, before, refused };
     const stored: ProfileSettings = after.profiles?.[profile] ?? {};
     // Not a named import of node:util: that builds every export of it, lazy ones included (8 M
     // instructions, ~2% of every API command, which reaches this module through the credentials).
@@ -141,7 +149,7 @@ export class ProfileStore {
     for (const [key, value] of Object.entries(patch)) {
       if (!isDeepStrictEqual(stored[key], value)) this.notKept(`${key} of profile ${profile}`);
     }
-    return { madeDefault, before };
+    return { madeDefault, before, refused };
   }
 
   /** Writes the file unchanged, or if missing makes and locks its directory: whether a later write can be made. */

@@ -62,8 +62,11 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
   if (!format && detected.format === 'text' && JSON_NAME.test(source.name)) detected.format = 'json';
   if (options.batchFlag !== undefined && detected.format !== 'ndjson') {
     const kind = detected.format === 'json' ? 'one JSON document' : 'text';
+    const array = detected.format === 'json' && options.batchHint;
     throw new UsageError(`${options.batchFlag} applies to a batch (NDJSON), but ${source.name} was read as ${kind}`, {
-      hint: 'pass --format ndjson if it is a batch',
+      hint: array
+        ? `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${array("'.[]'")}`
+        : 'pass --format ndjson if it is a batch',
     });
   }
   switch (detected.format) {

@@ -9,7 +9,13 @@ export type ThreadMessage = { role: string; content: string; from: string };
 const FIELDS = ['role', 'content', 'from'] as const;
 const RENAMED = ' (responses call it "name"; send it as "from")';
 
-export function validateMessageList(value: unknown, sourceName: string): ThreadMessage[] {
+/** convert: the hint's command converting the input with a jq filter, for a list copied from a thread response. */
+export function validateMessageList(
+  value: unknown,
+  sourceName: string,
+  convert: (filter: string) => string,
+): ThreadMessage[] {
+  const fromThread = () => convert(`${Array.isArray(value) ? '' : '.messages | '}map({role, content, from: .name})`);
   let list: unknown = value;
   if (!Array.isArray(value)) {
     if (!isPlainObject(value) || !('messages' in value)) {
@@ -18,7 +24,8 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
     }
     const extra = Object.keys(value).find((key) => key !== 'messages');
     if (extra !== undefined) {
-      throw invalid(sourceName, [`unknown field ${JSON.stringify(extra)} beside "messages"`], 'thread_id' in value);
+      const whole = 'thread_id' in value ? fromThread() : undefined;
+      throw invalid(sourceName, [`unknown field ${JSON.stringify(extra)} beside "messages"`], whole);
     }
     list = value.messages;
     if (!Array.isArray(list))
@@ -53,20 +60,15 @@ export function validateMessageList(value: unknown, sourceName: string): ThreadM
     messages.push({ role: element.role as string, content: element.content as string, from: element.from as string });
   });
   const renamed = problems.some((problem) => problem.endsWith(RENAMED));
-  if (problems.length > 0) throw invalid(sourceName, problems, renamed);
+  if (problems.length > 0) throw invalid(sourceName, problems, renamed ? fromThread() : undefined);
   return messages;
 }
 
-/** fromThread: the input is (part of) a `threads get` answer; the hint gives the conversion, to paste. */
-function invalid(sourceName: string, problems: string[], fromThread = false): UsageError {
+/** conversion: the input is (part of) a `threads get` answer; the hint gives the conversion of this input. */
+function invalid(sourceName: string, problems: string[], conversion?: string): UsageError {
   const counted = `${problems.length} problems in the message list`;
   return new UsageError(problemsMessage(sourceName, problems, problems.length, counted), {
     code: 'invalid_input',
-    hint:
-      'each message is {"role": ..., "content": ..., "from": ...}' +
-      (fromThread
-        ? "; convert a thread's messages (ID its id) with `facectl threads get ID --json | " +
-          "jq '.messages | map({role, content, from: .name})' | facectl threads replace-messages ID -`"
-        : ''),
+    hint: 'each message is {"role": ..., "content": ..., "from": ...}' + (conversion ? `; ${conversion}` : ''),
   });
 }

@@ -174,3 +174,12 @@ function quietly<T>(work: () => T, said?: string[]): T {
     console.warn = warn;
   }
 }
+
+export const SECRET_LEFT_OUT = 'the secret (.key) is shown only now, and the --jq filter left it out: it is lost';
+
+/** Whether the --jq filter's output of `answer` holds the secret (jq-web is loaded already: the output went through it). */
+export async function jqShows(expression: string, answer: unknown, secret: string): Promise<boolean> {
+  return loadJq(expression)
+    .then((jq) => jq.apply(JSON.stringify(answer), true).includes(secret))
+    .catch(() => false);
+}

@@ -84,7 +84,7 @@ describe('threads (built bin)', () => {
     expect(await service.settledRequests()).toBe(before);
   });
 
-  it("a thread's own messages sent back (name, not from): exit 2, nothing sent; the hint's conversion, pasted, works", async () => {
+  it("a thread's own messages sent back (name, not from): exit 2, nothing sent; the hint converts that very input, and pasted works", async () => {
     const created = await runCli(argv`threads create --alias ada-lovelace --label round-trip --json`, { env: env() });
     const id = JSON.parse(created.stdout).thread_id as string;
     const sent = [
@@ -97,22 +97,37 @@ describe('threads (built bin)', () => {
     });
     expect(replaced.code, replaced.stderr).toBe(0);
     const got = await runCli(['threads', 'get', id, '--json'], { env: env() });
-    // The answer's messages, and the whole answer: both refused, with the conversion to paste.
-    const convert =
-      "facectl threads get ID --json | jq '.messages | map({role, content, from: .name})' | " +
-      'facectl threads replace-messages ID -';
-    for (const stdin of [JSON.stringify(JSON.parse(got.stdout).messages), got.stdout]) {
+    const each = 'each message is {"role": ..., "content": ..., "from": ...}';
+    const last = (stderr: string) => stderr.trimEnd().split('\n').at(-1);
+    // The answer's messages, and the whole answer, on standard input: both refused, saying how to convert that input.
+    for (const [stdin, filter] of [
+      [JSON.stringify(JSON.parse(got.stdout).messages), "'map({role, content, from: .name})'"],
+      [got.stdout, "'.messages | map({role, content, from: .name})'"],
+    ] as const) {
       const before = await service.settledRequests();
       const refused = await runCli(['threads', 'replace-messages', id, '-'], { env: env(), stdin });
       expect(refused.code).toBe(2);
-      expect(refused.stderr.trimEnd().split('\n').at(-1)).toBe(
-        `each message is {"role": ..., "content": ..., "from": ...}; convert a thread's messages (ID its id) with \`${convert}\``,
+      expect(last(refused.stderr)).toBe(
+        `${each}; convert them by piping the same input through \`jq ${filter}\` into \`facectl threads replace-messages ${id} -\``,
       );
       expect(await service.settledRequests()).toBe(before);
     }
+    // The user's own list, in a file: the hint converts that file, not the thread's messages (a breaker's
+    // paste of `threads get ID | jq ...` stored the thread's own messages again, or none, exit 0).
+    const own = [
+      { role: 'user', content: 'My own first words', name: 'Charles' },
+      { role: 'assistant', content: 'And my answer', name: 'Ada' },
+    ];
+    const file = tempFile('m1.json', JSON.stringify(own));
+    const before = await service.settledRequests();
+    const refused = await runCli(['threads', 'replace-messages', id, '--file', file], { env: env() });
+    expect(refused.code).toBe(2);
+    const convert = `jq 'map({role, content, from: .name})' ${file} | facectl threads replace-messages ${id} -`;
+    expect(last(refused.stderr)).toBe(`${each}; convert them with \`${convert}\``);
+    expect(await service.settledRequests()).toBe(before);
     if (spawnSync('jq', ['--version']).status !== 0) return; // no jq here: the text is checked above
-    // Pasted into a shell, ID replaced, facectl the built bin: the messages are stored again, as they were.
-    const pasted = `node=$0 bin=$1; facectl() { "$node" "$bin" "$@"; }; ${convert.replaceAll('ID', id)}`;
+    // Pasted into a shell as printed, facectl the built bin: the file's messages are stored.
+    const pasted = `node=$0 bin=$1; facectl() { "$node" "$bin" "$@"; }; ${convert}`;
     await promisify(execFile)('sh', ['-c', pasted, process.execPath, BIN], {
       env: {
         PATH: process.env.PATH,
@@ -124,7 +139,7 @@ describe('threads (built bin)', () => {
     });
     const stored = await storedThread(id);
     expect(stored).toMatchObject({ message_count: 2, messages_archived: 2 });
-    expect(stored.messages).toEqual(sent.map(({ from, ...message }) => ({ ...message, name: from })));
+    expect(stored.messages).toEqual(own);
   });
 });
 

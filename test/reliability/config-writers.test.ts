@@ -132,6 +132,46 @@ describe('case 44: `keys create --save` into one profile at once', () => {
   }, 120_000);
 });
 
+describe('case 44: `keys create --save` without --yes into one empty profile at once', () => {
+  it('2 at once, 6 rounds -> one saves; the other prints its key, exits 1 and replaces nothing (no consent)', async () => {
+    // A breaker saw later ones print `replaced key fcs_…` without --yes: the empty profile they were
+    // checked against was filled meanwhile by another one.
+    const figures = await rounds(6, async () => {
+      const dir = makeConfigDir();
+      const all = await race(
+        Array.from({ length: 2 }, () =>
+          cli(dir, ['keys', 'create', '--save', '--json', '--profile', 'shared'], { FACECTL_API_KEY: KEY }),
+        ),
+      );
+      // One that started after the other saved is asked for --yes before anything is sent (exit 2, no key).
+      const results = all.filter((r) => r.code !== 2 || r.stdout !== '');
+      const made = results.map((r) => JSON.parse(r.stdout).key as string);
+      const kept = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.shared.api_key as string;
+      expect(made).toContain(kept);
+      for (const [i, r] of results.entries()) {
+        expect(r.stderr).not.toContain('replaced key');
+        if (made[i] === kept) {
+          expect(r.code, r.stderr).toBe(0);
+          continue;
+        }
+        expect(r.code, r.stderr).toBe(1);
+        const error = JSON.parse(r.stderr.trimEnd().split('\n').at(-1) ?? '').error;
+        expect(error).toMatchObject({
+          code: 'save_failed',
+          message:
+            `the key was created (shown above) but not saved: profile shared now holds another key ` +
+            `(${kept.slice(0, 12)}…), stored meanwhile, which was not replaced`,
+          hint:
+            'copy the key from above into `facectl auth login --profile NEW` to keep both, or into ' +
+            '`facectl auth login --profile shared` to replace the other (`keys create --save --yes` replaces without asking)',
+        });
+      }
+      return { raced: results.length === 2 };
+    });
+    expect(figures.filter((f) => f.raced).length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('case 44: removals and additions at once', () => {
   it('N `auth logout` and N `config set` on other profiles at once, 5 rounds -> each removal and each addition holds', async () => {
     const figures = await rounds(5, async (round) => {

@@ -1,9 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, makeConfigDir, runCli } from '../helpers/run-cli.js';
+import { requestCount } from '../helpers/command-harness.js';
 import { useService } from '../helpers/service-suite.js';
 import { cliAt, ensureBuilt, type FaultServer, runIn, startFaultServer, stored, tempDir, tempFile } from './support.js';
 
@@ -102,13 +103,61 @@ describe('input', () => {
     });
     const command = /send them as a batch: (.*)\n/.exec(keyed.stderr)?.[1] as string;
     expect(command).toBe(
-      "{ printenv KEY; jq -c '.[]' more.json; } | facectl docs submit --format ndjson --alias ada-hint --api-key-stdin -",
+      `{ printf '%s\\n' "\${FACECTL_KEY:?set FACECTL_KEY to the API key}"; jq -c '.[]' more.json; } | ` +
+        'facectl docs submit --format ndjson --alias ada-hint --api-key-stdin -',
     );
+    // Pasted with the variable unset, the shell says so and no document line is sent as the key (a breaker's
+    // `printenv KEY` printed nothing: the first document became the key, 401, and was lost).
+    const shell = { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, FACECTL_BASE_URL: url };
+    const before = requestCount(service);
+    const unset = spawnSync('sh', ['-c', command], { cwd: dir, env: shell, encoding: 'utf8' });
+    expect(unset.status).not.toBe(0);
+    expect(unset.stderr).toContain('FACECTL_KEY: set FACECTL_KEY to the API key');
+    expect(unset.stderr).not.toContain('document 4');
+    expect(requestCount(service)).toBe(before);
     await promisify(execFile)('sh', ['-c', command], {
       cwd: dir,
-      env: { ...env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, KEY: service.key('pro'), FACECTL_BASE_URL: url },
+      env: { ...shell, FACECTL_KEY: service.key('pro') },
     });
     expect(stored(service, 'hint-4').map((d) => d.content)).toEqual(['document 4']);
+  });
+
+  it('a JSON array file with --resume, --restart or --format ndjson --resume: the jq batch hint, which run as printed stores them', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'ns3.json'), JSON.stringify([1, 2].map((i) => ({ label: `arr-${i}`, content: `a${i}` }))));
+    const env = { FACECTL_CONFIG_DIR: makeConfigDir(), FACECTL_API_KEY: service.key('pro') };
+    const url = service.baseUrl;
+    const command = `jq -c '.[]' ns3.json | facectl docs submit --format ndjson --alias ada-hint --base-url ${url} -`;
+    const before = requestCount(service);
+    // A breaker followed "pass --format ndjson if it is a batch" and got "line 1: ... found an array".
+    for (const [flags, hint] of [
+      [
+        ['--resume'],
+        `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${command}`,
+      ],
+      [
+        ['--restart'],
+        `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${command}`,
+      ],
+      [['--format', 'ndjson', '--resume'], `send them as a batch: ${command}`],
+    ] as const) {
+      const args = ['docs', 'submit', '--file', 'ns3.json', ...flags, '--alias', 'ada-hint', '--base-url', url];
+      const result = await runCli(args, { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(hint);
+    }
+    expect(requestCount(service)).toBe(before);
+    if (spawnSync('jq', ['--version']).status !== 0) return; // no jq here: the text is checked above
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'facectl'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, 'facectl'), 0o755);
+    await promisify(execFile)('sh', ['-c', command], { cwd: dir, env: { ...env, PATH: `${bin}:${process.env.PATH}` } });
+    expect(
+      stored(service, 'arr-')
+        .map((d) => d.content)
+        .sort(),
+    ).toEqual(['a1', 'a2']);
   });
 
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {

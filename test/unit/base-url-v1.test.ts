@@ -20,7 +20,7 @@ describe('a base URL ending in /v1: drop the /v1', () => {
     [
       'FACECTL_BASE_URL',
       (base: string) => ({ env: { FACECTL_BASE_URL: `${base}/v1/` } }),
-      'set FACECTL_BASE_URL={url}',
+      'run `export FACECTL_BASE_URL={url}`',
     ],
     [
       'a profile',
@@ -101,6 +101,17 @@ describe('a base URL without its scheme: the fix names the URL meant', () => {
     );
   });
 
+  it('FACECTL_BASE_URL=127.0.0.1:8787: exit 2, the fix is a command a shell runs (`export`, not `set`)', async () => {
+    const result = await cli(['faces', 'get', 'ada'], {
+      env: { FACECTL_API_KEY: 'fcs_env_key_0123', FACECTL_BASE_URL: '127.0.0.1:8787' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'error: FACECTL_BASE_URL: not a valid URL (no http:// or https://): 127.0.0.1:8787\n' +
+        'run `export FACECTL_BASE_URL=http://127.0.0.1:8787`\n',
+    );
+  });
+
   it('config set base_url 127.0.0.1:8787: nothing set, the command to run names http://127.0.0.1:8787', async () => {
     const result = await cli(['config', 'set', 'base_url', '127.0.0.1:8787']);
     expect(result.code).toBe(2);
@@ -110,13 +121,20 @@ describe('a base URL without its scheme: the fix names the URL meant', () => {
 });
 
 describe('placeholders in the commands hints print: in capitals, no <...> a shell reads as a redirection', () => {
-  it('a key saved for another base URL: `facectl auth login --base-url URL --profile NAME`', async () => {
-    const result = await cli(['faces', 'get', 'ada', '--base-url', 'http://127.0.0.1:1'], {
-      config: { profiles: { default: { api_key: 'fcs_saved_key_0123', api_key_base_url: server.baseUrl } } },
-    });
-    expect(result.code).toBe(3);
-    expect(result.stderr).toContain('`facectl auth login --base-url http://127.0.0.1:1 --profile NAME`');
-    expect(result.stderr).not.toMatch(/[<>]/);
+  it('a key saved for another base URL: `facectl auth login --base-url URL --profile P`, P the profile in use', async () => {
+    // A breaker's paste of `--profile NAME` stored the key where the failing command (`--profile r`) did not read.
+    const stored = { api_key: 'fcs_saved_key_0123', api_key_base_url: server.baseUrl };
+    for (const [args, profile] of [
+      [[], 'default'],
+      [['--profile', 'r'], 'r'],
+    ] as const) {
+      const result = await cli(['faces', 'get', 'ada', '--base-url', 'http://127.0.0.1:1', ...args], {
+        config: { profiles: { default: stored, r: stored } },
+      });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(`\`facectl auth login --base-url http://127.0.0.1:1 --profile ${profile}\``);
+      expect(result.stderr).not.toMatch(/[<>]/);
+    }
   });
 
   it('config set api_key_base_url: the commands to run say URL', async () => {

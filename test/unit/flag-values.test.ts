@@ -144,6 +144,21 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
     });
   });
 
+  it('docs submit --label --json (a global flag after it): not "ends the line": its value looks like a flag, write --label=--json', async () => {
+    for (const tail of [[], ['--base-url', service.baseUrl]]) {
+      const args = [...argv`docs submit --alias ada-lovelace --content hi --label --json`, ...tail];
+      const result = await expectRefused(service, args, []);
+      expect(result.stdout).toBe('');
+      expect(JSON.parse(result.stderr)).toEqual({
+        error: {
+          code: 'usage',
+          message: '--label needs a value',
+          hint: '--json is a flag, not the value of --label; to give a value spelled like a flag, write --label=--json',
+        },
+      });
+    }
+  });
+
   it.each([
     [argv`auth status --profile`, '--profile', '--profile NAME'],
     [argv`faces get ada-lovelace --base-url`, '--base-url', '--base-url URL'],

@@ -302,7 +302,7 @@ describe('docs submit input kinds', () => {
 describe('message lists (case 9)', () => {
   const refused = (value: unknown) => {
     try {
-      validateMessageList(value, 'messages.json');
+      validateMessageList(value, 'messages.json', String);
     } catch (error) {
       expect(error).toBeInstanceOf(UsageError);
       return (error as Error).message;
@@ -312,9 +312,9 @@ describe('message lists (case 9)', () => {
   const ok = { role: 'user', content: 'Hello', from: 'Charles' };
 
   it('accepts a bare array and {"messages": [...]}', () => {
-    expect(validateMessageList([ok], 'm')).toEqual([ok]);
-    expect(validateMessageList({ messages: [ok, { ...ok, content: '' }] }, 'm')).toHaveLength(2);
-    expect(validateMessageList([], 'm')).toEqual([]);
+    expect(validateMessageList([ok], 'm', String)).toEqual([ok]);
+    expect(validateMessageList({ messages: [ok, { ...ok, content: '' }] }, 'm', String)).toHaveLength(2);
+    expect(validateMessageList([], 'm', String)).toEqual([]);
   });
 
   it('names the index and field of each problem', () => {

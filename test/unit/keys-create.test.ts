@@ -55,6 +55,37 @@ describe('keys create: run()', () => {
     expect(JSON.parse(tc.stdout())).toEqual(key);
   });
 
+  it('facectl api POST /v1/auth/api-keys with a --jq filter that leaves the secret out: the same warning; one that prints it: none', async () => {
+    const warning = {
+      warning:
+        'the secret (.key) is shown only now, and the --jq filter left it out: it is lost (`keys create --save` keeps it)',
+    };
+    // With -i the filter sees {status, headers, body}: `.key` is null there (a breaker lost a key so).
+    for (const [args, printed] of [
+      [['--jq', '.id'], /^key_\w+\n$/],
+      [['-i', '--jq', '.key'], /^null\n$/],
+    ] as const) {
+      const result = await runCommand(service, ['api', '-X', 'POST', '/v1/auth/api-keys', '-f', 'name=x', ...args]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(printed);
+      const said = result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown);
+      expect(said).toEqual([warning]);
+    }
+    for (const args of [
+      ['--jq', '.key'],
+      ['-i', '--jq', '.body.key'],
+      ['--jq', '.'],
+    ]) {
+      const shown = await runCommand(service, ['api', '-X', 'POST', '/v1/auth/api-keys', '-f', 'name=x', ...args]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/);
+      expect(shown.stderr).toBe('');
+    }
+  });
+
   it('piped with a --jq filter that leaves the secret out: a warning that it is lost; one that prints it: none', async () => {
     const result = await runCommand(service, ['keys', 'create', '--name', 'jq', '--jq', '.key_prefix']);
     expect(result.code, result.stderr).toBe(0);

@@ -3,6 +3,8 @@ import { runCommand } from '../helpers/command-harness.js';
 import { requestCount } from '../helpers/command-harness.js';
 import { createKey, useService } from '../helpers/service-suite.js';
 import { argv, runInProcess as cli, expectRefused } from '../helpers/unit-harness.js';
+import { createTestContext } from '../helpers/test-context.js';
+import { run } from '../../src/main.js';
 
 /** `auth login` and `keys create --save` store a key in a profile: what they say when that replaces one. */
 
@@ -117,6 +119,37 @@ describe('saving a key over another one', () => {
     const made = accepted.stdout.match(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/)?.[0] as string;
     expect(accepted.tc.config.data.profiles?.default?.api_key).toBe(made);
     expect(accepted.stderr).toContain(`replaced key ${creating.key_prefix}…`);
+  });
+
+  it('keys create --save on a terminal: Yes to the key asked about, another stored meanwhile -> that one kept, the new key printed, exit 1', async () => {
+    const asked = await createKey(service, service.key('pro'), { name: 'asked' });
+    const meanwhile = await createKey(service, service.key('pro'), { name: 'meanwhile' });
+    const home = (key: string) => ({ api_key: key, api_key_base_url: service.baseUrl, base_url: service.baseUrl });
+    const tc = createTestContext({
+      config: { profiles: { default: home(asked.key) } },
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      answers: [true],
+    });
+    // While the user answers, another command (`auth login`) stores its key in the profile.
+    const { confirm } = tc.ctx.prompter;
+    tc.ctx.prompter.confirm = async (question) => {
+      const yes = await confirm(question);
+      await tc.config.updateProfile('default', home(meanwhile.key));
+      return yes;
+    };
+    const code = await run(argv`keys create --name laptop --save`, tc.ctx).finally(() => tc.close());
+    expect(code).toBe(1);
+    const made = tc.stdout().match(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/)?.[0] as string;
+    expect(made).toBeDefined();
+    expect(tc.config.data.profiles?.default).toEqual(home(meanwhile.key));
+    // On a terminal the lines are wrapped to its width: compared as words.
+    expect(tc.stderr().replace(/\s+/g, ' ')).toBe(
+      `error: the key was created (shown above) but not saved: profile default now holds another key ` +
+        `(${meanwhile.key_prefix}…), stored meanwhile, which was not replaced ` +
+        'copy the key from above into `facectl auth login --profile NEW` to keep both, or into ' +
+        '`facectl auth login --profile default` to replace the other (`keys create --save --yes` replaces without asking) ',
+    );
   });
 
   it('keys create --save into a profile without a key: saved without a question or --yes', async () => {

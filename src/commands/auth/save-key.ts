@@ -3,7 +3,8 @@ import type { ConfigStore, Context } from '../../context.js';
 
 /**
  * Locked write of a key and its base URL (setsBaseUrl: the profile's too); a key replaced (kept nowhere) is named,
- * and so is FACECTL_API_KEY, which would be used instead.
+ * and so is FACECTL_API_KEY, which would be used instead. `agreed`: the key the user agreed to replace ('' none);
+ * another one found under the lock is left, and returned.
  */
 export async function saveKeyInProfile(
   ctx: Pick<Context, 'out' | 'env'>,
@@ -12,9 +13,13 @@ export async function saveKeyInProfile(
   key: string,
   baseUrl: string,
   setsBaseUrl: boolean,
-): Promise<void> {
+  agreed?: string,
+): Promise<string | undefined> {
   const saved = { api_key: key, api_key_base_url: baseUrl, ...(setsBaseUrl ? { base_url: baseUrl } : {}) };
-  const { madeDefault, before } = await store.updateProfile(profile, saved, { defaultIfFirst: true });
+  const held = (settings: { api_key?: unknown }) => (typeof settings.api_key === 'string' ? settings.api_key : '');
+  const unless = agreed === undefined ? undefined : (now: { api_key?: unknown }) => ![agreed, ''].includes(held(now));
+  const { madeDefault, before, refused } = await store.updateProfile(profile, saved, { defaultIfFirst: true, unless });
+  if (refused) return held(before);
 
   const old = before.api_key;
   if (typeof old === 'string' && old !== '' && old !== key) {

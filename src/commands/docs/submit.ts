@@ -206,8 +206,9 @@ function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string): strin
   const path = opts.file ?? '-';
   // A path that starts with `-` would read as an option to jq.
   const jq = `jq -c ${filter}${path === '-' ? '' : ` ${shellWord(path.startsWith('-') ? `./${path}` : path)}`}`;
-  // As docs/usage.md writes it: `{ printenv KEY; cat notes.txt; } | facectl docs submit ... --api-key-stdin`.
-  const key = path === '-' ? 'IFS= read -r key; echo "$key"' : 'printenv KEY';
+  // As docs/usage.md writes it; the variable unset, the shell says so and no document line becomes the key.
+  const key =
+    path === '-' ? 'IFS= read -r key; echo "$key"' : `printf '%s\\n' "\${FACECTL_KEY:?set FACECTL_KEY to the API key}"`;
   const input = ctx.globals.apiKeyStdin ? `{ ${key}; ${jq}; }` : jq;
   return `${path === '-' ? '... | ' : ''}${input} | ${submitCommand(ctx, opts, '--format ndjson')} -`;
 }

@@ -155,8 +155,10 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     });
   }
   // With --save the key is kept (or the failure to keep it says to copy it from above).
-  if (!save && !filterFailed && ctx.globals.jq !== undefined && !(await jqShows(ctx.globals.jq, key))) {
-    ctx.out.warn('the secret (.key) is shown only now, and the --jq filter left it out: it is lost (--save keeps it)');
+  const expression = save || filterFailed ? undefined : ctx.globals.jq;
+  const jq = expression === undefined ? undefined : await import('../../io/jq.js');
+  if (jq && !(await jq.jqShows(expression as string, key, key.key))) {
+    ctx.out.warn(`${jq.SECRET_LEFT_OUT} (--save keeps it)`);
   } else if (ctx.io.stderrIsTTY && !save) {
     ctx.out.warn('Save this key now: the service keeps only its hash and will not show it again.');
   }
@@ -178,20 +180,14 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // The key works only where it was made: that base URL becomes the profile's if it came from outside (or is new).
   if (save) {
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
-    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside);
+    // Without --yes, only the key asked about (none: an empty profile) is replaced, not one stored meanwhile.
+    const agreed = yes ? undefined : typeof held === 'string' ? held : '';
+    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside, agreed);
   }
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   if (filterFailed) throw filterFailed;
   return key;
-}
-
-/** Whether the --jq filter's output holds the secret (jq-web is loaded already: the output went through it). */
-async function jqShows(expression: string, key: NewKey): Promise<boolean> {
-  const { loadJq } = await import('../../io/jq.js');
-  return loadJq(expression)
-    .then((jq) => jq.apply(JSON.stringify(key), true).includes(key.key))
-    .catch(() => false);
 }
 
 /** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
@@ -215,11 +211,19 @@ async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise
 }
 
 /** One locked write, read back: "Saved" is printed only once the key is in the file. */
-async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: string, setsBaseUrl: boolean) {
+async function saveKey(
+  ctx: Context,
+  key: NewKey,
+  profile: string,
+  baseUrl: string,
+  setsBaseUrl: boolean,
+  agreed: string | undefined,
+) {
+  let other: string | undefined;
   try {
     const config = await ctx.config();
-    await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl);
-    ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
+    other = await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl, agreed);
+    if (other === undefined) ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     // Exit 1 whatever the cause: a key was made (2 would say nothing was sent).
@@ -229,4 +233,16 @@ async function saveKey(ctx: Context, key: NewKey, profile: string, baseUrl: stri
       cause: error,
     });
   }
+  if (other === undefined) return;
+  throw new CliError(
+    `the key was created (shown above) but not saved: profile ${profile} now holds another key ` +
+      `(${keyPrefix(other)}…), stored meanwhile, which was not replaced`,
+    ExitCode.error,
+    {
+      code: 'save_failed',
+      hint:
+        `copy the key from above into \`facectl auth login --profile NEW\` to keep both, or into ` +
+        `\`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
-import { flagAndValue, requireArgument, send, verb } from '../kit.js';
+import { flagAndValue, requireArgument, send, shellWord, verb } from '../kit.js';
 import { THREAD_FIELDS, type ThreadAnswer } from './get.js';
 
 export default verb({
@@ -53,7 +53,13 @@ async function readMessages(ctx: Context, threadId: string, file: string | undef
   ]);
   const source = await resolveSource(ctx, path, STDIN_HINT);
   const value = parseJson(await readSourceText(source), { source: source.name });
-  return { threadId, messages: validateMessageList(value, source.name) };
+  const command = `facectl threads replace-messages ${shellWord(threadId)} -`;
+  // The conversion of this very input (a path starting with - would read as an option to jq).
+  const convert = (filter: string) =>
+    path === '-'
+      ? `convert them by piping the same input through \`jq ${shellWord(filter)}\` into \`${command}\``
+      : `convert them with \`jq ${shellWord(filter)} ${shellWord(path.startsWith('-') ? `./${path}` : path)} | ${command}\``;
+  return { threadId, messages: validateMessageList(value, source.name, convert) };
 }
 
 export async function runReplaceMessages(ctx: Context, opts: Replacement): Promise<ThreadAnswer> {
