@@ -28,6 +28,11 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
   const path = configFilePath(env);
   const dir = dirname(path);
   tightenFileMode(path, warn);
+  // As the state directory's: a file where the directory, or one above it, would be (ENOTDIR) is refused, exit 2.
+  const notDirectory = [
+    `${env.FACECTL_CONFIG_DIR ? 'FACECTL_CONFIG_DIR' : 'the configuration directory'} ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
+    'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+  ] as const;
 
   const read = (): ConfigData => {
     let text: string | undefined;
@@ -36,6 +41,7 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     } catch (error) {
       if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
       const { code, message } = error as NodeJS.ErrnoException;
+      if (code === 'ENOTDIR') throw new ConfigFileError(notDirectory[0], notDirectory[1], error);
       if (code === 'EACCES' || code === 'EPERM') {
         throw new ConfigFileError(
           `cannot read configuration file ${path} (${code})`,
@@ -67,6 +73,9 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
       if (error instanceof ConfigWriteError) throw error;
+      if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') {
+        throw new ConfigWriteError(`${notDirectory[0]}; nothing was written`, error, notDirectory[1], ExitCode.usage);
+      }
       if (error instanceof LockHeldError) {
         throw new ConfigWriteError(
           `cannot write configuration file ${path}: another facectl kept it locked for 20 s (${error.lockPath}); it was left unchanged`,

@@ -1,7 +1,7 @@
 import { CliError, ExitCode, UsageError } from '../errors.js';
 
 /** `--jq EXPR` through jq-web (jq 1.7 in WebAssembly), loaded with the flag; strings come out raw, as in gh. */
-export type JqFilter = { apply(json: string, compact: boolean): string };
+export type JqFilter = { apply(json: string, compact: boolean, streamed?: boolean): string };
 
 type JqWeb = { raw(input: string, filter: string, flags?: string[]): string | undefined };
 
@@ -102,14 +102,13 @@ export async function loadJq(expression: string): Promise<JqFilter> {
     }
   }
   return {
-    apply(json, compact) {
+    apply(json, compact, streamed = false) {
       try {
         const written: string[] = [];
-        // `empty` comes back as undefined.
-        const result =
-          signalsKill(() =>
-            quietly(() => jq.raw(json, asProgram(expression), compact ? ['-r', '-c'] : ['-r']), written),
-          ) ?? '';
+        const run = () => quietly(() => jq.raw(json, asProgram(expression), compact ? ['-r', '-c'] : ['-r']), written);
+        // A stream's results (a batch's lines) keep the handlers: a signal in one of its runs would kill the process
+        // with nothing said, or be lost as they are put back (the batch ran on). `empty` comes back as undefined.
+        const result = (streamed ? run() : signalsKill(run)) ?? '';
         // A filter failing on an input but the last: jq-web ends with 0 (jq exits 5) and console.warn's it.
         const failed = written.join('').match(/jq: error[^\n]*/);
         if (failed) throw Object.assign(new Error(failed[0]), { exitCode: 5, stderr: failed[0] });

@@ -51,12 +51,12 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(withoutKeys(text));
-  const document = (json: string, compact: boolean, written?: string) => {
+  const document = (json: string, compact: boolean, written?: string, streamed = false) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
     let result: string;
     try {
-      result = loaded.jq.apply(json, compact || !io.stdoutIsTTY);
+      result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
     } catch (error) {
       // A filter that failed on the answer to a change: the change was made all the same.
       if (written === undefined || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
@@ -128,10 +128,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       }
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);
     },
-    line: (value) => document(JSON.stringify(value), true),
+    line: (value) => document(JSON.stringify(value), true, undefined, true),
     text(text, written) {
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
-      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written);
+      // NDJSON is a stream of results: the signal handlers stay through its jq runs (jq.ts).
+      if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written, true);
       if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false, written);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);

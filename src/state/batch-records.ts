@@ -222,6 +222,18 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             Number(a.candidate.finished) - Number(b.candidate.finished) ||
             b.candidate.mtimeMs - a.candidate.mtimeMs,
         )[0];
+      // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
+      if (chosen === undefined) {
+        const what = options.streamed ? 'its first lines' : 'any of its lines';
+        const none =
+          candidates.length === 0 ? `is recorded in ${options.dir}` : `recorded in ${options.dir} holds ${what}`;
+        throw new UsageError(`nothing to resume: no batch of ${options.sourceName} ${none}`, {
+          code: 'nothing_to_resume',
+          hint:
+            'run without --resume to send every line as a new batch (its documents are created again if an earlier ' +
+            `run made them), or set FACECTL_STATE_DIR to the directory the batch was recorded in${options.streamed ? '; a batch of standard input is resumed only in the directory it was read in' : ''}`,
+        });
+      }
     }
     const replaced = options.streamed
       ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)

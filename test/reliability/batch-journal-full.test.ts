@@ -101,11 +101,16 @@ describe('a batch whose journal cannot be written', () => {
     // The header's temporary file goes with the failure.
     const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
     expect(readdirSync(batches).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    // No record was made: --resume finds none (refused, nothing sent); a plain run sends every line once.
     const resumed = await runCli(['docs', 'submit', '-', '--json', '--resume'], {
       env,
       stdin: `${lines.join('\n')}\n`,
     });
-    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(JSON.parse(resumed.stderr).error.code).toBe('nothing_to_resume');
+    expect(storedLabels(service, 'fullin-')).toEqual([]);
+    const plain = await runCli(['docs', 'submit', '-', '--json'], { env, stdin: `${lines.join('\n')}\n` });
+    expect(plain.code, plain.stderr).toBe(0);
     const all = storedLabels(service, 'fullin-');
     expect(all).toHaveLength(300);
     expect(new Set(all).size).toBe(300);

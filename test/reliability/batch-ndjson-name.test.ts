@@ -26,9 +26,15 @@ describe('a file named *.ndjson or *.jsonl is a batch whatever its line count', 
     expect(storedLabels(service, 'one-ndjson')).toEqual(['one-ndjson']);
   });
 
-  it('one line in .jsonl, no trailing newline, --resume accepted: the tab-separated result line', async () => {
+  it('one line in .jsonl, no trailing newline, --resume taken as a batch: the tab-separated result line', async () => {
     const file = tempFile('one.jsonl', doc('one-jsonl'));
-    const res = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: env() });
+    const runEnv = env();
+    // A batch: --resume looks for its record (none: refused, nothing sent), not "--resume applies to a batch".
+    const nothing = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: runEnv });
+    expect(nothing.code, nothing.stderr).toBe(2);
+    expect(nothing.stderr).toContain(`error: nothing to resume: no batch of ${file} is recorded in `);
+    expect(stored(service, 'one-jsonl')).toEqual([]);
+    const res = await runCli(['docs', 'submit', '--file', file], { env: runEnv });
     expect(res.code, res.stderr).toBe(0);
     const [created] = stored(service, 'one-jsonl');
     expect(res.stdout).toMatch(new RegExp(`^1\\t${created?.id}\\t\\d+\\n$`));

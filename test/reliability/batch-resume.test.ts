@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
-import { batchEnv, batchFile, journalFiles, start, stored, tempFile, until } from './support.js';
+import { batchEnv, batchFile, journalFiles, start, stored, storedLabels, tempFile, until } from './support.js';
 
 // Issue 5, item 3: resumable batches. A batch killed with kill -9 (twice), a stdin batch, a line
 // edited between runs, two invocations on the same file, --restart and --resume without a record.
@@ -15,6 +16,12 @@ const server = useFaultServer();
 const service = useService({}, { faces: ['ada-resume'] });
 beforeAll(() => ensureBuilt(), 120_000);
 const makeBatch = (prefix: string, count: number) => batchFile('ada-resume', `${prefix}-`, count);
+
+/** Every record in a config directory's state directory: unfinished journals and finished records. */
+function batchRecords(configDir: string): string[] {
+  const dir = join(configDir, 'state', 'batches');
+  return existsSync(dir) ? readdirSync(dir).filter((name) => /\.(ndjson|finished)$/.test(name)) : [];
+}
 
 /** Each stored document of the batch, by label: every label once, with its line's content. */
 function expectEachOnce(prefix: string, lines: string[]): void {
@@ -223,12 +230,31 @@ describe('resumable batches', () => {
     expect(server.requests.length - sentBefore).toBeLessThanOrEqual(2);
   });
 
-  it('--restart sends every line again; --resume without a record sends every line and says so', async () => {
+  it('--restart sends every line again; --resume without a record is refused (exit 2), sending nothing', async () => {
     const { file: batch } = makeBatch('restart', 4);
     const env = batchEnv(service.key('pro'), service.baseUrl);
-    const nothing = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
-    expect(nothing.code, nothing.stderr).toBe(0);
-    expect(nothing.stderr).toContain(`Nothing to resume: no unfinished batch of ${batch} was recorded`);
+    const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
+    const before0 = service.stats.requests;
+    // A breaker's --resume of a file with no record sent every line (a record pruned: every line twice).
+    for (const json of [false, true]) {
+      const nothing = await runCli(['docs', 'submit', '--file', batch, '--resume', ...(json ? ['--json'] : [])], {
+        env,
+      });
+      expect(nothing.code, nothing.stderr).toBe(2);
+      expect(nothing.stdout).toBe('');
+      const message = `nothing to resume: no batch of ${batch} is recorded in ${stateDir}`;
+      const hint =
+        'run without --resume to send every line as a new batch (its documents are created again if an earlier ' +
+        'run made them), or set FACECTL_STATE_DIR to the directory the batch was recorded in';
+      if (json) expect(JSON.parse(nothing.stderr).error).toMatchObject({ code: 'nothing_to_resume', message, hint });
+      else expect(nothing.stderr).toBe(`error: ${message}\n${hint}\n`);
+    }
+    expect(service.stats.requests).toBe(before0);
+    expect(stored(service, 'restart-')).toHaveLength(0);
+    expect(batchRecords(env.FACECTL_CONFIG_DIR)).toEqual([]);
+    // Without --resume, a new batch: every line.
+    const first = await runCli(['docs', 'submit', '--file', batch], { env });
+    expect(first.code, first.stderr).toBe(0);
     expect(stored(service, 'restart-')).toHaveLength(4);
     // A finished batch leaves no record: a plain rerun submits again, as any command would.
     const again = await runCli(['docs', 'submit', '--file', batch], { env });
@@ -245,6 +271,26 @@ describe('resumable batches', () => {
     expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
   });
+
+  it('--resume of a finished batch whose record was pruned (21 batches since) is refused: nothing stored twice', async () => {
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const { file: first } = makeBatch('pruned', 3);
+    expect((await runCli(['docs', 'submit', '--file', first], { env })).code).toBe(0);
+    // The state directory keeps the 20 most recent finished batches: 20 more and the first one's is gone.
+    for (let i = 0; i < 20; i++) {
+      const { file } = makeBatch(`later${i}`, 1);
+      const later = await runCli(['docs', 'submit', '--file', file], { env });
+      expect(later.code, later.stderr).toBe(0);
+    }
+    expect(batchRecords(env.FACECTL_CONFIG_DIR)).toHaveLength(20);
+    const before = service.stats.requests;
+    const resumed = await runCli(['docs', 'submit', '--file', first, '--resume'], { env });
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(resumed.stderr).toContain(`error: nothing to resume: no batch of ${first} is recorded in `);
+    expect(service.stats.requests).toBe(before);
+    expect(storedLabels(service, 'pruned-')).toEqual(['pruned-0', 'pruned-1', 'pruned-2']);
+    expect(batchRecords(env.FACECTL_CONFIG_DIR)).toHaveLength(20);
+  }, 60_000);
 
   it('--resume of a file moved after its batch stopped: refused naming that file; moved back, it resumes', async () => {
     const { file: batch, lines } = makeBatch('moved', 4);
@@ -273,12 +319,12 @@ describe('resumable batches', () => {
       `--restart sends every line anyway: the ${count} already submitted are created again, as duplicates`,
     );
     expect(service.stats.requests).toBe(before);
-    // A file none of those batches holds a line of: nothing to resume, every line sent, as ever.
+    // A file none of those batches holds a line of: nothing to resume, refused, nothing sent.
     const { file: unrelated } = makeBatch('unrelated', 2);
     const fresh = await runCli(['docs', 'submit', '--file', unrelated, '--resume'], { env });
-    expect(fresh.code, fresh.stderr).toBe(0);
-    expect(fresh.stderr).toContain('Nothing to resume');
-    expect(stored(service, 'unrelated-')).toHaveLength(2);
+    expect(fresh.code, fresh.stderr).toBe(2);
+    expect(fresh.stderr).toContain(`error: nothing to resume: no batch of ${unrelated} is recorded in `);
+    expect(stored(service, 'unrelated-')).toHaveLength(0);
     renameSync(moved, batch);
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);

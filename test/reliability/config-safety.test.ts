@@ -248,6 +248,43 @@ describe('case 46: a config file or directory facectl must not write', () => {
   });
 });
 
+// A ring's find: FACECTL_CONFIG_DIR naming a file gave auth login exit 1 "cannot write configuration file ...
+// (ENOTDIR) ... check ... and its disk", where the README says exit 2 and the state directory's case says so.
+describe('a FACECTL_CONFIG_DIR that is not a directory', () => {
+  it.each([
+    ['a file', (file: string) => file],
+    ['under a file', (file: string) => join(file, 'facectl')],
+  ])('%s -> exit 2 naming it, with the fix; the file untouched, nothing sent', async (_name, configDir) => {
+    const file = join(tempDir(), 'afile');
+    writeFileSync(file, 'mine\n');
+    const dir = configDir(file);
+    const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
+      { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
+      { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
+      { args: ['config', 'get', 'base_url'] },
+      { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
+    ];
+    for (const writer of writers) {
+      const label = writer.args.join(' ');
+      const sent = server.requests.length;
+      const result = await runCli(writer.args, {
+        env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
+        ...(writer.stdin ? { stdin: writer.stdin } : {}),
+      });
+      expect(result.code, `${label}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, label).toContain(
+        `error: FACECTL_CONFIG_DIR ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
+      );
+      expect(result.stderr, label).toContain(
+        'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+      );
+      expect(result.stderr, label).not.toMatch(/ENOTDIR|its disk|Logged in|Saved key/);
+      expect(server.requests.slice(sent), label).toEqual([]);
+      expect(readFileSync(file, 'utf8'), label).toBe('mine\n');
+    }
+  });
+});
+
 // A FACECTL_CONFIG_DIR that group or others can write to was written into and left so (README says the
 // directory is 0700), and doctor only warned that others could list it.
 describe('a config directory its group or others can write to', () => {

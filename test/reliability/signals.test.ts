@@ -249,6 +249,56 @@ describe('signals', () => {
     }
   });
 
+  it('--jq: Ctrl-C during a batch stops it as under --json (130, the error, the --resume command), and so does a SIGTERM 10 ms after', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-jq');
+      // A ring's find: under --jq a Ctrl-C was now and then ignored (the batch ran to its end, exit 0), and a second
+      // signal ended it with nothing said; jq ran with the handlers set aside. A filter that takes a few ms per
+      // result keeps the process in jq most of the time, so each run below lands a signal during one.
+      const filter = '.document_id as $d | ([range(10000)] | length) as $n | $d';
+      for (let i = 0; i < 8; i++) {
+        const then = i % 2 === 0 ? undefined : 'SIGTERM';
+        const proxy = slowProxy(server, service.baseUrl, 20);
+        const { file } = batchFile('ada-jq', `jq${i}-`, 400, (n) => `line ${n}`);
+        const run = start(
+          ['docs', 'submit', '--file', file, '--concurrency', '12', '--jq', filter],
+          batchEnv(key, server.baseUrl),
+        );
+        await until(() => proxy.answered() >= 24, 'a few answers');
+        run.child.kill('SIGINT');
+        if (then !== undefined) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          run.child.kill(then);
+        }
+        const exit = await run.exit;
+        const said = `run ${i}${then ? ', SIGTERM 10 ms after' : ''}: ${JSON.stringify(exit)} ${run.stderr()}`;
+        // As under --json: one error document on stderr, with the counts and the --resume command.
+        const errors = run
+          .stderr()
+          .split('\n')
+          .filter((line) => line.startsWith('{"error"'));
+        expect(errors, said).toHaveLength(1);
+        const { error } = JSON.parse(errors[0] as string);
+        expect(error.code, said).toBe('interrupted');
+        expect(error.hint, said).toContain(`facectl docs submit --file ${file} --resume`);
+        expect(error.warnings, said).toEqual([expect.stringMatching(/^Submitted \d+ of 400 documents/)]);
+        if (then === undefined) {
+          expect(exit, said).toEqual({ code: 130, signal: 'SIGINT' });
+          expect(error.message, said).toMatch(/^interrupted: \d+ of 400 documents were submitted/);
+        } else {
+          // The second ends the batch at once if it comes before the first's error is written, saying so.
+          expect([130, 143], said).toContain(exit.code);
+          expect(error.message, said).toMatch(/^(interrupted: \d+ of 400|stopped at once by a second SIGTERM)/);
+        }
+        expect(stored(service, `jq${i}-`).length, said).toBeLessThan(400);
+      }
+    } finally {
+      await service.close();
+    }
+  }, 120_000);
+
   it.each(['text', '--json'])(
     'a second Ctrl-C while the batch winds down (%s) gives the --resume command, as the first would have',
     async (form) => {

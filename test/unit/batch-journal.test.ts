@@ -325,8 +325,10 @@ describe('batch journal', () => {
     for (const format of [2, 9]) {
       const text = `${JSON.stringify({ facectl_batch: format, ...header })}\n${JSON.stringify(record)}\n`;
       writeFileSync(first.journal.path, text, { mode: 0o600 });
-      // Nothing skipped on a guess: every line is sent again, under a new batch id.
-      const other = await run(dir, 'resume', ['a']);
+      // Nothing skipped on a guess: --resume finds no batch (refused), a new batch sends every line, under a new id.
+      const refused = await failure(run(dir, 'resume', ['a']));
+      expect(refused).toMatchObject({ exitCode: ExitCode.usage, code: 'nothing_to_resume' });
+      const other = await run(dir, 'new', ['a']);
       expect(other.journal.resumed).toBe(false);
       expect(other.journal.earlier.size).toBe(0);
       expect(other.journal.idempotencyKey(other.keys[0] as LineKey)).not.toContain('-b1-');
@@ -365,9 +367,15 @@ describe('batches of standard input in one directory', () => {
     const finishedTwo = await run(dir, 'resume', ['x', 'y'], streamed);
     expect(finishedTwo.journal).toMatchObject({ resumed: true, finished: true });
     await finishedTwo.journal.close();
-    const unknown = await run(dir, 'resume', ['m'], streamed);
-    expect(unknown.journal.resumed).toBe(false);
-    await unknown.journal.close();
+    // An input none of them begins like: nothing to resume, refused (exit 2) with no record made.
+    const before = batchNames(dir);
+    const unknown = await failure(run(dir, 'resume', ['m'], streamed));
+    expect(unknown).toMatchObject({
+      exitCode: ExitCode.usage,
+      code: 'nothing_to_resume',
+      message: `nothing to resume: no batch of batch.ndjson recorded in ${dir} holds its first lines`,
+    });
+    expect(batchNames(dir)).toEqual(before);
   });
 
   it('a finished batch replaces the finished record of the same input only', async () => {

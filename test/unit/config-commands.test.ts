@@ -99,6 +99,25 @@ describe('config set / get / unset', () => {
     expect(said.stderr).toBe('Removed base_url in profile work\n');
   });
 
+  it('unset in a profile that does not exist is refused as get is: exit 2, no profile named, nothing written', async () => {
+    const config = { profiles: { work: { base_url: 'http://127.0.0.1:9' } } };
+    for (const [args, env] of [
+      [['--profile', 'nope'], {}],
+      [[], { FACECTL_PROFILE: 'nope' }],
+    ] as const) {
+      const get = await cli(['config', 'get', 'base_url', ...args], { config, env });
+      const unset = await cli(['config', 'unset', 'base_url', ...args], { config, env });
+      expect(unset.code, unset.stderr).toBe(2);
+      expect(unset.stderr).toContain('error: no profile named "nope"');
+      expect(unset.stderr.split('\n')[0]).toBe(get.stderr.split('\n')[0]);
+      expect(unset.tc.config.data).toEqual(config);
+      const json = await cli(['config', 'unset', 'base_url', '--json', ...args], { config, env });
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stderr).error.code).toBe('unknown_profile');
+      expect(json.stdout).toBe('');
+    }
+  });
+
   it('default_profile picks the profile later commands use', async () => {
     const refused = await cli(['config', 'set', 'default_profile', 'work']);
     expect(refused.code).toBe(2); // no such profile yet

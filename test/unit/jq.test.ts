@@ -277,7 +277,9 @@ describe('--jq', () => {
     expect(logout.tc.config.data.profiles?.p2?.api_key).toBeUndefined();
     // Nothing to remove: nothing was done, and nothing is said of it.
     // A change that changed nothing says nothing of the kind.
-    const unset = await runCommand(service, ['config', 'unset', 'base_url', '--profile', 'p9', ...failing]);
+    const unset = await runCommand(service, ['config', 'unset', 'base_url', '--profile', 'p9', ...failing], {
+      config: { profiles: { p9: {} } },
+    });
     expect(hint(unset)).toBeUndefined();
     const again = await runCommand(service, ['auth', 'switch', 'p2', ...failing], {
       config: { ...config, default_profile: 'p2' },

@@ -33,10 +33,15 @@ describe('ctx.runtime', () => {
       expect(stopped.stderr).toContain('--resume');
 
       const elsewhere = await submit('/work/b', ['--resume']);
-      expect(elsewhere.stderr).toContain('Nothing to resume: no unfinished batch of standard input was recorded');
+      expect(elsewhere.code).toBe(2);
+      expect(elsewhere.stderr).toContain(
+        `error: nothing to resume: no batch of standard input is recorded in ${stateDir}\n`,
+      );
+      expect(elsewhere.stderr).toContain('a batch of standard input is resumed only in the directory it was read in');
 
       const here = await submit('/work/a', ['--resume']);
-      expect(here.stderr).not.toContain('Nothing to resume');
+      expect(here.stderr).not.toContain('nothing to resume');
+      expect(here.stderr).toContain('1 of them by an earlier run, not sent again');
     } finally {
       await service.close();
     }

@@ -43,8 +43,8 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
       await store.setDefaultProfile(parsed);
     }
   } else {
-    // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it.
-    profile = await activeProfile(ctx, { creates: true });
+    // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it (unset: refused).
+    profile = await activeProfile(ctx, { creates: value !== undefined });
     const before = store.getProfile(profile);
     // A key stored before keys were bound to a base URL is pinned to the old one, so a move leaves it behind.
     const pin =

@@ -73,7 +73,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     destination: `key ${key === undefined ? 'none' : keyIdentity(key)}`,
   };
   let opened: Opened;
-  let candidates: number;
   if (streamed) {
     const batch = await input.read();
     const seen = new Occurrences();
@@ -89,7 +88,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       head.push(line.key);
       comparison.add(line.line, line.key);
     }
-    candidates = records.candidates.length;
     opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
   } else {
     const records = await openBatchRecords(options);
@@ -111,7 +109,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
               moved?.add(line.key);
             };
       const batch = await input.read(watch);
-      candidates = records.candidates.length;
       moved?.refuse();
       const journal = await records.open(comparison);
       // The send pass counts again: in the room the check pass made if it counted, else in room made once for all.
@@ -124,14 +121,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     }
   }
   const { journal } = opened;
-  // Resumed with another key, the batch is found (and said so below), its record set aside.
-  if (input.journal === 'resume' && !journal.resumed && journal.movedFrom === undefined) {
-    const why =
-      candidates === 0
-        ? `no unfinished batch of ${source.name} was recorded`
-        : `no batch of ${source.name} recorded holds ${streamed ? 'its first lines' : 'any of its lines'}`;
-    ctx.out.info(`Nothing to resume: ${why}; sending every line.`);
-  }
   if (journal.movedFrom !== undefined) {
     ctx.out.warn(
       `the earlier runs of this batch sent with ${journal.movedFrom}…, this one with ${options.destination}…, ` +
