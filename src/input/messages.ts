@@ -15,7 +15,8 @@ export function validateMessageList(
   sourceName: string,
   convert: (filter: string) => string,
 ): ThreadMessage[] {
-  const fromThread = () => convert(`${Array.isArray(value) ? '' : '.messages | '}map({role, content, from: .name})`);
+  const fromThread = () =>
+    convert(`${Array.isArray(value) ? '' : '.messages | '}map({role, content, from: (.from // .name)})`);
   let list: unknown = value;
   if (!Array.isArray(value)) {
     if (!isPlainObject(value) || !('messages' in value)) {

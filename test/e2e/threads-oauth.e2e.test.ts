@@ -101,8 +101,8 @@ describe('threads (built bin)', () => {
     const last = (stderr: string) => stderr.trimEnd().split('\n').at(-1);
     // The answer's messages, and the whole answer, on standard input: both refused, saying how to convert that input.
     for (const [stdin, filter] of [
-      [JSON.stringify(JSON.parse(got.stdout).messages), "'map({role, content, from: .name})'"],
-      [got.stdout, "'.messages | map({role, content, from: .name})'"],
+      [JSON.stringify(JSON.parse(got.stdout).messages), "'map({role, content, from: (.from // .name)})'"],
+      [got.stdout, "'.messages | map({role, content, from: (.from // .name)})'"],
     ] as const) {
       const before = await service.settledRequests();
       const refused = await runCli(['threads', 'replace-messages', id, '-'], { env: env(), stdin });
@@ -114,15 +114,16 @@ describe('threads (built bin)', () => {
     }
     // The user's own list, in a file: the hint converts that file, not the thread's messages (a breaker's
     // paste of `threads get ID | jq ...` stored the thread's own messages again, or none, exit 0).
+    // Some with "from" already (a ring's list): the conversion keeps it.
     const own = [
-      { role: 'user', content: 'My own first words', name: 'Charles' },
+      { role: 'user', content: 'My own first words', from: 'Charles' },
       { role: 'assistant', content: 'And my answer', name: 'Ada' },
     ];
     const file = tempFile('m1.json', JSON.stringify(own));
     const before = await service.settledRequests();
     const refused = await runCli(['threads', 'replace-messages', id, '--file', file], { env: env() });
     expect(refused.code).toBe(2);
-    const convert = `jq 'map({role, content, from: .name})' ${file} | facectl threads replace-messages ${id} -`;
+    const convert = `jq 'map({role, content, from: (.from // .name)})' ${file} | facectl threads replace-messages ${id} -`;
     expect(last(refused.stderr)).toBe(`${each}; convert them with \`${convert}\``);
     expect(await service.settledRequests()).toBe(before);
     if (spawnSync('jq', ['--version']).status !== 0) return; // no jq here: the text is checked above
@@ -139,7 +140,10 @@ describe('threads (built bin)', () => {
     });
     const stored = await storedThread(id);
     expect(stored).toMatchObject({ message_count: 2, messages_archived: 2 });
-    expect(stored.messages).toEqual(own);
+    expect(stored.messages).toEqual([
+      { role: 'user', content: 'My own first words', name: 'Charles' },
+      { role: 'assistant', content: 'And my answer', name: 'Ada' },
+    ]);
   });
 });
 
