@@ -135,6 +135,10 @@ export const splitList = (value: string | undefined): string[] | undefined =>
 export const shellWord = (word: string): string =>
   /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 
+/** `jq [-c] FILTER PATH` as typed (`-`: standard input, no path); a path starting with - would read as jq's option. */
+export const jqCommand = (filter: string, path: string, compact = false): string =>
+  `jq ${compact ? '-c ' : ''}${shellWord(filter)}${path === '-' ? '' : ` ${shellWord(path.startsWith('-') ? `./${path}` : path)}`}`;
+
 /** A flag and its value as typed: `--file 'my notes.md'`, `--file=--json` for a value spelled like a flag. */
 export const flagAndValue = (flag: string, value: string): string =>
   value.startsWith('-') ? shellWord(`${flag}=${value}`) : `${flag} ${shellWord(value)}`;

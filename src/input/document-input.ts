@@ -40,7 +40,7 @@ export interface ReadDocumentOptions {
   /** The flags a plain text needs (asked on a terminal); called for text only, before it is read. */
   textDefaults(): Promise<DocumentDefaults>;
   continueOnError: boolean;
-  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` as a batch, with the flags given. */
+  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
   batchHint?: (filter: string) => string;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
@@ -65,7 +65,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
     const array = detected.format === 'json' && options.batchHint;
     throw new UsageError(`${options.batchFlag} applies to a batch (NDJSON), but ${source.name} was read as ${kind}`, {
       hint: array
-        ? `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${array("'.[]'")}`
+        ? `if it is NDJSON (a document a line), pass --format ndjson; if a JSON array, send its documents as a batch: ${array('.[]')}`
         : 'pass --format ndjson if it is a batch',
     });
   }

@@ -106,7 +106,7 @@ function refuseManyDocuments(
     : 'holds JSON objects one after another';
   throw new UsageError(
     `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
-    { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(isArray ? `'.[]'` : '.')}` },
+    { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(isArray ? '.[]' : '.')}` },
   );
 }
 

@@ -133,7 +133,7 @@ export async function* readNdjsonDocuments(
     if (line === 1 && !(parsed.ok && isPlainObject(parsed.value)) && text.trimStart().startsWith('[')) {
       throw new UsageError(`${sourceName}: line 1 opens a JSON array: documents in NDJSON are one JSON object a line`, {
         code: 'invalid_input',
-        hint: batchHint && `send them as a batch: ${batchHint(`'.[]'`)}`,
+        hint: batchHint && `send them as a batch: ${batchHint('.[]')}`,
       });
     }
     if (!parsed.ok) {

@@ -8,7 +8,7 @@ import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
 import { jsonIndent } from '../../io/output.js';
 import type { JournalMode } from '../../state/batch-journal.js';
-import { checkAlias, flagAndValue, notEmpty, requireAliasAndLabel, shellWord, verb } from '../kit.js';
+import { checkAlias, flagAndValue, jqCommand, notEmpty, requireAliasAndLabel, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
 import { DOCUMENT_FIELDS, type DocumentAnswer, notePreview } from './fields.js';
 
@@ -204,8 +204,7 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
  */
 function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string): string {
   const path = opts.file ?? '-';
-  // A path that starts with `-` would read as an option to jq.
-  const jq = `jq -c ${filter}${path === '-' ? '' : ` ${shellWord(path.startsWith('-') ? `./${path}` : path)}`}`;
+  const jq = jqCommand(filter, path, true);
   // As docs/usage.md writes it; the variable unset, the shell says so and no document line becomes the key.
   const key =
     path === '-' ? 'IFS= read -r key; echo "$key"' : `printf '%s\\n' "\${FACECTL_KEY:?set FACECTL_KEY to the API key}"`;

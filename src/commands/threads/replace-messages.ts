@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
-import { flagAndValue, requireArgument, send, shellWord, verb } from '../kit.js';
+import { flagAndValue, jqCommand, requireArgument, send, shellWord, verb } from '../kit.js';
 import { THREAD_FIELDS, type ThreadAnswer } from './get.js';
 
 export default verb({
@@ -54,11 +54,11 @@ async function readMessages(ctx: Context, threadId: string, file: string | undef
   const source = await resolveSource(ctx, path, STDIN_HINT);
   const value = parseJson(await readSourceText(source), { source: source.name });
   const command = `facectl threads replace-messages ${shellWord(threadId)} -`;
-  // The conversion of this very input (a path starting with - would read as an option to jq).
+  // The conversion of this very input.
   const convert = (filter: string) =>
     path === '-'
-      ? `convert them by piping the same input through \`jq ${shellWord(filter)}\` into \`${command}\``
-      : `convert them with \`jq ${shellWord(filter)} ${shellWord(path.startsWith('-') ? `./${path}` : path)} | ${command}\``;
+      ? `convert them by piping the same input through \`${jqCommand(filter, '-')}\` into \`${command}\``
+      : `convert them with \`${jqCommand(filter, path)} | ${command}\``;
   return { threadId, messages: validateMessageList(value, source.name, convert) };
 }
 
