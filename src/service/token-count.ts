@@ -109,21 +109,13 @@ function flagsAt(text: string, i: number): number {
   return flagsOf(text.codePointAt(i) as number);
 }
 
+const CONTRACTION = /'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])/y;
+
 /** `(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?` at `m`: the end after it. */
 function contraction(text: string, m: number): number {
-  if (text.charCodeAt(m) !== 39 || m + 1 >= text.length) return m;
-  const a = text.charCodeAt(m + 1);
-  if (a === 115 || a === 83 || a === 100 || a === 68 || a === 109 || a === 77 || a === 116 || a === 84) return m + 2;
-  if (m + 2 >= text.length) return m;
-  const b = text.charCodeAt(m + 2);
-  if (
-    ((a === 108 || a === 76) && (b === 108 || b === 76)) ||
-    ((a === 118 || a === 86) && (b === 101 || b === 69)) ||
-    ((a === 114 || a === 82) && (b === 101 || b === 69))
-  ) {
-    return m + 3;
-  }
-  return m;
+  if (text.charCodeAt(m) !== 39) return m;
+  CONTRACTION.lastIndex = m;
+  return CONTRACTION.test(text) ? CONTRACTION.lastIndex : m;
 }
 
 function runEnd(text: string, i: number, flag: number): number {
@@ -239,8 +231,8 @@ function buildTable(strings: readonly string[]): VocabTable | null {
   let size = 1;
   while (size < strings.length * 2) size *= 2;
   const mask = size - 1;
-  const slots = new Int32Array(size * 2);
-  for (let slot = 0; slot < size; slot++) slots[slot * 2 + 1] = -1;
+  // An empty slot's second half is -1 (its hash half is never read).
+  const slots = new Int32Array(size * 2).fill(-1);
   let total = 0;
   for (const s of strings) total += s.length;
   if (total >= 1 << 23) return null;
