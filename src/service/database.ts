@@ -156,15 +156,8 @@ function migrate(file: string, db: Connection): void {
   }
 }
 
-type OpenedFile = { path: string; ino: number; dev: number };
-
-export function openedFile(path: string): OpenedFile {
-  const { ino, dev } = statSync(path);
-  return { path, ino, dev };
-}
-
 /** Copies out the state of a `file` replaced or removed while serve ran (docs/local-service-choices.md): where to. */
-export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
+export function rescueIfReplaced(db: Connection, file: { path: string; ino: number; dev: number }): string | undefined {
   try {
     const now = statSync(file.path);
     if (now.ino === file.ino && now.dev === file.dev) return undefined;
