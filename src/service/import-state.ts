@@ -129,10 +129,8 @@ function insertRecords(file: string, store: ImportTarget, records: Records): voi
   }
   const keys = records.get('keys') as Map<string, Record<string, unknown>>;
   const documents = records.get('documents') as Map<string, Record<string, unknown>>;
-  const insert = store.statement(
-    'INSERT INTO idempotency (user_id, idempotency_key, request_sha256, key_id, status, body, document_id, ' +
-      'document_version, body_prefix, body_suffix, face_alias, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  // The values in the table's column order (schema.ts).
+  const insert = store.statement(`INSERT INTO idempotency VALUES (${new Array(12).fill('?').join(', ')})`);
   // Their ids were `<API key id>:<Idempotency-Key>`; records are now the user's (any of their keys replays).
   for (const [id, record] of records.get('idempotency') ?? []) {
     const cut = id.indexOf(':');

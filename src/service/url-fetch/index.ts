@@ -138,7 +138,7 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
 }
 
 function nextHop(current: URL, response: ConnectResponse): URL {
-  const location = header(response, 'location');
+  const location = response.headers.location;
   if (location === undefined)
     throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
   let target: URL;
@@ -185,18 +185,18 @@ async function readText(url: URL, response: ConnectResponse, maxBytes: number, s
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${shorten(url.href)} answered HTTP ${response.status}`);
     }
-    const contentType = header(response, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+    const contentType = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     if (!contentType) throw fetchFailed(`${shorten(url.href)} sent no Content-Type; only text can be imported`);
     if (!/^text\/[a-z0-9.+-]+$/.test(contentType) && !TEXT_TYPES.has(contentType)) {
       throw fetchFailed(
         `${shorten(url.href)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`,
       );
     }
-    const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
+    const encoding = response.headers['content-encoding']?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
       throw fetchFailed(`${shorten(url.href)} sent a ${encoding}-encoded body, which is not supported`);
     }
-    const declared = Number(header(response, 'content-length'));
+    const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(url, maxBytes);
     const chunks: Uint8Array[] = [];
     let total = 0;
@@ -219,11 +219,6 @@ async function readText(url: URL, response: ConnectResponse, maxBytes: number, s
 
 const tooLarge = (url: URL, maxBytes: number) =>
   fetchFailed(`${shorten(url.href)} is larger than the import limit of ${maxBytes} bytes`);
-
-function header(response: ConnectResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
