@@ -32,12 +32,8 @@ type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
 /** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
-  }
+  if (!URL.canParse(raw)) throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
+  const url = new URL(raw);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
   }
@@ -141,13 +137,8 @@ function nextHop(current: URL, response: ConnectResponse): URL {
   const location = response.headers.location;
   if (location === undefined)
     throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
-  let target: URL;
-  try {
-    target = new URL(location, current);
-  } catch {
-    throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
-  }
-  return parseImportUrl(target.href, 'redirect target');
+  if (!URL.canParse(location, current.href)) throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
+  return parseImportUrl(new URL(location, current).href, 'redirect target');
 }
 
 /** Tries the checked addresses in turn (a name may be served on its IPv6 or IPv4 only), then checks the real peer. */
