@@ -1,5 +1,4 @@
-import { requireModelAllowed } from './access.js';
-import type { AuthInfo } from './auth.js';
+import { type AuthInfo, requireModelAllowed } from './auth.js';
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
 import type { BillingSource, Collections, FaceItem, FaceRecord, KeyRecord, UserRecord } from './records.js';

@@ -1,6 +1,5 @@
 import type { Document } from '../../contract/index.js';
-import { ownItem, resolveFace } from '../access.js';
-import type { AuthInfo } from '../auth.js';
+import { type AuthInfo, ownItem, resolveFace } from '../auth.js';
 import { markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';

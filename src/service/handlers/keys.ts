@@ -1,5 +1,4 @@
-import { faceAllowed } from '../access.js';
-import { hasScope, mintKey } from '../auth.js';
+import { faceAllowed, hasScope, mintKey } from '../auth.js';
 import { forbidden } from '../errors.js';
 import type { KeyRecord } from '../records.js';
 import { apiKeyView, currentKeyView } from '../views.js';

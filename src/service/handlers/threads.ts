@@ -1,4 +1,4 @@
-import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
+import { ownItem, requireModelAllowed, resolveFace } from '../auth.js';
 import { checkOverrideAvailable, markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
