@@ -92,7 +92,6 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
 };
 
-/** POST /v1/compile/documents/{id}/sync: see syncItem. */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
   const { item: doc, face } = ownItem(svc.store, auth, 'documents', params.document_id);
   syncItem(svc, auth, 'documents', doc, face, null);

@@ -64,7 +64,6 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
   return { status: 201, body: apiKeyView(record, secret), holdsSecret: true };
 };
 
-/** GET /v1/auth/api-keys/current: the calling key without its secret, plus scopes and plan. */
 export const getCurrentApiKey: Handler<'getCurrentApiKey'> = ({ auth }) => ({
   status: 200,
   body: currentKeyView(auth.key, auth.user),
