@@ -120,8 +120,13 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
       if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, maxBytes, signal);
       response.close();
       if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
-      current = nextHop(current, response);
       what = 'redirect target';
+      const location = response.headers.location;
+      if (location === undefined)
+        throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
+      if (!URL.canParse(location, current.href))
+        throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
+      current = parseImportUrl(new URL(location, current).href, what);
     }
   } catch (error) {
     if (error instanceof UrlFetchError) throw error;
@@ -131,14 +136,6 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
-}
-
-function nextHop(current: URL, response: ConnectResponse): URL {
-  const location = response.headers.location;
-  if (location === undefined)
-    throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
-  if (!URL.canParse(location, current.href)) throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
-  return parseImportUrl(new URL(location, current).href, 'redirect target');
 }
 
 /** Tries the checked addresses in turn (a name may be served on its IPv6 or IPv4 only), then checks the real peer. */
