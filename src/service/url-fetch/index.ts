@@ -64,17 +64,15 @@ async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFun
     }
     if (found.length === 0) throw fetchFailed(`cannot resolve ${url.hostname}: no addresses`);
   }
-  const resolved: ResolvedAddress[] = [];
-  for (const { address } of found) {
+  return found.map(({ address }): ResolvedAddress => {
     const verdict = checkAddress(address, allowPrivate);
     if (!verdict.allowed) {
       const via = literal === undefined ? `${url.hostname} resolves to ${address}, and ` : '';
       throw notAllowed(`${what} ${shorten(url.href)} is refused: ${via}${verdict.reason}`);
     }
     // The family comes from the address itself, not from what the lookup claimed.
-    resolved.push({ address, family: isIP(address) === 6 ? 6 : 4 });
-  }
-  return resolved;
+    return { address, family: isIP(address) === 6 ? 6 : 4 };
+  });
 }
 
 export interface FetchImportOptions {
