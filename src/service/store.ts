@@ -300,19 +300,14 @@ export class Store {
   }
 
   /** For tests: each collection as a read-only map. */
-  get maps(): {
-    [C in CollectionName]: {
-      size: number;
-      keys(): IterableIterator<string>;
-      values(): IterableIterator<Collections[C]>;
-    };
-  } {
-    const view = (collection: CollectionName) => ({
+  get maps() {
+    const view = <C extends CollectionName>(collection: C) => ({
       size: this.count(collection),
       keys: () => Array.from(this.values(collection), (record) => record.id).values(),
       values: () => this.values(collection),
     });
-    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
+    const maps = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)]));
+    return maps as { [C in CollectionName]: ReturnType<typeof view<C>> };
   }
 
   /** Closes the database (its WAL folded into the file) and releases its lock. */
