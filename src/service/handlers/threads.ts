@@ -59,7 +59,6 @@ export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   },
 };
 
-/** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
   const { item: thread, face } = ownItem(svc.store, auth, 'threads', params.thread_id);
   syncItem(svc, auth, 'threads', thread, face, thread.override);

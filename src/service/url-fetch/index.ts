@@ -102,12 +102,8 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRedirects = options.maxRedirects ?? 3;
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
-  const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
-  if (options.signal?.aborted) onOuterAbort();
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  const signal = controller.signal;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   try {
     let current = parseImportUrl(url);
     let what = 'URL';
@@ -128,11 +124,9 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
     }
   } catch (error) {
     if (error instanceof UrlFetchError) throw error;
-    if (signal.aborted && signal.reason instanceof UrlFetchError) throw signal.reason;
+    if (signal.aborted)
+      throw fetchFailed(deadline.aborted ? `timed out after ${timeoutMs} ms` : 'the fetch was cancelled');
     throw fetchFailed(`fetch failed: ${(error as Error).message}`, error);
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onOuterAbort);
   }
 }
 
