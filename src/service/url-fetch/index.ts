@@ -124,8 +124,11 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
     }
   } catch (error) {
     if (error instanceof UrlFetchError) throw error;
+    // The first of the two signals to fire gives its reason to both.
     if (signal.aborted)
-      throw fetchFailed(deadline.aborted ? `timed out after ${timeoutMs} ms` : 'the fetch was cancelled');
+      throw fetchFailed(
+        signal.reason === deadline.reason ? `timed out after ${timeoutMs} ms` : 'the fetch was cancelled',
+      );
     throw fetchFailed(`fetch failed: ${(error as Error).message}`, error);
   }
 }
