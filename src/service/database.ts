@@ -95,10 +95,8 @@ function open(file: string): Connection | null {
     closeConnection(db, false);
     const code = sqliteCode(error);
     if (code === 'SQLITE_NOTADB') return null;
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-      throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
-    }
-    throw error;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+    throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
   }
 }
 

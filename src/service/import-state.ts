@@ -28,10 +28,8 @@ export function importStateFile(file: string, storeOf: (db: Connection) => Impor
   try {
     db = connect(temp);
   } catch (error) {
-    if (error instanceof DataFileInUse) {
-      throw new DataFileInUse(`${file} is in use by another facectl serve (it is importing it)`, { cause: error });
-    }
-    throw error;
+    if (!(error instanceof DataFileInUse)) throw error;
+    throw new DataFileInUse(`${file} is in use by another facectl serve (it is importing it)`, { cause: error });
   }
   if (db === null) throw new StateFileError(`${temp} is in the way of the import of ${file}: remove it`);
   let moved = false;
