@@ -223,8 +223,7 @@ function buildTable(strings: readonly string[]) {
   while (size < strings.length * 2) size *= 2;
   const mask = size - 1;
   const slots = new Int32Array(size * 2).fill(-1);
-  let total = 0;
-  for (const s of strings) total += s.length;
+  const total = strings.reduce((sum, s) => sum + s.length, 0);
   if (total >= 1 << 23) return null;
   const chars = new Uint16Array(total);
   let offset = 0;
