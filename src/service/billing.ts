@@ -1,5 +1,4 @@
-import { requireModelAllowed } from './access.js';
-import type { AuthInfo } from './auth.js';
+import { type AuthInfo, requireModelAllowed } from './auth.js';
 import { conflict, paymentRequired } from './errors.js';
 import { formatUsd, MICRO_USD_PER_TOKEN, PLANS, usdToMicroFloor } from './plans.js';
 import type { BillingSource, Collections, FaceItem, FaceRecord, KeyRecord, UserRecord } from './records.js';
@@ -98,8 +97,6 @@ export function syncItem<C extends 'documents' | 'threads'>(
   const chain: KeyRecord[] = [];
   for (let k: KeyRecord | undefined = key; k; k = k.parent_id ? svc.store.get('keys', k.parent_id) : undefined) {
     chain.push(k);
-  }
-  for (const k of chain) {
     if (k.budget_usd === null) continue;
     const budget = usdToMicroFloor(k.budget_usd);
     if (k.spent_micro + cost > budget) {

@@ -95,10 +95,8 @@ function open(file: string): Connection | null {
     closeConnection(db, false);
     const code = sqliteCode(error);
     if (code === 'SQLITE_NOTADB') return null;
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-      throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
-    }
-    throw error;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
+    throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
   }
 }
 
@@ -156,15 +154,8 @@ function migrate(file: string, db: Connection): void {
   }
 }
 
-type OpenedFile = { path: string; ino: number; dev: number };
-
-export function openedFile(path: string): OpenedFile {
-  const { ino, dev } = statSync(path);
-  return { path, ino, dev };
-}
-
 /** Copies out the state of a `file` replaced or removed while serve ran (docs/local-service-choices.md): where to. */
-export function rescueIfReplaced(db: Connection, file: OpenedFile): string | undefined {
+export function rescueIfReplaced(db: Connection, file: { path: string; ino: number; dev: number }): string | undefined {
   try {
     const now = statSync(file.path);
     if (now.ino === file.ino && now.dev === file.dev) return undefined;

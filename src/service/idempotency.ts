@@ -1,6 +1,5 @@
 import { createHash, hash } from 'node:crypto';
-import { faceAllowed } from './access.js';
-import type { AuthInfo } from './auth.js';
+import { type AuthInfo, faceAllowed } from './auth.js';
 import { forbidden, HttpError } from './errors.js';
 import type { DocumentRecord } from './records.js';
 import type { Store } from './store.js';

@@ -28,10 +28,8 @@ export function importStateFile(file: string, storeOf: (db: Connection) => Impor
   try {
     db = connect(temp);
   } catch (error) {
-    if (error instanceof DataFileInUse) {
-      throw new DataFileInUse(`${file} is in use by another facectl serve (it is importing it)`, { cause: error });
-    }
-    throw error;
+    if (!(error instanceof DataFileInUse)) throw error;
+    throw new DataFileInUse(`${file} is in use by another facectl serve (it is importing it)`, { cause: error });
   }
   if (db === null) throw new StateFileError(`${temp} is in the way of the import of ${file}: remove it`);
   let moved = false;
@@ -129,10 +127,8 @@ function insertRecords(file: string, store: ImportTarget, records: Records): voi
   }
   const keys = records.get('keys') as Map<string, Record<string, unknown>>;
   const documents = records.get('documents') as Map<string, Record<string, unknown>>;
-  const insert = store.statement(
-    'INSERT INTO idempotency (user_id, idempotency_key, request_sha256, key_id, status, body, document_id, ' +
-      'document_version, body_prefix, body_suffix, face_alias, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  // The values in the table's column order (schema.ts).
+  const insert = store.statement(`INSERT INTO idempotency VALUES (${new Array(12).fill('?').join(', ')})`);
   // Their ids were `<API key id>:<Idempotency-Key>`; records are now the user's (any of their keys replays).
   for (const [id, record] of records.get('idempotency') ?? []) {
     const cut = id.indexOf(':');

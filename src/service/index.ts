@@ -39,21 +39,11 @@ export interface ServiceOptions {
   accessLog?: boolean;
 }
 
-export interface RunningService {
-  readonly baseUrl: string;
-  /** One bootstrap key per plan: free, standard, pro, connect. */
-  readonly users: BootstrapUser[];
-  readonly store: Store;
-  readonly stats: ServiceCore['stats'];
-  /** Stops accepting, lets requests in flight finish, closes the database. */
-  close(): Promise<void>;
-  /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */
-  abort(): Promise<void>;
-}
+export type RunningService = Awaited<ReturnType<typeof startService>>;
 
 const CLOSE_GRACE_MS = 10_000;
 
-export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
+export async function startService(options: ServiceOptions = {}) {
   const clock = options.clock ?? { now: () => new Date() };
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => {});
@@ -154,10 +144,13 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 
   return {
     baseUrl: svc.baseUrl,
+    /** One bootstrap key per plan: free, standard, pro, connect. */
     users,
     store,
     stats: svc.stats,
+    /** Stops accepting, lets requests in flight finish, closes the database. */
     close: () => stop(true),
+    /** Stops at once without saving anything more: what kill -9 leaves behind (for tests). */
     abort: () => stop(false),
   };
 }

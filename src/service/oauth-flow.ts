@@ -87,8 +87,7 @@ export class OAuthFlows {
     const target = new URL(pending.redirectUri);
     if (approve) {
       const code = randomBase62(32);
-      const { redirectUri, codeChallenge } = pending;
-      this.codes.set(code, { redirectUri, codeChallenge, expiresMs: this.clock.now().getTime() + TTL_MS });
+      this.codes.set(code, { ...pending, expiresMs: this.clock.now().getTime() + TTL_MS });
       target.searchParams.set('code', code);
     } else {
       target.searchParams.set('error', 'access_denied');

@@ -52,7 +52,6 @@ export interface FaceRecord {
   created: number;
 }
 
-/** What documents and threads share. */
 export interface FaceItem {
   id: string;
   user_id: string;

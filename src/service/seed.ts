@@ -4,17 +4,10 @@ import { microToUsd, PLANS } from './plans.js';
 import type { PlanName } from './records.js';
 import type { Store } from './store.js';
 
-export interface BootstrapUser {
-  plan: PlanName;
-  /** The bootstrap key's secret: printed by `serve` at start, never stored. */
-  key: string;
-  user_id: string;
-  credits_usd: number;
-  compile_quota_tokens: number;
-}
+export type BootstrapUser = ReturnType<typeof seedUsers>[number];
 
 /** One user per plan (made once), a new bootstrap key each at every start (docs/local-service-choices.md). */
-export function seedUsers(store: Store, now: Date): BootstrapUser[] {
+export function seedUsers(store: Store, now: Date) {
   return (Object.keys(PLANS) as PlanName[]).map((plan) => {
     let user = [...store.values('users')].find((u) => u.plan === plan);
     if (!user) {
@@ -46,6 +39,7 @@ export function seedUsers(store: Store, now: Date): BootstrapUser[] {
     });
     return {
       plan,
+      // The bootstrap key's secret: printed by `serve` at start, never stored.
       key: secret,
       user_id: user.id,
       credits_usd: microToUsd(user.credits_micro),

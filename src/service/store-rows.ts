@@ -1,9 +1,20 @@
 // store.ts's tables: records as rows, and the statements that write rows.
 
 import type { CollectionName } from './records.js';
-import { FLAG_COLUMNS, JSON_COLUMNS } from './schema.js';
 
 type ColumnKind = 'plain' | 'json' | 'flag';
+
+/** The columns that do not hold their field as it is: lists and objects as JSON text, booleans as 0 or 1. */
+const KINDS = new Map<string, ColumnKind>([
+  ['scopes', 'json'],
+  ['allowed_face_ids', 'json'],
+  ['allowed_llm_models', 'json'],
+  ['basic_facts', 'json'],
+  ['default_tools', 'json'],
+  ['messages', 'json'],
+  ['bootstrap', 'flag'],
+  ['synced', 'flag'],
+]);
 
 /** A collection's table: its columns in order, how each holds its field, and put()'s statement. */
 export interface Table {
@@ -28,7 +39,7 @@ export function describeTable(collection: CollectionName, columns: string[]): Ta
     .join(', ');
   return {
     columns,
-    kinds: columns.map((column) => (JSON_COLUMNS.has(column) ? 'json' : FLAG_COLUMNS.has(column) ? 'flag' : 'plain')),
+    kinds: columns.map((column) => KINDS.get(column) ?? 'plain'),
     upsert: rowsInsert(
       `INSERT INTO ${collection} (${columns.join(', ')})`,
       columns.length,

@@ -1,6 +1,6 @@
 import { existsSync, renameSync, statSync } from 'node:fs';
 import type Database from 'libsql';
-import { type Connection, closeConnection, connect, openedFile, rescueIfReplaced } from './database.js';
+import { type Connection, closeConnection, connect, rescueIfReplaced } from './database.js';
 import { importStateFile } from './import-state.js';
 import { COLLECTION_NAMES, type CollectionName, type Collections } from './records.js';
 import { deferredCalls, describeTable, large, recordOf, rowOf, type Table } from './store-rows.js';
@@ -47,7 +47,7 @@ export class Store {
   private readonly tables = new Map<CollectionName, Table>();
 
   /** The --data file as opened (database.ts: a file put in its place while serve runs is not ours). */
-  private readonly file?: ReturnType<typeof openedFile>;
+  private readonly file?: { path: string; ino: number; dev: number };
   /** Set by close() when the --data file was replaced or removed meanwhile: where the state went instead. */
   rescued?: string;
 
@@ -56,7 +56,7 @@ export class Store {
     path?: string,
   ) {
     this.persistent = path !== undefined;
-    if (path !== undefined) this.file = openedFile(path);
+    if (path !== undefined) this.file = { path, ...statSync(path) };
     for (const name of COLLECTION_NAMES) {
       const info = db.prepare<unknown[]>(`PRAGMA table_info(${name})`).raw().all() as [number, string][];
       const columns = info.map((column) => column[1]);
@@ -300,19 +300,14 @@ export class Store {
   }
 
   /** For tests: each collection as a read-only map. */
-  get maps(): {
-    [C in CollectionName]: {
-      size: number;
-      keys(): IterableIterator<string>;
-      values(): IterableIterator<Collections[C]>;
-    };
-  } {
-    const view = (collection: CollectionName) => ({
+  get maps() {
+    const view = <C extends CollectionName>(collection: C) => ({
       size: this.count(collection),
       keys: () => Array.from(this.values(collection), (record) => record.id).values(),
       values: () => this.values(collection),
     });
-    return Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)])) as never;
+    const maps = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, view(name)]));
+    return maps as { [C in CollectionName]: ReturnType<typeof view<C>> };
   }
 
   /** Closes the database (its WAL folded into the file) and releases its lock. */

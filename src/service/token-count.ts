@@ -63,21 +63,19 @@ const NOT_PREFIX = NEWLINE | LETTER | NUM;
 /** `[^\s\p{L}\p{N}]`: punctuation and symbols. */
 const NOT_PUNCT = SPACE | LETTER | NUM;
 
-const UP_RE = /^[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]$/u;
-const LOW_RE = /^[\p{Ll}\p{Lm}\p{Lo}\p{M}]$/u;
-const LETTER_RE = /^\p{L}$/u;
-const NUM_RE = /^\p{N}$/u;
-const SPACE_RE = /^\s$/u;
+const CLASSES: [RegExp, number][] = [
+  [/^[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]$/u, UP],
+  [/^[\p{Ll}\p{Lm}\p{Lo}\p{M}]$/u, LOW],
+  [/^\p{L}$/u, LETTER],
+  [/^\p{N}$/u, NUM],
+  [/^\s$/u, SPACE],
+];
 
 function classify(cp: number): number {
   // A lone surrogate is one code point of its own for a `u` expression; String.fromCodePoint keeps it.
   const ch = String.fromCodePoint(cp);
   let flags = KNOWN;
-  if (UP_RE.test(ch)) flags |= UP;
-  if (LOW_RE.test(ch)) flags |= LOW;
-  if (LETTER_RE.test(ch)) flags |= LETTER;
-  if (NUM_RE.test(ch)) flags |= NUM;
-  if (SPACE_RE.test(ch)) flags |= SPACE;
+  for (const [expression, flag] of CLASSES) if (expression.test(ch)) flags |= flag;
   if (cp === 10 || cp === 13) flags |= NEWLINE;
   return flags;
 }
@@ -109,21 +107,13 @@ function flagsAt(text: string, i: number): number {
   return flagsOf(text.codePointAt(i) as number);
 }
 
+const CONTRACTION = /'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])/y;
+
 /** `(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?` at `m`: the end after it. */
 function contraction(text: string, m: number): number {
-  if (text.charCodeAt(m) !== 39 || m + 1 >= text.length) return m;
-  const a = text.charCodeAt(m + 1);
-  if (a === 115 || a === 83 || a === 100 || a === 68 || a === 109 || a === 77 || a === 116 || a === 84) return m + 2;
-  if (m + 2 >= text.length) return m;
-  const b = text.charCodeAt(m + 2);
-  if (
-    ((a === 108 || a === 76) && (b === 108 || b === 76)) ||
-    ((a === 118 || a === 86) && (b === 101 || b === 69)) ||
-    ((a === 114 || a === 82) && (b === 101 || b === 69))
-  ) {
-    return m + 3;
-  }
-  return m;
+  if (text.charCodeAt(m) !== 39) return m;
+  CONTRACTION.lastIndex = m;
+  return CONTRACTION.test(text) ? CONTRACTION.lastIndex : m;
 }
 
 function runEnd(text: string, i: number, flag: number): number {
@@ -220,29 +210,20 @@ function hashRange(text: string, a: number, b: number): number {
 const ASCII_PREFIX = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_PREFIX[c] = ((bmp[c] as number) & NOT_PREFIX) === 0 ? 1 : 0;
 
-/**
- * A set of strings probed by hash without allocation: linear probing, each slot holding the full hash
- * and where the characters are in one shared array, compared only when the hashes are equal.
- */
-interface VocabTable {
-  mask: number;
-  /** Per slot: hash, then (offset << 8 | length), -1 when the slot is empty. */
-  slots: Int32Array;
-  chars: Uint16Array;
-}
-
 /** Room in a slot for a token's length (o200k_base's longest has 128). */
 const MAX_TOKEN_LENGTH = 255;
 
-/** Null when the strings do not fit (their characters' offsets have 23 bits). */
-function buildTable(strings: readonly string[]): VocabTable | null {
+/**
+ * A set of strings probed by hash without allocation: linear probing, each slot holding the full hash, then
+ * (offset << 8 | length) of its characters in one shared array (-1: empty), compared only when the hashes are equal.
+ * Null when the strings do not fit (their characters' offsets have 23 bits).
+ */
+function buildTable(strings: readonly string[]) {
   let size = 1;
   while (size < strings.length * 2) size *= 2;
   const mask = size - 1;
-  const slots = new Int32Array(size * 2);
-  for (let slot = 0; slot < size; slot++) slots[slot * 2 + 1] = -1;
-  let total = 0;
-  for (const s of strings) total += s.length;
+  const slots = new Int32Array(size * 2).fill(-1);
+  const total = strings.reduce((sum, s) => sum + s.length, 0);
   if (total >= 1 << 23) return null;
   const chars = new Uint16Array(total);
   let offset = 0;
@@ -258,7 +239,13 @@ function buildTable(strings: readonly string[]): VocabTable | null {
   return { mask, slots, chars };
 }
 
-function inTable(table: VocabTable, h: number, text: string, a: number, b: number): boolean {
+function inTable(
+  table: NonNullable<ReturnType<typeof buildTable>>,
+  h: number,
+  text: string,
+  a: number,
+  b: number,
+): boolean {
   const { mask, slots, chars } = table;
   const length = b - a;
   for (let slot = h & mask; ; slot = (slot + 1) & mask) {

@@ -73,8 +73,7 @@ let nextId = 0;
 const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism() - 1));
 
 function spawnWorker(): PoolWorker {
-  const tokenizer = tokenizerPath();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizer } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizer: tokenizerPath() } });
   const entry: PoolWorker = { worker, pending: new Map() };
   // Idle workers must not keep the process alive; a count in flight holds a ref (see countInWorker).
   worker.unref();

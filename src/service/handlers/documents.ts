@@ -1,6 +1,5 @@
 import type { Document } from '../../contract/index.js';
-import { ownItem, resolveFace } from '../access.js';
-import type { AuthInfo } from '../auth.js';
+import { type AuthInfo, ownItem, resolveFace } from '../auth.js';
 import { markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { DocumentRecord, FaceRecord } from '../records.js';
@@ -93,7 +92,6 @@ export const editDocument: PreparedHandler<'editDocument'> = {
   },
 };
 
-/** POST /v1/compile/documents/{id}/sync: see syncItem. */
 export const syncDocument: Handler<'syncDocument'> = ({ params, auth, svc }) => {
   const { item: doc, face } = ownItem(svc.store, auth, 'documents', params.document_id);
   syncItem(svc, auth, 'documents', doc, face, null);

@@ -1,4 +1,4 @@
-import { faceAllowed, requireModelAllowed, resolveFace } from '../access.js';
+import { faceAllowed, requireModelAllowed, resolveFace } from '../auth.js';
 import { conflict, forbidden, HttpError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { FaceRecord } from '../records.js';

@@ -1,5 +1,4 @@
-import { faceAllowed } from '../access.js';
-import { hasScope, mintKey } from '../auth.js';
+import { faceAllowed, hasScope, mintKey } from '../auth.js';
 import { forbidden } from '../errors.js';
 import type { KeyRecord } from '../records.js';
 import { apiKeyView, currentKeyView } from '../views.js';
@@ -65,7 +64,6 @@ export const createApiKey: Handler<'createApiKey'> = ({ body, auth, svc }) => {
   return { status: 201, body: apiKeyView(record, secret), holdsSecret: true };
 };
 
-/** GET /v1/auth/api-keys/current: the calling key without its secret, plus scopes and plan. */
 export const getCurrentApiKey: Handler<'getCurrentApiKey'> = ({ auth }) => ({
   status: 200,
   body: currentKeyView(auth.key, auth.user),

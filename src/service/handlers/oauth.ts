@@ -5,17 +5,14 @@ import { resultPage } from '../oauth-pages.js';
 import { PLANS } from '../plans.js';
 import type { Handler, ServiceCore } from '../service-core.js';
 
-/** Every /v1/oauth endpoint: the Connect plan first (403 plan_required), then a known provider (404). */
-function requireConnect(auth: AuthInfo): void {
-  if (!PLANS[auth.user.plan].oauth) {
+/** /v1/oauth: the Connect plan first (403 plan_required; the callback has no key), then a known provider (404). */
+function requireConnect(svc: ServiceCore, auth: AuthInfo | null, provider = svc.provider): void {
+  if (auth && !PLANS[auth.user.plan].oauth) {
     throw forbidden(
       'plan_required',
       `OAuth connections are only for the Connect plan; this user is on the ${auth.user.plan} plan`,
     );
   }
-}
-
-function requireProvider(svc: ServiceCore, provider: string): void {
   if (provider !== svc.provider) {
     throw notFound('unknown_provider', `unknown OAuth provider ${provider}; this service offers ${svc.provider}`);
   }
@@ -24,7 +21,7 @@ function requireProvider(svc: ServiceCore, provider: string): void {
 const connectionId = (userId: string, provider: string) => `${userId}:${provider}`;
 
 export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, svc }) => {
-  requireConnect(auth);
+  requireConnect(svc, auth);
   const connection = svc.store.get('connections', connectionId(auth.user.id, svc.provider));
   return {
     status: 200,
@@ -39,8 +36,7 @@ export const listOAuthConnections: Handler<'listOAuthConnections'> = ({ auth, sv
 
 /** POST /v1/oauth/{provider}/authorize: the consent page's URL; `serve --consent approve|deny` decides it at once. */
 export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc }) => {
-  requireConnect(auth);
-  requireProvider(svc, params.provider);
+  requireConnect(svc, auth, params.provider);
   const url = svc.oauth.start(svc.baseUrl, params.provider, { id: auth.user.id, account: auth.user.account });
   if (svc.consent !== 'page') {
     const pending = svc.oauth.undecided(params.provider, new URL(url).searchParams);
@@ -51,8 +47,7 @@ export const authorizeOAuth: Handler<'authorizeOAuth'> = ({ params, auth, svc })
 };
 
 export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc }) => {
-  requireConnect(auth);
-  requireProvider(svc, params.provider);
+  requireConnect(svc, auth, params.provider);
   const id = connectionId(auth.user.id, params.provider);
   if (!svc.store.get('connections', id)) throw notFound('not_connected', `${params.provider} is not connected`);
   svc.store.del('connections', id);
@@ -61,7 +56,7 @@ export const disconnectOAuth: Handler<'disconnectOAuth'> = ({ params, auth, svc 
 
 /** GET /v1/oauth/{provider}/callback (HTML): the browser lands here from the consent page. */
 export const oauthCallback: Handler<'oauthCallback'> = ({ params, query, svc }) => {
-  requireProvider(svc, params.provider);
+  requireConnect(svc, null, params.provider);
   return { status: 200, body: finishAuthorization(svc, params.provider, query) };
 };
 

@@ -1,4 +1,4 @@
-import { ownItem, requireModelAllowed, resolveFace } from '../access.js';
+import { ownItem, requireModelAllowed, resolveFace } from '../auth.js';
 import { checkOverrideAvailable, markChanged, syncItem } from '../billing.js';
 import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
@@ -59,7 +59,6 @@ export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   },
 };
 
-/** POST /v1/compile/threads/{id}/sync: like a document's sync, honouring the thread's override. */
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
   const { item: thread, face } = ownItem(svc.store, auth, 'threads', params.thread_id);
   syncItem(svc, auth, 'threads', thread, face, thread.override);

@@ -15,8 +15,6 @@ export interface AddressClass {
   description: string;
 }
 
-type AddressVerdict = ({ allowed: true } | { allowed: false; reason: string }) & AddressClass;
-
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** How messages name ipaddr.js's ranges; others read "a special-purpose address (<name>)". */
@@ -91,12 +89,13 @@ export function classifyAddress(address: string): AddressClass {
   return parsed.kind() === 'ipv4' ? classifyIPv4(parsed as ipaddr.IPv4) : classifyIPv6(parsed as ipaddr.IPv6);
 }
 
-export function checkAddress(address: string, allowPrivate: boolean): AddressVerdict {
+export function checkAddress(address: string, allowPrivate: boolean) {
   const found = classifyAddress(address);
-  if (found.kind === 'public' || (found.kind === 'loopback' && allowPrivate)) return { allowed: true, ...found };
+  if (found.kind === 'public' || (found.kind === 'loopback' && allowPrivate))
+    return { allowed: true as const, ...found };
   let reason = `${address} is ${found.description}`;
   if (found.kind === 'loopback') reason += '; loopback is allowed only when the service runs with --allow-private-urls';
-  return { allowed: false, reason, ...found };
+  return { allowed: false as const, reason, ...found };
 }
 
 /** Whether two spellings name the same address (an IPv4-mapped IPv6 address equals its IPv4 form). */

@@ -32,12 +32,8 @@ type ResolvedAddress = Pick<ConnectRequest, 'address' | 'family'>;
 
 /** What can be checked without DNS. `what` starts the error message. */
 function parseImportUrl(raw: string, what = 'URL'): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
-  }
+  if (!URL.canParse(raw)) throw notAllowed(`${what} ${JSON.stringify(shorten(raw))} is not a valid absolute URL`);
+  const url = new URL(raw);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw notAllowed(`${what} is refused: the "${url.protocol}" scheme is not allowed (only http and https)`);
   }
@@ -68,17 +64,15 @@ async function resolveAllowed(url: URL, allowPrivate: boolean, lookup: LookupFun
     }
     if (found.length === 0) throw fetchFailed(`cannot resolve ${url.hostname}: no addresses`);
   }
-  const resolved: ResolvedAddress[] = [];
-  for (const { address } of found) {
+  return found.map(({ address }): ResolvedAddress => {
     const verdict = checkAddress(address, allowPrivate);
     if (!verdict.allowed) {
       const via = literal === undefined ? `${url.hostname} resolves to ${address}, and ` : '';
       throw notAllowed(`${what} ${shorten(url.href)} is refused: ${via}${verdict.reason}`);
     }
     // The family comes from the address itself, not from what the lookup claimed.
-    resolved.push({ address, family: isIP(address) === 6 ? 6 : 4 });
-  }
-  return resolved;
+    return { address, family: isIP(address) === 6 ? 6 : 4 };
+  });
 }
 
 export interface FetchImportOptions {
@@ -108,12 +102,8 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRedirects = options.maxRedirects ?? 3;
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(fetchFailed(`timed out after ${timeoutMs} ms`)), timeoutMs);
-  const onOuterAbort = () => controller.abort(fetchFailed('the fetch was cancelled'));
-  if (options.signal?.aborted) onOuterAbort();
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  const signal = controller.signal;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   try {
     let current = parseImportUrl(url);
     let what = 'URL';
@@ -124,30 +114,23 @@ export async function fetchImportUrl(url: string, options: FetchImportOptions): 
       if (!REDIRECT_STATUSES.has(response.status)) return await readText(current, response, maxBytes, signal);
       response.close();
       if (redirects >= maxRedirects) throw fetchFailed(`too many redirects (more than ${maxRedirects})`);
-      current = nextHop(current, response);
       what = 'redirect target';
+      const location = response.headers.location;
+      if (location === undefined)
+        throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
+      if (!URL.canParse(location, current.href))
+        throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
+      current = parseImportUrl(new URL(location, current).href, what);
     }
   } catch (error) {
     if (error instanceof UrlFetchError) throw error;
-    if (signal.aborted && signal.reason instanceof UrlFetchError) throw signal.reason;
+    // The first of the two signals to fire gives its reason to both.
+    if (signal.aborted)
+      throw fetchFailed(
+        signal.reason === deadline.reason ? `timed out after ${timeoutMs} ms` : 'the fetch was cancelled',
+      );
     throw fetchFailed(`fetch failed: ${(error as Error).message}`, error);
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onOuterAbort);
   }
-}
-
-function nextHop(current: URL, response: ConnectResponse): URL {
-  const location = header(response, 'location');
-  if (location === undefined)
-    throw fetchFailed(`${shorten(current.href)} answered ${response.status} without a Location`);
-  let target: URL;
-  try {
-    target = new URL(location, current);
-  } catch {
-    throw fetchFailed(`${shorten(current.href)} redirected to an invalid URL`);
-  }
-  return parseImportUrl(target.href, 'redirect target');
 }
 
 /** Tries the checked addresses in turn (a name may be served on its IPv6 or IPv4 only), then checks the real peer. */
@@ -185,18 +168,18 @@ async function readText(url: URL, response: ConnectResponse, maxBytes: number, s
     if (response.status < 200 || response.status > 299) {
       throw fetchFailed(`${shorten(url.href)} answered HTTP ${response.status}`);
     }
-    const contentType = header(response, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+    const contentType = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     if (!contentType) throw fetchFailed(`${shorten(url.href)} sent no Content-Type; only text can be imported`);
     if (!/^text\/[a-z0-9.+-]+$/.test(contentType) && !TEXT_TYPES.has(contentType)) {
       throw fetchFailed(
         `${shorten(url.href)} sent ${contentType}; only text, JSON, XML, XHTML and Markdown can be imported`,
       );
     }
-    const encoding = header(response, 'content-encoding')?.trim().toLowerCase();
+    const encoding = response.headers['content-encoding']?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
       throw fetchFailed(`${shorten(url.href)} sent a ${encoding}-encoded body, which is not supported`);
     }
-    const declared = Number(header(response, 'content-length'));
+    const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(url, maxBytes);
     const chunks: Uint8Array[] = [];
     let total = 0;
@@ -219,11 +202,6 @@ async function readText(url: URL, response: ConnectResponse, maxBytes: number, s
 
 const tooLarge = (url: URL, maxBytes: number) =>
   fetchFailed(`${shorten(url.href)} is larger than the import limit of ${maxBytes} bytes`);
-
-function header(response: ConnectResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
