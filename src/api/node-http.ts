@@ -28,15 +28,6 @@ export interface WireRequest {
  */
 export type Deadline = { ms: number; passed: boolean };
 
-/** When `deadline` passes, `end` is called with the error the request fails with. */
-export function startDeadline(deadline: Deadline, end: (error: Error) => void): NodeJS.Timeout {
-  // unref: an open socket keeps the process alive while it matters; the timer alone must not.
-  return setTimeout(() => {
-    deadline.passed = true;
-    end(new Error('deadline'));
-  }, deadline.ms).unref();
-}
-
 export interface WireResponse {
   statusCode: number;
   statusText?: string;
@@ -199,11 +190,7 @@ export class NodeHttpClient implements Sender {
   }
 
   destroy(reason: Error): void {
-    for (const entry of this.live) {
-      entry.req.destroy(reason);
-      entry.res?.destroy(reason);
-    }
-    this.live.clear();
+    for (const entry of this.live) this.fail(entry, reason);
     this.agent.destroy();
   }
 

@@ -7,7 +7,7 @@ import apiRequest from 'undici/lib/api/api-request.js';
 import proxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
 import pool from 'undici/lib/dispatcher/pool.js';
 import { errorCode } from './error-mapping.js';
-import { type Limits, type Sender, startDeadline, type WireRequest, type WireResponse } from './node-http.js';
+import type { Limits, Sender, WireRequest, WireResponse } from './node-http.js';
 import type { ProxyChoice } from './proxy.js';
 
 const ProxyAgent = proxyAgent as typeof UndiciProxyAgent;
@@ -40,7 +40,11 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
       const controller = new AbortController();
-      const overall = startDeadline(wire.deadline, (error) => controller.abort(error));
+      // unref: an open socket keeps the process alive while it matters; the timer alone must not.
+      const overall = setTimeout(() => {
+        wire.deadline.passed = true;
+        controller.abort(new Error('deadline'));
+      }, wire.deadline.ms).unref();
       const signal = wire.signal ? AbortSignal.any([wire.signal, controller.signal]) : controller.signal;
       let response: Dispatcher.ResponseData;
       try {

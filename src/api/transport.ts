@@ -65,11 +65,12 @@ export interface ExchangeResult {
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
-const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 4096;
 
 export class Transport {
   readonly limits: Limits;
+  private readonly deadlineMs: number;
+  private readonly cap: number;
   private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
@@ -83,6 +84,8 @@ export class Transport {
       headersMs: options.headersTimeoutMs ?? fromEnv ?? 30_000,
       bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
     };
+    this.deadlineMs = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
+    this.cap = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.origin = options.baseUrl.origin;
     this.onAbort = () => {
       this.ended = true;
@@ -113,11 +116,19 @@ export class Transport {
       const paused = gate?.delay() ?? 0;
       if (paused > 0) await this.wait(paused, 'rate limited: waiting with the whole batch', exchange.signal);
       const ticket = gate?.ticket() ?? 0;
+      // One deadline over the attempt, the limits' sum: each bounds a silence; a byte a second is none (case 52).
+      const deadline: Deadline = { ms: this.deadlineMs, passed: false };
       let result: ExchangeResult;
       try {
-        result = await this.once(exchange, attempt);
+        result = await this.attempt(exchange, attempt, deadline);
       } catch (error) {
         if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
+        if (deadline.passed) {
+          throw new NetworkError(
+            `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(deadline.ms)} (the service answers too slowly)`,
+            { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer', cause: error },
+          );
+        }
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
@@ -156,21 +167,6 @@ export class Transport {
     this.trace(`* ${why}; retrying in ${Math.round(ms)} ms`);
     await this.options.sleep(ms, signal);
     if (signal.aborted) throw cancelledBy(signal);
-  }
-
-  /** One attempt within the limits' sum (exit 8): each bounds a silence; a byte a second is none (case 52). */
-  private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
-    const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
-    const deadline: Deadline = { ms, passed: false };
-    try {
-      return await this.attempt(exchange, attempt, deadline);
-    } catch (error) {
-      if (!deadline.passed || exchange.signal.aborted) throw error;
-      throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(ms)} (the service answers too slowly)`,
-        { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer', cause: error },
-      );
-    }
   }
 
   private async attempt(exchange: Exchange, attempt: number, deadline: Deadline): Promise<ExchangeResult> {
@@ -225,7 +221,6 @@ export class Transport {
     info: ExchangeInfo,
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
-    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const reading = await large.begin().catch((error: unknown) => {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
     });
@@ -243,9 +238,9 @@ export class Transport {
           head.push(part);
           headBytes += part.length;
         }
-        if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
+        if (size > this.cap * 8) throw this.tooLarge(body, info, this.cap * 8);
         parser.write(chunk);
-        if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
+        if (size - parser.largeBytes > this.cap) throw this.tooLarge(body, info, this.cap);
         await keep(() => reading.flush(), body);
       }
       const value = parser.end();
@@ -270,17 +265,16 @@ export class Transport {
 
   /** Reads the body as text, refused past the cap: by its Content-Length first, else as it comes. */
   private readCapped(body: Readable, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
-    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const declared = headers['content-length'];
-    if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > cap) {
-      return Promise.reject(this.tooLarge(body, info, cap));
+    if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > this.cap) {
+      return Promise.reject(this.tooLarge(body, info, this.cap));
     }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
       body.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > cap) reject(this.tooLarge(body, info, cap));
+        if (size > this.cap) reject(this.tooLarge(body, info, this.cap));
         else chunks.push(chunk);
       });
       body.on('error', reject);
