@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { alias, dateTime, importType, pathSegment, perspective, serviceAlias } from './common.js';
+import { alias, dateTime, importType, noParams, pathSegment, perspective, serviceAlias } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
@@ -93,7 +93,7 @@ export const createDocument = defineRoute({
   method: 'POST',
   path: '/v1/compile/documents',
   summary: 'Submit a document; token_count is a preview, the charge is made at sync.',
-  params: z.object({}),
+  params: noParams,
   body: documentCreateRequest,
   serviceBody: documentCreateServiceRequest,
   successStatus: 201,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { alias, billingSource, dateTime, pathSegment, serviceAlias } from './common.js';
+import { alias, billingSource, dateTime, noParams, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
 /** A message as sent, as the seed states it: whether each field is required is "not shown". */
@@ -74,7 +74,7 @@ export const createThread = defineRoute({
   method: 'POST',
   path: '/v1/compile/threads',
   summary: 'Create a compile thread (the response shape is the local service choice: the thread).',
-  params: z.object({}),
+  params: noParams,
   body: threadCreateRequest,
   serviceBody: threadCreateServiceRequest,
   successStatus: 201,
