@@ -153,14 +153,13 @@ export class NodeHttpClient implements Sender {
         path: request.path,
         headers: request.headers,
       } as RequestOptions);
-      const now = Date.now();
       const entry: InFlight = {
         client: this,
         req,
         resolve,
         reject,
         deadline: request.deadline,
-        started: now,
+        started: Date.now(),
         seen: 0,
       };
       (req as Tagged)[IN_FLIGHT] = entry;

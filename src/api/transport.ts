@@ -38,7 +38,7 @@ export interface TransportOptions {
 /** The signal of a request no one can abort (the client was given none and the call none). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-export interface Exchange {
+interface Exchange {
   method: string;
   /** Path (with query) relative to the origin, base path included. */
   path: string;
@@ -310,12 +310,11 @@ function backoff(attempt: number): number {
 
 /** Retry-After as whole seconds: either delta-seconds or an HTTP date. */
 function parseRetryAfter(value: string | string[] | undefined): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw);
   const date = Date.parse(raw);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
 /** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */
