@@ -2,11 +2,10 @@ import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
 import type { Limits } from './node-http.js';
 
-/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
-
 /** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
 export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
+/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON: a 4xx without JSON came from something else at the base URL (a web
   // server, a proxy), though a 413 or 429 means the same from whoever says it; so did a 501 (that server does

@@ -67,20 +67,18 @@ type InFlight = {
   seen: number;
 };
 
+// Set on each request as it is made, before it can emit anything.
 const IN_FLIGHT = Symbol('facectl.inFlight');
-type Tagged = ClientRequest & { [IN_FLIGHT]?: InFlight };
-const entryOf = (req: ClientRequest | null | undefined) => (req as Tagged | undefined)?.[IN_FLIGHT];
+type Tagged = ClientRequest & { [IN_FLIGHT]: InFlight };
 
-function onRequestError(this: ClientRequest, error: Error): void {
-  const entry = entryOf(this);
-  if (entry === undefined) return;
+function onRequestError(this: Tagged, error: Error): void {
+  const entry = this[IN_FLIGHT];
   entry.client.forget(entry);
   entry.reject(error);
 }
 
-function onResponse(this: ClientRequest, res: IncomingMessage): void {
-  const entry = entryOf(this);
-  if (entry === undefined) return;
+function onResponse(this: Tagged, res: IncomingMessage): void {
+  const entry = this[IN_FLIGHT];
   entry.res = res;
   entry.seen = (res.socket as Socket).bytesRead;
   entry.since = Date.now();
@@ -95,10 +93,10 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   });
 }
 
-function onAnswerClosed(this: IncomingMessage): void {
+function onAnswerClosed(this: IncomingMessage & { req: Tagged }): void {
   // An answer's `req` is the request it answers (Node sets it; its types do not list it).
-  const entry = entryOf((this as IncomingMessage & { req?: ClientRequest }).req);
-  if (entry !== undefined) entry.client.forget(entry);
+  const entry = this.req[IN_FLIGHT];
+  entry.client.forget(entry);
 }
 
 const ignore = () => undefined;
@@ -114,10 +112,8 @@ export class NodeHttpClient implements Sender {
   /** Requests sent and not yet answered in full: watched by the sweep, ended together by destroy(). */
   private readonly live = new Set<InFlight>();
   /**
-   * One timer for every request's limits and deadline (docs/decisions.md), running while requests are
-   * live: three timers and their listeners per request cost a batch more than the rest of a request's
-   * bookkeeping. Each phase is timed from when the sweep first saw it, so a limit ends at most one tick
-   * late and never early.
+   * One timer for the limits and deadlines of the live requests (docs/decisions.md). Each phase is timed
+   * from when the sweep first saw it, so a limit ends at most one tick late and never early.
    */
   private sweeper: NodeJS.Timeout | undefined;
   private readonly tick: number;

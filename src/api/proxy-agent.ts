@@ -46,21 +46,19 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
         controller.abort(new Error('deadline'));
       }, wire.deadline.ms).unref();
       const signal = wire.signal ? AbortSignal.any([wire.signal, controller.signal]) : controller.signal;
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request.call(agent, {
+      const { statusCode, statusText, headers, body } = await request
+        .call(agent, {
           origin: wire.origin,
           path: wire.path,
           method: wire.method as Dispatcher.HttpMethod,
           headers: wire.headers,
           ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
           signal,
+        })
+        .catch((error: unknown) => {
+          clearTimeout(overall);
+          throw error;
         });
-      } catch (error) {
-        clearTimeout(overall);
-        throw error;
-      }
-      const { statusCode, statusText, headers, body } = response;
       // The deadline covers the answer's body too: stopped once it is read (or ended).
       body.once('close', () => clearTimeout(overall));
       return { statusCode, ...(statusText ? { statusText } : {}), headers, body };
