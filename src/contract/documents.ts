@@ -56,6 +56,8 @@ export const document = z.looseObject({
 export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: pathSegment });
+/** The extensions on one document. */
+const onDocument = { params: documentIdParams, response: document, extension: true } as const;
 
 /** Body of POST /v1/faces/{face_id}/import: the seed's defaults are the service's to apply; the client sends what was given. */
 export const importRequest = z.looseObject({
@@ -107,9 +109,7 @@ export const getDocument = defineRoute({
   method: 'GET',
   path: '/v1/compile/documents/{document_id}',
   summary: 'Read a document.',
-  params: documentIdParams,
-  response: document,
-  extension: true,
+  ...onDocument,
   scope: 'compile:read',
 });
 
@@ -118,10 +118,8 @@ export const editDocument = defineRoute({
   method: 'PATCH',
   path: '/v1/compile/documents/{document_id}',
   summary: 'Edit a document: version + 1, synced = false.',
-  params: documentIdParams,
+  ...onDocument,
   body: documentEditRequest,
-  response: document,
-  extension: true,
   scope: 'compile:write',
 });
 
@@ -130,9 +128,7 @@ export const syncDocument = defineRoute({
   method: 'POST',
   path: '/v1/compile/documents/{document_id}/sync',
   summary: 'Sync a document: charge its token_count and start preparation.',
-  params: documentIdParams,
-  response: document,
-  extension: true,
+  ...onDocument,
   idempotent: true,
   scope: 'compile:write',
 });
