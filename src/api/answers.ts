@@ -22,11 +22,7 @@ export const NEEDED = {
 } as const satisfies Partial<Record<RouteName, readonly string[]>>;
 
 /** A value as read where no field is needed: every field of an object may be absent or null, at any depth. */
-export type Lenient<T> = T extends readonly (infer E)[]
-  ? Lenient<E>[]
-  : T extends object
-    ? { [K in keyof T]?: Lenient<T[K]> | null }
-    : T;
+export type Lenient<T> = Answer<T, never>;
 
 /** An answer as read: the fields named in N are there, of their type; every other field is lenient. */
 export type Answer<T, N extends PropertyKey> = T extends readonly (infer E)[]
