@@ -64,7 +64,6 @@ export async function readAnswer(route: AnyRoute, json: unknown, debug?: (line: 
 let lenient: Promise<typeof import('./lenient.js')> | undefined;
 
 function hasNeeded(data: unknown, needed: readonly string[]): boolean {
-  if (needed.length === 0) return true;
   const entries = Array.isArray(data) ? data : [data];
   return entries.every((entry) => needed.every((key) => (entry as Record<string, unknown>)[key] !== undefined));
 }

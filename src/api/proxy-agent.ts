@@ -73,22 +73,19 @@ function proxyClient(url: URL, proxy: ProxyChoice, timeoutMs: number) {
   const pool = new Pool(url, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs });
   const where = `the proxy ${proxy.shown} (${proxy.variable})`;
   const check = `check ${proxy.variable}, or list the host in NO_PROXY to reach it directly`;
-  const failed = (error: unknown, authority: string | undefined): Error => {
-    const code = errorCode(error);
-    const seconds = `${timeoutMs / 1000} s`;
-    const why: Record<string, string> = {
-      UND_ERR_HEADERS_TIMEOUT: `${where} did not answer the CONNECT to ${authority} within ${seconds}`,
-      UND_ERR_SOCKET: `${where} closed the connection on the CONNECT to ${authority}`,
-      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${where}: no connection within ${seconds}`,
-      ECONNREFUSED: `cannot reach ${where}: connection refused`,
-    };
-    return proxyError(why[code ?? ''] ?? `cannot reach ${where}: ${code ?? (error as Error).message}`, check);
-  };
   return {
     async connect(params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
       const authority = params.path;
       const answer = await connect.call(pool, params).catch((error: unknown) => {
-        throw failed(error, authority);
+        const code = errorCode(error);
+        const seconds = `${timeoutMs / 1000} s`;
+        const why: Record<string, string> = {
+          UND_ERR_HEADERS_TIMEOUT: `${where} did not answer the CONNECT to ${authority} within ${seconds}`,
+          UND_ERR_SOCKET: `${where} closed the connection on the CONNECT to ${authority}`,
+          UND_ERR_CONNECT_TIMEOUT: `cannot reach ${where}: no connection within ${seconds}`,
+          ECONNREFUSED: `cannot reach ${where}: connection refused`,
+        };
+        throw proxyError(why[code ?? ''] ?? `cannot reach ${where}: ${code ?? (error as Error).message}`, check);
       });
       if (answer.statusCode === 200) return answer;
       (answer.socket as Socket).on('error', () => undefined).destroy();
