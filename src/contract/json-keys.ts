@@ -14,7 +14,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function keepJsonKeys<T>(input: unknown, output: T): T {
   if (Array.isArray(input) && Array.isArray(output)) {
     input.forEach((item, i) => {
-      if (i < output.length) output[i] = keepJsonKeys(item, output[i]);
+      if (i < output.length) keepJsonKeys(item, output[i]);
     });
     return output;
   }
@@ -23,11 +23,9 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
     if (Object.getPrototypeOf(output) !== Object.prototype) Object.setPrototypeOf(output, Object.prototype);
     if (!Object.hasOwn(output, PROTO)) Object.defineProperty(output, PROTO, own(input[PROTO]));
   }
-  for (const key of Object.keys(input)) {
-    if (key === PROTO || !Object.hasOwn(output, key)) continue;
-    const kept = keepJsonKeys(input[key], output[key]);
-    if (kept !== output[key]) Object.defineProperty(output, key, own(kept));
-  }
+  // Each value is mended in place (keepJsonKeys returns the output it was given).
+  for (const key of Object.keys(input))
+    if (key !== PROTO && Object.hasOwn(output, key)) keepJsonKeys(input[key], output[key]);
   return output;
 }
 
