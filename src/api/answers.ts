@@ -68,7 +68,6 @@ function hasNeeded(data: unknown, needed: readonly string[]): boolean {
   return entries.every((entry) => needed.every((key) => (entry as Record<string, unknown>)[key] !== undefined));
 }
 
-/** For answers and requests: what fits and what came, in words a person reads, not zod's. */
 type Issue = z.core.$ZodIssue;
 
 /** `field [0].connected_at: expected a date-time string, came null`. */

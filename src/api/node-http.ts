@@ -3,10 +3,9 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /**
- * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md).
- * undici's limits, measured alike: connect (DNS included), headers (a silence from when the request
- * can be written: an upload still going is none), body (a silence); one that passes fails with undici's
- * code, so error-mapping.ts reads both.
+ * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md), with
+ * undici's limits and codes: connect (DNS included), headers (a silence from when the request can be
+ * written: an upload still going is none), body (a silence).
  */
 
 /** A request as the transport hands it to this client or the proxy's (proxy-agent.ts). */
@@ -57,7 +56,6 @@ type InFlight = {
   signal?: AbortSignal;
   onAbort?: () => void;
   deadline: Deadline;
-  /** Date.now() when sent. */
   started: number;
   /**
    * The current silence: since when the socket's count (bytesWritten while the headers are awaited,

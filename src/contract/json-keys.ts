@@ -30,10 +30,7 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
 }
 
 /** `schema.safeParse(value)` whose data keeps the `__proto__` keys of the value. */
-export function safeParseJson<S extends z.ZodMiniType>(
-  schema: S,
-  value: unknown,
-): z.core.util.SafeParseResult<z.output<S>> {
+export function safeParseJson<S extends z.ZodMiniType>(schema: S, value: unknown) {
   const result = schema.safeParse(value);
   if (result.success) keepJsonKeys(value, result.data);
   return result;
