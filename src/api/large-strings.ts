@@ -66,23 +66,18 @@ export class LargeStrings {
   /** Writes `${JSON.stringify(value, null, indent)}\n`, each marker replaced by its string read back from its file. */
   async writeJson(stream: NodeJS.WritableStream, value: unknown, indent = 2): Promise<void> {
     const text = `${JSON.stringify(value, null, indent)}\n`;
-    if (this.options.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
+    const prefix = JSON.stringify(this.markerPrefix).slice(1, -1);
+    if (this.options.keep === 'none' && text.includes(prefix)) {
       throw new Error('a large string that was dropped cannot be printed');
     }
     let from = 0;
-    for (;;) {
-      let next = -1;
-      let found: [string, string] | undefined;
-      for (const entry of this.kept) {
-        const at = text.indexOf(JSON.stringify(entry[0]), from);
-        if (at !== -1 && (next === -1 || at < next)) [next, found] = [at, entry];
-      }
-      if (found === undefined) break;
-      const [marker, path] = found;
+    for (const found of text.matchAll(new RegExp(`"${prefix.replaceAll('\\', '\\\\')}\\d+\\\\u0000"`, 'g'))) {
+      const path = this.kept.get(JSON.parse(found[0]) as string);
+      if (path === undefined) continue;
       // Up to and with the opening quote, then the text, then on from the closing quote.
-      await write(stream, text.slice(from, next + 1));
+      await write(stream, text.slice(from, found.index + 1));
       await copyFile(path, stream);
-      from = next + JSON.stringify(marker).length - 1;
+      from = found.index + found[0].length - 1;
     }
     await write(stream, from === 0 ? text : text.slice(from));
   }
