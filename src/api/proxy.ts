@@ -62,8 +62,7 @@ export function noProxyEntry(target: URL, noProxy: string): string | undefined {
       continue;
     }
     // host, host:port, [v6]:port; an IPv6 address without brackets has no port.
-    const parts = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry) ?? /^([^:]*):(\d+)$/.exec(entry) ?? [entry, entry];
-    const [name = '', only] = [parts[1], parts[2]];
+    const [, name = '', only] = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry) ?? /^([^:]*):(\d+)$/.exec(entry) ?? ['', entry];
     if (only !== undefined && only !== port) continue;
     if (isIpLiteral(name)) {
       if (address && address.toString() === ipaddr.process(name).toString()) return entry;
