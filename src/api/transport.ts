@@ -284,9 +284,8 @@ export class Transport {
 
   private trace(line: string): void {
     if (!this.options.debug) return;
-    let shown = line;
-    for (const secret of this.options.secrets?.() ?? []) if (secret) shown = shown.split(secret).join('[redacted]');
-    this.options.debug(shown);
+    for (const secret of this.options.secrets?.() ?? []) if (secret) line = line.replaceAll(secret, '[redacted]');
+    this.options.debug(line);
   }
 }
 

@@ -56,7 +56,6 @@ export const document = z.looseObject({
 export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: pathSegment });
-/** The extensions on one document. */
 const onDocument = { params: documentIdParams, response: document, extension: true } as const;
 
 /** Body of POST /v1/faces/{face_id}/import: the seed's defaults are the service's to apply; the client sends what was given. */
