@@ -112,8 +112,14 @@ class SpoolWriter {
     if (this.pending.length === 0) return;
     const parts = this.pending;
     this.pending = [];
-    this.buffer ??= Buffer.allocUnsafe(COPY_BYTES);
-    for (const text of parts) await writeText(file, text, this.buffer);
+    const buffer = (this.buffer ??= Buffer.allocUnsafe(COPY_BYTES));
+    for (let rest of parts) {
+      while (rest.length > 0) {
+        const { read, written } = encoder.encodeInto(rest, buffer);
+        await file.writeFile(buffer.subarray(0, written));
+        rest = rest.slice(read);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -124,15 +130,6 @@ class SpoolWriter {
 
 const COPY_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
-
-async function writeText(file: FileHandle, text: string, buffer: Buffer): Promise<void> {
-  let rest = text;
-  while (rest.length > 0) {
-    const { read, written } = encoder.encodeInto(rest, buffer);
-    await file.writeFile(buffer.subarray(0, written));
-    rest = rest.slice(read);
-  }
-}
 
 /** Writes and waits until the stream is done with the bytes (so their buffer may be reused). */
 function write(stream: NodeJS.WritableStream, bytes: string | Buffer): Promise<void> {
