@@ -8,8 +8,9 @@ import {
   networkErrorFrom,
 } from './error-mapping.js';
 import type { LargeStrings } from './large-strings.js';
-import { type Deadline, type Limits, NodeHttpClient, type Sender } from './node-http.js';
+import { type Deadline, type Limits, NodeHttpClient, type Sender, type WireRequest } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
+import type { RawResponse } from './types.js';
 import { proxyFor } from './proxy.js';
 
 export interface TransportOptions {
@@ -38,11 +39,8 @@ export interface TransportOptions {
 /** The signal of a request no one can abort (the client was given none and the call none). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-interface Exchange {
-  method: string;
-  /** Path (with query) relative to the origin, base path included. */
-  path: string;
-  headers: Record<string, string>;
+/** `path`: with its query, relative to the origin, base path included. */
+interface Exchange extends Pick<WireRequest, 'method' | 'path' | 'headers'> {
   body?: string | Uint8Array | (() => AsyncIterable<Uint8Array>) | AsyncIterable<Uint8Array>;
   /** Sendable again after a 5xx or a dropped connection (GET, DELETE, idempotency key). */
   repeatable: boolean;
@@ -53,10 +51,7 @@ interface Exchange {
   gate?: RateGate;
 }
 
-export interface ExchangeResult {
-  status: number;
-  statusText?: string;
-  headers: Record<string, string | string[] | undefined>;
+export interface ExchangeResult extends Pick<RawResponse, 'status' | 'statusText' | 'headers'> {
   /** The body as UTF-8 text; empty when it was parsed as a stream (`json`). */
   text: string;
   retryAfterSeconds?: number;
