@@ -45,9 +45,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const baseUrl = base.href.replace(/\/$/, '');
   const basePath = base.pathname.replace(/\/$/, '');
   let resolvedKey: string | undefined;
-  const { apiKey, insecureHttp: _insecure, noKeyMessage, userAgent: _agent, ...transportOptions } = options;
+  const { apiKey, noKeyMessage } = options;
   const transport = new Transport({
-    ...transportOptions,
+    ...options,
     baseUrl: base,
     env: options.env ?? {},
     sleep: options.sleep ?? systemClock.sleep,
@@ -110,23 +110,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         ...(callOptions.largeStrings ? { largeStrings: callOptions.largeStrings } : {}),
         ...(callOptions.gate ? { gate: callOptions.gate } : {}),
       });
+      refuseUnless2xx(result, info);
       const where = `${route.method} ${route.path}`;
       const { text } = result;
       const contentType = String(result.headers['content-type'] ?? '(none)');
-      if (result.status >= 400) {
-        throw errorFromResponse(result.status, parseJsonLoosely(text, result.headers), info, result.retryAfterSeconds);
-      }
-      if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, where);
       if (route.responseKind === 'html') {
         if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
         return text as AnswerOf<R>;
       }
       if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
-      let json: unknown;
-      if (result.json) {
-        if (!result.json.ok) throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
-        json = result.json.value;
-      } else {
+      if (result.json?.ok === false)
+        throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
+      let json = result.json?.value;
+      if (result.json === undefined) {
         try {
           json = JSON.parse(text);
         } catch {
@@ -155,16 +151,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         signal: signalFor(raw.signal),
         info,
       });
-      const parsed = parseJsonLoosely(result.text, result.headers);
-      if (!raw.anyStatus) {
-        if (result.status >= 400) throw errorFromResponse(result.status, parsed, info, result.retryAfterSeconds);
-        if (result.status < 200 || result.status >= 300) throw notAnAnswer(result, `${method} ${info.path}`);
-      }
+      if (!raw.anyStatus) refuseUnless2xx(result, info);
       return {
         status: result.status,
         ...(result.statusText ? { statusText: result.statusText } : {}),
         headers: result.headers,
-        body: parsed,
+        body: parseJsonLoosely(result.text, result.headers),
       };
     },
     close: () => transport.close(),
@@ -181,6 +173,13 @@ export function parseBaseUrl(value: string, insecureHttp: boolean): URL {
     });
   }
   return url;
+}
+
+/** Throws for an answer but 2xx: an error answer as the service's error, any other as notAnAnswer. */
+function refuseUnless2xx(result: ExchangeResult, info: ExchangeInfo): void {
+  const { status, headers, retryAfterSeconds } = result;
+  if (status >= 400) throw errorFromResponse(status, parseJsonLoosely(result.text, headers), info, retryAfterSeconds);
+  if (status < 200 || status >= 300) throw notAnAnswer(result, `${info.method} ${info.path}`);
 }
 
 /** A 3xx (or another non-2xx non-error): no redirect is followed, as a key must go only where pointed. */

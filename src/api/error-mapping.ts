@@ -2,11 +2,10 @@ import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
 import type { Limits } from './node-http.js';
 
-/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
-
 /** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
 export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
 
+/** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
   // The service answers errors in JSON: a 4xx without JSON came from something else at the base URL (a web
   // server, a proxy), though a 413 or 429 means the same from whoever says it; so did a 501 (that server does
@@ -128,24 +127,21 @@ const STATUS_CODES: Readonly<Record<number, string>> = {
   429: 'rate_limited',
 };
 
+/** By the answer's code, else (a route of the contract) by the path's start. */
+const NOT_FOUND_HINTS: [code: string | undefined, hint: string, path?: string][] = [
+  ['unknown_provider', 'check the provider name (`facectl oauth list` shows the known ones)', '/v1/oauth'],
+  ['not_connected', 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)'],
+  ['face_not_found', 'check the face: faces are found by uid or alias', '/v1/faces'],
+  ['document_not_found', 'check the document id (doc_...); `facectl docs submit` prints it', '/v1/compile/documents'],
+  ['thread_not_found', 'check the thread id (thr_...); `facectl threads create` prints it', '/v1/compile/threads'],
+  [undefined, 'check the key id and the base URL', '/v1/auth/api-keys'],
+];
+
 function hintForNotFound(code: string, info: ExchangeInfo): string {
-  const byCode: Record<string, string> = {
-    unknown_provider: 'check the provider name (`facectl oauth list` shows the known ones)',
-    not_connected: 'nothing to do: that provider is not connected (`facectl oauth list` shows the connections)',
-    face_not_found: 'check the face: faces are found by uid or alias',
-    document_not_found: 'check the document id (doc_...); `facectl docs submit` prints it',
-    thread_not_found: 'check the thread id (thr_...); `facectl threads create` prints it',
-  };
-  if (Object.hasOwn(byCode, code)) return byCode[code] as string;
-  const byPath: [string, string | undefined][] = [
-    ['/v1/faces', byCode.face_not_found],
-    ['/v1/compile/documents', byCode.document_not_found],
-    ['/v1/compile/threads', byCode.thread_not_found],
-    ['/v1/oauth', byCode.unknown_provider],
-    ['/v1/auth/api-keys', 'check the key id and the base URL'],
-  ];
-  const hint = info.outsideContract ? undefined : byPath.find(([prefix]) => info.path.startsWith(prefix))?.[1];
-  return hint ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
+  const found =
+    NOT_FOUND_HINTS.find(([byCode]) => byCode === code) ??
+    (info.outsideContract ? undefined : NOT_FOUND_HINTS.find(([, , path]) => path && info.path.startsWith(path)));
+  return found?.[1] ?? `the service has no endpoint ${info.method} ${info.path}; \`facectl openapi\` lists them`;
 }
 
 const REFUSAL_HINTS: Readonly<Record<string, string>> = {
@@ -184,7 +180,7 @@ export function formatLimit(ms: number): string {
   return `${Math.round(ms) / 1000} s`;
 }
 
-export function formatWait(seconds: number): string {
+function formatWait(seconds: number): string {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
   return `${Math.round(seconds / 360) / 10} h`;
@@ -219,20 +215,15 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
   const host = new URL(info.baseUrl).hostname;
   // OpenSSL's messages end in a line break.
   const reason = (error as Error | undefined)?.message.replace(/\s+/g, ' ').trim();
-  const unreached = (message: string, { more, ...details }: { code?: string; hint?: string; more?: string } = {}) =>
+  const check = isLoopbackHost(host)
+    ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
+    : 'check --base-url / FACECTL_BASE_URL and your network';
+  const unreached = (message: string, details: { code?: string; hint?: string } = {}) =>
     new NetworkError(
       reached
         ? `${message}, on trying ${info.method} ${info.path} again after ${reached}; the first attempt may have been applied`
         : message,
-      {
-        hint:
-          (isLoopbackHost(host)
-            ? 'is `facectl serve` running? (start it with `facectl serve`, or point --base-url at the service)'
-            : 'check --base-url / FACECTL_BASE_URL and your network') + (more ? `; ${more}` : ''),
-        ...details,
-        cause: error,
-        unsent: !reached,
-      },
+      { hint: check, ...details, cause: error, unsent: !reached },
     );
   // A change the service had whole when the wait ended may have been made all the same.
   const made =
@@ -272,7 +263,7 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
       // Not only a service that is down: a limit too short for the connection (FACECTL_HTTP_TIMEOUT=0.001).
       return unreached(`cannot reach ${info.baseUrl}: no connection within ${formatLimit(limits.connectMs)}`, {
         code: 'timeout',
-        more: 'if it is slow to accept, set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer',
+        hint: `${check}; if it is slow to accept, set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer`,
       });
     case 'UND_ERR_HEADERS_TIMEOUT':
       return slow(`${info.method} ${info.path}: no response within ${formatLimit(limits.headersMs)}`);

@@ -66,23 +66,18 @@ export class LargeStrings {
   /** Writes `${JSON.stringify(value, null, indent)}\n`, each marker replaced by its string read back from its file. */
   async writeJson(stream: NodeJS.WritableStream, value: unknown, indent = 2): Promise<void> {
     const text = `${JSON.stringify(value, null, indent)}\n`;
-    if (this.options.keep === 'none' && text.includes(JSON.stringify(this.markerPrefix).slice(1, -1))) {
+    const prefix = JSON.stringify(this.markerPrefix).slice(1, -1);
+    if (this.options.keep === 'none' && text.includes(prefix)) {
       throw new Error('a large string that was dropped cannot be printed');
     }
     let from = 0;
-    for (;;) {
-      let next = -1;
-      let found: [string, string] | undefined;
-      for (const entry of this.kept) {
-        const at = text.indexOf(JSON.stringify(entry[0]), from);
-        if (at !== -1 && (next === -1 || at < next)) [next, found] = [at, entry];
-      }
-      if (found === undefined) break;
-      const [marker, path] = found;
+    for (const found of text.matchAll(new RegExp(`"${prefix.replaceAll('\\', '\\\\')}\\d+\\\\u0000"`, 'g'))) {
+      const path = this.kept.get(JSON.parse(found[0]) as string);
+      if (path === undefined) continue;
       // Up to and with the opening quote, then the text, then on from the closing quote.
-      await write(stream, text.slice(from, next + 1));
+      await write(stream, text.slice(from, found.index + 1));
       await copyFile(path, stream);
-      from = next + JSON.stringify(marker).length - 1;
+      from = found.index + found[0].length - 1;
     }
     await write(stream, from === 0 ? text : text.slice(from));
   }
@@ -117,8 +112,14 @@ class SpoolWriter {
     if (this.pending.length === 0) return;
     const parts = this.pending;
     this.pending = [];
-    this.buffer ??= Buffer.allocUnsafe(COPY_BYTES);
-    for (const text of parts) await writeText(file, text, this.buffer);
+    const buffer = (this.buffer ??= Buffer.allocUnsafe(COPY_BYTES));
+    for (let rest of parts) {
+      while (rest.length > 0) {
+        const { read, written } = encoder.encodeInto(rest, buffer);
+        await file.writeFile(buffer.subarray(0, written));
+        rest = rest.slice(read);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -129,15 +130,6 @@ class SpoolWriter {
 
 const COPY_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
-
-async function writeText(file: FileHandle, text: string, buffer: Buffer): Promise<void> {
-  let rest = text;
-  while (rest.length > 0) {
-    const { read, written } = encoder.encodeInto(rest, buffer);
-    await file.writeFile(buffer.subarray(0, written));
-    rest = rest.slice(read);
-  }
-}
 
 /** Writes and waits until the stream is done with the bytes (so their buffer may be reused). */
 function write(stream: NodeJS.WritableStream, bytes: string | Buffer): Promise<void> {

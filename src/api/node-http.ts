@@ -3,10 +3,9 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /**
- * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md).
- * undici's limits, measured alike: connect (DNS included), headers (a silence from when the request
- * can be written: an upload still going is none), body (a silence); one that passes fails with undici's
- * code, so error-mapping.ts reads both.
+ * Node's own HTTP client with keep-alive, for every request not through a proxy (docs/decisions.md), with
+ * undici's limits and codes: connect (DNS included), headers (a silence from when the request can be
+ * written: an upload still going is none), body (a silence).
  */
 
 /** A request as the transport hands it to this client or the proxy's (proxy-agent.ts). */
@@ -27,15 +26,6 @@ export interface WireRequest {
  * removed) cost more than the rest of the request's bookkeeping. `passed` once it ended the request.
  */
 export type Deadline = { ms: number; passed: boolean };
-
-/** When `deadline` passes, `end` is called with the error the request fails with. */
-export function startDeadline(deadline: Deadline, end: (error: Error) => void): NodeJS.Timeout {
-  // unref: an open socket keeps the process alive while it matters; the timer alone must not.
-  return setTimeout(() => {
-    deadline.passed = true;
-    end(new Error('deadline'));
-  }, deadline.ms).unref();
-}
 
 export interface WireResponse {
   statusCode: number;
@@ -66,7 +56,6 @@ type InFlight = {
   signal?: AbortSignal;
   onAbort?: () => void;
   deadline: Deadline;
-  /** Date.now() when sent. */
   started: number;
   /**
    * The current silence: since when the socket's count (bytesWritten while the headers are awaited,
@@ -76,20 +65,18 @@ type InFlight = {
   seen: number;
 };
 
+// Set on each request as it is made, before it can emit anything.
 const IN_FLIGHT = Symbol('facectl.inFlight');
-type Tagged = ClientRequest & { [IN_FLIGHT]?: InFlight };
-const entryOf = (req: ClientRequest | null | undefined) => (req as Tagged | undefined)?.[IN_FLIGHT];
+type Tagged = ClientRequest & { [IN_FLIGHT]: InFlight };
 
-function onRequestError(this: ClientRequest, error: Error): void {
-  const entry = entryOf(this);
-  if (entry === undefined) return;
+function onRequestError(this: Tagged, error: Error): void {
+  const entry = this[IN_FLIGHT];
   entry.client.forget(entry);
   entry.reject(error);
 }
 
-function onResponse(this: ClientRequest, res: IncomingMessage): void {
-  const entry = entryOf(this);
-  if (entry === undefined) return;
+function onResponse(this: Tagged, res: IncomingMessage): void {
+  const entry = this[IN_FLIGHT];
   entry.res = res;
   entry.seen = (res.socket as Socket).bytesRead;
   entry.since = Date.now();
@@ -104,10 +91,10 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   });
 }
 
-function onAnswerClosed(this: IncomingMessage): void {
+function onAnswerClosed(this: IncomingMessage & { req: Tagged }): void {
   // An answer's `req` is the request it answers (Node sets it; its types do not list it).
-  const entry = entryOf((this as IncomingMessage & { req?: ClientRequest }).req);
-  if (entry !== undefined) entry.client.forget(entry);
+  const entry = this.req[IN_FLIGHT];
+  entry.client.forget(entry);
 }
 
 const ignore = () => undefined;
@@ -123,10 +110,8 @@ export class NodeHttpClient implements Sender {
   /** Requests sent and not yet answered in full: watched by the sweep, ended together by destroy(). */
   private readonly live = new Set<InFlight>();
   /**
-   * One timer for every request's limits and deadline (docs/decisions.md), running while requests are
-   * live: three timers and their listeners per request cost a batch more than the rest of a request's
-   * bookkeeping. Each phase is timed from when the sweep first saw it, so a limit ends at most one tick
-   * late and never early.
+   * One timer for the limits and deadlines of the live requests (docs/decisions.md). Each phase is timed
+   * from when the sweep first saw it, so a limit ends at most one tick late and never early.
    */
   private sweeper: NodeJS.Timeout | undefined;
   private readonly tick: number;
@@ -162,14 +147,13 @@ export class NodeHttpClient implements Sender {
         path: request.path,
         headers: request.headers,
       } as RequestOptions);
-      const now = Date.now();
       const entry: InFlight = {
         client: this,
         req,
         resolve,
         reject,
         deadline: request.deadline,
-        started: now,
+        started: Date.now(),
         seen: 0,
       };
       (req as Tagged)[IN_FLIGHT] = entry;
@@ -199,11 +183,7 @@ export class NodeHttpClient implements Sender {
   }
 
   destroy(reason: Error): void {
-    for (const entry of this.live) {
-      entry.req.destroy(reason);
-      entry.res?.destroy(reason);
-    }
-    this.live.clear();
+    for (const entry of this.live) this.fail(entry, reason);
     this.agent.destroy();
   }
 

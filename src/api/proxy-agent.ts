@@ -7,7 +7,7 @@ import apiRequest from 'undici/lib/api/api-request.js';
 import proxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
 import pool from 'undici/lib/dispatcher/pool.js';
 import { errorCode } from './error-mapping.js';
-import { type Limits, type Sender, startDeadline, type WireRequest, type WireResponse } from './node-http.js';
+import type { Limits, Sender, WireRequest, WireResponse } from './node-http.js';
 import type { ProxyChoice } from './proxy.js';
 
 const ProxyAgent = proxyAgent as typeof UndiciProxyAgent;
@@ -40,23 +40,25 @@ export function proxySender(proxy: ProxyChoice, limits: Limits, fastExit = false
   return {
     send: async (wire: WireRequest): Promise<WireResponse> => {
       const controller = new AbortController();
-      const overall = startDeadline(wire.deadline, (error) => controller.abort(error));
+      // unref: an open socket keeps the process alive while it matters; the timer alone must not.
+      const overall = setTimeout(() => {
+        wire.deadline.passed = true;
+        controller.abort(new Error('deadline'));
+      }, wire.deadline.ms).unref();
       const signal = wire.signal ? AbortSignal.any([wire.signal, controller.signal]) : controller.signal;
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request.call(agent, {
+      const { statusCode, statusText, headers, body } = await request
+        .call(agent, {
           origin: wire.origin,
           path: wire.path,
           method: wire.method as Dispatcher.HttpMethod,
           headers: wire.headers,
           ...(wire.body === undefined ? {} : { body: wire.body as Dispatcher.DispatchOptions['body'] }),
           signal,
+        })
+        .catch((error: unknown) => {
+          clearTimeout(overall);
+          throw error;
         });
-      } catch (error) {
-        clearTimeout(overall);
-        throw error;
-      }
-      const { statusCode, statusText, headers, body } = response;
       // The deadline covers the answer's body too: stopped once it is read (or ended).
       body.once('close', () => clearTimeout(overall));
       return { statusCode, ...(statusText ? { statusText } : {}), headers, body };
@@ -71,22 +73,19 @@ function proxyClient(url: URL, proxy: ProxyChoice, timeoutMs: number) {
   const pool = new Pool(url, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs });
   const where = `the proxy ${proxy.shown} (${proxy.variable})`;
   const check = `check ${proxy.variable}, or list the host in NO_PROXY to reach it directly`;
-  const failed = (error: unknown, authority: string | undefined): Error => {
-    const code = errorCode(error);
-    const seconds = `${timeoutMs / 1000} s`;
-    const why: Record<string, string> = {
-      UND_ERR_HEADERS_TIMEOUT: `${where} did not answer the CONNECT to ${authority} within ${seconds}`,
-      UND_ERR_SOCKET: `${where} closed the connection on the CONNECT to ${authority}`,
-      UND_ERR_CONNECT_TIMEOUT: `cannot reach ${where}: no connection within ${seconds}`,
-      ECONNREFUSED: `cannot reach ${where}: connection refused`,
-    };
-    return proxyError(why[code ?? ''] ?? `cannot reach ${where}: ${code ?? (error as Error).message}`, check);
-  };
   return {
     async connect(params: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
       const authority = params.path;
       const answer = await connect.call(pool, params).catch((error: unknown) => {
-        throw failed(error, authority);
+        const code = errorCode(error);
+        const seconds = `${timeoutMs / 1000} s`;
+        const why: Record<string, string> = {
+          UND_ERR_HEADERS_TIMEOUT: `${where} did not answer the CONNECT to ${authority} within ${seconds}`,
+          UND_ERR_SOCKET: `${where} closed the connection on the CONNECT to ${authority}`,
+          UND_ERR_CONNECT_TIMEOUT: `cannot reach ${where}: no connection within ${seconds}`,
+          ECONNREFUSED: `cannot reach ${where}: connection refused`,
+        };
+        throw proxyError(why[code ?? ''] ?? `cannot reach ${where}: ${code ?? (error as Error).message}`, check);
       });
       if (answer.statusCode === 200) return answer;
       (answer.socket as Socket).on('error', () => undefined).destroy();

@@ -28,10 +28,9 @@ export function proxyFor(target: URL, env: Env): ProxyChoice | undefined {
   if (noProxyEntry(target, env.no_proxy ?? env.NO_PROXY ?? '') !== undefined) return undefined;
   const [name, value] = variable;
   const href = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
-  if (!URL.canParse(href)) {
+  const url = URL.parse(href);
+  if (!url)
     throw new UsageError(`${name} is not a valid proxy URL: ${value}`, { hint: 'e.g. http://proxy.example:3128' });
-  }
-  const url = new URL(href);
   if (url.protocol.startsWith('socks')) {
     throw new UsageError(`${name}: SOCKS proxies are not supported (${url.protocol}//${url.host})`, {
       code: 'unsupported_proxy',
@@ -63,8 +62,7 @@ export function noProxyEntry(target: URL, noProxy: string): string | undefined {
       continue;
     }
     // host, host:port, [v6]:port; an IPv6 address without brackets has no port.
-    const parts = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry) ?? /^([^:]*):(\d+)$/.exec(entry) ?? [entry, entry];
-    const [name = '', only] = [parts[1], parts[2]];
+    const [, name = '', only] = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry) ?? /^([^:]*):(\d+)$/.exec(entry) ?? ['', entry];
     if (only !== undefined && only !== port) continue;
     if (isIpLiteral(name)) {
       if (address && address.toString() === ipaddr.process(name).toString()) return entry;

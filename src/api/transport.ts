@@ -8,8 +8,9 @@ import {
   networkErrorFrom,
 } from './error-mapping.js';
 import type { LargeStrings } from './large-strings.js';
-import { type Deadline, type Limits, NodeHttpClient, type Sender } from './node-http.js';
+import { type Deadline, type Limits, NodeHttpClient, type Sender, type WireRequest } from './node-http.js';
 import type { RateGate } from './rate-gate.js';
+import type { RawResponse } from './types.js';
 import { proxyFor } from './proxy.js';
 
 export interface TransportOptions {
@@ -38,11 +39,8 @@ export interface TransportOptions {
 /** The signal of a request no one can abort (the client was given none and the call none). */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-export interface Exchange {
-  method: string;
-  /** Path (with query) relative to the origin, base path included. */
-  path: string;
-  headers: Record<string, string>;
+/** `path`: with its query, relative to the origin, base path included. */
+interface Exchange extends Pick<WireRequest, 'method' | 'path' | 'headers'> {
   body?: string | Uint8Array | (() => AsyncIterable<Uint8Array>) | AsyncIterable<Uint8Array>;
   /** Sendable again after a 5xx or a dropped connection (GET, DELETE, idempotency key). */
   repeatable: boolean;
@@ -53,10 +51,7 @@ export interface Exchange {
   gate?: RateGate;
 }
 
-export interface ExchangeResult {
-  status: number;
-  statusText?: string;
-  headers: Record<string, string | string[] | undefined>;
+export interface ExchangeResult extends Pick<RawResponse, 'status' | 'statusText' | 'headers'> {
   /** The body as UTF-8 text; empty when it was parsed as a stream (`json`). */
   text: string;
   retryAfterSeconds?: number;
@@ -65,11 +60,12 @@ export interface ExchangeResult {
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
-const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 4096;
 
 export class Transport {
   readonly limits: Limits;
+  private readonly deadlineMs: number;
+  private readonly cap: number;
   private readonly sender: Promise<Sender>;
   private readonly origin: string;
   private ended = false;
@@ -83,6 +79,8 @@ export class Transport {
       headersMs: options.headersTimeoutMs ?? fromEnv ?? 30_000,
       bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
     };
+    this.deadlineMs = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
+    this.cap = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.origin = options.baseUrl.origin;
     this.onAbort = () => {
       this.ended = true;
@@ -113,11 +111,19 @@ export class Transport {
       const paused = gate?.delay() ?? 0;
       if (paused > 0) await this.wait(paused, 'rate limited: waiting with the whole batch', exchange.signal);
       const ticket = gate?.ticket() ?? 0;
+      // One deadline over the attempt, the limits' sum: each bounds a silence; a byte a second is none (case 52).
+      const deadline: Deadline = { ms: this.deadlineMs, passed: false };
       let result: ExchangeResult;
       try {
-        result = await this.once(exchange, attempt);
+        result = await this.attempt(exchange, attempt, deadline);
       } catch (error) {
         if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
+        if (deadline.passed) {
+          throw new NetworkError(
+            `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(deadline.ms)} (the service answers too slowly)`,
+            { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer', cause: error },
+          );
+        }
         // Our own errors (a response over the cap, a temporary file that could not be written) are final.
         if (error instanceof CliError) throw error;
         if (exchange.repeatable && canRepeat && retries < maxRetries && isRetryableNetworkError(error)) {
@@ -156,21 +162,6 @@ export class Transport {
     this.trace(`* ${why}; retrying in ${Math.round(ms)} ms`);
     await this.options.sleep(ms, signal);
     if (signal.aborted) throw cancelledBy(signal);
-  }
-
-  /** One attempt within the limits' sum (exit 8): each bounds a silence; a byte a second is none (case 52). */
-  private async once(exchange: Exchange, attempt: number): Promise<ExchangeResult> {
-    const ms = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
-    const deadline: Deadline = { ms, passed: false };
-    try {
-      return await this.attempt(exchange, attempt, deadline);
-    } catch (error) {
-      if (!deadline.passed || exchange.signal.aborted) throw error;
-      throw new NetworkError(
-        `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(ms)} (the service answers too slowly)`,
-        { code: 'timeout', hint: 'set FACECTL_HTTP_TIMEOUT=SECONDS to wait longer', cause: error },
-      );
-    }
   }
 
   private async attempt(exchange: Exchange, attempt: number, deadline: Deadline): Promise<ExchangeResult> {
@@ -225,7 +216,6 @@ export class Transport {
     info: ExchangeInfo,
     large: LargeStrings,
   ): Promise<ExchangeResult['json']> {
-    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const reading = await large.begin().catch((error: unknown) => {
       this.trace(`* no temporary directory for the answer (${(error as Error).message}); reading it whole`);
     });
@@ -243,9 +233,9 @@ export class Transport {
           head.push(part);
           headBytes += part.length;
         }
-        if (size > cap * 8) throw this.tooLarge(body, info, cap * 8);
+        if (size > this.cap * 8) throw this.tooLarge(body, info, this.cap * 8);
         parser.write(chunk);
-        if (size - parser.largeBytes > cap) throw this.tooLarge(body, info, cap);
+        if (size - parser.largeBytes > this.cap) throw this.tooLarge(body, info, this.cap);
         await keep(() => reading.flush(), body);
       }
       const value = parser.end();
@@ -270,17 +260,16 @@ export class Transport {
 
   /** Reads the body as text, refused past the cap: by its Content-Length first, else as it comes. */
   private readCapped(body: Readable, headers: ExchangeResult['headers'], info: ExchangeInfo): Promise<string> {
-    const cap = this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const declared = headers['content-length'];
-    if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > cap) {
-      return Promise.reject(this.tooLarge(body, info, cap));
+    if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > this.cap) {
+      return Promise.reject(this.tooLarge(body, info, this.cap));
     }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
       body.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > cap) reject(this.tooLarge(body, info, cap));
+        if (size > this.cap) reject(this.tooLarge(body, info, this.cap));
         else chunks.push(chunk);
       });
       body.on('error', reject);
@@ -290,9 +279,8 @@ export class Transport {
 
   private trace(line: string): void {
     if (!this.options.debug) return;
-    let shown = line;
-    for (const secret of this.options.secrets?.() ?? []) if (secret) shown = shown.split(secret).join('[redacted]');
-    this.options.debug(shown);
+    for (const secret of this.options.secrets?.() ?? []) if (secret) line = line.replaceAll(secret, '[redacted]');
+    this.options.debug(line);
   }
 }
 
@@ -316,12 +304,11 @@ function backoff(attempt: number): number {
 
 /** Retry-After as whole seconds: either delta-seconds or an HTTP date. */
 function parseRetryAfter(value: string | string[] | undefined): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw);
   const date = Date.parse(raw);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
 /** One day: the deadline (three times it) must fit Node's 32-bit timers, which past ~715,828 s fire at once. */

@@ -20,13 +20,10 @@ export function checkBaseUrl(value: string, via = 'the base URL', fix = (url: st
       hint: fix(meant.href.replace(/\/$/, '')),
     });
   }
-  if (!URL.canParse(value)) {
-    throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
-  }
-  const url = new URL(value);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+  const url = URL.parse(value);
+  if (!url) throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new UsageError(`${via}: must use http or https: ${value}`);
-  }
   if (url.username || url.password) throw new UsageError(`${via}: must not carry a user name or password`);
   if (/\/v1\/*$/i.test(url.pathname)) {
     const without = `${url.origin}${url.pathname.replace(/\/v1\/*$/i, '')}`;

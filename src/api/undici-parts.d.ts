@@ -1,5 +1,2 @@
-/**
- * undici's module files that proxy-agent.ts imports instead of its index (which loads fetch, WebSocket,
- * the cache and the mocks: docs/decisions.md). undici has no "exports" map, so these are public files.
- */
+/** undici's files that proxy-agent.ts imports instead of its index (docs/decisions.md); public: undici has no "exports". */
 declare module 'undici/lib/*';

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { alias, dateTime, importType, pathSegment, perspective, serviceAlias } from './common.js';
+import { alias, dateTime, importType, noParams, pathSegment, perspective, serviceAlias } from './common.js';
 import { faceIdParams } from './faces.js';
 import { defineRoute } from './route.js';
 
@@ -56,6 +56,7 @@ export const document = z.looseObject({
 export type Document = z.output<typeof document>;
 
 export const documentIdParams = z.strictObject({ document_id: pathSegment });
+const onDocument = { params: documentIdParams, response: document, extension: true } as const;
 
 /** Body of POST /v1/faces/{face_id}/import: the seed's defaults are the service's to apply; the client sends what was given. */
 export const importRequest = z.looseObject({
@@ -93,7 +94,7 @@ export const createDocument = defineRoute({
   method: 'POST',
   path: '/v1/compile/documents',
   summary: 'Submit a document; token_count is a preview, the charge is made at sync.',
-  params: z.object({}),
+  params: noParams,
   body: documentCreateRequest,
   serviceBody: documentCreateServiceRequest,
   successStatus: 201,
@@ -107,9 +108,7 @@ export const getDocument = defineRoute({
   method: 'GET',
   path: '/v1/compile/documents/{document_id}',
   summary: 'Read a document.',
-  params: documentIdParams,
-  response: document,
-  extension: true,
+  ...onDocument,
   scope: 'compile:read',
 });
 
@@ -118,10 +117,8 @@ export const editDocument = defineRoute({
   method: 'PATCH',
   path: '/v1/compile/documents/{document_id}',
   summary: 'Edit a document: version + 1, synced = false.',
-  params: documentIdParams,
+  ...onDocument,
   body: documentEditRequest,
-  response: document,
-  extension: true,
   scope: 'compile:write',
 });
 
@@ -130,9 +127,7 @@ export const syncDocument = defineRoute({
   method: 'POST',
   path: '/v1/compile/documents/{document_id}/sync',
   summary: 'Sync a document: charge its token_count and start preparation.',
-  params: documentIdParams,
-  response: document,
-  extension: true,
+  ...onDocument,
   idempotent: true,
   scope: 'compile:write',
 });

@@ -1,16 +1,17 @@
 import * as z from 'zod/mini';
-import { alias, pathSegment, serviceAlias } from './common.js';
+import { alias, noParams, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
-/** Body of POST /v1/faces as the seed states it: name and alias required. */
-export const faceCreateRequest = z.looseObject({
-  name: z.string(),
-  alias,
+/** A face's optional settings, as sent and as answered. */
+const faceSettings = {
   basic_facts: z.optional(z.record(z.string(), z.unknown())),
   default_tools: z.nullish(z.array(z.string())),
   default_model: z.nullish(z.string()),
   formula: z.nullish(z.string()),
-});
+};
+
+/** Body of POST /v1/faces as the seed states it: name and alias required. */
+export const faceCreateRequest = z.looseObject({ name: z.string(), alias, ...faceSettings });
 export type FaceCreateRequest = z.input<typeof faceCreateRequest>;
 
 /** The local service's own rules: name 1-200 characters, a slug alias, no unknown field. */
@@ -38,10 +39,7 @@ export const face = z.looseObject({
   uid: z.nullish(z.string()),
   object: z._default(z.string(), 'face'),
   name: z.nullish(z.string()),
-  basic_facts: z.optional(z.record(z.string(), z.unknown())),
-  default_tools: z.nullish(z.array(z.string())),
-  default_model: z.nullish(z.string()),
-  formula: z.nullish(z.string()),
+  ...faceSettings,
   profile_token_count: z.nullish(z.int()),
   total_tokens_saved: z.nullish(z.int()),
   component_counts: z.optional(componentCounts),
@@ -56,7 +54,7 @@ export const createFace = defineRoute({
   method: 'POST',
   path: '/v1/faces',
   summary: 'Create a face.',
-  params: z.object({}),
+  params: noParams,
   body: faceCreateRequest,
   serviceBody: faceCreateServiceRequest,
   successStatus: 201,

@@ -14,7 +14,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function keepJsonKeys<T>(input: unknown, output: T): T {
   if (Array.isArray(input) && Array.isArray(output)) {
     input.forEach((item, i) => {
-      if (i < output.length) output[i] = keepJsonKeys(item, output[i]);
+      if (i < output.length) keepJsonKeys(item, output[i]);
     });
     return output;
   }
@@ -23,19 +23,14 @@ export function keepJsonKeys<T>(input: unknown, output: T): T {
     if (Object.getPrototypeOf(output) !== Object.prototype) Object.setPrototypeOf(output, Object.prototype);
     if (!Object.hasOwn(output, PROTO)) Object.defineProperty(output, PROTO, own(input[PROTO]));
   }
-  for (const key of Object.keys(input)) {
-    if (key === PROTO || !Object.hasOwn(output, key)) continue;
-    const kept = keepJsonKeys(input[key], output[key]);
-    if (kept !== output[key]) Object.defineProperty(output, key, own(kept));
-  }
+  // Each value is mended in place (keepJsonKeys returns the output it was given).
+  for (const key of Object.keys(input))
+    if (key !== PROTO && Object.hasOwn(output, key)) keepJsonKeys(input[key], output[key]);
   return output;
 }
 
 /** `schema.safeParse(value)` whose data keeps the `__proto__` keys of the value. */
-export function safeParseJson<S extends z.ZodMiniType>(
-  schema: S,
-  value: unknown,
-): z.core.util.SafeParseResult<z.output<S>> {
+export function safeParseJson<S extends z.ZodMiniType>(schema: S, value: unknown) {
   const result = schema.safeParse(value);
   if (result.success) keepJsonKeys(value, result.data);
   return result;

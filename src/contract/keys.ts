@@ -2,12 +2,15 @@ import * as z from 'zod/mini';
 import { dateTime, noParams, scope, seedScope } from './common.js';
 import { defineRoute } from './route.js';
 
+const wholeDays = z.int({ error: 'must be a whole number of days' });
+const dollars = z.number({ error: 'must be a number of US dollars' });
+
 /** Body of POST /v1/auth/api-keys as the seed states it: every field optional and nullable. */
 export const apiKeyCreateRequest = z.looseObject({
   name: z.nullish(z.string()),
-  expires_in_days: z.nullish(z.int({ error: 'must be a whole number of days' })),
+  expires_in_days: z.nullish(wholeDays),
   scopes: z.nullish(z.array(seedScope)),
-  budget_usd: z.nullish(z.number({ error: 'must be a number of US dollars' })),
+  budget_usd: z.nullish(dollars),
   allowed_face_ids: z.nullish(z.array(z.string())),
   allowed_llm_models: z.nullish(z.array(z.string())),
 });
@@ -17,17 +20,13 @@ const days = { error: 'must be between 1 and 365 days' };
 /** The local service's own rules for it: name cap, 1-365 days, its scope grammar, no unknown field. */
 export const apiKeyCreateServiceRequest = z.strictObject({
   name: z.nullish(z.string().check(z.maxLength(200))),
-  expires_in_days: z.nullish(
-    z.int({ error: 'must be a whole number of days' }).check(z.gte(1, days), z.lte(365, days)),
-  ),
+  expires_in_days: z.nullish(wholeDays.check(z.gte(1, days), z.lte(365, days))),
   scopes: z.nullish(z.array(scope).check(z.minLength(1))),
   budget_usd: z.nullish(
-    z
-      .number({ error: 'must be a number of US dollars' })
-      .check(
-        z.refine(Number.isFinite, { error: 'must be a finite number of US dollars' }),
-        z.gte(0, { error: 'must be 0 or more US dollars' }),
-      ),
+    dollars.check(
+      z.refine(Number.isFinite, { error: 'must be a finite number of US dollars' }),
+      z.gte(0, { error: 'must be 0 or more US dollars' }),
+    ),
   ),
   allowed_face_ids: z.nullish(z.array(z.string().check(z.minLength(1)))),
   allowed_llm_models: z.nullish(z.array(z.string().check(z.minLength(1)))),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { dateTime, detailMessage, pathSegment } from './common.js';
+import { dateTime, detailMessage, noParams, pathSegment } from './common.js';
 import { defineRoute } from './route.js';
 
 /**
@@ -21,7 +21,7 @@ export const listOAuthConnections = defineRoute({
   method: 'GET',
   path: '/v1/oauth',
   summary: 'List OAuth connections (Connect plan only).',
-  params: z.object({}),
+  params: noParams,
   response: z.array(oauthConnection),
   scope: 'oauth:read',
 });

@@ -42,6 +42,8 @@ export type ParamsOf<R extends AnyRoute> = z.input<R['params']>;
 export type BodyOf<R extends AnyRoute> = R['body'] extends z.ZodMiniType ? z.input<R['body']> : undefined;
 export type ResponseOf<R extends AnyRoute> = z.output<R['response']>;
 
+type Defaulted = 'body' | 'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus';
+
 export function defineRoute<
   const Name extends string,
   Params extends z.ZodMiniType,
@@ -49,14 +51,8 @@ export function defineRoute<
   Response extends z.ZodMiniType = z.ZodMiniType,
   ServiceBody extends z.ZodMiniType | undefined = undefined,
 >(
-  def: Omit<
-    Route<Name, Params, Body, Response, ServiceBody>,
-    'body' | 'extension' | 'idempotent' | 'responseKind' | 'serviceBody' | 'successStatus'
-  > &
-    Partial<Pick<Route, 'extension' | 'idempotent' | 'responseKind' | 'successStatus'>> & {
-      body?: Body;
-      serviceBody?: ServiceBody;
-    },
+  def: Omit<Route<Name, Params, Body, Response, ServiceBody>, Defaulted> &
+    Partial<Pick<Route<Name, Params, Body, Response, ServiceBody>, Defaulted>>,
 ): Route<Name, Params, Body, Response, ServiceBody> {
   return {
     extension: false,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { alias, billingSource, dateTime, pathSegment, serviceAlias } from './common.js';
+import { alias, billingSource, dateTime, noParams, pathSegment, serviceAlias } from './common.js';
 import { defineRoute } from './route.js';
 
 /** A message as sent, as the seed states it: whether each field is required is "not shown". */
@@ -68,13 +68,14 @@ export const thread = z.looseObject({
 export type Thread = z.output<typeof thread>;
 
 export const threadIdParams = z.strictObject({ thread_id: pathSegment });
+const onThread = { params: threadIdParams, response: thread } as const;
 
 export const createThread = defineRoute({
   name: 'createThread',
   method: 'POST',
   path: '/v1/compile/threads',
   summary: 'Create a compile thread (the response shape is the local service choice: the thread).',
-  params: z.object({}),
+  params: noParams,
   body: threadCreateRequest,
   serviceBody: threadCreateServiceRequest,
   successStatus: 201,
@@ -88,10 +89,9 @@ export const replaceThreadMessages = defineRoute({
   method: 'PATCH',
   path: '/v1/compile/threads/{thread_id}/messages',
   summary: 'Replace every message of a thread; the old ones are archived.',
-  params: threadIdParams,
+  ...onThread,
   body: replaceMessagesRequest,
   serviceBody: replaceMessagesServiceRequest,
-  response: thread,
   scope: 'compile:write',
 });
 
@@ -100,8 +100,7 @@ export const getThread = defineRoute({
   method: 'GET',
   path: '/v1/compile/threads/{thread_id}',
   summary: 'Read a thread.',
-  params: threadIdParams,
-  response: thread,
+  ...onThread,
   extension: true,
   scope: 'compile:read',
 });
@@ -111,8 +110,7 @@ export const syncThread = defineRoute({
   method: 'POST',
   path: '/v1/compile/threads/{thread_id}/sync',
   summary: 'Sync a thread: charge its token_count to the billing source and start preparation.',
-  params: threadIdParams,
-  response: thread,
+  ...onThread,
   extension: true,
   idempotent: true,
   scope: 'compile:write',
