@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import { PassThrough } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
@@ -179,17 +179,11 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
 
 /** The answer with its content read back from the spool file: --jq needs the whole value. */
 async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
-  const pieces: string[] = [];
-  // A character cut between two chunks is held over to the next one.
-  const decoder = new StringDecoder('utf8');
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      pieces.push(decoder.write(chunk));
-      done();
-    },
-  });
+  const sink = new PassThrough();
+  const read = text(sink);
   await large.writeJson(sink, document);
-  return JSON.parse(pieces.join('') + decoder.end()) as object;
+  sink.end();
+  return JSON.parse(await read) as object;
 }
 
 /** Resumes the batch: its input, --resume, and the flags (submitCommand). */
