@@ -70,15 +70,16 @@ export function stdinSource(ctx: Context, hint: string): InputSource {
       hint,
     });
   }
-  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open: () => readStdin(ctx) };
+  // With --api-key-stdin its first line is the key, taken (and checked) first.
+  const open = async function* () {
+    if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
+    yield* untilAborted(ctx.io.stdin, ctx.signal);
+  };
+  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open };
 }
 
 async function* readFileStream(path: string): AsyncGenerator<Buffer> {
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
-  } catch (error) {
-    throw fileError(path, error);
-  }
+  yield* untilAborted(createReadStream(path, { highWaterMark: 256 * 1024 }), undefined, path);
 }
 
 /**
@@ -114,15 +115,9 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
 }
 
 /**
- * Standard input until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
- * waiting after an interruption. With --api-key-stdin its first line is the key, taken (and checked) first.
+ * A stream's chunks until its end, or until `signal` aborts (the stream destroyed: a pipe whose writer is idle must
+ * not keep the process waiting after Ctrl-C); a failure named as `path`'s.
  */
-async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
-  if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
-  yield* untilAborted(ctx.io.stdin, ctx.signal);
-}
-
-/** A stream's chunks until its end, or until `signal` aborts (the stream destroyed); a failure named as `path`'s. */
 async function* untilAborted(stream: Readable, signal?: AbortSignal, path?: string): AsyncGenerator<Buffer> {
   const stop = () => stream.destroy();
   if (signal?.aborted) throw cancelledBy(signal);
