@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
-import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
+import { isPlainObject, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
 import { blankError, readChunksText } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
@@ -63,7 +63,17 @@ export async function readJsonDocument(
   const text = await readChunksText(chunks, sourceName);
   if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
-  refuseManyDocuments(parsed, text, sourceName, batchHint);
+  // A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON.
+  const array = parsed.ok && Array.isArray(parsed.value) ? parsed.value : undefined;
+  if (array || (!parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{')) {
+    const what = array
+      ? `holds a JSON array of ${array.length} item${array.length === 1 ? '' : 's'}`
+      : 'holds JSON objects one after another';
+    throw new UsageError(
+      `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
+      { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(array ? '.[]' : '.')}` },
+    );
+  }
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
   const object =
     parsed.ok && isPlainObject(parsed.value)
@@ -88,26 +98,6 @@ export async function readJsonDocument(
     });
   }
   return checked.document;
-}
-
-/** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
-function refuseManyDocuments(
-  parsed: JsonParseResult,
-  text: string,
-  sourceName: string,
-  batchHint?: (filter: string) => string,
-) {
-  const isArray = parsed.ok && Array.isArray(parsed.value);
-  const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
-  if (!isArray && !isSequence) return;
-  const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
-  const what = isArray
-    ? `holds a JSON array of ${n} item${n === 1 ? '' : 's'}`
-    : 'holds JSON objects one after another';
-  throw new UsageError(
-    `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
-    { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(isArray ? '.[]' : '.')}` },
-  );
 }
 
 /** A plain-text document: the content as given, the rest from the flags. */
