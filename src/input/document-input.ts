@@ -98,21 +98,72 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
   return { document: textDocument(content, flags), dispose: nothingToFree };
 }
 
-/** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
+/**
+ * Plain text, read through before anything is sent (strict UTF-8, not empty, not over MAX_BODY_BYTES), then streamed
+ * into the request body at each attempt. A file is sent by reading it again; standard input is kept, past
+ * SPOOL_MEMORY_BYTES in a 0600 temporary file.
+ */
 async function readText(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
   flags: DocumentDefaults,
   onBulk: (() => void) | undefined,
-) {
+): Promise<PreparedDocument> {
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', flags);
-  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
-  const text = await checkText(chunks, source.name, source.reopenable ? () => source.open() : undefined, onBulk);
+  const { name, reopenable } = source;
+  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+  const text = new Utf8Stream(name);
+  let preview = '';
+  // Until a character that is not white space is read.
+  let blank = true;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let dir: string | undefined;
+  let file: Awaited<ReturnType<typeof open>> | undefined;
+  const dispose = async () => {
+    await file?.close().catch(() => undefined);
+    file = undefined;
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for await (const chunk of chunks) {
+      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) onBulk?.();
+      const part = text.push(chunk);
+      if (blank) blank = /^\s*$/.test(part);
+      // A copy: a slice would keep the whole chunk's string alive.
+      if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
+      if (reopenable) continue;
+      if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
+        kept.push(chunk);
+        keptBytes += chunk.length;
+        continue;
+      }
+      if (file === undefined) {
+        dir = await mkdtemp(join(tmpdir(), 'facectl-stdin-'));
+        file = await open(join(dir, 'input'), 'wx', 0o600);
+        for (const part of kept.splice(0)) await file.write(part);
+      }
+      await file.write(chunk);
+    }
+    if (text.bytes === 0) throw emptyError(name);
+    const tail = text.end();
+    if (blank && /^\s*$/.test(tail)) throw blankError(name);
+    preview += tail;
+    await file?.close();
+    file = undefined;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const spool = dir === undefined ? undefined : join(dir, 'input');
+  const again = () =>
+    reopenable ? source.open() : spool === undefined ? kept : createReadStream(spool, { highWaterMark: 256 * 1024 });
   return {
-    document: { ...head, content: text.preview },
-    body: () => streamTextBody(head, text.open(), source.name, MAX_BODY_BYTES),
-    dispose: text.dispose,
+    document: { ...head, content: preview },
+    body: () => streamTextBody(head, again(), name, MAX_BODY_BYTES),
+    dispose,
   };
 }
 
@@ -151,62 +202,3 @@ const PREVIEW_CHARS = 64;
 
 /** Up to this many bytes of standard input stay in memory; a longer input goes to a temporary file. */
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
-
-/**
- * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file is
- * sent by reading it again (`reopen`); standard input is kept, past SPOOL_MEMORY_BYTES in a 0600 temporary file.
- */
-async function checkText(
-  chunks: AsyncIterable<Buffer>,
-  sourceName: string,
-  reopen: (() => AsyncIterable<Buffer>) | undefined,
-  onBulk: (() => void) | undefined,
-) {
-  const text = new Utf8Stream(sourceName);
-  let preview = '';
-  // Until a character that is not white space is read.
-  let blank = true;
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let dir: string | undefined;
-  let file: Awaited<ReturnType<typeof open>> | undefined;
-  const dispose = async () => {
-    await file?.close().catch(() => undefined);
-    file = undefined;
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    for await (const chunk of chunks) {
-      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(sourceName, MAX_BODY_BYTES);
-      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) onBulk?.();
-      const part = text.push(chunk);
-      if (blank) blank = /^\s*$/.test(part);
-      // A copy: a slice would keep the whole chunk's string alive.
-      if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
-      if (reopen) continue;
-      if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
-        kept.push(chunk);
-        keptBytes += chunk.length;
-        continue;
-      }
-      if (file === undefined) {
-        dir = await mkdtemp(join(tmpdir(), 'facectl-stdin-'));
-        file = await open(join(dir, 'input'), 'wx', 0o600);
-        for (const part of kept.splice(0)) await file.write(part);
-      }
-      await file.write(chunk);
-    }
-    if (text.bytes === 0) throw emptyError(sourceName);
-    const tail = text.end();
-    if (blank && /^\s*$/.test(tail)) throw blankError(sourceName);
-    preview += tail;
-    await file?.close();
-    file = undefined;
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
-  const path = dir === undefined ? undefined : join(dir, 'input');
-  const fromFile = (file: string) => createReadStream(file, { highWaterMark: 256 * 1024 });
-  return { preview, open: reopen ?? (() => (path === undefined ? kept : fromFile(path))), dispose };
-}
