@@ -183,15 +183,17 @@ function summaryLine(summary: BatchSummary): string {
  * What --resume found: lines acknowledged (moved: now on another line), others (added, if it had finished) and
  * lines gone; nothing for a finished batch resumed as it was ("batch already finished" says it).
  */
-export function resumeNotice(
+export function noteResume(
+  ctx: Context,
   tense: 'resuming' | 'resumed',
   compared: { lines: number; matched: number; moved: number },
-  acknowledged: number,
-  finished: boolean,
-): string | undefined {
+  journal: { earlier: { size: number }; finished: boolean },
+): void {
   const others = compared.lines - compared.matched;
-  const removed = acknowledged - compared.matched;
-  if (finished && others === 0 && removed === 0 && compared.moved === 0) return undefined;
-  const rest = finished ? `${others} added` : `${others} not yet submitted`;
-  return `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`;
+  const removed = journal.earlier.size - compared.matched;
+  if (journal.finished && others === 0 && removed === 0 && compared.moved === 0) return;
+  const rest = journal.finished ? `${others} added` : `${others} not yet submitted`;
+  ctx.out.info(
+    `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`,
+  );
 }
