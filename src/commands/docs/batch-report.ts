@@ -1,4 +1,4 @@
-import type { Context } from '../../context.js';
+import type { Context, ProgressBar, Spinner } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
@@ -37,7 +37,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
   const forTable: (LineResult & { ok: true })[] = [];
   const results = batchedLines(ctx);
   // Shown from the first line this run sends (or fails): a resumed batch's earlier lines alone are no work.
-  let progress: ReturnType<typeof startProgress> | undefined;
+  let bar: ProgressBar | undefined;
+  let spinner: Spinner | undefined;
   /** Failed lines not listed on purpose (stoppedAt), so not "more failures" either. */
   let unprinted = 0;
   /** The result line of the bad line that stopped the batch (--json), printed once the lines in flight are. */
@@ -62,8 +63,15 @@ export function createReporter(ctx: Context, total: number | undefined) {
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
         else if (!onTerminal) ctx.out.warn(atLine(result.line, result.error.message));
       }
-      if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
-      progress?.update(summary.submitted + summary.failed, summary.failed);
+      if (!result.ok || !result.resumed) {
+        if (total === undefined) spinner ??= ctx.out.spinner('Submitting documents');
+        else bar ??= ctx.out.progress('Submitting');
+      }
+      const { failed } = summary;
+      bar?.update(summary.submitted + failed, total as number, failed > 0 ? `(${failed} failed)` : undefined);
+      spinner?.update(
+        `Submitting documents: ${summary.submitted + failed} done${failed > 0 ? `, ${failed} failed` : ''}`,
+      );
     },
     /** The summary so far, the `inFlight` lines as sent without an answer (a stop may come before they end). */
     counts: (inFlight: number) => summaryLine({ ...summary, unanswered: summary.unanswered + inFlight }),
@@ -85,13 +93,18 @@ export function createReporter(ctx: Context, total: number | undefined) {
       // Not as the only line (a bad first line: stdout empty, as for a file's bad line found before sending).
       if (stoppedLine !== undefined && summary.submitted + summary.failed > 1) results.add(stoppedLine);
       results.flush();
-      progress?.stop();
+      bar?.stop();
+      spinner?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       if (onTerminal) for (const result of failures.listed) ctx.out.warn(atLine(result.line, result.error.message));
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-      } else printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
+      } else {
+        const unlisted = onTerminal ? summary.failed - unprinted - failures.listed.length : 0;
+        if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
+        ctx.out.info(summaryLine(summary));
+      }
       return { summary, failures, jq: results.jqFailure() };
     },
   };
@@ -140,27 +153,6 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
     flush,
     jqFailure: () => failure,
   };
-}
-
-function startProgress(ctx: Context, total?: number): { update(done: number, failed: number): void; stop(): void } {
-  if (total !== undefined) {
-    const bar = ctx.out.progress('Submitting');
-    return {
-      update: (done, failed) => bar.update(done, total, failed > 0 ? `(${failed} failed)` : undefined),
-      stop: () => bar.stop(),
-    };
-  }
-  const spinner = ctx.out.spinner('Submitting documents');
-  return {
-    update: (done, failed) =>
-      spinner.update(`Submitting documents: ${done} done${failed > 0 ? `, ${failed} failed` : ''}`),
-    stop: () => spinner.stop(),
-  };
-}
-
-function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
-  if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
-  ctx.out.info(summaryLine(summary));
 }
 
 /** "Submitted N of M documents, ...": at the end, or (stopCounts) when a second signal ends the batch at once. */
