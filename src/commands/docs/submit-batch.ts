@@ -326,28 +326,25 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   return summary;
 }
 
-/** Lines after the first failed one submitted anyway (in flight); only those in flight or failed are kept. */
+/** Lines after the first failed one submitted anyway: for each line in flight or failed, the later ones submitted. */
 function trackOvertaken(enabled: boolean) {
-  const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
+  const later = new Map<number, number>();
+  const failed = new Set<number>();
   return {
     start(line: number): void {
-      if (enabled) watched.set(line, { laterSubmitted: 0, failed: false });
+      if (enabled) later.set(line, 0);
     },
     ok(line: number): void {
-      watched.delete(line);
-      for (const [earlier, state] of watched) if (earlier < line) state.laterSubmitted++;
+      later.delete(line);
+      for (const [earlier, count] of later) if (earlier < line) later.set(earlier, count + 1);
     },
     failed(line: number): void {
-      const state = watched.get(line);
-      if (state) state.failed = true;
+      if (later.has(line)) failed.add(line);
     },
     afterFirstFailure(): { line: number; submitted: number } | undefined {
-      let first: { line: number; submitted: number } | undefined;
-      for (const [line, state] of watched) {
-        if (state.failed && (first === undefined || line < first.line))
-          first = { line, submitted: state.laterSubmitted };
-      }
-      return first;
+      if (failed.size === 0) return undefined;
+      const line = Math.min(...failed);
+      return { line, submitted: later.get(line) as number };
     },
   };
 }
