@@ -62,10 +62,8 @@ export async function readBatchLines(
   let bad = 0;
   const problems: string[] = [];
   // A line not kept is only counted and checked here (unless watched): its body is made on the second pass.
-  const checking = kept
-    ? readNdjsonDocuments(chunks, source.name, defaults, false, batchHint)
-    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, watch === undefined, batchHint);
-  for await (const line of checking) {
+  const checked = kept ? chunks : fingerprint(chunks, first);
+  for await (const line of readNdjsonDocuments(checked, source.name, defaults, !kept && !watch, batchHint)) {
     count++;
     kept?.push(line);
     if (line.error === undefined) {
