@@ -177,9 +177,8 @@ export async function* streamTextBody(
   sourceName: string,
   maxBytes: number,
 ): AsyncGenerator<Buffer> {
-  const fields = Object.entries(head).filter(([, value]) => value !== undefined);
-  const open = `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)},`).join('')}"content":"`;
-  yield Buffer.from(open, 'utf8');
+  // The head's fields, then `"content":"` (the closing `"}` of an empty content cut off).
+  yield Buffer.from(JSON.stringify({ ...head, content: '' }).slice(0, -2), 'utf8');
   const text = new Utf8Stream(sourceName);
   for await (const chunk of chunks) {
     if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
