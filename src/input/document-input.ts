@@ -15,10 +15,7 @@ import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js'
 import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { Utf8Stream } from './utf8.js';
 
-/**
- * `docs submit`'s input: plain text, one JSON document or NDJSON (by --format, a .ndjson/.jsonl name,
- * else detected), read into request bodies checked against the contract, or a UsageError (exit 2).
- */
+/** `docs submit`'s input (text, one JSON document or NDJSON), read into request bodies checked against the contract. */
 
 export interface PreparedDocument {
   /** The document as checked; for a streamed text (`body` set), with the text's first characters only. */
@@ -167,10 +164,7 @@ async function readText(
   };
 }
 
-/**
- * `{"alias":..,"label":..,"content":"` + the text escaped chunk by chunk + `"}`: a 50 MiB document needs
- * memory for a chunk, not for the text, its string and its JSON copy.
- */
+/** The text escaped chunk by chunk into its JSON body: a 50 MiB document needs memory for a chunk, not for copies. */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
   chunks: AsyncIterable<Buffer> | readonly Buffer[],

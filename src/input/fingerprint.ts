@@ -72,10 +72,7 @@ function changedError(name: string, what: string): CliError {
   });
 }
 
-/**
- * sha256 per BLOCK_BYTES of a byte stream fed in chunks of any size: `done(digest, end)` for each block, `end`
- * being its end in the chunk fed (0 for the last, partial block).
- */
+/** sha256 per BLOCK_BYTES of chunks of any size: `done(digest, its end in the chunk fed)`; 0 for the last, partial. */
 function blockHasher(done: (digest: string, end: number) => void) {
   let hash = createHash('sha256');
   let filled = 0;

@@ -1,9 +1,6 @@
 import { UsageError } from '../errors.js';
 
-/**
- * JSON parsing with errors naming the source, line and column of the first problem: JSON.parse's
- * messages often carry no position, so on failure a small scanner walks the text again.
- */
+/** JSON parsing whose errors name the line and column of the first problem (locateJsonError: docs/decisions.md). */
 
 export type JsonParseResult =
   { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };

@@ -5,10 +5,7 @@ import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
 
-/**
- * A command's input: a file or standard input (`-`), checked as far as it can be before reading, so a
- * bad path is a usage error naming it before anything is sent.
- */
+/** A file or standard input (`-`), checked before reading: a bad path is a usage error before anything is sent. */
 export interface InputSource {
   /** The path as the user wrote it, or "standard input". */
   readonly name: string;
@@ -82,11 +79,7 @@ async function* readFileStream(path: string): AsyncGenerator<Buffer> {
   yield* untilAborted(createReadStream(path, { highWaterMark: 256 * 1024 }), undefined, path);
 }
 
-/**
- * A FIFO, read through an event-loop pipe: a blocking read in the thread pool cannot be stopped and
- * keeps Node alive even through process.exit. Its open, waiting for a writer, is ended on abort by
- * opening the FIFO for writing ourselves (docs/decisions.md).
- */
+/** A FIFO through an event-loop pipe, its open ended on abort by opening it for writing (why: docs/decisions.md). */
 async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
   if (signal?.aborted) throw cancelledBy(signal);
   const unblock = () => {

@@ -23,10 +23,7 @@ function invalidUtf8Error(bytes: Uint8Array, sourceName: string, line: number): 
   );
 }
 
-/**
- * Offset of the first byte that breaks UTF-8 (bytes.length when none does): where the lenient decoder put its first
- * U+FFFD that the input does not spell itself (EF BF BD).
- */
+/** Offset of the first byte breaking UTF-8 (or the length): the decoder's first U+FFFD not spelt as such (EF BF BD). */
 export function findInvalidUtf8(bytes: Uint8Array): number {
   const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
   let offset = 0;
