@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import type { ReadDocumentOptions } from './document-input.js';
 import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, fillDefaults } from './documents.js';
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
 import { atLine, describeJsonValue, isPlainObject, tryParseJson } from './json.js';
@@ -32,14 +33,6 @@ export type BatchLines = { total: number | undefined; lines: AsyncIterable<Ndjso
 
 const KEEP_BYTES = 16 * 1024 * 1024;
 
-/** `detected`: read as NDJSON for its first line (no --format, no .ndjson name); `batchHint`: as document-input.ts. */
-export type BatchOptions = {
-  defaults: DocumentDefaults;
-  continueOnError: boolean;
-  detected: boolean;
-  batchHint?: ((filter: string) => string) | undefined;
-};
-
 /** Why an input whose lines were refused before any was sent may be one text document instead. */
 export const readAsNdjson = (name: string, detected: boolean): string =>
   `${name} was read as NDJSON, one document a line${detected ? ', as its first line is a JSON object' : ' (--format ndjson)'}` +
@@ -49,7 +42,8 @@ export const readAsNdjson = (name: string, detected: boolean): string =>
 export async function readBatchLines(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
-  options: BatchOptions,
+  /** `detected`: read as NDJSON for its first line (no --format, no .ndjson name). */
+  options: Pick<ReadDocumentOptions, 'defaults' | 'continueOnError' | 'batchHint'> & { detected: boolean },
   watch?: CheckWatcher,
 ): Promise<BatchLines> {
   const { defaults, continueOnError, batchHint } = options;
