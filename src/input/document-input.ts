@@ -68,18 +68,10 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
   }
   switch (detected.format) {
     case 'text':
-      return {
-        kind: 'one',
-        prepared: await readText(source, detected.chunks, await options.textDefaults(), options.onBulk),
-      };
+      return { kind: 'one', prepared: await readText(source, detected.chunks, options) };
     case 'json': {
-      const document = await readJsonDocument(
-        detected.chunks,
-        source.name,
-        options.defaults,
-        !format,
-        options.batchHint,
-      );
+      const { defaults, batchHint } = options;
+      const document = await readJsonDocument(detected.chunks, source.name, defaults, !format, batchHint);
       return { kind: 'one', prepared: { document, dispose: nothingToFree } };
     }
     case 'ndjson':
@@ -103,11 +95,10 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
 async function readText(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
-  flags: DocumentDefaults,
-  onBulk: (() => void) | undefined,
+  options: ReadDocumentOptions,
 ): Promise<PreparedDocument> {
   // The flags checked before the text is read (a missing --label is said before a large input is read).
-  const { content: _standIn, ...head } = textDocument('-', flags);
+  const { content: _standIn, ...head } = textDocument('-', await options.textDefaults());
   const { name, reopenable } = source;
   if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
   const text = new Utf8Stream(name);
@@ -126,7 +117,7 @@ async function readText(
   try {
     for await (const chunk of chunks) {
       if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
-      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) onBulk?.();
+      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) options.onBulk?.();
       const part = text.push(chunk);
       if (blank) blank = /^\s*$/.test(part);
       // A copy: a slice would keep the whole chunk's string alive.
