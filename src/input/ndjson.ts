@@ -91,11 +91,8 @@ export async function readBatchLines(
 
 async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
   // Each line is let go once it is taken, so the memory is returned as the batch goes.
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as NdjsonLine;
-    lines[i] = undefined as unknown as NdjsonLine;
-    yield line;
-  }
+  lines.reverse();
+  while (lines.length > 0) yield lines.pop() as NdjsonLine;
 }
 
 /**
