@@ -75,19 +75,11 @@ export async function readJsonDocument(
     );
   }
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
+  const hint = detected ? 'it was read as one JSON document: if it is a text document, pass --format text' : undefined;
   const object =
     parsed.ok && isPlainObject(parsed.value)
       ? parsed.value
-      : parseJsonObject(
-          text,
-          {
-            source: sourceName,
-            hint: detected
-              ? 'it was read as one JSON document: if it is a text document, pass --format text'
-              : undefined,
-          },
-          `a JSON object (${FIELDS_NOTE})`,
-        );
+      : parseJsonObject(text, { source: sourceName, hint }, `a JSON object (${FIELDS_NOTE})`);
   const checked = checkDocument(fillDefaults(object, defaults));
   if (!checked.ok) {
     // The problem may name the fields already; a kind that was only detected may be wrong.
