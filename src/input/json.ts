@@ -10,14 +10,10 @@ export function tryParseJson(text: string): JsonParseResult {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     const { offset, reason } = locateJsonError(text);
+    const before = text.slice(0, offset);
+    const lineStart = before.lastIndexOf('\n') + 1;
     let line = 1;
-    let lineStart = 0;
-    for (let i = 0; i < offset && i < text.length; i++) {
-      if (text.charCodeAt(i) === 10) {
-        line++;
-        lineStart = i + 1;
-      }
-    }
+    for (let at = before.indexOf('\n'); at !== -1; at = before.indexOf('\n', at + 1)) line++;
     return { ok: false, line, column: offset - lineStart + 1, offset, reason };
   }
 }
