@@ -119,10 +119,9 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   }
   const source = await resolveSource(ctx, opts.file as string, STDIN_HINT);
   const input = await readDocumentInput(source, {
-    format: opts.format,
+    ...opts,
     defaults: opts,
     textDefaults: () => textFlags(ctx, opts),
-    continueOnError: opts.continueOnError,
     batchHint: (filter) => batchPipeline(ctx, opts, filter),
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
     // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
