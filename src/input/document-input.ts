@@ -23,7 +23,7 @@ export interface PreparedDocument {
   /** The request body as a stream, made again for each attempt; unset when `document` is the body. */
   body?: () => AsyncIterable<Uint8Array>;
   /** Frees what the body holds (standard input kept for a retry). */
-  dispose(): Promise<void>;
+  dispose?(): Promise<void>;
 }
 
 /** A batch is read when its reader is called: a file's check pass, each valid line shown to `watch`. */
@@ -44,8 +44,6 @@ export interface ReadDocumentOptions {
   /** Called once bulk work starts: a batch before its first line is read, a text past SPOOL_MEMORY_BYTES. */
   onBulk?: () => void;
 }
-
-const nothingToFree = async () => {};
 
 /** A file named *.ndjson or *.jsonl is NDJSON whatever it holds: a batch even of one line. */
 const NDJSON_NAME = /\.(ndjson|jsonl)$/i;
@@ -72,7 +70,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
     case 'json': {
       const { defaults, batchHint } = options;
       const document = await readJsonDocument(detected.chunks, source.name, defaults, !format, batchHint);
-      return { kind: 'one', prepared: { document, dispose: nothingToFree } };
+      return { kind: 'one', prepared: { document } };
     }
     case 'ndjson':
       options.onBulk?.();
@@ -84,7 +82,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
 }
 
 export function preparedText(content: string, flags: DocumentDefaults): PreparedDocument {
-  return { document: textDocument(content, flags), dispose: nothingToFree };
+  return { document: textDocument(content, flags) };
 }
 
 /**

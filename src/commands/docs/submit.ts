@@ -140,7 +140,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       ctx.out.warn(`--${field} not used: ${source.name} gives its own ${field} (${JSON.stringify(own)})`);
     }
   }
-  await submitOne(ctx, input.prepared).finally(() => input.prepared.dispose());
+  await submitOne(ctx, input.prepared).finally(() => input.prepared.dispose?.());
 }
 
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
