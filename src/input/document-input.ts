@@ -86,9 +86,8 @@ export function preparedText(content: string, flags: DocumentDefaults): Prepared
 }
 
 /**
- * Plain text, read through before anything is sent (strict UTF-8, not empty, not over MAX_BODY_BYTES), then streamed
- * into the request body at each attempt. A file is sent by reading it again; standard input is kept, past
- * SPOOL_MEMORY_BYTES in a 0600 temporary file.
+ * Plain text, checked through before anything is sent, then streamed into the body at each attempt: a file read
+ * again, standard input kept (past SPOOL_MEMORY_BYTES in a 0600 temporary file).
  */
 async function readText(
   source: InputSource,

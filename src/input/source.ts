@@ -107,10 +107,7 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
   }
 }
 
-/**
- * A stream's chunks until its end, or until `signal` aborts (the stream destroyed: a pipe whose writer is idle must
- * not keep the process waiting after Ctrl-C); a failure named as `path`'s.
- */
+/** A stream's chunks until its end, or until `signal` aborts: an idle pipe must not keep Ctrl-C waiting. */
 async function* untilAborted(stream: Readable, signal?: AbortSignal, path?: string): AsyncGenerator<Buffer> {
   const stop = () => stream.destroy();
   if (signal?.aborted) throw cancelledBy(signal);

@@ -96,9 +96,8 @@ export async function movedFileBatch(dir: string, name: string) {
 }
 
 /**
- * `concurrency` workers over one stream until it ends, `work` or `admit` (called in input order) says false, a read
- * fails, or the signal aborts; items in flight finish. `slowSource` (stdin, whose writer may sit idle): an abort
- * ends the wait for the next item (a listener per item, so not for a file).
+ * `concurrency` workers over one stream until it ends, `work` or `admit` (in input order) says false, a read fails,
+ * or the signal aborts. `slowSource` (stdin): an abort ends the wait for the next item (a listener per item).
  */
 export async function runPool<T>(
   items: AsyncIterable<T>,

@@ -3,10 +3,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
 
-/**
- * How a batch reports: each line's result as it finishes (NDJSON under --json, TSV piped, a table at the end on a
- * terminal), progress on stderr, then the failures (a bounded list) and the summary.
- */
+/** Each line's result as it finishes (NDJSON under --json, TSV piped, a table on a terminal), then the summary. */
 export type LineResult =
   | { line: number; ok: true; document_id: string; token_count: number; resumed?: true }
   | { line: number; ok: false; error: { code: string; message: string } };

@@ -28,10 +28,7 @@ import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-line
 import { type BatchSummary, createReporter, noteResume } from './batch-report.js';
 import type { SubmitOptions } from './submit.js';
 
-/**
- * `docs submit` of NDJSON: --concurrency workers send the lines, the reporter shows each result, a journal records
- * those acknowledged (body hash, occurrence); earlier batches decide if this run is new, resumes one, or is refused.
- */
+/** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
 /** The flags and the input; `read` reads the batch (a file's check pass runs there, each valid line shown to `watch`). */
 export type BatchInput = SubmitOptions & Resumable & { read(watch?: CheckWatcher): Promise<BatchLines> };
