@@ -79,14 +79,9 @@ export async function readBatchLines(
         `fix the lines${bad < count ? ', or pass --continue-on-error to send the valid ones' : ''}`,
     });
   }
-  const lines = kept
-    ? fromMemory(kept)
-    : readNdjsonDocuments(
-        sameAsFingerprint(source.open(), first, source.name, () => source.currentSize?.()),
-        source.name,
-        defaults,
-      );
-  return { total: count, lines };
+  if (kept) return { total: count, lines: fromMemory(kept) };
+  const again = sameAsFingerprint(source.open(), first, source.name, source.currentSize);
+  return { total: count, lines: readNdjsonDocuments(again, source.name, defaults) };
 }
 
 async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
