@@ -120,31 +120,25 @@ export async function* readNdjsonDocuments(
         hint: batchHint && `send them as a batch: ${batchHint('.[]')}`,
       });
     }
-    if (!parsed.ok) {
-      yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
-      continue;
-    }
-    if (!isPlainObject(parsed.value)) {
+    if (!parsed.ok) yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
+    else if (!isPlainObject(parsed.value)) {
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
-      continue;
-    }
-    const filled = fillDefaults(parsed.value, defaults);
-    const checked = checkDocument(filled);
-    if (!checked.ok) yield { line, error: checked.problem };
-    else if (checkOnly) yield { line, document: checked.document, body: '' };
-    else {
-      // The line's bytes are the body when the service parses them into the very object checked: the
-      // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
-      const asRead =
-        !bom &&
-        parsed.value.alias === filled.alias &&
-        parsed.value.label === filled.label &&
-        parsed.value.perspective === filled.perspective;
-      yield {
-        line,
-        document: checked.document,
-        body: bytes !== undefined && asRead ? bytes : JSON.stringify(checked.document),
-      };
+    } else {
+      const filled = fillDefaults(parsed.value, defaults);
+      const checked = checkDocument(filled);
+      if (!checked.ok) yield { line, error: checked.problem };
+      else if (checkOnly) yield { line, document: checked.document, body: '' };
+      else {
+        // The line's bytes are the body when the service parses them into the very object checked: the
+        // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
+        const asRead =
+          !bom &&
+          parsed.value.alias === filled.alias &&
+          parsed.value.label === filled.label &&
+          parsed.value.perspective === filled.perspective;
+        const body = bytes !== undefined && asRead ? bytes : JSON.stringify(checked.document);
+        yield { line, document: checked.document, body };
+      }
     }
   }
 }
