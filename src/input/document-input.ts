@@ -103,7 +103,6 @@ async function readText(
   // Until a character that is not white space is read.
   let blank = true;
   const kept: Buffer[] = [];
-  let keptBytes = 0;
   let dir: string | undefined;
   let file: Awaited<ReturnType<typeof open>> | undefined;
   const dispose = async () => {
@@ -120,9 +119,9 @@ async function readText(
       // A copy: a slice would keep the whole chunk's string alive.
       if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
       if (reopenable) continue;
-      if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
+      // Every chunk so far is kept until the text passes SPOOL_MEMORY_BYTES.
+      if (file === undefined && text.bytes <= SPOOL_MEMORY_BYTES) {
         kept.push(chunk);
-        keptBytes += chunk.length;
         continue;
       }
       if (file === undefined) {
