@@ -275,13 +275,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
   if (jq) {
     const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more ${jq.lines === 2 ? 'line' : 'lines'})` : ''}`;
+    const hint =
+      'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice';
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
-    else {
-      throw new CliError(message, ExitCode.error, {
-        code: 'jq_error',
-        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
-      });
-    }
+    else throw new CliError(message, ExitCode.error, { code: 'jq_error', hint });
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
   // A failure more pressing than the bad line (a refused key, no service, ...) decides the exit code.
@@ -303,15 +300,13 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     throw fatal;
   }
   if (stopReason) {
-    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
-      code: 'invalid_input',
-      hint:
-        // Nothing sent and no failure but the bad line itself.
-        summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${readAsNdjson(source.name === STDIN_NAME ? 'Standard input' : source.name, input.format === undefined)}`
-          : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
-            `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
-    });
+    // Nothing sent and no failure but the bad line itself.
+    const hint =
+      summary.submitted === 0 && summary.failed <= 1
+        ? `nothing was submitted. ${readAsNdjson(source.name === STDIN_NAME ? 'Standard input' : source.name, input.format === undefined)}`
+        : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
+          `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`;
+    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), { code: 'invalid_input', hint });
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
   return summary;
