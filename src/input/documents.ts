@@ -84,10 +84,8 @@ export async function readJsonDocument(
   if (!checked.ok) {
     // The problem may name the fields already; a kind that was only detected may be wrong.
     const hints = [checked.problem.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
-    throw new UsageError(`${sourceName}: ${checked.problem}`, {
-      code: 'invalid_input',
-      hint: hints.filter(Boolean).join('; ') || undefined,
-    });
+    const hint = hints.filter(Boolean).join('; ') || undefined;
+    throw new UsageError(`${sourceName}: ${checked.problem}`, { code: 'invalid_input', hint });
   }
   return checked.document;
 }

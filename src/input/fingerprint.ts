@@ -66,11 +66,8 @@ export async function* sameAsFingerprint(
   for (const part of ready.splice(0)) if (part.length > 0) yield part;
 }
 
-function changedError(name: string, what: string): CliError {
-  return new CliError(`${name} changed after its lines were checked: ${what}`, ExitCode.error, {
-    code: 'input_changed',
-  });
-}
+const changedError = (name: string, what: string): CliError =>
+  new CliError(`${name} changed after its lines were checked: ${what}`, ExitCode.error, { code: 'input_changed' });
 
 /** sha256 per BLOCK_BYTES of chunks of any size: `done(digest, its end in the chunk fed)`; 0 for the last, partial. */
 function blockHasher(done: (digest: string, end: number) => void) {

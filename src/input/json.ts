@@ -25,22 +25,16 @@ export const atLine = (line: number, problem: string): string =>
 export function parseJson(text: string, where: { source: string; hint?: string | undefined }): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;
-  const { line, column, reason } = result;
-  throw new UsageError(`${where.source}: line ${line}, column ${column}: invalid JSON: ${reason}`, {
-    code: 'invalid_json',
-    hint: where.hint,
-  });
+  const message = `${where.source}: line ${result.line}, column ${result.column}: invalid JSON: ${result.reason}`;
+  throw new UsageError(message, { code: 'invalid_json', hint: where.hint });
 }
 
 /** Parses text that must hold one JSON object (not an array, string or number). */
 export function parseJsonObject(text: string, where: Parameters<typeof parseJson>[1], what = 'a JSON object') {
   const value = parseJson(text, where);
-  if (!isPlainObject(value)) {
-    throw new UsageError(`${where.source}: line 1: expected ${what}, found ${describeJsonValue(value)}`, {
-      code: 'invalid_input',
-    });
-  }
-  return value;
+  if (isPlainObject(value)) return value;
+  const found = describeJsonValue(value);
+  throw new UsageError(`${where.source}: line 1: expected ${what}, found ${found}`, { code: 'invalid_input' });
 }
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
