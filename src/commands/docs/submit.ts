@@ -160,8 +160,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
       ? undefined
       : new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
-    const streamed = rawBody === undefined ? {} : { rawBody, largeStrings: large };
-    const document = await api.call(createDocument, { body }, { signal: ctx.signal, ...streamed });
+    const document = await api.call(createDocument, { body }, { signal: ctx.signal, rawBody, largeStrings: large });
     const id = document.document_id;
     const written = `the document was created all the same: ${id} (\`facectl docs get ${id}\`); submitting again makes another`;
     if (large && ctx.out.json && ctx.globals.jq !== undefined) {
