@@ -172,10 +172,7 @@ export async function* streamTextBody(
 }
 
 /** The text as the inside of a JSON string. */
-function escaped(text: string): Buffer {
-  const json = JSON.stringify(text);
-  return Buffer.from(json.slice(1, json.length - 1), 'utf8');
-}
+const escaped = (text: string): Buffer => Buffer.from(JSON.stringify(text).slice(1, -1), 'utf8');
 
 /** The content's characters a checked text carries for the client's check. */
 const PREVIEW_CHARS = 64;
