@@ -22,9 +22,6 @@ export type BatchSummary = { total: number | undefined } & Record<
 /** `listed`: the first few, in the order they came. */
 export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
 
-/** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
-type JqFailure = { line: number; message: string; lines: number };
-
 const MAX_LISTED = 10;
 
 export function createReporter(ctx: Context, total: number | undefined) {
@@ -111,10 +108,11 @@ export function createReporter(ctx: Context, total: number | undefined) {
  * Result lines written per 32 KB or 50 ms, not a system call per document. A failing --jq never throws here (a
  * timer's throw would crash the process): its block is written again line by line, the first failure kept.
  */
-function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
+function batchedLines(ctx: Context) {
   let pending = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let failure: JqFailure | undefined;
+  /** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
+  let failure: { line: number; message: string; lines: number } | undefined;
   const write = (text: string, each: (text: string) => void) => {
     try {
       each(text);
@@ -142,7 +140,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
     }
   };
   return {
-    add(line) {
+    add(line: string): void {
       pending += line;
       if (pending.length >= 32 * 1024) flush();
       else timer ??= setTimeout(flush, 50);
