@@ -11,7 +11,7 @@ import {
   readJsonDocument,
   textDocument,
 } from './documents.js';
-import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js';
+import { type BatchLines, type BatchOptions, type CheckWatcher, readBatchLines } from './ndjson.js';
 import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { Utf8Stream } from './utf8.js';
 
@@ -30,15 +30,10 @@ export interface PreparedDocument {
 export type DocumentInput =
   { kind: 'one'; prepared: PreparedDocument } | { kind: 'batch'; read(watch?: CheckWatcher): Promise<BatchLines> };
 
-export interface ReadDocumentOptions {
+export interface ReadDocumentOptions extends Omit<BatchOptions, 'detected'> {
   format?: DocumentFormat | undefined;
-  /** The flags that complete a JSON document or an NDJSON line. */
-  defaults: DocumentDefaults;
   /** The flags a plain text needs (asked on a terminal); called for text only, before it is read. */
   textDefaults(): Promise<DocumentDefaults>;
-  continueOnError: boolean;
-  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
-  batchHint?: (filter: string) => string;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
   /** Called once bulk work starts: a batch before its first line is read, a text past SPOOL_MEMORY_BYTES. */

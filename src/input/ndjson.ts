@@ -1,5 +1,4 @@
 import { UsageError } from '../errors.js';
-import type { ReadDocumentOptions } from './document-input.js';
 import { checkDocument, type DocumentBody, type DocumentDefaults, FIELDS_NOTE, fillDefaults } from './documents.js';
 import { type Fingerprint, fingerprint, sameAsFingerprint } from './fingerprint.js';
 import { atLine, describeJsonValue, isPlainObject, tryParseJson } from './json.js';
@@ -38,12 +37,21 @@ export const readAsNdjson = (name: string, detected: boolean): string =>
   `${name} was read as NDJSON, one document a line${detected ? ', as its first line is a JSON object' : ' (--format ndjson)'}` +
   ': if it is one text document, pass --format text';
 
+/** `detected`: read as NDJSON for its first line (no --format, no .ndjson name). */
+export type BatchOptions = {
+  /** The flags that complete a JSON document or an NDJSON line. */
+  defaults: DocumentDefaults;
+  continueOnError: boolean;
+  detected: boolean;
+  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
+  batchHint?: ((filter: string) => string) | undefined;
+};
+
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
 export async function readBatchLines(
   source: InputSource,
   chunks: AsyncIterable<Buffer>,
-  /** `detected`: read as NDJSON for its first line (no --format, no .ndjson name). */
-  options: Pick<ReadDocumentOptions, 'defaults' | 'continueOnError' | 'batchHint'> & { detected: boolean },
+  options: BatchOptions,
   watch?: CheckWatcher,
 ): Promise<BatchLines> {
   const { defaults, continueOnError, batchHint } = options;

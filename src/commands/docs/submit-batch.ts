@@ -11,7 +11,7 @@ import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
 import { type BatchLines, type CheckWatcher, type NdjsonLine, readAsNdjson } from '../../input/ndjson.js';
 import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
-import type { BatchJournal } from '../../state/batch-journal.js';
+import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
 import {
@@ -26,12 +26,18 @@ import {
 } from './batch-end.js';
 import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, noteResume } from './batch-report.js';
-import type { SubmitOptions } from './submit.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
-/** The flags and the input; `read` reads the batch (a file's check pass runs there, each valid line shown to `watch`). */
-export type BatchInput = SubmitOptions & Resumable & { read(watch?: CheckWatcher): Promise<BatchLines> };
+export interface BatchInput extends Resumable {
+  /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
+  read(watch?: CheckWatcher): Promise<BatchLines>;
+  concurrency: number;
+  /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
+  journal: JournalMode;
+  /** --format as given (NDJSON is otherwise read off the input's first line). */
+  format?: string | undefined;
+}
 
 /** The batch as it is sent; `seen` gives each line not keyed yet its key as the pool takes it, in input order. */
 type Opened = { lines: AsyncIterable<NdjsonLine>; total: number | undefined; seen: Occurrences; journal: BatchJournal };
