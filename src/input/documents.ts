@@ -81,20 +81,20 @@ export async function readJsonDocument(
       ? parsed.value
       : parseJsonObject(text, { source: sourceName, hint }, `a JSON object (${FIELDS_NOTE})`);
   const checked = checkDocument(fillDefaults(object, defaults));
-  if (!checked.ok) {
+  if (typeof checked === 'string') {
     // The problem may name the fields already; a kind that was only detected may be wrong.
-    const hints = [checked.problem.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
+    const hints = [checked.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
     const hint = hints.filter(Boolean).join('; ') || undefined;
-    throw new UsageError(`${sourceName}: ${checked.problem}`, { code: 'invalid_input', hint });
+    throw new UsageError(`${sourceName}: ${checked}`, { code: 'invalid_input', hint });
   }
-  return checked.document;
+  return checked;
 }
 
 /** A plain-text document: the content as given, the rest from the flags. */
 export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody {
   const checked = checkDocument(fillDefaults({ content }, defaults));
-  if (!checked.ok) throw new UsageError(checked.problem);
-  return checked.document;
+  if (typeof checked === 'string') throw new UsageError(checked);
+  return checked;
 }
 
 /** The object completed from the flags: a field it leaves out (or sets to null) takes the flag's value. */
@@ -108,13 +108,10 @@ export function fillDefaults(object: Record<string, unknown>, defaults: Document
   return body as DocumentBody;
 }
 
-export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; problem: string };
-
-/** Checks a document completed from the flags; a problem is said in one line. */
-export function checkDocument(merged: DocumentBody): DocumentCheck {
+/** A document completed from the flags, as checked; or its problem, said in one line (no object made per line). */
+export function checkDocument(merged: DocumentBody): DocumentBody | string {
   const parsed = documentInput.safeParse(merged);
-  if (parsed.success) return { ok: true, document: parsed.data };
-  return { ok: false, problem: parsed.error.issues.map(issueText).join('; ') };
+  return parsed.success ? parsed.data : parsed.error.issues.map(issueText).join('; ');
 }
 
 /** A problem in the words people read (`alias: required`), not zod's; documentInput is flat. */

@@ -133,9 +133,9 @@ export async function* readNdjsonDocuments(
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
     } else {
       const filled = fillDefaults(parsed.value, defaults);
-      const checked = checkDocument(filled);
-      if (!checked.ok) yield { line, error: checked.problem };
-      else if (checkOnly) yield { line, document: checked.document, body: '' };
+      const document = checkDocument(filled);
+      if (typeof document === 'string') yield { line, error: document };
+      else if (checkOnly) yield { line, document, body: '' };
       else {
         // The line's bytes are the body when the service parses them into the very object checked: the
         // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
@@ -144,8 +144,7 @@ export async function* readNdjsonDocuments(
           parsed.value.alias === filled.alias &&
           parsed.value.label === filled.label &&
           parsed.value.perspective === filled.perspective;
-        const body = bytes !== undefined && asRead ? bytes : JSON.stringify(checked.document);
-        yield { line, document: checked.document, body };
+        yield { line, document, body: bytes !== undefined && asRead ? bytes : JSON.stringify(document) };
       }
     }
   }
