@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 /** Invalid UTF-8 is refused and located: a replacement character sent silently would change the document. */
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Decodes bytes as strict UTF-8; `firstLine` is the line of the first byte, for an error naming it. */
 export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
@@ -25,7 +26,7 @@ function invalidUtf8Error(bytes: Uint8Array, sourceName: string, line: number): 
 
 /** Offset of the first byte breaking UTF-8 (or the length): the decoder's first U+FFFD not spelt as such (EF BF BD). */
 export function findInvalidUtf8(bytes: Uint8Array): number {
-  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+  const text = lenient.decode(bytes);
   let offset = 0;
   let from = 0;
   for (let at = text.indexOf('\ufffd'); at !== -1; at = text.indexOf('\ufffd', at + 1)) {
