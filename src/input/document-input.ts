@@ -11,14 +11,11 @@ import {
   readJsonDocument,
   textDocument,
 } from './documents.js';
-import { type BatchLines, type CheckWatcher, readBatchLines } from './ndjson.js';
+import { type BatchLines, type BatchOptions, type CheckWatcher, readBatchLines } from './ndjson.js';
 import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { Utf8Stream } from './utf8.js';
 
-/**
- * `docs submit`'s input: plain text, one JSON document or NDJSON (by --format, a .ndjson/.jsonl name,
- * else detected), read into request bodies checked against the contract, or a UsageError (exit 2).
- */
+/** `docs submit`'s input (text, one JSON document or NDJSON), read into request bodies checked against the contract. */
 
 export interface PreparedDocument {
   /** The document as checked; for a streamed text (`body` set), with the text's first characters only. */
@@ -26,29 +23,22 @@ export interface PreparedDocument {
   /** The request body as a stream, made again for each attempt; unset when `document` is the body. */
   body?: () => AsyncIterable<Uint8Array>;
   /** Frees what the body holds (standard input kept for a retry). */
-  dispose(): Promise<void>;
+  dispose?(): Promise<void>;
 }
 
 /** A batch is read when its reader is called: a file's check pass, each valid line shown to `watch`. */
 export type DocumentInput =
   { kind: 'one'; prepared: PreparedDocument } | { kind: 'batch'; read(watch?: CheckWatcher): Promise<BatchLines> };
 
-export interface ReadDocumentOptions {
+export interface ReadDocumentOptions extends Omit<BatchOptions, 'detected'> {
   format?: DocumentFormat | undefined;
-  /** The flags that complete a JSON document or an NDJSON line. */
-  defaults: DocumentDefaults;
   /** The flags a plain text needs (asked on a terminal); called for text only, before it is read. */
   textDefaults(): Promise<DocumentDefaults>;
-  continueOnError: boolean;
-  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
-  batchHint?: (filter: string) => string;
   /** A flag that applies to a batch only (`--resume`): any other kind is a usage error. */
   batchFlag?: string | undefined;
   /** Called once bulk work starts: a batch before its first line is read, a text past SPOOL_MEMORY_BYTES. */
   onBulk?: () => void;
 }
-
-const nothingToFree = async () => {};
 
 /** A file named *.ndjson or *.jsonl is NDJSON whatever it holds: a batch even of one line. */
 const NDJSON_NAME = /\.(ndjson|jsonl)$/i;
@@ -71,19 +61,11 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
   }
   switch (detected.format) {
     case 'text':
-      return {
-        kind: 'one',
-        prepared: await readText(source, detected.chunks, await options.textDefaults(), options.onBulk),
-      };
+      return { kind: 'one', prepared: await readText(source, detected.chunks, options) };
     case 'json': {
-      const document = await readJsonDocument(
-        detected.chunks,
-        source.name,
-        options.defaults,
-        !format,
-        options.batchHint,
-      );
-      return { kind: 'one', prepared: { document, dispose: nothingToFree } };
+      const { defaults, batchHint } = options;
+      const document = await readJsonDocument(detected.chunks, source.name, defaults, !format, batchHint);
+      return { kind: 'one', prepared: { document } };
     }
     case 'ndjson':
       options.onBulk?.();
@@ -95,40 +77,84 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
 }
 
 export function preparedText(content: string, flags: DocumentDefaults): PreparedDocument {
-  return { document: textDocument(content, flags), dispose: nothingToFree };
-}
-
-/** Plain text, checked whole (checkText), then streamed into the request body at each attempt. */
-async function readText(
-  source: InputSource,
-  chunks: AsyncIterable<Buffer>,
-  flags: DocumentDefaults,
-  onBulk: (() => void) | undefined,
-) {
-  // The flags checked before the text is read (a missing --label is said before a large input is read).
-  const { content: _standIn, ...head } = textDocument('-', flags);
-  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(source.name, MAX_BODY_BYTES);
-  const text = await checkText(chunks, source.name, source.reopenable ? () => source.open() : undefined, onBulk);
-  return {
-    document: { ...head, content: text.preview },
-    body: () => streamTextBody(head, text.open(), source.name, MAX_BODY_BYTES),
-    dispose: text.dispose,
-  };
+  return { document: textDocument(content, flags) };
 }
 
 /**
- * `{"alias":..,"label":..,"content":"` + the text escaped chunk by chunk + `"}`: a 50 MiB document needs
- * memory for a chunk, not for the text, its string and its JSON copy.
+ * Plain text, checked through before anything is sent, then streamed into the body at each attempt: a file read
+ * again, standard input kept (past SPOOL_MEMORY_BYTES in a 0600 temporary file).
  */
+async function readText(
+  source: InputSource,
+  chunks: AsyncIterable<Buffer>,
+  options: ReadDocumentOptions,
+): Promise<PreparedDocument> {
+  // The flags checked before the text is read (a missing --label is said before a large input is read).
+  const { content: _standIn, ...head } = textDocument('-', await options.textDefaults());
+  const { name, reopenable } = source;
+  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+  const text = new Utf8Stream(name);
+  let preview = '';
+  // Until a character that is not white space is read.
+  let blank = true;
+  const kept: Buffer[] = [];
+  let dir: string | undefined;
+  let file: Awaited<ReturnType<typeof open>> | undefined;
+  const dispose = async () => {
+    await file?.close().catch(() => undefined);
+    file = undefined;
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for await (const chunk of chunks) {
+      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) options.onBulk?.();
+      const part = text.push(chunk);
+      if (blank) blank = /^\s*$/.test(part);
+      // A copy: a slice would keep the whole chunk's string alive.
+      if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
+      if (reopenable) continue;
+      // Every chunk so far is kept until the text passes SPOOL_MEMORY_BYTES.
+      if (file === undefined && text.bytes <= SPOOL_MEMORY_BYTES) {
+        kept.push(chunk);
+        continue;
+      }
+      if (file === undefined) {
+        dir = await mkdtemp(join(tmpdir(), 'facectl-stdin-'));
+        file = await open(join(dir, 'input'), 'wx', 0o600);
+        for (const part of kept.splice(0)) await file.write(part);
+      }
+      await file.write(chunk);
+    }
+    if (text.bytes === 0) throw emptyError(name);
+    const tail = text.end();
+    if (blank && /^\s*$/.test(tail)) throw blankError(name);
+    preview += tail;
+    await file?.close();
+    file = undefined;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const spool = dir === undefined ? undefined : join(dir, 'input');
+  const again = () =>
+    reopenable ? source.open() : spool === undefined ? kept : createReadStream(spool, { highWaterMark: 256 * 1024 });
+  return {
+    document: { ...head, content: preview },
+    body: () => streamTextBody(head, again(), name, MAX_BODY_BYTES),
+    dispose,
+  };
+}
+
+/** The text escaped chunk by chunk into its JSON body: a 50 MiB document needs memory for a chunk, not for copies. */
 export async function* streamTextBody(
   head: Omit<DocumentBody, 'content'>,
   chunks: AsyncIterable<Buffer> | readonly Buffer[],
   sourceName: string,
   maxBytes: number,
 ): AsyncGenerator<Buffer> {
-  const fields = Object.entries(head).filter(([, value]) => value !== undefined);
-  const open = `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)},`).join('')}"content":"`;
-  yield Buffer.from(open, 'utf8');
+  // The head's fields, then `"content":"` (the closing `"}` of an empty content cut off).
+  yield Buffer.from(JSON.stringify({ ...head, content: '' }).slice(0, -2), 'utf8');
   const text = new Utf8Stream(sourceName);
   for await (const chunk of chunks) {
     if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
@@ -141,72 +167,10 @@ export async function* streamTextBody(
 }
 
 /** The text as the inside of a JSON string. */
-function escaped(text: string): Buffer {
-  const json = JSON.stringify(text);
-  return Buffer.from(json.slice(1, json.length - 1), 'utf8');
-}
+const escaped = (text: string): Buffer => Buffer.from(JSON.stringify(text).slice(1, -1), 'utf8');
 
 /** The content's characters a checked text carries for the client's check. */
 const PREVIEW_CHARS = 64;
 
 /** Up to this many bytes of standard input stay in memory; a longer input goes to a temporary file. */
 export const SPOOL_MEMORY_BYTES = 4 * 1024 * 1024;
-
-/**
- * Reads a text through before anything is sent: strict UTF-8, not empty, not over MAX_BODY_BYTES. A file is
- * sent by reading it again (`reopen`); standard input is kept, past SPOOL_MEMORY_BYTES in a 0600 temporary file.
- */
-async function checkText(
-  chunks: AsyncIterable<Buffer>,
-  sourceName: string,
-  reopen: (() => AsyncIterable<Buffer>) | undefined,
-  onBulk: (() => void) | undefined,
-) {
-  const text = new Utf8Stream(sourceName);
-  let preview = '';
-  // Until a character that is not white space is read.
-  let blank = true;
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let dir: string | undefined;
-  let file: Awaited<ReturnType<typeof open>> | undefined;
-  const dispose = async () => {
-    await file?.close().catch(() => undefined);
-    file = undefined;
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    for await (const chunk of chunks) {
-      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(sourceName, MAX_BODY_BYTES);
-      if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) onBulk?.();
-      const part = text.push(chunk);
-      if (blank) blank = /^\s*$/.test(part);
-      // A copy: a slice would keep the whole chunk's string alive.
-      if (preview.length < PREVIEW_CHARS) preview += Array.from(part.slice(0, PREVIEW_CHARS)).join('');
-      if (reopen) continue;
-      if (file === undefined && keptBytes + chunk.length <= SPOOL_MEMORY_BYTES) {
-        kept.push(chunk);
-        keptBytes += chunk.length;
-        continue;
-      }
-      if (file === undefined) {
-        dir = await mkdtemp(join(tmpdir(), 'facectl-stdin-'));
-        file = await open(join(dir, 'input'), 'wx', 0o600);
-        for (const part of kept.splice(0)) await file.write(part);
-      }
-      await file.write(chunk);
-    }
-    if (text.bytes === 0) throw emptyError(sourceName);
-    const tail = text.end();
-    if (blank && /^\s*$/.test(tail)) throw blankError(sourceName);
-    preview += tail;
-    await file?.close();
-    file = undefined;
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
-  const path = dir === undefined ? undefined : join(dir, 'input');
-  const fromFile = (file: string) => createReadStream(file, { highWaterMark: 256 * 1024 });
-  return { preview, open: reopen ?? (() => (path === undefined ? kept : fromFile(path))), dispose };
-}

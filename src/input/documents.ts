@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { perspective } from '../contract/common.js';
 import type { DocumentCreateRequest } from '../contract/documents.js';
 import { UsageError } from '../errors.js';
-import { isPlainObject, type JsonParseResult, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
+import { isPlainObject, parseJsonObject, tryParseJson, UNEXPECTED_AFTER_VALUE } from './json.js';
 import { blankError, readChunksText } from './source.js';
 import { decodeUtf8 } from './utf8.js';
 
@@ -63,58 +63,38 @@ export async function readJsonDocument(
   const text = await readChunksText(chunks, sourceName);
   if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
-  refuseManyDocuments(parsed, text, sourceName, batchHint);
+  // A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON.
+  const array = parsed.ok && Array.isArray(parsed.value) ? parsed.value : undefined;
+  if (array || (!parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{')) {
+    const what = array
+      ? `holds a JSON array of ${array.length} item${array.length === 1 ? '' : 's'}`
+      : 'holds JSON objects one after another';
+    throw new UsageError(
+      `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
+      { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(array ? '.[]' : '.')}` },
+    );
+  }
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.
+  const hint = detected ? 'it was read as one JSON document: if it is a text document, pass --format text' : undefined;
   const object =
     parsed.ok && isPlainObject(parsed.value)
       ? parsed.value
-      : parseJsonObject(
-          text,
-          {
-            source: sourceName,
-            hint: detected
-              ? 'it was read as one JSON document: if it is a text document, pass --format text'
-              : undefined,
-          },
-          `a JSON object (${FIELDS_NOTE})`,
-        );
+      : parseJsonObject(text, { source: sourceName, hint }, `a JSON object (${FIELDS_NOTE})`);
   const checked = checkDocument(fillDefaults(object, defaults));
-  if (!checked.ok) {
+  if (typeof checked === 'string') {
     // The problem may name the fields already; a kind that was only detected may be wrong.
-    const hints = [checked.problem.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
-    throw new UsageError(`${sourceName}: ${checked.problem}`, {
-      code: 'invalid_input',
-      hint: hints.filter(Boolean).join('; ') || undefined,
-    });
+    const hints = [checked.includes(FIELDS_NOTE) ? '' : FIELDS_NOTE, detected ? TEXT_HINT : ''];
+    const hint = hints.filter(Boolean).join('; ') || undefined;
+    throw new UsageError(`${sourceName}: ${checked}`, { code: 'invalid_input', hint });
   }
-  return checked.document;
-}
-
-/** A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON. */
-function refuseManyDocuments(
-  parsed: JsonParseResult,
-  text: string,
-  sourceName: string,
-  batchHint?: (filter: string) => string,
-) {
-  const isArray = parsed.ok && Array.isArray(parsed.value);
-  const isSequence = !parsed.ok && parsed.reason === UNEXPECTED_AFTER_VALUE && text[parsed.offset] === '{';
-  if (!isArray && !isSequence) return;
-  const n = isArray ? (parsed as { value: unknown[] }).value.length : 0;
-  const what = isArray
-    ? `holds a JSON array of ${n} item${n === 1 ? '' : 's'}`
-    : 'holds JSON objects one after another';
-  throw new UsageError(
-    `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
-    { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(isArray ? '.[]' : '.')}` },
-  );
+  return checked;
 }
 
 /** A plain-text document: the content as given, the rest from the flags. */
 export function textDocument(content: string, defaults: DocumentDefaults): DocumentBody {
   const checked = checkDocument(fillDefaults({ content }, defaults));
-  if (!checked.ok) throw new UsageError(checked.problem);
-  return checked.document;
+  if (typeof checked === 'string') throw new UsageError(checked);
+  return checked;
 }
 
 /** The object completed from the flags: a field it leaves out (or sets to null) takes the flag's value. */
@@ -128,13 +108,10 @@ export function fillDefaults(object: Record<string, unknown>, defaults: Document
   return body as DocumentBody;
 }
 
-export type DocumentCheck = { ok: true; document: DocumentBody } | { ok: false; problem: string };
-
-/** Checks a document completed from the flags; a problem is said in one line. */
-export function checkDocument(merged: DocumentBody): DocumentCheck {
+/** A document completed from the flags, as checked; or its problem, said in one line (no object made per line). */
+export function checkDocument(merged: DocumentBody): DocumentBody | string {
   const parsed = documentInput.safeParse(merged);
-  if (parsed.success) return { ok: true, document: parsed.data };
-  return { ok: false, problem: parsed.error.issues.map(issueText).join('; ') };
+  return parsed.success ? parsed.data : parsed.error.issues.map(issueText).join('; ');
 }
 
 /** A problem in the words people read (`alias: required`), not zod's; documentInput is flat. */

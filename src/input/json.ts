@@ -1,9 +1,6 @@
 import { UsageError } from '../errors.js';
 
-/**
- * JSON parsing with errors naming the source, line and column of the first problem: JSON.parse's
- * messages often carry no position, so on failure a small scanner walks the text again.
- */
+/** JSON parsing whose errors name the line and column of the first problem (locateJsonError: docs/decisions.md). */
 
 export type JsonParseResult =
   { ok: true; value: unknown } | { ok: false; line: number; column: number; offset: number; reason: string };
@@ -13,14 +10,10 @@ export function tryParseJson(text: string): JsonParseResult {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     const { offset, reason } = locateJsonError(text);
+    const before = text.slice(0, offset);
+    const lineStart = before.lastIndexOf('\n') + 1;
     let line = 1;
-    let lineStart = 0;
-    for (let i = 0; i < offset && i < text.length; i++) {
-      if (text.charCodeAt(i) === 10) {
-        line++;
-        lineStart = i + 1;
-      }
-    }
+    for (let at = before.indexOf('\n'); at !== -1; at = before.indexOf('\n', at + 1)) line++;
     return { ok: false, line, column: offset - lineStart + 1, offset, reason };
   }
 }
@@ -32,22 +25,16 @@ export const atLine = (line: number, problem: string): string =>
 export function parseJson(text: string, where: { source: string; hint?: string | undefined }): unknown {
   const result = tryParseJson(text);
   if (result.ok) return result.value;
-  const { line, column, reason } = result;
-  throw new UsageError(`${where.source}: line ${line}, column ${column}: invalid JSON: ${reason}`, {
-    code: 'invalid_json',
-    hint: where.hint,
-  });
+  const message = `${where.source}: line ${result.line}, column ${result.column}: invalid JSON: ${result.reason}`;
+  throw new UsageError(message, { code: 'invalid_json', hint: where.hint });
 }
 
 /** Parses text that must hold one JSON object (not an array, string or number). */
 export function parseJsonObject(text: string, where: Parameters<typeof parseJson>[1], what = 'a JSON object') {
   const value = parseJson(text, where);
-  if (!isPlainObject(value)) {
-    throw new UsageError(`${where.source}: line 1: expected ${what}, found ${describeJsonValue(value)}`, {
-      code: 'invalid_input',
-    });
-  }
-  return value;
+  if (isPlainObject(value)) return value;
+  const found = describeJsonValue(value);
+  throw new UsageError(`${where.source}: line 1: expected ${what}, found ${found}`, { code: 'invalid_input' });
 }
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>

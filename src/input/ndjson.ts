@@ -32,18 +32,20 @@ export type BatchLines = { total: number | undefined; lines: AsyncIterable<Ndjso
 
 const KEEP_BYTES = 16 * 1024 * 1024;
 
-/** `detected`: read as NDJSON for its first line (no --format, no .ndjson name); `batchHint`: as document-input.ts. */
-export type BatchOptions = {
-  defaults: DocumentDefaults;
-  continueOnError: boolean;
-  detected: boolean;
-  batchHint?: ((filter: string) => string) | undefined;
-};
-
 /** Why an input whose lines were refused before any was sent may be one text document instead. */
 export const readAsNdjson = (name: string, detected: boolean): string =>
   `${name} was read as NDJSON, one document a line${detected ? ', as its first line is a JSON object' : ' (--format ndjson)'}` +
   ': if it is one text document, pass --format text';
+
+/** `detected`: read as NDJSON for its first line (no --format, no .ndjson name). */
+export type BatchOptions = {
+  /** The flags that complete a JSON document or an NDJSON line. */
+  defaults: DocumentDefaults;
+  continueOnError: boolean;
+  detected: boolean;
+  /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
+  batchHint?: ((filter: string) => string) | undefined;
+};
 
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
 export async function readBatchLines(
@@ -62,10 +64,8 @@ export async function readBatchLines(
   let bad = 0;
   const problems: string[] = [];
   // A line not kept is only counted and checked here (unless watched): its body is made on the second pass.
-  const checking = kept
-    ? readNdjsonDocuments(chunks, source.name, defaults, false, batchHint)
-    : readNdjsonDocuments(fingerprint(chunks, first), source.name, defaults, watch === undefined, batchHint);
-  for await (const line of checking) {
+  const checked = kept ? chunks : fingerprint(chunks, first);
+  for await (const line of readNdjsonDocuments(checked, source.name, defaults, !kept && !watch, batchHint)) {
     count++;
     kept?.push(line);
     if (line.error === undefined) {
@@ -87,23 +87,15 @@ export async function readBatchLines(
         `fix the lines${bad < count ? ', or pass --continue-on-error to send the valid ones' : ''}`,
     });
   }
-  const lines = kept
-    ? fromMemory(kept)
-    : readNdjsonDocuments(
-        sameAsFingerprint(source.open(), first, source.name, () => source.currentSize?.()),
-        source.name,
-        defaults,
-      );
-  return { total: count, lines };
+  if (kept) return { total: count, lines: fromMemory(kept) };
+  const again = sameAsFingerprint(source.open(), first, source.name, source.currentSize);
+  return { total: count, lines: readNdjsonDocuments(again, source.name, defaults) };
 }
 
 async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
   // Each line is let go once it is taken, so the memory is returned as the batch goes.
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as NdjsonLine;
-    lines[i] = undefined as unknown as NdjsonLine;
-    yield line;
-  }
+  lines.reverse();
+  while (lines.length > 0) yield lines.pop() as NdjsonLine;
 }
 
 /**
@@ -136,31 +128,24 @@ export async function* readNdjsonDocuments(
         hint: batchHint && `send them as a batch: ${batchHint('.[]')}`,
       });
     }
-    if (!parsed.ok) {
-      yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
-      continue;
-    }
-    if (!isPlainObject(parsed.value)) {
+    if (!parsed.ok) yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
+    else if (!isPlainObject(parsed.value)) {
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };
-      continue;
-    }
-    const filled = fillDefaults(parsed.value, defaults);
-    const checked = checkDocument(filled);
-    if (!checked.ok) yield { line, error: checked.problem };
-    else if (checkOnly) yield { line, document: checked.document, body: '' };
-    else {
-      // The line's bytes are the body when the service parses them into the very object checked: the
-      // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
-      const asRead =
-        !bom &&
-        parsed.value.alias === filled.alias &&
-        parsed.value.label === filled.label &&
-        parsed.value.perspective === filled.perspective;
-      yield {
-        line,
-        document: checked.document,
-        body: bytes !== undefined && asRead ? bytes : JSON.stringify(checked.document),
-      };
+    } else {
+      const filled = fillDefaults(parsed.value, defaults);
+      const document = checkDocument(filled);
+      if (typeof document === 'string') yield { line, error: document };
+      else if (checkOnly) yield { line, document, body: '' };
+      else {
+        // The line's bytes are the body when the service parses them into the very object checked: the
+        // flags completed nothing (no perspective was null) and no byte order mark (which JSON refuses).
+        const asRead =
+          !bom &&
+          parsed.value.alias === filled.alias &&
+          parsed.value.label === filled.label &&
+          parsed.value.perspective === filled.perspective;
+        yield { line, document, body: bytes !== undefined && asRead ? bytes : JSON.stringify(document) };
+      }
     }
   }
 }

@@ -5,10 +5,7 @@ import type { Context } from '../context.js';
 import { cancelledBy, UsageError } from '../errors.js';
 import { decodeUtf8 } from './utf8.js';
 
-/**
- * A command's input: a file or standard input (`-`), checked as far as it can be before reading, so a
- * bad path is a usage error naming it before anything is sent.
- */
+/** A file or standard input (`-`), checked before reading: a bad path is a usage error before anything is sent. */
 export interface InputSource {
   /** The path as the user wrote it, or "standard input". */
   readonly name: string;
@@ -70,22 +67,19 @@ export function stdinSource(ctx: Context, hint: string): InputSource {
       hint,
     });
   }
-  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open: () => readStdin(ctx) };
+  // With --api-key-stdin its first line is the key, taken (and checked) first.
+  const open = async function* () {
+    if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
+    yield* untilAborted(ctx.io.stdin, ctx.signal);
+  };
+  return { name: STDIN_NAME, kind: 'stdin', size: undefined, reopenable: false, open };
 }
 
 async function* readFileStream(path: string): AsyncGenerator<Buffer> {
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) yield chunk as Buffer;
-  } catch (error) {
-    throw fileError(path, error);
-  }
+  yield* untilAborted(createReadStream(path, { highWaterMark: 256 * 1024 }), undefined, path);
 }
 
-/**
- * A FIFO, read through an event-loop pipe: a blocking read in the thread pool cannot be stopped and
- * keeps Node alive even through process.exit. Its open, waiting for a writer, is ended on abort by
- * opening the FIFO for writing ourselves (docs/decisions.md).
- */
+/** A FIFO through an event-loop pipe, its open ended on abort by opening it for writing (why: docs/decisions.md). */
 async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
   if (signal?.aborted) throw cancelledBy(signal);
   const unblock = () => {
@@ -113,16 +107,7 @@ async function* readFifo(path: string, signal: AbortSignal | undefined): AsyncGe
   }
 }
 
-/**
- * Standard input until its end, or until Ctrl-C: a pipe whose writer is idle must not keep the process
- * waiting after an interruption. With --api-key-stdin its first line is the key, taken (and checked) first.
- */
-async function* readStdin(ctx: Context): AsyncGenerator<Buffer> {
-  if (ctx.globals.apiKeyStdin) await (await ctx.credentials()).apiKey();
-  yield* untilAborted(ctx.io.stdin, ctx.signal);
-}
-
-/** A stream's chunks until its end, or until `signal` aborts (the stream destroyed); a failure named as `path`'s. */
+/** A stream's chunks until its end, or until `signal` aborts: an idle pipe must not keep Ctrl-C waiting. */
 async function* untilAborted(stream: Readable, signal?: AbortSignal, path?: string): AsyncGenerator<Buffer> {
   const stop = () => stream.destroy();
   if (signal?.aborted) throw cancelledBy(signal);

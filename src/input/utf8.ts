@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 /** Invalid UTF-8 is refused and located: a replacement character sent silently would change the document. */
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Decodes bytes as strict UTF-8; `firstLine` is the line of the first byte, for an error naming it. */
 export function decodeUtf8(bytes: Uint8Array, sourceName: string, firstLine = 1): string {
@@ -23,27 +24,15 @@ function invalidUtf8Error(bytes: Uint8Array, sourceName: string, line: number): 
   );
 }
 
-/** Offset of the first byte that breaks UTF-8 (bytes.length when none does, for a truncated tail). */
+/** Offset of the first byte breaking UTF-8 (or the length): the decoder's first U+FFFD not spelt as such (EF BF BD). */
 export function findInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i] as number;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    if (b < 0xc2 || b > 0xf4) return i;
-    const need = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
-    const min = need === 1 ? 0x80 : need === 2 ? 0x800 : 0x10000;
-    let cp = b & (0xff >> (need + 2));
-    for (let k = 1; k <= need; k++) {
-      const c = bytes[i + k];
-      if (c === undefined || (c & 0xc0) !== 0x80) return i;
-      cp = (cp << 6) | (c & 0x3f);
-    }
-    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid too.
-    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return i;
-    i += need + 1;
+  const text = lenient.decode(bytes);
+  let offset = 0;
+  let from = 0;
+  for (let at = text.indexOf('\ufffd'); at !== -1; at = text.indexOf('\ufffd', at + 1)) {
+    offset += Buffer.byteLength(text.slice(from, at));
+    from = at;
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
   }
   return bytes.length;
 }

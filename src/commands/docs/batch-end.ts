@@ -74,16 +74,11 @@ export function batchError(
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   const also = badLine === undefined ? '' : `; ${badLine}`;
-  return new CliError(
-    `${summary.failed} ${summary.failed === 1 ? 'document' : 'documents'} failed${detail}${stopped}${also}`,
-    exitCode,
-    {
-      code: 'batch_failed',
-      hint: continued
-        ? resumeHint(input, 'Fix the failed lines')
-        : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`,
-    },
-  );
+  const hint = continued
+    ? resumeHint(input, 'Fix the failed lines')
+    : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`;
+  const failed = `${summary.failed} ${summary.failed === 1 ? 'document' : 'documents'} failed`;
+  return new CliError(`${failed}${detail}${stopped}${also}`, exitCode, { code: 'batch_failed', hint });
 }
 
 /** The batch stopped by Ctrl-C (130), SIGTERM (143) or a closed output (141): how far it got, and how to go on. */

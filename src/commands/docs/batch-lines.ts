@@ -27,8 +27,8 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
   const head: NdjsonLine[] = [];
   let bytes = 0;
   let deadline: number | undefined;
+  // A read that failed stays pending: the rest throws its error after the first lines.
   let pending: Promise<IteratorResult<NdjsonLine>> | undefined;
-  let failure: { error: unknown } | undefined;
   let ended = false;
   while (head.length < HEAD_LINES && bytes < HEAD_BYTES) {
     if (pending === undefined) {
@@ -36,18 +36,14 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
       // Awaited later if not now: its failure is not an unhandled one meanwhile.
       pending.catch(() => undefined);
     }
-    const outcome = await settle(pending, signal, deadline);
-    if (outcome === 'waited') break;
+    const outcome = await settle(pending, signal, deadline).catch(() => 'failed' as const);
+    if (outcome === 'waited' || outcome === 'failed') break;
     pending = undefined;
-    if ('error' in outcome) {
-      failure = outcome;
-      break;
-    }
-    if (outcome.result.done) {
+    if (outcome.done) {
       ended = true;
       break;
     }
-    const line = outcome.result.value;
+    const line = outcome.value;
     giveKey(line, seen);
     head.push(line);
     if (line.error === undefined) bytes += line.body.length;
@@ -55,7 +51,6 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
   }
   const rest = async function* (): AsyncGenerator<NdjsonLine> {
     for (const line of head) yield line;
-    if (failure !== undefined) throw failure.error;
     if (ended) return;
     for (;;) {
       const result = await (pending ?? iterator.next());
@@ -101,9 +96,8 @@ export async function movedFileBatch(dir: string, name: string) {
 }
 
 /**
- * `concurrency` workers over one stream until it ends, `work` or `admit` (called in input order) says false, a read
- * fails, or the signal aborts; items in flight finish. `slowSource` (stdin, whose writer may sit idle): an abort
- * ends the wait for the next item (a listener per item, so not for a file).
+ * `concurrency` workers over one stream until it ends, `work` or `admit` (in input order) says false, a read fails,
+ * or the signal aborts. `slowSource` (stdin): an abort ends the wait for the next item (a listener per item).
  */
 export async function runPool<T>(
   items: AsyncIterable<T>,
@@ -116,9 +110,7 @@ export async function runPool<T>(
   const next = options.slowSource
     ? async (): Promise<IteratorResult<T>> => {
         const settled = await settle(iterator.next(), signal);
-        if (settled === 'waited') return { done: true, value: undefined };
-        if ('error' in settled) throw settled.error;
-        return settled.result;
+        return settled === 'waited' ? { done: true, value: undefined } : settled;
       }
     : () => iterator.next();
   const outcome: { stopped: boolean; readError?: unknown } = { stopped: false };
@@ -145,30 +137,24 @@ export async function runPool<T>(
   return outcome;
 }
 
-type Settled<T> = { result: IteratorResult<T> } | { error: unknown } | 'waited';
-
 /**
  * The next item, or 'waited' on the deadline or the abort. Not Promise.race with one long-lived "aborted" promise:
  * each race left on it a reaction holding a whole document (a 1 GiB batch peaked at 1.4 GiB RSS).
  */
-export function settle<T>(
-  next: Promise<IteratorResult<T>>,
-  signal: AbortSignal,
-  deadline?: number,
-): Promise<Settled<T>> {
+export function settle<T>(next: Promise<T>, signal: AbortSignal, deadline?: number): Promise<T | 'waited'> {
   if (signal.aborted) return Promise.resolve('waited');
-  return new Promise((resolve) => {
-    const stop = () => finish('waited');
+  return new Promise((resolve, reject) => {
+    const stop = () => finish(resolve, 'waited');
     const timer = deadline === undefined ? undefined : setTimeout(stop, Math.max(deadline - Date.now(), 0));
     signal.addEventListener('abort', stop, { once: true });
-    function finish(settled: Settled<T>) {
+    function finish<V>(settled: (value: V) => void, value: V) {
       if (timer !== undefined) clearTimeout(timer);
       signal.removeEventListener('abort', stop);
-      resolve(settled);
+      settled(value);
     }
     next.then(
-      (result) => finish({ result }),
-      (error: unknown) => finish({ error }),
+      (result) => finish(resolve, result),
+      (error: unknown) => finish(reject, error),
     );
   });
 }

@@ -1,12 +1,9 @@
-import type { Context } from '../../context.js';
+import type { Context, ProgressBar, Spinner } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
 
-/**
- * How a batch reports: each line's result as it finishes (NDJSON under --json, TSV piped, a table at the end on a
- * terminal), progress on stderr, then the failures (a bounded list) and the summary.
- */
+/** Each line's result as it finishes (NDJSON under --json, TSV piped, a table on a terminal), then the summary. */
 export type LineResult =
   | { line: number; ok: true; document_id: string; token_count: number; resumed?: true }
   | { line: number; ok: false; error: { code: string; message: string } };
@@ -25,9 +22,6 @@ export type BatchSummary = { total: number | undefined } & Record<
 /** `listed`: the first few, in the order they came. */
 export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
 
-/** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
-type JqFailure = { line: number; message: string; lines: number };
-
 const MAX_LISTED = 10;
 
 export function createReporter(ctx: Context, total: number | undefined) {
@@ -37,7 +31,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
   const forTable: (LineResult & { ok: true })[] = [];
   const results = batchedLines(ctx);
   // Shown from the first line this run sends (or fails): a resumed batch's earlier lines alone are no work.
-  let progress: ReturnType<typeof startProgress> | undefined;
+  let bar: ProgressBar | undefined;
+  let spinner: Spinner | undefined;
   /** Failed lines not listed on purpose (stoppedAt), so not "more failures" either. */
   let unprinted = 0;
   /** The result line of the bad line that stopped the batch (--json), printed once the lines in flight are. */
@@ -62,8 +57,15 @@ export function createReporter(ctx: Context, total: number | undefined) {
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
         else if (!onTerminal) ctx.out.warn(atLine(result.line, result.error.message));
       }
-      if (!result.ok || !result.resumed) progress ??= startProgress(ctx, total);
-      progress?.update(summary.submitted + summary.failed, summary.failed);
+      if (!result.ok || !result.resumed) {
+        if (total === undefined) spinner ??= ctx.out.spinner('Submitting documents');
+        else bar ??= ctx.out.progress('Submitting');
+      }
+      const { failed } = summary;
+      bar?.update(summary.submitted + failed, total as number, failed > 0 ? `(${failed} failed)` : undefined);
+      spinner?.update(
+        `Submitting documents: ${summary.submitted + failed} done${failed > 0 ? `, ${failed} failed` : ''}`,
+      );
     },
     /** The summary so far, the `inFlight` lines as sent without an answer (a stop may come before they end). */
     counts: (inFlight: number) => summaryLine({ ...summary, unanswered: summary.unanswered + inFlight }),
@@ -85,13 +87,18 @@ export function createReporter(ctx: Context, total: number | undefined) {
       // Not as the only line (a bad first line: stdout empty, as for a file's bad line found before sending).
       if (stoppedLine !== undefined && summary.submitted + summary.failed > 1) results.add(stoppedLine);
       results.flush();
-      progress?.stop();
+      bar?.stop();
+      spinner?.stop();
       if (onTerminal && forTable.length > 0) ctx.out.list(forTable, fieldColumns('line', 'document_id', 'token_count'));
       if (onTerminal) for (const result of failures.listed) ctx.out.warn(atLine(result.line, result.error.message));
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-      } else printSummary(ctx, summary, onTerminal ? summary.failed - unprinted - failures.listed.length : 0);
+      } else {
+        const unlisted = onTerminal ? summary.failed - unprinted - failures.listed.length : 0;
+        if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
+        ctx.out.info(summaryLine(summary));
+      }
       return { summary, failures, jq: results.jqFailure() };
     },
   };
@@ -101,10 +108,11 @@ export function createReporter(ctx: Context, total: number | undefined) {
  * Result lines written per 32 KB or 50 ms, not a system call per document. A failing --jq never throws here (a
  * timer's throw would crash the process): its block is written again line by line, the first failure kept.
  */
-function batchedLines(ctx: Context): { add(line: string): void; flush(): void; jqFailure(): JqFailure | undefined } {
+function batchedLines(ctx: Context) {
   let pending = '';
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let failure: JqFailure | undefined;
+  /** --jq failed on some lines' results (their documents were submitted all the same): the first, and how many. */
+  let failure: { line: number; message: string; lines: number } | undefined;
   const write = (text: string, each: (text: string) => void) => {
     try {
       each(text);
@@ -132,7 +140,7 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
     }
   };
   return {
-    add(line) {
+    add(line: string): void {
       pending += line;
       if (pending.length >= 32 * 1024) flush();
       else timer ??= setTimeout(flush, 50);
@@ -140,27 +148,6 @@ function batchedLines(ctx: Context): { add(line: string): void; flush(): void; j
     flush,
     jqFailure: () => failure,
   };
-}
-
-function startProgress(ctx: Context, total?: number): { update(done: number, failed: number): void; stop(): void } {
-  if (total !== undefined) {
-    const bar = ctx.out.progress('Submitting');
-    return {
-      update: (done, failed) => bar.update(done, total, failed > 0 ? `(${failed} failed)` : undefined),
-      stop: () => bar.stop(),
-    };
-  }
-  const spinner = ctx.out.spinner('Submitting documents');
-  return {
-    update: (done, failed) =>
-      spinner.update(`Submitting documents: ${done} done${failed > 0 ? `, ${failed} failed` : ''}`),
-    stop: () => spinner.stop(),
-  };
-}
-
-function printSummary(ctx: Context, summary: BatchSummary, unlisted: number): void {
-  if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
-  ctx.out.info(summaryLine(summary));
 }
 
 /** "Submitted N of M documents, ...": at the end, or (stopCounts) when a second signal ends the batch at once. */
@@ -183,15 +170,17 @@ function summaryLine(summary: BatchSummary): string {
  * What --resume found: lines acknowledged (moved: now on another line), others (added, if it had finished) and
  * lines gone; nothing for a finished batch resumed as it was ("batch already finished" says it).
  */
-export function resumeNotice(
+export function noteResume(
+  ctx: Context,
   tense: 'resuming' | 'resumed',
   compared: { lines: number; matched: number; moved: number },
-  acknowledged: number,
-  finished: boolean,
-): string | undefined {
+  journal: { earlier: { size: number }; finished: boolean },
+): void {
   const others = compared.lines - compared.matched;
-  const removed = acknowledged - compared.matched;
-  if (finished && others === 0 && removed === 0 && compared.moved === 0) return undefined;
-  const rest = finished ? `${others} added` : `${others} not yet submitted`;
-  return `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`;
+  const removed = journal.earlier.size - compared.matched;
+  if (journal.finished && others === 0 && removed === 0 && compared.moved === 0) return;
+  const rest = journal.finished ? `${others} added` : `${others} not yet submitted`;
+  ctx.out.info(
+    `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`,
+  );
 }

@@ -25,12 +25,9 @@ import {
   resumeHint,
 } from './batch-end.js';
 import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
-import { type BatchSummary, createReporter, resumeNotice } from './batch-report.js';
+import { type BatchSummary, createReporter, noteResume } from './batch-report.js';
 
-/**
- * `docs submit` of NDJSON: --concurrency workers send the lines, the reporter shows each result, a journal records
- * those acknowledged (body hash, occurrence); earlier batches decide if this run is new, resumes one, or is refused.
- */
+/** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
 export interface BatchInput extends Resumable {
   /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
@@ -47,16 +44,12 @@ type Opened = { lines: AsyncIterable<NdjsonLine>; total: number | undefined; see
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const opened = await openBatch(ctx, input);
-  const { journal } = opened;
-  let complete = false;
-  try {
-    const summary = await sendLines(ctx, input, opened);
-    complete = true;
-    return summary;
-  } finally {
-    if (complete) await journal.complete();
-    else await journal.close();
-  }
+  const summary = await sendLines(ctx, input, opened).catch(async (error: unknown) => {
+    await opened.journal.close();
+    throw error;
+  });
+  await opened.journal.complete();
+  return summary;
 }
 
 /** Opens the batch's journal: a file read through (its check pass) under its lock; standard input's first lines. */
@@ -72,34 +65,32 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     streamed,
     destination: `key ${key === undefined ? 'none' : keyIdentity(key)}`,
   };
-  let opened: Opened;
-  if (streamed) {
-    const batch = await input.read();
-    const seen = new Occurrences();
-    const ahead = await readAhead(batch.lines, seen, ctx.signal);
+  const seen = new Occurrences();
+  const ahead = streamed ? await readAhead((await input.read()).lines, seen, ctx.signal) : undefined;
+  if (ahead !== undefined) {
     if (ctx.signal.aborted) throw interrupted(ctx.signal, input, NOTHING_SENT);
     // As a file's check pass says it (ndjson.ts), before anything is recorded.
     if (ahead.ended && ahead.head.length === 0) throw noDocuments(`${source.name} holds no documents`);
-    const records = await openBatchRecords(options);
+  }
+  const records = await openBatchRecords(options);
+  let opened: Opened;
+  try {
     const comparison = records.compare();
-    const head: LineKey[] = [];
-    for (const line of ahead.head) {
-      if (line.error !== undefined || line.key === undefined) continue;
-      head.push(line.key);
-      comparison.add(line.line, line.key);
-    }
-    opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
-  } else {
-    const records = await openBatchRecords(options);
-    try {
-      const comparison = records.compare();
-      // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
-      const seen = new Occurrences();
+    if (ahead !== undefined) {
+      const head: LineKey[] = [];
+      for (const line of ahead.head) {
+        if (line.error !== undefined || line.key === undefined) continue;
+        head.push(line.key);
+        comparison.add(line.line, line.key);
+      }
+      opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
+    } else {
       // --resume of a file with no batch of its own: is it a moved file whose batch is unfinished?
       const moved =
         input.journal === 'resume' && records.candidates.length === 0
           ? await movedFileBatch(join(options.dir, 'batches'), source.name)
           : undefined;
+      // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
       const watch: CheckWatcher | undefined =
         records.candidates.length === 0 && moved === undefined
           ? undefined
@@ -115,10 +106,10 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       seen.clear();
       const counted = watch === undefined ? new Occurrences(batch.total) : seen;
       opened = { lines: batch.lines, total: batch.total, seen: counted, journal };
-    } catch (error) {
-      records.release();
-      throw error;
     }
+  } catch (error) {
+    records.release();
+    throw error;
   }
   const { journal } = opened;
   if (journal.movedFrom !== undefined) {
@@ -128,11 +119,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
         "a line's document was already made for this account, the service answers with that document)",
     );
   }
-  const compared = journal.compared;
-  if (compared !== undefined) {
-    const notice = resumeNotice('resuming', compared, journal.earlier.size, journal.finished);
-    if (notice !== undefined) ctx.out.info(notice);
-  }
+  if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
   return opened;
 }
 
@@ -273,8 +260,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     throughout = !outcome.stopped && !ctx.signal.aborted && fatal === undefined;
     // Standard input resumed and read to its end: how it compared (a file's was said before sending).
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
-      const notice = resumeNotice('resumed', compared, journal.earlier.size, journal.finished);
-      if (notice !== undefined) ctx.out.info(notice);
+      noteResume(ctx, 'resumed', compared, journal);
     }
   } finally {
     ctx.stopCounts = undefined;
@@ -283,18 +269,22 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const { summary, failures, jq } = finished;
   const { total } = opened;
   const of = total === undefined ? '' : ` of ${total}`;
-  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted${unansweredNote(summary.unanswered)}`;
+  // Lines sent whose answer a stop cut off, said so that the counts add up.
+  const { unanswered } = summary;
+  const [they, them] = unanswered === 1 ? ['it', 'it'] : ['they', 'them'];
+  const unansweredNote =
+    unanswered === 0
+      ? ''
+      : `, ${unanswered} sent without an answer (${they} may have been created; --resume does not create ${them} twice)`;
+  const progressNote = `${summary.submitted}${of} ${(total ?? summary.submitted) === 1 ? 'document was' : 'documents were'} submitted${unansweredNote}`;
   const badLine = stopReason ?? (fatal instanceof LineTooLongError ? fatal : undefined);
   // --jq failed on a result (its document was submitted): one error at the end, or a warning beside another.
   if (jq) {
     const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more ${jq.lines === 2 ? 'line' : 'lines'})` : ''}`;
+    const hint =
+      'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice';
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
-    else {
-      throw new CliError(message, ExitCode.error, {
-        code: 'jq_error',
-        hint: 'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice',
-      });
-    }
+    else throw new CliError(message, ExitCode.error, { code: 'jq_error', hint });
   }
   if (ctx.signal.aborted) throw interrupted(ctx.signal, input, progressNote);
   // A failure more pressing than the bad line (a refused key, no service, ...) decides the exit code.
@@ -316,49 +306,37 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     throw fatal;
   }
   if (stopReason) {
-    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), {
-      code: 'invalid_input',
-      hint:
-        // Nothing sent and no failure but the bad line itself.
-        summary.submitted === 0 && summary.failed <= 1
-          ? `nothing was submitted. ${readAsNdjson(source.name === STDIN_NAME ? 'Standard input' : source.name, input.format === undefined)}`
-          : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
-            `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`,
-    });
+    // Nothing sent and no failure but the bad line itself.
+    const hint =
+      summary.submitted === 0 && summary.failed <= 1
+        ? `nothing was submitted. ${readAsNdjson(source.name === STDIN_NAME ? 'Standard input' : source.name, input.format === undefined)}`
+        : `${summary.submitted} ${summary.submitted === 1 ? 'document before it was' : 'documents before it were'} already submitted (${input.source.name} is read ` +
+          `once, so its lines are checked as they are sent). ${resumeHint(input, 'Fix the line')}; or pass --continue-on-error.`;
+    throw new CliError(stopReason.message, partlySent(ExitCode.usage, summary), { code: 'invalid_input', hint });
   }
   if (summary.failed > 0) throw batchError(failures, summary, input, overtaken.afterFirstFailure());
   return summary;
 }
 
-/** Lines after the first failed one submitted anyway (in flight); only those in flight or failed are kept. */
+/** Lines after the first failed one submitted anyway: for each line in flight or failed, the later ones submitted. */
 function trackOvertaken(enabled: boolean) {
-  const watched = new Map<number, { laterSubmitted: number; failed: boolean }>();
+  const later = new Map<number, number>();
+  const failed = new Set<number>();
   return {
     start(line: number): void {
-      if (enabled) watched.set(line, { laterSubmitted: 0, failed: false });
+      if (enabled) later.set(line, 0);
     },
     ok(line: number): void {
-      watched.delete(line);
-      for (const [earlier, state] of watched) if (earlier < line) state.laterSubmitted++;
+      later.delete(line);
+      for (const [earlier, count] of later) if (earlier < line) later.set(earlier, count + 1);
     },
     failed(line: number): void {
-      const state = watched.get(line);
-      if (state) state.failed = true;
+      if (later.has(line)) failed.add(line);
     },
     afterFirstFailure(): { line: number; submitted: number } | undefined {
-      let first: { line: number; submitted: number } | undefined;
-      for (const [line, state] of watched) {
-        if (state.failed && (first === undefined || line < first.line))
-          first = { line, submitted: state.laterSubmitted };
-      }
-      return first;
+      if (failed.size === 0) return undefined;
+      const line = Math.min(...failed);
+      return { line, submitted: later.get(line) as number };
     },
   };
-}
-
-/** Lines sent whose answer a stop cut off, said so that the counts add up. */
-function unansweredNote(count: number): string {
-  if (count === 0) return '';
-  const [they, them] = count === 1 ? ['it', 'it'] : ['they', 'them'];
-  return `, ${count} sent without an answer (${they} may have been created; --resume does not create ${them} twice)`;
 }

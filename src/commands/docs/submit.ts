@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import { PassThrough } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
@@ -119,10 +119,9 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   }
   const source = await resolveSource(ctx, opts.file as string, STDIN_HINT);
   const input = await readDocumentInput(source, {
-    format: opts.format,
+    ...opts,
     defaults: opts,
     textDefaults: () => textFlags(ctx, opts),
-    continueOnError: opts.continueOnError,
     batchHint: (filter) => batchPipeline(ctx, opts, filter),
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
     // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
@@ -141,7 +140,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       ctx.out.warn(`--${field} not used: ${source.name} gives its own ${field} (${JSON.stringify(own)})`);
     }
   }
-  await submitOne(ctx, input.prepared).finally(() => input.prepared.dispose());
+  await submitOne(ctx, input.prepared).finally(() => input.prepared.dispose?.());
 }
 
 async function textFlags(ctx: Context, opts: SubmitOptions): Promise<DocumentDefaults> {
@@ -161,8 +160,7 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
       ? undefined
       : new LargeStrings({ fields: ['content'], keep: ctx.out.json ? 'spool' : 'none' });
   try {
-    const streamed = rawBody === undefined ? {} : { rawBody, largeStrings: large };
-    const document = await api.call(createDocument, { body }, { signal: ctx.signal, ...streamed });
+    const document = await api.call(createDocument, { body }, { signal: ctx.signal, rawBody, largeStrings: large });
     const id = document.document_id;
     const written = `the document was created all the same: ${id} (\`facectl docs get ${id}\`); submitting again makes another`;
     if (large && ctx.out.json && ctx.globals.jq !== undefined) {
@@ -179,17 +177,11 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
 
 /** The answer with its content read back from the spool file: --jq needs the whole value. */
 async function wholeAnswer(large: LargeStrings, document: object): Promise<object> {
-  const pieces: string[] = [];
-  // A character cut between two chunks is held over to the next one.
-  const decoder = new StringDecoder('utf8');
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      pieces.push(decoder.write(chunk));
-      done();
-    },
-  });
+  const sink = new PassThrough();
+  const read = text(sink);
   await large.writeJson(sink, document);
-  return JSON.parse(pieces.join('') + decoder.end()) as object;
+  sink.end();
+  return JSON.parse(await read) as object;
 }
 
 /** Resumes the batch: its input, --resume, and the flags (submitCommand). */
