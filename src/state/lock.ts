@@ -43,9 +43,10 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
   if (!lock) {
     const seen = inspect(lockPath);
     const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
+    const owner = ownerHere(seen?.owner);
     if (seen === undefined) lock = create(lockPath);
-    else if (ageMs > staleMs || goneHere(seen.owner)) lock = takeOver(lockPath, staleMs, seen.mtimeMs);
-    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), runningHere(seen?.owner));
+    else if (ageMs > staleMs || owner === 'gone') lock = takeOver(lockPath, staleMs, seen.mtimeMs);
+    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), owner === 'running');
   }
   lock.startHeartbeat(staleMs, options.onCompromised);
   return lock;
@@ -132,12 +133,9 @@ class Lock {
     this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
   }
 
-  /** Safe to call twice. */
   release(): void {
     if (this.released) return;
-    this.released = true;
-    if (this.timer) clearInterval(this.timer);
-    held.delete(this);
+    this.stop();
     if (!this.stillOurs()) return;
     try {
       rmSync(this.path, { recursive: true, force: true });
@@ -156,10 +154,14 @@ class Lock {
         // the lock went away under us
       }
     }
-    if (this.timer) clearInterval(this.timer);
-    this.released = true;
-    held.delete(this);
+    this.stop();
     onCompromised?.(new Error(`the lock ${this.path} was taken over by another process`));
+  }
+
+  private stop(): void {
+    this.released = true;
+    clearInterval(this.timer);
+    held.delete(this);
   }
 
   private stillOurs(): boolean {
@@ -177,29 +179,23 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
   }
 }
 
-/** The owner is a process of this host that runs: its pid answers and, where /proc tells, it is no zombie. */
-function runningHere(owner: OwnerRecord | undefined): boolean {
-  if (owner?.host !== hostname()) return false;
+/**
+ * The owner as a process of this host: gone (its pid answers ESRCH), or running (its pid answers and, where
+ * /proc tells, it is no zombie); undefined when another host's or neither.
+ */
+function ownerHere(owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
+  if (owner?.host !== hostname()) return undefined;
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     // EPERM: another user's process, which runs.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (code !== 'EPERM') return code === 'ESRCH' ? 'gone' : undefined;
   }
   try {
     const stat = readFileSync(`/proc/${owner.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' ? 'running' : undefined;
   } catch {
-    return true; // no /proc (macOS): the pid answered
-  }
-}
-
-function goneHere(owner: OwnerRecord | undefined): boolean {
-  if (owner?.host !== hostname() || owner.pid === process.pid) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return 'running'; // no /proc (macOS): the pid answered
   }
 }
