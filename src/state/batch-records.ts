@@ -38,23 +38,16 @@ interface OpenRecordsOptions {
 
 type Comparison = { results: Compared[] };
 
-interface Candidate {
-  readonly batchId: string;
-  readonly path: string;
-  readonly finished: boolean;
-  readonly acknowledged: Acknowledged;
-  /** keyText of the first lines of its input (standard input only). */
-  readonly head: ReadonlySet<string>;
-  readonly mtimeMs: number;
-  readonly destination: string | undefined;
-  readonly tornTail: boolean;
-  readonly clean: boolean;
-  /** Requests its stop left unanswered; undefined when it stopped clean or was killed. */
-  readonly unanswered: number | undefined;
-  /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
-  busy?: LockHeldError;
-  lock?: HeldLock;
-}
+type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
+  Omit<NonNullable<Awaited<ReturnType<typeof readJournal>>>, 'header' | 'entries'> & {
+    readonly acknowledged: Acknowledged;
+    /** keyText of the first lines of its input (standard input only). */
+    readonly head: ReadonlySet<string>;
+    readonly destination: string | undefined;
+    /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
+    busy?: LockHeldError;
+    lock?: HeldLock;
+  };
 
 /** Takes the input's lock and reads the earlier batches (finished ones too for --resume, or their headers). */
 export async function openBatchRecords(options: OpenRecordsOptions) {
@@ -105,13 +98,10 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       }
       candidates.push({
         ...record,
+        ...read,
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
-        mtimeMs: read.mtimeMs,
         destination: read.header.destination,
-        tornTail: read.tornTail,
-        clean: read.clean,
-        unanswered: read.unanswered,
         busy,
         lock,
       });
