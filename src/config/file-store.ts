@@ -157,10 +157,7 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-/**
- * The system's reason in words, and its fix: the permissions are named only when they are the cause.
- * `inPlace`: the fix where the files must stay (a batch's record, which --resume reads there).
- */
+/** The system's reason in words; its fix, and `inPlace` the fix where the files must stay (a batch's record). */
 const WRITE_FAILURES: Record<
   string,
   { what: string; fix?: (dir: string, variable: string) => string; inPlace: string }
@@ -191,28 +188,23 @@ const WRITE_FAILURES: Record<
 };
 
 /**
- * A write in `dir` (moved elsewhere by the variable `variable`) that failed with `code`: the reason to
- * show and its fix; no fix for EACCES/EPERM, whose hint (the permissions) is the caller's.
+ * A write in `dir` (moved elsewhere by the variable `variable`) that failed: the reason to show and its fix;
+ * no fix for EACCES/EPERM, whose hint (the permissions) is the caller's, nor for an error without a code.
  */
 export function writeFailure(
-  code: string,
+  error: unknown,
   dir: string,
   variable: string,
 ): { reason: string; fix?: string; inPlace?: string } {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined) return { reason: (error as Error).message };
   const known = WRITE_FAILURES[code];
   if (!known) return { reason: code, fix: `check ${dir} and its disk, or set ${variable} to another directory` };
   return { reason: `${known.what}, ${code}`, fix: known.fix?.(dir, variable), inPlace: known.inPlace };
 }
 
 function writeError(error: unknown, path: string): ConfigWriteError {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === undefined) {
-    return new ConfigWriteError(
-      `cannot write configuration file ${path} (${(error as Error).message}); it was left unchanged`,
-      error,
-    );
-  }
-  const { reason, fix } = writeFailure(code, dirname(path), 'FACECTL_CONFIG_DIR');
+  const { reason, fix } = writeFailure(error, dirname(path), 'FACECTL_CONFIG_DIR');
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error, fix);
 }
 

@@ -244,22 +244,17 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
-  const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
+  const failure = writeFailure(error, dirname(path), 'FACECTL_STATE_DIR');
   // A batch under way has its record here: another state directory has none, and --resume there sends every line.
-  const fix = resume ? failure?.inPlace : failure?.fix;
-  return new CliError(
-    `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
-    ExitCode.error,
-    {
-      code: 'state_unwritable',
-      hint: resume
-        ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
-        : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
-      cause: error,
-    },
-  );
+  const fix = resume ? failure.inPlace : failure.fix;
+  return new CliError(`cannot write the batch record ${path}: ${failure.reason}`, ExitCode.error, {
+    code: 'state_unwritable',
+    hint: resume
+      ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+      : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
+    cause: error,
+  });
 }
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
