@@ -58,11 +58,15 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   await privateDirectory(options.dir, dir, keep);
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
-  const inputLockPath = join(dir, `${input}.lock`);
+  /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
+  const lockInput = (lockPath: string, waitMs: number, onCompromised?: (error: Error) => void) =>
+    waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
+      throw error instanceof LockHeldError ? inProgress(error, options.sourceName) : stateError(lockPath, error, keep);
+    });
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = options.streamed
-    ? await lockInput(inputLockPath, options.sourceName, CHOOSING_WAIT_MS, undefined, keep)
-    : await lockInput(inputLockPath, options.sourceName, 0, onLost, keep);
+    ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
+    : await lockInput(join(dir, `${input}.lock`), 0, onLost);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
   const release = () => {
@@ -240,8 +244,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     try {
       // A new batch's lock is free: its id is new.
       held = options.streamed
-        ? (chosen?.candidate.lock ??
-          (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost, keep)))
+        ? (chosen?.candidate.lock ?? (await lockInput(join(dir, `${input}.${batchId}.lock`), 0, onLost)))
         : inputLock;
       for (const candidate of moved === undefined ? dropped : [...dropped, moved]) {
         await rm(candidate.path, { force: true }).catch((error: unknown) => {
@@ -266,26 +269,13 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
         ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
         replaced,
-        finishing: options.streamed ? () => lockInput(inputLock.path, options.sourceName, CHOOSING_WAIT_MS) : undefined,
+        finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,
       });
     } finally {
       if (options.streamed) inputLock.release();
     }
   }
-}
-
-/** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
-async function lockInput(
-  lockPath: string,
-  sourceName: string,
-  waitMs: number,
-  onCompromised?: (error: Error) => void,
-  keep = false,
-) {
-  return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
-    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error, keep);
-  });
 }
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {
