@@ -83,12 +83,8 @@ function create(lockPath: string): Lock | undefined {
 }
 
 function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | undefined } | undefined {
-  try {
-    return { mtimeMs: statSync(lockPath).mtimeMs, owner: readOwner(lockPath) };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const stat = statSync(lockPath, { throwIfNoEntry: false });
+  return stat && { mtimeMs: stat.mtimeMs, owner: readOwner(lockPath) };
 }
 
 /** Undefined when someone else got there first or is taking it over right now. */
