@@ -106,6 +106,9 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
   return new ProfileStore({ path, read, update });
 }
 
+export const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+export const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+
 function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
   if (refusal) {
@@ -135,11 +138,7 @@ function removeLeftTempFiles(path: string): void {
 
 function writeAtomically(path: string, text: string): void {
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
-    0o600,
-  );
+  const fd = openSync(temp, CREATE_NEW, 0o600);
   try {
     try {
       // Whole or an error: writeSync alone may write part of it (a file size limit) and say nothing.

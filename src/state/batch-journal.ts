@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
-import { writeFailure } from '../config/file-store.js';
+import { CREATE_NEW, NOFOLLOW, writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
@@ -23,8 +23,6 @@ const FINISHED = 'finished';
 const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
 
 /** Format 2 matched lines by number and is not read. */
@@ -78,7 +76,7 @@ export async function startJournal(start: JournalStart) {
       await handle.datasync();
     } else {
       const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
-      const fresh = await open(temp, CREATE, 0o600);
+      const fresh = await open(temp, CREATE_NEW, 0o600);
       try {
         // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
         // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
@@ -284,18 +282,15 @@ export async function readJournal(path: string, headerOnly: boolean) {
         unanswered = undefined;
         continue;
       }
-      const parsed = parse(text);
-      const stop = parsed as { stopped?: unknown; unanswered?: unknown } | undefined;
-      if (stop?.stopped === true && Number.isSafeInteger(stop.unanswered)) {
+      const entry = parse(text) as (Partial<JournalEntry> & { stopped?: unknown; unanswered?: unknown }) | null;
+      if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
         clean = false;
-        unanswered = stop.unanswered as number;
+        unanswered = entry.unanswered as number;
         continue;
       }
-      const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (
-        entry !== undefined &&
+        typeof entry?.hash === 'string' &&
         Number.isSafeInteger(entry.line) &&
-        typeof entry.hash === 'string' &&
         Number.isSafeInteger(entry.n) &&
         (entry.n as number) >= 1 &&
         typeof entry.document_id === 'string' &&
