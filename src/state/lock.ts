@@ -4,10 +4,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A lock between processes (the config file, a batch), proper-lockfile's design: a directory its holder
- * touches every staleMs/3, taken over once not touched for `staleMs`, or at once when its owner's pid of
- * this host is gone. A stale lock is taken over under a second lock (`<path>.takeover`) and checked again
- * under it, not by proper-lockfile's rmdir + mkdir (two holders at once: docs/decisions.md).
+ * A lock between processes (docs/decisions.md): a directory its holder touches every staleMs/3, taken over
+ * once stale or its owner's pid here is gone, under a second lock (`<path>.takeover`) and checked again there.
  */
 
 /** onCompromised: the lock was taken away from us (we stalled past staleMs). */
@@ -116,7 +114,6 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
 
 class Lock {
   private timer: NodeJS.Timeout | undefined;
-  private released = false;
 
   constructor(
     readonly path: string,
@@ -130,8 +127,9 @@ class Lock {
   }
 
   release(): void {
-    if (this.released) return;
-    this.stop();
+    if (!held.has(this)) return;
+    clearInterval(this.timer);
+    held.delete(this);
     if (!this.stillOurs()) return;
     try {
       rmSync(this.path, { recursive: true, force: true });
@@ -150,14 +148,9 @@ class Lock {
         // the lock went away under us
       }
     }
-    this.stop();
-    onCompromised?.(new Error(`the lock ${this.path} was taken over by another process`));
-  }
-
-  private stop(): void {
-    this.released = true;
     clearInterval(this.timer);
     held.delete(this);
+    onCompromised?.(new Error(`the lock ${this.path} was taken over by another process`));
   }
 
   private stillOurs(): boolean {
