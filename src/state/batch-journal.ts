@@ -29,8 +29,6 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOF
 const FORMAT = 3;
 const STARTED = JSON.stringify({ started: true });
 const STOPPED = JSON.stringify({ stopped: true });
-/** A stop (Ctrl-C, SIGTERM) with requests unanswered: not clean, but not a kill either. */
-const stoppedUnanswered = (count: number) => JSON.stringify({ stopped: true, unanswered: count });
 
 interface Header {
   facectl_batch: typeof FORMAT;
@@ -174,9 +172,10 @@ export async function startJournal(start: JournalStart) {
     },
     async close(): Promise<void> {
       try {
-        // A run whose lock was taken over says nothing for the other.
+        // A run whose lock was taken over says nothing for the other. A stop (Ctrl-C, SIGTERM) with requests
+        // unanswered is not clean, but not a kill either.
         if (start.lockLost() === undefined)
-          queued.push(`${unanswered === 0 ? STOPPED : stoppedUnanswered(unanswered)}\n`);
+          queued.push(`${unanswered === 0 ? STOPPED : JSON.stringify({ stopped: true, unanswered })}\n`);
         await flush();
       } finally {
         await release();
@@ -200,10 +199,8 @@ export async function listRecords(dir: string, input: string): Promise<RecordFil
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;
     const batchId = match[2] as string;
-    const finished = match[3] === FINISHED;
-    // A finished batch resumed again has both: its journal is the one that goes on.
-    if (finished && records.get(batchId)?.finished === false) continue;
-    records.set(batchId, { batchId, path: join(dir, name), finished });
+    // A finished batch resumed again has both: its journal, sorted after (n > f), is the one that goes on.
+    records.set(batchId, { batchId, path: join(dir, name), finished: match[3] === FINISHED });
   }
   return [...records.values()];
 }
