@@ -133,7 +133,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       // NDJSON is a stream of results: the signal handlers stay through its jq runs (jq.ts).
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written, true);
-      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false, written);
+      if (globals.jq !== undefined && parsedOrUndefined(text) !== undefined)
+        return document(text.trimEnd(), false, written);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);
     },
@@ -235,18 +236,18 @@ const BORDERLESS = Object.fromEntries(
     .map((key) => [key, '']),
 );
 
-function isJson(text: string): boolean {
+/** JSON.parse's value, or undefined for text that is not JSON (JSON.parse never gives undefined). */
+export function parsedOrUndefined(text: string): unknown {
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 function isNdjson(text: string): boolean {
   const lines = text.split('\n').filter((line) => line.trim() !== '');
-  return lines.length > 0 && lines.every(isJson);
+  return lines.length > 0 && lines.every((line) => parsedOrUndefined(line) !== undefined);
 }
 
 function cell(value: unknown): string {

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
 import { CREATE_NEW, NOFOLLOW, writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
+import { parsedOrUndefined } from '../io/output.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
 
@@ -269,7 +270,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
-        header = parse(text) as Partial<Header> | undefined;
+        header = parsedOrUndefined(text) as Partial<Header> | undefined;
         if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
         if (headerOnly) break;
         continue;
@@ -279,7 +280,8 @@ export async function readJournal(path: string, headerOnly: boolean) {
         unanswered = undefined;
         continue;
       }
-      const entry = parse(text) as (Partial<JournalEntry> & { stopped?: unknown; unanswered?: unknown }) | null;
+      const entry = parsedOrUndefined(text) as
+        (Partial<JournalEntry> & { stopped?: unknown; unanswered?: unknown }) | null;
       if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
         clean = false;
         unanswered = entry.unanswered as number;
@@ -304,13 +306,5 @@ export async function readJournal(path: string, headerOnly: boolean) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {
     await handle.close().catch(() => undefined);
-  }
-}
-
-function parse(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }
