@@ -16,7 +16,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { ConfigReadRefusal, makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
+import { makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
@@ -39,7 +39,7 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     try {
       text = readConfigText(path);
     } catch (error) {
-      if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
+      if (error instanceof ConfigFileError) throw error;
       const { code, message } = error as NodeJS.ErrnoException;
       if (code === 'ENOTDIR') throw new ConfigFileError(notDirectory[0], notDirectory[1], error);
       if (code === 'EACCES' || code === 'EPERM') {
