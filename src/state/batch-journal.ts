@@ -188,14 +188,12 @@ export async function startJournal(start: JournalStart) {
 }
 export type BatchJournal = Awaited<ReturnType<typeof startJournal>>;
 
-type RecordFile = { batchId: string; path: string; finished: boolean };
-
 /** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
-export async function listRecords(dir: string, input: string): Promise<RecordFile[]> {
+export async function listRecords(dir: string, input: string) {
   const names = await readdir(dir).catch((error: unknown) => {
     throw stateError(dir, error);
   });
-  const records = new Map<string, RecordFile>();
+  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
   for (const name of names.sort()) {
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;

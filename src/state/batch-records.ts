@@ -3,14 +3,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
-import {
-  type BatchJournal,
-  type JournalMode,
-  listRecords,
-  readJournal,
-  startJournal,
-  stateError,
-} from './batch-journal.js';
+import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 
@@ -35,8 +28,6 @@ interface OpenRecordsOptions {
   /** `key <prefix>`, not the base URL: one service has several (a proxy, localhost, 127.0.0.1). */
   destination: string;
 }
-
-type Comparison = { results: Compared[] };
 
 type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
   Omit<NonNullable<Awaited<ReturnType<typeof readJournal>>>, 'header' | 'entries'> & {
@@ -129,7 +120,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         return { results, add };
       },
       /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
-      open: (comparison: Comparison, head?: readonly LineKey[]) =>
+      open: (comparison: { results: Compared[] }, head?: readonly LineKey[]) =>
         choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
@@ -146,7 +137,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     return candidate.destination !== undefined && candidate.destination !== options.destination;
   }
 
-  async function choose(comparison: Comparison, head: readonly LineKey[] | undefined): Promise<BatchJournal> {
+  async function choose(comparison: { results: Compared[] }, head: readonly LineKey[] | undefined) {
     const scored = candidates.map((candidate, i) => {
       const compared = comparison.results[i] as Compared;
       return { candidate, compared, any: compared.matched + compared.headOnly };
