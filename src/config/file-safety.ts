@@ -85,7 +85,7 @@ export function directoryRefusal(dir: string, role: { what: string; risk: string
   return undefined;
 }
 
-function statOrUndefined(path: string, link: boolean): Stats | undefined {
+export function statOrUndefined(path: string, link: boolean): Stats | undefined {
   try {
     return link ? lstatSync(path) : statSync(path);
   } catch {

@@ -16,7 +16,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
+import { makeDirectories, readConfigText, statOrUndefined, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
@@ -209,20 +209,14 @@ function writeError(error: unknown, path: string): ConfigWriteError {
 
 /** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */
 function tightenFileMode(path: string, warn: (message: string) => void): void {
-  let mode: number;
-  try {
-    const stat = lstatSync(path);
-    if (!stat.isFile()) return; // a symlink is refused on write and reported by doctor
-    if (process.getuid && stat.uid !== process.getuid()) return; // another user's file: refused on write
-    mode = stat.mode & 0o777;
-  } catch {
-    return; // not written yet
-  }
-  if ((mode & 0o077) === 0) return;
+  const stat = statOrUndefined(path, true);
+  // Not written yet; a symlink (refused on write, reported by doctor) or another user's file (refused on write).
+  if (!stat?.isFile() || (process.getuid && stat.uid !== process.getuid()) || (stat.mode & 0o077) === 0) return;
+  const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
   try {
     chmodSync(path, 0o600);
-    warn(`configuration file ${path} had mode ${mode.toString(8).padStart(4, '0')}; changed it to 0600`);
+    warn(`configuration file ${path} had mode ${mode}; changed it to 0600`);
   } catch {
-    warn(`configuration file ${path} has mode ${mode.toString(8).padStart(4, '0')}; run chmod 600 on it`);
+    warn(`configuration file ${path} has mode ${mode}; run chmod 600 on it`);
   }
 }
