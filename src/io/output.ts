@@ -54,15 +54,14 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const document = (json: string, compact: boolean, written?: string, streamed = false) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
-    let result: string;
     try {
-      result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
+      const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
+      out(io.stdoutIsTTY ? visible(result) : result);
     } catch (error) {
       // A filter that failed on the answer to a change: the change was made all the same.
       if (written === undefined || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
       throw new CliError(error.message, error.exitCode, { code: error.code, hint: written });
     }
-    out(io.stdoutIsTTY ? visible(result) : result);
   };
   // Under --json each stderr line is JSON: messages are held to the end, written on success, else in the error.
   const held: { text: string; label?: 'warning:' }[] = [];
