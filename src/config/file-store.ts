@@ -107,7 +107,6 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
 }
 
 export const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-export const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 
 function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
@@ -136,9 +135,12 @@ function removeLeftTempFiles(path: string): void {
   }
 }
 
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(temp, CREATE_NEW, 0o600);
+export function writeAtomically(
+  path: string,
+  text: string,
+  temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+): void {
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   try {
     try {
       // Whole or an error: writeSync alone may write part of it (a file size limit) and say nothing.

@@ -1,8 +1,7 @@
 import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { syncDirectory } from '../config/file-safety.js';
-import { CREATE_NEW, NOFOLLOW, writeFailure } from '../config/file-store.js';
+import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
 import { parsedOrUndefined } from '../io/output.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
@@ -74,21 +73,9 @@ export async function startJournal(start: JournalStart) {
       await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
-      const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
-      const fresh = await open(temp, CREATE_NEW, 0o600);
-      try {
-        // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
-        // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
-        await fresh.writeFile(`${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`);
-        await fresh.datasync();
-      } catch (error) {
-        await rm(temp, { force: true });
-        throw error;
-      } finally {
-        await fresh.close();
-      }
-      await rename(temp, path);
-      syncDirectory(start.dir);
+      // Whole or an error, as the configuration file is written: a torn header leaves the batch unknown to --resume.
+      const header = `${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`;
+      writeAtomically(path, header, join(start.dir, `${start.input}.${process.pid}.tmp`));
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
