@@ -175,7 +175,7 @@ export async function startJournal(start: JournalStart) {
 }
 export type BatchJournal = Awaited<ReturnType<typeof startJournal>>;
 
-/** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
+/** The records of one input in the directory: each batch once (its journal over its finished record, sorted after). */
 export async function listRecords(dir: string, input: string) {
   const names = await readdir(dir).catch((error: unknown) => {
     throw stateError(dir, error);
@@ -185,7 +185,6 @@ export async function listRecords(dir: string, input: string) {
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;
     const batchId = match[2] as string;
-    // A finished batch resumed again has both: its journal, sorted after (n > f), is the one that goes on.
     records.set(batchId, { batchId, path: join(dir, name), finished: match[3] === FINISHED });
   }
   return [...records.values()];
