@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, relative } from 'node:path';
+import { ConfigFileError } from './profile-store.js';
 
 export type Refusal = { problem: string; fix: string };
 
@@ -84,7 +85,7 @@ export function directoryRefusal(dir: string, role: { what: string; risk: string
   return undefined;
 }
 
-function statOrUndefined(path: string, link: boolean): Stats | undefined {
+export function statOrUndefined(path: string, link: boolean): Stats | undefined {
   try {
     return link ? lstatSync(path) : statSync(path);
   } catch {
@@ -108,16 +109,6 @@ export function syncDirectory(dir: string): void {
 
 /** Far above any real configuration (a few KB). */
 const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
-
-export class ConfigReadRefusal extends Error {
-  constructor(
-    readonly problem: string,
-    readonly fix: string,
-  ) {
-    super(problem);
-    this.name = 'ConfigReadRefusal';
-  }
-}
 
 /**
  * Only a regular file of at most MAX_CONFIG_BYTES is read (a FIFO would block forever, /dev/zero never
@@ -159,15 +150,15 @@ function refuseUnreadable(path: string, info: Stats): void {
   if (info.size > MAX_CONFIG_BYTES) throw tooLarge(path, info.size);
 }
 
-function notRegular(path: string, kind: string): ConfigReadRefusal {
-  return new ConfigReadRefusal(
+function notRegular(path: string, kind: string): ConfigFileError {
+  return new ConfigFileError(
     `configuration file ${path} is not a regular file (it is ${kind}); facectl reads only a regular file`,
     `remove ${path} (or replace it with a regular file), or set FACECTL_CONFIG_DIR to another directory`,
   );
 }
 
-function tooLarge(path: string, size: number): ConfigReadRefusal {
-  return new ConfigReadRefusal(
+function tooLarge(path: string, size: number): ConfigFileError {
+  return new ConfigFileError(
     `configuration file ${path} is ${size} bytes, over the ${MAX_CONFIG_BYTES} bytes (16 MiB) a configuration file may have`,
     `a real configuration is a few KB: check what wrote ${path}, then fix or remove it (facectl never clears it)`,
   );

@@ -16,7 +16,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { ConfigReadRefusal, makeDirectories, readConfigText, syncDirectory, writeRefusal } from './file-safety.js';
+import { makeDirectories, readConfigText, statOrUndefined, syncDirectory, writeRefusal } from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
@@ -39,7 +39,7 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     try {
       text = readConfigText(path);
     } catch (error) {
-      if (error instanceof ConfigReadRefusal) throw new ConfigFileError(error.problem, error.fix, error);
+      if (error instanceof ConfigFileError) throw error;
       const { code, message } = error as NodeJS.ErrnoException;
       if (code === 'ENOTDIR') throw new ConfigFileError(notDirectory[0], notDirectory[1], error);
       if (code === 'EACCES' || code === 'EPERM') {
@@ -106,6 +106,8 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
   return new ProfileStore({ path, read, update });
 }
 
+export const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
 function refuseUnsafe(path: string): void {
   const refusal = writeRefusal(path);
   if (refusal) {
@@ -133,13 +135,12 @@ function removeLeftTempFiles(path: string): void {
   }
 }
 
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
-    0o600,
-  );
+export function writeAtomically(
+  path: string,
+  text: string,
+  temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+): void {
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   try {
     try {
       // Whole or an error: writeSync alone may write part of it (a file size limit) and say nothing.
@@ -157,10 +158,7 @@ function writeAtomically(path: string, text: string): void {
   syncDirectory(dirname(path));
 }
 
-/**
- * The system's reason in words, and its fix: the permissions are named only when they are the cause.
- * `inPlace`: the fix where the files must stay (a batch's record, which --resume reads there).
- */
+/** The system's reason in words; its fix, and `inPlace` the fix where the files must stay (a batch's record). */
 const WRITE_FAILURES: Record<
   string,
   { what: string; fix?: (dir: string, variable: string) => string; inPlace: string }
@@ -191,47 +189,36 @@ const WRITE_FAILURES: Record<
 };
 
 /**
- * A write in `dir` (moved elsewhere by the variable `variable`) that failed with `code`: the reason to
- * show and its fix; no fix for EACCES/EPERM, whose hint (the permissions) is the caller's.
+ * A write in `dir` (moved elsewhere by the variable `variable`) that failed: the reason to show and its fix;
+ * no fix for EACCES/EPERM, whose hint (the permissions) is the caller's, nor for an error without a code.
  */
 export function writeFailure(
-  code: string,
+  error: unknown,
   dir: string,
   variable: string,
 ): { reason: string; fix?: string; inPlace?: string } {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined) return { reason: (error as Error).message };
   const known = WRITE_FAILURES[code];
   if (!known) return { reason: code, fix: `check ${dir} and its disk, or set ${variable} to another directory` };
   return { reason: `${known.what}, ${code}`, fix: known.fix?.(dir, variable), inPlace: known.inPlace };
 }
 
 function writeError(error: unknown, path: string): ConfigWriteError {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === undefined) {
-    return new ConfigWriteError(
-      `cannot write configuration file ${path} (${(error as Error).message}); it was left unchanged`,
-      error,
-    );
-  }
-  const { reason, fix } = writeFailure(code, dirname(path), 'FACECTL_CONFIG_DIR');
+  const { reason, fix } = writeFailure(error, dirname(path), 'FACECTL_CONFIG_DIR');
   return new ConfigWriteError(`cannot write configuration file ${path} (${reason}); it was left unchanged`, error, fix);
 }
 
 /** A file another tool wrote with a looser mode (e.g. 0644) holds a secret: warn and make it 0600. */
 function tightenFileMode(path: string, warn: (message: string) => void): void {
-  let mode: number;
-  try {
-    const stat = lstatSync(path);
-    if (!stat.isFile()) return; // a symlink is refused on write and reported by doctor
-    if (process.getuid && stat.uid !== process.getuid()) return; // another user's file: refused on write
-    mode = stat.mode & 0o777;
-  } catch {
-    return; // not written yet
-  }
-  if ((mode & 0o077) === 0) return;
+  const stat = statOrUndefined(path, true);
+  // Not written yet; a symlink (refused on write, reported by doctor) or another user's file (refused on write).
+  if (!stat?.isFile() || (process.getuid && stat.uid !== process.getuid()) || (stat.mode & 0o077) === 0) return;
+  const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
   try {
     chmodSync(path, 0o600);
-    warn(`configuration file ${path} had mode ${mode.toString(8).padStart(4, '0')}; changed it to 0600`);
+    warn(`configuration file ${path} had mode ${mode}; changed it to 0600`);
   } catch {
-    warn(`configuration file ${path} has mode ${mode.toString(8).padStart(4, '0')}; run chmod 600 on it`);
+    warn(`configuration file ${path} has mode ${mode}; run chmod 600 on it`);
   }
 }

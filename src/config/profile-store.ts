@@ -141,13 +141,11 @@ export class ProfileStore {
       profiles[profile] = settings;
       return { ...data, profiles };
     });
-    if (refused) return { madeDefault, before, refused };
-    const stored: ProfileSettings = after.profiles?.[profile] ?? {};
     // Not a named import of node:util: that builds every export of it, lazy ones included (8 M
     // instructions, ~2% of every API command, which reaches this module through the credentials).
     const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
-    for (const [key, value] of Object.entries(patch)) {
-      if (!isDeepStrictEqual(stored[key], value)) this.notKept(`${key} of profile ${profile}`);
+    for (const [key, value] of refused ? [] : Object.entries(patch)) {
+      if (!isDeepStrictEqual(after.profiles?.[profile]?.[key], value)) this.notKept(`${key} of profile ${profile}`);
     }
     return { madeDefault, before, refused };
   }

@@ -8,7 +8,24 @@ export type Launch = (command: string, args: string[], waitMs: number) => Promis
 export function createSystemBrowser(
   env: Env,
   platform: NodeJS.Platform = process.platform,
-  launch: Launch = spawnAndWatch(env),
+  launch: Launch = async (command, args, waitMs) => {
+    const { spawn } = await import('node:child_process');
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, args, { stdio: 'ignore', detached: true, env: { ...env } });
+      const timer = setTimeout(() => {
+        child.unref();
+        resolve('running');
+      }, waitMs);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? 1);
+      });
+    });
+  },
 ): Browser & { unavailable(): string | undefined } {
   const unavailable = (): string | undefined => {
     if (envFlag(env, 'CI')) return 'CI is set';
@@ -32,26 +49,5 @@ export function createSystemBrowser(
         return false;
       }
     },
-  };
-}
-
-function spawnAndWatch(env: Env): Launch {
-  return async (command, args, waitMs) => {
-    const { spawn } = await import('node:child_process');
-    return new Promise((resolve, reject) => {
-      const child = spawn(command, args, { stdio: 'ignore', detached: true, env: { ...env } });
-      const timer = setTimeout(() => {
-        child.unref();
-        resolve('running');
-      }, waitMs);
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve(code ?? 1);
-      });
-    });
   };
 }

@@ -15,7 +15,8 @@ function jqMessage(error: JqFailure): string {
     .map((line) => line.replace(/^(jq: (error: )?)?(error \(at inputString:\d+\): )?/, '').trim())
     .filter((line) => line !== '' && !/^\d+ compile errors?$/.test(line) && !/^Non-zero exit code/.test(line));
   // A crashing engine (no exit code) ends its message with a hint for jq-web's own developers.
-  return (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');
+  const message = (lines.join('; ').replace(/:; /g, ': ') || 'jq failed').replace(ENGINE_HINT, '');
+  return error.exitCode === undefined ? `jq's engine failed on this expression (${message})` : message;
 }
 
 const ENGINE_HINT = /\.? ?Build with -sASSERTIONS for more info\.?$/;
@@ -92,9 +93,7 @@ export async function loadJq(expression: string): Promise<JqFilter> {
     // Exit 3 is jq's "does not compile"; none is the engine crashing (its stack overflowed).
     const { exitCode } = error as JqFailure;
     if (exitCode === 3 || exitCode === undefined) {
-      const message = jqMessage(error as JqFailure);
-      const said =
-        exitCode === 3 ? message : `jq's engine failed on this expression (${message}); is it nested too deeply?`;
+      const said = `${jqMessage(error as JqFailure)}${exitCode === 3 ? '' : '; is it nested too deeply?'}`;
       throw new UsageError(`--jq: ${said}`, {
         code: 'invalid_jq',
         hint: 'check the expression (jq 1.7 syntax), e.g. --jq ".name"',
@@ -115,10 +114,7 @@ export async function loadJq(expression: string): Promise<JqFilter> {
         // jq ends each output with a newline; jq-web hands them back without the last one.
         return result === '' || result.endsWith('\n') ? result : `${result}\n`;
       } catch (error) {
-        const message = jqMessage(error as JqFailure);
-        const said =
-          (error as JqFailure).exitCode === undefined ? `jq's engine failed on this expression (${message})` : message;
-        throw new CliError(`--jq: ${said}`, ExitCode.error, { code: 'jq_error' });
+        throw new CliError(`--jq: ${jqMessage(error as JqFailure)}`, ExitCode.error, { code: 'jq_error' });
       }
     },
   };

@@ -38,7 +38,7 @@ export function wrapForTerminal(io: Pick<IO, 'stderr' | 'stderrIsTTY'>, text: st
 /** A --json document is indented for a person at a terminal, one line when piped, as gh does. */
 export const jsonIndent = (io: Pick<IO, 'stdoutIsTTY'>): number => (io.stdoutIsTTY ? 2 : 0);
 
-const noopSpinner: Spinner = { update() {}, stop() {} };
+const idle: Spinner & ProgressBar = { update() {}, stop() {} };
 
 /** Data on stdout (JSON under --json, a table on a terminal, TSV piped), messages on stderr; globals read when used. */
 export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: RenderModules = {}): Output {
@@ -54,21 +54,20 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   const document = (json: string, compact: boolean, written?: string, streamed = false) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
-    let result: string;
     try {
-      result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
+      const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
+      out(io.stdoutIsTTY ? visible(result) : result);
     } catch (error) {
       // A filter that failed on the answer to a change: the change was made all the same.
       if (written === undefined || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
       throw new CliError(error.message, error.exitCode, { code: error.code, hint: written });
     }
-    out(io.stdoutIsTTY ? visible(result) : result);
   };
   // Under --json each stderr line is JSON: messages are held to the end, written on success, else in the error.
   const held: { text: string; label?: 'warning:' }[] = [];
   const jsonLine = (text: string, label?: 'warning:') => err(`${safeJson({ [label ? 'warning' : 'notice']: text })}\n`);
   // A progress bar being redrawn on stderr's last line: a message clears it first, or they share the line.
-  const bar = { drawn: false };
+  let barDrawn = false;
   // Colour goes on the label only: the text may carry the service's words, made visible.
   const labelled = (label: string, style: 'green' | 'yellow', text: string) =>
     `${paint(io.stderrColor ?? false, style, label)}${wrapForTerminal(io, `${label} ${visible(text)}`).slice(label.length)}`;
@@ -77,8 +76,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     else if (globals.json) jsonLine(text, label);
     else {
       const line = label ? labelled(label, 'yellow', text) : wrapForTerminal(io, visible(text));
-      err(`${bar.drawn ? '\r\x1b[2K' : ''}${line}\n`);
-      bar.drawn = false;
+      err(`${barDrawn ? '\r\x1b[2K' : ''}${line}\n`);
+      barDrawn = false;
     }
   };
 
@@ -133,7 +132,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       // NDJSON is a stream of results: the signal handlers stay through its jq runs (jq.ts).
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written, true);
-      if (globals.jq !== undefined && isJson(text)) return document(text.trimEnd(), false, written);
+      if (globals.jq !== undefined && parsedOrUndefined(text) !== undefined)
+        return document(text.trimEnd(), false, written);
       // Raw text (an API answer that is not JSON) is made visible only where a terminal would act on it.
       out(io.stdoutIsTTY ? visible(text) : text);
     },
@@ -152,14 +152,38 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     takeHeld: () => held.splice(0).map(({ text, label }) => (label ? `${label} ${text}` : text)),
     spinner(text) {
-      if (!animate() || !loaded.ora) return noopSpinner;
+      if (!animate() || !loaded.ora) return idle;
       const spinner = loaded.ora({ text, stream: io.stderr, isEnabled: true, discardStdin: false }).start();
       return { update: (next) => void (spinner.text = next), stop: () => void spinner.stop() };
     },
     progress(label) {
-      if (animate()) return redrawnBar(label, err, bar);
+      if (animate()) {
+        return {
+          update(completed, total, text) {
+            const filled = Math.round((total > 0 ? Math.min(1, completed / total) : 0) * 24);
+            err(
+              `\r\x1b[2K${label} ${'█'.repeat(filled)}${'░'.repeat(24 - filled)} ${completed}/${total}${text ? ` ${text}` : ''}`,
+            );
+            barDrawn = true;
+          },
+          stop() {
+            if (barDrawn) err('\n');
+            barDrawn = false;
+          },
+        };
+      }
       // Without a terminal: nothing under --json; otherwise a line at each quarter, for CI logs.
-      return globals.json ? { update() {}, stop() {} } : sparseLines(label, err);
+      if (globals.json) return idle;
+      let lastQuarter = -1;
+      return {
+        update(completed, total, text) {
+          const quarter = total > 0 ? Math.floor((Math.min(completed, total) / total) * 4) : 0;
+          if (quarter === lastQuarter) return;
+          lastQuarter = quarter;
+          err(`${label}: ${completed}/${total}${text ? ` ${text}` : ''}\n`);
+        },
+        stop() {},
+      };
     },
     async prepare() {
       const load = async <K extends keyof RenderModules>(key: K, get: () => Promise<RenderModules[K]>) => {
@@ -211,18 +235,18 @@ const BORDERLESS = Object.fromEntries(
     .map((key) => [key, '']),
 );
 
-function isJson(text: string): boolean {
+/** JSON.parse's value, or undefined for text that is not JSON (JSON.parse never gives undefined). */
+export function parsedOrUndefined(text: string): unknown {
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 function isNdjson(text: string): boolean {
   const lines = text.split('\n').filter((line) => line.trim() !== '');
-  return lines.length > 0 && lines.every(isJson);
+  return lines.length > 0 && lines.every((line) => parsedOrUndefined(line) !== undefined);
 }
 
 function cell(value: unknown): string {
@@ -239,34 +263,4 @@ function tsvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map((item) => tsvCell(item)).join(',');
   return cell(value).replace(/[\t\n]+/g, ' ');
-}
-
-function redrawnBar(label: string, err: (text: string) => void, state: { drawn: boolean }): ProgressBar {
-  const width = 24;
-  return {
-    update(completed, total, text) {
-      const ratio = total > 0 ? Math.min(1, completed / total) : 0;
-      const filled = Math.round(ratio * width);
-      const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
-      err(`\r\x1b[2K${label} ${bar} ${completed}/${total}${text ? ` ${text}` : ''}`);
-      state.drawn = true;
-    },
-    stop() {
-      if (state.drawn) err('\n');
-      state.drawn = false;
-    },
-  };
-}
-
-function sparseLines(label: string, err: (text: string) => void): ProgressBar {
-  let lastQuarter = -1;
-  return {
-    update(completed, total, text) {
-      const quarter = total > 0 ? Math.floor((Math.min(completed, total) / total) * 4) : 0;
-      if (quarter === lastQuarter) return;
-      lastQuarter = quarter;
-      err(`${label}: ${completed}/${total}${text ? ` ${text}` : ''}\n`);
-    },
-    stop() {},
-  };
 }

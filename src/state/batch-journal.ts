@@ -1,9 +1,9 @@
 import { constants } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { syncDirectory } from '../config/file-safety.js';
-import { writeFailure } from '../config/file-store.js';
+import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
+import { parsedOrUndefined } from '../io/output.js';
 import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
 
@@ -23,16 +23,12 @@ const FINISHED = 'finished';
 const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
 
 /** Format 2 matched lines by number and is not read. */
 const FORMAT = 3;
 const STARTED = JSON.stringify({ started: true });
 const STOPPED = JSON.stringify({ stopped: true });
-/** A stop (Ctrl-C, SIGTERM) with requests unanswered: not clean, but not a kill either. */
-const stoppedUnanswered = (count: number) => JSON.stringify({ stopped: true, unanswered: count });
 
 interface Header {
   facectl_batch: typeof FORMAT;
@@ -77,21 +73,9 @@ export async function startJournal(start: JournalStart) {
       await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
-      const temp = join(start.dir, `${start.input}.${process.pid}.tmp`);
-      const fresh = await open(temp, CREATE, 0o600);
-      try {
-        // writeFile, not write: a write a file size limit or a full disk cuts short returns the bytes it
-        // wrote without an error (a torn header: the batch unknown to --resume); writeFile goes on, and fails.
-        await fresh.writeFile(`${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`);
-        await fresh.datasync();
-      } catch (error) {
-        await rm(temp, { force: true });
-        throw error;
-      } finally {
-        await fresh.close();
-      }
-      await rename(temp, path);
-      syncDirectory(start.dir);
+      // Whole or an error, as the configuration file is written: a torn header leaves the batch unknown to --resume.
+      const header = `${JSON.stringify({ facectl_batch: FORMAT, batch_id: batchId, ...start.header })}\n`;
+      writeAtomically(path, header, join(start.dir, `${start.input}.${process.pid}.tmp`));
       handle = await open(path, APPEND, 0o600);
     }
   } catch (error) {
@@ -176,9 +160,10 @@ export async function startJournal(start: JournalStart) {
     },
     async close(): Promise<void> {
       try {
-        // A run whose lock was taken over says nothing for the other.
+        // A run whose lock was taken over says nothing for the other. A stop (Ctrl-C, SIGTERM) with requests
+        // unanswered is not clean, but not a kill either.
         if (start.lockLost() === undefined)
-          queued.push(`${unanswered === 0 ? STOPPED : stoppedUnanswered(unanswered)}\n`);
+          queued.push(`${unanswered === 0 ? STOPPED : JSON.stringify({ stopped: true, unanswered })}\n`);
         await flush();
       } finally {
         await release();
@@ -190,22 +175,17 @@ export async function startJournal(start: JournalStart) {
 }
 export type BatchJournal = Awaited<ReturnType<typeof startJournal>>;
 
-type RecordFile = { batchId: string; path: string; finished: boolean };
-
-/** The records of one input in the directory: each batch once (its unfinished journal before its finished record). */
-export async function listRecords(dir: string, input: string): Promise<RecordFile[]> {
+/** The records of one input in the directory: each batch once (its journal over its finished record, sorted after). */
+export async function listRecords(dir: string, input: string) {
   const names = await readdir(dir).catch((error: unknown) => {
     throw stateError(dir, error);
   });
-  const records = new Map<string, RecordFile>();
+  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
   for (const name of names.sort()) {
     const match = RECORD_NAME.exec(name);
     if (match?.[1] !== input) continue;
     const batchId = match[2] as string;
-    const finished = match[3] === FINISHED;
-    // A finished batch resumed again has both: its journal is the one that goes on.
-    if (finished && records.get(batchId)?.finished === false) continue;
-    records.set(batchId, { batchId, path: join(dir, name), finished });
+    records.set(batchId, { batchId, path: join(dir, name), finished: match[3] === FINISHED });
   }
   return [...records.values()];
 }
@@ -244,22 +224,17 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   // Said as a configuration write's failure is: the permissions only when they are the cause.
-  const failure = code === undefined ? undefined : writeFailure(code, dirname(path), 'FACECTL_STATE_DIR');
+  const failure = writeFailure(error, dirname(path), 'FACECTL_STATE_DIR');
   // A batch under way has its record here: another state directory has none, and --resume there sends every line.
-  const fix = resume ? failure?.inPlace : failure?.fix;
-  return new CliError(
-    `cannot write the batch record ${path}: ${failure?.reason ?? (error as Error).message}`,
-    ExitCode.error,
-    {
-      code: 'state_unwritable',
-      hint: resume
-        ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
-        : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
-      cause: error,
-    },
-  );
+  const fix = resume ? failure.inPlace : failure.fix;
+  return new CliError(`cannot write the batch record ${path}: ${failure.reason}`, ExitCode.error, {
+    code: 'state_unwritable',
+    hint: resume
+      ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+      : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
+    cause: error,
+  });
 }
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
@@ -279,7 +254,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
-        header = parse(text) as Partial<Header> | undefined;
+        header = parsedOrUndefined(text) as Partial<Header> | undefined;
         if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
         if (headerOnly) break;
         continue;
@@ -289,18 +264,16 @@ export async function readJournal(path: string, headerOnly: boolean) {
         unanswered = undefined;
         continue;
       }
-      const parsed = parse(text);
-      const stop = parsed as { stopped?: unknown; unanswered?: unknown } | undefined;
-      if (stop?.stopped === true && Number.isSafeInteger(stop.unanswered)) {
+      const entry = parsedOrUndefined(text) as
+        (Partial<JournalEntry> & { stopped?: unknown; unanswered?: unknown }) | null;
+      if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
         clean = false;
-        unanswered = stop.unanswered as number;
+        unanswered = entry.unanswered as number;
         continue;
       }
-      const entry = typeof parsed === 'object' && parsed !== null ? (parsed as Partial<JournalEntry>) : undefined;
       if (
-        entry !== undefined &&
+        typeof entry?.hash === 'string' &&
         Number.isSafeInteger(entry.line) &&
-        typeof entry.hash === 'string' &&
         Number.isSafeInteger(entry.n) &&
         (entry.n as number) >= 1 &&
         typeof entry.document_id === 'string' &&
@@ -317,13 +290,5 @@ export async function readJournal(path: string, headerOnly: boolean) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {
     await handle.close().catch(() => undefined);
-  }
-}
-
-function parse(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
   }
 }

@@ -3,14 +3,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
-import {
-  type BatchJournal,
-  type JournalMode,
-  listRecords,
-  readJournal,
-  startJournal,
-  stateError,
-} from './batch-journal.js';
+import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 
@@ -36,25 +29,16 @@ interface OpenRecordsOptions {
   destination: string;
 }
 
-type Comparison = { results: Compared[] };
-
-interface Candidate {
-  readonly batchId: string;
-  readonly path: string;
-  readonly finished: boolean;
-  readonly acknowledged: Acknowledged;
-  /** keyText of the first lines of its input (standard input only). */
-  readonly head: ReadonlySet<string>;
-  readonly mtimeMs: number;
-  readonly destination: string | undefined;
-  readonly tornTail: boolean;
-  readonly clean: boolean;
-  /** Requests its stop left unanswered; undefined when it stopped clean or was killed. */
-  readonly unanswered: number | undefined;
-  /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
-  busy?: LockHeldError;
-  lock?: HeldLock;
-}
+type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
+  Omit<NonNullable<Awaited<ReturnType<typeof readJournal>>>, 'header' | 'entries'> & {
+    readonly acknowledged: Acknowledged;
+    /** keyText of the first lines of its input (standard input only). */
+    readonly head: ReadonlySet<string>;
+    readonly destination: string | undefined;
+    /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
+    busy?: LockHeldError;
+    lock?: HeldLock;
+  };
 
 /** Takes the input's lock and reads the earlier batches (finished ones too for --resume, or their headers). */
 export async function openBatchRecords(options: OpenRecordsOptions) {
@@ -65,11 +49,15 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   await privateDirectory(options.dir, dir, keep);
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
-  const inputLockPath = join(dir, `${input}.lock`);
+  /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
+  const lockInput = (lockPath: string, waitMs: number, onCompromised?: (error: Error) => void) =>
+    waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
+      throw error instanceof LockHeldError ? inProgress(error, options.sourceName) : stateError(lockPath, error, keep);
+    });
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = options.streamed
-    ? await lockInput(inputLockPath, options.sourceName, CHOOSING_WAIT_MS, undefined, keep)
-    : await lockInput(inputLockPath, options.sourceName, 0, onLost, keep);
+    ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
+    : await lockInput(join(dir, `${input}.lock`), 0, onLost);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
   const release = () => {
@@ -105,13 +93,10 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       }
       candidates.push({
         ...record,
+        ...read,
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
-        mtimeMs: read.mtimeMs,
         destination: read.header.destination,
-        tornTail: read.tornTail,
-        clean: read.clean,
-        unanswered: read.unanswered,
         busy,
         lock,
       });
@@ -135,7 +120,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         return { results, add };
       },
       /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
-      open: (comparison: Comparison, head?: readonly LineKey[]) =>
+      open: (comparison: { results: Compared[] }, head?: readonly LineKey[]) =>
         choose(comparison, head).catch((error: unknown) => {
           release();
           throw error;
@@ -152,42 +137,42 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     return candidate.destination !== undefined && candidate.destination !== options.destination;
   }
 
-  async function choose(comparison: Comparison, head: readonly LineKey[] | undefined): Promise<BatchJournal> {
+  async function choose(comparison: { results: Compared[] }, head: readonly LineKey[] | undefined) {
     const scored = candidates.map((candidate, i) => {
       const compared = comparison.results[i] as Compared;
-      return { candidate, compared, any: compared.matched + compared.headOnly };
+      return Object.assign(candidate, { compared, any: compared.matched + compared.headOnly });
     });
     // Another facectl sends this very input now (standard input: their first lines in common).
-    const busy = scored.find((s) => s.candidate.busy !== undefined && s.any > 0)?.candidate.busy;
+    const busy = scored.find((s) => s.busy !== undefined && s.any > 0)?.busy;
     if (busy !== undefined) throw inProgress(busy, options.sourceName);
 
     let chosen: (typeof scored)[number] | undefined;
     let dropped: Candidate[] = [];
     // The same input: a file's every batch; standard input's that share its first lines.
     const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
-    const unfinished = scored.filter((s) => !s.candidate.finished && s.candidate.busy === undefined);
+    const unfinished = scored.filter((s) => !s.finished && s.busy === undefined);
     const stopped = unfinished
       .filter((s) => s.compared.matched > 0)
       .sort((a, b) => b.compared.matched - a.compared.matched)[0];
     // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
-    const unclean = unfinished.find((s) => !s.candidate.clean && sameInput(s));
+    const unclean = unfinished.find((s) => !s.clean && sameInput(s));
     // The batch a plain run is refused for, which --resume then goes on with.
     const blocking = stopped ?? unclean;
     if (options.mode === 'new') {
       if (blocking !== undefined) {
-        const done = blocking.candidate.acknowledged.size;
+        const done = blocking.acknowledged.size;
         // Every line of this file submitted: what stopped it came after (a --jq filter, a closed output).
         const all = stopped !== undefined && !options.streamed && stopped.compared.matched === stopped.compared.lines;
         // Killed with requests in flight, it may have made more than it recorded: its count is a floor.
-        const clean = blocking.candidate.clean;
+        const clean = blocking.clean;
         const what = all
           ? done === 1
             ? 'submitted its 1 document but stopped before printing its result'
             : `submitted all ${done} of its documents but stopped before printing every result`
           : clean
             ? `stopped after ${done} of its documents ${done === 1 ? 'was' : 'were'} submitted`
-            : `${stopWithout(blocking.candidate.unanswered)}, so it may have submitted lines it has no record of (${done} recorded)`;
-        const went = elsewhere(blocking.candidate) ? ` (sent with ${blocking.candidate.destination}…)` : '';
+            : `${stopWithout(blocking.unanswered)}, so it may have submitted lines it has no record of (${done} recorded)`;
+        const went = elsewhere(blocking) ? ` (sent with ${blocking.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
         const again = options.streamed ? done : blocking.compared.matched;
         const created =
@@ -198,15 +183,13 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             : `the ${again} recorded as submitted, and any it has no record of, are created again, as duplicates`;
         throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
           code: 'unfinished_batch',
-          hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.candidate.path})`,
+          hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,
         });
       }
       // A clean earlier run with no answer recorded made nothing: this batch takes its place.
-      dropped = unfinished
-        .filter((s) => s.candidate.clean && s.candidate.acknowledged.size === 0 && sameInput(s))
-        .map((s) => s.candidate);
+      dropped = unfinished.filter((s) => s.clean && s.acknowledged.size === 0 && sameInput(s));
     } else if (options.mode === 'restart') {
-      dropped = scored.filter((s) => !s.candidate.finished && sameInput(s)).map((s) => s.candidate);
+      dropped = scored.filter((s) => !s.finished && sameInput(s));
     } else if (blocking !== undefined) {
       // Even when a finished batch overlaps more: else the blocking one stays and plain runs stay refused.
       chosen = blocking;
@@ -215,13 +198,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       // unfinished batch is resumed even with no line recognized (it may have stopped before its first
       // answer was recorded); standard input in a directory is too weak a name for that.
       chosen = scored
-        .filter((s) => s.candidate.busy === undefined && (s.any > 0 || (!options.streamed && !s.candidate.finished)))
-        .sort(
-          (a, b) =>
-            b.any - a.any ||
-            Number(a.candidate.finished) - Number(b.candidate.finished) ||
-            b.candidate.mtimeMs - a.candidate.mtimeMs,
-        )[0];
+        .filter((s) => s.busy === undefined && (s.any > 0 || (!options.streamed && !s.finished)))
+        .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
       if (chosen === undefined) {
         const what = options.streamed ? 'its first lines' : 'any of its lines';
@@ -235,23 +213,20 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         });
       }
     }
-    const replaced = options.streamed
-      ? scored.filter((s) => s.candidate.finished && s.any > 0).map((s) => s.candidate.path)
-      : fileFinished;
+    const replaced = options.streamed ? scored.filter((s) => s.finished && s.any > 0).map((s) => s.path) : fileFinished;
 
     for (const candidate of candidates)
-      if (candidate !== chosen?.candidate && !dropped.includes(candidate)) candidate.lock?.release();
+      if (candidate !== chosen && !dropped.includes(candidate)) candidate.lock?.release();
     // Resumed with another key (maybe another account): its record goes and every line is sent again under
     // the same batch id, so the same idempotency keys.
-    const moved = chosen !== undefined && elsewhere(chosen.candidate) ? chosen.candidate : undefined;
-    const resumed = moved === undefined ? chosen?.candidate : undefined;
-    const batchId = chosen?.candidate.batchId ?? randomBytes(12).toString('base64url');
+    const moved = chosen !== undefined && elsewhere(chosen) ? chosen : undefined;
+    const resumed = moved === undefined ? chosen : undefined;
+    const batchId = chosen?.batchId ?? randomBytes(12).toString('base64url');
     let held: HeldLock;
     try {
       // A new batch's lock is free: its id is new.
       held = options.streamed
-        ? (chosen?.candidate.lock ??
-          (await lockInput(join(dir, `${input}.${batchId}.lock`), options.sourceName, 0, onLost, keep)))
+        ? (chosen?.lock ?? (await lockInput(join(dir, `${input}.${batchId}.lock`), 0, onLost)))
         : inputLock;
       for (const candidate of moved === undefined ? dropped : [...dropped, moved]) {
         await rm(candidate.path, { force: true }).catch((error: unknown) => {
@@ -276,26 +251,13 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
         ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
         replaced,
-        finishing: options.streamed ? () => lockInput(inputLock.path, options.sourceName, CHOOSING_WAIT_MS) : undefined,
+        finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,
       });
     } finally {
       if (options.streamed) inputLock.release();
     }
   }
-}
-
-/** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
-async function lockInput(
-  lockPath: string,
-  sourceName: string,
-  waitMs: number,
-  onCompromised?: (error: Error) => void,
-  keep = false,
-) {
-  return waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
-    throw error instanceof LockHeldError ? inProgress(error, sourceName) : stateError(lockPath, error, keep);
-  });
 }
 
 function inProgress(error: LockHeldError, sourceName: string): CliError {

@@ -4,10 +4,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A lock between processes (the config file, a batch), proper-lockfile's design: a directory its holder
- * touches every staleMs/3, taken over once not touched for `staleMs`, or at once when its owner's pid of
- * this host is gone. A stale lock is taken over under a second lock (`<path>.takeover`) and checked again
- * under it, not by proper-lockfile's rmdir + mkdir (two holders at once: docs/decisions.md).
+ * A lock between processes (docs/decisions.md): a directory its holder touches every staleMs/3, taken over
+ * once stale or its owner's pid here is gone, under a second lock (`<path>.takeover`) and checked again there.
  */
 
 /** onCompromised: the lock was taken away from us (we stalled past staleMs). */
@@ -43,9 +41,10 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
   if (!lock) {
     const seen = inspect(lockPath);
     const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
+    const owner = ownerHere(seen?.owner);
     if (seen === undefined) lock = create(lockPath);
-    else if (ageMs > staleMs || goneHere(seen.owner)) lock = takeOver(lockPath, staleMs, seen.mtimeMs);
-    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), runningHere(seen?.owner));
+    else if (ageMs > staleMs || owner === 'gone') lock = takeOver(lockPath, staleMs, seen.mtimeMs);
+    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), owner === 'running');
   }
   lock.startHeartbeat(staleMs, options.onCompromised);
   return lock;
@@ -82,12 +81,8 @@ function create(lockPath: string): Lock | undefined {
 }
 
 function inspect(lockPath: string): { mtimeMs: number; owner: OwnerRecord | undefined } | undefined {
-  try {
-    return { mtimeMs: statSync(lockPath).mtimeMs, owner: readOwner(lockPath) };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const stat = statSync(lockPath, { throwIfNoEntry: false });
+  return stat && { mtimeMs: stat.mtimeMs, owner: readOwner(lockPath) };
 }
 
 /** Undefined when someone else got there first or is taking it over right now. */
@@ -119,7 +114,6 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
 
 class Lock {
   private timer: NodeJS.Timeout | undefined;
-  private released = false;
 
   constructor(
     readonly path: string,
@@ -132,11 +126,9 @@ class Lock {
     this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
   }
 
-  /** Safe to call twice. */
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    if (this.timer) clearInterval(this.timer);
+    if (!held.has(this)) return;
+    clearInterval(this.timer);
     held.delete(this);
     if (!this.stillOurs()) return;
     try {
@@ -156,8 +148,7 @@ class Lock {
         // the lock went away under us
       }
     }
-    if (this.timer) clearInterval(this.timer);
-    this.released = true;
+    clearInterval(this.timer);
     held.delete(this);
     onCompromised?.(new Error(`the lock ${this.path} was taken over by another process`));
   }
@@ -177,29 +168,23 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
   }
 }
 
-/** The owner is a process of this host that runs: its pid answers and, where /proc tells, it is no zombie. */
-function runningHere(owner: OwnerRecord | undefined): boolean {
-  if (owner?.host !== hostname()) return false;
+/**
+ * The owner as a process of this host: gone (its pid answers ESRCH), or running (its pid answers and, where
+ * /proc tells, it is no zombie); undefined when another host's or neither.
+ */
+function ownerHere(owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
+  if (owner?.host !== hostname()) return undefined;
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     // EPERM: another user's process, which runs.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (code !== 'EPERM') return code === 'ESRCH' ? 'gone' : undefined;
   }
   try {
     const stat = readFileSync(`/proc/${owner.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' ? 'running' : undefined;
   } catch {
-    return true; // no /proc (macOS): the pid answered
-  }
-}
-
-function goneHere(owner: OwnerRecord | undefined): boolean {
-  if (owner?.host !== hostname() || owner.pid === process.pid) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return 'running'; // no /proc (macOS): the pid answered
   }
 }

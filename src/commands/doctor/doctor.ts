@@ -4,9 +4,9 @@ import { isLoopbackHost } from '../../api/error-mapping.js';
 import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import { SOURCE_NAMES } from '../../config/credentials.js';
-import { ConfigReadRefusal, readConfigText, writeRefusal } from '../../config/file-safety.js';
+import { readConfigText, writeRefusal } from '../../config/file-safety.js';
 import { configFilePath } from '../../config/paths.js';
-import { parseConfigText } from '../../config/profile-store.js';
+import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
 import { verb } from '../kit.js';
@@ -141,7 +141,7 @@ function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
   try {
     text = readConfigText(path);
   } catch (error) {
-    if (error instanceof ConfigReadRefusal) return [fail(name, error.problem, error.fix), ...unsafe];
+    if (error instanceof ConfigFileError) return [fail(name, error.message, error.hint as string), ...unsafe];
     const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     return [fail(name, `cannot read ${path} (${why})`, `check the permissions of ${path}`), ...unsafe];
   }
