@@ -91,6 +91,9 @@ export type Context = Readonly<{ io: IO; out: Output; prompter: Prompter; global
     api(options?: { untilAnswered?: boolean }): Promise<ApiClient>;
     /** How to go on (a batch's --resume command), said by a second Ctrl-C/SIGTERM, which ends the process at once. */
     stopHint?: string;
-    /** How far it got (a batch's counts), said by that second signal too, unless the command's end said it already. */
-    stopCounts?: () => string;
+    /**
+     * Run by that second signal: keeps what must be kept (a batch's journal) and gives how far it got (its counts),
+     * said too unless the command's end said it already.
+     */
+    onSecondSignal?: () => string | undefined;
   };

@@ -111,14 +111,18 @@ export function createProcessContext(): ProcessContext {
   let reported = false;
   // Written directly (the stream may be busy or its owner gone); under --json not after the command's own error
   // document (stderr carries exactly one).
-  const atOnce = (signal: StopSignal, by: string) => {
-    const message = `stopped at once by a second ${by}`;
+  const named = (signal: StopSignal) => (signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : signal);
+  const atOnce = (signal: StopSignal) => {
+    const message =
+      received === undefined || received === signal
+        ? `stopped at once by a second ${named(signal)}`
+        : `stopped at once by ${named(signal)} after ${named(received)}`;
     try {
       // The first signal's error says how to go on (a batch's --resume): the second, which may come first, too.
       const hint = ctx.stopHint;
       // And how far it got (a batch's counts, if its summary is not said yet); under --json in `warnings`, after the
       // messages held, as the first's error has them.
-      const counts = ctx.stopCounts?.();
+      const counts = ctx.onSecondSignal?.();
       if (!globals.json) {
         const said = [counts, `error: ${message}`, hint].filter((line) => line !== undefined);
         writeSync(2, `${said.map((line) => visible(line)).join('\n')}\n`);
@@ -135,7 +139,7 @@ export function createProcessContext(): ProcessContext {
   // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      if (controller.signal.aborted) atOnce(signal, signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : signal);
+      if (controller.signal.aborted) atOnce(signal);
       received ??= signal;
       controller.abort(
         new CancelError(signal === 'SIGINT' ? undefined : 'terminated', { exitCode: SIGNAL_CODES[signal] }),

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
@@ -84,6 +84,9 @@ export async function startJournal(start: JournalStart) {
   }
   const finishedPath = join(start.dir, `${start.input}.${batchId}.${FINISHED}`);
   let queued: string[] = [];
+  /** The records of the write in flight, and whether the file is closed: for writeNow. */
+  let inWrite = '';
+  let closed = false;
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown;
   let unsynced = false;
@@ -91,9 +94,10 @@ export async function startJournal(start: JournalStart) {
   const write = async (sync: boolean): Promise<void> => {
     try {
       if (queued.length > 0) {
-        const text = queued.join('');
+        inWrite = queued.join('');
         queued = [];
-        await handle.writeFile(text);
+        await handle.writeFile(inWrite);
+        inWrite = '';
         unsynced = true;
       }
       if (unsynced && (sync || Date.now() - lastSync >= SYNC_INTERVAL_MS)) {
@@ -112,8 +116,12 @@ export async function startJournal(start: JournalStart) {
   };
   let scheduled = false;
   let unanswered = 0;
+  const closeFile = () => {
+    closed = true;
+    return handle.close().catch(() => undefined);
+  };
   const release = async () => {
-    await handle.close().catch(() => undefined);
+    await closeFile();
     start.held.release();
   };
 
@@ -137,6 +145,18 @@ export async function startJournal(start: JournalStart) {
         flush(false).catch(() => undefined);
       }, WRITE_INTERVAL_MS).unref();
     },
+    /**
+     * A second signal ends the process at once: the records queued or in a write are written now, else --resume
+     * sends again lines whose results were printed (a record twice is read once).
+     */
+    writeNow(): void {
+      if (closed) return;
+      try {
+        writeSync(handle.fd, inWrite + queued.join(''));
+      } catch {
+        // the record holds what it holds: --resume sends the rest with the same idempotency keys
+      }
+    },
     /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
     unanswered: () => void unanswered++,
     /** Renamed before the lock goes: the next run never sees a finished batch's journal as unfinished. */
@@ -144,7 +164,7 @@ export async function startJournal(start: JournalStart) {
       let choosing: HeldLock | undefined;
       try {
         await flush();
-        await handle.close().catch(() => undefined);
+        await closeFile();
         // Best effort: without it, a run choosing at this very moment may miss this batch.
         choosing = await start.finishing?.().catch(() => undefined);
         await rename(path, finishedPath).catch((error: unknown) => {

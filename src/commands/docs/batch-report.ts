@@ -150,7 +150,7 @@ function batchedLines(ctx: Context) {
   };
 }
 
-/** "Submitted N of M documents, ...": at the end, or (stopCounts) when a second signal ends the batch at once. */
+/** "Submitted N of M documents, ...": at the end, or (onSecondSignal) when a second signal ends the batch at once. */
 function summaryLine(summary: BatchSummary): string {
   const of = summary.total !== undefined ? ` of ${summary.total}` : '';
   const failed = summary.failed > 0 ? `, ${summary.failed} failed` : '';

@@ -155,7 +155,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   // the counts so far until the reporter's summary says them.
   ctx.stopHint = resumeHint(input);
   let inFlight = 0;
-  ctx.stopCounts = () => reporter.counts(inFlight);
+  ctx.onSecondSignal = () => {
+    journal.writeNow();
+    return reporter.counts(inFlight);
+  };
 
   /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
   const admit = (line: NdjsonLine): boolean => {
@@ -263,7 +266,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       noteResume(ctx, 'resumed', compared, journal);
     }
   } finally {
-    ctx.stopCounts = undefined;
+    // The summary says the counts from here; the journal is written until it is closed.
+    ctx.onSecondSignal = () => void journal.writeNow();
     finished = reporter.finish(journal.finished && throughout);
   }
   const { summary, failures, jq } = finished;
