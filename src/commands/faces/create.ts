@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import type { AnswerOf } from '../../api/answers.js';
-import type { createFace as CreateFace, FaceCreateRequest } from '../../contract/faces.js';
+import type { FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
 import { checkAlias, notEmpty, requestBody, requireValues, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -55,7 +55,7 @@ export async function runCreateFace(
     basicFacts?: Record<string, unknown>;
   },
   askAlias?: (reason: string) => Promise<string>,
-): Promise<AnswerOf<typeof CreateFace>> {
+) {
   const { createFace } = await import('../../contract/faces.js');
   const post = (alias: string): Promise<AnswerOf<typeof createFace>> => {
     const body: FaceCreateRequest = requestBody({ ...opts, alias });

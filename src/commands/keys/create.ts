@@ -5,8 +5,8 @@ import {
   keyPrefix,
 } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
-import type { AnswerOf, Lenient } from '../../api/answers.js';
-import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
+import type { Lenient } from '../../api/answers.js';
+import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import {
   cancelledBy,
@@ -75,9 +75,6 @@ export default verb({
   run: (ctx, given) => runCreateKey(ctx, given),
 });
 
-/** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
-type NewKey = AnswerOf<typeof createApiKey>;
-
 const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   ...fieldColumns<Lenient<ApiKey>>('key', 'id', 'name', 'key_prefix'),
   { header: 'expires_at', value: (k) => k.expires_at ?? 'never' },
@@ -87,7 +84,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
+export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>) {
   const { save, yes, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile or config file that cannot be saved into is refused now, not after a live key was made.
