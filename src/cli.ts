@@ -38,8 +38,7 @@ export function prerenderedHelp(
   if ((stdout.isTTY && stdout.columns !== undefined ? stdout.columns : 80) !== 80) return undefined;
   const path = words.join(' ');
   try {
-    const pages = loadPages() as Record<string, unknown>;
-    const page = typeof pages === 'object' && Object.hasOwn(pages, path) ? pages[path] : undefined;
+    const page = (loadPages() as Record<string, unknown>)[path];
     return typeof page === 'string' ? page : undefined;
   } catch {
     return undefined; // no pages: running from the sources
