@@ -66,11 +66,7 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
-    runtime: parts.runtime ?? {
-      cwd: () => process.cwd(),
-      platform: process.platform,
-      nodeVersion: process.versions.node,
-    },
+    runtime: parts.runtime ?? { cwd: process.cwd, platform: process.platform, nodeVersion: process.versions.node },
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
