@@ -135,15 +135,9 @@ const zshWord = (text: string): string => `'${zshEscape(text)}'`;
 
 function zshScript(program: Command): string {
   const nodes = walk(program);
-  const entries = (node: Command, kind: 'subcommands' | 'flags') => {
-    const items =
-      kind === 'subcommands'
-        ? node.commands.length > 0
-          ? node.commands.map((s) => `'${zshEscape(s.name())}:${zshEscape(s.summary())}'`)
-          : argChoices(node).map(zshWord)
-        : allFlags(node).map((f) => `'${zshEscape(long(f))}:${zshEscape(f.description)}'`);
-    return `    '${pathOf(node)}') items=(${items.join(' ')}) ;;`;
-  };
+  const arms = (items: (node: Command) => string[]) =>
+    nodes.map((node) => `    '${pathOf(node)}') items=(${items(node).join(' ')}) ;;`).join('\n');
+  const described = (name: string, text: string) => `'${zshEscape(name)}:${zshEscape(text)}'`;
   return `#compdef facectl
 ${HEADER('zsh')}# Install: facectl completion zsh > "\${fpath[1]}/_facectl"  (then restart the shell)
 
@@ -176,11 +170,11 @@ _facectl_items() {
   items=()
   if [[ "$2" == subcommands ]]; then
     case "$1" in
-${nodes.map((n) => entries(n, 'subcommands')).join('\n')}
+${arms((n) => (n.commands.length > 0 ? n.commands.map((s) => described(s.name(), s.summary())) : argChoices(n).map(zshWord)))}
     esac
   else
     case "$1" in
-${nodes.map((n) => entries(n, 'flags')).join('\n')}
+${arms((n) => allFlags(n).map((f) => described(long(f), f.description)))}
     esac
   fi
 }
