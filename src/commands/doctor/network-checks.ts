@@ -62,12 +62,11 @@ export async function probeService(
     });
     const elapsed = Math.round(performance.now() - started);
     const received = ctx.clock.now();
-    const probe: Probe = {
+    return {
       reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
       clock: clockCheck(result.headers.date, received),
+      ...(sent && { key: await keyCheck(result.status, result.text, info, received, sent.source) }),
     };
-    if (sent) probe.key = await keyCheck(result.status, result.text, info, received, sent.source);
-    return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
     return unreached(cliError, 'check the base URL and your network');
