@@ -135,7 +135,6 @@ export function createProcessContext() {
   // A reader of stderr that went away (`2>&1 | head -c 5`): what is left to say is lost, the exit code is not.
   process.stderr.on('error', () => undefined);
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (controller.signal.aborted) return;
     // A reader that went away (`| head`) is no failure; a write that failed (`> file` on a full disk) is.
     controller.abort(
       error.code === 'EPIPE'
