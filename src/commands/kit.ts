@@ -1,5 +1,4 @@
 import type { Column, Context } from '../context.js';
-import type { AnswerOf } from '../api/answers.js';
 import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { envFlag } from '../io/terminal.js';
@@ -19,11 +18,9 @@ export function verb<
 export const flagName = (key: string, flag?: FlagSpec): string =>
   `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-export async function send<R extends AnyRoute>(
-  ctx: Context,
-  route: R,
-  input: { params?: ParamsOf<R>; body?: BodyOf<R> },
-): Promise<AnswerOf<R>> {
+export type RouteInput<R extends AnyRoute> = { params?: ParamsOf<R>; body?: BodyOf<R> };
+
+export async function send<R extends AnyRoute>(ctx: Context, route: R, input: RouteInput<R>) {
   return (await ctx.api()).call(route, input, { signal: ctx.signal });
 }
 

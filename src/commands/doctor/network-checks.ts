@@ -19,11 +19,7 @@ const SOON_DAYS = 7;
 /** `key`: absent when no key was sent or the service was not reached; `error`: the network failure, if any. */
 export type Probe = { reachability: Check; key?: Check; clock: Check; error?: CliError };
 
-export async function probeService(
-  ctx: Context,
-  base: URL,
-  sent: { key: string; source: KeySource } | undefined,
-): Promise<Probe> {
+export async function probeService(ctx: Context, base: URL, sent: { key: string; source: KeySource } | undefined) {
   const apiKey = sent?.key;
   const baseUrl = base.href.replace(/\/$/, '');
   const info = { method: 'GET', path: PATH, baseUrl };
