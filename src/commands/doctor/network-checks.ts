@@ -1,7 +1,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
-import { errorFromResponse, networkErrorFrom } from '../../api/error-mapping.js';
+import { errorFromResponse, type ExchangeInfo, networkErrorFrom } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
@@ -98,13 +98,7 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
   return ok('clock skew', text);
 }
 
-async function keyCheck(
-  status: number,
-  text: string,
-  info: { method: string; path: string; baseUrl: string },
-  now: Date,
-  source: KeySource,
-): Promise<Check> {
+async function keyCheck(status: number, text: string, info: ExchangeInfo, now: Date, source: KeySource) {
   const name = 'key works';
   // Where a new key goes: `auth login` stores one in the profile, which FACECTL_API_KEY and --api-key-stdin override.
   const newKey = {
