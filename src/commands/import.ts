@@ -41,12 +41,12 @@ export default verb({
 
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {
-  if (!URL.canParse(value)) {
+  const url = URL.parse(value);
+  if (!url) {
     throw new UsageError(`<url>: ${JSON.stringify(value)} is not a URL`, {
       hint: 'give a full URL, e.g. https://example.com/notes.txt',
     });
   }
-  const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`<url>: only http:// and https:// URLs can be imported, not ${url.protocol}`);
   }
