@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { writeSync } from 'node:fs';
-import type { ApiClientOptions } from './api/client.js';
-import type { ApiClient, Context, Credentials, GlobalOptions } from './context.js';
+import type { ApiClient, Context, GlobalOptions } from './context.js';
 import { systemClock } from './clock.js';
 import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
 import { createOutput, type RenderModules, safeJson, visible } from './io/output.js';
@@ -46,12 +45,17 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
   const client = (untilAnswered: boolean) =>
     once(async () => {
       // The client's modules load while the credentials are resolved.
-      const [creds] = await Promise.all([credentials(), import('./api/context-client.js')]);
+      const [creds, { clientForContext }] = await Promise.all([credentials(), import('./api/context-client.js')]);
       creds.checkNamedProfile();
-      const made = await credentialsClient(ctx, creds, {
-        ...apiOptions,
-        ...(untilAnswered ? { signal: undefined } : {}),
-      });
+      const made = clientForContext(
+        ctx,
+        {
+          baseUrl: creds.baseUrl,
+          apiKey: async () => (await creds.apiKey())?.key,
+          noKeyMessage: `not logged in: ${creds.describe()}`,
+        },
+        { ...apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },
+      );
       clients.push(made);
       return made;
     });
@@ -69,13 +73,6 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
     close: async () => void (await Promise.all(clients.map((made) => made.close()))),
   };
   return ctx;
-}
-
-/** A client sending the key these credentials resolve to their base URL (ctx.api(); `keys create` into a new profile). */
-export async function credentialsClient(ctx: Context, creds: Credentials, options: Partial<ApiClientOptions>) {
-  const apiKey = async () => (await creds.apiKey())?.key;
-  const target = { baseUrl: creds.baseUrl, apiKey, noKeyMessage: `not logged in: ${creds.describe()}` };
-  return (await import('./api/context-client.js')).clientForContext(ctx, target, options);
 }
 
 const SIGNAL_CODES = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const;

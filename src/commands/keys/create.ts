@@ -18,7 +18,6 @@ import {
   OUTPUT_FAILED,
   UsageError,
 } from '../../errors.js';
-import { credentialsClient } from '../../process-context.js';
 import { saveKeyInProfile } from '../auth/save-key.js';
 import { fieldColumns, noPrompt, requestBody, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -126,7 +125,15 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   }
   // Waited for past Ctrl-C/SIGTERM (a client without the signal): an abandoned answer would lose a live key.
   const api = beside
-    ? await credentialsClient(ctx, beside, { signal: undefined })
+    ? (await import('../../api/context-client.js')).clientForContext(
+        ctx,
+        {
+          baseUrl: beside.baseUrl,
+          apiKey: async () => found?.key,
+          noKeyMessage: `not logged in: ${beside.describe()}`,
+        },
+        { signal: undefined },
+      )
     : await ctx.api({ untilAnswered: true });
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   const onSignal = () =>
