@@ -25,29 +25,25 @@ export async function runFromProcess(): Promise<number> {
   return runProcess(argv);
 }
 
-/** The prebuilt page of `facectl [command...] --help` when commander would wrap to 80 columns, else undefined. */
+/**
+ * The prebuilt page of `facectl [command...] --help` when commander would wrap to 80 columns, else undefined. The
+ * pages: dist/help.json, written by scripts/build.mjs next to dist/cli.cjs (node:fs is not imported: see bin).
+ */
 export function prerenderedHelp(
   argv: readonly string[],
   stdout: { isTTY?: boolean; columns?: number } = process.stdout,
-  loadPages: () => unknown = readHelpPages,
+  loadPages = (): unknown =>
+    JSON.parse(process.getBuiltinModule('node:fs').readFileSync(`${import.meta.dirname}/help.json`, 'utf8')),
 ): string | undefined {
   const last = argv.at(-1);
   const words = argv.slice(0, -1);
   if ((last !== '--help' && last !== '-h') || words.some((word) => word.startsWith('-'))) return undefined;
   // As program.ts's helpWidth() decides for commander.
   if ((stdout.isTTY && stdout.columns !== undefined ? stdout.columns : 80) !== 80) return undefined;
-  const path = words.join(' ');
   try {
-    const pages = loadPages() as Record<string, unknown>;
-    const page = typeof pages === 'object' && Object.hasOwn(pages, path) ? pages[path] : undefined;
+    const page = (loadPages() as Record<string, unknown>)[words.join(' ')];
     return typeof page === 'string' ? page : undefined;
   } catch {
     return undefined; // no pages: running from the sources
   }
-}
-
-/** dist/help.json, written by scripts/build.mjs next to dist/cli.cjs (node:fs is not imported: see bin). */
-function readHelpPages(): unknown {
-  const { readFileSync } = process.getBuiltinModule('node:fs');
-  return JSON.parse(readFileSync(`${import.meta.dirname}/help.json`, 'utf8'));
 }

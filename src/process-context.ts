@@ -66,11 +66,7 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
-    runtime: parts.runtime ?? {
-      cwd: () => process.cwd(),
-      platform: process.platform,
-      nodeVersion: process.versions.node,
-    },
+    runtime: parts.runtime ?? { cwd: process.cwd, platform: process.platform, nodeVersion: process.versions.node },
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
@@ -78,15 +74,6 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
   };
   return ctx;
 }
-
-/** The context of this process, and what ends it after run() (runProcess). */
-export type ProcessContext = ClosableContext & {
-  /**
-   * After run(): closes the API client (keep-alive would hold the process open); a command interrupted by SIGINT or
-   * SIGTERM (exit 130/143) then drains stdout and stderr and re-raises the signal, so a shell stops its loop too.
-   */
-  finish(code: number): Promise<void>;
-};
 
 const SIGNAL_CODES = { SIGINT: ExitCode.interrupted, SIGTERM: ExitCode.terminated } as const;
 type StopSignal = keyof typeof SIGNAL_CODES;
@@ -101,7 +88,7 @@ function dieBy(signal: StopSignal): void {
  * Ctrl-C (exit 130) or SIGTERM (143) aborts ctx.signal; a second one ends the process at once. EPIPE on stdout
  * aborts quietly (a batch cut short by it says so, exit 141).
  */
-export function createProcessContext(): ProcessContext {
+export function createProcessContext() {
   const controller = new AbortController();
   // Every request, wait and batch worker listens on it: up to --concurrency 64 at once, all removed again.
   setMaxListeners(0, controller.signal);
@@ -149,7 +136,6 @@ export function createProcessContext(): ProcessContext {
   // A reader of stderr that went away (`2>&1 | head -c 5`): what is left to say is lost, the exit code is not.
   process.stderr.on('error', () => undefined);
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (controller.signal.aborted) return;
     // A reader that went away (`| head`) is no failure; a write that failed (`> file` on a full disk) is.
     controller.abort(
       error.code === 'EPIPE'
@@ -169,6 +155,8 @@ export function createProcessContext(): ProcessContext {
     signal: controller.signal,
     apiOptions: { fastExit: true },
   });
+  // After run(): closes the API client (keep-alive would hold the process open); a command interrupted by SIGINT or
+  // SIGTERM (exit 130/143) then drains stdout and stderr and re-raises the signal, so a shell stops its loop too.
   const finish = async (code: number) => {
     reported = true;
     await ctx.close();

@@ -210,6 +210,13 @@ type Field = { key: string; path: string[]; value: unknown; flag: '-f' | '-F' };
 const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** What a header's value must not hold; undici refused control characters only once under way (read as exit 8). */
+const VALUE_RULES: readonly (readonly [RegExp, string, string?])[] = [
+  [/[\r\n\0]/, 'line breaks'],
+  [/[\x00-\x08\x0a-\x1f\x7f]/, 'control characters (other than tab)'],
+  [/[^\x00-\xff]/, 'characters beyond U+00FF', 'percent-encode the text, or send it in the body'],
+];
+
 /** Headers by lower-case name; a later -H of the same name replaces an earlier one. */
 function parseHeaders(list: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -222,15 +229,8 @@ function parseHeaders(list: readonly string[]): Record<string, string> {
         hint: "e.g. -H 'Accept: application/json'",
       });
     }
-    if (/[\r\n\0]/.test(value)) throw new UsageError(`-H ${name}: the value must not contain line breaks`);
-    // undici refuses these only once the request is under way, which read as a network failure (exit 8).
-    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) {
-      throw new UsageError(`-H ${name}: the value must not contain control characters (other than tab)`);
-    }
-    if (/[^\x00-\xff]/.test(value)) {
-      throw new UsageError(`-H ${name}: the value must not contain characters beyond U+00FF`, {
-        hint: 'percent-encode the text, or send it in the body',
-      });
+    for (const [rule, what, hint] of VALUE_RULES) {
+      if (rule.test(value)) throw new UsageError(`-H ${name}: the value must not contain ${what}`, { hint });
     }
     if (RESERVED.has(name.toLowerCase())) throw new UsageError(`-H ${name}: facectl sets this header itself`);
     if (name.toLowerCase() === 'expect') {

@@ -135,15 +135,9 @@ const zshWord = (text: string): string => `'${zshEscape(text)}'`;
 
 function zshScript(program: Command): string {
   const nodes = walk(program);
-  const entries = (node: Command, kind: 'subcommands' | 'flags') => {
-    const items =
-      kind === 'subcommands'
-        ? node.commands.length > 0
-          ? node.commands.map((s) => `'${zshEscape(s.name())}:${zshEscape(s.summary())}'`)
-          : argChoices(node).map(zshWord)
-        : allFlags(node).map((f) => `'${zshEscape(long(f))}:${zshEscape(f.description)}'`);
-    return `    '${pathOf(node)}') items=(${items.join(' ')}) ;;`;
-  };
+  const arms = (items: (node: Command) => string[]) =>
+    nodes.map((node) => `    '${pathOf(node)}') items=(${items(node).join(' ')}) ;;`).join('\n');
+  const described = (name: string, text: string) => `'${zshEscape(name)}:${zshEscape(text)}'`;
   return `#compdef facectl
 ${HEADER('zsh')}# Install: facectl completion zsh > "\${fpath[1]}/_facectl"  (then restart the shell)
 
@@ -176,11 +170,11 @@ _facectl_items() {
   items=()
   if [[ "$2" == subcommands ]]; then
     case "$1" in
-${nodes.map((n) => entries(n, 'subcommands')).join('\n')}
+${arms((n) => (n.commands.length > 0 ? n.commands.map((s) => described(s.name(), s.summary())) : argChoices(n).map(zshWord)))}
     esac
   else
     case "$1" in
-${nodes.map((n) => entries(n, 'flags')).join('\n')}
+${arms((n) => allFlags(n).map((f) => described(long(f), f.description)))}
     esac
   fi
 }
@@ -219,41 +213,36 @@ function fishScript(program: Command): string {
     '',
     'complete -c facectl -f',
   ];
-  const flagLine = (condition: string | undefined, flag: Option) => {
-    const parts = ['complete -c facectl'];
-    if (condition) parts.push(`-n ${fishQuote(condition)}`);
-    parts.push(`-l ${long(flag).replace(/^--/, '')}`);
-    if (flag.short) parts.push(`-s ${flag.short.replace(/^-/, '')}`);
-    if (takesValue(flag)) parts.push('-r');
-    if (hasValues(flag)) parts.push(`-a ${fishQuote(valuesOf(flag).join(' '))}`);
-    else if (flag.long === '--profile') parts.push(`-a ${fishQuote(`(${LIST_PROFILES})`)}`);
-    parts.push(`-d ${fishQuote(flag.description)}`);
-    return parts.join(' ');
-  };
+  /** One `complete` line: under its condition (none: anywhere), its parts that are given. */
+  const complete = (condition: string | undefined, ...parts: (string | false | undefined)[]) =>
+    ['complete -c facectl', condition && `-n ${fishQuote(condition)}`, ...parts].filter(Boolean).join(' ');
+  const flagLine = (condition: string | undefined, flag: Option) =>
+    complete(
+      condition,
+      `-l ${long(flag).replace(/^--/, '')}`,
+      flag.short && `-s ${flag.short.replace(/^-/, '')}`,
+      takesValue(flag) && '-r',
+      hasValues(flag)
+        ? `-a ${fishQuote(valuesOf(flag).join(' '))}`
+        : flag.long === '--profile' && `-a ${fishQuote(`(${LIST_PROFILES})`)}`,
+      `-d ${fishQuote(flag.description)}`,
+    );
   for (const flag of flagsOf(program)) lines.push(flagLine(undefined, flag));
   for (const node of walk(program)) {
     const path = pathOf(node);
     const seen = path === '' ? [] : path.split(' ');
-    const inNode = seen.map((name) => `__fish_seen_subcommand_from ${name}`);
+    const inNode = seen.map((name) => `__fish_seen_subcommand_from ${name}`).join('; and ');
     const names = node.commands.map((s) => s.name());
     const choices = argChoices(node);
     if (names.length > 0 || choices.length > 0) {
-      const notDeeper = names.length > 0 ? [`not __fish_seen_subcommand_from ${names.join(' ')}`] : [];
-      const condition = (seen.length === 0 ? ['__fish_use_subcommand'] : [...inNode, ...notDeeper]).join('; and ');
-      for (const sub of node.commands) {
-        lines.push(`complete -c facectl -n ${fishQuote(condition)} -a ${sub.name()} -d ${fishQuote(sub.summary())}`);
-      }
-      if (choices.length > 0) {
-        lines.push(`complete -c facectl -n ${fishQuote(condition)} -a ${fishQuote(choices.join(' '))}`);
-      }
+      const notDeeper = names.length > 0 ? `; and not __fish_seen_subcommand_from ${names.join(' ')}` : '';
+      const condition = seen.length === 0 ? '__fish_use_subcommand' : `${inNode}${notDeeper}`;
+      for (const sub of node.commands)
+        lines.push(complete(condition, `-a ${sub.name()}`, `-d ${fishQuote(sub.summary())}`));
+      if (choices.length > 0) lines.push(complete(condition, `-a ${fishQuote(choices.join(' '))}`));
     }
-    if (path === 'auth switch') {
-      lines.push(`complete -c facectl -n ${fishQuote(inNode.join('; and '))} -a ${fishQuote(`(${LIST_PROFILES})`)}`);
-    }
-    if (seen.length > 0) {
-      for (const flag of flagsOf(node).filter((f) => f !== HELP_FLAG))
-        lines.push(flagLine(inNode.join('; and '), flag));
-    }
+    if (path === 'auth switch') lines.push(complete(inNode, `-a ${fishQuote(`(${LIST_PROFILES})`)}`));
+    if (seen.length > 0) for (const flag of flagsOf(node)) if (flag !== HELP_FLAG) lines.push(flagLine(inNode, flag));
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,5 @@
-import type { AnswerOf } from '../api/answers.js';
 import type { Context } from '../context.js';
-import type { ImportRequest, importIntoFace as ImportIntoFace } from '../contract/documents.js';
+import type { ImportRequest } from '../contract/documents.js';
 import { IMPORT_TYPES, PERSPECTIVES } from '../contract/values.js';
 import { UsageError } from '../errors.js';
 import { DOCUMENT_FIELDS, notePreview } from './docs/fields.js';
@@ -40,23 +39,21 @@ export default verb({
     runImport(ctx, { ...given, faceId: requireArgument('face_id', faceId), url: checkUrl(url) }),
 });
 
-type ImportOptions = FlagValues<typeof flags> & { faceId: string; url: string };
-
 /** The service fetches only http(s) URLs; anything else is refused here, before a request is made. */
 function checkUrl(value: string): string {
-  if (!URL.canParse(value)) {
+  const url = URL.parse(value);
+  if (!url) {
     throw new UsageError(`<url>: ${JSON.stringify(value)} is not a URL`, {
       hint: 'give a full URL, e.g. https://example.com/notes.txt',
     });
   }
-  const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`<url>: only http:// and https:// URLs can be imported, not ${url.protocol}`);
   }
   return value;
 }
 
-export async function runImport(ctx: Context, opts: ImportOptions): Promise<AnswerOf<typeof ImportIntoFace>> {
+export async function runImport(ctx: Context, opts: FlagValues<typeof flags> & { faceId: string; url: string }) {
   const { importIntoFace } = await import('../contract/documents.js');
   const { faceId, ...fields } = opts;
   const body: ImportRequest = requestBody(fields);

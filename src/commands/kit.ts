@@ -1,5 +1,4 @@
 import type { Column, Context } from '../context.js';
-import type { AnswerOf } from '../api/answers.js';
 import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { envFlag } from '../io/terminal.js';
@@ -19,11 +18,9 @@ export function verb<
 export const flagName = (key: string, flag?: FlagSpec): string =>
   `--${flag?.negate ? 'no-' : ''}${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-export async function send<R extends AnyRoute>(
-  ctx: Context,
-  route: R,
-  input: { params?: ParamsOf<R>; body?: BodyOf<R> },
-): Promise<AnswerOf<R>> {
+export type RouteInput<R extends AnyRoute> = { params?: ParamsOf<R>; body?: BodyOf<R> };
+
+export async function send<R extends AnyRoute>(ctx: Context, route: R, input: RouteInput<R>) {
   return (await ctx.api()).call(route, input, { signal: ctx.signal });
 }
 
@@ -33,11 +30,10 @@ export const fieldColumns = <T extends object>(...names: (keyof T & string)[]): 
 export const withExtensionNote = (text: string): string =>
   `${text}\n\nUses an endpoint the published interface does not show (an extension that \`facectl serve\` implements).`;
 
+type Asked = { flag: string; value: string | undefined; message: string; check?: FlagSpec['check'] };
+
 /** The flag's value, else asked on a terminal, else (piped, CI, --no-input) a usage error naming the flag. */
-export async function requireValue(
-  ctx: Context,
-  options: { flag: string; value: string | undefined; message: string; check?: (value: string) => string | undefined },
-): Promise<string> {
+export async function requireValue(ctx: Context, options: Asked): Promise<string> {
   const { flag, value, check = () => undefined } = options;
   if (value !== undefined && value !== '') {
     const wrong = check(value);
@@ -51,11 +47,13 @@ export async function requireValue(
   });
 }
 
-/** Before requireValue of several: without a terminal, every one missing is named in one error, not one per run. */
-export function requireAll(ctx: Context, values: Record<string, string | undefined>): void {
-  if (ctx.io.canPrompt()) return;
-  const missing = Object.keys(values).filter((flag) => values[flag] === undefined || values[flag] === '');
-  if (missing.length > 0) throw missingFlags(ctx, missing);
+/** requireValue of each; without a terminal, every one missing is named in one error, not one per run. */
+export async function requireValues<const A extends readonly Asked[]>(ctx: Context, asked: A) {
+  const missing = asked.filter(({ value }) => value === undefined || value === '').map(({ flag }) => flag);
+  if (missing.length > 0 && !ctx.io.canPrompt()) throw missingFlags(ctx, missing);
+  const values: string[] = [];
+  for (const one of asked) values.push(await requireValue(ctx, one));
+  return values as { [K in keyof A]: string };
 }
 
 function missingFlags(ctx: Context, flags: string[]): UsageError {
@@ -89,14 +87,10 @@ export async function requireAliasAndLabel(
   flags: { alias?: string | undefined; label?: string | undefined },
   what: 'document' | 'thread',
 ): Promise<{ alias: string; label: string }> {
-  requireAll(ctx, { '--alias': flags.alias, '--label': flags.label });
-  const alias = await requireValue(ctx, {
-    flag: '--alias',
-    value: flags.alias,
-    message: `Alias of the face the ${what} belongs to`,
-    check: checkAlias,
-  });
-  const label = await requireValue(ctx, { flag: '--label', value: flags.label, message: `Label of the ${what}` });
+  const [alias, label] = await requireValues(ctx, [
+    { flag: '--alias', value: flags.alias, message: `Alias of the face the ${what} belongs to`, check: checkAlias },
+    { flag: '--label', value: flags.label, message: `Label of the ${what}` },
+  ]);
   return { alias, label };
 }
 

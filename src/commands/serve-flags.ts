@@ -16,17 +16,9 @@ export function realDataPath(file: string): string {
     } catch (error) {
       if (errnoOf(error) !== 'ENOENT') return path;
     }
-    let target: string;
-    try {
-      target = readlinkSync(path);
-    } catch {
-      // Not a link: a file serve creates, in the real directory.
-      try {
-        return join(realpathSync(dirname(path)), basename(path));
-      } catch {
-        return path;
-      }
-    }
+    const target = attempt(() => readlinkSync(path));
+    // Not a link: a file serve creates, in the real directory.
+    if (target === undefined) return attempt(() => join(realpathSync(dirname(path)), basename(path))) ?? path;
     path = resolve(dirname(path), target);
   }
   return path;
@@ -46,7 +38,7 @@ export function dataFileProblem(file: string): string | undefined {
     if (!stat.isFile()) return said('is not a regular file');
     // SQLite finds its log by the name it opens (FILE-wal): under another name a kill -9's writes are lost at the next
     // checkpoint. FILE.imported (of an import cut short) is the one second name serve makes itself.
-    if (stat.nlink > 1 && !(stat.nlink === 2 && sameFile(`${file}.imported`, stat.ino))) {
+    if (stat.nlink > 1 && !(stat.nlink === 2 && attempt(() => statSync(`${file}.imported`))?.ino === stat.ino)) {
       return said(
         `has ${stat.nlink} names (hard links); serve needs a file with one name, as its log is found by ` +
           'name: give one of them, or a copy, after removing the other names',
@@ -80,11 +72,12 @@ export function dataFileProblem(file: string): string | undefined {
   return undefined;
 }
 
-function sameFile(path: string, ino: number): boolean {
+/** What `read` returns, or undefined where it throws. */
+function attempt<T>(read: () => T): T | undefined {
   try {
-    return statSync(path).ino === ino;
+    return read();
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -92,15 +85,7 @@ function sameFile(path: string, ino: number): boolean {
 function nonDirectory(dir: string): string {
   const parts: string[] = [];
   for (let at = dir; !parts.includes(at); at = dirname(at)) parts.unshift(at);
-  return (
-    parts.find((part) => {
-      try {
-        return !statSync(part).isDirectory();
-      } catch {
-        return false;
-      }
-    }) ?? dir
-  );
+  return parts.find((part) => attempt(() => statSync(part))?.isDirectory() === false) ?? dir;
 }
 
 const reason = (error: unknown) =>

@@ -10,8 +10,8 @@ type AuthStatus = { profile: string; base_url: string; base_url_source: string; 
   [K in 'budget_usd' | 'spent_usd' | 'budget_left_usd']?: number | null;
 } & { scopes?: string[] | null };
 
-/** The rows of the table; `answered` when the service told about the key (else its rows are left out). */
-const fields = (answered: boolean): Column<AuthStatus>[] => [
+/** The rows of the table; one without a value (what the service did not tell, or was not asked) is left out. */
+const FIELDS: Column<AuthStatus>[] = [
   { header: 'base url', value: (s) => `${s.base_url} (from ${s.base_url_source})` },
   { header: 'profile', value: (s) => s.profile },
   { header: 'key', value: (s) => (s.key_prefix ? `${s.key_prefix}… (from ${s.key_source})` : 'none') },
@@ -20,8 +20,8 @@ const fields = (answered: boolean): Column<AuthStatus>[] => [
   { header: 'plan', value: (s) => s.plan },
   { header: 'scopes', value: (s) => s.scopes },
   // null is a key that never expires; absent, not said.
-  { header: 'expires', value: (s) => (answered ? (s.expires_at === null ? 'never' : s.expires_at) : undefined) },
-  { header: 'budget left', value: (s) => (answered ? budgetText(s) : undefined) },
+  { header: 'expires', value: (s) => (s.expires_at === null ? 'never' : s.expires_at) },
+  { header: 'budget left', value: budgetText },
 ];
 
 const BASE_URL_SOURCES = { flag: '--base-url', env: 'FACECTL_BASE_URL', profile: 'profile', default: 'default' };
@@ -86,13 +86,13 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
           ? null
           : undefined,
   });
-  render(ctx, status, undefined, true);
+  render(ctx, status);
   return status;
 }
 
 /** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
-function render(ctx: Context, status: AuthStatus, error: unknown, answered = false): void {
-  const shown = fields(answered).filter((f) => f.value(status) !== undefined && f.value(status) !== null);
+function render(ctx: Context, status: AuthStatus, error?: unknown): void {
+  const shown = FIELDS.filter((f) => f.value(status) !== undefined && f.value(status) !== null);
   if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
   else ctx.out.record(status, shown);
 }

@@ -13,13 +13,8 @@ export default verb({
     checkNamedProfile(ctx);
     const store = await ctx.config();
     const profile = setting.scope === 'global' ? null : await activeProfile(ctx);
-    // default_profile unset: the profile named "default" is the default one, as `config list` shows it.
-    const stored =
-      key === 'default_profile'
-        ? store.defaultProfile
-        : profile === null
-          ? store.getGlobal(key)
-          : store.getProfile(profile)[key];
+    // The one global setting, default_profile: unset, the profile named "default" is it, as `config list` shows.
+    const stored = profile === null ? store.defaultProfile : store.getProfile(profile)[key];
     const value = stored === undefined || stored === null || stored === '' ? null : setting.show(stored);
     if (ctx.out.json) ctx.out.record({ key, value, profile });
     else if (value !== null) ctx.out.text(`${value}\n`);

@@ -36,12 +36,11 @@ export async function runConfigSet(ctx: Context, key: string, value: string | un
   let profile: string | null = null;
   // A value set to what it was, or removed where there was none, changed nothing.
   let changed = false;
+  // The one global setting is default_profile.
   if (setting.scope === 'global') {
-    if (key === 'default_profile') {
-      changed = (parsed ?? 'default') !== store.defaultProfile;
-      if (parsed !== undefined) checkKnownProfile(store, parsed);
-      await store.setDefaultProfile(parsed);
-    }
+    changed = (parsed ?? 'default') !== store.defaultProfile;
+    if (parsed !== undefined) checkKnownProfile(store, parsed);
+    await store.setDefaultProfile(parsed);
   } else {
     // A profile named with --profile or FACECTL_PROFILE need not exist yet: setting a value creates it (unset: refused).
     profile = await activeProfile(ctx, { creates: value !== undefined });

@@ -1,7 +1,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
-import { errorFromResponse, networkErrorFrom } from '../../api/error-mapping.js';
+import { errorFromResponse, type ExchangeInfo, networkErrorFrom } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
@@ -19,11 +19,7 @@ const SOON_DAYS = 7;
 /** `key`: absent when no key was sent or the service was not reached; `error`: the network failure, if any. */
 export type Probe = { reachability: Check; key?: Check; clock: Check; error?: CliError };
 
-export async function probeService(
-  ctx: Context,
-  base: URL,
-  sent: { key: string; source: KeySource } | undefined,
-): Promise<Probe> {
+export async function probeService(ctx: Context, base: URL, sent: { key: string; source: KeySource } | undefined) {
   const apiKey = sent?.key;
   const baseUrl = base.href.replace(/\/$/, '');
   const info = { method: 'GET', path: PATH, baseUrl };
@@ -62,12 +58,11 @@ export async function probeService(
     });
     const elapsed = Math.round(performance.now() - started);
     const received = ctx.clock.now();
-    const probe: Probe = {
+    return {
       reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
       clock: clockCheck(result.headers.date, received),
+      ...(sent && { key: await keyCheck(result.status, result.text, info, received, sent.source) }),
     };
-    if (sent) probe.key = await keyCheck(result.status, result.text, info, received, sent.source);
-    return probe;
   } catch (error) {
     const cliError = error instanceof CliError ? error : networkErrorFrom(error, info, transport.limits);
     return unreached(cliError, 'check the base URL and your network');
@@ -103,13 +98,7 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
   return ok('clock skew', text);
 }
 
-async function keyCheck(
-  status: number,
-  text: string,
-  info: { method: string; path: string; baseUrl: string },
-  now: Date,
-  source: KeySource,
-): Promise<Check> {
+async function keyCheck(status: number, text: string, info: ExchangeInfo, now: Date, source: KeySource) {
   const name = 'key works';
   // Where a new key goes: `auth login` stores one in the profile, which FACECTL_API_KEY and --api-key-stdin override.
   const newKey = {

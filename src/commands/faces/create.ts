@@ -1,8 +1,8 @@
 import type { Context } from '../../context.js';
 import type { AnswerOf } from '../../api/answers.js';
-import type { createFace as CreateFace, FaceCreateRequest } from '../../contract/faces.js';
+import type { FaceCreateRequest } from '../../contract/faces.js';
 import { ApiError } from '../../errors.js';
-import { checkAlias, notEmpty, requestBody, requireAll, requireValue, send, verb } from '../kit.js';
+import { checkAlias, notEmpty, requestBody, requireValues, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
 import { FACE_FIELDS, showFaceWarnings } from './get.js';
 
@@ -32,14 +32,10 @@ export default verb({
     const { readJsonObjectFlag } = await import('../../input/json-flag.js');
     const basicFacts =
       given.basicFacts === undefined ? undefined : await readJsonObjectFlag(ctx, '--basic-facts', given.basicFacts);
-    requireAll(ctx, { '--name': given.name, '--alias': given.alias });
-    const name = await requireValue(ctx, { flag: '--name', value: given.name, message: 'Display name of the face' });
-    const alias = await requireValue(ctx, {
-      flag: '--alias',
-      value: given.alias,
-      message: ALIAS_PROMPT,
-      check: checkAlias,
-    });
+    const [name, alias] = await requireValues(ctx, [
+      { flag: '--name', value: given.name, message: 'Display name of the face' },
+      { flag: '--alias', value: given.alias, message: ALIAS_PROMPT, check: checkAlias },
+    ]);
     // An alias typed at the prompt that the service refuses is asked again with the reason; --alias is the script's.
     const askAgain = async (reason: string) => {
       ctx.out.info(`The service refused that alias: ${reason}`, { immediate: true });
@@ -59,7 +55,7 @@ export async function runCreateFace(
     basicFacts?: Record<string, unknown>;
   },
   askAlias?: (reason: string) => Promise<string>,
-): Promise<AnswerOf<typeof CreateFace>> {
+) {
   const { createFace } = await import('../../contract/faces.js');
   const post = (alias: string): Promise<AnswerOf<typeof createFace>> => {
     const body: FaceCreateRequest = requestBody({ ...opts, alias });

@@ -5,8 +5,8 @@ import {
   keyPrefix,
 } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
-import type { AnswerOf, Lenient } from '../../api/answers.js';
-import type { ApiKey, ApiKeyCreateRequest, createApiKey } from '../../contract/keys.js';
+import type { Lenient } from '../../api/answers.js';
+import type { ApiKey, ApiKeyCreateRequest } from '../../contract/keys.js';
 import { SCOPE_ACTIONS, SCOPE_AREAS, SEED_SCOPE_PATTERN, SEED_SCOPE_RULE } from '../../contract/values.js';
 import {
   cancelledBy,
@@ -75,9 +75,6 @@ export default verb({
   run: (ctx, given) => runCreateKey(ctx, given),
 });
 
-/** The new key as read: its secret is needed, any other field may be absent (api/answers.ts). */
-type NewKey = AnswerOf<typeof createApiKey>;
-
 const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   ...fieldColumns<Lenient<ApiKey>>('key', 'id', 'name', 'key_prefix'),
   { header: 'expires_at', value: (k) => k.expires_at ?? 'never' },
@@ -87,7 +84,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
 
-export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>): Promise<NewKey> {
+export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>) {
   const { save, yes, ...fields } = opts;
   const body: ApiKeyCreateRequest = requestBody(fields);
   // A profile or config file that cannot be saved into is refused now, not after a live key was made.
@@ -138,7 +135,26 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         { signal: undefined },
       )
     : await ctx.api({ untilAnswered: true });
-  const key = await untilAnswered(ctx, () => api.call(createApiKey, { body })).finally(() => beside && api.close());
+  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
+  const onSignal = () =>
+    ctx.out.warn(
+      `${cancelledBy(ctx.signal).message}: waiting for the service's answer to show the new key (it cannot be shown later)`,
+    );
+  ctx.signal.addEventListener('abort', onSignal, { once: true });
+  const key = await api
+    .call(createApiKey, { body })
+    .catch((error: unknown) => {
+      if (!(error instanceof NetworkError) || error.unsent) throw error;
+      throw new NetworkError(`${error.message}: a key may have been created on the service`, {
+        code: error.code,
+        hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
+        cause: error,
+      });
+    })
+    .finally(() => {
+      ctx.signal.removeEventListener('abort', onSignal);
+      return beside && api.close();
+    });
 
   // Print before saving: if the config cannot be written, the secret is still in front of the user.
   let filterFailed: CliError | undefined;
@@ -178,71 +194,44 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     );
   }
   // The key works only where it was made: that base URL becomes the profile's if it came from outside (or is new).
+  // One locked write, read back: "Saved" is printed only once the key is in the file.
   if (save) {
+    const { profile } = active;
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
     // Without --yes, only the key asked about (none: an empty profile) is replaced, not one stored meanwhile.
     const agreed = yes ? undefined : typeof held === 'string' ? held : '';
-    await saveKey(ctx, key, active.profile, (beside ?? active).baseUrl, fromOutside, agreed);
+    let other: string | undefined;
+    try {
+      const config = await ctx.config();
+      const baseUrl = (beside ?? active).baseUrl;
+      other = await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, fromOutside, agreed);
+      if (other === undefined)
+        ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      // Exit 1 whatever the cause: a key was made (2 would say nothing was sent).
+      throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, ExitCode.error, {
+        code: 'save_failed',
+        hint: `${error instanceof CliError && error.exitCode !== 0 && error.hint && error.code === 'config_write_failed' ? `${error.hint}; then ` : ''}copy the key from above and run \`facectl auth login\``,
+        cause: error,
+      });
+    }
+    if (other !== undefined) {
+      throw new CliError(
+        `the key was created (shown above) but not saved: profile ${profile} now holds another key ` +
+          `(${keyPrefix(other)}…), stored meanwhile, which was not replaced`,
+        ExitCode.error,
+        {
+          code: 'save_failed',
+          hint:
+            `copy the key from above into \`facectl auth login --profile NEW\` to keep both, or into ` +
+            `\`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
+        },
+      );
+    }
   }
   // Ctrl-C or SIGTERM came while the key was being made: it is shown (and saved), now the exit they ask for.
   if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
   if (filterFailed) throw filterFailed;
   return key;
-}
-
-/** Runs `send` (a request the signal does not abandon), saying so if a signal comes meanwhile. */
-async function untilAnswered(ctx: Context, send: () => Promise<NewKey>): Promise<NewKey> {
-  if (ctx.signal.aborted) throw cancelledBy(ctx.signal);
-  const onSignal = () =>
-    ctx.out.warn(
-      `${cancelledBy(ctx.signal).message}: waiting for the service's answer to show the new key (it cannot be shown later)`,
-    );
-  ctx.signal.addEventListener('abort', onSignal, { once: true });
-  return send()
-    .catch((error: unknown) => {
-      if (!(error instanceof NetworkError) || error.unsent) throw error;
-      throw new NetworkError(`${error.message}: a key may have been created on the service`, {
-        code: error.code,
-        hint: `its secret cannot be shown again (the service keeps only its hash); ${error.hint ?? 'try again'}`,
-        cause: error,
-      });
-    })
-    .finally(() => ctx.signal.removeEventListener('abort', onSignal));
-}
-
-/** One locked write, read back: "Saved" is printed only once the key is in the file. */
-async function saveKey(
-  ctx: Context,
-  key: NewKey,
-  profile: string,
-  baseUrl: string,
-  setsBaseUrl: boolean,
-  agreed: string | undefined,
-) {
-  let other: string | undefined;
-  try {
-    const config = await ctx.config();
-    other = await saveKeyInProfile(ctx, config, profile, key.key, baseUrl, setsBaseUrl, agreed);
-    if (other === undefined) ctx.out.info(`Saved key ${keyPrefix(key.key)}… in profile "${profile}" (${config.path}).`);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    // Exit 1 whatever the cause: a key was made (2 would say nothing was sent).
-    throw new CliError(`the key was created (shown above) but could not be saved: ${reason}`, ExitCode.error, {
-      code: 'save_failed',
-      hint: `${error instanceof CliError && error.exitCode !== 0 && error.hint && error.code === 'config_write_failed' ? `${error.hint}; then ` : ''}copy the key from above and run \`facectl auth login\``,
-      cause: error,
-    });
-  }
-  if (other === undefined) return;
-  throw new CliError(
-    `the key was created (shown above) but not saved: profile ${profile} now holds another key ` +
-      `(${keyPrefix(other)}…), stored meanwhile, which was not replaced`,
-    ExitCode.error,
-    {
-      code: 'save_failed',
-      hint:
-        `copy the key from above into \`facectl auth login --profile NEW\` to keep both, or into ` +
-        `\`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
-    },
-  );
 }

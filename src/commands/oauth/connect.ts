@@ -35,7 +35,7 @@ export default verb({
     }),
 });
 
-export async function runConnect(ctx: Context, opts: ConnectOptions): Promise<Connection> {
+export async function runConnect(ctx: Context, opts: ConnectOptions) {
   const { authorizeOAuth } = await import('../../contract/oauth.js');
   const { provider } = opts;
   // The list first: a non-Connect plan is refused before a browser opens, and a connected provider needs no URL.

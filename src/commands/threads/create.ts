@@ -1,6 +1,5 @@
-import type { AnswerOf } from '../../api/answers.js';
 import type { Context } from '../../context.js';
-import type { createThread, ThreadCreateRequest } from '../../contract/threads.js';
+import type { ThreadCreateRequest } from '../../contract/threads.js';
 import { BILLING_SOURCES } from '../../contract/values.js';
 import { checkAlias, requestBody, requireAliasAndLabel, send, verb } from '../kit.js';
 import type { Flags, FlagValues } from '../verb.js';
@@ -27,9 +26,7 @@ export default verb({
   run: async (ctx, given) => runCreateThread(ctx, { ...given, ...(await requireAliasAndLabel(ctx, given, 'thread')) }),
 });
 
-export type CreateThreadOptions = FlagValues<typeof flags> & { alias: string; label: string };
-
-export async function runCreateThread(ctx: Context, opts: CreateThreadOptions): Promise<AnswerOf<typeof createThread>> {
+export async function runCreateThread(ctx: Context, opts: FlagValues<typeof flags> & { alias: string; label: string }) {
   const { createThread } = await import('../../contract/threads.js');
   const body: ThreadCreateRequest = requestBody(opts);
   const thread = await send(ctx, createThread, { body });

@@ -28,7 +28,7 @@ export default verb({
   },
 });
 
-export type ThreadAnswer = Lenient<Thread>;
+type ThreadAnswer = Lenient<Thread>;
 
 export const THREAD_FIELDS: Column<ThreadAnswer>[] = [
   ...fieldColumns<ThreadAnswer>('thread_id', 'alias', 'label'),

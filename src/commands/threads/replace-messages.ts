@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { ThreadMessage } from '../../input/messages.js';
 import { flagAndValue, jqCommand, requireArgument, send, shellWord, verb } from '../kit.js';
-import { THREAD_FIELDS, type ThreadAnswer } from './get.js';
+import { THREAD_FIELDS } from './get.js';
 
 export default verb({
   summary: 'Replace every message of a thread',
@@ -23,8 +23,6 @@ export default verb({
   run: async (ctx, given, threadId, input) =>
     runReplaceMessages(ctx, await readMessages(ctx, requireArgument('thread_id', threadId), given.file, input)),
 });
-
-type Replacement = { threadId: string; messages: ThreadMessage[] };
 
 const STDIN_HINT =
   'pipe the messages in (e.g. `facectl threads replace-messages thr_123 - < messages.json`), or use --file PATH';
@@ -62,7 +60,7 @@ async function readMessages(ctx: Context, threadId: string, file: string | undef
   return { threadId, messages: validateMessageList(value, source.name, convert) };
 }
 
-export async function runReplaceMessages(ctx: Context, opts: Replacement): Promise<ThreadAnswer> {
+export async function runReplaceMessages(ctx: Context, opts: { threadId: string; messages: ThreadMessage[] }) {
   const { replaceThreadMessages } = await import('../../contract/threads.js');
   const thread = await send(ctx, replaceThreadMessages, {
     params: { thread_id: opts.threadId },
