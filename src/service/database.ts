@@ -81,7 +81,10 @@ function open(file: string): Connection | null {
   try {
     db.exec('PRAGMA locking_mode = EXCLUSIVE');
     // Read before anything is written: a file that is not ours is refused exactly as it is.
-    checkOwnership(file, db);
+    if (!checkOwnership(file, db)) {
+      closeConnection(db, false);
+      return null;
+    }
     // Before its WAL exists, which gets the file's mode. By path: closing any descriptor of a file drops
     // every lock this process holds on it (POSIX), a serve's in the same process (tests) included.
     if ((statSync(file).mode & 0o777) !== 0o600) chmodSync(file, 0o600);
@@ -119,11 +122,14 @@ export function closeConnection(db: Connection, ours = true): void {
 
 const scalar = (db: Connection, sql: string): unknown => (db.prepare<unknown[]>(sql).raw().get() as unknown[])[0];
 
-function checkOwnership(file: string, db: Connection): void {
+/** False for a file that is no database (then imported as an old state file, or refused as one). */
+function checkOwnership(file: string, db: Connection): boolean {
   const application = scalar(db, 'PRAGMA application_id');
   const version = Number(scalar(db, 'PRAGMA user_version'));
   const tables = Number(scalar(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"));
-  if (application === 0 && tables === 0) return;
+  // SQLite takes a one-byte file (`{`) for an empty database, and would write one over it: an empty one of
+  // ours is new (no byte yet) or at least a page. By path: closing a descriptor would drop this process's locks.
+  if (application === 0 && tables === 0) return statSync(file).size === 0 || statSync(file).size >= 512;
   if (application !== APPLICATION_ID) {
     throw new StateFileError(
       `${file} is an SQLite database of another program, not a facectl serve state; the file was left untouched`,
@@ -135,6 +141,7 @@ function checkOwnership(file: string, db: Connection): void {
         'or older); the file was left untouched (a newer facectl may have written it)',
     );
   }
+  return true;
 }
 
 /** In one transaction, which also takes the file's lock. */

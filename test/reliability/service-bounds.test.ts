@@ -316,6 +316,17 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         says: 'is neither a facectl serve database nor the JSON state file of an older facectl',
       },
       {
+        // A ring's find: SQLite took a file this short for an empty database and wrote one over it.
+        name: 'one brace',
+        file: '{',
+        says: 'is neither a facectl serve database nor the JSON state file of an older facectl',
+      },
+      {
+        name: 'a few bytes',
+        file: '\x17\x01 noise',
+        says: 'is neither a facectl serve database nor the JSON state file of an older facectl (it does not begin as JSON)',
+      },
+      {
         // Not quoted back: JSON.parse's message would show its first bytes.
         name: 'binary bytes',
         file: '\x17\x01\u00e9\u02aa binary noise',
