@@ -205,7 +205,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const what = options.streamed ? 'its first lines' : 'any of its lines';
         const none =
           candidates.length === 0 ? `is recorded in ${options.dir}` : `recorded in ${options.dir} holds ${what}`;
-        throw new UsageError(`nothing to resume: no batch of ${options.sourceName} ${none}`, {
+        const read = options.streamed ? ` read in ${options.identity.slice('stdin:'.length)}` : '';
+        throw new UsageError(`nothing to resume: no batch of ${options.sourceName}${read} ${none}`, {
           code: 'nothing_to_resume',
           hint:
             'run without --resume to send every line as a new batch (its documents are created again if an earlier ' +

@@ -30,12 +30,13 @@ describe('ctx.runtime', () => {
       };
       const stopped = await submit('/work/a', []);
       expect(stopped.code).not.toBe(0);
-      expect(stopped.stderr).toContain('--resume');
+      // Where to run it: a batch of standard input is known by the directory it is read in.
+      expect(stopped.stderr).toContain('--resume --concurrency 1` in /work/a to send the rest');
 
       const elsewhere = await submit('/work/b', ['--resume']);
       expect(elsewhere.code).toBe(2);
       expect(elsewhere.stderr).toContain(
-        `error: nothing to resume: no batch of standard input is recorded in ${stateDir}\n`,
+        `error: nothing to resume: no batch of standard input read in /work/b is recorded in ${stateDir}\n`,
       );
       expect(elsewhere.stderr).toContain('a batch of standard input is resumed only in the directory it was read in');
 

@@ -13,8 +13,8 @@ import { atLine } from '../../input/json.js';
 import type { InputSource } from '../../input/source.js';
 import type { BatchSummary, Failures } from './batch-report.js';
 
-/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts). */
-export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string };
+/** `resumeCommand`: the command line that resumes this batch (resumeCommand in submit.ts); `cwd`: where it runs. */
+export type Resumable = { source: InputSource; continueOnError: boolean; resumeCommand: string; cwd: string };
 
 /** The most pressing failure decides the exit code: credentials and refusals before the rest. */
 const EXIT_PRIORITY: ExitCodeValue[] = (
@@ -25,7 +25,7 @@ const EXIT_PRIORITY: ExitCodeValue[] = (
 export function resumeHint(input: Resumable, first = ''): string {
   const run =
     input.source.kind === 'stdin'
-      ? `feed the same standard input to \`${input.resumeCommand}\``
+      ? `feed the same standard input to \`${input.resumeCommand}\` in ${input.cwd}`
       : `run \`${input.resumeCommand}\``;
   const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;

@@ -129,7 +129,13 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
   });
   if (input.kind === 'batch') {
     const { submitBatch } = await import('./submit-batch.js');
-    await submitBatch(ctx, { ...opts, source, read: input.read, resumeCommand: resumeCommand(ctx, opts) });
+    await submitBatch(ctx, {
+      ...opts,
+      source,
+      read: input.read,
+      resumeCommand: resumeCommand(ctx, opts),
+      cwd: ctx.runtime.cwd(),
+    });
     return;
   }
   // The document's own fields win over the flags (which fill what it leaves out): said, not silently.
