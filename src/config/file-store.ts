@@ -20,6 +20,33 @@ import { makeDirectories, readConfigText, statOrUndefined, syncDirectory, writeR
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
+/** As the state directory's: a file where the directory, or one above it, would be (ENOTDIR) is refused, exit 2. */
+const notADirectory = (env: Readonly<Record<string, string | undefined>>, dir: string) =>
+  [
+    `${env.FACECTL_CONFIG_DIR ? 'FACECTL_CONFIG_DIR' : 'the configuration directory'} ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
+    'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+  ] as const;
+
+/** The configuration file's text (undefined: there is none yet); one that cannot be read, a ConfigFileError. */
+export function readConfigFile(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const path = configFilePath(env);
+  try {
+    return readConfigText(path);
+  } catch (error) {
+    if (error instanceof ConfigFileError) throw error;
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code === 'ENOTDIR') throw new ConfigFileError(...notADirectory(env, dirname(path)), error);
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new ConfigFileError(
+        `cannot read configuration file ${path} (${code})`,
+        `check the permissions of ${path}`,
+        error,
+      );
+    }
+    throw new ConfigFileError(`cannot use configuration file ${path}: ${message}`, `check ${path}`, error);
+  }
+}
+
 /**
  * The configuration file (rules: docs/usage.md). Reading creates nothing; a change is a read-modify-write
  * under a lock, to a temp file fsynced and renamed over the file, so a kill leaves the old or the new one.
@@ -28,29 +55,10 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
   const path = configFilePath(env);
   const dir = dirname(path);
   tightenFileMode(path, warn);
-  // As the state directory's: a file where the directory, or one above it, would be (ENOTDIR) is refused, exit 2.
-  const notDirectory = [
-    `${env.FACECTL_CONFIG_DIR ? 'FACECTL_CONFIG_DIR' : 'the configuration directory'} ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
-    'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
-  ] as const;
+  const notDirectory = notADirectory(env, dir);
 
   const read = (): ConfigData => {
-    let text: string | undefined;
-    try {
-      text = readConfigText(path);
-    } catch (error) {
-      if (error instanceof ConfigFileError) throw error;
-      const { code, message } = error as NodeJS.ErrnoException;
-      if (code === 'ENOTDIR') throw new ConfigFileError(notDirectory[0], notDirectory[1], error);
-      if (code === 'EACCES' || code === 'EPERM') {
-        throw new ConfigFileError(
-          `cannot read configuration file ${path} (${code})`,
-          `check the permissions of ${path}`,
-          error,
-        );
-      }
-      throw new ConfigFileError(`cannot use configuration file ${path}: ${message}`, `check ${path}`, error);
-    }
+    const text = readConfigFile(env);
     if (text === undefined || text.trim() === '') return {};
     return parseConfigText(text, path);
   };

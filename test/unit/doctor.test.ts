@@ -268,6 +268,18 @@ describe('facectl doctor', () => {
     });
   });
 
+  it('says a FACECTL_CONFIG_DIR that is a file is not a directory, as every other command does', async () => {
+    // A ring's find: doctor alone said "check the permissions ... (ENOTDIR)".
+    const file = join(configDir('{}'), 'config.json');
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: file } });
+    expect(r.code).toBe(1);
+    expect(r.byName('config file')).toMatchObject({
+      status: 'fail',
+      detail: `FACECTL_CONFIG_DIR ${file} is not a directory (a file is where it, or a directory above it, would be)`,
+      fix: 'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+    });
+  });
+
   it('warns when plain http goes to a non-loopback host', async () => {
     // A key of its own for that URL (a stored key is sent only to the URL it was saved for).
     const r = await doctor({

@@ -4,7 +4,8 @@ import { isLoopbackHost } from '../../api/error-mapping.js';
 import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import { SOURCE_NAMES } from '../../config/credentials.js';
-import { readConfigText, writeRefusal } from '../../config/file-safety.js';
+import { writeRefusal } from '../../config/file-safety.js';
+import { readConfigFile } from '../../config/file-store.js';
 import { configFilePath } from '../../config/paths.js';
 import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
@@ -55,7 +56,7 @@ export default verb({
 
 async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
-  const checks: Check[] = checkConfigFile(configFilePath(ctx.env), ctx.runtime.platform);
+  const checks: Check[] = checkConfigFile(ctx.env, ctx.runtime.platform);
 
   let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
   let key: { key: string; source: KeySource } | undefined;
@@ -132,18 +133,19 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   return checks;
 }
 
-function checkConfigFile(path: string, platform: NodeJS.Platform): Check[] {
+function checkConfigFile(env: Context['env'], platform: NodeJS.Platform): Check[] {
   const name = 'config file';
+  const path = configFilePath(env);
   // Another user's file or directory, or a symlink: facectl refuses to write it, so say so first.
   const refusal = writeRefusal(path);
   const unsafe = refusal ? [fail('config file safety', refusal.problem, refusal.fix)] : [];
   let text: string | undefined;
   try {
-    text = readConfigText(path);
+    // Read as every command reads it, so it fails as they do.
+    text = readConfigFile(env);
   } catch (error) {
-    if (error instanceof ConfigFileError) return [fail(name, error.message, error.hint as string), ...unsafe];
-    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    return [fail(name, `cannot read ${path} (${why})`, `check the permissions of ${path}`), ...unsafe];
+    const { message, hint } = error as ConfigFileError;
+    return [fail(name, message, hint as string), ...unsafe];
   }
   if (text === undefined) {
     return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
