@@ -205,7 +205,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const what = options.streamed ? 'its first lines' : 'any of its lines';
         const none =
           candidates.length === 0 ? `is recorded in ${options.dir}` : `recorded in ${options.dir} holds ${what}`;
-        const read = options.streamed ? ` read in ${options.identity.slice('stdin:'.length)}` : '';
+        const read = options.identity.startsWith('stdin:') ? ` read in ${options.identity.slice('stdin:'.length)}` : '';
         throw new UsageError(`nothing to resume: no batch of ${options.sourceName}${read} ${none}`, {
           code: 'nothing_to_resume',
           hint:

@@ -373,7 +373,7 @@ describe('batches of standard input in one directory', () => {
     expect(unknown).toMatchObject({
       exitCode: ExitCode.usage,
       code: 'nothing_to_resume',
-      message: `nothing to resume: no batch of batch.ndjson recorded in ${dir} holds its first lines`,
+      message: `nothing to resume: no batch of batch.ndjson read in /work recorded in ${dir} holds its first lines`,
     });
     expect(batchNames(dir)).toEqual(before);
   });
