@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // A home of the tests' own: a process started with HOME alone keeps its batch records in ~/.local/state.
 const home = mkdtempSync(join(tmpdir(), 'facectl-test-home-'));
+process.on('exit', () => rmSync(home, { recursive: true, force: true }));
 
 export default defineConfig({
   test: {
