@@ -129,7 +129,10 @@ function checkOwnership(file: string, db: Connection): boolean {
   const tables = Number(scalar(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"));
   // SQLite takes a one-byte file (`{`) for an empty database, and would write one over it: an empty one of
   // ours is new (no byte yet) or at least a page. By path: closing a descriptor would drop this process's locks.
-  if (application === 0 && tables === 0) return statSync(file).size === 0 || statSync(file).size >= 512;
+  if (application === 0 && tables === 0) {
+    const { size } = statSync(file);
+    return size === 0 || size >= 512;
+  }
   if (application !== APPLICATION_ID) {
     throw new StateFileError(
       `${file} is an SQLite database of another program, not a facectl serve state; the file was left untouched`,
