@@ -75,9 +75,9 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     }
     let lock: HeldLock;
     try {
+      refuseUnsafe(path); // first: a directory under a dangling symlink cannot be made (ENOENT)
       // Made 0700 whatever the umask.
       for (const created of makeDirectories(dir)) chmodSync(created, 0o700);
-      refuseUnsafe(path);
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
       if (error instanceof ConfigWriteError) throw error;
