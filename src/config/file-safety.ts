@@ -12,7 +12,7 @@ import {
   statSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, relative } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ConfigFileError } from './profile-store.js';
 
 export type Refusal = { problem: string; fix: string };
@@ -27,6 +27,8 @@ export function writeRefusal(path: string): Refusal | undefined {
     elsewhere: 'FACECTL_CONFIG_DIR',
   });
   if (refusal) return refusal;
+  const dangling = danglingLink(dirname(path));
+  if (dangling) return dangling;
   const fileStat = statOrUndefined(path, true);
   if (fileStat?.isSymbolicLink()) {
     let target = '?';
@@ -49,6 +51,26 @@ export function writeRefusal(path: string): Refusal | undefined {
     };
   }
   return undefined;
+}
+
+/**
+ * The configuration directory, or the nearest one above it there is, a symlink to nothing: reading takes it for
+ * a directory with no file yet, but it cannot be made (mkdir says ENOENT).
+ */
+function danglingLink(dir: string): Refusal | undefined {
+  let at = dir;
+  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  let target: string;
+  try {
+    if (statSync(at, { throwIfNoEntry: false })) return undefined;
+    target = readlinkSync(at);
+  } catch {
+    return undefined; // not a symlink, or one that loops or is out of reach: the write's own error says so
+  }
+  return {
+    problem: `the configuration directory ${dir} is ${at === dir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
+    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`,
+  };
 }
 
 /**

@@ -34,14 +34,22 @@ export function readConfigFile(env: Readonly<Record<string, string | undefined>>
     return readConfigText(path);
   } catch (error) {
     if (error instanceof ConfigFileError) throw error;
-    const { code, message } = error as NodeJS.ErrnoException;
-    if (code === 'ENOTDIR') throw new ConfigFileError(...notADirectory(env, dirname(path)), error);
+    const { code, message, syscall } = error as NodeJS.ErrnoException;
+    const dir = dirname(path);
+    if (code === 'ENOTDIR') throw new ConfigFileError(...notADirectory(env, dir), error);
     if (code === 'EACCES' || code === 'EPERM') {
-      throw new ConfigFileError(
-        `cannot read configuration file ${path} (${code})`,
-        `check the permissions of ${path}`,
-        error,
-      );
+      // Denied its lookup (stat): the directory, or one above it, is closed to the user; the file may not exist.
+      throw syscall === 'stat'
+        ? new ConfigFileError(
+            `cannot open the configuration directory ${dir} (${code})`,
+            `check the permissions of ${dir} (\`chmod 700 ${dir}\` if it is yours), or set FACECTL_CONFIG_DIR to another directory`,
+            error,
+          )
+        : new ConfigFileError(
+            `cannot read configuration file ${path} (${code})`,
+            `check the permissions of ${path}`,
+            error,
+          );
     }
     throw new ConfigFileError(`cannot use configuration file ${path}: ${message}`, `check ${path}`, error);
   }
@@ -75,9 +83,9 @@ export function openConfigStore(env: Readonly<Record<string, string | undefined>
     }
     let lock: HeldLock;
     try {
+      refuseUnsafe(path); // first: a directory under a dangling symlink cannot be made (ENOENT)
       // Made 0700 whatever the umask.
       for (const created of makeDirectories(dir)) chmodSync(created, 0o700);
-      refuseUnsafe(path);
       lock = await waitForLock(`${path}.lock`, { waitMs: 20_000 });
     } catch (error) {
       if (error instanceof ConfigWriteError) throw error;

@@ -203,6 +203,9 @@ const REQUIRED_STRINGS: Partial<Record<StateCollection, string[]>> = {
   threads: ['user_id', 'face_id'],
 };
 
+/** Fields the service reads as lists (a thread's messages, of records): another value fails each request reading it (500). */
+const REQUIRED_LISTS: Partial<Record<StateCollection, string[]>> = { keys: ['scopes'], threads: ['messages'] };
+
 const kindOf = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 
@@ -214,6 +217,12 @@ function recordProblem(collection: StateCollection, record: unknown): string | u
   if (typeof record.id !== 'string' || record.id.length === 0) return 'has no "id" (a non-empty string)';
   for (const field of REQUIRED_STRINGS[collection] ?? []) {
     if (typeof record[field] !== 'string') return `has no "${field}" (a string)`;
+  }
+  for (const field of REQUIRED_LISTS[collection] ?? []) {
+    const list = record[field];
+    if (!Array.isArray(list)) return `"${field}" is ${kindOf(list)}, not an array`;
+    const bad = field === 'messages' ? list.findIndex((message) => !isObject(message)) : -1;
+    if (bad >= 0) return `"${field}"[${bad}] is ${kindOf(list[bad])}, not a record`;
   }
   return undefined;
 }

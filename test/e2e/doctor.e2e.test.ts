@@ -1,7 +1,12 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
-import { runCli } from '../helpers/run-cli.js';
+import { BIN, runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 
 /** `facectl doctor` as a script runs it: the built bin, a key from the environment, --json. */
 
@@ -24,5 +29,61 @@ describe('facectl doctor (built bin)', () => {
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/^fail\tkey source\t.*\trun `facectl auth login`/m);
     expect(none.stderr).toContain('error: 1 of 8 checks failed: key source');
+  });
+
+  // A breaker's find: doctor (and config list) said "check the permissions of …/config.json", a file that
+  // is not there, for a per-user config directory of mode 000.
+  it('a config directory of mode 000 (run as an unprivileged user): doctor names the directory and its fix, as config list does', async () => {
+    // As root every directory is open, so the bin runs as "nobody" there, from a copy that user can read.
+    const asRoot = process.getuid?.() === 0;
+    const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+    const home = join(cli.dir, 'home-000');
+    const dir = join(home, '.config', 'facectl');
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    if (asRoot) for (const path of [home, join(home, '.config'), dir]) chownSync(path, 65534, 65534);
+    chmodSync(dir, 0o000);
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(cli.node, [cli.bin, ...args], {
+          cwd: cli.dir,
+          // The key and URL from the environment: only the configuration check is about the directory.
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            NO_COLOR: '1',
+            FACECTL_API_KEY: service.key('pro'),
+            FACECTL_BASE_URL: service.baseUrl,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    try {
+      const detail = `cannot open the configuration directory ${dir} (EACCES)`;
+      const fix = `check the permissions of ${dir} (\`chmod 700 ${dir}\` if it is yours), or set FACECTL_CONFIG_DIR to another directory`;
+      const doctor = await run(['doctor', '--json']);
+      expect(doctor.code, doctor.stderr).toBe(1);
+      const { checks } = JSON.parse(doctor.stdout);
+      expect(checks.find((c: { name: string }) => c.name === 'config file')).toEqual({
+        name: 'config file',
+        status: 'fail',
+        detail,
+        fix,
+      });
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 8 checks failed: config file');
+
+      const list = await run(['config', 'list']);
+      expect(list.code).toBe(2);
+      expect(list.stdout).toBe('');
+      expect(list.stderr).toBe(`error: ${detail}\n${fix}\n`);
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -285,6 +285,59 @@ describe('a FACECTL_CONFIG_DIR that is not a directory', () => {
   });
 });
 
+// A breaker's find: FACECTL_CONFIG_DIR a symlink to nothing: doctor said config.json "does not exist yet" and
+// failed no check, while `config set` failed with "(ENOENT) ... check ... and its disk".
+describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () => {
+  it.each([
+    ['the symlink', (link: string) => link, ''],
+    ['under the symlink', (link: string) => join(link, 'facectl'), 'under LINK, '],
+  ])(
+    '%s -> writers refused with exit 2 naming the symlink, nothing made or sent; doctor fails it the same',
+    async (_name, configDir, under) => {
+      const parent = tempDir();
+      const link = join(parent, 'cfg');
+      const target = join(parent, 'gone');
+      symlinkSync(target, link);
+      const dir = configDir(link);
+      const problem = `the configuration directory ${dir} is ${under.replace('LINK', link)}a symlink to ${target}, which does not exist`;
+      const fix = `create its target (\`mkdir -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`;
+      const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
+        { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
+        { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
+        { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
+      ];
+      for (const writer of writers) {
+        const label = writer.args.join(' ');
+        const sent = server.requests.length;
+        const result = await runCli(writer.args, {
+          env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
+          ...(writer.stdin ? { stdin: writer.stdin } : {}),
+        });
+        expect(result.code, `${label}: ${result.stderr}`).toBe(2);
+        expect(result.stdout, label).toBe('');
+        expect(result.stderr, label).toBe(`error: refusing to write: ${problem}; nothing was written\n${fix}\n`);
+        expect(server.requests.slice(sent), label).toEqual([]);
+        expect(readdirSync(parent), label).toEqual(['cfg']);
+        expect(lstatSync(link).isSymbolicLink(), label).toBe(true);
+      }
+
+      const doctor = await runCli(['doctor', '--json'], {
+        env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+      });
+      expect(doctor.code, doctor.stderr).toBe(1);
+      const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string }[];
+      expect(checks.find((c) => c.name === 'config file safety')).toEqual({
+        name: 'config file safety',
+        status: 'fail',
+        detail: problem,
+        fix,
+      });
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: config file safety');
+      expect(readdirSync(parent)).toEqual(['cfg']);
+    },
+  );
+});
+
 // A FACECTL_CONFIG_DIR that group or others can write to was written into and left so (README says the
 // directory is 0700), and doctor only warned that others could list it.
 describe('a config directory its group or others can write to', () => {

@@ -299,6 +299,36 @@ describe('a state file of an earlier facectl (JSON snapshot + journal) is import
     expect(svc.store.get('documents', 'doc_old')?.content).toBe(CONTENT);
   });
 
+  // A breaker's find: a thread whose messages were a string was imported, then GET of it answered 500
+  // (thread.messages.map is not a function). Refused as other damaged files are, by the built bin.
+  test.each([
+    ['a string', '"Hello there"', '"messages" is string, not an array'],
+    ['a list holding null', '[null]', '"messages"[0] is null, not a record'],
+  ])(
+    'a thread whose messages are %s -> exit 2 naming the file, the record and the field; the files untouched',
+    async (_name, messages, says) => {
+      ensureBuilt();
+      tmp = tempDir();
+      const file = join(tmp.dir, 'state.json');
+      const old = writeOldState(file);
+      const journal = old.journal.replace(
+        '"messages":[{"role":"user","content":"Hello there","from":"Ada"}]',
+        `"messages":${messages}`,
+      );
+      expect(journal).not.toBe(old.journal);
+      writeFileSync(`${file}.journal`, journal);
+      const result = await runCli(['serve', '--port', '0', '--data', file], { timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        `error: --data: ${file}.journal line 2 is corrupt: op 0: the record ${says}; the files were left untouched\n`,
+      );
+      expect(readFileSync(file, 'utf8')).toBe(old.snapshot);
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe(journal);
+      expect(readdirSync(tmp.dir).sort()).toEqual(['state.json', 'state.json.journal']);
+    },
+  );
+
   test('a record that cannot be imported stops the start naming it; the old files stay exactly as they were', async () => {
     tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
