@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { lstat, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
+import { dirname, join, resolve } from 'node:path';
+import { directoryRefusal, makeDirectories, type Refusal, statOrUndefined } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
@@ -284,6 +285,7 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
         fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
       });
     }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') danglingLink(stateDir);
     throw stateError(dir, error, keep);
   }
   const info = await lstat(dir).catch(() => undefined);
@@ -294,6 +296,18 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
     });
   }
   refuse(dir, 'batch record directory');
+}
+
+/** The state directory, or the nearest one above it there is, a symlink to nothing: mkdir cannot make it (ENOENT). */
+function danglingLink(stateDir: string): void {
+  let at = stateDir;
+  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  if (statOrUndefined(at, false) || !statOrUndefined(at, true)?.isSymbolicLink()) return;
+  const target = readlinkSync(at);
+  refused({
+    problem: `the state directory ${stateDir} is ${at === stateDir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
+    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
+  });
 }
 
 function refuse(dir: string, what: string): void {
