@@ -47,7 +47,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   // --resume goes on with a record in this directory: a failure here must not send the user to another one.
   const keep = options.mode === 'resume';
-  await privateDirectory(options.dir, dir, keep);
+  // --resume with no record directory has no batch to go on with: refused (choose), nothing made, no lock taken.
+  const none = !(await privateDirectory(options.dir, dir, keep));
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
   /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
@@ -56,9 +57,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       throw error instanceof LockHeldError ? inProgress(error, options.sourceName) : stateError(lockPath, error, keep);
     });
   // Standard input waits while another run of its directory chooses its batch (a moment).
-  const inputLock = options.streamed
-    ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
-    : await lockInput(join(dir, `${input}.lock`), 0, onLost);
+  const inputLock = none
+    ? { path: '', release: () => undefined }
+    : options.streamed
+      ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
+      : await lockInput(join(dir, `${input}.lock`), 0, onLost);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
   const release = () => {
@@ -66,7 +69,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     inputLock.release();
   };
   try {
-    const found = await listRecords(dir, input);
+    const found = none ? [] : await listRecords(dir, input);
     fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
       if (record.finished && options.mode !== 'resume' && !options.streamed) continue;
@@ -273,9 +276,17 @@ function inProgress(error: LockHeldError, sourceName: string): CliError {
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 
-/** Owned by the user and writable by no one else, or another user could plant a symlink where records go. */
-async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<void> {
+/**
+ * Owned by the user and writable by no one else, or another user could plant a symlink where records go. False:
+ * for --resume (`keep`), there is no such directory, and it is not made.
+ */
+async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<boolean> {
   refuse(stateDir, 'state directory');
+  // Not there (another failure is said by the mkdir below).
+  if (keep && (await lstat(dir).catch((error: NodeJS.ErrnoException) => error.code)) === 'ENOENT') {
+    danglingLink(stateDir);
+    return false;
+  }
   try {
     makeDirectories(dir);
   } catch (error) {
@@ -296,6 +307,7 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
     });
   }
   refuse(dir, 'batch record directory');
+  return true;
 }
 
 /** The state directory, or the nearest one above it there is, a symlink to nothing: mkdir cannot make it (ENOENT). */
