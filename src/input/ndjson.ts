@@ -101,8 +101,9 @@ async function* fromMemory(lines: NdjsonLine[]): AsyncGenerator<NdjsonLine> {
 }
 
 /**
- * Blank lines are skipped; `checkOnly`: lines counted and let go, their body not made. A first line that opens
- * a JSON array refuses the input, with `batchHint`'s conversion (as a JSON array given as one document).
+ * Blank lines are skipped; `checkOnly`: lines counted and let go, their body not made. A first line (blank ones
+ * aside) that opens a JSON array refuses the input, with `batchHint`'s conversion (as a JSON array given as one
+ * document).
  */
 export async function* readNdjsonDocuments(
   chunks: AsyncIterable<Buffer>,
@@ -111,6 +112,8 @@ export async function* readNdjsonDocuments(
   checkOnly = false,
   batchHint?: (filter: string) => string,
 ): AsyncGenerator<NdjsonLine> {
+  /** Before the first line that is not blank (`echo; jq . docs.json`): the one that may open a JSON array. */
+  let first = true;
   for await (const { number: line, text, bytes, error } of readLines(chunks, sourceName)) {
     if (error) {
       yield { line, error: error.message.replace(/^.*?: line \d+: /, '') };
@@ -124,12 +127,16 @@ export async function* readNdjsonDocuments(
     }
     if (text.trim() === '') continue;
     const parsed = tryParseJson(text);
-    if (line === 1 && !(parsed.ok && isPlainObject(parsed.value)) && text.trimStart().startsWith('[')) {
-      throw new UsageError(`${sourceName}: line 1 opens a JSON array: documents in NDJSON are one JSON object a line`, {
-        code: 'invalid_input',
-        hint: batchHint && `send them as a batch: ${batchHint('.[]')}`,
-      });
+    if (first && !(parsed.ok && isPlainObject(parsed.value)) && text.trimStart().startsWith('[')) {
+      throw new UsageError(
+        `${sourceName}: line ${line} opens a JSON array: documents in NDJSON are one JSON object a line`,
+        {
+          code: 'invalid_input',
+          hint: batchHint && `send them as a batch: ${batchHint('.[]')}`,
+        },
+      );
     }
+    first = false;
     if (!parsed.ok) yield { line, error: `column ${parsed.column}: invalid JSON: ${parsed.reason}` };
     else if (!isPlainObject(parsed.value)) {
       yield { line, error: `expected a JSON object (${FIELDS_NOTE}), found ${describeJsonValue(parsed.value)}` };

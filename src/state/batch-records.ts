@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { lstat, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
+import { dirname, join, resolve } from 'node:path';
+import { directoryRefusal, makeDirectories, type Refusal, statOrUndefined } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
@@ -46,7 +47,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   const input = createHash('sha256').update(options.identity).digest('hex').slice(0, 24);
   // --resume goes on with a record in this directory: a failure here must not send the user to another one.
   const keep = options.mode === 'resume';
-  await privateDirectory(options.dir, dir, keep);
+  // --resume with no record directory has no batch to go on with: refused (choose), nothing made, no lock taken.
+  const none = !(await privateDirectory(options.dir, dir, keep));
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
   /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
@@ -55,9 +57,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       throw error instanceof LockHeldError ? inProgress(error, options.sourceName) : stateError(lockPath, error, keep);
     });
   // Standard input waits while another run of its directory chooses its batch (a moment).
-  const inputLock = options.streamed
-    ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
-    : await lockInput(join(dir, `${input}.lock`), 0, onLost);
+  const inputLock = none
+    ? { path: '', release: () => undefined }
+    : options.streamed
+      ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
+      : await lockInput(join(dir, `${input}.lock`), 0, onLost);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
   const release = () => {
@@ -65,7 +69,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     inputLock.release();
   };
   try {
-    const found = await listRecords(dir, input);
+    const found = none ? [] : await listRecords(dir, input);
     fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
       if (record.finished && options.mode !== 'resume' && !options.streamed) continue;
@@ -272,9 +276,17 @@ function inProgress(error: LockHeldError, sourceName: string): CliError {
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 
-/** Owned by the user and writable by no one else, or another user could plant a symlink where records go. */
-async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<void> {
+/**
+ * Owned by the user and writable by no one else, or another user could plant a symlink where records go. False:
+ * for --resume (`keep`), there is no such directory, and it is not made.
+ */
+async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<boolean> {
   refuse(stateDir, 'state directory');
+  // Not there (another failure is said by the mkdir below).
+  if (keep && (await lstat(dir).catch((error: NodeJS.ErrnoException) => error.code)) === 'ENOENT') {
+    danglingLink(stateDir);
+    return false;
+  }
   try {
     makeDirectories(dir);
   } catch (error) {
@@ -284,6 +296,7 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
         fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
       });
     }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') danglingLink(stateDir);
     throw stateError(dir, error, keep);
   }
   const info = await lstat(dir).catch(() => undefined);
@@ -294,6 +307,19 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
     });
   }
   refuse(dir, 'batch record directory');
+  return true;
+}
+
+/** The state directory, or the nearest one above it there is, a symlink to nothing: mkdir cannot make it (ENOENT). */
+function danglingLink(stateDir: string): void {
+  let at = stateDir;
+  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  if (statOrUndefined(at, false) || !statOrUndefined(at, true)?.isSymbolicLink()) return;
+  const target = readlinkSync(at);
+  refused({
+    problem: `the state directory ${stateDir} is ${at === stateDir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
+    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
+  });
 }
 
 function refuse(dir: string, what: string): void {

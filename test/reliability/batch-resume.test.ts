@@ -249,6 +249,15 @@ describe('resumable batches', () => {
       if (json) expect(JSON.parse(nothing.stderr).error).toMatchObject({ code: 'nothing_to_resume', message, hint });
       else expect(nothing.stderr).toBe(`error: ${message}\n${hint}\n`);
     }
+    // Standard input too. A refusal leaves no trace: the state directory was made, batches/ in it (a ring's find).
+    const piped = await runCli(['docs', 'submit', '--resume', '--format', 'ndjson', '-'], {
+      env,
+      stdin: readFileSync(batch),
+    });
+    expect(piped.code, piped.stderr).toBe(2);
+    expect(piped.stdout).toBe('');
+    expect(piped.stderr).toContain('error: nothing to resume: no batch of standard input read in ');
+    expect(existsSync(stateDir)).toBe(false);
     expect(service.stats.requests).toBe(before0);
     expect(stored(service, 'restart-')).toHaveLength(0);
     expect(batchRecords(env.FACECTL_CONFIG_DIR)).toEqual([]);

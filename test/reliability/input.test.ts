@@ -160,6 +160,24 @@ describe('input', () => {
     ).toEqual(['a1', 'a2']);
   });
 
+  // A pretty-printed JSON array (`jq . docs.json`) with --format ndjson is refused as one, with the jq line; after a
+  // blank line (`echo; jq . docs.json`) it got the generic invalid-JSON errors: only the input's line 1 was checked.
+  it('a pretty-printed JSON array after a blank line, --format ndjson: its first line opens a JSON array, with the jq hint; nothing sent', async () => {
+    const pretty = `\n${JSON.stringify([{ label: 'a', content: 'one' }], null, 2)}\n`;
+    const file = tempFile('docs.json', pretty);
+    const message = 'line 2 opens a JSON array: documents in NDJSON are one JSON object a line';
+    const fromFile = await refused([...DOC, '--format', 'ndjson', '--file', file], /line 2 opens/);
+    expect(fromFile.stdout).toBe('');
+    expect(fromFile.stderr).toBe(
+      `error: ${file}: ${message}\nsend them as a batch: jq -c '.[]' ${file} | facectl docs submit --format ndjson --alias ada-x --label notes -\n`,
+    );
+    const piped = await refused([...DOC, '--format', 'ndjson', '-'], /line 2 opens/, pretty);
+    expect(piped.stdout).toBe('');
+    expect(piped.stderr).toContain(
+      `error: standard input: ${message}\nsend them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson`,
+    );
+  });
+
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {
     const unknown = await refused(['keys', 'create', '--bogus'], /unknown option '--bogus'/);
     expect(unknown.stderr).toMatch(/usage: facectl keys create/);

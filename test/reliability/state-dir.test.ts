@@ -1,6 +1,16 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
@@ -95,6 +105,35 @@ describe('a FACECTL_STATE_DIR that is not a directory', () => {
       expect(server.requests.length).toBe(before);
     },
   );
+});
+
+// A ring's find: FACECTL_STATE_DIR a symlink to nothing: `docs submit --file` failed with "cannot write the batch
+// record …/batches: ENOENT", fix "check … and its disk", exit 1. The configuration directory is refused so (config-safety).
+describe('a FACECTL_STATE_DIR that is, or is under, a symlink to nothing', () => {
+  it.each([
+    ['the symlink', (link: string) => link, ''],
+    ['under the symlink', (link: string) => join(link, 'facectl'), 'under LINK, '],
+  ])('%s -> exit 2 naming the symlink, with the fix; nothing made or sent (bin)', async (_name, stateDir, under) => {
+    const parent = makeTempDir('facectl-dangling-');
+    const link = join(parent, 'state');
+    const target = join(parent, 'gone');
+    symlinkSync(target, link);
+    const dir = stateDir(link);
+    const batch = tempFile('batch.ndjson', `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`);
+    const before = server.requests.length;
+    const result = await runCli(['docs', 'submit', '--file', batch], {
+      env: { FACECTL_STATE_DIR: dir, FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+    });
+    expect(result.code, result.stderr).toBe(ExitCode.usage);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `error: refusing to write batch records: the state directory ${dir} is ${under.replace('LINK', link)}a symlink to ${target}, which does not exist; nothing was sent\n` +
+        `create its target (\`mkdir -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory\n`,
+    );
+    expect(readdirSync(parent)).toEqual(['state']);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(server.requests.length).toBe(before);
+  });
 });
 
 // A ring's find: FACECTL_STATE_DIR=/tmp was refused (right) with the fix `chmod 700 /tmp`, which would
