@@ -27,7 +27,7 @@ export function writeRefusal(path: string): Refusal | undefined {
     elsewhere: 'FACECTL_CONFIG_DIR',
   });
   if (refusal) return refusal;
-  const dangling = danglingLink(dirname(path));
+  const dangling = danglingLink(dirname(path), 'configuration directory', 'FACECTL_CONFIG_DIR');
   if (dangling) return dangling;
   const fileStat = statOrUndefined(path, true);
   if (fileStat?.isSymbolicLink()) {
@@ -54,10 +54,10 @@ export function writeRefusal(path: string): Refusal | undefined {
 }
 
 /**
- * The configuration directory, or the nearest one above it there is, a symlink to nothing: reading takes it for
- * a directory with no file yet, but it cannot be made (mkdir says ENOENT).
+ * `dir` (the configuration or state directory), or the nearest one above it there is, a symlink to nothing:
+ * reading takes it for a directory with nothing in it yet, but it cannot be made (mkdir says ENOENT).
  */
-function danglingLink(dir: string): Refusal | undefined {
+export function danglingLink(dir: string, what: string, variable: string): Refusal | undefined {
   let at = dir;
   while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
   let target: string;
@@ -68,8 +68,8 @@ function danglingLink(dir: string): Refusal | undefined {
     return undefined; // not a symlink, or one that loops or is out of reach: the write's own error says so
   }
   return {
-    problem: `the configuration directory ${dir} is ${at === dir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
-    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`,
+    problem: `the ${what} ${dir} is ${at === dir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
+    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set ${variable} to another directory`,
   };
 }
 

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
 import { lstat, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { directoryRefusal, makeDirectories, type Refusal, statOrUndefined } from '../config/file-safety.js';
+import { join } from 'node:path';
+import { danglingLink, directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
@@ -284,7 +283,7 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
   refuse(stateDir, 'state directory');
   // Not there (another failure is said by the mkdir below).
   if (keep && (await lstat(dir).catch((error: NodeJS.ErrnoException) => error.code)) === 'ENOENT') {
-    danglingLink(stateDir);
+    dangling(stateDir);
     return false;
   }
   try {
@@ -296,7 +295,7 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
         fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
       });
     }
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') danglingLink(stateDir);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') dangling(stateDir);
     throw stateError(dir, error, keep);
   }
   const info = await lstat(dir).catch(() => undefined);
@@ -310,16 +309,10 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
   return true;
 }
 
-/** The state directory, or the nearest one above it there is, a symlink to nothing: mkdir cannot make it (ENOENT). */
-function danglingLink(stateDir: string): void {
-  let at = stateDir;
-  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
-  if (statOrUndefined(at, false) || !statOrUndefined(at, true)?.isSymbolicLink()) return;
-  const target = readlinkSync(at);
-  refused({
-    problem: `the state directory ${stateDir} is ${at === stateDir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
-    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
-  });
+/** Refused when the state directory is (or is under) a symlink to nothing: mkdir cannot make it (ENOENT). */
+function dangling(stateDir: string): void {
+  const refusal = danglingLink(stateDir, 'state directory', 'FACECTL_STATE_DIR');
+  if (refusal) refused(refusal);
 }
 
 function refuse(dir: string, what: string): void {
