@@ -94,7 +94,7 @@ export function createProcessContext() {
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
   let received: StopSignal | undefined;
-  // run() has returned: its one error document, if any, is written.
+  // run() has returned with an error: its one error document is written.
   let reported = false;
   // Written directly (the stream may be busy or its owner gone); under --json not after the command's own error
   // document (stderr carries exactly one).
@@ -160,7 +160,7 @@ export function createProcessContext() {
   // its loop too; any other with its code, here: Node's own wind-down gives the signals their default action back,
   // and one coming then (a Ctrl-C just after a batch's last result) killed the process with nothing said.
   const finish = async (code: number) => {
-    reported = true;
+    reported = code !== ExitCode.ok;
     await ctx.close();
     // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which an exit would cut.
     const drained = (stream: NodeJS.WriteStream) =>

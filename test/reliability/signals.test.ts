@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { constants } from 'node:os';
 import { join } from 'node:path';
@@ -167,7 +167,13 @@ describe('signals', () => {
       const loop = spawn('bash', ['-c', script], {
         cwd: ROOT,
         detached: true,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          NO_COLOR: '1',
+          FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const watched = watchChild(loop);
@@ -490,6 +496,78 @@ process.on('exit', () => {
       await service.close();
     }
   }, 60_000);
+
+  it.each(['text', '--json'])(
+    'a second signal while a finished batch still writes its results (%s): the error says nothing is left to resume',
+    async (form) => {
+      const json = form === '--json';
+      const service = await startTestService();
+      try {
+        const key = service.key('pro');
+        await createFace(service, key, 'ada-drain');
+        // A ring's find: once a batch had finished, a second signal while its results still drained ended the process
+        // (130, 143) with no error document under --json, and in text with the --resume command "to send the rest".
+        const { file } = batchFile('ada-drain', `drain${form}-`, 3000, (i) => `line ${i}`);
+        // stdout: a FIFO the test holds open and never reads (its 64 KB fill after about 850 result lines).
+        const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+        execFileSync('mkfifo', [fifo]);
+        const reader = openSync(fifo, 'r+');
+        const env = batchEnv(key, service.baseUrl);
+        const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, ...(json ? ['--json'] : [])], {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            HOME: process.env.HOME ?? '/tmp',
+            NO_COLOR: '1',
+            FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+            ...env,
+          },
+          stdio: ['ignore', reader, 'pipe'],
+        });
+        closeSync(reader);
+        const run = watchChild(child);
+        // Finished: its summary said (under --json once the command has returned), its record renamed and unlocked.
+        const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
+        const entries = () => (existsSync(batches) ? readdirSync(batches) : []);
+        await until(() => /Submitted 3000 of 3000 documents\. /.test(run.stderr()), 'the summary');
+        await until(
+          () =>
+            entries().some((name) => name.endsWith('.finished')) && !entries().some((name) => name.endsWith('.lock')),
+          'the batch recorded as finished',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(child.exitCode === null && child.signalCode === null, 'still writing its results').toBe(true);
+        // Two kinds: two of one kind sent at once may arrive as one.
+        child.kill('SIGINT');
+        child.kill('SIGTERM');
+        const exit = await run.exit;
+        const said = `${JSON.stringify(exit)} ${run.stderr()}`;
+        expect([130, 143], said).toContain(exit.code);
+        const message = /^stopped at once by (SIGTERM after Ctrl-C \(SIGINT\)|Ctrl-C \(SIGINT\) after SIGTERM)$/;
+        const hint =
+          'The batch had finished: every document was submitted and recorded; nothing is left to resume ' +
+          '(--resume prints the results again, sending nothing)';
+        if (json) {
+          const errors = run
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('{"error"'));
+          expect(
+            errors.map((line) => JSON.parse(line)),
+            said,
+          ).toEqual([{ error: { code: 'interrupted', message: expect.stringMatching(message), hint } }]);
+        } else {
+          const lines = run.stderr().trimEnd().split('\n').slice(-2);
+          expect(lines[0], said).toMatch(new RegExp(`^error: ${message.source.slice(1)}`));
+          expect(lines[1], said).toBe(hint);
+        }
+        expect(stored(service, `drain${form}-`)).toHaveLength(3000);
+      } finally {
+        await service.close();
+      }
+    },
+    60_000,
+  );
 
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.
