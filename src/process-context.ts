@@ -94,7 +94,7 @@ export function createProcessContext() {
   setMaxListeners(0, controller.signal);
   const globals: GlobalOptions = { json: false, noInput: false, debug: false, insecureHttp: false };
   let received: StopSignal | undefined;
-  // run() has returned: its one error document, if any, is written.
+  // run() has returned with an error: its one error document is written.
   let reported = false;
   // Written directly (the stream may be busy or its owner gone); under --json not after the command's own error
   // document (stderr carries exactly one).
@@ -155,18 +155,20 @@ export function createProcessContext() {
     signal: controller.signal,
     apiOptions: { fastExit: true },
   });
-  // After run(): closes the API client (keep-alive would hold the process open); a command interrupted by SIGINT or
-  // SIGTERM (exit 130/143) then drains stdout and stderr and re-raises the signal, so a shell stops its loop too.
+  // After run(): closes the API client (keep-alive would hold the process open), drains stdout and stderr, and ends
+  // the process: a command interrupted by SIGINT or SIGTERM (exit 130/143) by re-raising the signal, so a shell stops
+  // its loop too; any other with its code, here: Node's own wind-down gives the signals their default action back,
+  // and one coming then (a Ctrl-C just after a batch's last result) killed the process with nothing said.
   const finish = async (code: number) => {
-    reported = true;
+    reported = code !== ExitCode.ok;
     await ctx.close();
-    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
-    if (received === undefined || code !== SIGNAL_CODES[received]) return;
-    // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which a death would cut.
+    // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which an exit would cut.
     const drained = (stream: NodeJS.WriteStream) =>
       stream.destroyed || stream.writableLength === 0 || new Promise((resolve) => stream.write('', resolve));
     await Promise.all([drained(process.stdout), drained(process.stderr)]);
-    dieBy(received);
+    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
+    if (received !== undefined && code === SIGNAL_CODES[received]) dieBy(received);
+    process.exit(code);
   };
   return Object.assign(ctx, { finish });
 }

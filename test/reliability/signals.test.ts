@@ -1,8 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
@@ -21,6 +22,16 @@ const countsAddUp = (summary: string) => {
     summary,
   );
   return counts ? counts.slice(1).reduce((sum, n) => sum + Number(n ?? 0), 0) : undefined;
+};
+
+/** Whether the process catches `signal` (Linux: SigCgt in /proc/PID/status); false once it is gone. */
+const catches = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '0';
+    return ((BigInt(`0x${mask}`) >> BigInt(constants.signals[signal] - 1)) & 1n) === 1n;
+  } catch {
+    return false;
+  }
 };
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -156,7 +167,13 @@ describe('signals', () => {
       const loop = spawn('bash', ['-c', script], {
         cwd: ROOT,
         detached: true,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          NO_COLOR: '1',
+          FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const watched = watchChild(loop);
@@ -409,6 +426,147 @@ fsp.open = async function (...args) {
         await service.close();
       }
     },
+  );
+
+  it('a signal once a batch has finished, as the process exits: exit 0 as the finished run, not a death by it with nothing said', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-late');
+      // A breaker's find: SIGINT or SIGTERM after the last result line, as Node wound down, killed the process (130,
+      // 143) with only the summary said, the batch finished and recorded: Node gives the signals their default action
+      // back as it exits. Its exit is held here, from the moment it emits 'exit', on a FIFO no one has opened yet.
+      const dir = makeTempDir('facectl-late-');
+      const [hold, exiting, preload] = [join(dir, 'hold'), join(dir, 'exiting'), join(dir, 'hold-exit.cjs')];
+      execFileSync('mkfifo', [hold]);
+      writeFileSync(
+        preload,
+        `const fs = require('node:fs');
+process.on('exit', () => {
+  fs.open(${JSON.stringify(hold)}, 'r', () => undefined);
+  fs.writeFileSync(${JSON.stringify(exiting)}, '');
+});
+`,
+      );
+      const cases = [
+        { signals: ['SIGINT'], json: true },
+        { signals: ['SIGTERM'], json: false },
+        { signals: ['SIGINT', 'SIGTERM'], json: true },
+      ] as const;
+      for (const [i, { signals, json }] of cases.entries()) {
+        const { file } = batchFile('ada-late', `late${i}-`, 200, (n) => `line ${n}`);
+        const env = batchEnv(key, service.baseUrl);
+        const args = ['docs', 'submit', '--file', file, ...(json ? ['--json'] : [])];
+        const run = start(args, { ...env, NODE_OPTIONS: `--require ${preload}` });
+        await until(() => existsSync(exiting), 'the process exiting');
+        // Once the process no longer catches the signal (Node's wind-down gave it back its default action), or after
+        // 1 s: a process ended as it should be catches it to its very end.
+        const pid = run.child.pid as number;
+        const deadline = Date.now() + 1_000;
+        while (catches(pid, signals[0]) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        for (const signal of signals) run.child.kill(signal);
+        await Promise.race([run.exit, new Promise((resolve) => setTimeout(resolve, 200))]);
+        closeSync(openSync(hold, 'r+'));
+        const exit = await run.exit;
+        rmSync(exiting);
+        const said = `${signals.join(' and ')}${json ? ', --json' : ''}: ${JSON.stringify(exit)} ${run.stderr()}`;
+        expect(exit, said).toEqual({ code: 0, signal: null });
+        const summary = /^Submitted 200 of 200 documents\. /m;
+        if (json) {
+          expect(resultLines(run.stdout()).filter((result) => result.ok)).toHaveLength(200);
+          const notices = run
+            .stderr()
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line));
+          expect(notices, said).toEqual([{ notice: expect.stringMatching(summary) }]);
+        } else {
+          expect(run.stdout().trim().split('\n')).toHaveLength(200);
+          expect(run.stderr(), said).toMatch(summary);
+          expect(run.stderr(), said).not.toContain('error');
+        }
+        expect(new Set(stored(service, `late${i}-`).map((d) => d.label)).size).toBe(200);
+        // Its record is finished: --resume has nothing to send.
+        const resumed = start(['docs', 'submit', '--file', file, '--resume'], env);
+        expect(await resumed.exit, resumed.stderr()).toEqual({ code: 0, signal: null });
+        expect(resumed.stderr()).toContain('batch already finished: 200 documents sent; nothing to do');
+        expect(stored(service, `late${i}-`)).toHaveLength(200);
+      }
+    } finally {
+      await service.close();
+    }
+  }, 60_000);
+
+  it.each(['text', '--json'])(
+    'a second signal while a finished batch still writes its results (%s): the error says nothing is left to resume',
+    async (form) => {
+      const json = form === '--json';
+      const service = await startTestService();
+      try {
+        const key = service.key('pro');
+        await createFace(service, key, 'ada-drain');
+        // A ring's find: once a batch had finished, a second signal while its results still drained ended the process
+        // (130, 143) with no error document under --json, and in text with the --resume command "to send the rest".
+        const { file } = batchFile('ada-drain', `drain${form}-`, 3000, (i) => `line ${i}`);
+        // stdout: a FIFO the test holds open and never reads (its 64 KB fill after about 850 result lines).
+        const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+        execFileSync('mkfifo', [fifo]);
+        const reader = openSync(fifo, 'r+');
+        const env = batchEnv(key, service.baseUrl);
+        const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, ...(json ? ['--json'] : [])], {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            HOME: process.env.HOME ?? '/tmp',
+            NO_COLOR: '1',
+            FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+            ...env,
+          },
+          stdio: ['ignore', reader, 'pipe'],
+        });
+        closeSync(reader);
+        const run = watchChild(child);
+        // Finished: its summary said (under --json once the command has returned), its record renamed and unlocked.
+        const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
+        const entries = () => (existsSync(batches) ? readdirSync(batches) : []);
+        await until(() => /Submitted 3000 of 3000 documents\. /.test(run.stderr()), 'the summary');
+        await until(
+          () =>
+            entries().some((name) => name.endsWith('.finished')) && !entries().some((name) => name.endsWith('.lock')),
+          'the batch recorded as finished',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(child.exitCode === null && child.signalCode === null, 'still writing its results').toBe(true);
+        // Two kinds: two of one kind sent at once may arrive as one.
+        child.kill('SIGINT');
+        child.kill('SIGTERM');
+        const exit = await run.exit;
+        const said = `${JSON.stringify(exit)} ${run.stderr()}`;
+        expect([130, 143], said).toContain(exit.code);
+        const message = /^stopped at once by (SIGTERM after Ctrl-C \(SIGINT\)|Ctrl-C \(SIGINT\) after SIGTERM)$/;
+        const hint =
+          'The batch had finished: every document was submitted and recorded; nothing is left to resume ' +
+          '(--resume prints the results again, sending nothing)';
+        if (json) {
+          const errors = run
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('{"error"'));
+          expect(
+            errors.map((line) => JSON.parse(line)),
+            said,
+          ).toEqual([{ error: { code: 'interrupted', message: expect.stringMatching(message), hint } }]);
+        } else {
+          const lines = run.stderr().trimEnd().split('\n').slice(-2);
+          expect(lines[0], said).toMatch(new RegExp(`^error: ${message.source.slice(1)}`));
+          expect(lines[1], said).toBe(hint);
+        }
+        expect(stored(service, `drain${form}-`)).toHaveLength(3000);
+      } finally {
+        await service.close();
+      }
+    },
+    60_000,
   );
 
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {

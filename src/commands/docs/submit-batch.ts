@@ -49,6 +49,10 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
     throw error;
   });
   await opened.journal.complete();
+  // A second signal from here (its results still being written) ends the process at once: with nothing to resume.
+  ctx.stopHint =
+    'The batch had finished: every document was submitted and recorded; nothing is left to resume ' +
+    '(--resume prints the results again, sending nothing)';
   return summary;
 }
 
