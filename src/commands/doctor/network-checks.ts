@@ -1,7 +1,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
-import { errorFromResponse, type ExchangeInfo, networkErrorFrom } from '../../api/error-mapping.js';
+import { errorFromResponse, type ExchangeInfo, networkErrorFrom, NEW_KEY_HINTS } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
@@ -100,12 +100,7 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
 
 async function keyCheck(status: number, text: string, info: ExchangeInfo, now: Date, source: KeySource) {
   const name = 'key works';
-  // Where a new key goes: `auth login` stores one in the profile, which FACECTL_API_KEY and --api-key-stdin override.
-  const newKey = {
-    profile: 'run `facectl auth login` with a new key',
-    env: 'set FACECTL_API_KEY to a new key',
-    stdin: 'give a new key with --api-key-stdin',
-  }[source];
+  const newKey = NEW_KEY_HINTS[source];
   let json: unknown = text;
   try {
     json = JSON.parse(text);

@@ -129,7 +129,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         ctx,
         {
           baseUrl: beside.baseUrl,
-          apiKey: async () => found?.key,
+          apiKey: async () => found,
           noKeyMessage: `not logged in: ${beside.describe()}`,
         },
         { signal: undefined },
