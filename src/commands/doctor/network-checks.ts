@@ -153,7 +153,8 @@ async function keyCheck(status: number, text: string, info: ExchangeInfo, now: D
     return warn(
       name,
       `budget used up: ${detail}`,
-      'create a key with a budget (`facectl keys create --budget-usd N --save`)',
+      // Nor with this key: a key's spending counts against the budget of every key above it (facectl serve).
+      `${newKey}, made with a key that has budget left (a key made with this one spends out of its budget, which is used up)`,
     );
   }
   if (current.scopes && current.scopes.length === 0) {
