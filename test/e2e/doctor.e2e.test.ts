@@ -46,4 +46,14 @@ describe('facectl doctor (built bin)', () => {
         '(a key made with this one spends out of its budget, which is used up)',
     );
   });
+
+  it('a key expiring soon: the fix is words, not `keys create` with that key (its keys expire with it)', async () => {
+    const soon = await createKey(service, service.key('pro'), { expires_in_days: 1 });
+    const { detail, fix } = await keyWorksWarning(soon.key);
+    expect(detail).toMatch(/^expires in 1 day: /);
+    expect(fix).toBe(
+      'set FACECTL_API_KEY to a new key, made with a longer-lived key than this one ' +
+        '(a key expires no later than the key that makes it)',
+    );
+  });
 });

@@ -140,10 +140,8 @@ async function keyCheck(status: number, text: string, info: ExchangeInfo, now: D
         ? 'expiry unknown'
         : `expires ${current.expires_at}`,
   ].join(', ');
-  // Not `keys create --save` with this key: a key made with it expires with it (the service refuses a later expiry).
-  const renew =
-    `${newKey} (one made with a longer-lived key, e.g. \`facectl keys create --profile OTHER\`: ` +
-    'a key expires no later than the key that makes it)';
+  // Not `keys create` with this key: a key made with it expires with it (the service refuses a later expiry).
+  const renew = `${newKey}, made with a longer-lived key than this one (a key expires no later than the key that makes it)`;
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
   if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
     const days = Math.ceil((expires - now.getTime()) / 86_400_000);
