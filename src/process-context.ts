@@ -51,7 +51,7 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
         ctx,
         {
           baseUrl: creds.baseUrl,
-          apiKey: async () => (await creds.apiKey())?.key,
+          apiKey: () => creds.apiKey(),
           noKeyMessage: `not logged in: ${creds.describe()}`,
         },
         { ...apiOptions, ...(untilAnswered ? { signal: undefined } : {}) },

@@ -6,6 +6,7 @@ import { type AnswerOf, fieldPath, issueText, readAnswer, schemaAt, valueAt } fr
 
 export { readAnswer };
 import { VERSION } from '../version.js';
+import type { KeySource } from '../context.js';
 import { AuthError, type FieldProblem, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
 import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
@@ -17,8 +18,8 @@ import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } 
 
 export interface ApiClientOptions extends Partial<Omit<TransportOptions, 'baseUrl' | 'secrets'>> {
   baseUrl: string;
-  /** The key, or a function resolving it on the first call that needs one (stdin is read only then). */
-  apiKey?: string | (() => Promise<string | undefined>);
+  /** The key, or a function resolving it (and its source) on the first call needing one (stdin is read only then). */
+  apiKey?: string | (() => Promise<{ key: string; source: KeySource } | undefined>);
   /** Allow plain http to hosts other than loopback (the key would cross the network unencrypted). */
   insecureHttp?: boolean;
   /** Said when a call needs a key and there is none (names where keys are looked for). */
@@ -55,11 +56,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   });
   const userAgent = options.userAgent ?? `facectl/${VERSION} node/${process.versions.node}`;
 
+  // Its source goes into the call's info: a 401 says where a new key goes.
   const keyFor = async (info: ExchangeInfo): Promise<string> => {
-    const key = typeof apiKey === 'function' ? await apiKey() : apiKey;
-    if (!key) throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
-    resolvedKey = key;
-    return key;
+    const found = typeof apiKey === 'function' ? await apiKey() : apiKey ? { key: apiKey } : undefined;
+    if (!found) throw new AuthError(noKeyMessage ?? `not logged in: no API key for ${info.method} ${info.path}`);
+    if ('source' in found) info.keySource = found.source;
+    resolvedKey = found.key;
+    return found.key;
   };
   // The client's own signal, when the call brings none other: the transport aborts every request in
   // flight when it fires, without a listener per request. A call's own signal is combined with it.

@@ -1,9 +1,26 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError, ExitCode, type ExitCodeValue, NetworkError, ResponseError } from '../errors.js';
+import type { KeySource } from '../context.js';
 import type { Limits } from './node-http.js';
 
-/** `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`). */
-export type ExchangeInfo = { method: string; path: string; baseUrl: string; outsideContract?: boolean };
+/**
+ * `path`: the route's template, or the concrete path of a request no route describes (`outsideContract`);
+ * `keySource`: where the key sent came from, when known.
+ */
+export type ExchangeInfo = {
+  method: string;
+  path: string;
+  baseUrl: string;
+  outsideContract?: boolean;
+  keySource?: KeySource;
+};
+
+/** Where a new key goes, by where the refused one came from (the fixes of a 401 and of doctor's "key works"). */
+export const NEW_KEY_HINTS: Record<KeySource, string> = {
+  profile: 'run `facectl auth login` with a new key',
+  env: 'set FACECTL_API_KEY to a new key',
+  stdin: 'give a new key with --api-key-stdin',
+};
 
 /** An error answer of the service as an ApiError: its status, code, detail and the fix to try. */
 export function errorFromResponse(status: number, body: unknown, info: ExchangeInfo, retryAfterSeconds?: number) {
@@ -35,7 +52,10 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
     case 401:
       return make(
         `the service refused the API key (401${detailText ? `: ${detailText}` : ''})`,
-        'run `facectl auth login` with a valid key, or check FACECTL_API_KEY',
+        // Not known: a key given to the library, or `facectl api` with an Authorization header of its own.
+        info.keySource
+          ? NEW_KEY_HINTS[info.keySource]
+          : 'run `facectl auth login` with a valid key, or check FACECTL_API_KEY',
       );
     case 402:
       return make(detailText ?? `payment required by ${where}`, hintForRefusal(code, detailText));

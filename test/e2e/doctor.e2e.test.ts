@@ -3,7 +3,7 @@ import { chmodSync, chownSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
-import { useService } from '../helpers/service-suite.js';
+import { createKey, useService } from '../helpers/service-suite.js';
 import { BIN, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { worldReadableCli } from '../helpers/world-readable-cli.js';
@@ -85,5 +85,36 @@ describe('facectl doctor (built bin)', () => {
       chmodSync(dir, 0o700);
     }
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  /** `facectl doctor` with `key` in FACECTL_API_KEY: its "key works" row, which is a warning (exit 0). */
+  async function keyWorksWarning(key: string) {
+    const result = await runCli(['doctor'], { env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: service.baseUrl } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).not.toContain(key);
+    const row = result.stdout.split('\n').find((line) => line.startsWith('warn\tkey works\t')) ?? '';
+    const [, , detail, fix] = row.split('\t');
+    return { detail, fix };
+  }
+
+  it('a key whose budget is used up: the fix is words, not `keys create` with that key (its keys spend out of its budget)', async () => {
+    const spent = await createKey(service, service.key('pro'), { budget_usd: 0 });
+    const { detail, fix } = await keyWorksWarning(spent.key);
+    expect(detail).toMatch(/^budget used up: /);
+    expect(fix).toBe(
+      'set FACECTL_API_KEY to a new key, made with a key that has budget left ' +
+        '(a key made with this one spends out of its budget, which is used up)',
+    );
+  });
+
+  it('a key expiring soon: the fix is words, not `keys create` with that key (its keys expire with it)', async () => {
+    const soon = await createKey(service, service.key('pro'), { expires_in_days: 1 });
+    const { detail, fix } = await keyWorksWarning(soon.key);
+    expect(detail).toMatch(/^expires in 1 day: /);
+    expect(fix).toBe(
+      'set FACECTL_API_KEY to a new key, made with a longer-lived key than this one ' +
+        '(a key expires no later than the key that makes it)',
+    );
   });
 });

@@ -51,6 +51,19 @@ describe('keys create (built bin)', () => {
       env: { FACECTL_CONFIG_DIR: saved.configDir },
     });
     expect(face.code, face.stderr).toBe(0);
+
+    // Saving another over it wants --yes (no terminal here): the hint says both ways, with nothing to fill in.
+    const again = await runCli(['keys', 'create', '--name', 'again', '--save'], {
+      env: { FACECTL_CONFIG_DIR: saved.configDir },
+    });
+    expect(again.code).toBe(2);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toBe(
+      `error: --yes is required to replace the key stored in profile default (${key.slice(0, 12)}…) when not ` +
+        'running interactively (standard input is not a terminal)\n' +
+        'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; ' +
+        'or add `--yes` to replace it\n',
+    );
   });
 
   it('bad values are exit 2 naming the flag, nothing sent', async () => {

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
@@ -80,5 +82,36 @@ describe('--api-key-stdin with the input on standard input: the key is the first
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('the API key from standard input is empty');
     expect(service.stats.requests).toBe(before);
+  });
+});
+
+describe('a key the service refuses (401)', () => {
+  it('the hint says where a new key goes, by where the refused one came from: stdin, FACECTL_API_KEY, the profile', async () => {
+    const refused = 'fcs_refused1_0123456789abcdefABCDEFGHIJ0123';
+    const fromStdin = await runCli(['faces', 'get', 'ada-keyin', '--api-key-stdin'], {
+      env: { FACECTL_BASE_URL: service.baseUrl },
+      stdin: `${refused}\n`,
+    });
+    const fromEnv = await runCli(['faces', 'get', 'ada-keyin'], {
+      env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: refused },
+    });
+    const dir = makeConfigDir();
+    const stored = { api_key: refused, api_key_base_url: service.baseUrl, base_url: service.baseUrl };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles: { work: stored } }), { mode: 0o600 });
+    const fromProfile = await runCli(['faces', 'get', 'ada-keyin', '--profile', 'work'], {
+      env: { FACECTL_CONFIG_DIR: dir },
+    });
+    for (const [result, hint] of [
+      [fromStdin, 'give a new key with --api-key-stdin'],
+      [fromEnv, 'set FACECTL_API_KEY to a new key'],
+      [fromProfile, 'run `facectl auth login --profile work` with a new key'],
+    ] as const) {
+      expect(result.code, result.stderr).toBe(3);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^error: the service refused the API key \(401: invalid API key/);
+      expect(lines.at(-1)).toBe(hint);
+      expect(result.stderr).not.toContain(refused);
+    }
   });
 });

@@ -46,7 +46,12 @@ describe('--jq failing on a batch result line', () => {
     expect(numbers(res.stdout)).toEqual(range(1, 300).filter((n) => n !== 100));
     const error = errorOf(res.stderr);
     expect(error).toMatchObject({ code: 'jq_error', message: '--jq: line 100: x' });
-    expect(error.hint).toMatch(/--resume prints every result again/);
+    // The command to paste: this batch's own --resume, its filter to be fixed.
+    expect(error.hint).toBe(
+      'the documents were submitted all the same (the summary counts them). Fix the filter, then run ' +
+        `\`facectl docs submit --file ${file} --resume --jq 'if .line == 100 then error("x") else .line end'\` ` +
+        'with the fixed filter as its --jq, to print every result again, sending nothing twice',
+    );
     expect(error.warnings).toContainEqual(expect.stringMatching(/^Submitted 300 of 300 documents\./));
     expect(storedLabels(service, 'jqa-')).toEqual(labels('jqa-', 300));
     // A plain run is refused (a new batch would make every document again), saying that all were sent.

@@ -160,8 +160,7 @@ describe('facectl doctor', () => {
       });
       expect(r.byName('key works').detail).toContain('budget left $0.00 of $1.00');
       // Not `keys create --save` with this key: the new key would expire with it (the service refuses a later one).
-      const made =
-        ' (one made with a longer-lived key, e.g. `facectl keys create --profile OTHER`: a key expires no later than the key that makes it)';
+      const made = ', made with a longer-lived key than this one (a key expires no later than the key that makes it)';
       expect(r.byName('key works').fix).toBe(`run \`facectl auth login\` with a new key${made}`);
       expect(r.byName('key works').fix).not.toContain('--save');
       const lim = await doctor(

@@ -78,7 +78,7 @@ describe('saving a key over another one', () => {
         `--yes is required to replace the key stored in profile default (${OLD_KEY.slice(0, 12)}…) ` +
         `when not running interactively (${why})`;
       const hint =
-        'add `--profile NEW` to save the new key in a profile of its own and keep both, or `--yes` to replace it';
+        'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; or add `--yes` to replace it';
       expect(code, stderr).toBe(2);
       expect(stdout).toBe('');
       if (how[0] === '--json') expect(JSON.parse(stderr)).toEqual({ error: { code: 'usage', message, hint } });

@@ -21,13 +21,17 @@ const EXIT_PRIORITY: ExitCodeValue[] = (
   ['interrupted', 'auth', 'refused', 'network', 'rateLimited', 'usage', 'conflict', 'notFound', 'error'] as const
 ).map((name) => ExitCode[name]);
 
-/** How to send the rest: the exact command with --resume, after `first` if given. */
-export function resumeHint(input: Resumable, first = ''): string {
+/** How to send the rest (or do `then`): the exact command with --resume, after `first` if given. */
+export function resumeHint(
+  input: Resumable,
+  first = '',
+  then = 'to send the rest (lines already submitted are not sent again)',
+): string {
   const run =
     input.source.kind === 'stdin'
       ? `feed the same standard input to \`${input.resumeCommand}\` in ${input.cwd}`
       : `run \`${input.resumeCommand}\``;
-  const sentence = `${run} to send the rest (lines already submitted are not sent again)`;
+  const sentence = `${run} ${then}`;
   return first === '' ? `${sentence[0]?.toUpperCase()}${sentence.slice(1)}` : `${first}, then ${sentence}`;
 }
 

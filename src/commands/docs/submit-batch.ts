@@ -290,7 +290,12 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   if (jq) {
     const message = `--jq: line ${jq.line}: ${jq.message}${jq.lines > 1 ? ` (and on ${jq.lines - 1} more ${jq.lines === 2 ? 'line' : 'lines'})` : ''}`;
     const hint =
-      'the documents were submitted all the same (the summary counts them): with the filter fixed, --resume prints every result again, sending nothing twice';
+      'the documents were submitted all the same (the summary counts them). ' +
+      resumeHint(
+        input,
+        'Fix the filter',
+        'with the fixed filter as its --jq, to print every result again, sending nothing twice',
+      );
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
     else throw new CliError(message, ExitCode.error, { code: 'jq_error', hint });
   }

@@ -1,7 +1,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
-import { errorFromResponse, type ExchangeInfo, networkErrorFrom } from '../../api/error-mapping.js';
+import { errorFromResponse, type ExchangeInfo, networkErrorFrom, NEW_KEY_HINTS } from '../../api/error-mapping.js';
 import { Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
@@ -100,12 +100,7 @@ function clockCheck(date: string | string[] | undefined, now: Date): Check {
 
 async function keyCheck(status: number, text: string, info: ExchangeInfo, now: Date, source: KeySource) {
   const name = 'key works';
-  // Where a new key goes: `auth login` stores one in the profile, which FACECTL_API_KEY and --api-key-stdin override.
-  const newKey = {
-    profile: 'run `facectl auth login` with a new key',
-    env: 'set FACECTL_API_KEY to a new key',
-    stdin: 'give a new key with --api-key-stdin',
-  }[source];
+  const newKey = NEW_KEY_HINTS[source];
   let json: unknown = text;
   try {
     json = JSON.parse(text);
@@ -145,10 +140,8 @@ async function keyCheck(status: number, text: string, info: ExchangeInfo, now: D
         ? 'expiry unknown'
         : `expires ${current.expires_at}`,
   ].join(', ');
-  // Not `keys create --save` with this key: a key made with it expires with it (the service refuses a later expiry).
-  const renew =
-    `${newKey} (one made with a longer-lived key, e.g. \`facectl keys create --profile OTHER\`: ` +
-    'a key expires no later than the key that makes it)';
+  // Not `keys create` with this key: a key made with it expires with it (the service refuses a later expiry).
+  const renew = `${newKey}, made with a longer-lived key than this one (a key expires no later than the key that makes it)`;
   if (expires !== null && expires <= now.getTime()) return fail(name, `expired: ${detail}`, renew);
   if (expires !== null && expires - now.getTime() < SOON_DAYS * 86_400_000) {
     const days = Math.ceil((expires - now.getTime()) / 86_400_000);
@@ -158,7 +151,8 @@ async function keyCheck(status: number, text: string, info: ExchangeInfo, now: D
     return warn(
       name,
       `budget used up: ${detail}`,
-      'create a key with a budget (`facectl keys create --budget-usd N --save`)',
+      // Nor with this key: a key's spending counts against the budget of every key above it (facectl serve).
+      `${newKey}, made with a key that has budget left (a key made with this one spends out of its budget, which is used up)`,
     );
   }
   if (current.scopes && current.scopes.length === 0) {

@@ -100,7 +100,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     const what = `the key stored in profile ${active.profile} (${keyPrefix(held)}…)`;
     if (!ctx.io.canPrompt()) {
       throw new UsageError(`--yes is required to replace ${what} when not running interactively (${noPrompt(ctx)})`, {
-        hint: 'add `--profile NEW` to save the new key in a profile of its own and keep both, or `--yes` to replace it',
+        hint: 'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; or add `--yes` to replace it',
       });
     }
     if (!(await ctx.prompter.confirm({ message: `Replace ${what}? It is not kept anywhere else.`, default: false }))) {
@@ -129,7 +129,7 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         ctx,
         {
           baseUrl: beside.baseUrl,
-          apiKey: async () => found?.key,
+          apiKey: async () => found,
           noKeyMessage: `not logged in: ${beside.describe()}`,
         },
         { signal: undefined },
