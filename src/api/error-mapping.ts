@@ -169,8 +169,8 @@ const REFUSAL_HINTS: Readonly<Record<string, string>> = {
   // The second command names another profile (so forProfile leaves it): run with this key, it would be refused too.
   insufficient_scope:
     'use a key that has the scope named above: log in with one (`facectl auth login`), or create one with another key ' +
-    'that has that scope and v1:keys:write (not this one): `facectl keys create --scopes SCOPE --profile OTHER`, ' +
-    'OTHER the profile that key is stored in (or with FACECTL_API_KEY set to it)',
+    'that has that scope and v1:keys:write (not this one): `facectl keys create --scopes <scope> --profile <profile>`, ' +
+    '<profile> the profile that key is stored in (or with FACECTL_API_KEY set to it)',
   face_not_allowed: "this key's allowed_face_ids does not include that face; use a key allowed to use it",
   model_not_allowed: "this key's allowed_llm_models does not include that model; use a key allowed to use it",
   key_escalation:

@@ -162,7 +162,7 @@ describe('case 44: `keys create --save` without --yes into one empty profile at 
             `the key was created (shown above) but not saved: profile shared now holds another key ` +
             `(${kept.slice(0, 12)}…), stored meanwhile, which was not replaced`,
           hint:
-            'copy the key from above into `facectl auth login --profile NEW` to keep both, or into ' +
+            'copy the key from above into `facectl auth login --profile <new-name>` to keep both (a name no profile has yet), or into ' +
             '`facectl auth login --profile shared` to replace the other (`keys create --save --yes` replaces without asking)',
         });
       }

@@ -147,7 +147,7 @@ describe('saving a key over another one', () => {
     expect(tc.stderr().replace(/\s+/g, ' ')).toBe(
       `error: the key was created (shown above) but not saved: profile default now holds another key ` +
         `(${meanwhile.key_prefix}…), stored meanwhile, which was not replaced ` +
-        'copy the key from above into `facectl auth login --profile NEW` to keep both, or into ' +
+        'copy the key from above into `facectl auth login --profile <new-name>` to keep both (a name no profile has yet), or into ' +
         '`facectl auth login --profile default` to replace the other (`keys create --save --yes` replaces without asking) ',
     );
   });

@@ -318,7 +318,7 @@ describe('answers from something other than the service, and what is sent as giv
     // Having one made: with another profile's key, which has the scope (this key would be refused the same way).
     expect(hint).toContain(
       'create one with another key that has that scope and v1:keys:write (not this one): ' +
-        '`facectl keys create --scopes SCOPE --profile OTHER`',
+        '`facectl keys create --scopes <scope> --profile <profile>`',
     );
   });
 

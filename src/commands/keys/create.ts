@@ -224,8 +224,8 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
         {
           code: 'save_failed',
           hint:
-            `copy the key from above into \`facectl auth login --profile NEW\` to keep both, or into ` +
-            `\`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
+            `copy the key from above into \`facectl auth login --profile <new-name>\` to keep both (a name no profile has ` +
+            `yet), or into \`facectl auth login --profile ${profile}\` to replace the other (\`keys create --save --yes\` replaces without asking)`,
         },
       );
     }
