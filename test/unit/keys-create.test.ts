@@ -142,7 +142,7 @@ describe('keys create: run()', () => {
     expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: printed.key }), 200);
   });
 
-  it('--save with a config file that cannot be read (exit 2) or written (exit 1): refused before any key is made', async () => {
+  it('--save with a config file that cannot be read or written: refused (exit 2) before any key is made', async () => {
     const dir = makeConfigDir();
     writeFileSync(join(dir, 'config.json'), '{"profiles": {broken', { mode: 0o600 });
     const before = service.stats.byRoute.createApiKey ?? 0;
@@ -153,7 +153,7 @@ describe('keys create: run()', () => {
     expect(result.stdout).toBe('');
     expect(JSON.parse(result.stderr).error.code).toBe('config_invalid');
     expect(service.stats.byRoute.createApiKey ?? 0).toBe(before);
-    // One that cannot be written (its directory under a dangling symlink): refused before too.
+    // One that cannot be written (its directory under a dangling symlink): refused before too, naming the link.
     const link = join(makeConfigDir(), 'link');
     symlinkSync('/nonexistent/facectl-dir', link);
     const unwritable = await runCli(['keys', 'create', '--save', '--jq', '.key_prefix'], {
@@ -163,9 +163,11 @@ describe('keys create: run()', () => {
         FACECTL_BASE_URL: service.baseUrl,
       },
     });
-    expect(unwritable.code).toBe(1);
+    expect(unwritable.code).toBe(2);
     expect(unwritable.stdout).toBe('');
-    expect(JSON.parse(unwritable.stderr).error.code).toBe('config_write_failed');
+    const { error } = JSON.parse(unwritable.stderr);
+    expect(error.code).toBe('config_write_failed');
+    expect(error.message).toContain(`is under ${link}, a symlink to /nonexistent/facectl-dir, which does not exist`);
     expect(service.stats.byRoute.createApiKey ?? 0).toBe(before);
   });
 
