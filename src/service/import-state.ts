@@ -12,6 +12,7 @@ import {
 import { dirname } from 'node:path';
 import { syncDirectory } from '../config/file-safety.js';
 import { closeConnection, type Connection, connect, DataFileInUse, StateFileError } from './database.js';
+import { PLANS } from './plans.js';
 import { COLLECTION_NAMES, type CollectionName } from './records.js';
 /** What the import writes through: a Store (its own type: store.ts imports this module, and circles are refused). */
 interface ImportTarget {
@@ -217,6 +218,10 @@ function recordProblem(collection: StateCollection, record: unknown): string | u
   if (typeof record.id !== 'string' || record.id.length === 0) return 'has no "id" (a non-empty string)';
   for (const field of REQUIRED_STRINGS[collection] ?? []) {
     if (typeof record[field] !== 'string') return `has no "${field}" (a string)`;
+  }
+  // A plan the service does not know fails every request of its user (500).
+  if (collection === 'users' && !Object.hasOwn(PLANS, record.plan as string)) {
+    return `"plan" is ${JSON.stringify(record.plan)}, not one of ${Object.keys(PLANS).join(', ')}`;
   }
   for (const field of REQUIRED_LISTS[collection] ?? []) {
     const list = record[field];

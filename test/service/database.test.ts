@@ -329,6 +329,30 @@ describe('a state file of an earlier facectl (JSON snapshot + journal) is import
     },
   );
 
+  // A breaker's find: a user of a plan the service does not know was imported, then every request of theirs
+  // answered 500 (reading its quota). Refused as the messages above are.
+  test.each(['platinum', 'Pro'])(
+    'a user of plan %j -> exit 2 naming the record and the plans; the files untouched',
+    async (plan) => {
+      ensureBuilt();
+      tmp = tempDir();
+      const file = join(tmp.dir, 'state.json');
+      const old = writeOldState(file);
+      const snapshot = old.snapshot.replace('"plan":"connect"', `"plan":"${plan}"`);
+      expect(snapshot).not.toBe(old.snapshot);
+      writeFileSync(file, snapshot);
+      const result = await runCli(['serve', '--port', '0', '--data', file], { timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        `--data: ${file}: collections.users[0] "plan" is "${plan}", not one of free, standard, pro, connect; the file was left untouched`,
+      );
+      expect(readFileSync(file, 'utf8')).toBe(snapshot);
+      expect(readFileSync(`${file}.journal`, 'utf8')).toBe(old.journal);
+      expect(readdirSync(tmp.dir).sort()).toEqual(['state.json', 'state.json.journal']);
+    },
+  );
+
   test('a record that cannot be imported stops the start naming it; the old files stay exactly as they were', async () => {
     tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
