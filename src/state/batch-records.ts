@@ -53,7 +53,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
   const lockInput = (lockPath: string, waitMs: number, onCompromised?: (error: Error) => void) =>
     waitForLock(lockPath, { staleMs: STALE_SECONDS * 1000, waitMs, onCompromised }).catch((error: unknown) => {
-      throw error instanceof LockHeldError ? inProgress(error, options.sourceName) : stateError(lockPath, error, keep);
+      throw error instanceof LockHeldError ? inProgress(error, options) : stateError(lockPath, error, keep);
     });
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = none
@@ -147,7 +147,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     });
     // Another facectl sends this very input now (standard input: their first lines in common).
     const busy = scored.find((s) => s.busy !== undefined && s.any > 0)?.busy;
-    if (busy !== undefined) throw inProgress(busy, options.sourceName);
+    if (busy !== undefined) throw inProgress(busy, options);
 
     let chosen: (typeof scored)[number] | undefined;
     let dropped: Candidate[] = [];
@@ -264,14 +264,19 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   }
 }
 
-function inProgress(error: LockHeldError, sourceName: string): CliError {
+function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+  // A plain run after that one would be a batch of its own, every line sent again; --resume sends what it left.
+  const again =
+    mode === 'new'
+      ? 'run this command again with --resume (a plain run would send every line again)'
+      : 'run this command again';
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
   const hint = error.holderRunning
-    ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then run this command again`
+    ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then ${again}`
     : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-      `is taken over once it is ${STALE_SECONDS} s old: run the command again in ${Math.max(STALE_SECONDS - seen, 1)} s`;
+      `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${Math.max(STALE_SECONDS - seen, 1)} s`;
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 

@@ -291,8 +291,17 @@ describe('batches from standard input in one directory', () => {
     const same = await runCli(['docs', 'submit', '-'], { env: direct, stdin: readFileSync(one.file, 'utf8') });
     expect(same.code, same.stderr).toBe(5);
     expect(same.stderr).toContain(`another facectl (pid ${first.child.pid}) is submitting standard input`);
+    // Its hint is --resume: a plain run once the first is done would send all six again (a breaker's find).
+    expect(same.stderr).toContain(
+      '; then run this command again with --resume (a plain run would send every line again)',
+    );
     proxy.release();
     expect((await first.exit).code, first.stderr()).toBe(0);
+    const again = await runCli(['docs', 'submit', '-', '--resume'], {
+      env: direct,
+      stdin: readFileSync(one.file, 'utf8'),
+    });
+    expect(again.code, again.stderr).toBe(0);
     const labels = stored(service, 'once-one-').map((d) => d.label);
     expect(labels.sort()).toEqual(Array.from({ length: 6 }, (_, i) => `once-one-${i}`));
   });

@@ -235,7 +235,7 @@ describe('a run killed with kill -9, then --resume', () => {
       const soon = await resume();
       expect(soon.code).toBe(5);
       expect(soon.stderr).toContain(`another facectl (pid ${run.pid}) is submitting`);
-      expect(soon.stderr).toMatch(/is taken over once it is 10 s old: run the command again in \d+ s/);
+      expect(soon.stderr).toMatch(/is taken over once it is 10 s old: run this command again in \d+ s/);
       // Ten seconds on, untouched (its mtime set back, as time would).
       ageLocks(configDir, 10_500);
       done(await resume());

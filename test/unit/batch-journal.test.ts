@@ -252,7 +252,7 @@ describe('batch journal', () => {
     expect((soon as CliError).exitCode).toBe(ExitCode.conflict);
     expect((soon as CliError).message).toBe('another facectl (pid 2147483646) is submitting batch.ndjson');
     expect((soon as CliError).hint).toMatch(
-      /if it was killed, its lock \(.*\.lock, last touched 0 s ago\) is taken over once it is 10 s old: run the command again in 10 s/,
+      /if it was killed, its lock \(.*\.lock, last touched 0 s ago\) is taken over once it is 10 s old: run this command again in 10 s/,
     );
     // Ten seconds on, untouched (its mtime set back, as time would): taken over.
     const past = new Date(Date.now() - 10_500);
