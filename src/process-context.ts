@@ -165,9 +165,14 @@ export function createProcessContext() {
     // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which an exit would cut.
     const drained = (stream: NodeJS.WriteStream) =>
       stream.destroyed || stream.writableLength === 0 || new Promise((resolve) => stream.write('', resolve));
-    await Promise.all([drained(process.stdout), drained(process.stderr)]);
-    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
-    if (received !== undefined && code === SIGNAL_CODES[received]) dieBy(received);
+    const drains = Promise.all([drained(process.stdout), drained(process.stderr)]);
+    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0); it waits a second at
+    // most for a reader that does not read, so `kill PID; wait PID` ends (a batch's --resume prints its results again).
+    if (received !== undefined && code === SIGNAL_CODES[received]) {
+      await Promise.race([drains, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      dieBy(received);
+    }
+    await drains;
     process.exit(code);
   };
   return Object.assign(ctx, { finish });

@@ -569,6 +569,44 @@ process.on('exit', () => {
     60_000,
   );
 
+  it('one SIGTERM mid-batch whose results nobody reads: the process ends within seconds (130/143), said so', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-stuck');
+      // A breaker's find: with stdout a pipe nobody reads, the error was said at once but the process lived on
+      // until the reader read or a second signal came, so `kill $pid; wait $pid` hung.
+      const { file } = batchFile('ada-stuck', 'stuck-', 3000, (i) => `line ${i}`);
+      const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+      execFileSync('mkfifo', [fifo]);
+      const reader = openSync(fifo, 'r+');
+      const env = batchEnv(key, service.baseUrl);
+      const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, '--json'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env },
+        stdio: ['ignore', reader, 'pipe'],
+      });
+      closeSync(reader);
+      const run = watchChild(child);
+      // Its 64 KB pipe full after about 850 results: the batch waits on it.
+      await until(() => stored(service, 'stuck-').length >= 800, 'the pipe filled');
+      child.kill('SIGTERM');
+      const exit = await Promise.race([
+        run.exit,
+        new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 10_000)),
+      ]);
+      if (exit === 'alive') child.kill('SIGKILL');
+      expect(exit, run.stderr()).toEqual({ code: 143, signal: 'SIGTERM' });
+      const errors = run
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{"error"'));
+      expect(errors.map((line) => JSON.parse(line).error.code)).toEqual(['interrupted']);
+    } finally {
+      await service.close();
+    }
+  }, 60_000);
+
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.
     server.handle((_req, res) =>
