@@ -98,6 +98,12 @@ function open(file: string): Connection | null {
     closeConnection(db, false);
     const code = sqliteCode(error);
     if (code === 'SQLITE_NOTADB') return null;
+    // Bad input (exit 2) naming the file, as a damaged state file is; not a failure of the service's own.
+    if (code === 'SQLITE_CORRUPT') {
+      throw new StateFileError(`${file}: a damaged database (${(error as Error).message}); it was left untouched`, {
+        cause: error,
+      });
+    }
     if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;
     throw new DataFileInUse(`${file} is in use by another facectl serve`, { cause: error });
   }

@@ -402,6 +402,24 @@ describe('case 58: a file serve does not read is refused, naming it, and left un
   });
 });
 
+test("a facectl serve database cut short -> exit 2 naming it damaged, left untouched (a breaker's find: exit 1, unnamed)", async () => {
+  ensureBuilt();
+  tmp = tempDir();
+  const file = join(tmp.dir, 'state.db');
+  const svc = await start(file);
+  await call(svc, 'createFace', { key: svc.key('pro'), body: { name: 'Ada', alias: 'ada' } });
+  await svc.close();
+  const bytes = readFileSync(file).subarray(0, 8192);
+  writeFileSync(file, bytes);
+  const result = await runCli(['serve', '--port', '0', '--data', file]);
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stderr).toContain(
+    `error: --data: ${file}: a damaged database (database disk image is malformed); it was left untouched\n`,
+  );
+  expect(readFileSync(file).equals(bytes)).toBe(true);
+  expect(readdirSync(tmp.dir)).toEqual(['state.db']);
+});
+
 describe('401 for a key serve does not know says why (issue 22, item 8)', () => {
   const unknown = 'fcs_ZZZZZZZZ_0123456789abcdefghijABCDEFGHIJKL';
 
