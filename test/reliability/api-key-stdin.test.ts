@@ -115,3 +115,22 @@ describe('a key the service refuses (401)', () => {
     }
   });
 });
+
+describe('auth login --api-key-stdin while FACECTL_API_KEY is set', () => {
+  it('another key: stored, with one warning that the variable takes precedence; the very same key: no warning', async () => {
+    const login = (env: string) =>
+      runCli(['auth', 'login', '--api-key-stdin'], {
+        env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: env },
+        stdin: `${key()}\n`,
+      });
+    const other = await login(service.key('standard'));
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key\n');
+    expect(other.stderr.match(/FACECTL_API_KEY/g)).toHaveLength(1);
+    const same = await login(key());
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stderr).toContain(`stored key ${key().slice(0, 12)}… in profile default`);
+    expect(same.stderr).not.toContain('FACECTL_API_KEY');
+  });
+});
