@@ -134,3 +134,22 @@ describe('auth login --api-key-stdin while FACECTL_API_KEY is set', () => {
     expect(same.stderr).not.toContain('FACECTL_API_KEY');
   });
 });
+
+describe('auth login with no terminal and no --api-key-stdin (CI)', () => {
+  it('exit 2; the hint pipes FACECTL_API_KEY in when it is set, else names a variable a shell refuses as is', async () => {
+    const before = service.stats.requests;
+    for (const [env, hint] of [
+      [{}, 'pipe the key in: `printenv <VARIABLE> | facectl auth login --api-key-stdin`'],
+      [{ FACECTL_API_KEY: key() }, 'pipe the key in: `printenv FACECTL_API_KEY | facectl auth login --api-key-stdin`'],
+    ] as const) {
+      const result = await runCli(['auth', 'login'], { env: { FACECTL_BASE_URL: service.baseUrl, ...env } });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        'error: no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin\n' +
+          `${hint}\n`,
+      );
+    }
+    expect(service.stats.requests).toBe(before);
+  });
+});
