@@ -247,7 +247,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       // The service's field errors too: a batch's line has no lines of its own to list them on.
       const fields = error instanceof ApiError ? detailLines(error.detail, said).map((l) => l.replace(/^- /, '')) : [];
       const message = fields.length > 0 ? `${said}: ${fields.join('; ')}` : said;
-      reporter.report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
+      reporter.report(
+        { line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } },
+        cli?.exitCode,
+        cli?.hint,
+      );
       return input.continueOnError;
     } finally {
       inFlight--;
