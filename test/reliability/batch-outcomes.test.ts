@@ -178,7 +178,9 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
     expect(error).toMatchObject({ code: 'invalid_input' });
     expect(error.message).toMatch(/^standard input: line 1: content: required/);
-    expect(res.stderr).toContain('Submitted 0 documents, 1 failed.');
+    // Nothing was sent: no summary line, only the error.
+    expect(res.stderr).not.toContain('Submitted');
+    expect(error).not.toHaveProperty('warnings');
     expect(service.stats.requests).toBe(before);
     expect(storedLabels(service, 'first-')).toEqual([]);
   });

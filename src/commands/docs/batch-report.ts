@@ -94,7 +94,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-      } else {
+      } else if (summary.submitted + summary.failed + summary.unanswered > unprinted) {
+        // Not when no line was sent (a first line refused, an array): the error says nothing was submitted.
         const unlisted = onTerminal ? summary.failed - unprinted - failures.listed.length : 0;
         if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
         ctx.out.info(summaryLine(summary));
