@@ -100,7 +100,7 @@ class FacectlCommand extends Command {
       throw new UsageError(`${flag.split('=')[0]}: facectl takes no API key on the command line`, {
         hint:
           'a key comes from FACECTL_API_KEY, or from standard input with --api-key-stdin ' +
-          '(e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`); a flag would leave it in shell history',
+          '(e.g. `printenv <VARIABLE> | facectl auth login --api-key-stdin`); a flag would leave it in shell history',
       });
     }
     if (JQ_OPTION.test(flag) && this.line().some((word) => word === '--jq' || word.startsWith('--jq='))) {

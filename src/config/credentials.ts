@@ -46,7 +46,7 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
       if (globals.apiKeyStdin) {
         if (sources.stdinIsTTY) {
           throw new UsageError('--api-key-stdin reads the key from standard input, but it is a terminal', {
-            hint: 'pipe the key in, e.g. `printenv MY_KEY | facectl auth login --api-key-stdin`',
+            hint: `pipe the key in, e.g. \`${pipeKeyIn(env)}\``,
           });
         }
         return { key: checkApiKey(await readFirstLine(sources.stdin), 'stdin'), source: 'stdin' as const };
@@ -88,6 +88,10 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
       `no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "${profile}" has none`,
   };
 }
+
+/** A key piped into `auth login`: from FACECTL_API_KEY when it is set, else a variable a shell refuses as is. */
+export const pipeKeyIn = (env: Record<string, string | undefined>): string =>
+  `printenv ${nonEmpty(env.FACECTL_API_KEY) ? 'FACECTL_API_KEY' : '<VARIABLE>'} | facectl auth login --api-key-stdin`;
 
 export const SOURCE_NAMES: Record<KeySource, string> = {
   stdin: 'standard input',

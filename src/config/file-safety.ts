@@ -69,7 +69,7 @@ export function danglingLink(dir: string, what: string, variable: string): Refus
   }
   return {
     problem: `the ${what} ${dir} is ${at === dir ? '' : `under ${at}, `}a symlink to ${target}, which does not exist`,
-    fix: `create its target (\`mkdir -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set ${variable} to another directory`,
+    fix: `create its target (\`mkdir -m 700 -p ${resolve(dirname(at), target)}\`) or remove the symlink (facectl then makes the directory), or set ${variable} to another directory`,
   };
 }
 

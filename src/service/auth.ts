@@ -34,7 +34,7 @@ export function authenticate(store: Store, header: string | undefined, now: Date
   // Compare digests, so the time taken tells nothing about how much of the key was right.
   const presented = hash('sha256', secret, 'buffer');
   const expected = found ? Buffer.from(found.key.hash, 'hex') : presented;
-  if (!found || !timingSafeEqual(presented, expected)) throw unauthorized(unknownKey(store));
+  if (!found || !timingSafeEqual(presented, expected)) throw unauthorized(unknownKey(store, parts !== null));
   const { key } = found;
   if (key.expires_at !== null && Date.parse(key.expires_at) <= now.getTime()) {
     throw unauthorized(`API key ${key.key_prefix} expired at ${key.expires_at}`);
@@ -42,8 +42,12 @@ export function authenticate(store: Store, header: string | undefined, now: Date
   return found;
 }
 
-/** Why a key can be unknown here: a serve without --data forgets every key when it stops. */
-function unknownKey(store: Store): string {
+/**
+ * Why a key can be unknown here: a serve without --data forgets every key when it stops. A key not of this
+ * service's form (`ours` false, a mistyped one) was never one of its keys: no guess about earlier runs.
+ */
+function unknownKey(store: Store, ours: boolean): string {
+  if (!ours) return 'invalid API key: not a key of this service';
   return store.persistent
     ? 'invalid API key: not a key of this service (its keys are kept in its --data file; a key printed by a ' +
         'facectl serve without --data, or with another --data file, is not known here)'

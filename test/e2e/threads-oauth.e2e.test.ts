@@ -241,10 +241,13 @@ describe('oauth (built bin)', () => {
       `${JSON.stringify({
         notice:
           `example is already connected (since ${connection.connected_at}); nothing to do. ` +
-          'To connect another account, run `facectl oauth disconnect example` first.',
+          'To connect another account, run `facectl oauth disconnect example --yes` first.',
       })}\n`,
     );
     expect(await service.settledRequests()).toBe(before + 1);
+    // The command it names runs as it is, without a terminal too.
+    const named = await runCli(['oauth', 'disconnect', 'example', '--yes'], { env: env('connect') });
+    expect(named.code, named.stderr).toBe(0);
   });
 
   it('disconnect: without --yes and without a terminal, exit 2; with --yes, disconnected', async () => {

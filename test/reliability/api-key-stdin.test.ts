@@ -115,3 +115,41 @@ describe('a key the service refuses (401)', () => {
     }
   });
 });
+
+describe('auth login --api-key-stdin while FACECTL_API_KEY is set', () => {
+  it('another key: stored, with one warning that the variable takes precedence; the very same key: no warning', async () => {
+    const login = (env: string) =>
+      runCli(['auth', 'login', '--api-key-stdin'], {
+        env: { FACECTL_BASE_URL: service.baseUrl, FACECTL_API_KEY: env },
+        stdin: `${key()}\n`,
+      });
+    const other = await login(service.key('standard'));
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key\n');
+    expect(other.stderr.match(/FACECTL_API_KEY/g)).toHaveLength(1);
+    const same = await login(key());
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stderr).toContain(`stored key ${key().slice(0, 12)}… in profile default`);
+    expect(same.stderr).not.toContain('FACECTL_API_KEY');
+  });
+});
+
+describe('auth login with no terminal and no --api-key-stdin (CI)', () => {
+  it('exit 2; the hint pipes FACECTL_API_KEY in when it is set, else names a variable a shell refuses as is', async () => {
+    const before = service.stats.requests;
+    for (const [env, hint] of [
+      [{}, 'pipe the key in: `printenv <VARIABLE> | facectl auth login --api-key-stdin`'],
+      [{ FACECTL_API_KEY: key() }, 'pipe the key in: `printenv FACECTL_API_KEY | facectl auth login --api-key-stdin`'],
+    ] as const) {
+      const result = await runCli(['auth', 'login'], { env: { FACECTL_BASE_URL: service.baseUrl, ...env } });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        'error: no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin\n' +
+          `${hint}\n`,
+      );
+    }
+    expect(service.stats.requests).toBe(before);
+  });
+});

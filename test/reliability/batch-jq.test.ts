@@ -46,11 +46,11 @@ describe('--jq failing on a batch result line', () => {
     expect(numbers(res.stdout)).toEqual(range(1, 300).filter((n) => n !== 100));
     const error = errorOf(res.stderr);
     expect(error).toMatchObject({ code: 'jq_error', message: '--jq: line 100: x' });
-    // The command to paste: this batch's own --resume, its filter to be fixed.
+    // The command to paste: this batch's own --resume, without the filter that failed (it would fail again).
     expect(error.hint).toBe(
       'the documents were submitted all the same (the summary counts them). Fix the filter, then run ' +
-        `\`facectl docs submit --file ${file} --resume --jq 'if .line == 100 then error("x") else .line end'\` ` +
-        'with the fixed filter as its --jq, to print every result again, sending nothing twice',
+        `\`facectl docs submit --file ${file} --resume --json\` ` +
+        'adding --jq with the fixed filter, to print every result again, sending nothing twice',
     );
     expect(error.warnings).toContainEqual(expect.stringMatching(/^Submitted 300 of 300 documents\./));
     expect(storedLabels(service, 'jqa-')).toEqual(labels('jqa-', 300));
@@ -69,6 +69,11 @@ describe('--jq failing on a batch result line', () => {
     expect(errorOf(again.stderr).warnings).toContainEqual(
       expect.stringMatching(/^Submitted 300 of 300 documents \(300 of them by an earlier run, not sent again\)/),
     );
+    expect(storedLabels(service, 'jqa-')).toEqual(labels('jqa-', 300));
+    // The hint's command, pasted as is: every result printed, nothing sent again.
+    const pasted = await runCli(['docs', 'submit', '--file', file, '--resume', '--json'], { env: runEnv });
+    expect(pasted.code, pasted.stderr).toBe(0);
+    expect(pasted.stdout.trimEnd().split('\n')).toHaveLength(300);
     expect(storedLabels(service, 'jqa-')).toEqual(labels('jqa-', 300));
   });
 

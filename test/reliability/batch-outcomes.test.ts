@@ -137,6 +137,36 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     expect(jq.stdout).toBe('2\n');
   });
 
+  it('a key the service refuses: exit 3 with the 401 code and where a new key goes, as a single command says', async () => {
+    const refused = batchEnv('garbage', service.baseUrl);
+    const single = await runCli(['faces', 'get', 'ada-out', '--json'], { env: refused });
+    expect(single.code).toBe(3);
+    const said = (JSON.parse(single.stderr) as { error: { code: string; hint: string } }).error;
+    const file = tempFile('refused.ndjson', `${[1, 2, 3, 4, 5, 6].map((n) => doc(`ref-${n}`)).join('\n')}\n`);
+    for (const flags of ['', ' --continue-on-error']) {
+      const res = await runCli(['docs', 'submit', '--file', file, ...flags.split(' ').filter(Boolean), '--json'], {
+        env: refused,
+      });
+      expect(res.code, res.stderr).toBe(3);
+      // A mistyped key: no guess about keys of an earlier run of serve.
+      for (const result of resultLines(res.stdout)) {
+        expect(result.error).toEqual({
+          code: 'not_authenticated',
+          message: 'the service refused the API key (401: invalid API key: not a key of this service)',
+        });
+      }
+      // No "or pass --continue-on-error": it would send nothing more with this key.
+      const error = (JSON.parse(res.stderr) as { error: { code: string; hint: string } }).error;
+      expect(error.code).toBe(said.code);
+      expect(error.hint).toBe(
+        `${said.hint}, then run \`facectl docs submit --file ${file} --resume${flags} --json\` ` +
+          'to send the rest (lines already submitted are not sent again)',
+      );
+    }
+    expect(said).toMatchObject({ code: 'not_authenticated', hint: 'set FACECTL_API_KEY to a new key' });
+    expect(storedLabels(service, 'ref-')).toEqual([]);
+  });
+
   it('standard input: a bad first line is exit 2, nothing sent', async () => {
     const before = service.stats.requests;
     const res = await runCli(['docs', 'submit', '--json', '-'], {
@@ -148,7 +178,9 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     const error = (JSON.parse(res.stderr) as { error: { code: string; message: string } }).error;
     expect(error).toMatchObject({ code: 'invalid_input' });
     expect(error.message).toMatch(/^standard input: line 1: content: required/);
-    expect(res.stderr).toContain('Submitted 0 documents, 1 failed.');
+    // Nothing was sent: no summary line, only the error.
+    expect(res.stderr).not.toContain('Submitted');
+    expect(error).not.toHaveProperty('warnings');
     expect(service.stats.requests).toBe(before);
     expect(storedLabels(service, 'first-')).toEqual([]);
   });

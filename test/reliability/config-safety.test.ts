@@ -300,7 +300,7 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
       symlinkSync(target, link);
       const dir = configDir(link);
       const problem = `the configuration directory ${dir} is ${under.replace('LINK', link)}a symlink to ${target}, which does not exist`;
-      const fix = `create its target (\`mkdir -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`;
+      const fix = `create its target (\`mkdir -m 700 -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`;
       const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
         { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
         { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },

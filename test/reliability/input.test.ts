@@ -173,9 +173,13 @@ describe('input', () => {
     );
     const piped = await refused([...DOC, '--format', 'ndjson', '-'], /line 2 opens/, pretty);
     expect(piped.stdout).toBe('');
-    expect(piped.stderr).toContain(
-      `error: standard input: ${message}\nsend them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson`,
+    // Nothing was sent: no "Submitted 0 documents." before the error.
+    expect(piped.stderr).toBe(
+      `error: standard input: ${message}\n` +
+        "send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson --alias ada-x --label notes -\n",
     );
+    const asJson = await refused([...DOC, '--format', 'ndjson', '--json', '-'], /line 2 opens/, pretty);
+    expect(JSON.parse(asJson.stderr).error).not.toHaveProperty('warnings');
   });
 
   it('case 1: unknown flag and missing argument -> usage on stderr, exit 2, nothing sent', async () => {

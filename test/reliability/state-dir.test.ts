@@ -128,7 +128,7 @@ describe('a FACECTL_STATE_DIR that is, or is under, a symlink to nothing', () =>
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `error: refusing to write batch records: the state directory ${dir} is ${under.replace('LINK', link)}a symlink to ${target}, which does not exist; nothing was sent\n` +
-        `create its target (\`mkdir -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory\n`,
+        `create its target (\`mkdir -m 700 -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory\n`,
     );
     expect(readdirSync(parent)).toEqual(['state']);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);

@@ -436,6 +436,15 @@ describe('401 for a key serve does not know says why (issue 22, item 8)', () => 
     expect(body.detail).not.toContain(unknown.slice(13));
   });
 
+  test('a key not of the form fcs_<id>_<secret> (mistyped): not a key of this service, no guess about --data', async () => {
+    tmp = tempDir();
+    for (const svc of [await start(), await start(join(tmp.dir, 'state.db'))]) {
+      const answer = await call(svc, 'getCurrentApiKey', { key: 'garbage' });
+      const body = expectError('getCurrentApiKey', answer, 401, 'not_authenticated');
+      expect(body.detail).toBe('invalid API key: not a key of this service');
+    }
+  });
+
   test('with --data: not a key of this service (its keys are kept in its --data file)', async () => {
     tmp = tempDir();
     const svc = await start(join(tmp.dir, 'state.db'));

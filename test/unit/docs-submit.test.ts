@@ -198,7 +198,7 @@ describe('docs submit: one document', () => {
     const piped = await expectRefused(service, argv`docs submit --format ndjson -`, [], {
       stdin: JSON.stringify(docs, null, 2),
     });
-    expect(piped.stderr).toContain(
+    expect(piped.stderr).toBe(
       'error: standard input: line 1 opens a JSON array: documents in NDJSON are one JSON object a line\n' +
         "send them as a batch: ... | jq -c '.[]' | facectl docs submit --format ndjson -\n",
     );

@@ -206,9 +206,7 @@ describe('keys create: run()', () => {
     const saved = result.tc.config.data.profiles?.ro?.api_key;
     expect(saved).toMatch(/^fcs_/);
     expect(result.stderr).toContain(`Saved key ${saved?.slice(0, 12)}… in profile "ro"`);
-    expect(result.stderr).toContain(
-      'warning: FACECTL_API_KEY is set and takes precedence over the stored key (FACECTL_API_KEY)\n',
-    );
+    expect(result.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key\n');
   });
 
   it("--save --profile EXISTING makes the key with that profile's key, as its --help says (NEW: the one used without)", async () => {

@@ -222,11 +222,18 @@ describe('oauth connect when the provider is connected already', () => {
     const piped = await asConnect(['oauth', 'connect', 'example', '--timeout', '600']);
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe(`provider\texample\nconnected\ttrue\nconnected_at\t${connected.connected_at}\n`);
+    // No one to ask: the disconnect it names carries --yes, which it then needs.
     expect(piped.stderr).toBe(
       `example is already connected (since ${connected.connected_at}); nothing to do. ` +
-        'To connect another account, run `facectl oauth disconnect example` first.\n',
+        'To connect another account, run `facectl oauth disconnect example --yes` first.\n',
     );
     expect(piped.tc.browserOpened).toEqual([]);
+    // On a terminal disconnect asks, so the command is the plain one.
+    const terminal = await asConnect(['oauth', 'connect', 'example'], { stdinIsTTY: true, stdoutIsTTY: true });
+    expect(terminal.code).toBe(0);
+    expect(terminal.stderr.replace(/\s+/g, ' ')).toContain(
+      'To connect another account, run `facectl oauth disconnect example` first.',
+    );
 
     const json = await asConnect(['oauth', 'connect', 'example', '--json']);
     expect(json.code).toBe(0);

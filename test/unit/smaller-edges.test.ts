@@ -72,7 +72,7 @@ describe('a flag that would carry the key', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('error: --api-key: facectl takes no API key on the command line');
       expect(result.stderr).toContain('FACECTL_API_KEY');
-      expect(result.stderr).toContain('--api-key-stdin');
+      expect(result.stderr).toContain('(e.g. `printenv <VARIABLE> | facectl auth login --api-key-stdin`)');
       expect(result.stderr).not.toContain('fcs_secret_0123');
     },
   );

@@ -4,6 +4,7 @@ import {
   checkApiKey,
   checkNamedProfile,
   keyPrefix,
+  pipeKeyIn,
   sameBaseUrl,
   storedKeyBaseUrl,
 } from '../../config/credentials.js';
@@ -118,7 +119,7 @@ async function obtainKey(ctx: Context): Promise<string> {
   }
   if (!ctx.io.canPrompt()) {
     throw new UsageError('no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin', {
-      hint: 'pipe the key in: `printenv MY_KEY | facectl auth login --api-key-stdin`',
+      hint: `pipe the key in: \`${pipeKeyIn(ctx.env)}\``,
     });
   }
   const answer = await ctx.prompter.password({ message: 'Paste your API key:' });

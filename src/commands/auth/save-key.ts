@@ -1,10 +1,10 @@
-import { KEY_SOURCE_LABELS, keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
+import { keyPrefix, storedKeyBaseUrl } from '../../config/credentials.js';
 import type { ConfigStore, Context } from '../../context.js';
 
 /**
  * Locked write of a key and its base URL (setsBaseUrl: the profile's too); a key replaced (kept nowhere) is named,
- * and so is FACECTL_API_KEY, which would be used instead. `agreed`: the key the user agreed to replace ('' none);
- * another one found under the lock is left, and returned.
+ * and so is FACECTL_API_KEY holding another key, which would be used instead. `agreed`: the key the user agreed
+ * to replace ('' none); another one found under the lock is left, and returned.
  */
 export async function saveKeyInProfile(
   ctx: Pick<Context, 'out' | 'env'>,
@@ -28,8 +28,8 @@ export async function saveKeyInProfile(
         'it is not kept anywhere else. To keep both, save each key in a profile of its own with --profile NAME',
     );
   }
-  if (ctx.env.FACECTL_API_KEY) {
-    ctx.out.warn(`FACECTL_API_KEY is set and takes precedence over the stored key (${KEY_SOURCE_LABELS.env})`);
+  if (ctx.env.FACECTL_API_KEY && ctx.env.FACECTL_API_KEY.trim() !== key) {
+    ctx.out.warn('FACECTL_API_KEY is set and takes precedence over the stored key');
   }
   if (madeDefault) ctx.out.info(`profile ${profile} is now the default profile`);
   else if (profile !== store.defaultProfile) {

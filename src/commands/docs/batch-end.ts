@@ -78,11 +78,16 @@ export function batchError(
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   const also = badLine === undefined ? '' : `; ${badLine}`;
-  const hint = continued
-    ? resumeHint(input, 'Fix the failed lines')
-    : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`;
+  // Every failure a refused key: no --continue-on-error helps; its code, and where a new key goes.
+  const refusedKey = failures.firstByExitCode.size === 1 ? failures.firstByExitCode.get(ExitCode.auth) : undefined;
+  const hint = refusedKey
+    ? resumeHint(input, refusedKey.hint ?? 'Fix the cause')
+    : continued
+      ? resumeHint(input, 'Fix the failed lines')
+      : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`;
   const failed = `${summary.failed} ${summary.failed === 1 ? 'document' : 'documents'} failed`;
-  return new CliError(`${failed}${detail}${stopped}${also}`, exitCode, { code: 'batch_failed', hint });
+  const code = refusedKey?.error.code ?? 'batch_failed';
+  return new CliError(`${failed}${detail}${stopped}${also}`, exitCode, { code, hint });
 }
 
 /** The batch stopped by Ctrl-C (130), SIGTERM (143) or a closed output (141): how far it got, and how to go on. */

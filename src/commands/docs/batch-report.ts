@@ -19,8 +19,8 @@ export type BatchSummary = { total: number | undefined } & Record<
   number
 >;
 
-/** `listed`: the first few, in the order they came. */
-export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine> };
+/** `listed`: the first few, in the order they came; `firstByExitCode` with its error's hint. */
+export type Failures = { listed: FailedLine[]; firstByExitCode: Map<ExitCodeValue, FailedLine & { hint?: string }> };
 
 const MAX_LISTED = 10;
 
@@ -37,14 +37,14 @@ export function createReporter(ctx: Context, total: number | undefined) {
   let unprinted = 0;
   /** The result line of the bad line that stopped the batch (--json), printed once the lines in flight are. */
   let stoppedLine: string | undefined;
-  const fail = (result: FailedLine, exitCode: ExitCodeValue | undefined, listed: boolean) => {
+  const fail = (result: FailedLine, exitCode: ExitCodeValue | undefined, listed: boolean, hint?: string) => {
     summary.failed++;
     const code = exitCode ?? ExitCode.error;
     if (listed && failures.listed.length < MAX_LISTED) failures.listed.push(result);
-    if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, result);
+    if (!failures.firstByExitCode.has(code)) failures.firstByExitCode.set(code, { ...result, hint });
   };
   return {
-    report(result: LineResult, exitCode?: ExitCodeValue): void {
+    report(result: LineResult, exitCode?: ExitCodeValue, hint?: string): void {
       if (result.ok) {
         summary.submitted++;
         if (result.resumed) summary.earlier++;
@@ -53,7 +53,7 @@ export function createReporter(ctx: Context, total: number | undefined) {
         else if (onTerminal) forTable.push(result);
         else results.add(`${result.line}\t${result.document_id}\t${result.token_count}\n`);
       } else {
-        fail(result, exitCode, true);
+        fail(result, exitCode, true, hint);
         if (ctx.out.json) results.add(`${JSON.stringify(result)}\n`);
         else if (!onTerminal) ctx.out.warn(atLine(result.line, result.error.message));
       }
@@ -94,7 +94,8 @@ export function createReporter(ctx: Context, total: number | undefined) {
       if (alreadyFinished && summary.failed === 0 && summary.earlier === summary.submitted) {
         const documents = summary.earlier === 1 ? 'document' : 'documents';
         ctx.out.info(`batch already finished: ${summary.earlier} ${documents} sent; nothing to do`);
-      } else {
+      } else if (summary.submitted + summary.failed + summary.unanswered > unprinted) {
+        // Not when no line was sent (a first line refused, an array): the error says nothing was submitted.
         const unlisted = onTerminal ? summary.failed - unprinted - failures.listed.length : 0;
         if (unlisted > 0) ctx.out.warn(`... and ${unlisted} more failures (use --json for every line)`);
         ctx.out.info(summaryLine(summary));

@@ -30,6 +30,8 @@ import { type BatchSummary, createReporter, noteResume } from './batch-report.js
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
 export interface BatchInput extends Resumable {
+  /** resumeCommand with --json for the --jq that failed (pasted as is, it would fail again). */
+  resumeWithoutJq: string;
   /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
   read(watch?: CheckWatcher): Promise<BatchLines>;
   concurrency: number;
@@ -245,7 +247,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       // The service's field errors too: a batch's line has no lines of its own to list them on.
       const fields = error instanceof ApiError ? detailLines(error.detail, said).map((l) => l.replace(/^- /, '')) : [];
       const message = fields.length > 0 ? `${said}: ${fields.join('; ')}` : said;
-      reporter.report({ line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } }, cli?.exitCode);
+      reporter.report(
+        { line: line.line, ok: false, error: { code: cli?.code ?? 'error', message } },
+        cli?.exitCode,
+        cli?.hint,
+      );
       return input.continueOnError;
     } finally {
       inFlight--;
@@ -292,9 +298,9 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     const hint =
       'the documents were submitted all the same (the summary counts them). ' +
       resumeHint(
-        input,
+        { ...input, resumeCommand: input.resumeWithoutJq },
         'Fix the filter',
-        'with the fixed filter as its --jq, to print every result again, sending nothing twice',
+        'adding --jq with the fixed filter, to print every result again, sending nothing twice',
       );
     if (ctx.signal.aborted || badLine || fatal !== undefined || summary.failed > 0) ctx.out.warn(message);
     else throw new CliError(message, ExitCode.error, { code: 'jq_error', hint });

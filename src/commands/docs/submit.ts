@@ -134,6 +134,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       source,
       read: input.read,
       resumeCommand: resumeCommand(ctx, opts),
+      resumeWithoutJq: resumeCommand(ctx, opts, false),
       cwd: ctx.runtime.cwd(),
     });
     return;
@@ -190,10 +191,10 @@ async function wholeAnswer(large: LargeStrings, document: object): Promise<objec
   return JSON.parse(await read) as object;
 }
 
-/** Resumes the batch: its input, --resume, and the flags (submitCommand). */
-export function resumeCommand(ctx: Context, opts: SubmitOptions): string {
+/** Resumes the batch: its input, --resume, and the flags (submitCommand; `jq` false: --json for its --jq). */
+export function resumeCommand(ctx: Context, opts: SubmitOptions, jq = true): string {
   const input = opts.file === '-' ? '-' : flagAndValue('--file', opts.file ?? '-');
-  return submitCommand(ctx, opts, `${input} --resume${opts.format ? ` --format ${opts.format}` : ''}`);
+  return submitCommand(ctx, opts, `${input} --resume${opts.format ? ` --format ${opts.format}` : ''}`, jq);
 }
 
 /**
@@ -214,7 +215,7 @@ function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string): strin
  * `facectl docs submit` with `head` (the input, as typed), then every flag given that shapes the bodies
  * (so keys match again), where they go (a ring pasted a hint without --base-url: another service), or the output.
  */
-function submitCommand(ctx: Context, opts: SubmitOptions, head: string): string {
+function submitCommand(ctx: Context, opts: SubmitOptions, head: string, jq = true): string {
   const words = ['facectl docs submit', head];
   const flag = (name: string, value: string | undefined) => {
     if (value !== undefined) words.push(flagAndValue(name, value));
@@ -222,7 +223,7 @@ function submitCommand(ctx: Context, opts: SubmitOptions, head: string): string 
   for (const key of ['alias', 'label', 'perspective'] as const) flag(`--${key}`, opts[key]);
   if (opts.concurrency !== 4) flag('--concurrency', String(opts.concurrency));
   if (opts.continueOnError) words.push('--continue-on-error');
-  if (ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
+  if (jq && ctx.globals.jq !== undefined) flag('--jq', ctx.globals.jq);
   else if (ctx.globals.json) words.push('--json');
   flag('--base-url', ctx.globals.baseUrl);
   flag('--profile', ctx.globals.profile);

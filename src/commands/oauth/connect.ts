@@ -41,9 +41,11 @@ export async function runConnect(ctx: Context, opts: ConnectOptions) {
   // The list first: a non-Connect plan is refused before a browser opens, and a connected provider needs no URL.
   const before = await findConnection(ctx, provider);
   if (before?.connected) {
+    // Where no one can be asked, disconnect refuses to run without --yes.
+    const yes = ctx.io.canPrompt() ? '' : ' --yes';
     ctx.out.info(
       `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
-        `To connect another account, run \`facectl oauth disconnect ${provider}\` first.`,
+        `To connect another account, run \`facectl oauth disconnect ${provider}${yes}\` first.`,
     );
     ctx.out.record(before, CONNECTION_COLUMNS);
     return before;
