@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  chownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -17,6 +18,7 @@ import { ExitCode } from '../../src/errors.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { ensureBuilt, KEY, tempFile } from './support.js';
 
 // Issue 22 item 3: FACECTL_STATE_DIR on a shared directory. Another user can plant a symlink where a
@@ -164,5 +166,72 @@ describe.runIf((statSync('/tmp').mode & 0o1002) === 0o1002)('the system /tmp as 
     const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: '/tmp' } });
     const checks = JSON.parse(doctor.stdout).checks as { name: string; fix?: string }[];
     expect(checks.find((check) => check.name === 'config file safety')?.fix).toBe(hint);
+  });
+});
+
+/**
+ * The bin run by an unprivileged user (as root, uid 65534, from a copy it can read: root opens any directory)
+ * with a FACECTL_STATE_DIR of its own of mode 000, logged in (by environment) to the fault server.
+ */
+async function closedStateDir() {
+  const asRoot = process.getuid?.() === 0;
+  const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+  const state = join(cli.dir, 'state-000');
+  mkdirSync(state, { mode: 0o700 });
+  if (asRoot) chownSync(state, 65534, 65534);
+  chmodSync(state, 0o000);
+  const batch = join(cli.dir, 'batch.ndjson');
+  writeFileSync(batch, `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`, { mode: 0o644 });
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(cli.node, [cli.bin, ...args], {
+        cwd: cli.dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: cli.dir,
+          NO_COLOR: '1',
+          FACECTL_STATE_DIR: state,
+          FACECTL_API_KEY: KEY,
+          FACECTL_BASE_URL: server.baseUrl,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  return { state, batch, run };
+}
+
+// A newcomer's find: a FACECTL_STATE_DIR of mode 000: `docs submit --file` said "cannot write the batch record
+// …/state/batches: permission denied", a directory that is not there rather than the one denied, and not whether
+// anything was sent.
+describe('a FACECTL_STATE_DIR of mode 000 (run as an unprivileged user)', () => {
+  it('-> exit 1 naming that directory and its fix, saying nothing was sent; nothing sent or made (bin)', async () => {
+    const { state, batch, run } = await closedStateDir();
+    const before = server.requests.length;
+    try {
+      const message = `cannot write batch records in ${state}: permission denied, EACCES; nothing was sent`;
+      const plain = await run(['docs', 'submit', '--file', batch]);
+      expect(plain.code, plain.stderr).toBe(ExitCode.error);
+      expect(plain.stdout).toBe('');
+      expect(plain.stderr).toBe(
+        `error: ${message}\ncheck the permissions of ${state} (\`chmod 700 ${state}\` if it is yours), or set FACECTL_STATE_DIR to a writable one\n`,
+      );
+      const resume = await run(['docs', 'submit', '--file', batch, '--resume', '--json']);
+      expect(resume.code, resume.stderr).toBe(ExitCode.error);
+      expect(JSON.parse(resume.stderr).error).toEqual({
+        code: 'state_unwritable',
+        message,
+        hint: "make that directory writable for you again, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)",
+      });
+      expect(server.requests.length).toBe(before);
+    } finally {
+      chmodSync(state, 0o700);
+    }
+    expect(readdirSync(state)).toEqual([]);
   });
 });
