@@ -28,7 +28,7 @@ describe('facectl doctor (built bin)', () => {
     const none = await runCli(['doctor', '--base-url', service.baseUrl]);
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/^fail\tkey source\t.*\trun `facectl auth login`/m);
-    expect(none.stderr).toContain('error: 1 of 8 checks failed: key source');
+    expect(none.stderr).toContain('error: 1 of 9 checks failed: key source');
   });
 
   // A breaker's find: doctor (and config list) said "check the permissions of …/config.json", a file that
@@ -75,7 +75,7 @@ describe('facectl doctor (built bin)', () => {
         detail,
         fix,
       });
-      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 8 checks failed: config file');
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: config file');
 
       const list = await run(['config', 'list']);
       expect(list.code).toBe(2);

@@ -321,8 +321,14 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
         expect(lstatSync(link).isSymbolicLink(), label).toBe(true);
       }
 
+      // The state directory elsewhere: beside the configuration (runCli's default) it is under the link too.
       const doctor = await runCli(['doctor', '--json'], {
-        env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+        env: {
+          FACECTL_CONFIG_DIR: dir,
+          FACECTL_STATE_DIR: join(tempDir(), 'state'),
+          FACECTL_API_KEY: KEY,
+          FACECTL_BASE_URL: server.baseUrl,
+        },
       });
       expect(doctor.code, doctor.stderr).toBe(1);
       const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string }[];
@@ -332,7 +338,7 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
         detail: problem,
         fix,
       });
-      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: config file safety');
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 10 checks failed: config file safety');
       expect(readdirSync(parent)).toEqual(['cfg']);
     },
   );

@@ -1,4 +1,4 @@
-import { chmodSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
@@ -6,10 +6,11 @@ import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import { SOURCE_NAMES } from '../../config/credentials.js';
 import { writeRefusal } from '../../config/file-safety.js';
 import { readConfigFile } from '../../config/file-store.js';
-import { configFilePath } from '../../config/paths.js';
+import { configFilePath, stateDir } from '../../config/paths.js';
 import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
+import { checkStateDirectory } from '../../state/batch-records.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
@@ -23,8 +24,9 @@ const COLUMNS: Column<Check>[] = [
 export default verb({
   description:
     'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration ' +
-    'file and its modes, which key is used and whether the service accepts it (expiry, scopes, budget, ' +
-    'plan), the base URL (reachability, TLS), proxy variables and clock skew. Exits 1 when a check fails. ' +
+    'file and its modes, the state directory (where batches record what was sent), which key is used and ' +
+    'whether the service accepts it (expiry, scopes, budget, plan), the base URL (reachability, TLS), proxy ' +
+    'variables and clock skew. Exits 1 when a check fails. ' +
     'Asks the service about the key with an endpoint the published interface does not show ' +
     '(GET /v1/auth/api-keys/current).',
   examples: [
@@ -56,7 +58,7 @@ export default verb({
 
 async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
-  const checks: Check[] = checkConfigFile(ctx.env, ctx.runtime.platform);
+  const checks: Check[] = [...checkConfigFile(ctx.env, ctx.runtime.platform), checkState(ctx.env)];
 
   let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
   let key: { key: string; source: KeySource } | undefined;
@@ -157,6 +159,19 @@ function checkConfigFile(env: Context['env'], platform: NodeJS.Platform): Check[
   }
   // Modes tell nothing of another owner's file (and chmod would follow a symlink), nor anything on Windows.
   return [ok(name, `${path} parses`), ...(refusal || platform === 'win32' ? unsafe : checkModes(path))];
+}
+
+/** Checked as a batch checks it before writing its records (the same words and fix), making nothing. */
+function checkState(env: Context['env']): Check {
+  const dir = stateDir(env);
+  try {
+    checkStateDirectory(dir);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    return fail('state directory', error.message.replace(/; nothing was sent$/, ''), error.hint as string);
+  }
+  const said = existsSync(dir) ? '' : ' does not exist yet (no batch recorded; `docs submit` of a batch creates it)';
+  return ok('state directory', `${dir}${said}`);
 }
 
 function checkModes(path: string): Check[] {
