@@ -58,7 +58,11 @@ export default verb({
 
 async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
-  const checks: Check[] = [...checkConfigFile(ctx.env, ctx.runtime.platform), checkState(ctx.env)];
+  const config = checkConfigFile(ctx.env, ctx.runtime.platform);
+  // A key cannot be stored (nor read) until that is fixed: the fixes of the key's rows send there.
+  const configFailed = config.find((check) => check.status === 'fail')?.name;
+  const login = configFailed ? `see "${configFailed}"` : 'run `facectl auth login`';
+  const checks: Check[] = [...config, checkState(ctx.env)];
 
   let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
   let key: { key: string; source: KeySource } | undefined;
@@ -74,7 +78,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
             `${key.key.slice(0, 12)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
               `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
           )
-        : fail('key source', creds.describe(), 'run `facectl auth login` (or set FACECTL_API_KEY)'),
+        : fail('key source', creds.describe(), `${login} (or set FACECTL_API_KEY)`),
     );
   } catch (error) {
     // A profile named by --profile or FACECTL_PROFILE that cannot be used is refused (exit 2), not a failed check.
@@ -119,7 +123,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
           : ok('tls', 'not used (plain http to a loopback address)'),
       probe.reachability,
       key === undefined
-        ? warn('key works', 'not checked: no API key', 'run `facectl auth login`')
+        ? warn('key works', 'not checked: no API key', login)
         : !sendKey
           ? fail(
               'key works',
@@ -150,7 +154,10 @@ function checkConfigFile(env: Context['env'], platform: NodeJS.Platform): Check[
     return [fail(name, message, hint as string), ...unsafe];
   }
   if (text === undefined) {
-    return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
+    const said = `${path} does not exist yet`;
+    return refusal
+      ? [warn(name, `${said}, and cannot be made there`, 'see "config file safety"'), ...unsafe]
+      : [ok(name, `${said} (nothing stored; \`facectl auth login\` creates it)`)];
   }
   try {
     parseConfigText(text, path);
