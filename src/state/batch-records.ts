@@ -1,7 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { danglingLink, directoryRefusal, makeDirectories, type Refusal } from '../config/file-safety.js';
+import { accessSync, constants } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  danglingLink,
+  directoryRefusal,
+  makeDirectories,
+  type Refusal,
+  statOrUndefined,
+} from '../config/file-safety.js';
+import { writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
@@ -280,38 +288,66 @@ function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptio
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 
-/**
- * Owned by the user and writable by no one else, or another user could plant a symlink where records go. False:
- * for --resume (`keep`), there is no such directory, and it is not made.
- */
+/** The record directory checked, made, then checked again: a symlink planted meanwhile is refused too. */
 async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<boolean> {
-  refuse(stateDir, 'state directory');
-  // Not there (another failure is said by the mkdir below).
-  if (keep && (await lstat(dir).catch((error: NodeJS.ErrnoException) => error.code)) === 'ENOENT') {
-    dangling(stateDir);
-    return false;
-  }
+  if (checkStateDirectory(stateDir, keep) === undefined) return false;
   try {
     makeDirectories(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      refused({
-        problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
-        fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
-      });
-    }
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') dangling(stateDir);
     throw stateError(dir, error, keep);
   }
-  const info = await lstat(dir).catch(() => undefined);
-  if (info?.isDirectory() === false) {
+  checkStateDirectory(stateDir, keep);
+  return true;
+}
+
+/**
+ * What a batch checks of the state directory before it writes there, making nothing (`facectl doctor` runs it
+ * too): the user's and writable by no one else, or another user could plant a symlink where records go; a
+ * directory; writable. Throws the batch's error (nothing sent); returns the nearest directory there is on the
+ * way to the records, or undefined for --resume (`keep`) when there is no record directory (none is made).
+ */
+export function checkStateDirectory(stateDir: string, keep = false): string | undefined {
+  refuse(stateDir, 'state directory');
+  dangling(stateDir);
+  const dir = join(stateDir, 'batches');
+  let at = dir;
+  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  if (at === dir) {
+    const info = statOrUndefined(dir, true);
+    if (!info?.isDirectory()) {
+      refused({
+        problem: `${dir} is not a directory of facectl's (it is ${info?.isSymbolicLink() ? 'a symlink' : 'a file'})`,
+        fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
+      });
+    }
+    refuse(dir, 'batch record directory');
+  } else if (!statOrUndefined(at, false)?.isDirectory()) {
     refused({
-      problem: `${dir} is not a directory of facectl's (it is ${info.isSymbolicLink() ? 'a symlink' : 'a file'})`,
-      fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
+      problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
+      fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
     });
   }
-  refuse(dir, 'batch record directory');
-  return true;
+  // --resume with no record directory has no batch to go on with: only a way to look for it is needed.
+  const none = keep && at !== dir;
+  try {
+    accessSync(at, none ? constants.X_OK : constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw unwritable(at, error, keep);
+  }
+  return none ? undefined : at;
+}
+
+/** The nearest directory there is on the way to the records denies this user (or is read-only): nothing was sent. */
+function unwritable(at: string, error: unknown, keep: boolean): CliError {
+  const failure = writeFailure(error, at, 'FACECTL_STATE_DIR');
+  const permissions = `check the permissions of ${at} (\`chmod 700 ${at}\` if it is yours)`;
+  return new CliError(`cannot write batch records in ${at}: ${failure.reason}; nothing was sent`, ExitCode.error, {
+    code: 'state_unwritable',
+    hint: keep
+      ? `${failure.inPlace ?? permissions}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+      : (failure.fix ?? `${permissions}, or set FACECTL_STATE_DIR to a writable one`),
+    cause: error,
+  });
 }
 
 /** Refused when the state directory is (or is under) a symlink to nothing: mkdir cannot make it (ENOENT). */

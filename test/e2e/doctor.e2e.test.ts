@@ -28,7 +28,7 @@ describe('facectl doctor (built bin)', () => {
     const none = await runCli(['doctor', '--base-url', service.baseUrl]);
     expect(none.code).toBe(1);
     expect(none.stdout).toMatch(/^fail\tkey source\t.*\trun `facectl auth login`/m);
-    expect(none.stderr).toContain('error: 1 of 8 checks failed: key source');
+    expect(none.stderr).toContain('error: 1 of 9 checks failed: key source');
   });
 
   // A breaker's find: doctor (and config list) said "check the permissions of …/config.json", a file that
@@ -42,7 +42,7 @@ describe('facectl doctor (built bin)', () => {
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     if (asRoot) for (const path of [home, join(home, '.config'), dir]) chownSync(path, 65534, 65534);
     chmodSync(dir, 0o000);
-    const run = (args: string[]) =>
+    const run = (args: string[], env: Record<string, string | undefined> = {}) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(cli.node, [cli.bin, ...args], {
           cwd: cli.dir,
@@ -53,6 +53,7 @@ describe('facectl doctor (built bin)', () => {
             NO_COLOR: '1',
             FACECTL_API_KEY: service.key('pro'),
             FACECTL_BASE_URL: service.baseUrl,
+            ...env,
           },
           stdio: ['ignore', 'pipe', 'pipe'],
           ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
@@ -75,7 +76,17 @@ describe('facectl doctor (built bin)', () => {
         detail,
         fix,
       });
-      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 8 checks failed: config file');
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: config file');
+      // With no key: not `facectl auth login`, which cannot read (nor write) the file either, but the failed row.
+      const keyless = await run(['doctor', '--json'], { FACECTL_API_KEY: undefined });
+      expect(keyless.code, keyless.stderr).toBe(1);
+      expect(JSON.parse(keyless.stdout).checks.find((c: { name: string }) => c.name === 'key works')).toEqual({
+        name: 'key works',
+        status: 'warn',
+        detail: 'not checked: no API key',
+        fix: 'see "config file"',
+      });
+      expect(JSON.parse(keyless.stderr).error.message).toBe('2 of 9 checks failed: config file, key source');
 
       const list = await run(['config', 'list']);
       expect(list.code).toBe(2);

@@ -321,8 +321,14 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
         expect(lstatSync(link).isSymbolicLink(), label).toBe(true);
       }
 
+      // The state directory elsewhere: beside the configuration (runCli's default) it is under the link too.
       const doctor = await runCli(['doctor', '--json'], {
-        env: { FACECTL_CONFIG_DIR: dir, FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl },
+        env: {
+          FACECTL_CONFIG_DIR: dir,
+          FACECTL_STATE_DIR: join(tempDir(), 'state'),
+          FACECTL_API_KEY: KEY,
+          FACECTL_BASE_URL: server.baseUrl,
+        },
       });
       expect(doctor.code, doctor.stderr).toBe(1);
       const checks = JSON.parse(doctor.stdout).checks as { name: string; status: string }[];
@@ -332,7 +338,30 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
         detail: problem,
         fix,
       });
-      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: config file safety');
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 10 checks failed: config file safety');
+      // Not "does not exist yet (`facectl auth login` creates it)" above the row that says it would be refused.
+      const configRow = {
+        name: 'config file',
+        status: 'warn',
+        detail: `${join(dir, 'config.json')} does not exist yet, and cannot be made there`,
+        fix: 'see "config file safety"',
+      };
+      expect(checks.find((c) => c.name === 'config file')).toEqual(configRow);
+      // With no key, the key's rows send there too, not to `facectl auth login` (refused the same way).
+      const keyless = await runCli(['doctor', '--json'], {
+        env: { FACECTL_CONFIG_DIR: dir, FACECTL_STATE_DIR: join(tempDir(), 'state'), FACECTL_BASE_URL: server.baseUrl },
+      });
+      expect(keyless.code, keyless.stderr).toBe(1);
+      const rows = JSON.parse(keyless.stdout).checks as { name: string; status: string; fix: string }[];
+      expect(rows.find((c) => c.name === 'config file')).toEqual(configRow);
+      expect(rows.find((c) => c.name === 'key source')?.fix).toBe('see "config file safety" (or set FACECTL_API_KEY)');
+      expect(rows.find((c) => c.name === 'key works')).toEqual({
+        name: 'key works',
+        status: 'warn',
+        detail: 'not checked: no API key',
+        fix: 'see "config file safety"',
+      });
+      expect(JSON.parse(keyless.stderr).error.message).toBe('2 of 10 checks failed: config file safety, key source');
       expect(readdirSync(parent)).toEqual(['cfg']);
     },
   );

@@ -116,7 +116,10 @@ describe('configuration', () => {
       timeoutMs: 20_000,
     });
     expect(batch.code).toBe(1);
-    expect(batch.stderr).toContain('cannot write the batch record /proc/self/nope/state/batches: ENOENT');
+    // Checked before any mkdir: the directory there is that denies it, not the record directory it would make.
+    expect(batch.stderr).toMatch(
+      /cannot write batch records in \/proc\/self: [a-z ]+, E(PERM|ACCES); nothing was sent/,
+    );
   }, 60_000);
 
   it('case 15: config written with mode 0644 by another tool -> warning, and rewritten 0600', async () => {

@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  chownSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -17,6 +18,7 @@ import { ExitCode } from '../../src/errors.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
+import { worldReadableCli } from '../helpers/world-readable-cli.js';
 import { ensureBuilt, KEY, tempFile } from './support.js';
 
 // Issue 22 item 3: FACECTL_STATE_DIR on a shared directory. Another user can plant a symlink where a
@@ -164,5 +166,144 @@ describe.runIf((statSync('/tmp').mode & 0o1002) === 0o1002)('the system /tmp as 
     const doctor = await runCli(['doctor', '--json'], { env: { FACECTL_CONFIG_DIR: '/tmp' } });
     const checks = JSON.parse(doctor.stdout).checks as { name: string; fix?: string }[];
     expect(checks.find((check) => check.name === 'config file safety')?.fix).toBe(hint);
+  });
+});
+
+/**
+ * The bin run by an unprivileged user (as root, uid 65534, from a copy it can read: root opens any directory)
+ * with a FACECTL_STATE_DIR of its own of mode 000, logged in (by environment) to the fault server.
+ */
+async function closedStateDir() {
+  const asRoot = process.getuid?.() === 0;
+  const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+  const state = join(cli.dir, 'state-000');
+  mkdirSync(state, { mode: 0o700 });
+  if (asRoot) chownSync(state, 65534, 65534);
+  chmodSync(state, 0o000);
+  const batch = join(cli.dir, 'batch.ndjson');
+  writeFileSync(batch, `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`, { mode: 0o644 });
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(cli.node, [cli.bin, ...args], {
+        cwd: cli.dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: cli.dir,
+          NO_COLOR: '1',
+          FACECTL_STATE_DIR: state,
+          FACECTL_API_KEY: KEY,
+          FACECTL_BASE_URL: server.baseUrl,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  return { state, batch, run };
+}
+
+// A newcomer's find: a FACECTL_STATE_DIR of mode 000: `docs submit --file` said "cannot write the batch record
+// …/state/batches: permission denied", a directory that is not there rather than the one denied, and not whether
+// anything was sent.
+describe('a FACECTL_STATE_DIR of mode 000 (run as an unprivileged user)', () => {
+  it('-> exit 1 naming that directory and its fix, saying nothing was sent; nothing sent or made (bin)', async () => {
+    const { state, batch, run } = await closedStateDir();
+    const before = server.requests.length;
+    try {
+      const message = `cannot write batch records in ${state}: permission denied, EACCES; nothing was sent`;
+      const plain = await run(['docs', 'submit', '--file', batch]);
+      expect(plain.code, plain.stderr).toBe(ExitCode.error);
+      expect(plain.stdout).toBe('');
+      expect(plain.stderr).toBe(
+        `error: ${message}\ncheck the permissions of ${state} (\`chmod 700 ${state}\` if it is yours), or set FACECTL_STATE_DIR to a writable one\n`,
+      );
+      const resume = await run(['docs', 'submit', '--file', batch, '--resume', '--json']);
+      expect(resume.code, resume.stderr).toBe(ExitCode.error);
+      expect(JSON.parse(resume.stderr).error).toEqual({
+        code: 'state_unwritable',
+        message,
+        hint: "make that directory writable for you again, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)",
+      });
+      expect(server.requests.length).toBe(before);
+
+      // doctor says it in the same words, and fails.
+      const doctor = await run(['doctor', '--json']);
+      expect(doctor.code, doctor.stderr).toBe(1);
+      expect(JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === 'state directory')).toEqual({
+        name: 'state directory',
+        status: 'fail',
+        detail: `cannot write batch records in ${state}: permission denied, EACCES`,
+        fix: `check the permissions of ${state} (\`chmod 700 ${state}\` if it is yours), or set FACECTL_STATE_DIR to a writable one`,
+      });
+      expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: state directory');
+    } finally {
+      chmodSync(state, 0o700);
+    }
+    expect(readdirSync(state)).toEqual([]);
+  });
+});
+
+// A newcomer's find: doctor never checked the state directory: with FACECTL_STATE_DIR a symlink to nothing, a file
+// or a 0777 directory it said all was well (exit 0), and `docs submit --file` was then refused (exit 2).
+describe('doctor checks the state directory as a batch does, in its words, making nothing', () => {
+  it.each([
+    [
+      'a symlink to nothing',
+      (parent: string) => {
+        symlinkSync(join(parent, 'gone'), join(parent, 'state'));
+        return {
+          problem: `the state directory ${join(parent, 'state')} is a symlink to ${join(parent, 'gone')}, which does not exist`,
+          fix: `create its target (\`mkdir -p ${join(parent, 'gone')}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
+        };
+      },
+    ],
+    [
+      'a file',
+      (parent: string) => {
+        writeFileSync(join(parent, 'state'), 'mine\n');
+        return {
+          problem: `the state directory ${join(parent, 'state')} is not a directory (a file is where it, or a directory above it, would be)`,
+          fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
+        };
+      },
+    ],
+    [
+      'a 0777 directory',
+      (parent: string) => {
+        mkdirSync(join(parent, 'state'));
+        chmodSync(join(parent, 'state'), 0o777);
+        return {
+          problem: `the state directory ${join(parent, 'state')} has mode 0777: its group and everyone can write to it, and so plant links where facectl writes the records of your batches`,
+          fix: `set FACECTL_STATE_DIR to a directory only you can write to (a missing one is made 0700); leave ${join(parent, 'state')} as it is: it is shared, others need to write to it`,
+        };
+      },
+    ],
+  ])('%s: docs submit is refused (exit 2) and doctor fails it the same (bin)', async (_name, make) => {
+    const parent = makeTempDir('facectl-state-doctor-');
+    const { problem, fix } = make(parent);
+    const made = readdirSync(parent, { recursive: true });
+    const env = { FACECTL_STATE_DIR: join(parent, 'state'), FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl };
+    const batch = tempFile('batch.ndjson', `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`);
+    const before = server.requests.length;
+    const submit = await runCli(['docs', 'submit', '--file', batch], { env });
+    expect(submit.code, submit.stderr).toBe(ExitCode.usage);
+    expect(submit.stderr).toBe(`error: refusing to write batch records: ${problem}; nothing was sent\n${fix}\n`);
+    expect(server.requests.length).toBe(before);
+
+    const doctor = await runCli(['doctor', '--json'], { env });
+    expect(doctor.code, doctor.stderr).toBe(1);
+    const checks = JSON.parse(doctor.stdout).checks as { name: string }[];
+    expect(checks.find((check) => check.name === 'state directory')).toEqual({
+      name: 'state directory',
+      status: 'fail',
+      detail: `refusing to write batch records: ${problem}`,
+      fix,
+    });
+    expect(JSON.parse(doctor.stderr).error.message).toBe('1 of 9 checks failed: state directory');
+    expect(readdirSync(parent, { recursive: true })).toEqual(made);
   });
 });

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,7 @@ describe('facectl doctor', () => {
       'config file',
       'config file mode',
       'config directory mode',
+      'state directory',
       'key source',
       'base url',
       'proxy',
@@ -76,11 +77,29 @@ describe('facectl doctor', () => {
     expect(r.stdout + r.stderr).not.toContain(service.key('pro'));
   });
 
+  it('says a state directory not made yet is fine, and makes nothing; one there is named as it is', async () => {
+    const state = join(configDir(undefined), 'state');
+    const env = { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_STATE_DIR: state };
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.byName('state directory')).toEqual({
+      name: 'state directory',
+      status: 'ok',
+      detail: `${state} does not exist yet (no batch recorded; \`docs submit\` of a batch creates it)`,
+      fix: null,
+    });
+    expect(existsSync(state)).toBe(false);
+    mkdirSync(state, { mode: 0o700 });
+    const made = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env });
+    expect(made.byName('state directory')).toMatchObject({ status: 'ok', detail: state });
+    expect(readdirSync(state)).toEqual([]);
+  });
+
   it('prints one line per check with its status when not --json', async () => {
     const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('free') }, ['doctor']);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines).toHaveLength(10);
+    expect(lines).toHaveLength(11);
     expect(lines.every((line) => line.startsWith('ok\t'))).toBe(true);
     expect(r.stdout).toContain('plan free');
   });

@@ -1,4 +1,4 @@
-import { chmodSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
@@ -6,10 +6,11 @@ import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
 import { SOURCE_NAMES } from '../../config/credentials.js';
 import { writeRefusal } from '../../config/file-safety.js';
 import { readConfigFile } from '../../config/file-store.js';
-import { configFilePath } from '../../config/paths.js';
+import { configFilePath, stateDir } from '../../config/paths.js';
 import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource } from '../../context.js';
 import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
+import { checkStateDirectory } from '../../state/batch-records.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
@@ -23,8 +24,9 @@ const COLUMNS: Column<Check>[] = [
 export default verb({
   description:
     'Check the setup, one line per check with its status (ok, warn, fail) and a fix: the configuration ' +
-    'file and its modes, which key is used and whether the service accepts it (expiry, scopes, budget, ' +
-    'plan), the base URL (reachability, TLS), proxy variables and clock skew. Exits 1 when a check fails. ' +
+    'file and its modes, the state directory (where batches record what was sent), which key is used and ' +
+    'whether the service accepts it (expiry, scopes, budget, plan), the base URL (reachability, TLS), proxy ' +
+    'variables and clock skew. Exits 1 when a check fails. ' +
     'Asks the service about the key with an endpoint the published interface does not show ' +
     '(GET /v1/auth/api-keys/current).',
   examples: [
@@ -56,7 +58,11 @@ export default verb({
 
 async function runDoctor(ctx: Context): Promise<Check[]> {
   // The file first: opening the store (credentials) would tighten a loose mode before it is seen.
-  const checks: Check[] = checkConfigFile(ctx.env, ctx.runtime.platform);
+  const config = checkConfigFile(ctx.env, ctx.runtime.platform);
+  // A key cannot be stored (nor read) until that is fixed: the fixes of the key's rows send there.
+  const configFailed = config.find((check) => check.status === 'fail')?.name;
+  const login = configFailed ? `see "${configFailed}"` : 'run `facectl auth login`';
+  const checks: Check[] = [...config, checkState(ctx.env)];
 
   let baseUrlText = ctx.globals.baseUrl || ctx.env.FACECTL_BASE_URL || undefined;
   let key: { key: string; source: KeySource } | undefined;
@@ -72,7 +78,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
             `${key.key.slice(0, 12)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
               `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
           )
-        : fail('key source', creds.describe(), 'run `facectl auth login` (or set FACECTL_API_KEY)'),
+        : fail('key source', creds.describe(), `${login} (or set FACECTL_API_KEY)`),
     );
   } catch (error) {
     // A profile named by --profile or FACECTL_PROFILE that cannot be used is refused (exit 2), not a failed check.
@@ -117,7 +123,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
           : ok('tls', 'not used (plain http to a loopback address)'),
       probe.reachability,
       key === undefined
-        ? warn('key works', 'not checked: no API key', 'run `facectl auth login`')
+        ? warn('key works', 'not checked: no API key', login)
         : !sendKey
           ? fail(
               'key works',
@@ -148,7 +154,10 @@ function checkConfigFile(env: Context['env'], platform: NodeJS.Platform): Check[
     return [fail(name, message, hint as string), ...unsafe];
   }
   if (text === undefined) {
-    return [ok(name, `${path} does not exist yet (nothing stored; \`facectl auth login\` creates it)`), ...unsafe];
+    const said = `${path} does not exist yet`;
+    return refusal
+      ? [warn(name, `${said}, and cannot be made there`, 'see "config file safety"'), ...unsafe]
+      : [ok(name, `${said} (nothing stored; \`facectl auth login\` creates it)`)];
   }
   try {
     parseConfigText(text, path);
@@ -157,6 +166,19 @@ function checkConfigFile(env: Context['env'], platform: NodeJS.Platform): Check[
   }
   // Modes tell nothing of another owner's file (and chmod would follow a symlink), nor anything on Windows.
   return [ok(name, `${path} parses`), ...(refusal || platform === 'win32' ? unsafe : checkModes(path))];
+}
+
+/** Checked as a batch checks it before writing its records (the same words and fix), making nothing. */
+function checkState(env: Context['env']): Check {
+  const dir = stateDir(env);
+  try {
+    checkStateDirectory(dir);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    return fail('state directory', error.message.replace(/; nothing was sent$/, ''), error.hint as string);
+  }
+  const said = existsSync(dir) ? '' : ' does not exist yet (no batch recorded; `docs submit` of a batch creates it)';
+  return ok('state directory', `${dir}${said}`);
 }
 
 function checkModes(path: string): Check[] {
