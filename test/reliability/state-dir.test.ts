@@ -257,7 +257,7 @@ describe('doctor checks the state directory as a batch does, in its words, makin
         symlinkSync(join(parent, 'gone'), join(parent, 'state'));
         return {
           problem: `the state directory ${join(parent, 'state')} is a symlink to ${join(parent, 'gone')}, which does not exist`,
-          fix: `create its target (\`mkdir -p ${join(parent, 'gone')}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
+          fix: `create its target (\`mkdir -m 700 -p ${join(parent, 'gone')}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_STATE_DIR to another directory`,
         };
       },
     ],
