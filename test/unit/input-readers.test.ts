@@ -251,7 +251,7 @@ describe('docs submit input kinds', () => {
         { alias: 'ada', label: 'default' },
       ),
     );
-    expect(lines.map((l) => [l.line, l.error ?? JSON.parse(l.body.toString())])).toEqual([
+    expect(lines.map((l) => [l.line, l.error ?? l.document])).toEqual([
       [1, { alias: 'ada', content: 'one', label: 'default' }],
       [3, expect.stringMatching(/^alias: must not be empty/)],
       [4, expect.stringMatching(/^column 13: invalid JSON: a string is not closed/)],
@@ -281,18 +281,21 @@ describe('docs submit input kinds', () => {
       if (line === undefined || line.error !== undefined) throw new Error(`not a document: ${line?.error}`);
       return line;
     };
-    /** The client's text of the document a body holds. */
-    const clientText = (line: NdjsonLine | undefined) =>
-      JSON.stringify(documentCreateRequest.parse(JSON.parse(ok(line).body.toString())));
-    // The body sent is the line's own bytes, or else the client's text of the document.
-    for (const line of lines.map(ok)) if (typeof line.body === 'string') expect(line.body).toBe(clientText(line));
+    for (const line of lines.map(ok)) {
+      const sent = JSON.stringify(line.document);
+      expect(sent).toBe(JSON.stringify(documentCreateRequest.parse(line.document)));
+      // The body sent is the line's own bytes, or else that text: either way the same document.
+      expect(documentCreateRequest.parse(JSON.parse(line.body.toString()))).toEqual(
+        documentCreateRequest.parse(line.document),
+      );
+    }
     // A line with all its fields is sent as it is; one the flags complete, as the client's text of it,
     // with no perspective filled in (the seed leaves that endpoint's default "not shown").
     expect(ok(lines[0]).body.toString()).toBe('{"label": "b", "content": "x \\"q\\" ✓", "alias": "ada-two"}');
     expect(ok(lines[1]).body).toBe('{"alias":"ada","content":"defaults","label":"default"}');
-    expect(clientText(lines[0])).toBe('{"alias":"ada-two","content":"x \\"q\\" ✓","label":"b"}');
+    expect(JSON.stringify(ok(lines[0]).document)).toBe('{"alias":"ada-two","content":"x \\"q\\" ✓","label":"b"}');
     // Lines 2 and 7 differ only in their field order: the same document.
-    expect(clientText(lines[5])).toBe(ok(lines[1]).body);
+    expect(JSON.stringify(ok(lines[5]).document)).toBe(ok(lines[1]).body);
   });
 });
 

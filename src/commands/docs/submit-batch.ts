@@ -219,7 +219,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       // The reader checked the line against a rule stricter than the contract's: the client does not again.
       const document = await api.call(
         createDocument,
-        {},
+        { body: line.document },
         {
           signal: ctx.signal,
           idempotencyKey: journal.idempotencyKey(key),
