@@ -149,13 +149,22 @@ export function detailLines(detail: unknown, message: string): string[] {
 export const withoutKeys = (text: string): string =>
   text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
 
-/** With --profile NAME, each `facectl …` a hint quotes gets it too (unless it names one), so the fix reaches it. */
-export function forProfile(hint: string, profile: string | undefined): string {
-  // Only a name a profile can have (one refused as invalid is not repeated into a fix).
-  if (profile === undefined || !/^[\w-]{1,64}$/.test(profile)) return hint;
-  return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) =>
-    /--profile\b|--help\b|\bauth switch\b|^facectl serve\b/.test(command)
-      ? quoted
-      : `\`${command} --profile ${profile}\``,
-  );
+/**
+ * With --profile NAME (or --base-url URL), each `facectl …` a hint quotes gets it too (unless it names its own), so
+ * the fix reaches the same profile and service.
+ */
+export function forProfile(hint: string, profile: string | undefined, baseUrl?: string): string {
+  // Only a name a profile can have (one refused as invalid is not repeated into a fix), a URL pasted as it is.
+  const flags = [
+    ...(profile !== undefined && /^[\w-]{1,64}$/.test(profile) ? [['--profile', profile]] : []),
+    ...(baseUrl !== undefined && /^https?:\/\/[\w.:/[\]%@-]+$/.test(baseUrl) ? [['--base-url', baseUrl]] : []),
+  ];
+  return hint.replace(/`([^`]*\bfacectl [^`]*)`/g, (quoted, command: string) => {
+    if (/--help\b|\bauth switch\b|^facectl serve\b/.test(command)) return quoted;
+    // A config command sets what the flag would override.
+    const own = (flag: string) =>
+      command.includes(flag) || (flag === '--base-url' && /^facectl config\b/.test(command));
+    const added = flags.filter(([flag]) => !own(flag as string)).map((pair) => ` ${pair.join(' ')}`);
+    return added.length === 0 ? quoted : `\`${command}${added.join('')}\``;
+  });
 }

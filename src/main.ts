@@ -76,12 +76,12 @@ export function reportError(ctx: Context, error: unknown): void {
   // Not for Ctrl-C or SIGTERM: their stack is the signal handler's, and it read as a second error ("CancelError: ...").
   if (ctx.globals.debug && error instanceof Error && error.stack && !(error instanceof CancelError)) write(error.stack);
   const hint = cli ? cli.hint : UNEXPECTED_HINT;
-  if (hint) write(forProfile(hint, ctx.globals.profile));
+  if (hint) write(forProfile(hint, ctx.globals.profile, ctx.globals.baseUrl));
 }
 
 const UNEXPECTED_HINT = 'run again with --debug for details; if it persists, please report it';
 
-function jsonError(error: unknown, { debug, profile }: GlobalOptions): Record<string, unknown> {
+function jsonError(error: unknown, { debug, profile, baseUrl }: GlobalOptions): Record<string, unknown> {
   if (!(error instanceof CliError)) {
     const message = error instanceof Error ? error.message : String(error);
     const stack = debug && error instanceof Error ? error.stack : undefined;
@@ -96,7 +96,7 @@ function jsonError(error: unknown, { debug, profile }: GlobalOptions): Record<st
       : error instanceof ApiError && Array.isArray(error.detail)
         ? { fields: detailFields(error.detail) }
         : {}),
-    ...(error.hint ? { hint: forProfile(error.hint, profile) } : {}),
+    ...(error.hint ? { hint: forProfile(error.hint, profile, baseUrl) } : {}),
   };
 }
 

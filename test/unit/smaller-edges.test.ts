@@ -153,6 +153,24 @@ describe('profiles named on the line or in FACECTL_PROFILE', () => {
     );
   });
 
+  it('a fix printed for a command run with --base-url URL names it too (a breaker ran `facectl auth login` as printed: the default URL)', async () => {
+    const url = 'http://127.0.0.1:9';
+    const none = await cli(['faces', 'get', 'ada', '--base-url', url], { env: {} });
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain(`\`facectl auth login --base-url ${url}\``);
+    expect(forProfile('run `facectl auth login`, or `facectl doctor --profile x`', 'work', url)).toBe(
+      `run \`facectl auth login --profile work --base-url ${url}\`, or \`facectl doctor --profile x --base-url ${url}\``,
+    );
+    // Not where it is given, nor into a config command (which sets what it would override), nor a URL a shell splits.
+    expect(forProfile(`run \`facectl doctor --base-url ${url}\``, undefined, 'https://b.example')).toBe(
+      `run \`facectl doctor --base-url ${url}\``,
+    );
+    expect(forProfile('run `facectl config set base_url X`', undefined, url)).toBe(
+      'run `facectl config set base_url X`',
+    );
+    expect(forProfile('run `facectl doctor`', undefined, 'https://a.example/?x=1&y')).toBe('run `facectl doctor`');
+  });
+
   it('config get --profile X: the fix names --profile X', async () => {
     const config = { default_profile: 'work', profiles: { work: {}, spare: {} } };
     const unset = await cli(['config', 'get', 'base_url', '--profile', 'spare'], { config });

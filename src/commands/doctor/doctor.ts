@@ -36,12 +36,12 @@ export default verb({
   ],
   async run(ctx) {
     // A report people paste into issues: a key given where a URL or a name belongs shows as its prefix.
-    // Each command a check quotes names the --profile in use, as error hints do.
-    const { profile } = ctx.globals;
+    // Each command a check quotes names the --profile and --base-url in use, as error hints do.
+    const { profile, baseUrl } = ctx.globals;
     const checks = (await runDoctor(ctx)).map((check) => ({
       ...check,
-      detail: forProfile(withoutKeys(check.detail), profile),
-      fix: check.fix && forProfile(withoutKeys(check.fix), profile),
+      detail: forProfile(withoutKeys(check.detail), profile, baseUrl),
+      fix: check.fix && forProfile(withoutKeys(check.fix), profile, baseUrl),
     }));
     if (ctx.out.json) ctx.out.record({ checks });
     else ctx.out.list(checks, COLUMNS);
