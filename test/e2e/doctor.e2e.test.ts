@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { createKey, useService } from '../helpers/service-suite.js';
-import { BIN, runCli } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp.js';
-import { worldReadableCli } from '../helpers/world-readable-cli.js';
+import { runCli } from '../helpers/run-cli.js';
+import { unprivilegedCli } from '../helpers/world-readable-cli.js';
 
 /** `facectl doctor` as a script runs it: the built bin, a key from the environment, --json. */
 
@@ -38,35 +36,15 @@ describe('facectl doctor (built bin)', () => {
   // is not there, for a per-user config directory of mode 000.
   it('a config directory of mode 000 (run as an unprivileged user): doctor names the directory and its fix, as config list does', async () => {
     // As root every directory is open, so the bin runs as "nobody" there, from a copy that user can read.
-    const asRoot = process.getuid?.() === 0;
-    const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+    const cli = await unprivilegedCli();
     const home = join(cli.dir, 'home-000');
     const dir = join(home, '.config', 'facectl');
     mkdirSync(dir, { recursive: true, mode: 0o755 });
-    if (asRoot) for (const path of [home, join(home, '.config'), dir]) chownSync(path, 65534, 65534);
+    if (cli.asRoot) for (const path of [home, join(home, '.config'), dir]) chownSync(path, 65534, 65534);
     chmodSync(dir, 0o000);
+    // The key and URL from the environment: only the configuration check is about the directory.
     const run = (args: string[], env: Record<string, string | undefined> = {}) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(cli.node, [cli.bin, ...args], {
-          cwd: cli.dir,
-          // The key and URL from the environment: only the configuration check is about the directory.
-          env: {
-            PATH: process.env.PATH,
-            HOME: home,
-            NO_COLOR: '1',
-            FACECTL_API_KEY: service.key('pro'),
-            FACECTL_BASE_URL: service.baseUrl,
-            ...env,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-          ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      cli.run(args, { HOME: home, FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl, ...env });
     try {
       const detail = `cannot open the configuration directory ${dir} (EACCES)`;
       const fix = `check the permissions of ${dir} (\`chmod 700 ${dir}\` if it is yours), or set FACECTL_CONFIG_DIR to another directory`;

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { accessSync, chmodSync, constants, copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, parse } from 'node:path';
 import { build } from 'esbuild';
-import { ROOT } from './run-cli.js';
+import { BIN, ROOT } from './run-cli.js';
 import { makeTempDir } from './temp.js';
 
 /**
@@ -51,6 +52,30 @@ export async function worldReadableCli(): Promise<WorldReadableCli> {
     chmodSync(node, 0o755);
   }
   return { node, bin, dir };
+}
+
+/**
+ * The bin as an unprivileged user: as root (who opens any directory) uid 65534 from a copy it can read, else this
+ * user. `dir` is a directory of its own; `run` gives the environment it is given and PATH, NO_COLOR, HOME=dir.
+ */
+export async function unprivilegedCli() {
+  const asRoot = process.getuid?.() === 0;
+  const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+  const run = (args: string[], env: Record<string, string | undefined>) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(cli.node, [cli.bin, ...args], {
+        cwd: cli.dir,
+        env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  return { asRoot, dir: cli.dir, run };
 }
 
 /** True when every parent directory lets others through and the file itself lets others read it. */

@@ -508,24 +508,8 @@ process.on('exit', () => {
         // A ring's find: once a batch had finished, a second signal while its results still drained ended the process
         // (130, 143) with no error document under --json, and in text with the --resume command "to send the rest".
         const { file } = batchFile('ada-drain', `drain${form}-`, 3000, (i) => `line ${i}`);
-        // stdout: a FIFO the test holds open and never reads (its 64 KB fill after about 850 result lines).
-        const fifo = join(makeTempDir('facectl-fifo-'), 'out');
-        execFileSync('mkfifo', [fifo]);
-        const reader = openSync(fifo, 'r+');
         const env = batchEnv(key, service.baseUrl);
-        const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, ...(json ? ['--json'] : [])], {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            HOME: process.env.HOME ?? '/tmp',
-            NO_COLOR: '1',
-            FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
-            ...env,
-          },
-          stdio: ['ignore', reader, 'pipe'],
-        });
-        closeSync(reader);
-        const run = watchChild(child);
+        const { child, run } = unreadBatch(file, env, json ? ['--json'] : []);
         // Finished: its summary said (under --json once the command has returned), its record renamed and unlocked.
         const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
         const entries = () => (existsSync(batches) ? readdirSync(batches) : []);
@@ -577,17 +561,7 @@ process.on('exit', () => {
       // A breaker's find: with stdout a pipe nobody reads, the error was said at once but the process lived on
       // until the reader read or a second signal came, so `kill $pid; wait $pid` hung.
       const { file } = batchFile('ada-stuck', 'stuck-', 3000, (i) => `line ${i}`);
-      const fifo = join(makeTempDir('facectl-fifo-'), 'out');
-      execFileSync('mkfifo', [fifo]);
-      const reader = openSync(fifo, 'r+');
-      const env = batchEnv(key, service.baseUrl);
-      const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, '--json'], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env },
-        stdio: ['ignore', reader, 'pipe'],
-      });
-      closeSync(reader);
-      const run = watchChild(child);
+      const { child, run } = unreadBatch(file, batchEnv(key, service.baseUrl), ['--json']);
       // Its 64 KB pipe full after about 850 results: the batch waits on it.
       await until(() => stored(service, 'stuck-').length >= 800, 'the pipe filled');
       child.kill('SIGTERM');
@@ -745,3 +719,26 @@ process.on('exit', () => {
     }
   });
 });
+
+/**
+ * `docs submit --file FILE` with stdout a FIFO held open and never read (its 64 KB full after about 850 result lines),
+ * its state directory in the test's config directory.
+ */
+function unreadBatch(file: string, env: ReturnType<typeof batchEnv>, args: string[]) {
+  const fifo = join(makeTempDir('facectl-fifo-'), 'out');
+  execFileSync('mkfifo', [fifo]);
+  const reader = openSync(fifo, 'r+');
+  const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--file', file, ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      NO_COLOR: '1',
+      FACECTL_STATE_DIR: join(env.FACECTL_CONFIG_DIR, 'state'),
+      ...env,
+    },
+    stdio: ['ignore', reader, 'pipe'],
+  });
+  closeSync(reader);
+  return { child, run: watchChild(child) };
+}

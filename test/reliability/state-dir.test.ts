@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -18,7 +18,7 @@ import { ExitCode } from '../../src/errors.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
-import { worldReadableCli } from '../helpers/world-readable-cli.js';
+import { unprivilegedCli } from '../helpers/world-readable-cli.js';
 import { ensureBuilt, KEY, tempFile } from './support.js';
 
 // Issue 22 item 3: FACECTL_STATE_DIR on a shared directory. Another user can plant a symlink where a
@@ -174,35 +174,15 @@ describe.runIf((statSync('/tmp').mode & 0o1002) === 0o1002)('the system /tmp as 
  * with a FACECTL_STATE_DIR of its own of mode 000, logged in (by environment) to the fault server.
  */
 async function closedStateDir() {
-  const asRoot = process.getuid?.() === 0;
-  const cli = asRoot ? await worldReadableCli() : { node: process.execPath, bin: BIN, dir: makeTempDir('facectl-') };
+  const cli = await unprivilegedCli();
   const state = join(cli.dir, 'state-000');
   mkdirSync(state, { mode: 0o700 });
-  if (asRoot) chownSync(state, 65534, 65534);
+  if (cli.asRoot) chownSync(state, 65534, 65534);
   chmodSync(state, 0o000);
   const batch = join(cli.dir, 'batch.ndjson');
   writeFileSync(batch, `${JSON.stringify({ alias: 'ada', label: 'x', content: 'hello' })}\n`, { mode: 0o644 });
   const run = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(cli.node, [cli.bin, ...args], {
-        cwd: cli.dir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: cli.dir,
-          NO_COLOR: '1',
-          FACECTL_STATE_DIR: state,
-          FACECTL_API_KEY: KEY,
-          FACECTL_BASE_URL: server.baseUrl,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    cli.run(args, { FACECTL_STATE_DIR: state, FACECTL_API_KEY: KEY, FACECTL_BASE_URL: server.baseUrl });
   return { state, batch, run };
 }
 
