@@ -258,13 +258,7 @@ describe('a FACECTL_CONFIG_DIR that is not a directory', () => {
     const file = join(tempDir(), 'afile');
     writeFileSync(file, 'mine\n');
     const dir = configDir(file);
-    const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
-      { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
-      { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
-      { args: ['config', 'get', 'base_url'] },
-      { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
-    ];
-    for (const writer of writers) {
+    for (const writer of [...configWriters(), { args: ['config', 'get', 'base_url'] }]) {
       const label = writer.args.join(' ');
       const sent = server.requests.length;
       const result = await runCli(writer.args, {
@@ -301,12 +295,7 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
       const dir = configDir(link);
       const problem = `the configuration directory ${dir} is ${under.replace('LINK', link)}a symlink to ${target}, which does not exist`;
       const fix = `create its target (\`mkdir -m 700 -p ${target}\`) or remove the symlink (facectl then makes the directory), or set FACECTL_CONFIG_DIR to another directory`;
-      const writers: { args: string[]; stdin?: string; env?: Record<string, string> }[] = [
-        { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
-        { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
-        { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
-      ];
-      for (const writer of writers) {
+      for (const writer of configWriters()) {
         const label = writer.args.join(' ');
         const sent = server.requests.length;
         const result = await runCli(writer.args, {
@@ -516,3 +505,12 @@ describe('a config.json that is not a regular file, or too large to be a configu
     expect(result.stdout.trim()).toBe('http://127.0.0.1:5');
   });
 });
+
+/** The commands that write the configuration file, each as a script runs it (a key on stdin or in the environment). */
+function configWriters(): { args: string[]; stdin?: string; env?: Record<string, string> }[] {
+  return [
+    { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
+    { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
+    { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
+  ];
+}
