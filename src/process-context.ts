@@ -123,11 +123,14 @@ export function createProcessContext() {
       process.exit(SIGNAL_CODES[signal]);
     }
   };
+  let signalled = () => undefined as void;
+  const signalCame = new Promise<void>((resolve) => (signalled = resolve));
   // SIGTERM (`timeout`, a CI cancel) stops as Ctrl-C does, so a batch keeps its journal; a second ends it at once.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
       if (controller.signal.aborted) atOnce(signal);
       received ??= signal;
+      signalled();
       controller.abort(
         new CancelError(signal === 'SIGINT' ? undefined : 'terminated', { exitCode: SIGNAL_CODES[signal] }),
       );
@@ -165,14 +168,12 @@ export function createProcessContext() {
     // Written to the end: a pipe whose reader is slow takes a large write asynchronously, which an exit would cut.
     const drained = (stream: NodeJS.WriteStream) =>
       stream.destroyed || stream.writableLength === 0 || new Promise((resolve) => stream.write('', resolve));
-    const drains = Promise.all([drained(process.stdout), drained(process.stderr)]);
-    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0); it waits a second at
-    // most for a reader that does not read, so `kill PID; wait PID` ends (a batch's --resume prints its results again).
-    if (received !== undefined && code === SIGNAL_CODES[received]) {
-      await Promise.race([drains, new Promise((resolve) => setTimeout(resolve, 1000))]);
-      dieBy(received);
-    }
-    await drains;
+    // Once a signal has come (before or during this wait), a reader that does not read is waited for a second at most,
+    // so `kill PID; wait PID` ends: what it did not take is lost (a batch's --resume prints its results again).
+    const waited = signalCame.then(() => new Promise((resolve) => setTimeout(resolve, 1000)));
+    await Promise.race([Promise.all([drained(process.stdout), drained(process.stderr)]), waited]);
+    // Only an interruption that ended the command as interrupted (serve's clean stop exits 0).
+    if (received !== undefined && code === SIGNAL_CODES[received]) dieBy(received);
     process.exit(code);
   };
   return Object.assign(ctx, { finish });

@@ -581,6 +581,34 @@ process.on('exit', () => {
     }
   }, 60_000);
 
+  it('one SIGTERM once a batch has finished, its results unread: it exits 0 within seconds, all submitted', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-done');
+      // A ring's find: every line sent and recorded, only its results left to write to a reader that never read:
+      // one SIGTERM changed nothing until the reader went away (27 s, 117 s).
+      const { file } = batchFile('ada-done', 'done-', 3000, (i) => `line ${i}`);
+      const env = batchEnv(key, service.baseUrl);
+      const { child, run } = unreadBatch(file, env, ['--json']);
+      const batches = join(env.FACECTL_CONFIG_DIR, 'state', 'batches');
+      await until(
+        () => existsSync(batches) && readdirSync(batches).some((name) => name.endsWith('.finished')),
+        'the batch recorded as finished',
+      );
+      child.kill('SIGTERM');
+      const exit = await Promise.race([
+        run.exit,
+        new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 10_000)),
+      ]);
+      if (exit === 'alive') child.kill('SIGKILL');
+      expect(exit, run.stderr()).toEqual({ code: 0, signal: null });
+      expect(stored(service, 'done-')).toHaveLength(3000);
+    } finally {
+      await service.close();
+    }
+  }, 60_000);
+
   it('case 32: output piped into head (EPIPE) -> quiet exit', async () => {
     // A 16 MB answer cannot fit in the pipe, so the CLI is still writing when the reader goes away.
     server.handle((_req, res) =>
