@@ -235,6 +235,13 @@ describe('oauth connect when the provider is connected already', () => {
       'To connect another account, run `facectl oauth disconnect example` first.',
     );
 
+    // Run with --base-url, the command it names carries it (a ring pasted it and reached the default service).
+    const elsewhere = await asConnect(['oauth', 'connect', 'example', '--base-url', service.baseUrl]);
+    expect(elsewhere.code).toBe(0);
+    expect(elsewhere.stderr).toContain(
+      `run \`facectl oauth disconnect example --yes --base-url ${service.baseUrl}\` first.`,
+    );
+
     const json = await asConnect(['oauth', 'connect', 'example', '--json']);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(connected);

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import type { AnswerOf } from '../../api/answers.js';
 import type { listOAuthConnections } from '../../contract/oauth.js';
-import { NetworkError } from '../../errors.js';
+import { forProfile, NetworkError } from '../../errors.js';
 import { safeJson } from '../../io/output.js';
 import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG } from '../docs/wait-ready.js';
 import { requireArgument, verb } from '../kit.js';
@@ -43,9 +43,14 @@ export async function runConnect(ctx: Context, opts: ConnectOptions) {
   if (before?.connected) {
     // Where no one can be asked, disconnect refuses to run without --yes.
     const yes = ctx.io.canPrompt() ? '' : ' --yes';
+    // Its command for the profile and service this run used, as an error's hint is.
     ctx.out.info(
-      `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
-        `To connect another account, run \`facectl oauth disconnect ${provider}${yes}\` first.`,
+      forProfile(
+        `${provider} is already connected (since ${before.connected_at ?? 'an unknown time'}); nothing to do. ` +
+          `To connect another account, run \`facectl oauth disconnect ${provider}${yes}\` first.`,
+        ctx.globals.profile,
+        ctx.globals.baseUrl,
+      ),
     );
     ctx.out.record(before, CONNECTION_COLUMNS);
     return before;
