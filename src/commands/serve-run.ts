@@ -113,7 +113,9 @@ function startFailure(error: unknown, options: ServeOptions, storage: string | u
     // The --data file is not one this serve can load: bad input (exit 2); it was left as it was.
     return new CliError(`--data: ${message}`, ExitCode.usage, {
       code: 'invalid_state_file',
-      hint: 'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
+      hint:
+        (error as { hint?: string }).hint ??
+        'point --data at another file (a new one starts empty), or use the facectl version that wrote it',
       cause: error,
     });
   }

@@ -16,6 +16,13 @@ export class DataFileInUse extends Error {
 /** A state file, journal or database that this serve cannot load. */
 export class StateFileError extends Error {
   readonly code = 'EBADSTATE';
+  /** What to do, when not the usual (another --data file, or the facectl that wrote it). */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { hint?: string }) {
+    super(message, options);
+    this.hint = options?.hint;
+  }
 }
 
 const sqliteCode = (error: unknown): string | undefined => {
@@ -102,6 +109,7 @@ function open(file: string): Connection | null {
     if (code === 'SQLITE_CORRUPT') {
       throw new StateFileError(`${file}: a damaged database (${(error as Error).message}); it was left untouched`, {
         cause: error,
+        hint: 'restore it from a copy of yours, or point --data at another file (a new one starts empty)',
       });
     }
     if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw error;

@@ -240,6 +240,7 @@ function checkSnapshot(path: string, parsed: unknown): SnapshotCollections {
     const given = parsed.format === undefined ? 'has no "format"' : `"format" is ${JSON.stringify(parsed.format)}`;
     throw fail(`${given}, not "${STATE_FORMAT}"`);
   }
+  if (parsed.version === undefined) throw fail('has no "version"');
   if (parsed.version !== STATE_VERSION) {
     throw new StateFileError(
       `${path}: state file version ${JSON.stringify(parsed.version)} is not one this facectl serve reads ` +

@@ -268,7 +268,11 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
         file: snapshot({ version: 99 }),
         says: 'state file version 99 is not one this facectl serve reads',
       },
-      { name: 'no version', file: snapshot({ version: undefined }), says: 'state file version undefined' },
+      {
+        name: 'no version',
+        file: snapshot({ version: undefined }),
+        says: ': has no "version"; the file was left untouched',
+      },
       {
         name: 'collections: []',
         file: snapshot({ collections: [] }),

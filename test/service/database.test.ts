@@ -414,7 +414,8 @@ test("a facectl serve database cut short -> exit 2 naming it damaged, left untou
   const result = await runCli(['serve', '--port', '0', '--data', file]);
   expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).toContain(
-    `error: --data: ${file}: a damaged database (database disk image is malformed); it was left untouched\n`,
+    `error: --data: ${file}: a damaged database (database disk image is malformed); it was left untouched\n` +
+      'restore it from a copy of yours, or point --data at another file (a new one starts empty)\n',
   );
   expect(readFileSync(file).equals(bytes)).toBe(true);
   expect(readdirSync(tmp.dir)).toEqual(['state.db']);
