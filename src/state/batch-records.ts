@@ -274,10 +274,10 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
 
 function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
-  // A plain run after that one would be a batch of its own, every line sent again; --resume sends what it left.
+  // A plain run after that one finished would be a batch of its own, every line sent again.
   const again =
     mode === 'new'
-      ? 'run this command again with --resume (a plain run would send every line again)'
+      ? 'run this command again with --resume, which sends only what that run did not'
       : 'run this command again';
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);

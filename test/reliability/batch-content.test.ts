@@ -293,7 +293,7 @@ describe('batches from standard input in one directory', () => {
     expect(same.stderr).toContain(`another facectl (pid ${first.child.pid}) is submitting standard input`);
     // Its hint is --resume: a plain run once the first is done would send all six again (a breaker's find).
     expect(same.stderr).toContain(
-      '; then run this command again with --resume (a plain run would send every line again)',
+      '; then run this command again with --resume, which sends only what that run did not',
     );
     proxy.release();
     expect((await first.exit).code, first.stderr()).toBe(0);
