@@ -344,7 +344,7 @@ function unwritable(at: string, error: unknown, keep: boolean): CliError {
   return new CliError(`cannot write batch records in ${at}: ${failure.reason}; nothing was sent`, ExitCode.error, {
     code: 'state_unwritable',
     hint: keep
-      ? `${failure.inPlace ?? permissions}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+      ? `${failure.inPlace ?? permissions}, then --resume with FACECTL_STATE_DIR as it is (where the batch's record is kept)`
       : (failure.fix ?? `${permissions}, or set FACECTL_STATE_DIR to a writable one`),
     cause: error,
   });

@@ -206,7 +206,7 @@ describe('a FACECTL_STATE_DIR of mode 000 (run as an unprivileged user)', () => 
       expect(JSON.parse(resume.stderr).error).toEqual({
         code: 'state_unwritable',
         message,
-        hint: "make that directory writable for you again, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)",
+        hint: "make that directory writable for you again, then --resume with FACECTL_STATE_DIR as it is (where the batch's record is kept)",
       });
       expect(server.requests.length).toBe(before);
 
