@@ -101,7 +101,7 @@ export function directoryRefusal(dir: string, role: { what: string; risk: string
       problem: `the ${role.what} ${dir} has mode ${(dirStat.mode & 0o7777).toString(8).padStart(4, '0')}: ${who.join(' and ')} can write to it, and so ${role.swap}`,
       fix: shared
         ? `${elsewhere} (a missing one is made 0700); leave ${dir} as it is: it is shared, others need to write to it`
-        : `chmod 700 ${dir} (or ${elsewhere})`,
+        : `\`chmod 700 ${dir}\` (or ${elsewhere})`,
     };
   }
   return undefined;

@@ -433,7 +433,7 @@ describe('issue 22 item 3: the state directory and the files in it', () => {
       'a group-writable batches/',
       (dir: string) => chmodSync(join(dir, 'batches'), 0o770),
       /batch record directory .*batches has mode 0770: its group can write to it/,
-      /^chmod 700 \S+batches \(or set FACECTL_STATE_DIR to a directory only you can write to\)$/,
+      /^`chmod 700 \S+batches` \(or set FACECTL_STATE_DIR to a directory only you can write to\)$/,
     ],
     [
       'batches/ that is a symlink',
