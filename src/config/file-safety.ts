@@ -58,8 +58,7 @@ export function writeRefusal(path: string): Refusal | undefined {
  * reading takes it for a directory with nothing in it yet, but it cannot be made (mkdir says ENOENT).
  */
 export function danglingLink(dir: string, what: string, variable: string): Refusal | undefined {
-  let at = dir;
-  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  const at = nearestThere(dir);
   let target: string;
   try {
     if (statSync(at, { throwIfNoEntry: false })) return undefined;
@@ -105,6 +104,13 @@ export function directoryRefusal(dir: string, role: { what: string; risk: string
     };
   }
   return undefined;
+}
+
+/** `path`, or the nearest directory above it, that is there (a symlink counts, even one to nothing). */
+export function nearestThere(path: string): string {
+  let at = path;
+  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  return at;
 }
 
 export function statOrUndefined(path: string, link: boolean): Stats | undefined {

@@ -16,7 +16,14 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { type HeldLock, LockHeldError, waitForLock } from '../state/lock.js';
-import { makeDirectories, readConfigText, statOrUndefined, syncDirectory, writeRefusal } from './file-safety.js';
+import {
+  makeDirectories,
+  nearestThere,
+  readConfigText,
+  statOrUndefined,
+  syncDirectory,
+  writeRefusal,
+} from './file-safety.js';
 import { configFilePath } from './paths.js';
 import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parseConfigText } from './profile-store.js';
 
@@ -24,7 +31,7 @@ import { type ConfigData, ConfigFileError, ConfigWriteError, ProfileStore, parse
 const notADirectory = (env: Readonly<Record<string, string | undefined>>, dir: string) =>
   [
     `${env.FACECTL_CONFIG_DIR ? 'FACECTL_CONFIG_DIR' : 'the configuration directory'} ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
-    'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+    `set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move ${nearestThere(dir)} away`,
   ] as const;
 
 /** The configuration file's text (undefined: there is none yet); one that cannot be read, a ConfigFileError. */

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import {
   danglingLink,
   directoryRefusal,
   makeDirectories,
+  nearestThere,
   type Refusal,
   statOrUndefined,
 } from '../config/file-safety.js';
@@ -310,8 +311,7 @@ export function checkStateDirectory(stateDir: string, keep = false): string | un
   refuse(stateDir, 'state directory');
   dangling(stateDir);
   const dir = join(stateDir, 'batches');
-  let at = dir;
-  while (!statOrUndefined(at, true) && dirname(at) !== at) at = dirname(at);
+  const at = nearestThere(dir);
   if (at === dir) {
     const info = statOrUndefined(dir, true);
     if (!info?.isDirectory()) {
@@ -324,7 +324,7 @@ export function checkStateDirectory(stateDir: string, keep = false): string | un
   } else if (!statOrUndefined(at, false)?.isDirectory()) {
     refused({
       problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
-      fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
+      fix: `set FACECTL_STATE_DIR to a directory (a missing one is made), or move ${at} away`,
     });
   }
   // --resume with no record directory has no batch to go on with: only a way to look for it is needed.

@@ -269,8 +269,9 @@ describe('a FACECTL_CONFIG_DIR that is not a directory', () => {
       expect(result.stderr, label).toContain(
         `error: FACECTL_CONFIG_DIR ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
       );
+      // The file in the way named, the directory or one above it (a ring's find: "that file", unnamed).
       expect(result.stderr, label).toContain(
-        'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+        `set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move ${file} away`,
       );
       expect(result.stderr, label).not.toMatch(/ENOTDIR|its disk|Logged in|Saved key/);
       expect(server.requests.slice(sent), label).toEqual([]);

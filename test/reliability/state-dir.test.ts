@@ -247,7 +247,7 @@ describe('doctor checks the state directory as a batch does, in its words, makin
         writeFileSync(join(parent, 'state'), 'mine\n');
         return {
           problem: `the state directory ${join(parent, 'state')} is not a directory (a file is where it, or a directory above it, would be)`,
-          fix: 'set FACECTL_STATE_DIR to a directory (a missing one is made), or move that file away',
+          fix: `set FACECTL_STATE_DIR to a directory (a missing one is made), or move ${join(parent, 'state')} away`,
         };
       },
     ],

@@ -294,7 +294,7 @@ describe('facectl doctor', () => {
     expect(r.byName('config file')).toMatchObject({
       status: 'fail',
       detail: `FACECTL_CONFIG_DIR ${file} is not a directory (a file is where it, or a directory above it, would be)`,
-      fix: 'set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move that file away',
+      fix: `set FACECTL_CONFIG_DIR to a directory (a missing one is made), or move ${file} away`,
     });
   });
 
