@@ -126,8 +126,11 @@ describe('auth login --api-key-stdin while FACECTL_API_KEY is set', () => {
     const other = await login(service.key('standard'));
     expect(other.code, other.stderr).toBe(0);
     expect(other.stdout).toBe('');
-    expect(other.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key\n');
-    expect(other.stderr.match(/FACECTL_API_KEY/g)).toHaveLength(1);
+    expect(other.stderr).toContain(
+      'warning: FACECTL_API_KEY is set to another key, which is used instead of the stored one (`unset FACECTL_API_KEY` to use it)\n',
+    );
+    // Once in the warning's words, once in its fix (a ring saw the name doubled in parentheses).
+    expect(other.stderr.match(/FACECTL_API_KEY/g)).toHaveLength(2);
     const same = await login(key());
     expect(same.code, same.stderr).toBe(0);
     expect(same.stderr).toContain(`stored key ${key().slice(0, 12)}… in profile default`);

@@ -65,7 +65,9 @@ describe('keys create: the secret could not be written', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^Saved key fcs_\w+… in profile "default"/m);
     // The key that made it came from FACECTL_API_KEY, which goes on taking precedence over the one saved.
-    expect(result.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key');
+    expect(result.stderr).toContain(
+      'warning: FACECTL_API_KEY is set to another key, which is used instead of the stored one (`unset FACECTL_API_KEY` to use it)',
+    );
   });
 });
 

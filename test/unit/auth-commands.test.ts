@@ -66,7 +66,9 @@ describe('auth login', () => {
     expect(code, stderr).toBe(0);
     expect(tc.config.data.profiles?.default?.api_key).toBe(key);
     expect(stderr).toContain(`stored key ${key.slice(0, 12)}… in profile default`);
-    expect(stderr).toContain('FACECTL_API_KEY is set and takes precedence over the stored key');
+    expect(stderr).toContain(
+      'FACECTL_API_KEY is set to another key, which is used instead of the stored one (`unset FACECTL_API_KEY` to use it)',
+    );
   });
 
   it('a key the service refuses: exit 3, nothing stored', async () => {

@@ -206,7 +206,9 @@ describe('keys create: run()', () => {
     const saved = result.tc.config.data.profiles?.ro?.api_key;
     expect(saved).toMatch(/^fcs_/);
     expect(result.stderr).toContain(`Saved key ${saved?.slice(0, 12)}… in profile "ro"`);
-    expect(result.stderr).toContain('warning: FACECTL_API_KEY is set and takes precedence over the stored key\n');
+    expect(result.stderr).toContain(
+      'warning: FACECTL_API_KEY is set to another key, which is used instead of the stored one (`unset FACECTL_API_KEY` to use it)\n',
+    );
   });
 
   it("--save --profile EXISTING makes the key with that profile's key, as its --help says (NEW: the one used without)", async () => {

@@ -29,7 +29,9 @@ export async function saveKeyInProfile(
     );
   }
   if (ctx.env.FACECTL_API_KEY && ctx.env.FACECTL_API_KEY.trim() !== key) {
-    ctx.out.warn('FACECTL_API_KEY is set and takes precedence over the stored key');
+    ctx.out.warn(
+      'FACECTL_API_KEY is set to another key, which is used instead of the stored one (`unset FACECTL_API_KEY` to use it)',
+    );
   }
   if (madeDefault) ctx.out.info(`profile ${profile} is now the default profile`);
   else if (profile !== store.defaultProfile) {
