@@ -261,10 +261,7 @@ describe('a FACECTL_CONFIG_DIR that is not a directory', () => {
     for (const writer of [...configWriters(), { args: ['config', 'get', 'base_url'] }]) {
       const label = writer.args.join(' ');
       const sent = server.requests.length;
-      const result = await runCli(writer.args, {
-        env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
-        ...(writer.stdin ? { stdin: writer.stdin } : {}),
-      });
+      const result = await runWriter(writer, dir);
       expect(result.code, `${label}: ${result.stderr}`).toBe(2);
       expect(result.stderr, label).toContain(
         `error: FACECTL_CONFIG_DIR ${dir} is not a directory (a file is where it, or a directory above it, would be)`,
@@ -299,10 +296,7 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
       for (const writer of configWriters()) {
         const label = writer.args.join(' ');
         const sent = server.requests.length;
-        const result = await runCli(writer.args, {
-          env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
-          ...(writer.stdin ? { stdin: writer.stdin } : {}),
-        });
+        const result = await runWriter(writer, dir);
         expect(result.code, `${label}: ${result.stderr}`).toBe(2);
         expect(result.stdout, label).toBe('');
         expect(result.stderr, label).toBe(`error: refusing to write: ${problem}; nothing was written\n${fix}\n`);
@@ -507,11 +501,19 @@ describe('a config.json that is not a regular file, or too large to be a configu
   });
 });
 
+type Writer = { args: string[]; stdin?: string; env?: Record<string, string> };
+
 /** The commands that write the configuration file, each as a script runs it (a key on stdin or in the environment). */
-function configWriters(): { args: string[]; stdin?: string; env?: Record<string, string> }[] {
+function configWriters(): Writer[] {
   return [
     { args: ['config', 'set', 'base_url', 'http://127.0.0.1:6'] },
     { args: ['auth', 'login', '--api-key-stdin'], stdin: `${KEY}\n`, env: { FACECTL_BASE_URL: server.baseUrl } },
     { args: ['keys', 'create', '--save'], env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_API_KEY: KEY } },
   ];
 }
+
+const runWriter = (writer: Writer, dir: string) =>
+  runCli(writer.args, {
+    env: { FACECTL_CONFIG_DIR: dir, ...writer.env },
+    ...(writer.stdin ? { stdin: writer.stdin } : {}),
+  });
