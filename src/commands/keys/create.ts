@@ -105,7 +105,8 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     }
     if (!(await ctx.prompter.confirm({ message: `Replace ${what}? It is not kept anywhere else.`, default: false }))) {
       throw new DeclinedError(
-        `Not replaced: profile ${active.profile} still holds key ${keyPrefix(held)}…; no key was created`,
+        `Not replaced: profile ${active.profile} still holds key ${keyPrefix(held)}…; no key was created ` +
+          '(to keep both, run it again with --profile and a name no profile has yet)',
       );
     }
   }
