@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/serve-process.js';
-import { useService } from '../helpers/service-suite.js';
+import { createKey, useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
 import { batchEnv, resultLines, storedLabels, tempFile, unreachableUrl } from './support.js';
 
@@ -165,6 +165,21 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     }
     expect(said).toMatchObject({ code: 'not_authenticated', hint: 'set FACECTL_API_KEY to a new key' });
     expect(storedLabels(service, 'ref-')).toEqual([]);
+  });
+
+  it('a key without the scope to submit: exit 6 with its code and fix, as a single command says; no --continue-on-error', async () => {
+    // A ring's find: beside a refused key, the other failure every line meets alike still said batch_failed.
+    const readOnly = await createKey(service, service.key('pro'), { scopes: ['v1:compile:read'] });
+    const file = tempFile('scope.ndjson', `${[1, 2, 3].map((n) => doc(`scope-${n}`)).join('\n')}\n`);
+    const res = await runCli(['docs', 'submit', '--file', file, '--json'], {
+      env: batchEnv(readOnly.key, service.baseUrl),
+    });
+    expect(res.code, res.stderr).toBe(6);
+    const error = (JSON.parse(res.stderr) as { error: { code: string; hint: string } }).error;
+    expect(error.code).toBe('insufficient_scope');
+    expect(error.hint).toMatch(/^use a key that has the scope named above: /);
+    expect(error.hint).not.toContain('--continue-on-error');
+    expect(storedLabels(service, 'scope-')).toEqual([]);
   });
 
   it('standard input: a bad first line is exit 2, nothing sent', async () => {

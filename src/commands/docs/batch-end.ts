@@ -78,8 +78,12 @@ export function batchError(
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   const also = badLine === undefined ? '' : `; ${badLine}`;
-  // Every failure a refused key: no --continue-on-error helps; its code, and where a new key goes.
-  const refusedKey = failures.firstByExitCode.size === 1 ? failures.firstByExitCode.get(ExitCode.auth) : undefined;
+  // Every failure a refused key, or a key without the scope to submit: no --continue-on-error helps; its code and fix.
+  const only = failures.firstByExitCode.size === 1 ? [...failures.firstByExitCode.values()][0] : undefined;
+  const refusedKey =
+    only && (failures.firstByExitCode.has(ExitCode.auth) || only.error.code === 'insufficient_scope')
+      ? only
+      : undefined;
   const hint = refusedKey
     ? resumeHint(input, refusedKey.hint ?? 'Fix the cause')
     : continued
