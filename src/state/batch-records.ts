@@ -56,7 +56,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   // --resume goes on with a record in this directory: a failure here must not send the user to another one.
   const keep = options.mode === 'resume';
   // --resume with no record directory has no batch to go on with: refused (choose), nothing made, no lock taken.
-  const none = !(await privateDirectory(options.dir, dir, keep));
+  const none = !privateDirectory(options.dir, dir, keep);
   let lost: Error | undefined;
   const onLost = (error: Error) => void (lost = error);
   /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */
@@ -290,7 +290,7 @@ function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptio
 }
 
 /** The record directory checked, made, then checked again: a symlink planted meanwhile is refused too. */
-async function privateDirectory(stateDir: string, dir: string, keep: boolean): Promise<boolean> {
+function privateDirectory(stateDir: string, dir: string, keep: boolean): boolean {
   if (checkStateDirectory(stateDir, keep) === undefined) return false;
   try {
     makeDirectories(dir);
@@ -309,7 +309,9 @@ async function privateDirectory(stateDir: string, dir: string, keep: boolean): P
  */
 export function checkStateDirectory(stateDir: string, keep = false): string | undefined {
   refuse(stateDir, 'state directory');
-  dangling(stateDir);
+  // A symlink to nothing: reading takes it for a directory not made yet, but mkdir cannot make it (ENOENT).
+  const dangling = danglingLink(stateDir, 'state directory', 'FACECTL_STATE_DIR');
+  if (dangling) refused(dangling);
   const dir = join(stateDir, 'batches');
   const at = nearestThere(dir);
   if (at === dir) {
@@ -348,12 +350,6 @@ function unwritable(at: string, error: unknown, keep: boolean): CliError {
       : (failure.fix ?? `${permissions}, or set FACECTL_STATE_DIR to a writable one`),
     cause: error,
   });
-}
-
-/** Refused when the state directory is (or is under) a symlink to nothing: mkdir cannot make it (ENOENT). */
-function dangling(stateDir: string): void {
-  const refusal = danglingLink(stateDir, 'state directory', 'FACECTL_STATE_DIR');
-  if (refusal) refused(refusal);
 }
 
 function refuse(dir: string, what: string): void {
