@@ -262,7 +262,10 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
         },
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,
-        ...(moved?.destination === undefined ? {} : { movedFrom: moved.destination }),
+        // Said only of a batch that may have made documents: one refused for its key made none.
+        ...(moved?.destination === undefined || (moved.clean && moved.acknowledged.size === 0)
+          ? {}
+          : { movedFrom: moved.destination }),
         replaced,
         finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,

@@ -179,6 +179,21 @@ describe('--resume with another key (a breaker: lines of another account were ta
     expect(labelsOf('pro', 'acct-')).toEqual(['acct-0', 'acct-1', 'acct-2']);
   });
 
+  it('a first run refused for its key, then --resume with a good one: every line sent, no warning of another account', async () => {
+    const lines = [0, 1, 2].map((i) => line(`refused-${i}`));
+    const file = tempFile('refused.ndjson', `${lines.join('\n')}\n`);
+    const refused = batchEnv(`fcs_nokey_${'0'.repeat(32)}`, service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env: refused });
+    expect(first.code, first.stderr).toBe(3);
+    const env = { ...refused, FACECTL_API_KEY: service.key('pro') };
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // A breaker saw "the earlier runs … sent with key fcs_nokey_…, perhaps of another account", of a run that made nothing.
+    expect(resumed.stderr).not.toContain('another account');
+    expect(resultLines(resumed.stdout).filter((r) => r.ok)).toHaveLength(3);
+    expect(labelsOf('pro', 'refused-')).toEqual(['refused-0', 'refused-1', 'refused-2']);
+  });
+
   it('a new key of the same account: the lines already made are answered from their idempotency records, none twice', async () => {
     const { file, env } = await stoppedAfterThree('rot-', service.key('pro'));
     const made = await runCli(['keys', 'create', '--name', 'rotated', '--json'], { env });
