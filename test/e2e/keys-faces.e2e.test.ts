@@ -61,7 +61,7 @@ describe('keys create (built bin)', () => {
     expect(again.stderr).toBe(
       `error: --yes is required to replace the key stored in profile default (${key.slice(0, 12)}…) when not ` +
         'running interactively (standard input is not a terminal)\n' +
-        'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; ' +
+        'to keep both, save the new key in a new profile: give --profile a name no profile has yet; ' +
         'or add `--yes` to replace it\n',
     );
   });

@@ -67,7 +67,8 @@ describe('saving a key over another one', () => {
 
   it('keys create --save over a stored key, no terminal, no --yes: exit 2 naming both ways, nothing sent, key kept', async () => {
     const home = { api_key: OLD_KEY, api_key_base_url: service.baseUrl, base_url: service.baseUrl };
-    for (const how of [[], ['--no-input'], ['--json']]) {
+    // With --profile given too, the hint does not say to add it (a ring's find: "add --profile").
+    for (const how of [[], ['--no-input'], ['--json'], ['--profile', 'default']]) {
       const before = requestCount(service);
       const { code, stdout, stderr, tc } = await cli(['keys', 'create', '--name', 'laptop', '--save', ...how], {
         config: { profiles: { default: home } },
@@ -78,7 +79,7 @@ describe('saving a key over another one', () => {
         `--yes is required to replace the key stored in profile default (${OLD_KEY.slice(0, 12)}…) ` +
         `when not running interactively (${why})`;
       const hint =
-        'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; or add `--yes` to replace it';
+        'to keep both, save the new key in a new profile: give --profile a name no profile has yet; or add `--yes` to replace it';
       expect(code, stderr).toBe(2);
       expect(stdout).toBe('');
       if (how[0] === '--json') expect(JSON.parse(stderr)).toEqual({ error: { code: 'usage', message, hint } });
@@ -111,7 +112,7 @@ describe('saving a key over another one', () => {
     // On a terminal the line is wrapped to its width: compared as words.
     expect(declined.stderr.replace(/\s+/g, ' ')).toBe(
       `Not replaced: profile default still holds key ${creating.key_prefix}…; no key was created ` +
-        '(to keep both, run it again with --profile and a name no profile has yet) ',
+        '(to keep both, run it again giving --profile a name no profile has yet) ',
     );
     expect(requestCount(service)).toBe(before);
     expect(declined.tc.config.data.profiles).toEqual({ default: home });

@@ -100,13 +100,13 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     const what = `the key stored in profile ${active.profile} (${keyPrefix(held)}…)`;
     if (!ctx.io.canPrompt()) {
       throw new UsageError(`--yes is required to replace ${what} when not running interactively (${noPrompt(ctx)})`, {
-        hint: 'to keep both, save the new key in a new profile: add --profile and a name no profile has yet; or add `--yes` to replace it',
+        hint: 'to keep both, save the new key in a new profile: give --profile a name no profile has yet; or add `--yes` to replace it',
       });
     }
     if (!(await ctx.prompter.confirm({ message: `Replace ${what}? It is not kept anywhere else.`, default: false }))) {
       throw new DeclinedError(
         `Not replaced: profile ${active.profile} still holds key ${keyPrefix(held)}…; no key was created ` +
-          '(to keep both, run it again with --profile and a name no profile has yet)',
+          '(to keep both, run it again giving --profile a name no profile has yet)',
       );
     }
   }
