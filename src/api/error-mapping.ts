@@ -165,7 +165,9 @@ function hintForNotFound(code: string, info: ExchangeInfo): string {
 }
 
 const REFUSAL_HINTS: Readonly<Record<string, string>> = {
-  plan_required: 'Connect plan required — see `facectl oauth --help`',
+  plan_required:
+    'OAuth connections need a key of a user on the Connect plan: use one (`--profile <profile>`, the profile it is ' +
+    'stored in, or FACECTL_API_KEY set to it)',
   // The second command names another profile (so forProfile leaves it): run with this key, it would be refused too.
   insufficient_scope:
     'use a key that has the scope named above: log in with one (`facectl auth login`), or create one with another key ' +

@@ -124,7 +124,7 @@ describe('error answers', () => {
       403,
       { detail: 'OAuth needs the Connect plan', code: 'plan_required' },
       ExitCode.refused,
-      /Connect plan required — see `facectl oauth --help`/,
+      /OAuth connections need a key of a user on the Connect plan/,
     ],
     [403, { detail: 'this key lacks scope compile:write', code: 'insufficient_scope' }, ExitCode.refused, /scope/],
     [402, { detail: 'budget of $1.00 exceeded', code: 'budget_exceeded' }, ExitCode.refused, /budget/],

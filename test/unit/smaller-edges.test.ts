@@ -100,7 +100,8 @@ describe('plan_required for oauth connect: its message said once', () => {
     expect(result.stderr).toBe(
       'error: OAuth connections are only for the Connect plan; this user is on the pro plan\n' +
         '  status: 403 plan_required\n' +
-        'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user\n',
+        'OAuth connections need a key of a user on the Connect plan: use one (`--profile <profile>`, the profile it ' +
+        'is stored in, or FACECTL_API_KEY set to it)\n',
     );
   });
 });

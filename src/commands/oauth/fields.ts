@@ -20,7 +20,7 @@ export async function sendOAuth<R extends AnyRoute>(ctx: Context, route: R, inpu
       {
         code: error.code,
         detail: error.detail,
-        hint: 'Connect plan required — see `facectl oauth --help`; use a key of a Connect-plan user',
+        hint: error.hint,
         cause: error,
       },
     );
