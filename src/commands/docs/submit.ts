@@ -69,7 +69,7 @@ export default verb({
     'facectl docs submit --alias ada-lovelace --label "Letter to Babbage" --file letter.txt',
     'cat docs.ndjson | facectl docs submit --alias ada-lovelace --json --no-input - > results.ndjson',
     `echo '{"alias":"ada-lovelace","label":"Note G","content":"..."}' | facectl docs submit -`,
-    'facectl docs submit --file docs.ndjson --concurrency 16 --resume',
+    'facectl docs submit --file docs.ndjson --concurrency 16 --resume  # after a run that stopped short: sends only the rest',
   ],
   run: (ctx, given, input) => runSubmit(ctx, submitOptions(given, input)),
 });
