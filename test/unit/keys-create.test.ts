@@ -48,6 +48,16 @@ describe('keys create: run()', () => {
     expect(JSON.stringify(current)).not.toContain(key.key);
   });
 
+  it('a key without limits: budget_usd unlimited (as auth status says; "none" read as no budget left), expires never, any face', async () => {
+    const tc = contextFor(service);
+    await runCreateKey(tc.ctx, { name: 'open', save: false, yes: false });
+    await tc.close();
+    const lines = tc.stdout().trimEnd().split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining(['budget_usd\tunlimited', 'expires_at\tnever', 'allowed_face_ids\tany']),
+    );
+  });
+
   it('prints exactly the service object under --json', async () => {
     const tc = contextFor(service, { globals: { json: true } });
     const key = await runCreateKey(tc.ctx, { name: 'json', save: false, yes: false });

@@ -79,7 +79,7 @@ const KEY_FIELDS: Column<Lenient<ApiKey>>[] = [
   ...fieldColumns<Lenient<ApiKey>>('key', 'id', 'name', 'key_prefix'),
   { header: 'expires_at', value: (k) => k.expires_at ?? 'never' },
   { header: 'scopes', value: (k) => (k as { scopes?: unknown }).scopes },
-  { header: 'budget_usd', value: (k) => k.budget_usd ?? 'none' },
+  { header: 'budget_usd', value: (k) => k.budget_usd ?? 'unlimited' },
   { header: 'allowed_face_ids', value: (k) => k.allowed_face_ids ?? 'any' },
   { header: 'allowed_llm_models', value: (k) => k.allowed_llm_models ?? 'any' },
 ];
