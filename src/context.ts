@@ -17,7 +17,10 @@ export type GlobalOptions = { baseUrl?: string; profile?: string; jq?: string; a
   [K in 'json' | 'noInput' | 'debug' | 'insecureHttp']: boolean;
 };
 
-export type Column<T> = { header: string; value: (row: T) => unknown };
+/** `style`: a colour for a cell's text on a colour terminal (a check's status). */
+export type Column<T> = { header: string; value: (row: T) => unknown; style?: (text: string) => Paint | undefined };
+
+export type Paint = 'green' | 'yellow' | 'red';
 
 export type Spinner = { update(text: string): void; stop(): void };
 

@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
-import type { GlobalOptions, IO, Output, ProgressBar, Spinner } from '../context.js';
+import type { GlobalOptions, IO, Output, Paint, ProgressBar, Spinner } from '../context.js';
 import { CliError, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
 import { type Env, envFlag } from './terminal.js';
@@ -47,7 +47,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   // Not on a terminal of 0 columns (a pseudo-terminal with no size, under `script`): ora divides by it.
   const animate = () =>
     io.stderrIsTTY && (io.stderr.columns ?? 1) > 0 && !globals.json && !envFlag(env, 'CI') && env.TERM !== 'dumb';
-  const paint = (color: boolean, style: 'bold' | 'green' | 'yellow' | 'dim', text: string) =>
+  const paint = (color: boolean, style: Paint | 'bold' | 'dim', text: string) =>
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(withoutKeys(text));
@@ -122,7 +122,13 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
         if (rows.length === 0) return err('no results\n');
         return table(
           columns.map((c) => c.header.toUpperCase()),
-          rows.map((row) => columns.map((c) => cell(c.value(row)))),
+          rows.map((row) =>
+            columns.map((c) => {
+              const text = cell(c.value(row));
+              const style = c.style?.(text);
+              return style ? paint(io.color, style, text) : text;
+            }),
+          ),
         );
       }
       for (const row of rows) out(`${columns.map((c) => tsvCell(c.value(row))).join('\t')}\n`);

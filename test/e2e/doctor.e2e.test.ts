@@ -64,7 +64,7 @@ describe('facectl doctor (built bin)', () => {
       expect(JSON.parse(keyless.stdout).checks.find((c: { name: string }) => c.name === 'key works')).toEqual({
         name: 'key works',
         status: 'warn',
-        detail: 'not checked: no API key',
+        detail: 'not checked: no API key for this base URL',
         fix: 'see "config file"',
       });
       expect(JSON.parse(keyless.stderr).error.message).toBe('2 of 9 checks failed: config file, key source');

@@ -342,7 +342,7 @@ describe('a FACECTL_CONFIG_DIR that is, or is under, a symlink to nothing', () =
       expect(rows.find((c) => c.name === 'key works')).toEqual({
         name: 'key works',
         status: 'warn',
-        detail: 'not checked: no API key',
+        detail: 'not checked: no API key for this base URL',
         fix: 'see "config file safety"',
       });
       expect(JSON.parse(keyless.stderr).error.message).toBe('2 of 10 checks failed: config file safety, key source');

@@ -77,6 +77,26 @@ describe('facectl doctor', () => {
     expect(r.stdout + r.stderr).not.toContain(service.key('pro'));
   });
 
+  it('on a colour terminal: statuses coloured (ok green, fail red); a FIX column only when a check has a fix', async () => {
+    const passing = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), stdoutIsTTY: true }, [
+      'doctor',
+    ]);
+    expect(passing.code, passing.stderr).toBe(0);
+    expect(passing.stdout).toContain('\x1b[32mok\x1b[39m');
+    expect(passing.stdout).toContain('DETAIL');
+    expect(passing.stdout).not.toContain('FIX');
+    const failing = await doctor({ baseUrl: service.baseUrl, apiKey: 'fcs_nokey_0123456789', stdoutIsTTY: true }, [
+      'doctor',
+    ]);
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toContain('\x1b[31mfail\x1b[39m');
+    expect(failing.stdout).toContain('FIX');
+    // Piped: no colour, and the same four columns whatever passed (scripts split them).
+    const piped = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro') }, ['doctor']);
+    expect(piped.stdout).not.toContain('\x1b');
+    for (const line of piped.stdout.replace(/\n$/, '').split('\n')) expect(line.split('\t')).toHaveLength(4);
+  });
+
   it('says a state directory not made yet is fine, and makes nothing; one there is named as it is', async () => {
     const state = join(configDir(undefined), 'state');
     const env = { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_STATE_DIR: state };
@@ -111,9 +131,24 @@ describe('facectl doctor', () => {
       status: 'fail',
       fix: expect.stringContaining('facectl auth login'),
     });
-    expect(r.byName('key works').status).toBe('warn');
+    expect(r.byName('key works')).toMatchObject({
+      status: 'warn',
+      detail: 'not checked: no API key for this base URL',
+      fix: 'see "key source"',
+    });
     expect(r.byName('reachable').status).toBe('ok');
     expect(r.stderr).toContain('checks failed: key source');
+  });
+
+  it('a key stored for another base URL: key works points at key source, which says why (a newcomer read "no API key")', async () => {
+    const profile = { api_key: service.key('pro'), api_key_base_url: 'http://127.0.0.1:9', base_url: service.baseUrl };
+    const r = await doctor({ config: { profiles: { default: profile } } });
+    expect(r.code).toBe(1);
+    expect(r.byName('key source').detail).toContain('was saved for http://127.0.0.1:9');
+    expect(r.byName('key works')).toMatchObject({
+      detail: 'not checked: no API key for this base URL',
+      fix: 'see "key source"',
+    });
   });
 
   it('says which variable supplied the key', async () => {

@@ -8,14 +8,16 @@ import { writeRefusal } from '../../config/file-safety.js';
 import { readConfigFile } from '../../config/file-store.js';
 import { configFilePath, stateDir } from '../../config/paths.js';
 import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
-import type { Column, Context, KeySource } from '../../context.js';
+import type { Column, Context, KeySource, Paint } from '../../context.js';
 import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
 import { checkStateDirectory } from '../../state/batch-records.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
+const STATUS_PAINT: Record<string, Paint> = { ok: 'green', warn: 'yellow', fail: 'red' };
+
 const COLUMNS: Column<Check>[] = [
-  { header: 'status', value: (c) => c.status },
+  { header: 'status', value: (c) => c.status, style: (status) => STATUS_PAINT[status] },
   { header: 'check', value: (c) => c.name },
   { header: 'detail', value: (c) => c.detail },
   { header: 'fix', value: (c) => c.fix ?? '' },
@@ -44,7 +46,8 @@ export default verb({
       fix: check.fix && forProfile(withoutKeys(check.fix), profile, baseUrl),
     }));
     if (ctx.out.json) ctx.out.record({ checks });
-    else ctx.out.list(checks, COLUMNS);
+    // On a terminal no empty fix column when every check passed (piped, the columns stay as they are).
+    else ctx.out.list(checks, ctx.io.stdoutIsTTY && !checks.some((c) => c.fix) ? COLUMNS.slice(0, 3) : COLUMNS);
     const failed = checks.filter((c) => c.status === 'fail');
     if (failed.length > 0) {
       throw new CliError(
@@ -123,7 +126,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
           : ok('tls', 'not used (plain http to a loopback address)'),
       probe.reachability,
       key === undefined
-        ? warn('key works', 'not checked: no API key', login)
+        ? warn('key works', 'not checked: no API key for this base URL', configFailed ? login : 'see "key source"')
         : !sendKey
           ? fail(
               'key works',
