@@ -99,7 +99,7 @@ _facectl_choices() {
 }
 
 _facectl_profiles() {
-  env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null
+  env FACECTL_PROFILE= facectl config list --json --jq '.profiles | keys[] | select(test("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))' 2>/dev/null
 }
 
 _facectl() {

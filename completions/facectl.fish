@@ -4,7 +4,7 @@
 complete -c facectl -f
 complete -c facectl -l version -s V -d 'print the version'
 complete -c facectl -l base-url -r -d 'service base URL (else FACECTL_BASE_URL, the profile, http://127.0.0.1:8787)'
-complete -c facectl -l profile -r -a '(env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null)' -d 'configuration profile to use (else FACECTL_PROFILE, default_profile)'
+complete -c facectl -l profile -r -a '(env FACECTL_PROFILE= facectl config list --json --jq \'.profiles | keys[] | select(test("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))\' 2>/dev/null)' -d 'configuration profile to use (else FACECTL_PROFILE, default_profile)'
 complete -c facectl -l json -d 'print one JSON document on stdout; an error is one JSON document on stderr'
 complete -c facectl -l jq -r -d 'filter the JSON output with a jq expression (implies --json)'
 complete -c facectl -l no-input -d 'never prompt: a missing value is an error naming its flag'
@@ -90,7 +90,7 @@ complete -c facectl -n '__fish_seen_subcommand_from auth; and not __fish_seen_su
 complete -c facectl -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login logout status token switch' -a token -d 'Print the API key facectl would send to the current base URL, for other tools'
 complete -c facectl -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login logout status token switch' -a switch -d 'Make an existing profile the default one (sets default_profile); unknown profiles are refused'
 complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from login' -l stored-key -d 'the key stored in the profile: check it at the current base URL and keep it for that URL'
-complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null)'
+complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(env FACECTL_PROFILE= facectl config list --json --jq \'.profiles | keys[] | select(test("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))\' 2>/dev/null)'
 complete -c facectl -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from get set unset list' -a get -d 'Print a setting of the active profile (api_key as its prefix only)'
 complete -c facectl -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from get set unset list' -a set -d 'Change a setting of the active profile (api_key only through `facectl auth login`)'
 complete -c facectl -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from get set unset list' -a unset -d 'Remove a setting from the active profile (`auth logout` removes the key)'

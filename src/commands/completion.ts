@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { PROFILE_NAME } from '../config/profile-store.js';
 import { SETTINGS } from '../config/settings.js';
 import { declarationOf } from './declare.js';
 
@@ -12,8 +13,12 @@ const ARGUMENT_VALUES: Readonly<Record<string, readonly string[]>> = {
   'config unset': settable,
 };
 
-/** Profile names, read at each TAB (they change); FACECTL_PROFILE blanked: naming a missing one fails the listing. */
-const LIST_PROFILES = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
+/**
+ * Profile names, read at each TAB (they change); FACECTL_PROFILE blanked: naming a missing one fails the listing.
+ * Only names a profile may have: bash's `compgen -W` expands what it is given, and a name such as `$(cmd)` in a
+ * config file would run at a TAB.
+ */
+const LIST_PROFILES = `env FACECTL_PROFILE= facectl config list --json --jq '.profiles | keys[] | select(test("${PROFILE_NAME.source}"))' 2>/dev/null`;
 
 /** --help, which commander gives every command without an Option of its own. */
 const HELP_FLAG = new Option('-h, --help', 'display help');

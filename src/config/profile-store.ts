@@ -27,7 +27,7 @@ export interface ConfigBackend {
   update(change: (data: ConfigData) => ConfigData): Promise<ConfigData>;
 }
 
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 export class ConfigFileError extends CliError {
   constructor(message: string, hint: string, cause?: unknown) {

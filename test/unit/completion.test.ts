@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
 import { SEED_SCOPE_PATTERN } from '../../src/contract/values.js';
-import { ROOT } from '../helpers/run-cli.js';
+import { BIN, ROOT } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { createTestContext } from '../helpers/test-context.js';
 
@@ -47,6 +47,9 @@ function fakeFacectl(): { env: NodeJS.ProcessEnv; calls: () => string[] } {
     calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n') : []),
   };
 }
+
+/** The --jq filter the scripts list profiles with. */
+const ONLY_PROFILE_NAMES = '.profiles | keys[] | select(test("^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"))';
 
 describe('completion scripts', () => {
   it.each(Object.entries(FILES))(
@@ -121,15 +124,37 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'auth', 'switch', '--'])).toContain('--help');
     expect(complete(['facectl', 'auth', 's'])).toBe('status switch');
     // Asked once per profile completion, with FACECTL_PROFILE blanked (one naming a missing profile fails).
-    expect(calls()).toEqual(Array(4).fill('FACECTL_PROFILE= config list --json --jq .profiles | keys[]'));
+    expect(calls()).toEqual(Array(4).fill(`FACECTL_PROFILE= config list --json --jq ${ONLY_PROFILE_NAMES}`));
     // The script is installed with `complete -o default` (file names when nothing matches): not here.
     expect(script).toMatch(
       /auth switch.*\n.*\n\s+compopt \+o default 2>\/dev\/null\n\s+COMPREPLY=\(\$\(compgen -W "\$\(_facectl_profiles\)"/,
     );
   });
 
+  it('bash offers only names a profile may have: a config file naming one `$(cmd)` runs nothing at a TAB (found by a breaker)', async () => {
+    const script = await generate('bash');
+    const dir = makeTempDir('facectl-completion-');
+    const ran = join(dir, 'PWNED');
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'facectl'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
+    const config = join(dir, 'config');
+    mkdirSync(config, { mode: 0o700 });
+    const names = ['default', `$(touch\${IFS}${ran})`, `\`touch ${ran}\``, 'bad name', '__proto__', 'ok-2'];
+    writeFileSync(
+      join(config, 'config.json'),
+      JSON.stringify({ profiles: Object.fromEntries(names.map((n) => [n, {}])) }),
+      {
+        mode: 0o600,
+      },
+    );
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, FACECTL_CONFIG_DIR: config };
+    expect(bashComplete(script, ['facectl', 'auth', 'switch', ''], env)).toBe('default ok-2');
+    expect(existsSync(ran)).toBe(false);
+  });
+
   it('zsh and fish complete profile names after `auth switch` and --profile, and `help`', async () => {
-    const list = 'env FACECTL_PROFILE= facectl config list --json --jq ".profiles | keys[]" 2>/dev/null';
+    const list = `env FACECTL_PROFILE= facectl config list --json --jq '${ONLY_PROFILE_NAMES}' 2>/dev/null`;
     const zsh = await generate('zsh');
     const fish = await generate('fish');
     expect(zsh).toContain(
@@ -138,10 +163,11 @@ describe('completion scripts', () => {
         "    _describe -t profiles 'profile' items\n",
     );
     expect(zsh).toContain("'help:Show help for a command'");
+    const fishList = list.replaceAll("'", "\\'");
     expect(fish).toContain(
-      `complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(${list})'\n`,
+      `complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(${fishList})'\n`,
     );
-    expect(fish).toContain(`complete -c facectl -l profile -r -a '(${list})' -d `);
+    expect(fish).toContain(`complete -c facectl -l profile -r -a '(${fishList})' -d `);
     expect(fish).toContain("complete -c facectl -n '__fish_use_subcommand' -a help -d 'Show help for a command'\n");
   });
 
