@@ -193,6 +193,50 @@ describe('signals', () => {
     }
   });
 
+  /**
+   * `script` (as bash would run it in a terminal) through a pseudo-terminal, `key` typed at the first prompt:
+   * what the terminal showed, and the status script reports (the script's own).
+   */
+  async function typedAtPrompt(key: string, script: string, config?: object) {
+    const dir = makeTempDir('facectl-prompt-');
+    if (config) writeFileSync(join(dir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      NO_COLOR: '1',
+      FACECTL_CONFIG_DIR: dir,
+      FACECTL_API_KEY: config ? undefined : KEY,
+      FACECTL: `"${process.execPath}" "${BIN}"`,
+    };
+    const child = spawn('script', ['-qefc', `bash -c '${script}'`, '/dev/null'], { cwd: ROOT, env });
+    const watched = watchChild(child, 20_000);
+    await until(() => /\?.*(face|Replace)/.test(watched.stdout()), 'the first prompt');
+    child.stdin.write(key);
+    const { code } = await watched.exit;
+    return { code, shown: watched.stdout().replaceAll('\r\n', '\n') };
+  }
+
+  it('Ctrl-C at a prompt ends facectl by SIGINT, as the terminal would: a shell loop stops (a breaker saw it go on, 130)', async () => {
+    const { code, shown } = await typedAtPrompt(
+      '\x03',
+      'for i in 1 2; do eval "$FACECTL faces create"; echo "after $i: $?"; done',
+    );
+    expect(shown).toContain('error: interrupted');
+    expect(shown).not.toContain('after 1');
+    expect(code).toBe(130);
+  });
+
+  it('Ctrl-D (the input ended) at a prompt: no answer, exit 1, not 130; at a yes/no question its default, No', async () => {
+    const typed = await typedAtPrompt('\x04', 'eval "$FACECTL faces create"; echo "after: $?"');
+    expect(typed.shown).toContain('error: no answer: the input ended at the prompt (Ctrl-D)');
+    expect(typed.shown).toContain('after: 1');
+    const config = { profiles: { default: { api_key: KEY } } };
+    const asked = await typedAtPrompt('\x04', 'eval "$FACECTL keys create --name x --save"; echo "after: $?"', config);
+    expect(asked.shown).toContain(
+      `Not replaced: profile default still holds key ${KEY.slice(0, 12)}…; no key was created`,
+    );
+    expect(asked.shown).toContain('after: 1');
+  });
+
   it('--json: two Ctrl-C during a batch leave exactly one error document on stderr, and the process ends by SIGINT', async () => {
     const service = await startTestService();
     try {
