@@ -8,7 +8,7 @@ export type { ApiClient, CallOptions, RawRequest, RawResponse } from './api/type
 export type InputStream = Readable & { isTTY?: boolean };
 export type OutputStream = Writable & { isTTY?: boolean; columns?: number };
 
-/** color, stderrColor: colour on stdout, stderr; canPrompt(): stdin and stdout terminals, no --no-input nor CI. */
+/** color, stderrColor: colour on stdout, stderr; canPrompt(): stdin, stdout and stderr terminals, no --no-input nor CI. */
 export type IO = Readonly<{ stdin: InputStream; stdout: OutputStream; stderr: OutputStream; stderrColor?: boolean }> &
   Readonly<Record<'stdinIsTTY' | 'stdoutIsTTY' | 'stderrIsTTY' | 'color', boolean>> & { canPrompt(): boolean };
 

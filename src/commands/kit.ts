@@ -67,7 +67,10 @@ function missingFlags(ctx: Context, flags: string[]): UsageError {
 export function noPrompt(ctx: Context): string {
   if (ctx.globals.noInput) return '--no-input';
   if (envFlag(ctx.env, 'CI')) return 'CI is set';
-  return ctx.io.stdinIsTTY ? 'standard output is not a terminal' : 'standard input is not a terminal';
+  if (!ctx.io.stdinIsTTY) return 'standard input is not a terminal';
+  return ctx.io.stdoutIsTTY
+    ? 'standard error, where questions are asked, is not a terminal'
+    : 'standard output is not a terminal';
 }
 
 export const notEmpty = (text: string): string | undefined => (text.trim() === '' ? 'must not be empty' : undefined);

@@ -31,6 +31,7 @@ export function createIO(streams: IOStreams, env: Env, globals: GlobalOptions): 
     stderrIsTTY,
     color: colorEnabled(env, stdoutIsTTY),
     stderrColor: colorEnabled(env, stderrIsTTY),
-    canPrompt: () => stdinIsTTY && stdoutIsTTY && !globals.noInput && !envFlag(env, 'CI'),
+    // Questions are drawn on stderr: one sent elsewhere (`2>log`) would wait for an answer to a question not seen.
+    canPrompt: () => stdinIsTTY && stdoutIsTTY && stderrIsTTY && !globals.noInput && !envFlag(env, 'CI'),
   };
 }

@@ -161,13 +161,21 @@ describe('faces create', () => {
     );
   });
 
-  it('the missing-flag error says why nothing was asked: a pipe on standard input, stdout not a terminal, CI', async () => {
-    const reason = async (options: { stdinIsTTY?: boolean; stdoutIsTTY?: boolean; env?: Record<string, string> }) =>
-      (await runCommand(service, ['faces', 'create', '--name', 'X'], options)).stderr;
+  it('the missing-flag error says why nothing was asked: a pipe on standard input, stdout or stderr not a terminal, CI', async () => {
+    const reason = async (options: {
+      stdinIsTTY?: boolean;
+      stdoutIsTTY?: boolean;
+      stderrIsTTY?: boolean;
+      env?: Record<string, string>;
+    }) => (await runCommand(service, ['faces', 'create', '--name', 'X'], options)).stderr;
     expect(await reason({ stdinIsTTY: false, stdoutIsTTY: true })).toContain(
       '--alias is required when not running interactively (standard input is not a terminal)',
     );
     expect(await reason({ stdinIsTTY: true, stdoutIsTTY: false })).toContain('(standard output is not a terminal)');
+    // `2>log` on a terminal: the question would be drawn where nobody sees it (a breaker's wait without end).
+    expect(await reason({ stdinIsTTY: true, stdoutIsTTY: true, stderrIsTTY: false })).toContain(
+      '(standard error, where questions are asked, is not a terminal)',
+    );
     expect(await reason({ stdinIsTTY: true, stdoutIsTTY: true, env: { CI: 'true' } })).toContain('(CI is set)');
   });
 
