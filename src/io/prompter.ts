@@ -36,6 +36,10 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
     input: (options) => ask((p) => p.input(options, context), noAnswer),
     password: (options) => ask((p) => p.password(options, context), noAnswer),
     // As Enter would: the question's default (No where a change is asked for).
-    confirm: (options) => ask((p) => p.confirm(options, context), () => options.default ?? false),
+    confirm: (options) =>
+      ask(
+        (p) => p.confirm(options, context),
+        () => options.default ?? false,
+      ),
   };
 }

@@ -63,7 +63,9 @@ describe('oauth on a plan other than Connect (case 21)', () => {
       expect(result.code).toBe(6);
       expect(result.stderr).toContain('error: OAuth connections are only for the Connect plan');
       expect(result.stderr).toContain('403 plan_required');
-      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^OAuth connections need a key of a user on the Connect plan: use one \(`--profile <profile>`/);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+        /^OAuth connections need a key of a user on the Connect plan: use one \(`--profile <profile>`/,
+      );
       expect(result.tc.browserOpened).toEqual([]);
       expect(result.stdout).toBe('');
     },
