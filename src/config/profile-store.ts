@@ -88,6 +88,12 @@ export function parseConfigText(text: string, path: string): ConfigData {
     if (!isPlainObject(config.profiles)) throw broken('profiles must be an object');
     for (const [name, profile] of Object.entries(config.profiles)) {
       if (!isPlainObject(profile)) throw broken(`profiles.${name} must be an object`);
+      // A setting of another type was read as unset (a base_url of 5 sent the key to the default URL).
+      for (const setting of ['api_key', 'api_key_base_url', 'base_url'] as const) {
+        const value = profile[setting];
+        if (value !== undefined && typeof value !== 'string')
+          throw broken(`profiles.${name}.${setting} must be a string`);
+      }
     }
   }
   return config;

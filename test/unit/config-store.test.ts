@@ -68,6 +68,13 @@ describe('the conf-backed store', () => {
     const store = openConfigStore({ FACECTL_CONFIG_DIR: root }, () => {});
     expect(() => store.getProfile('default')).toThrow(/config\.json is invalid: profiles must be an object/);
     expect(readFileSync(path, 'utf8')).toBe('{"profiles": ["default"]}');
+    // A setting of another type is refused, not read as unset (a breaker's base_url of 5 went to the default URL).
+    writeFileSync(path, '{"profiles": {"default": {"base_url": 5}}}');
+    expect(() => store.getProfile('default')).toThrow(
+      /config\.json is invalid: profiles\.default\.base_url must be a string/,
+    );
+    writeFileSync(path, '{"profiles": {"w": {"api_key": null}}}');
+    expect(() => store.getProfile('w')).toThrow(/invalid: profiles\.w\.api_key must be a string/);
   });
 
   it('warns about a file another tool left at 0644 and makes it 0600', () => {
