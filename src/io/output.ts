@@ -83,13 +83,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 
   const table = (head: string[] | undefined, rows: string[][]) => {
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
-    // A word wider than its column (a path) is broken over lines, not cut short; painted cells are short words.
+    // A word wider than its column (a path) is broken over lines, not cut short (cli-table3 would cut a painted one
+    // without its closing code, and the terminal stayed dim); a painted cell is painted again on each of its lines.
     const fit = (text: string, i: number) => {
       const room = (colWidths?.[i] ?? 0) - GAP;
-      if (text.includes('\x1b')) return text;
-      return text.replace(new RegExp(`\\S{${room + 1},}`, 'g'), (word) =>
+      const [, open = '', inner = text, close = ''] = /^(\x1b\[\d+m)?([^]*?)(\x1b\[\d+m)?$/.exec(text) ?? [];
+      const broken = inner.replace(new RegExp(`\\S{${room + 1},}`, 'g'), (word) =>
         (word.match(new RegExp(`.{1,${room}}`, 'g')) ?? [word]).join('\n'),
       );
+      return open === '' ? broken : broken.replace(/^.*$/gm, (line) => `${open}${line}${close}`);
     };
     // prepare() loaded cli-table3 (commands/declare.ts).
     const t = new (loaded.Table as typeof CliTable3)({

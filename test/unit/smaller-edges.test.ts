@@ -460,3 +460,35 @@ describe('a warning while the progress bar is drawn', () => {
     ]);
   });
 });
+
+describe('a table on a narrow colour terminal', () => {
+  it('a painted label too long for its column is broken over lines, each closing its colour (the terminal stayed dim)', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { createOutput } = await import('../../src/io/output.js');
+    const { Chalk } = await import('chalk');
+    const { default: Table } = await import('cli-table3');
+    for (const columns of [40, 20]) {
+      const stdout = Object.assign(new PassThrough(), { columns });
+      let written = '';
+      stdout.on('data', (chunk: Buffer) => (written += chunk.toString()));
+      const io = {
+        stdin: new PassThrough(),
+        stdout,
+        stderr: new PassThrough(),
+        stdinIsTTY: true,
+        stdoutIsTTY: true,
+        stderrIsTTY: true,
+        color: true,
+        canPrompt: () => true,
+      };
+      const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
+      const out = createOutput(io, {}, globals, { chalk: new Chalk({ level: 1 }), Table });
+      out.record({ profile_token_count_of_the_face: 0, name: 'Ada Lovelace' });
+      const lines = written.trimEnd().split('\n');
+      for (const line of lines) {
+        expect(line.split('\x1b[2m').length, JSON.stringify({ columns, line })).toBe(line.split('\x1b[22m').length);
+      }
+      expect(written).not.toContain('…');
+    }
+  });
+});
