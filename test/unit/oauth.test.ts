@@ -8,7 +8,7 @@ import { json } from '../helpers/fault-server.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { call, decideConsent, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
-import { runInProcess } from '../helpers/unit-harness.js';
+import { expectRefused, runInProcess } from '../helpers/unit-harness.js';
 
 // A service of its own for each test: no test depends on a connection another one made.
 const service = useService({}, { each: true });
@@ -73,6 +73,17 @@ describe('oauth on a plan other than Connect (case 21)', () => {
       expect(result.stdout).toBe('');
     },
   );
+});
+
+describe("oauth connect and disconnect of '.' or '..'", () => {
+  it.each([
+    ['.', ['oauth', 'connect', '.']],
+    ['..', ['oauth', 'disconnect', '..', '--yes']],
+  ])('%s: exit 2 naming <provider>, nothing sent (not even the list)', async (provider, argv) => {
+    const result = await expectRefused(service, argv, [], { plan: 'connect' });
+    expect(result.stderr).toContain(`error: <provider>: '${provider}' cannot be sent as a path segment\n`);
+    expect(result.tc.browserOpened).toEqual([]);
+  });
 });
 
 describe('oauth list', () => {

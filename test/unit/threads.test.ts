@@ -160,6 +160,18 @@ describe('threads replace-messages', () => {
     ]);
   });
 
+  it("'.' or '..' as the thread id: exit 2 naming <thread_id>, nothing sent (the URL would address another endpoint)", async () => {
+    const path = file('m.json', JSON.stringify(MESSAGES));
+    for (const id of ['.', '..']) {
+      const result = await expectRefused(service, argv`threads replace-messages ${id} --file ${path}`, []);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `error: <thread_id>: '${id}' cannot be sent as a path segment\n` +
+          `a URL reads '${id}' (even percent-encoded) as a step of its path, which would address another endpoint; nothing was sent\n`,
+      );
+    }
+  });
+
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {
     const id = await newThread();
     const path = file('bad.json', JSON.stringify([...MESSAGES, MESSAGES[0], { role: 'user', content: 'no speaker' }]));
