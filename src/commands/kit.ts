@@ -1,5 +1,5 @@
 import type { Column, Context } from '../context.js';
-import type { AnyRoute, BodyOf, ParamsOf } from '../contract/route.js';
+import { type AnyRoute, type BodyOf, type ParamsOf, refuseDotSegment } from '../contract/route.js';
 import { UsageError } from '../errors.js';
 import { envFlag } from '../io/terminal.js';
 import type { ArgSpec, Flags, FlagSpec, VerbSpec } from './verb.js';
@@ -75,9 +75,11 @@ export function noPrompt(ctx: Context): string {
 
 export const notEmpty = (text: string): string | undefined => (text.trim() === '' ? 'must not be empty' : undefined);
 
-/** A positional argument that must not be empty (commander accepts `''`). */
+/** A positional argument (a path parameter) that must not be empty (commander accepts `''`), nor '.' or '..'. */
 export function requireArgument(name: string, value: string | undefined): string {
   if (value === undefined || value.trim() === '') throw new UsageError(`<${name}> must not be empty`);
+  // Checked again where the path is filled (route.ts); here too, so a command that asks something first sends nothing.
+  refuseDotSegment(name, value);
   return value;
 }
 

@@ -99,10 +99,13 @@ export const SOURCE_NAMES: Record<KeySource, string> = {
   profile: 'the stored profile',
 };
 
-/** Refuses a key that could inject headers or is mangled (surrounding whitespace is trimmed), never repeating it. */
-export function checkApiKey(raw: string, source: KeySource | 'prompt'): string {
+/**
+ * Refuses a key that could inject headers or is mangled (surrounding whitespace is trimmed), never repeating it.
+ * `answer`: a key the service made (keys create --save), not stored when it could not be sent.
+ */
+export function checkApiKey(raw: string, source: KeySource | 'prompt' | 'answer'): string {
   const key = raw.trim();
-  const from = source === 'prompt' ? 'the prompt' : SOURCE_NAMES[source];
+  const from = source === 'prompt' ? 'the prompt' : source === 'answer' ? "the service's answer" : SOURCE_NAMES[source];
   if (key === '') throw new UsageError(`the API key from ${from} is empty`);
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw new UsageError(

@@ -1,4 +1,5 @@
 import type * as z from 'zod/mini';
+import { UsageError } from '../errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -70,6 +71,18 @@ export function pathParamNames(template: string): string[] {
   return [...template.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as string);
 }
 
+/**
+ * Refuses a path parameter no URL can carry: '.' and '..' are steps of the path to a URL parser, and so
+ * are %2e and %2e%2e; sent, they would address another endpoint. `name` is the argument's (`<thread_id>`).
+ */
+export function refuseDotSegment(name: string, value: string): void {
+  if (value !== '.' && value !== '..') return;
+  throw new UsageError(`<${name}>: '${value}' cannot be sent as a path segment`, {
+    code: 'invalid_request',
+    hint: `a URL reads '${value}' (even percent-encoded) as a step of its path, which would address another endpoint; nothing was sent`,
+  });
+}
+
 /** Fills a path template; every value is percent-encoded so an id can never change the path. */
 export function buildPath(template: string, params: Record<string, unknown>): string {
   // A path without parameters (a batch's every request) is not run through the pattern.
@@ -77,6 +90,7 @@ export function buildPath(template: string, params: Record<string, unknown>): st
   return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     const value = params[name];
     if (typeof value !== 'string' || value.length === 0) throw new TypeError(`missing path parameter ${name}`);
+    refuseDotSegment(name, value);
     return encodeURIComponent(value);
   });
 }

@@ -92,7 +92,9 @@ async function readText(
   // The flags checked before the text is read (a missing --label is said before a large input is read).
   const { content: _standIn, ...head } = textDocument('-', await options.textDefaults());
   const { name, reopenable } = source;
-  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+  if (source.size !== undefined && source.size > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES, true);
+  // A device or pipe given as a file (/dev/zero) gets no advice to split it.
+  const splittable = source.kind === 'stdin' || reopenable;
   const text = new Utf8Stream(name);
   let preview = '';
   // Until a character that is not white space is read.
@@ -107,7 +109,7 @@ async function readText(
   };
   try {
     for await (const chunk of chunks) {
-      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+      if (text.bytes + chunk.length > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES, splittable);
       if (text.bytes <= SPOOL_MEMORY_BYTES && text.bytes + chunk.length > SPOOL_MEMORY_BYTES) options.onBulk?.();
       const part = text.push(chunk);
       if (blank) blank = /^\s*$/.test(part);
@@ -157,7 +159,7 @@ export async function* streamTextBody(
   yield Buffer.from(JSON.stringify({ ...head, content: '' }).slice(0, -2), 'utf8');
   const text = new Utf8Stream(sourceName);
   for await (const chunk of chunks) {
-    if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes);
+    if (text.bytes + chunk.length > maxBytes) throw tooLargeError(sourceName, maxBytes, true);
     const part = text.push(chunk);
     if (part.length > 0) yield escaped(part);
   }

@@ -60,7 +60,7 @@ export async function readJsonDocument(
   detected = false,
   batchHint?: (filter: string) => string,
 ): Promise<DocumentBody> {
-  const text = await readChunksText(chunks, sourceName);
+  const text = await readChunksText(chunks, sourceName, true);
   if (text.trim() === '') throw blankError(sourceName);
   const parsed = tryParseJson(text);
   // A JSON array of documents, or objects one after another as `jq '.[]'` prints them: the hint makes NDJSON.

@@ -129,12 +129,13 @@ export async function readSourceText(source: InputSource): Promise<string> {
   return readChunksText(source.open(), source.name);
 }
 
-export async function readChunksText(chunks: AsyncIterable<Buffer>, name: string): Promise<string> {
+/** `documents`: the text is a document, which a too large one is told to split (see tooLargeError). */
+export async function readChunksText(chunks: AsyncIterable<Buffer>, name: string, documents = false): Promise<string> {
   const parts: Buffer[] = [];
   let total = 0;
   for await (const chunk of chunks) {
     total += chunk.length;
-    if (total > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES);
+    if (total > MAX_BODY_BYTES) throw tooLargeError(name, MAX_BODY_BYTES, documents);
     parts.push(chunk);
   }
   if (total === 0) throw emptyError(name);
@@ -162,10 +163,14 @@ export function blankError(name: string): UsageError {
   });
 }
 
-export function tooLargeError(name: string, maxBytes: number): UsageError {
+/**
+ * Input over the request size limit. `documents`: it is a document's content, which can go as several documents;
+ * a message list, a JSON value or a request body cannot, nor is there advice for a device (/dev/zero never ends).
+ */
+export function tooLargeError(name: string, maxBytes: number, documents = false): UsageError {
   return new UsageError(`${name} is larger than ${formatBytes(maxBytes)}, the service's request size limit`, {
     code: 'too_large',
-    hint: 'split it into several documents',
+    ...(documents ? { hint: 'split it into several documents' } : {}),
   });
 }
 

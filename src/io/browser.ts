@@ -4,6 +4,9 @@ import { type Env, envFlag } from './terminal.js';
 /** Starts an opener command; resolves with its exit code, 'running' if it is still going after waitMs. */
 export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;
 
+/** An absolute http: or https: URL: all an opener is given (never file:, javascript:, or an option such as `-x`). */
+export const isWebUrl = (text: string): boolean => /^https?:\/\//i.test(text) && URL.canParse(text);
+
 /** No try where no browser can appear (CI, SSH, no display); a failing xdg-open makes open() resolve false. */
 export function createSystemBrowser(
   env: Env,
@@ -36,7 +39,7 @@ export function createSystemBrowser(
   return {
     unavailable,
     async open(url) {
-      if (unavailable()) return false;
+      if (unavailable() || !isWebUrl(url)) return false;
       try {
         if (platform === 'linux') {
           const result = await launch('xdg-open', [url], 3000);

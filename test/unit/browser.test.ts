@@ -39,6 +39,17 @@ describe('the system browser', () => {
     expect(running.calls).toEqual([['xdg-open', 'http://x/']]);
   });
 
+  it('gives the opener only an absolute http(s) URL: no file:, javascript:, relative URL or option', async () => {
+    const { calls, launch } = recording(0);
+    const browser = createSystemBrowser({ DISPLAY: ':0' }, 'linux', launch);
+    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', '--help', '-x', '', '/authorize', 'http:x']) {
+      expect(await browser.open(url), url).toBe(false);
+    }
+    expect(calls).toEqual([]);
+    expect(await browser.open('HTTPS://example.com/authorize?x=1')).toBe(true);
+    expect(calls).toEqual([['xdg-open', 'HTTPS://example.com/authorize?x=1']]);
+  });
+
   it('a real xdg-open on PATH that fails (no browser configured) makes open() false', async () => {
     const bin = makeTempDir('facectl-opener-');
     const opener = join(bin, 'xdg-open');

@@ -361,8 +361,11 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
     truncateSync(huge, 65 * 1024 * 1024); // sparse: refused by its size, before it is read
     await refused(
       ['--alias', 'ada-lovelace', '--label', 'l', '--file', huge],
-      `error: ${huge} is larger than 64 MiB, the service's request size limit`,
+      `error: ${huge} is larger than 64 MiB, the service's request size limit\nsplit it into several documents\n`,
     );
+    // A device has no end to split: only that it is too large.
+    const zero = await refused(['--alias', 'ada-lovelace', '--label', 'l', '--file', '/dev/zero'], 'error: /dev/zero');
+    expect(zero.stderr).toBe("error: /dev/zero is larger than 64 MiB, the service's request size limit\n");
     await refused(['--alias', 'ada-lovelace', '--label', 'l', '-'], 'error: standard input is empty');
     // White space alone (`echo "$UNSET" |`) is no text either; --content sends it on purpose.
     const blank = file('blank.txt', '\n \t\r\n');

@@ -229,6 +229,15 @@ describe('faces create', () => {
     );
   });
 
+  it('--basic-facts @/dev/zero (a device, endless): too large, exit 2, nothing sent, no advice to split into documents', async () => {
+    const result = await expectRefused(
+      service,
+      argv`faces create --name Z --alias zero-face --basic-facts @/dev/zero`,
+      [],
+    );
+    expect(result.stderr).toBe("error: /dev/zero is larger than 64 MiB, the service's request size limit\n");
+  });
+
   it('bad --basic-facts JSON is exit 2 naming the flag and column; nothing sent', async () => {
     await expectRefused(
       service,

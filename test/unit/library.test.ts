@@ -71,4 +71,30 @@ describe('createClient (the library face)', () => {
       await server.close();
     }
   });
+
+  it("refuses '.' and '..' as a path parameter of any route (exit 2), before anything is sent; '%2e' is sent encoded", async () => {
+    const server = await startFaultServer();
+    const client = createClient({ baseUrl: server.baseUrl, apiKey: service.key('pro'), env: {} });
+    try {
+      for (const [call, name, value] of [
+        [() => client.getFace({ face_id: '..' }), 'face_id', '..'],
+        [() => client.getDocument({ document_id: '.' }), 'document_id', '.'],
+        [() => client.replaceThreadMessages({ thread_id: '..' }, { messages: [] }), 'thread_id', '..'],
+        [() => client.authorizeOAuth({ provider: '.' }), 'provider', '.'],
+      ] as const) {
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toMatchObject({
+          exitCode: ExitCode.usage,
+          message: `<${name}>: '${value}' cannot be sent as a path segment`,
+        });
+      }
+      expect(server.requests).toEqual([]);
+      // Any other id, one that looks like an encoded dot too, is sent percent-encoded: it stays one segment.
+      await client.getFace({ face_id: '%2e%2e' }).catch(() => undefined);
+      expect(server.requests.map((r) => r.url)).toEqual(['/v1/faces/%252e%252e']);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
 });

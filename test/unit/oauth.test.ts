@@ -4,8 +4,11 @@ import { run } from '../../src/main.js';
 import { approveConsent, contextFor, eventually, runCommand } from '../helpers/command-harness.js';
 import type { AsUserOptions } from '../helpers/command-harness.js';
 import type { TestContext } from '../helpers/test-context.js';
+import { json } from '../helpers/fault-server.js';
+import { useFaultServer } from '../helpers/hooks.js';
 import { call, decideConsent, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
+import { expectRefused, runInProcess } from '../helpers/unit-harness.js';
 
 // A service of its own for each test: no test depends on a connection another one made.
 const service = useService({}, { each: true });
@@ -70,6 +73,17 @@ describe('oauth on a plan other than Connect (case 21)', () => {
       expect(result.stdout).toBe('');
     },
   );
+});
+
+describe("oauth connect and disconnect of '.' or '..'", () => {
+  it.each([
+    ['.', ['oauth', 'connect', '.']],
+    ['..', ['oauth', 'disconnect', '..', '--yes']],
+  ])('%s: exit 2 naming <provider>, nothing sent (not even the list)', async (provider, argv) => {
+    const result = await expectRefused(service, argv, [], { plan: 'connect' });
+    expect(result.stderr).toContain(`error: <provider>: '${provider}' cannot be sent as a path segment\n`);
+    expect(result.tc.browserOpened).toEqual([]);
+  });
 });
 
 describe('oauth list', () => {
@@ -399,5 +413,47 @@ describe('oauth connect: what it says about the browser', () => {
     await approveConsent(second);
     await again;
     await working.close();
+  });
+});
+
+describe('oauth connect: an authorize_url that is not a web address', () => {
+  const fake = useFaultServer();
+
+  // A tester's fake service: these went to xdg-open (`--help` and `-x` as its options), "" was printed and waited on.
+  it.each([
+    ['file:///etc/passwd', '"file:///etc/passwd"'],
+    ['javascript:alert(1)', '"javascript:alert(1)"'],
+    ['--help', '"--help"'],
+    ['-x', '"-x"'],
+    ['', '""'],
+    ['/provider/example/authorize', '"/provider/example/authorize"'],
+    ['\x1b[2Jhttp://x/', '"\\u001b[2Jhttp://x/"'],
+  ])('%j: exit 1 naming authorize_url and what came, nothing opened, no wait', async (url, shown) => {
+    fake.handle((req, res) =>
+      json(res, 200, req.url === '/v1/oauth' ? [{ provider: 'example', connected: false }] : { authorize_url: url }),
+    );
+    const before = fake.requests.length;
+    for (const flags of [[], ['--no-browser']]) {
+      const result = await runInProcess(['oauth', 'connect', 'example', '--timeout', '600', ...flags], {
+        baseUrl: fake.baseUrl,
+        apiKey: 'fcs_fake',
+        now: '2026-03-15T12:00:00Z',
+      });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        'error: unexpected response from GET /v1/oauth/{provider}/authorize (authorizeOAuth): field authorize_url: ' +
+          `expected an absolute http:// or https:// URL, came a string ${shown}\n` +
+          'nothing was opened: facectl opens only web addresses; run with --debug to see the exchange\n',
+      );
+      expect(result.tc.browserOpened).toEqual([]);
+    }
+    // The list, then the URL; no polling after it.
+    expect(fake.requests.slice(before).map((r) => r.url)).toEqual([
+      '/v1/oauth',
+      '/v1/oauth/example/authorize',
+      '/v1/oauth',
+      '/v1/oauth/example/authorize',
+    ]);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../helpers/command-harness.js';
+import { currentKeyBody, json } from '../helpers/fault-server.js';
+import { useFaultServer } from '../helpers/hooks.js';
 import { requestCount } from '../helpers/command-harness.js';
 import { createKey, useService } from '../helpers/service-suite.js';
 import { argv, runInProcess as cli, expectRefused } from '../helpers/unit-harness.js';
@@ -258,5 +260,48 @@ describe('the profile a key is saved in', () => {
       'profile std is not the default one (work); use it with --profile std, or make it the default with `facectl auth switch std`',
     );
     expect(stderr).not.toContain('replaced');
+  });
+});
+
+describe('keys create --save of a key the client would refuse to send', () => {
+  const fake = useFaultServer();
+
+  // A tester's fake service: each was saved ("Saved key …", exit 0, the profile made the default), then "not logged in".
+  it.each([
+    ['empty', '', 'is empty'],
+    [
+      'with a space',
+      'fcs_abcdefgh_secret secret',
+      'contains whitespace, control or non-ASCII characters; refusing to send it',
+    ],
+    [
+      'with an ESC',
+      'fcs_abcdefgh_secret\x1b[2J',
+      'contains whitespace, control or non-ASCII characters; refusing to send it',
+    ],
+  ])('%s: shown as answered (escaped), not saved, exit 1, config unchanged', async (_name, key, why) => {
+    fake.handle((_req, res) => json(res, 201, { ...currentKeyBody(), key }));
+    for (const stdoutIsTTY of [false, true]) {
+      const { code, stdout, stderr, tc } = await cli(
+        ['keys', 'create', '--save', '--profile', 'std', ...(stdoutIsTTY ? [] : ['--json'])],
+        {
+          env: { FACECTL_API_KEY: `fcs_AAAAAAAA_${'B'.repeat(32)}`, FACECTL_BASE_URL: fake.baseUrl },
+          stdoutIsTTY,
+          stderrIsTTY: false,
+        },
+      );
+      expect(code, stderr).toBe(1);
+      // The answer as printed: JSON under --json, escaped on a terminal (the ESC never reaches it).
+      if (!stdoutIsTTY) expect(JSON.parse(stdout)).toMatchObject({ key });
+      else expect(stdout).toContain(key.replace('\x1b', '\\x1b'));
+      expect(stdout).not.toContain('\x1b[2J');
+      const message = `the key was created (shown above) but not saved: the API key from the service's answer ${why}`;
+      const hint = 'the configuration is unchanged; run with --debug to see the exchange';
+      if (stdoutIsTTY) expect(stderr).toContain(`error: ${message}\n${hint}\n`);
+      else
+        expect(JSON.parse(stderr.trimEnd().split('\n').at(-1) as string)).toMatchObject({ error: { message, hint } });
+      expect(stderr).not.toContain('Saved key');
+      expect(tc.config.data).toEqual({});
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { truncateSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runCreateThread } from '../../src/commands/threads/create.js';
@@ -158,6 +159,25 @@ describe('threads replace-messages', () => {
     await expectRefused(service, argv`threads replace-messages`, [
       "error: missing required argument 'thread_id'\nusage: facectl threads replace-messages [flags] <thread_id> [input]\n",
     ]);
+  });
+
+  it('a messages file over 64 MiB: exit 2, nothing sent, and no advice to split it into documents', async () => {
+    const huge = file('huge.json', '');
+    truncateSync(huge, 65 * 1024 * 1024); // sparse: refused by its size, before it is read
+    const result = await expectRefused(service, argv`threads replace-messages thr_1 --file ${huge}`, []);
+    expect(result.stderr).toBe(`error: ${huge} is larger than 64 MiB, the service's request size limit\n`);
+  });
+
+  it("'.' or '..' as the thread id: exit 2 naming <thread_id>, nothing sent (the URL would address another endpoint)", async () => {
+    const path = file('m.json', JSON.stringify(MESSAGES));
+    for (const id of ['.', '..']) {
+      const result = await expectRefused(service, argv`threads replace-messages ${id} --file ${path}`, []);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `error: <thread_id>: '${id}' cannot be sent as a path segment\n` +
+          `a URL reads '${id}' (even percent-encoded) as a step of its path, which would address another endpoint; nothing was sent\n`,
+      );
+    }
   });
 
   it('a bad element is exit 2 naming its index (case 9); nothing sent, nothing changed', async () => {

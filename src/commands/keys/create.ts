@@ -1,4 +1,5 @@
 import {
+  checkApiKey,
   checkNamedProfile,
   credentialsBesideNewProfile,
   KEY_SOURCE_LABELS,
@@ -198,6 +199,20 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
   // One locked write, read back: "Saved" is printed only once the key is in the file.
   if (save) {
     const { profile } = active;
+    // A key the client would refuse to send is not stored: the profile would say "not logged in" from then on.
+    try {
+      checkApiKey(key.key, 'answer');
+    } catch (error) {
+      throw new CliError(
+        `the key was created (shown above) but not saved: ${(error as Error).message}`,
+        ExitCode.error,
+        {
+          code: 'save_failed',
+          hint: 'the configuration is unchanged; run with --debug to see the exchange',
+          cause: error,
+        },
+      );
+    }
     const fromOutside = beside !== undefined || active.baseUrlSource === 'flag' || active.baseUrlSource === 'env';
     // Without --yes, only the key asked about (none: an empty profile) is replaced, not one stored meanwhile.
     const agreed = yes ? undefined : typeof held === 'string' ? held : '';

@@ -1,7 +1,8 @@
 import type { Context } from '../../context.js';
-import type { AnswerOf } from '../../api/answers.js';
+import { type AnswerOf, describeValue } from '../../api/answers.js';
 import type { listOAuthConnections } from '../../contract/oauth.js';
-import { forProfile, NetworkError } from '../../errors.js';
+import { forProfile, NetworkError, ResponseError } from '../../errors.js';
+import { isWebUrl } from '../../io/browser.js';
 import { safeJson } from '../../io/output.js';
 import { DEFAULT_WAIT_SECONDS, TIMEOUT_FLAG } from '../docs/wait-ready.js';
 import { requireArgument, verb } from '../kit.js';
@@ -56,6 +57,15 @@ export async function runConnect(ctx: Context, opts: ConnectOptions) {
     return before;
   }
   const url = (await sendOAuth(ctx, authorizeOAuth, { params: { provider } })).authorize_url;
+  // Only a web address is printed to open and handed to the opener (a file: URL or `--help` would be run by it).
+  if (!isWebUrl(url)) {
+    const { method, path, name } = authorizeOAuth;
+    throw new ResponseError(
+      `unexpected response from ${method} ${path} (${name}): field authorize_url: ` +
+        `expected an absolute http:// or https:// URL, came ${describeValue(url)}`,
+      { hint: 'nothing was opened: facectl opens only web addresses; run with --debug to see the exchange' },
+    );
+  }
 
   // Said at once for a person to act on while we wait (a JSON line under --json); the rest at once on a terminal only.
   if (ctx.out.json) ctx.io.stderr.write(`${safeJson({ authorize_url: url })}\n`);
