@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
+import { CancelError, cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import {
   type ExchangeInfo,
   errorCode,
@@ -117,7 +117,7 @@ export class Transport {
       try {
         result = await this.attempt(exchange, attempt, deadline);
       } catch (error) {
-        if (exchange.signal.aborted) throw cancelledBy(exchange.signal);
+        if (exchange.signal.aborted) throw stoppedWhileOut(exchange, cancelledBy(exchange.signal));
         if (deadline.passed) {
           throw new NetworkError(
             `${exchange.info.method} ${exchange.info.path}: no complete answer within ${formatLimit(deadline.ms)} (the service answers too slowly)`,
@@ -325,4 +325,14 @@ function httpTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): 
     );
   }
   return Math.round(seconds * 1000);
+}
+
+/** A stop (Ctrl-C, SIGTERM) while a request that changes something was out: the service may have applied it. */
+function stoppedWhileOut({ info }: Exchange, reason: CancelError): CancelError {
+  if (info.method === 'GET') return reason;
+  return new CancelError(reason.message, {
+    exitCode: reason.exitCode,
+    hint: `${info.method} ${info.path} was on its way: the service may have applied it`,
+    cause: reason,
+  });
 }

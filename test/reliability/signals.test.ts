@@ -761,6 +761,34 @@ process.on('exit', () => {
     });
   }
 
+  it('SIGTERM while `threads replace-messages` waits for its answer: exit 143, saying the service may have applied it', async () => {
+    const service = await startTestService();
+    try {
+      const key = service.key('pro');
+      await createFace(service, key, 'ada-term');
+      const created = await runCli(['threads', 'create', '--alias', 'ada-term', '--label', 't', '--json'], {
+        env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: service.baseUrl },
+      });
+      expect(created.code, created.stderr).toBe(0);
+      const thread = (JSON.parse(created.stdout) as { thread_id: string }).thread_id;
+      const proxy = slowProxy(server, service.baseUrl, 0);
+      proxy.holdAfter(0);
+      const file = join(makeTempDir('facectl-msgs-'), 'm.json');
+      writeFileSync(file, JSON.stringify([{ role: 'user', content: 'hello', from: 'ada' }]));
+      const run = start(['threads', 'replace-messages', thread, '--file', file], batchEnv(key, server.baseUrl));
+      await until(() => proxy.held() === 1, 'the service to apply the replacement');
+      run.child.kill('SIGTERM');
+      const { code } = await run.exit;
+      proxy.release();
+      expect(code, run.stderr()).toBe(143);
+      // A breaker read only `error: terminated`, while the replacement had been applied.
+      expect(run.stderr()).toContain('error: terminated\n');
+      expect(run.stderr()).toContain('was on its way: the service may have applied it');
+    } finally {
+      await service.close();
+    }
+  });
+
   it('SIGTERM while `keys create --save` waits for the answer -> the key is still shown and saved, then exit 143', async () => {
     const service = await startTestService();
     try {
