@@ -371,4 +371,41 @@ describe('import with the default fetcher (src/service/url-fetch), over loopback
       await new Promise((resolve) => origin.close(resolve));
     }
   });
+
+  test('a page is decoded with the charset its Content-Type names; an unknown one is read as UTF-8', async () => {
+    const { createServer } = await import('node:http');
+    const pages: Record<string, [string, Buffer]> = {
+      '/latin1.txt': ['text/plain; charset=iso-8859-1', Buffer.from('caf\xe9', 'latin1')],
+      '/quoted.txt': ['text/plain;Charset="KOI8-R"', Buffer.from([0xcd, 0xc9, 0xd2])],
+      '/unknown.txt': ['text/plain; charset=x-no-such-charset', Buffer.from('café', 'utf8')],
+      '/none.txt': ['text/plain', Buffer.from('café', 'utf8')],
+    };
+    const origin = createServer((req, res) => {
+      const [type, bytes] = pages[req.url ?? ''] ?? ['text/plain', Buffer.from('?')];
+      res.writeHead(200, { 'Content-Type': type });
+      res.end(bytes);
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}`;
+    const relaxed = await startTestService({ allowPrivateUrls: true });
+    try {
+      const pro = relaxed.key('pro');
+      await createFace(relaxed, pro, 'charset-face');
+      const imported = async (path: string) => {
+        const res = await call(relaxed, 'importIntoFace', {
+          key: pro,
+          params: { face_id: 'charset-face' },
+          body: { url: base + path },
+        });
+        return expectContract('importIntoFace', res, 201).content;
+      };
+      expect(await imported('/latin1.txt')).toBe('café');
+      expect(await imported('/quoted.txt')).toBe('мир');
+      expect(await imported('/unknown.txt')).toBe('café');
+      expect(await imported('/none.txt')).toBe('café');
+    } finally {
+      await relaxed.close();
+      await new Promise((resolve) => origin.close(resolve));
+    }
+  });
 });
