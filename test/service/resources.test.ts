@@ -408,4 +408,40 @@ describe('import with the default fetcher (src/service/url-fetch), over loopback
       await new Promise((resolve) => origin.close(resolve));
     }
   });
+
+  test("a URL over the label rule's 500 characters labels its document cut to 500, never inside a surrogate pair", async () => {
+    const { createServer } = await import('node:http');
+    const origin = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('a page'));
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}/a.txt?q=`;
+    const relaxed = await startTestService({ allowPrivateUrls: true });
+    try {
+      const pro = relaxed.key('pro');
+      await createFace(relaxed, pro, 'ada-lovelace');
+      const imported = async (url: string) => {
+        const res = await call(relaxed, 'importIntoFace', {
+          key: pro,
+          params: { face_id: 'ada-lovelace' },
+          body: { url },
+        });
+        return expectContract('importIntoFace', res, 201);
+      };
+      const long = base + 'a'.repeat(700);
+      expect(await imported(long)).toMatchObject({ label: long.slice(0, 500), source: long });
+      // The 500th UTF-16 unit is the first half of an emoji: the label stops before the emoji.
+      const astral = `${base}${'a'.repeat(499 - base.length)}😀${'b'.repeat(10)}`;
+      const doc = await imported(astral);
+      expect(doc).toMatchObject({ label: astral.slice(0, 499), source: astral });
+      // The label the service gave is one it accepts back.
+      const edited = await call(relaxed, 'editDocument', {
+        key: pro,
+        params: { document_id: doc.document_id },
+        body: { label: doc.label },
+      });
+      expectContract('editDocument', edited, 200);
+    } finally {
+      await relaxed.close();
+      await new Promise((resolve) => origin.close(resolve));
+    }
+  });
 });
