@@ -263,9 +263,10 @@ function inTable(
 const HOT_RANKS = 16_384;
 
 /**
- * Counts with two vocabulary tables; built once per tokenizer (about 30 ms for o200k_base). With `inlineOnly`,
- * a text whose pieces longer than MAX_PIECE add up to more than LONG_INLINE_BUDGET characters gives -1 at
- * once: a worker counts it (tokens.ts).
+ * Counts with two vocabulary tables; built once per tokenizer (about 30 ms for o200k_base). With `spent`,
+ * shared by the texts of one request (a thread's messages), the characters of pieces longer than MAX_PIECE
+ * are added to `spent.long`, and once they pass LONG_INLINE_BUDGET the count gives -1 at once: a worker
+ * counts the texts (tokens.ts).
  */
 export function makeFastCounter(core: BpeCore) {
   if (core.tokenSplitRegex.source !== O200K_SPLIT) return null;
@@ -293,10 +294,9 @@ export function makeFastCounter(core: BpeCore) {
     return count;
   };
 
-  return (text: string, inlineOnly = false): number => {
+  return (text: string, spent?: { long: number }): number => {
     const n = text.length;
     let total = 0;
-    let longChars = 0;
     for (let i = 0; i < n;) {
       // The common piece, an ASCII word with or without one character before it (` the`, `(see`,
       // `it's`), is found and hashed in one pass, when its letters end at an ASCII character or the
@@ -332,7 +332,7 @@ export function makeFastCounter(core: BpeCore) {
         end = pieceEnd(text, i);
         h = hashRange(text, i, end);
       }
-      if (end - i > MAX_PIECE && inlineOnly && (longChars += end - i) > LONG_INLINE_BUDGET) return -1;
+      if (end - i > MAX_PIECE && spent && (spent.long += end - i) > LONG_INLINE_BUDGET) return -1;
       total += inTable(hot, h, text, i, end) || inTable(cold, h, text, i, end) ? 1 : mergedCount(text.slice(i, end));
       i = end;
     }

@@ -200,6 +200,29 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     expect(workerStats().inProgress).toBe(0);
   });
 
+  it("case 48: a thread's messages of long runs are counted as a document of their size is: another user is answered meanwhile", async () => {
+    // Each message alone was small enough to count on the event loop, so 10,000 of them held it for 4.5 s.
+    svc = await startTestService();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'long-runs');
+    const created = await call(svc, 'createThread', { key, body: { alias: 'long-runs', label: 'long runs' } });
+    const { thread_id } = expectContract('createThread', created, 201);
+    const content = 'x'.repeat(1000);
+    const messages = Array.from({ length: 2_000 }, () => ({ role: 'user', content, from: 'Ada' }));
+    const sent = workerStats().sent;
+    let answered = false;
+    const pending = call(svc, 'replaceThreadMessages', { key, params: { thread_id }, body: { messages } }).finally(
+      () => (answered = true),
+    );
+    await until(() => workerStats().sent > sent || answered);
+    const other = await call(svc, 'getCurrentApiKey', { key: svc.key('free') });
+    expectContract('getCurrentApiKey', other, 200);
+    expect(answered).toBe(false);
+    const replaced = expectContract('replaceThreadMessages', await pending, 200);
+    expect(replaced.token_count).toBe(2_000 * (await loadTokenizer())(content));
+    expect(replaced.token_count).toBe(250_000);
+  });
+
   it('case 49: a body nested deeper than 64 levels -> 422 before anything is stored', async () => {
     const dataFile = join(tempDir(), 'state.json');
     svc = await startTestService({ dataFile });

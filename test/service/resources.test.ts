@@ -371,4 +371,77 @@ describe('import with the default fetcher (src/service/url-fetch), over loopback
       await new Promise((resolve) => origin.close(resolve));
     }
   });
+
+  test('a page is decoded with the charset its Content-Type names; an unknown one is read as UTF-8', async () => {
+    const { createServer } = await import('node:http');
+    const pages: Record<string, [string, Buffer]> = {
+      '/latin1.txt': ['text/plain; charset=iso-8859-1', Buffer.from('caf\xe9', 'latin1')],
+      '/quoted.txt': ['text/plain;Charset="KOI8-R"', Buffer.from([0xcd, 0xc9, 0xd2])],
+      '/unknown.txt': ['text/plain; charset=x-no-such-charset', Buffer.from('café', 'utf8')],
+      '/none.txt': ['text/plain', Buffer.from('café', 'utf8')],
+    };
+    const origin = createServer((req, res) => {
+      const [type, bytes] = pages[req.url ?? ''] ?? ['text/plain', Buffer.from('?')];
+      res.writeHead(200, { 'Content-Type': type });
+      res.end(bytes);
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}`;
+    const relaxed = await startTestService({ allowPrivateUrls: true });
+    try {
+      const pro = relaxed.key('pro');
+      await createFace(relaxed, pro, 'charset-face');
+      const imported = async (path: string) => {
+        const res = await call(relaxed, 'importIntoFace', {
+          key: pro,
+          params: { face_id: 'charset-face' },
+          body: { url: base + path },
+        });
+        return expectContract('importIntoFace', res, 201).content;
+      };
+      expect(await imported('/latin1.txt')).toBe('café');
+      expect(await imported('/quoted.txt')).toBe('мир');
+      expect(await imported('/unknown.txt')).toBe('café');
+      expect(await imported('/none.txt')).toBe('café');
+    } finally {
+      await relaxed.close();
+      await new Promise((resolve) => origin.close(resolve));
+    }
+  });
+
+  test("a URL over the label rule's 500 characters labels its document cut to 500, never inside a surrogate pair", async () => {
+    const { createServer } = await import('node:http');
+    const origin = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('a page'));
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}/a.txt?q=`;
+    const relaxed = await startTestService({ allowPrivateUrls: true });
+    try {
+      const pro = relaxed.key('pro');
+      await createFace(relaxed, pro, 'ada-lovelace');
+      const imported = async (url: string) => {
+        const res = await call(relaxed, 'importIntoFace', {
+          key: pro,
+          params: { face_id: 'ada-lovelace' },
+          body: { url },
+        });
+        return expectContract('importIntoFace', res, 201);
+      };
+      const long = base + 'a'.repeat(700);
+      expect(await imported(long)).toMatchObject({ label: long.slice(0, 500), source: long });
+      // The 500th UTF-16 unit is the first half of an emoji: the label stops before the emoji.
+      const astral = `${base}${'a'.repeat(499 - base.length)}😀${'b'.repeat(10)}`;
+      const doc = await imported(astral);
+      expect(doc).toMatchObject({ label: astral.slice(0, 499), source: astral });
+      // The label the service gave is one it accepts back.
+      const edited = await call(relaxed, 'editDocument', {
+        key: pro,
+        params: { document_id: doc.document_id },
+        body: { label: doc.label },
+      });
+      expectContract('editDocument', edited, 200);
+    } finally {
+      await relaxed.close();
+      await new Promise((resolve) => origin.close(resolve));
+    }
+  });
 });

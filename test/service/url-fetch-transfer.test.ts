@@ -15,8 +15,8 @@ const PAGES: Record<string, [number, http.OutgoingHttpHeaders, string | Buffer]>
   '/text': [200, { 'content-type': 'text/plain; charset=utf-8' }, 'héllo ✓'],
   '/markdown': [200, { 'content-type': 'text/markdown' }, '# Title\n'],
   '/json': [200, { 'content-type': 'Application/JSON' }, '{"a":1}'],
-  // Declared Latin-1 but sent as UTF-8: the fetcher reads every body as UTF-8.
-  '/latin1': [200, { 'content-type': 'text/plain; charset=iso-8859-1' }, 'café'],
+  // Latin-1 bytes: decoded with the charset the Content-Type names.
+  '/latin1': [200, { 'content-type': 'text/plain; charset=iso-8859-1' }, Buffer.from('café', 'latin1')],
   '/binary': [200, { 'content-type': 'application/octet-stream' }, Buffer.from([0, 1, 2])],
   '/image': [200, { 'content-type': 'image/png' }, 'png'],
   '/untyped': [200, {}, 'no type'],

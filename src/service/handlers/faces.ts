@@ -36,6 +36,15 @@ export const getFace: Handler<'getFace'> = ({ params, auth, svc }) => ({
   body: faceView(resolveFace(svc.store, auth, params.face_id)),
 });
 
+/**
+ * The URL as its document's label, within the label rule (at most 500 characters, src/contract/documents.ts):
+ * cut, never inside a surrogate pair (the request's text has none alone). `source` keeps the whole URL.
+ */
+function urlLabel(url: string): string {
+  const label = url.slice(0, 500);
+  return label.isWellFormed() ? label : label.slice(0, -1);
+}
+
 /** POST /v1/faces/{face_id}/import: the URL's text (fetched through url-fetch) as a new document of the face. */
 export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   // The face first: nothing is fetched for a face that is not there or not allowed.
@@ -58,7 +67,7 @@ export const importIntoFace: PreparedHandler<'importIntoFace'> = {
   run: ({ params, body, auth, svc, prepared }) => {
     const face = resolveFace(svc.store, auth, params.face_id);
     const doc = insertDocument(svc, auth, face, {
-      label: body.url,
+      label: urlLabel(body.url),
       source: body.url,
       type: body.type,
       perspective: body.perspective,

@@ -44,9 +44,9 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
 export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   prepare: async ({ params, body, auth, svc }) => {
     ownItem(svc.store, auth, 'threads', params.thread_id);
-    let tokenCount = 0;
-    for (const m of body.messages) tokenCount += await countTokens(m.content, svc.stopping);
-    return { tokenCount };
+    // Counted together, as one text of their length is: in a worker when large.
+    const contents = body.messages.map((m) => m.content);
+    return { tokenCount: await countTokens(contents, svc.stopping) };
   },
   run: ({ params, body, auth, svc, prepared }) => {
     const { item: thread } = ownItem(svc.store, auth, 'threads', params.thread_id);

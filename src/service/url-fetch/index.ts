@@ -191,13 +191,26 @@ async function readText(url: URL, response: ConnectResponse, maxBytes: number, s
       if (total > maxBytes) throw tooLarge(url, maxBytes);
       chunks.push(next.value);
     }
-    // Bodies are read as UTF-8 whatever charset they declare: the service stores UTF-8 text, and a
-    // stray byte becomes U+FFFD rather than failing the import. A leading BOM is dropped.
-    const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks, total));
+    // A stray byte becomes U+FFFD rather than failing the import. A leading BOM is dropped.
+    const text = decodeText(Buffer.concat(chunks, total), response.headers['content-type']);
     return { text, finalUrl: url.href, contentType };
   } finally {
     response.close();
   }
+}
+
+/**
+ * `bytes` in the charset `contentType` names (a WHATWG label: `iso-8859-1`, `shift_jis`, ...); as UTF-8 when it
+ * names none, or one TextDecoder does not know (the page may well be UTF-8; refusing it would lose the text).
+ */
+function decodeText(bytes: Uint8Array, contentType: string | undefined): string {
+  const label = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  try {
+    if (label !== undefined) return new TextDecoder(label).decode(bytes);
+  } catch {
+    // ERR_ENCODING_NOT_SUPPORTED: as without a label.
+  }
+  return new TextDecoder('utf-8').decode(bytes);
 }
 
 const tooLarge = (url: URL, maxBytes: number) =>
