@@ -26,8 +26,11 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     // A write to stdout that failed (`> file` on a full disk) is known a tick after it was tried.
     await new Promise((resolve) => setImmediate(resolve));
     const failed = signalled(ctx, OUTPUT_FAILED);
-    if (failed) reportError(ctx, failed);
-    return failed ? failed.exitCode : ExitCode.ok;
+    if (!failed) return ExitCode.ok;
+    // The command did its work (a thread created, a message list replaced): said, so it is not simply run again.
+    const hint = 'the command completed; only what it printed was lost';
+    reportError(ctx, new CliError(failed.message, failed.exitCode, { code: failed.code, hint, cause: failed }));
+    return failed.exitCode;
   } catch (caught) {
     // A command stopped by its output's failure says that, not "interrupted".
     const failed = signalled(ctx, OUTPUT_FAILED);

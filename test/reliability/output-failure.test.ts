@@ -71,6 +71,8 @@ describe('keys create: the secret could not be written', () => {
   });
 });
 
+const COMPLETED = 'the command completed; only what it printed was lost';
+
 describe('any command on a full disk', () => {
   it('faces get --json > /dev/full: exit 1, one JSON error naming the write, no dump', async () => {
     const result = await runWith('full', ['faces', 'get', 'ada', '--json']);
@@ -79,6 +81,7 @@ describe('any command on a full disk', () => {
       error: {
         code: 'output_failed',
         message: 'cannot write to standard output: ENOSPC: no space left on device, write',
+        hint: COMPLETED,
       },
     });
   });
@@ -86,7 +89,17 @@ describe('any command on a full disk', () => {
   it('faces get > /dev/full (TSV): exit 1, one error line', async () => {
     const result = await runWith('full', ['faces', 'get', 'ada']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('error: cannot write to standard output: ENOSPC: no space left on device, write\n');
+    expect(result.stderr).toBe(
+      `error: cannot write to standard output: ENOSPC: no space left on device, write\n${COMPLETED}\n`,
+    );
+  });
+
+  it('threads create > /dev/full: exit 1, saying the thread was made all the same (a breaker read only the write error)', async () => {
+    const result = await runWith('full', ['threads', 'create', '--alias', 'ada', '--label', 'lost-output']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `error: cannot write to standard output: ENOSPC: no space left on device, write\n${COMPLETED}\n`,
+    );
   });
 });
 
