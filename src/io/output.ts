@@ -8,7 +8,14 @@ import type { JqFilter } from './jq.js';
 import { type Env, envFlag } from './terminal.js';
 
 /** The rendering libraries (and the --jq filter), imported only when this invocation will use them. */
-export type RenderModules = { jq?: JqFilter; Table?: typeof CliTable3; chalk?: ChalkInstance; ora?: typeof oraFactory };
+export type RenderModules = {
+  jq?: JqFilter;
+  Table?: typeof CliTable3;
+  /** cli-table3's word wrap: a cell's text as the lines of its column's width. */
+  wrap?: (width: number, text: string) => string[];
+  chalk?: ChalkInstance;
+  ora?: typeof oraFactory;
+};
 
 /** Service text safe for a terminal (case 51): C0 but \n and \t, C1, bidi, zero-width and line separators escaped. */
 export function visible(text: string): string {
@@ -98,9 +105,19 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
       style: { head: [], border: [], 'padding-left': 0, 'padding-right': 2 },
-      ...(colWidths ? { colWidths, wordWrap: true } : {}),
+      ...(colWidths ? { colWidths } : {}),
     });
-    t.push(...(colWidths ? rows.map((row) => row.map(fit)) : rows));
+    // Each line of a cell goes in a row of its own, wrapped here by cli-table3's own wrap: drawing a cell of many
+    // lines, cli-table3 measures the whole cell again for each line (a 20,000-character message held the terminal
+    // for minutes, deaf to Ctrl-C); borderless, the rows look as the one cell did.
+    const wrap = loaded.wrap ?? ((_: number, text: string) => text.split('\n'));
+    for (const row of rows) {
+      const cells = row.map((text, i) =>
+        colWidths ? wrap((colWidths[i] ?? 0) - GAP, fit(text, i)) : text.split('\n'),
+      );
+      const height = Math.max(...cells.map((lines) => lines.length));
+      for (let k = 0; k < height; k++) t.push(cells.map((lines) => lines[k] ?? ''));
+    }
     out(`${t.toString().replace(/ +$/gm, '')}\n`);
   };
 
@@ -200,7 +217,12 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       const expression = globals.jq;
       await Promise.all([
         expression !== undefined && load('jq', async () => (await import('./jq.js')).loadJq(expression)),
-        toTable() && load('Table', async () => (await import('cli-table3')).default),
+        toTable() &&
+          (async () => {
+            const parts = await import('./table-parts.js');
+            loaded.Table ??= parts.Table;
+            loaded.wrap ??= parts.wrap;
+          })(),
         (io.color || !!io.stderrColor) && load('chalk', async () => new (await import('chalk')).Chalk({ level: 1 })),
         animate() && load('ora', async () => (await import('ora')).default),
       ]);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
+import tableUtils from 'cli-table3/src/utils.js';
 import ora from 'ora';
 import type { ConfigData } from '../../src/config/profile-store.js';
 import type { Clock, ConfigStore, GlobalOptions, Prompter } from '../../src/context.js';
@@ -145,7 +146,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     signal: controller.signal,
     prompter,
     config: async () => config,
-    renderModules: { Table, chalk: new Chalk({ level: 1 }), ora },
+    renderModules: { Table, wrap: tableUtils.wordWrap, chalk: new Chalk({ level: 1 }), ora },
     ...(options.apiOptions ? { apiOptions: options.apiOptions } : {}),
   });
 

@@ -482,7 +482,8 @@ describe('a table on a narrow colour terminal', () => {
         canPrompt: () => true,
       };
       const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
-      const out = createOutput(io, {}, globals, { chalk: new Chalk({ level: 1 }), Table });
+      const { default: utils } = await import('cli-table3/src/utils.js');
+      const out = createOutput(io, {}, globals, { chalk: new Chalk({ level: 1 }), Table, wrap: utils.wordWrap });
       out.record({ profile_token_count_of_the_face: 0, name: 'Ada Lovelace' });
       const lines = written.trimEnd().split('\n');
       for (const line of lines) {
@@ -490,5 +491,44 @@ describe('a table on a narrow colour terminal', () => {
       }
       expect(written).not.toContain('…');
     }
+  });
+});
+
+describe('a table cell of many lines (a breaker: `threads get` of a 20,000-character message held the terminal)', () => {
+  it('reaches cli-table3 a line per row, which it draws in linear time; every character shown, no line too wide', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { createOutput } = await import('../../src/io/output.js');
+    const { Table, wrap } = await import('../../src/io/table-parts.js');
+    // cli-table3 measures a whole cell again for each line it draws: cells of one line keep that linear.
+    const pushed: string[][] = [];
+    class Recording extends Table {
+      override push(...rows: string[][]): number {
+        pushed.push(...rows);
+        return super.push(...rows);
+      }
+    }
+    const stdout = Object.assign(new PassThrough(), { columns: 100 });
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    const io = {
+      stdin: new PassThrough(),
+      stdout,
+      stderr: new PassThrough(),
+      stdinIsTTY: true,
+      stdoutIsTTY: true,
+      stderrIsTTY: true,
+      color: false,
+      canPrompt: () => true,
+    };
+    const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
+    const out = createOutput(io, {}, globals, { Table: Recording as typeof Table, wrap });
+    const words = 'lorem ipsum dolor '.repeat(1000);
+    out.record({ role: 'user', content: 'a'.repeat(20_000), words });
+    expect(pushed.length).toBeGreaterThan(200);
+    for (const row of pushed) for (const cell of row) expect(cell).not.toContain('\n');
+    const lines = written.trimEnd().split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+    expect(written.match(/a/g)?.length).toBe(20_000);
+    expect(written.match(/lorem/g)?.length).toBe(1000);
   });
 });

@@ -1,0 +1,5 @@
+// cli-table3's own word wrap (src/utils.js, no types of its own): output.ts wraps cells with it before drawing.
+declare module 'cli-table3/src/utils.js' {
+  const utils: { wordWrap(maxLength: number, input: string, wrapOnWordBoundary?: boolean): string[] };
+  export default utils;
+}
