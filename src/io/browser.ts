@@ -4,8 +4,11 @@ import { type Env, envFlag } from './terminal.js';
 /** Starts an opener command; resolves with its exit code, 'running' if it is still going after waitMs. */
 export type Launch = (command: string, args: string[], waitMs: number) => Promise<number | 'running'>;
 
-/** An absolute http: or https: URL: all an opener is given (never file:, javascript:, or an option such as `-x`). */
-export const isWebUrl = (text: string): boolean => /^https?:\/\//i.test(text) && URL.canParse(text);
+/**
+ * An absolute http: or https: URL: all an opener is given (never file:, javascript:, or an option such as `-x`),
+ * with no white space or control character (the URL parser drops or encodes them; printed, a newline makes a line).
+ */
+export const isWebUrl = (text: string): boolean => /^https?:\/\/[^\s\p{Cc}]+$/iu.test(text) && URL.canParse(text);
 
 /** No try where no browser can appear (CI, SSH, no display); a failing xdg-open makes open() resolve false. */
 export function createSystemBrowser(

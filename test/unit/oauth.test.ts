@@ -428,6 +428,9 @@ describe('oauth connect: an authorize_url that is not a web address', () => {
     ['', '""'],
     ['/provider/example/authorize', '"/provider/example/authorize"'],
     ['\x1b[2Jhttp://x/', '"\\u001b[2Jhttp://x/"'],
+    // A ring's: a web address with a line break or ESC inside went whole to the opener, and printed a line of its own.
+    ['http://a/x\r\nFAKE\x1b[31mLINE', '"http://a/x\\r\\nFAKE\\u001b[31mLINE"'],
+    ['http://a/x y', '"http://a/x y"'],
   ])('%j: exit 1 naming authorize_url and what came, nothing opened, no wait', async (url, shown) => {
     fake.handle((req, res) =>
       json(res, 200, req.url === '/v1/oauth' ? [{ provider: 'example', connected: false }] : { authorize_url: url }),
