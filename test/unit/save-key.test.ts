@@ -279,6 +279,9 @@ describe('keys create --save of a key the client would refuse to send', () => {
       'fcs_abcdefgh_secret\x1b[2J',
       'contains whitespace, control or non-ASCII characters; refusing to send it',
     ],
+    // A ring's: these were saved as answered, though sent trimmed.
+    ['with a newline at its end', 'fcs_abcdefgh_secret\n', 'has white space at its ends'],
+    ['with a space before it', ' fcs_abcdefgh_secret', 'has white space at its ends'],
   ])('%s: shown as answered (escaped), not saved, exit 1, config unchanged', async (_name, key, why) => {
     fake.handle((_req, res) => json(res, 201, { ...currentKeyBody(), key }));
     for (const stdoutIsTTY of [false, true]) {

@@ -201,7 +201,10 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     const { profile } = active;
     // A key the client would refuse to send is not stored: the profile would say "not logged in" from then on.
     try {
-      checkApiKey(key.key, 'answer');
+      // Trimmed before it is sent, but stored as answered: white space at its ends too.
+      if (checkApiKey(key.key, 'answer') !== key.key) {
+        throw new Error("the API key from the service's answer has white space at its ends");
+      }
     } catch (error) {
       throw new CliError(
         `the key was created (shown above) but not saved: ${(error as Error).message}`,
