@@ -67,7 +67,8 @@ type InputOf<N extends RouteName, R extends AnyRoute = Routes[N]> = {
   svc: ServiceCore;
 };
 
-type Prepared = { tokenCount?: number; fetched?: FetchedDocument };
+/** `seen`: a stamp of what the request changes, taken before its count (a thread changed meanwhile is refused). */
+type Prepared = { tokenCount?: number; fetched?: FetchedDocument; seen?: string };
 
 /** Run inside the request's transaction: synchronous, so no other request runs between its reads and writes. */
 export type Handler<N extends RouteName> = (input: InputOf<N> & { prepared: Prepared }) => {

@@ -223,6 +223,28 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
     expect(replaced.token_count).toBe(250_000);
   });
 
+  it('a large replace-messages still being counted when a later one is answered: 409, the later stays (a ring saw it undone)', async () => {
+    svc = await startTestService();
+    const key = svc.key('pro');
+    await createFace(svc, key, 'stale-runs');
+    const created = await call(svc, 'createThread', { key, body: { alias: 'stale-runs', label: 'stale' } });
+    const { thread_id } = expectContract('createThread', created, 201);
+    const big = Array.from({ length: 2_000 }, () => ({ role: 'user', content: 'x'.repeat(1000), from: 'Ada' }));
+    const sent = workerStats().sent;
+    let answered = false;
+    const first = call(svc, 'replaceThreadMessages', { key, params: { thread_id }, body: { messages: big } }).finally(
+      () => (answered = true),
+    );
+    await until(() => workerStats().sent > sent || answered);
+    const later = [{ role: 'user', content: 'the fix', from: 'Ada' }];
+    const fix = await call(svc, 'replaceThreadMessages', { key, params: { thread_id }, body: { messages: later } });
+    expect(expectContract('replaceThreadMessages', fix, 200).message_count).toBe(1);
+    expect(answered).toBe(false);
+    expectError('replaceThreadMessages', await first, 409, 'thread_changed');
+    const now = expectContract('getThread', await call(svc, 'getThread', { key, params: { thread_id } }), 200);
+    expect(now.messages?.map((m: { content: string }) => m.content)).toEqual(['the fix']);
+  });
+
   it('case 49: a body nested deeper than 64 levels -> 422 before anything is stored', async () => {
     const dataFile = join(tempDir(), 'state.json');
     svc = await startTestService({ dataFile });

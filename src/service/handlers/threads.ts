@@ -1,5 +1,6 @@
 import { ownItem, requireModelAllowed, resolveFace } from '../auth.js';
 import { checkOverrideAvailable, markChanged, syncItem } from '../billing.js';
+import { conflict } from '../errors.js';
 import { newId } from '../ids.js';
 import type { ThreadRecord } from '../records.js';
 import { countTokens } from '../tokens.js';
@@ -43,13 +44,20 @@ export const getThread: Handler<'getThread'> = ({ params, auth, svc }) => {
 /** PATCH /v1/compile/threads/{id}/messages: replaces them all (the old counted in messages_archived); to sync again. */
 export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
   prepare: async ({ params, body, auth, svc }) => {
-    ownItem(svc.store, auth, 'threads', params.thread_id);
+    const { item: before } = ownItem(svc.store, auth, 'threads', params.thread_id);
     // Counted together, as one text of their length is: in a worker when large.
     const contents = body.messages.map((m) => m.content);
-    return { tokenCount: await countTokens(contents, svc.stopping) };
+    return { tokenCount: await countTokens(contents, svc.stopping), seen: stamp(before) };
   },
   run: ({ params, body, auth, svc, prepared }) => {
     const { item: thread } = ownItem(svc.store, auth, 'threads', params.thread_id);
+    // A request that came later and was counted sooner was answered first: this one does not undo it.
+    if (stamp(thread) !== prepared.seen) {
+      throw conflict(
+        'thread_changed',
+        'the thread was changed by another request while this one was being counted; nothing was replaced',
+      );
+    }
     thread.messages_archived += thread.messages.length;
     thread.messages = body.messages.map((m) => ({ role: m.role, content: m.content, from: m.from }));
     thread.token_count = prepared.tokenCount as number;
@@ -58,6 +66,10 @@ export const replaceThreadMessages: PreparedHandler<'replaceThreadMessages'> = {
     return { status: 200, body: threadView(svc, thread, auth.user) };
   },
 };
+
+/** What a replacement changes: a thread stamped alike before and after a count was not changed meanwhile. */
+const stamp = (thread: { updated_at: string; messages_archived: number; messages: unknown[] }) =>
+  `${thread.updated_at} ${thread.messages_archived} ${thread.messages.length}`;
 
 export const syncThread: Handler<'syncThread'> = ({ params, auth, svc }) => {
   const { item: thread, face } = ownItem(svc.store, auth, 'threads', params.thread_id);
