@@ -461,43 +461,41 @@ describe('a warning while the progress bar is drawn', () => {
   });
 });
 
+/** Output to a terminal of `columns` (stdout, stderr and stdin terminals), and what it wrote on stdout. */
+async function terminalOutput(
+  columns: number,
+  color: boolean,
+  modules: import('../../src/io/output.js').RenderModules,
+) {
+  const { PassThrough } = await import('node:stream');
+  const { createOutput } = await import('../../src/io/output.js');
+  const stdout = Object.assign(new PassThrough(), { columns });
+  let written = '';
+  stdout.on('data', (chunk: Buffer) => (written += chunk.toString()));
+  const io = { stdin: new PassThrough(), stdout, stderr: new PassThrough(), color, canPrompt: () => true };
+  const terminals = { stdinIsTTY: true, stdoutIsTTY: true, stderrIsTTY: true };
+  const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
+  return { out: createOutput({ ...io, ...terminals }, {}, globals, modules), written: () => written };
+}
+
 describe('a table on a narrow colour terminal', () => {
   it('a painted label too long for its column is broken over lines, each closing its colour (the terminal stayed dim)', async () => {
-    const { PassThrough } = await import('node:stream');
-    const { createOutput } = await import('../../src/io/output.js');
     const { Chalk } = await import('chalk');
-    const { default: Table } = await import('cli-table3');
+    const { Table, wrap } = await import('../../src/io/table-parts.js');
     for (const columns of [40, 20]) {
-      const stdout = Object.assign(new PassThrough(), { columns });
-      let written = '';
-      stdout.on('data', (chunk: Buffer) => (written += chunk.toString()));
-      const io = {
-        stdin: new PassThrough(),
-        stdout,
-        stderr: new PassThrough(),
-        stdinIsTTY: true,
-        stdoutIsTTY: true,
-        stderrIsTTY: true,
-        color: true,
-        canPrompt: () => true,
-      };
-      const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
-      const { default: utils } = await import('cli-table3/src/utils.js');
-      const out = createOutput(io, {}, globals, { chalk: new Chalk({ level: 1 }), Table, wrap: utils.wordWrap });
+      const { out, written } = await terminalOutput(columns, true, { chalk: new Chalk({ level: 1 }), Table, wrap });
       out.record({ profile_token_count_of_the_face: 0, name: 'Ada Lovelace' });
-      const lines = written.trimEnd().split('\n');
+      const lines = written().trimEnd().split('\n');
       for (const line of lines) {
         expect(line.split('\x1b[2m').length, JSON.stringify({ columns, line })).toBe(line.split('\x1b[22m').length);
       }
-      expect(written).not.toContain('…');
+      expect(written()).not.toContain('…');
     }
   });
 });
 
 describe('a table cell of many lines (a breaker: `threads get` of a 20,000-character message held the terminal)', () => {
   it('reaches cli-table3 a line per row, which it draws in linear time; every character shown, no line too wide', async () => {
-    const { PassThrough } = await import('node:stream');
-    const { createOutput } = await import('../../src/io/output.js');
     const { Table, wrap } = await import('../../src/io/table-parts.js');
     // cli-table3 measures a whole cell again for each line it draws: cells of one line keep that linear.
     const pushed: string[][] = [];
@@ -507,25 +505,12 @@ describe('a table cell of many lines (a breaker: `threads get` of a 20,000-chara
         return super.push(...rows);
       }
     }
-    const stdout = Object.assign(new PassThrough(), { columns: 100 });
-    let written = '';
-    stdout.on('data', (chunk: Buffer) => (written += chunk.toString()));
-    const io = {
-      stdin: new PassThrough(),
-      stdout,
-      stderr: new PassThrough(),
-      stdinIsTTY: true,
-      stdoutIsTTY: true,
-      stderrIsTTY: true,
-      color: false,
-      canPrompt: () => true,
-    };
-    const globals = { json: false, noInput: false, debug: false, insecureHttp: false };
-    const out = createOutput(io, {}, globals, { Table: Recording as typeof Table, wrap });
+    const { out, written: all } = await terminalOutput(100, false, { Table: Recording as typeof Table, wrap });
     const words = 'lorem ipsum dolor '.repeat(1000);
     out.record({ role: 'user', content: 'a'.repeat(20_000), words });
     expect(pushed.length).toBeGreaterThan(200);
     for (const row of pushed) for (const cell of row) expect(cell).not.toContain('\n');
+    const written = all();
     const lines = written.trimEnd().split('\n');
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
     expect(written.match(/a/g)?.length).toBe(20_000);
