@@ -149,7 +149,8 @@ describe('auth login with no terminal and no --api-key-stdin (CI)', () => {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr).toBe(
-        'error: no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin\n' +
+        'error: no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin ' +
+          '(standard input is not a terminal)\n' +
           `${hint}\n`,
       );
     }

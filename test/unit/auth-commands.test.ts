@@ -88,6 +88,10 @@ describe('auth login', () => {
     expect(stderr).toContain('no API key given');
     expect(stderr.trimEnd().split('\n').at(-1)).toContain('--api-key-stdin');
     expect(service.stats.requests).toBe(before);
+    // On a terminal with stdout piped (`auth login | cat`), it says why it did not ask.
+    const piped = await cli(['auth', 'login', '--base-url', service.baseUrl], { stdinIsTTY: true, stdoutIsTTY: false });
+    expect(piped.code).toBe(ExitCode.usage);
+    expect(piped.stderr).toContain('reads it with --api-key-stdin (standard output is not a terminal)');
   });
 
   it('a key with a newline inside is refused locally: exit 2, nothing sent', async () => {

@@ -1,4 +1,4 @@
-import { verb } from '../kit.js';
+import { noPrompt, verb } from '../kit.js';
 import {
   activeProfile,
   checkApiKey,
@@ -118,9 +118,14 @@ async function obtainKey(ctx: Context): Promise<string> {
     return found.key;
   }
   if (!ctx.io.canPrompt()) {
-    throw new UsageError('no API key given: `auth login` asks for it on a terminal, or reads it with --api-key-stdin', {
-      hint: `pipe the key in: \`${pipeKeyIn(ctx.env)}\``,
-    });
+    // Why nothing was asked: on a terminal with stdout piped, "asks for it on a terminal" alone misled a ring.
+    const why = noPrompt(ctx);
+    throw new UsageError(
+      `no API key given: \`auth login\` asks for it on a terminal, or reads it with --api-key-stdin (${why})`,
+      {
+        hint: `pipe the key in: \`${pipeKeyIn(ctx.env)}\``,
+      },
+    );
   }
   const answer = await ctx.prompter.password({ message: 'Paste your API key:' });
   return checkApiKey(answer, 'prompt');
