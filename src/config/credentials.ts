@@ -101,12 +101,13 @@ export const SOURCE_NAMES: Record<KeySource, string> = {
 
 /**
  * Refuses a key that could inject headers or is mangled (surrounding whitespace is trimmed), never repeating it.
- * `answer`: a key the service made (keys create --save), not stored when it could not be sent.
+ * `answer`: a key the service made (keys create --save), stored as it came: white space at its ends is refused too.
  */
 export function checkApiKey(raw: string, source: KeySource | 'prompt' | 'answer'): string {
   const key = raw.trim();
   const from = source === 'prompt' ? 'the prompt' : source === 'answer' ? "the service's answer" : SOURCE_NAMES[source];
   if (key === '') throw new UsageError(`the API key from ${from} is empty`);
+  if (source === 'answer' && key !== raw) throw new UsageError(`the API key from ${from} has white space at its ends`);
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw new UsageError(
       `the API key from ${from} contains whitespace, control or non-ASCII characters; refusing to send it`,

@@ -100,7 +100,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       );
       return open === '' ? broken : broken.replace(/^.*$/gm, (line) => `${open}${line}${close}`);
     };
-    // prepare() loaded cli-table3 (commands/declare.ts).
+    // prepare() loaded cli-table3 and its wrap (commands/declare.ts).
     const t = new (loaded.Table as typeof CliTable3)({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
@@ -110,7 +110,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     // Each line of a cell goes in a row of its own, wrapped here by cli-table3's own wrap: drawing a cell of many
     // lines, cli-table3 measures the whole cell again for each line (a 20,000-character message held the terminal
     // for minutes, deaf to Ctrl-C); borderless, the rows look as the one cell did.
-    const wrap = loaded.wrap ?? ((_: number, text: string) => text.split('\n'));
+    const wrap = loaded.wrap as NonNullable<RenderModules['wrap']>;
     for (const row of rows) {
       const cells = row.map((text, i) =>
         colWidths ? wrap((colWidths[i] ?? 0) - GAP, fit(text, i)) : text.split('\n'),

@@ -2,10 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
-import Table from 'cli-table3';
-import tableUtils from 'cli-table3/src/utils.js';
 import ora from 'ora';
 import type { ConfigData } from '../../src/config/profile-store.js';
+import { Table, wrap } from '../../src/io/table-parts.js';
 import type { Clock, ConfigStore, GlobalOptions, Prompter } from '../../src/context.js';
 import { CancelError } from '../../src/errors.js';
 import { assembleContext, type ClosableContext } from '../../src/process-context.js';
@@ -146,7 +145,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     signal: controller.signal,
     prompter,
     config: async () => config,
-    renderModules: { Table, wrap: tableUtils.wordWrap, chalk: new Chalk({ level: 1 }), ora },
+    renderModules: { Table, wrap, chalk: new Chalk({ level: 1 }), ora },
     ...(options.apiOptions ? { apiOptions: options.apiOptions } : {}),
   });
 
