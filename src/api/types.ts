@@ -13,18 +13,17 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
  */
 export function checkBaseUrl(value: string, via = 'the base URL', fix = (url: string) => `use ${url}`): URL {
   // A host without its scheme (`127.0.0.1:8787`): the URL meant, http:// on this machine (as `facectl serve`).
+  const invalid = (problem: string, example = 'https://api.example.com') =>
+    new UsageError(`${via}: ${problem}`, { code: 'invalid_base_url', hint: fix(example.replace(/\/$/, '')) });
   const meant = /^https?:|:\/\//i.test(value) ? null : URL.parse(`http://${value}`);
   if (meant) {
     if (!/^((.+\.)?localhost|127(\.\d+){3}|\[::1\])$/i.test(meant.hostname)) meant.protocol = 'https:';
-    throw new UsageError(`${via}: not a valid URL (no http:// or https://): ${value}`, {
-      hint: fix(meant.href.replace(/\/$/, '')),
-    });
+    throw invalid(`not a valid URL (no http:// or https://): ${value}`, meant.href);
   }
   const url = URL.parse(value);
-  if (!url) throw new UsageError(`${via}: not a valid URL: ${value}`, { hint: fix('https://api.example.com') });
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`${via}: must use http or https: ${value}`);
-  if (url.username || url.password) throw new UsageError(`${via}: must not carry a user name or password`);
+  if (!url) throw invalid(`not a valid URL: ${value}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(`must use http or https: ${value}`);
+  if (url.username || url.password) throw invalid('must not carry a user name or password', url.origin + url.pathname);
   if (/\/v1\/*$/i.test(url.pathname)) {
     const without = `${url.origin}${url.pathname.replace(/\/v1\/*$/i, '')}`;
     throw new UsageError(`${via} ${value} ends in /v1: drop the /v1 and use ${without}`, {

@@ -333,6 +333,24 @@ describe('facectl doctor', () => {
     });
   });
 
+  it("a profile's base_url that is no usable URL is the failed base url row; the default URL is not checked instead", async () => {
+    // A ring's find: doctor reported `base url ok http://127.0.0.1:8787` and probed it, the key row saying "run auth login".
+    for (const [given, detail, fix] of [
+      ['ftp://x', 'must use http or https: ftp://x', 'run `facectl config set base_url https://api.example.com`'],
+      [`${service.baseUrl}/v1`, 'ends in /v1', `run \`facectl config set base_url ${service.baseUrl}\``],
+    ]) {
+      const r = await doctor({ baseUrl: given, apiKey: service.key('pro') });
+      expect(r.code).toBe(1);
+      expect(r.byName('base url')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(new RegExp(`^the base_url of profile "default".*${detail}`)),
+        fix: expect.stringContaining(fix),
+      });
+      expect(r.checks.map((c) => c.name)).not.toContain('reachable');
+      expect(r.stdout).not.toContain(DEFAULT_BASE_URL);
+    }
+  });
+
   it('warns when plain http goes to a non-loopback host', async () => {
     // A key of its own for that URL (a stored key is sent only to the URL it was saved for).
     const r = await doctor({

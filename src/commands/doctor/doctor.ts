@@ -86,6 +86,11 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
   } catch (error) {
     // A profile named by --profile or FACECTL_PROFILE that cannot be used is refused (exit 2), not a failed check.
     if (error instanceof CliError && ['invalid_profile', 'unknown_profile'].includes(error.code)) throw error;
+    // The profile's base_url: the service to check is not known, nor whether a key is stored for it.
+    if (error instanceof CliError && ['invalid_base_url', 'base_url_with_version'].includes(error.code)) {
+      checks.push(fail('base url', error.message, error.hint ?? 'run `facectl config set base_url https://...`'));
+      return checks;
+    }
     const hint = error instanceof CliError && error.hint ? error.hint : 'run `facectl auth login`';
     checks.push(fail('key source', `cannot resolve the key: ${(error as Error).message}`, hint));
   }
