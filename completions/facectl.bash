@@ -116,9 +116,15 @@ _facectl() {
     line="${line%"${line##*[![:space:]]}"}"
     prev="${line##*[[:space:]]}"
   fi
+  # `--flag=value`: bash makes the `=` a word of its own (COMP_WORDBREAKS); the value is what follows it.
+  if [[ "$cur" == "=" ]]; then
+    cur=""
+  elif [[ "$prev" == "=" ]]; then
+    prev="${COMP_WORDS[COMP_CWORD-2]}"
+  fi
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
-    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --consent --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " --base-url --profile --jq --host --port --data --oauth-provider --rate-limit --consent --name --expires-in-days --scopes --budget-usd --allowed-face-ids --allowed-llm-models --alias --basic-facts --default-tools --default-model --formula --type --perspective --face-speaker --label --content --file --format --concurrency --timeout --interviewer-billing-source --method --header --raw-field --field --input = " in *" ${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="${path:+$path }$word" ;; esac
   done

@@ -102,9 +102,15 @@ _facectl() {
     line="\${line%"\${line##*[![:space:]]}"}"
     prev="\${line##*[[:space:]]}"
   fi
+  # \`--flag=value\`: bash makes the \`=\` a word of its own (COMP_WORDBREAKS); the value is what follows it.
+  if [[ "$cur" == "=" ]]; then
+    cur=""
+  elif [[ "$prev" == "=" ]]; then
+    prev="\${COMP_WORDS[COMP_CWORD-2]}"
+  fi
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="\${COMP_WORDS[i]}"
-    case " ${valueFlags.join(' ')} " in *" \${COMP_WORDS[i-1]} "*) continue ;; esac
+    case " ${valueFlags.join(' ')} = " in *" \${COMP_WORDS[i-1]} "*) continue ;; esac
     [[ "$word" == -* ]] && continue
     case " $(_facectl_subcommands "$path") " in *" $word "*) path="\${path:+$path }$word" ;; esac
   done
@@ -226,7 +232,8 @@ function fishScript(program: Command): string {
       condition,
       `-l ${long(flag).replace(/^--/, '')}`,
       flag.short && `-s ${flag.short.replace(/^-/, '')}`,
-      takesValue(flag) && '-r',
+      // -x: its values only, no file names (-r alone lets fish offer files beside them).
+      takesValue(flag) && (hasValues(flag) || flag.long === '--profile' ? '-x' : '-r'),
       hasValues(flag)
         ? `-a ${fishQuote(valuesOf(flag).join(' '))}`
         : flag.long === '--profile' && `-a ${fishQuote(`(${LIST_PROFILES})`)}`,

@@ -68,6 +68,7 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'completion', ''])).toBe('bash zsh fish');
     expect(complete(['facectl', 'auth', 'login', '--'])).toContain('--api-key-stdin');
     expect(complete(['facectl', 'api', 'GET', '/v1/x', '--in'])).toBe('--input --include --insecure-http');
+    expect(complete(['facectl', 'import', '--perspective', '=', 'f'])).toBe('first-person');
   });
 
   it('bash completes a scope typed with its colons, which bash cuts the word at, and offers only valid scopes', async () => {
@@ -121,10 +122,14 @@ describe('completion scripts', () => {
     expect(complete(['facectl', 'auth', 'switch', 'w'])).toBe('work');
     expect(complete(['facectl', '--profile', 'l'])).toBe('laptop');
     expect(complete(['facectl', 'faces', 'get', '--profile', ''])).toBe('default laptop work');
+    // `--profile=` (a ring's find: nothing was offered): bash makes the `=` a word of its own.
+    expect(complete(['facectl', '--profile', '='])).toBe('default laptop work');
+    expect(complete(['facectl', '--profile', '=', 'l'])).toBe('laptop');
+    expect(complete(['facectl', '--profile', '=', 'work', 'faces', 'g'])).toBe('get');
     expect(complete(['facectl', 'auth', 'switch', '--'])).toContain('--help');
     expect(complete(['facectl', 'auth', 's'])).toBe('status switch');
     // Asked once per profile completion, with FACECTL_PROFILE blanked (one naming a missing profile fails).
-    expect(calls()).toEqual(Array(4).fill(`FACECTL_PROFILE= config list --json --jq ${ONLY_PROFILE_NAMES}`));
+    expect(calls()).toEqual(Array(6).fill(`FACECTL_PROFILE= config list --json --jq ${ONLY_PROFILE_NAMES}`));
     // The script is installed with `complete -o default` (file names when nothing matches): not here.
     expect(script).toMatch(
       /auth switch.*\n.*\n\s+compopt \+o default 2>\/dev\/null\n\s+COMPREPLY=\(\$\(compgen -W "\$\(_facectl_profiles\)"/,
@@ -167,7 +172,8 @@ describe('completion scripts', () => {
     expect(fish).toContain(
       `complete -c facectl -n '__fish_seen_subcommand_from auth; and __fish_seen_subcommand_from switch' -a '(${fishList})'\n`,
     );
-    expect(fish).toContain(`complete -c facectl -l profile -r -a '(${fishList})' -d `);
+    // -x, not -r: its values only (with -r fish offers the directory's files beside them, a ring's find).
+    expect(fish).toContain(`complete -c facectl -l profile -x -a '(${fishList})' -d `);
     expect(fish).toContain("complete -c facectl -n '__fish_use_subcommand' -a help -d 'Show help for a command'\n");
   });
 
@@ -201,8 +207,9 @@ describe('completion scripts', () => {
     expect(zsh).toContain("'docs submit|--format') items=('text' 'json' 'ndjson') ;;");
     expect(zsh).toContain("'threads create|--interviewer-billing-source') items=('oauth' 'compile' 'credits') ;;");
     expect(zsh).toMatch(/'config set'\) items=\('base_url'[^)]*'default_profile'\) ;;/);
-    expect(fish).toMatch(/-l format -r -a 'text json ndjson'/);
-    expect(fish).toMatch(/-l type -r -a 'document transcript'/);
+    expect(fish).toMatch(/-l format -x -a 'text json ndjson'/);
+    expect(fish).toMatch(/-l type -x -a 'document transcript'/);
+    expect(fish).toMatch(/-l file -r -d /);
     expect(fish).toContain(
       "complete -c facectl -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get' -a 'base_url api_key",
     );
