@@ -10,6 +10,10 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
     ended: () => T,
   ): Promise<T> => {
     const prompts = await import('@inquirer/prompts');
+    // Ctrl-Z, then `fg`: Node's readline pauses the input as the process goes on, which nothing resumes; the
+    // event loop would empty and the prompt end as if the input had (Ctrl-D). Resumed once readline is done.
+    const resume = () => setImmediate(() => stdin.resume());
+    process.on('SIGCONT', resume);
     try {
       return await question(prompts);
     } catch (error) {
@@ -27,6 +31,8 @@ export function createPrompter(stdin: InputStream, stderr: OutputStream, signal:
       } else if (name === 'ExitPromptError' && !signal.aborted) return ended();
       if (name === 'ExitPromptError' || name === 'AbortPromptError' || signal.aborted) throw cancelledBy(signal);
       throw error;
+    } finally {
+      process.off('SIGCONT', resume);
     }
   };
   const noAnswer = (): never => {

@@ -237,6 +237,31 @@ describe('signals', () => {
     expect(asked.shown).toContain('after: 1');
   });
 
+  it('Ctrl-Z at a prompt, then `fg`: the prompt goes on with what was typed (a ring saw it end as Ctrl-D, "no answer")', async () => {
+    const dir = makeTempDir('facectl-prompt-');
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      NO_COLOR: '1',
+      FACECTL_CONFIG_DIR: dir,
+      FACECTL_API_KEY: KEY,
+    };
+    // Job control (set -m) as in a terminal's shell: the stopped job is reported, then brought back.
+    const script = `set -m; "${process.execPath}" "${BIN}" faces create; echo "stopped: $?"; fg`;
+    const child = spawn('script', ['-qefc', `bash -c '${script}'`, '/dev/null'], { cwd: ROOT, env });
+    const watched = watchChild(child, 20_000);
+    const shown = () => watched.stdout().replaceAll('\r\n', '\n');
+    await until(() => /\?.*face/.test(shown()), 'the first prompt');
+    child.stdin.write('Ann\x1a');
+    await until(() => shown().includes('stopped: 148'), 'the job to stop');
+    child.stdin.write(' B\r');
+    await until(() => shown().includes('? Alias'), 'the next question');
+    child.stdin.write('\x03');
+    const { code } = await watched.exit;
+    expect(shown()).toContain('✔ Display name of the face Ann B');
+    expect(shown()).not.toContain('no answer');
+    expect(code).toBe(130);
+  });
+
   it('--json: two Ctrl-C during a batch leave exactly one error document on stderr, and the process ends by SIGINT', async () => {
     const service = await startTestService();
     try {
