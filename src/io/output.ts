@@ -185,10 +185,14 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       if (animate()) {
         return {
           update(completed, total, text) {
-            const filled = Math.round((total > 0 ? Math.min(1, completed / total) : 0) * 24);
-            err(
-              `\r\x1b[2K${label} ${'█'.repeat(filled)}${'░'.repeat(24 - filled)} ${completed}/${total}${text ? ` ${text}` : ''}`,
-            );
+            // Within the terminal's width (less its last column, where some wrap): a wider line is a new line at
+            // each redraw. The bar gives way first, then the end of the text.
+            const tail = ` ${completed}/${total}${text ? ` ${text}` : ''}`;
+            const room = (io.stderr.columns ?? 80) - 1;
+            const width = Math.max(0, Math.min(24, room - label.length - 1 - tail.length));
+            const filled = Math.round((total > 0 ? Math.min(1, completed / total) : 0) * width);
+            const bar = width > 0 ? ` ${'█'.repeat(filled)}${'░'.repeat(width - filled)}` : '';
+            err(`\r\x1b[2K${`${label}${bar}${tail}`.slice(0, room)}`);
             barDrawn = true;
           },
           stop() {

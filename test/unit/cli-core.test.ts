@@ -278,6 +278,25 @@ describe('output', () => {
     drawn.update(1, 2, 'processing');
     drawn.stop();
     expect(tty.stderr()).toContain('Preparing ████████████░░░░░░░░░░░░ 1/2 processing');
+
+    // A narrow terminal (a ring's find: one new line per redraw at 40 columns): the bar shrinks, then the text is cut.
+    for (const [columns, line] of [
+      [40, 'Preparing ███████░░░░░ 11/18 processing'],
+      [30, 'Preparing █░ 11/18 processing'],
+      [20, 'Preparing 11/18 pro'],
+    ] as const) {
+      const narrow = createTestContext({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+      (narrow.ctx.io.stderr as { columns?: number }).columns = columns;
+      const bar = narrow.ctx.out.progress('Preparing');
+      bar.update(11, 18, 'processing');
+      bar.stop();
+      const drawn = narrow
+        .stderr()
+        .replace(/^\r\x1b\[2K/, '')
+        .trimEnd();
+      expect(drawn).toBe(line);
+      expect(drawn.length).toBeLessThan(columns);
+    }
   });
 });
 
