@@ -160,7 +160,8 @@ class FacectlCommand extends Command {
     const at = line.findIndex((word, i) => {
       const next = line[i + 1];
       if (word !== option.long && word !== option.short) return false;
-      return next !== undefined && this.isFlag(next) && (next === value || this.isFlag(value));
+      // Its value is that flag, a flag after it, or the word after a global flag taken out (`--label --json -`).
+      return next !== undefined && this.isFlag(next) && (next === value || this.isFlag(value) || line[i + 2] === value);
     });
     if (at >= 0) throw needsValue(line[at] as string, line[at + 1], option);
     return value;

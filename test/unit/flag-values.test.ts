@@ -113,6 +113,9 @@ describe("a verb's value flag followed by a flag instead of its value", () => {
     // line); the hint names it, the word typed after the flag (it named the flag after it).
     [argv`docs submit --alias ada-lovelace --label --json --content hi`, '--label', '--json'],
     [argv`docs submit --alias ada-lovelace --label --debug --content hi`, '--label', '--debug'],
+    // A ring's find: the word after the global flag became the label, and "no document given" was said.
+    [argv`docs submit --alias ada-lovelace --content hi --label --json -`, '--label', '--json'],
+    [argv`docs submit --alias ada-lovelace --content hi --label --debug x`, '--label', '--debug'],
     [argv`keys create --name --save`, '--name', '--save'],
     [argv`keys create --scopes --help`, '--scopes', '--help'],
     [argv`threads create --alias --label x`, '--alias', '--label'],
