@@ -182,6 +182,21 @@ describe('batch exit codes: 2 only when nothing was sent', () => {
     expect(storedLabels(service, 'scope-')).toEqual([]);
   });
 
+  it('the service unreachable: exit 8 with its fix, and no --continue-on-error (every line would fail alike)', async () => {
+    // A ring's find: the hint ended "or pass --continue-on-error to send every valid line".
+    const file = tempFile('down.ndjson', `${[1, 2, 3].map((n) => doc(`down-${n}`)).join('\n')}\n`);
+    const res = await runCli(['docs', 'submit', '--file', file, '--json'], {
+      env: batchEnv(service.key('pro'), await unreachableUrl()),
+    });
+    expect(res.code, res.stderr).toBe(8);
+    const error = (JSON.parse(res.stderr) as { error: { code: string; message: string; hint: string } }).error;
+    expect(error.code).toBe('batch_failed');
+    expect(error.message).toMatch(/connection refused/);
+    expect(error.hint).toMatch(/facectl serve/);
+    expect(error.hint).toContain(`then run \`facectl docs submit --file ${file} --resume --json\``);
+    expect(error.hint).not.toContain('--continue-on-error');
+  });
+
   it('standard input: a bad first line is exit 2, nothing sent', async () => {
     const before = service.stats.requests;
     const res = await runCli(['docs', 'submit', '--json', '-'], {

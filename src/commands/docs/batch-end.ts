@@ -78,19 +78,21 @@ export function batchError(
         : `, but ${after.submitted} lines after line ${after.line}, already in flight, were still submitted`;
   const stopped = continued ? '' : `; the batch stopped at the first failure${inFlight}`;
   const also = badLine === undefined ? '' : `; ${badLine}`;
-  // Every failure a refused key, or a key without the scope to submit: no --continue-on-error helps; its code and fix.
+  // Every failure one that no --continue-on-error helps: its fix; of a refused key, or a key without the scope to
+  // submit, its code too (the service unreachable: a ring's find, it offered --continue-on-error).
   const only = failures.firstByExitCode.size === 1 ? [...failures.firstByExitCode.values()][0] : undefined;
-  const refusedKey =
-    only && (failures.firstByExitCode.has(ExitCode.auth) || only.error.code === 'insufficient_scope')
+  const unreachable = failures.firstByExitCode.has(ExitCode.network);
+  const everyLine =
+    only && (unreachable || failures.firstByExitCode.has(ExitCode.auth) || only.error.code === 'insufficient_scope')
       ? only
       : undefined;
-  const hint = refusedKey
-    ? resumeHint(input, refusedKey.hint ?? 'Fix the cause')
+  const hint = everyLine
+    ? resumeHint(input, everyLine.hint ?? 'Fix the cause')
     : continued
       ? resumeHint(input, 'Fix the failed lines')
       : `${resumeHint(input, 'Fix the cause')}; or pass --continue-on-error to send every valid line`;
   const failed = `${summary.failed} ${summary.failed === 1 ? 'document' : 'documents'} failed`;
-  const code = refusedKey?.error.code ?? 'batch_failed';
+  const code = (unreachable ? undefined : everyLine?.error.code) ?? 'batch_failed';
   return new CliError(`${failed}${detail}${stopped}${also}`, exitCode, { code, hint });
 }
 
