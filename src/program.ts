@@ -1,4 +1,4 @@
-import { Argument, Command, type HelpContext, Option } from 'commander';
+import { Argument, Command, Help, type HelpContext, Option } from 'commander';
 import { declarationOf, declare, withExamples } from './commands/declare.js';
 import type { AnyVerb, GroupSpec } from './commands/verb.js';
 import type { Context, GlobalOptions } from './context.js';
@@ -195,6 +195,13 @@ const HELP = {
   showGlobalOptions: true,
   // On a narrow terminal flag descriptions are still wrapped to it (commander stops below 40 columns).
   minWidthToWrap: 20,
+  /** Under 20 columns left beside the terms (a page of long flags at 40 columns): each description goes under its term. */
+  formatItem(this: Help, term: string, termWidth: number, description: string, helper: Help): string {
+    const width = this.helpWidth ?? 80;
+    if (!description || width - termWidth - 4 >= 20)
+      return Help.prototype.formatItem.call(this, term, termWidth, description, helper);
+    return `  ${term}\n${helper.boxWrap(description, width - 6).replace(/^/gm, '      ')}`;
+  },
   styleTitle: (title: string) => ({ 'Options:': 'Flags:', 'Global Options:': 'Global flags:' })[title] ?? title,
   subcommandTerm: (command: Command) => command.name(),
   optionDescription: (option: Option) => {

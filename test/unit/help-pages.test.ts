@@ -177,6 +177,15 @@ describe("help pages: commander's layout, in flags (issue 12 items 3 and 4)", ()
       const narrow = await page([...path.split(' '), '--help'], { columns: 60 });
       expect({ path, widest: widest(narrow.stdout) <= 60 }).toEqual({ path, widest: true });
     }
+    // At 40 columns, pages of long flags (a ring's find: their rows ran on past the edge): each description under
+    // its term. Only the usage line and a word longer than the room (a URL) may be wider.
+    for (const path of ['docs submit', 'threads create', 'keys create', 'docs sync']) {
+      const { stdout } = await page([...path.split(' '), '--help'], { columns: 40 });
+      const body = (stdout.split('Examples:')[0] ?? '').split('\n').slice(1);
+      const wide = body.filter((line) => line.length > 40 && /\S\s+\S/.test(line.trim()));
+      expect({ path, wide }).toEqual({ path, wide: [] });
+      expect(stdout).toMatch(/\n {2}--json\n {6}print one JSON document/);
+    }
   });
 
   it('a sentence is not broken by the description source: doctor reads as reflowed paragraphs', async () => {
