@@ -69,8 +69,10 @@ export async function resolveCredentials(sources: CredentialSources): Promise<Cr
             hint: moved
               ? `if ${trimmed(baseUrl)} is the same service at a new address, run \`facectl auth login --stored-key --profile ${profile}\` ` +
                 `(it checks the key there and keeps it for it); else store a key for it with \`facectl auth login --profile ${profile}\``
-              : `log in for ${trimmed(baseUrl)} (\`facectl auth login --base-url ${trimmed(baseUrl)} --profile ${profile}\`), ` +
-                'or give its key with FACECTL_API_KEY or --api-key-stdin',
+              : `if ${trimmed(baseUrl)} is the same service at a new address (\`serve --data\` restarted on another port), run ` +
+                `\`facectl auth login --stored-key --base-url ${trimmed(baseUrl)} --profile ${profile}\` (it checks the key there, ` +
+                `then keeps it and the profile for it); else log in for it (\`facectl auth login --base-url ${trimmed(baseUrl)} ` +
+                `--profile ${profile}\`), or give its key with FACECTL_API_KEY or --api-key-stdin`,
           },
         );
       }

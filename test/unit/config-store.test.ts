@@ -181,6 +181,10 @@ describe('credential precedence', () => {
       await expect(creds.apiKey(), other).rejects.toMatchObject({
         exitCode: ExitCode.auth,
         code: 'key_for_other_base_url',
+        // A ring's find: after `serve --data` restarted on another port, only a new login was offered.
+        hint: expect.stringContaining(
+          `run \`facectl auth login --stored-key --base-url ${other.replace(/\/$/, '')} --profile`,
+        ),
       });
     }
   });
