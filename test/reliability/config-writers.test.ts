@@ -136,7 +136,7 @@ describe('case 44: `keys create --save` without --yes into one empty profile at 
   it('2 at once, 6 rounds -> one saves; the other prints its key, exits 1 and replaces nothing (no consent)', async () => {
     // A breaker saw later ones print `replaced key fcs_…` without --yes: the empty profile they were
     // checked against was filled meanwhile by another one.
-    const figures = await rounds(6, async () => {
+    const round = async () => {
       const dir = makeConfigDir();
       const all = await race(
         Array.from({ length: 2 }, () =>
@@ -167,9 +167,13 @@ describe('case 44: `keys create --save` without --yes into one empty profile at 
         });
       }
       return { raced: results.length === 2 };
-    });
-    expect(figures.filter((f) => f.raced).length).toBeGreaterThan(0);
-  }, 120_000);
+    };
+    // The case is met only where both got past the check: more rounds (at most 24) while none has, as on a
+    // loaded machine one may start after the other has saved in every round of a set.
+    let raced = 0;
+    for (let set = 0; set < 4 && raced === 0; set++) raced += (await rounds(6, round)).filter((f) => f.raced).length;
+    expect(raced).toBeGreaterThan(0);
+  }, 180_000);
 });
 
 describe('case 44: removals and additions at once', () => {
