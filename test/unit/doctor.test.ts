@@ -161,6 +161,21 @@ describe('facectl doctor', () => {
     expect(r.byName('config file').detail).toContain('does not exist yet');
   });
 
+  it("shows a key as every command does: a service key's prefix, of another key at most a quarter (a breaker saw 12 characters)", async () => {
+    for (const [key, shown] of [
+      [service.key('standard'), `${service.key('standard').slice(0, 12)}… from FACECTL_API_KEY`],
+      ['ghp_MySecretTok', 'ghp… from FACECTL_API_KEY'],
+      ['fcs_SECRE_T', 'fc… from FACECTL_API_KEY'],
+    ]) {
+      const r = await doctor({
+        baseUrl: service.baseUrl,
+        env: { FACECTL_API_KEY: key, FACECTL_CONFIG_DIR: configDir(undefined) },
+      });
+      expect(r.byName('key source').detail).toMatch(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      expect(r.stdout + r.stderr).not.toContain(key.slice(0, Math.max(5, key.length / 2 + 1)));
+    }
+  });
+
   it('fails on a key the service refuses because it expired', async () => {
     const created = expectContract(
       'createApiKey',

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { isLoopbackHost } from '../../api/error-mapping.js';
 import { noProxyEntry, proxyVariable } from '../../api/proxy.js';
 import { checkBaseUrl, DEFAULT_BASE_URL } from '../../api/types.js';
-import { SOURCE_NAMES } from '../../config/credentials.js';
+import { keyPrefix, SOURCE_NAMES } from '../../config/credentials.js';
 import { writeRefusal } from '../../config/file-safety.js';
 import { readConfigFile } from '../../config/file-store.js';
 import { configFilePath, stateDir } from '../../config/paths.js';
@@ -78,7 +78,7 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
       key
         ? ok(
             'key source',
-            `${key.key.slice(0, 12)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
+            `${keyPrefix(key.key)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
               `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
           )
         : fail('key source', creds.describe(), `${login} (or set FACECTL_API_KEY)`),
