@@ -148,6 +148,16 @@ describe('keys create: run()', () => {
       'the key was created: its whole answer is printed instead, as its secret is shown only now',
     );
     expect(result.stderr).not.toContain(printed.key.slice(13));
+    // A filter whose error quotes the secret cut or changed (a breaker's find): jq's message is not shown.
+    for (const filter of ['.key[13:] | error', '.key | split("_") | error', '.key | ascii_upcase | error']) {
+      const quoted = await runCommand(service, ['keys', 'create', '--name', 'jq-quotes', '--jq', filter]);
+      expect(quoted.code).toBe(1);
+      const secret = (JSON.parse(quoted.stdout) as { key: string }).key.slice(13);
+      expect(JSON.parse(quoted.stderr).error.message).toBe(
+        "--jq: the filter failed on the new key's answer (jq's message is not shown: it may quote the secret)",
+      );
+      expect(quoted.stderr.toLowerCase()).not.toContain(secret.slice(0, 8).toLowerCase());
+    }
     // The key printed works.
     expectContract('getCurrentApiKey', await call(service, 'getCurrentApiKey', { key: printed.key }), 200);
   });
