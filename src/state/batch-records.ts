@@ -288,7 +288,9 @@ function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptio
   const hint = error.holderRunning
     ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then ${again}`
     : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-      `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${Math.max(STALE_SECONDS - seen, 1)} s`;
+      (seen < STALE_SECONDS
+        ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
+        : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 

@@ -254,9 +254,16 @@ describe('batch journal', () => {
     expect((soon as CliError).hint).toMatch(
       /if it was killed, its lock \(.*\.lock, last touched 0 s ago\) is taken over once it is 10 s old: run this command again in 10 s/,
     );
-    // Ten seconds on, untouched (its mtime set back, as time would): taken over.
-    const past = new Date(Date.now() - 10_500);
+    // Ten seconds on, untouched (its mtime set back, as time would), while another run takes it over (its guard
+    // there): not "once it is 10 s old ... in 1 s", as a breaker read after 12 s.
+    const past = new Date(Date.now() - 12_500);
     utimesSync(lock, past, past);
+    mkdirSync(`${lock}.takeover`);
+    const guarded = await failure(run(dir, 'restart', ['a']));
+    expect((guarded as CliError).hint).toMatch(
+      /last touched 12 s ago\) is being taken over \(a run killed while taking it over holds that up to 10 s\): run this command again in a few seconds$/,
+    );
+    rmSync(`${lock}.takeover`, { recursive: true });
     const taken = await run(dir, 'restart', ['a']);
     await taken.journal.close();
     expect(existsSync(lock)).toBe(false);
