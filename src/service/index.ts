@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { once, setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Idempotency } from './idempotency.js';
@@ -50,6 +50,8 @@ export async function startService(options: ServiceOptions = {}) {
   const store = Store.open(options.dataFile);
   const shutdown = new AbortController();
   const stopping = new AbortController();
+  // Every count in a worker and every import fetch in flight listens on these: no limit of 10 (Node's warning).
+  setMaxListeners(0, shutdown.signal, stopping.signal);
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
   const perUser = options.inflightBytesPerUser ?? maxBodyBytes;
   const svc: ServiceCore = {

@@ -1,18 +1,21 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/run-cli.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
+import { useFaultServer } from '../helpers/hooks.js';
+import { slowProxy } from '../helpers/slow-proxy.js';
 import { runCli } from '../helpers/run-cli.js';
-import { batchEnv, batchFile, storedLabels, tempFile } from './support.js';
+import { batchEnv, batchFile, storedLabels, tempFile, until } from './support.js';
 
 // A batch whose journal can no longer be written (a full disk; here the process's file size limit, as
 // `ulimit -f` sets it, with SIGXFSZ ignored so the write fails with EFBIG) stops sending: a line sent
 // then could not be recorded as acknowledged. Before, it sent every line and failed only at the end.
 
 const service = useService({}, { faces: ['ada-full'] });
+const proxyServer = useFaultServer();
 beforeAll(() => ensureBuilt(), 120_000);
 
 /** `docs submit` with a file size limit of `blocks` 512-byte blocks (stdout to /dev/null: no limit there). */
@@ -41,6 +44,30 @@ function limited(args: string[], env: Record<string, string>, blocks: number, st
 }
 
 describe('a batch whose journal cannot be written', () => {
+  it('its state directory removed while it runs: every line sent, exit 1, and no hint of a --resume that has no record', async () => {
+    // A breaker's find: the error ended in a bare ENOENT and "check ... and its disk".
+    const { file } = batchFile('ada-full', 'removed-', 20);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const proxy = slowProxy(proxyServer, service.baseUrl, 20);
+    proxy.holdAfter(2);
+    const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
+    const running = runCli(['docs', 'submit', '--file', file, '--json'], {
+      env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
+    });
+    await until(() => proxy.answered() >= 2, 'two answers');
+    rmSync(stateDir, { recursive: true, force: true });
+    proxy.release();
+    const res = await running;
+    expect(res.code, res.stderr).toBe(1);
+    const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
+    expect(error).toMatchObject({
+      code: 'state_unwritable',
+      message: expect.stringMatching(/^cannot write the batch record .*: its directory was removed \(ENOENT\)$/),
+      hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
+    });
+    expect(storedLabels(service, 'removed-')).toHaveLength(20);
+  }, 60_000);
+
   it('not even started: nothing sent, exit 1, and the hint does not send the user to a --resume', async () => {
     const { file } = batchFile('ada-full', 'unstarted-', 10);
     const env = batchEnv(service.key('pro'), service.baseUrl);

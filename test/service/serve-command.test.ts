@@ -308,6 +308,29 @@ describe('the built bin', () => {
     expect(parsed).toHaveLength(2);
   });
 
+  test('--json: a dozen large documents counted at once leave stderr all JSON (no MaxListenersExceededWarning)', async () => {
+    // A breaker's find: 12 replace-messages at once printed Node's warning (a listener per count on one signal).
+    const s = serve([]);
+    const info = await s.firstLine;
+    await createFaceAsPro(info, 'many-counts', 'M');
+    const key = info.users[2]?.key as string;
+    const content = 'word '.repeat(70_000); // over the size counted in a worker
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        fetch(`${info.base_url}/v1/compile/documents`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ alias: 'many-counts', label: `big-${i}`, content }),
+        }).then((res) => res.status),
+      ),
+    );
+    expect(answers).toEqual(Array(12).fill(201));
+    s.child.kill('SIGTERM');
+    expect(await s.exit).toBe(0);
+    const lines = s.stderr().trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([{ notice: 'facectl serve stopped' }]);
+  });
+
   test('Ctrl-C (SIGINT) without --json: the state is saved, serve says it stopped (no `error:` line), exit 0', async () => {
     const tmp = tempDir();
     const file = join(tmp.dir, 'state.json');
