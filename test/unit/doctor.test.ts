@@ -166,7 +166,7 @@ describe('facectl doctor', () => {
       [service.key('standard'), `${service.key('standard').slice(0, 12)}… from FACECTL_API_KEY`],
       ['ghp_MySecretTok', 'ghp… from FACECTL_API_KEY'],
       ['fcs_SECRE_T', 'fc… from FACECTL_API_KEY'],
-    ]) {
+    ] as const) {
       const r = await doctor({
         baseUrl: service.baseUrl,
         env: { FACECTL_API_KEY: key, FACECTL_CONFIG_DIR: configDir(undefined) },
@@ -353,7 +353,7 @@ describe('facectl doctor', () => {
     for (const [given, detail, fix] of [
       ['ftp://x', 'must use http or https: ftp://x', 'run `facectl config set base_url https://api.example.com`'],
       [`${service.baseUrl}/v1`, 'ends in /v1', `run \`facectl config set base_url ${service.baseUrl}\``],
-    ]) {
+    ] as const) {
       const r = await doctor({ baseUrl: given, apiKey: service.key('pro') });
       expect(r.code).toBe(1);
       expect(r.byName('base url')).toMatchObject({
