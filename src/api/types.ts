@@ -12,9 +12,9 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
  * /v1 (every path starts with it: /v1/v1/...). `via` names where it came from; `fix` how to correct it there.
  */
 export function checkBaseUrl(value: string, via = 'the base URL', fix = (url: string) => `use ${url}`): URL {
-  // A host without its scheme (`127.0.0.1:8787`): the URL meant, http:// on this machine (as `facectl serve`).
   const invalid = (problem: string, example = 'https://api.example.com') =>
     new UsageError(`${via}: ${problem}`, { code: 'invalid_base_url', hint: fix(example.replace(/\/$/, '')) });
+  // A host without its scheme (`127.0.0.1:8787`): the URL meant, http:// on this machine (as `facectl serve`).
   const meant = /^https?:|:\/\//i.test(value) ? null : URL.parse(`http://${value}`);
   if (meant) {
     if (!/^((.+\.)?localhost|127(\.\d+){3}|\[::1\])$/i.test(meant.hostname)) meant.protocol = 'https:';
