@@ -145,9 +145,13 @@ export function detailLines(detail: unknown, message: string): string[] {
   return [];
 }
 
+const FULL_KEY = /\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g;
+
 /** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
-export const withoutKeys = (text: string): string =>
-  text.includes('fcs_') ? text.replace(/\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g, '$1_…') : text;
+export const withoutKeys = (text: string): string => (text.includes('fcs_') ? text.replace(FULL_KEY, '$1_…') : text);
+
+/** Whether a text holds a full API key (a new key's answer, `auth token`'s). */
+export const holdsKey = (text: string): boolean => text.includes('fcs_') && text.search(FULL_KEY) >= 0;
 
 /**
  * With --profile NAME (or --base-url URL), each `facectl …` a hint quotes gets it too (unless it names its own), so

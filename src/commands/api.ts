@@ -3,7 +3,7 @@ import type { Flags } from './verb.js';
 import { errorFromResponse } from '../api/error-mapping.js';
 import type { Context, RawResponse } from '../context.js';
 import { type AnyRoute, matchPath } from '../contract/route.js';
-import { UsageError, withoutKeys } from '../errors.js';
+import { CliError, UsageError, withoutKeys } from '../errors.js';
 import { jsonIndent } from '../io/output.js';
 
 const METHOD = /^[A-Za-z]+$/;
@@ -141,9 +141,18 @@ export default verb({
       route?.responseKind === 'json' ? await readAnswer(route, answer.body, debugOption(ctx).debug) : answer.body;
     const changed = method !== 'GET' && method !== 'HEAD';
     const written = changed ? `${method} ${target.pathname} answered ${answer.status} all the same` : undefined;
-    printBody(ctx, result, written, undefined, head);
-    // A new key's secret is shown only now: a --jq filter that leaves it out says so, as `keys create` does.
+    // A new key's secret is shown only now: a --jq filter that fails or leaves it out says so, as `keys create` does.
     const secret = route?.name === 'createApiKey' ? (result as { key?: unknown }).key : undefined;
+    try {
+      printBody(ctx, result, written, undefined, head);
+    } catch (error) {
+      if (typeof secret !== 'string' || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
+      ctx.io.stdout.write(`${JSON.stringify(result)}\n`);
+      throw new CliError(error.message, error.exitCode, {
+        code: error.code,
+        hint: `${written}: the key was created; its whole answer is printed instead, as its secret is shown only now`,
+      });
+    }
     if (typeof secret === 'string' && ctx.globals.jq !== undefined) {
       const { jqShows, SECRET_LEFT_OUT } = await import('../io/jq.js');
       const seen = head ? { status: head.status, headers: head.headers, body: result } : result;

@@ -3,7 +3,7 @@ import { Help } from 'commander';
 import type CliTable3 from 'cli-table3';
 import type oraFactory from 'ora';
 import type { GlobalOptions, IO, Output, Paint, ProgressBar, Spinner } from '../context.js';
-import { CliError, UsageError, withoutKeys } from '../errors.js';
+import { CliError, holdsKey, UsageError, withoutKeys } from '../errors.js';
 import type { JqFilter } from './jq.js';
 import { type Env, envFlag } from './terminal.js';
 
@@ -65,9 +65,15 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       const result = loaded.jq.apply(json, compact || !io.stdoutIsTTY, streamed);
       out(io.stdoutIsTTY ? visible(result) : result);
     } catch (error) {
+      if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
+      // jq's message may quote a key the answer holds, cut or changed past what redaction finds (`.key[13:] | error`).
+      const secret = holdsKey(json);
+      if (written === undefined && !secret) throw error;
+      const message = secret
+        ? "--jq: the filter failed (jq's message is not shown: the answer holds a key it may quote)"
+        : error.message;
       // A filter that failed on the answer to a change: the change was made all the same.
-      if (written === undefined || !(error instanceof CliError) || error.code !== 'jq_error') throw error;
-      throw new CliError(error.message, error.exitCode, { code: error.code, hint: written });
+      throw new CliError(message, error.exitCode, { code: error.code, hint: written ?? error.hint });
     }
   };
   // Under --json each stderr line is JSON: messages are held to the end, written on success, else in the error.

@@ -94,6 +94,31 @@ describe('keys create: run()', () => {
       expect(shown.stdout).toMatch(/fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}/);
       expect(shown.stderr).toBe('');
     }
+    // A filter that fails (a ring's find: jq's message quoted the secret, cut, and nothing was printed): the whole
+    // answer on stdout, jq's message not shown, exit 1.
+    for (const filter of ['.key | .[4:] | error', '.key | ltrimstr("fcs_") | error', '.key | explode | error']) {
+      const failed = await runCommand(service, [
+        'api',
+        '-X',
+        'POST',
+        '/v1/auth/api-keys',
+        '-f',
+        'name=x',
+        '--jq',
+        filter,
+      ]);
+      expect(failed.code).toBe(1);
+      const key = (JSON.parse(failed.stdout) as { key: string }).key;
+      expect(key).toMatch(/^fcs_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}$/);
+      expect(JSON.parse(failed.stderr).error).toEqual({
+        code: 'jq_error',
+        message: "--jq: the filter failed (jq's message is not shown: the answer holds a key it may quote)",
+        hint:
+          'POST /v1/auth/api-keys answered 201 all the same: the key was created; its whole answer is printed ' +
+          'instead, as its secret is shown only now',
+      });
+      expect(failed.stderr).not.toContain(key.slice(13, 21));
+    }
   });
 
   it('piped with a --jq filter that leaves the secret out: a warning that it is lost; one that prints it: none', async () => {
@@ -154,7 +179,7 @@ describe('keys create: run()', () => {
       expect(quoted.code).toBe(1);
       const secret = (JSON.parse(quoted.stdout) as { key: string }).key.slice(13);
       expect(JSON.parse(quoted.stderr).error.message).toBe(
-        "--jq: the filter failed on the new key's answer (jq's message is not shown: it may quote the secret)",
+        "--jq: the filter failed (jq's message is not shown: the answer holds a key it may quote)",
       );
       expect(quoted.stderr.toLowerCase()).not.toContain(secret.slice(0, 8).toLowerCase());
     }

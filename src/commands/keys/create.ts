@@ -167,15 +167,10 @@ export async function runCreateKey(ctx: Context, opts: FlagValues<typeof flags>)
     if (!(error instanceof CliError) || error.code !== 'jq_error') throw error;
     // The secret is shown only now: a filter that failed on the answer leaves it whole instead.
     ctx.io.stdout.write(`${JSON.stringify(key)}\n`);
-    // Not jq's message: it may quote the secret, cut or changed past what redaction finds (`.key[13:] | error`).
-    filterFailed = new CliError(
-      "--jq: the filter failed on the new key's answer (jq's message is not shown: it may quote the secret)",
-      error.exitCode,
-      {
-        code: error.code,
-        hint: 'the key was created: its whole answer is printed instead, as its secret is shown only now',
-      },
-    );
+    filterFailed = new CliError(error.message, error.exitCode, {
+      code: error.code,
+      hint: 'the key was created: its whole answer is printed instead, as its secret is shown only now',
+    });
   }
   // With --save the key is kept (or the failure to keep it says to copy it from above).
   const expression = save || filterFailed ? undefined : ctx.globals.jq;
