@@ -13,6 +13,8 @@ export type RenderModules = {
   Table?: typeof CliTable3;
   /** cli-table3's word wrap: a cell's text as the lines of its column's width. */
   wrap?: (width: number, text: string) => string[];
+  /** cli-table3's measure of the columns a text takes (a CJK character two). */
+  width?: (text: string) => number;
   chalk?: ChalkInstance;
   ora?: typeof oraFactory;
 };
@@ -95,18 +97,20 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
   };
 
   const table = (head: string[] | undefined, rows: string[][]) => {
-    const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns);
+    // prepare() loaded cli-table3, its wrap and its measure (commands/declare.ts).
+    const width = loaded.width as NonNullable<RenderModules['width']>;
+    const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns, width);
     // A word wider than its column (a path) is broken over lines, not cut short (cli-table3 would cut a painted one
-    // without its closing code, and the terminal stayed dim); a painted cell is painted again on each of its lines.
+    // without its closing code, and the terminal stayed dim; a word of CJK text it cut, an emoji it split); a
+    // painted cell is painted again on each of its lines. A tab, which a terminal expands, is a space.
     const fit = (text: string, i: number) => {
       const room = (colWidths?.[i] ?? 0) - GAP;
       const [, open = '', inner = text, close = ''] = /^(\x1b\[\d+m)?([^]*?)(\x1b\[\d+m)?$/.exec(text) ?? [];
-      const broken = inner.replace(new RegExp(`\\S{${room + 1},}`, 'g'), (word) =>
-        (word.match(new RegExp(`.{1,${room}}`, 'g')) ?? [word]).join('\n'),
-      );
+      const broken = inner
+        .replace(/\t/g, ' ')
+        .replace(/\S+/g, (word) => (width(word) > room ? breakWord(word, room, width) : word));
       return open === '' ? broken : broken.replace(/^.*$/gm, (line) => `${open}${line}${close}`);
     };
-    // prepare() loaded cli-table3 and its wrap (commands/declare.ts).
     const t = new (loaded.Table as typeof CliTable3)({
       ...(head ? { head: head.map((h) => paint(io.color, 'bold', h)) } : {}),
       chars: BORDERLESS,
@@ -232,6 +236,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
             const parts = await import('./table-parts.js');
             loaded.Table ??= parts.Table;
             loaded.wrap ??= parts.wrap;
+            loaded.width ??= parts.width;
           })(),
         (io.color || !!io.stderrColor) && load('chalk', async () => new (await import('chalk')).Chalk({ level: 1 })),
         animate() && load('ora', async () => (await import('ora')).default),
@@ -243,15 +248,18 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
 const GAP = 2; // cli-table3's padding-right above
 
 /** Column widths (gap included) fitting a table into `columns`, or undefined when it fits (docs/decisions.md). */
-export function fittedWidths(rows: readonly string[][], columns: number | undefined): number[] | undefined {
+export function fittedWidths(
+  rows: readonly string[][],
+  columns: number | undefined,
+  width: (text: string) => number,
+): number[] | undefined {
   if (!columns || rows.length === 0) return undefined;
-  const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
   const count = Math.max(...rows.map((row) => row.length));
   const measure = (of: (text: string) => number[]) =>
-    Array.from({ length: count }, (_, i) => Math.max(0, ...rows.flatMap((row) => of(plain(row[i] ?? '')))));
-  const widths = measure((text) => text.split('\n').map((line) => line.length));
+    Array.from({ length: count }, (_, i) => Math.max(0, ...rows.flatMap((row) => of(row[i] ?? ''))));
+  const widths = measure((text) => text.split('\n').map(width));
   const room = columns - 1 - GAP * count;
-  let floors = measure((text) => text.split(/\s+/).map((word) => word.length)).map((word) => Math.max(word, 6));
+  let floors = measure((text) => text.split(/\s+/).map(width)).map((word) => Math.max(word, 6));
   // When the longest words alone do not fit, columns go narrower than them (table() breaks such words).
   if (floors.reduce((sum, floor) => sum + floor, 0) > room) floors = floors.map(() => 6);
   let total = widths.reduce((sum, width) => sum + width, 0);
@@ -267,6 +275,27 @@ export function fittedWidths(rows: readonly string[][], columns: number | undefi
     total--;
   }
   return widths.map((width) => width + GAP);
+}
+
+/**
+ * A word wider than `room` as lines of at most `room` columns, broken between characters (code points: never inside
+ * one; Intl.Segmenter's graphemes took 31 s for a word of 200,000 characters).
+ */
+function breakWord(word: string, room: number, width: (text: string) => number): string {
+  const lines: string[] = [];
+  let line = '';
+  let taken = 0;
+  for (const char of word) {
+    const w = char < '\x7f' ? 1 : width(char);
+    if (taken + w > room && line !== '') {
+      lines.push(line);
+      line = '';
+      taken = 0;
+    }
+    line += char;
+    taken += w;
+  }
+  return [...lines, line].join('\n');
 }
 
 const BORDERLESS = Object.fromEntries(

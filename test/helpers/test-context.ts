@@ -4,7 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import ora from 'ora';
 import type { ConfigData } from '../../src/config/profile-store.js';
-import { Table, wrap } from '../../src/io/table-parts.js';
+import { Table, width, wrap } from '../../src/io/table-parts.js';
 import type { Clock, ConfigStore, GlobalOptions, Prompter } from '../../src/context.js';
 import { CancelError } from '../../src/errors.js';
 import { assembleContext, type ClosableContext } from '../../src/process-context.js';
@@ -145,7 +145,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     signal: controller.signal,
     prompter,
     config: async () => config,
-    renderModules: { Table, wrap, chalk: new Chalk({ level: 1 }), ora },
+    renderModules: { Table, wrap, width, chalk: new Chalk({ level: 1 }), ora },
     ...(options.apiOptions ? { apiOptions: options.apiOptions } : {}),
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { fittedWidths } from '../../src/io/output.js';
+import { width } from '../../src/io/table-parts.js';
 import { forProfile } from '../../src/errors.js';
 import { run } from '../../src/main.js';
 import { buildProgram } from '../../src/program.js';
@@ -291,8 +292,8 @@ describe("doctor's table on a terminal of 100 or 120 columns", () => {
         'is `facectl serve` running? '.repeat(4),
       ],
     ];
-    expect(fittedWidths(rows, 200)).toBeUndefined();
-    const widths = fittedWidths(rows, 120) ?? [];
+    expect(fittedWidths(rows, 200, width)).toBeUndefined();
+    const widths = fittedWidths(rows, 120, width) ?? [];
     expect(widths.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(119);
     expect(widths[2]).toBeGreaterThanOrEqual('http://127.0.0.1:9:'.length + 2);
   });
@@ -481,9 +482,14 @@ async function terminalOutput(
 describe('a table on a narrow colour terminal', () => {
   it('a painted label too long for its column is broken over lines, each closing its colour (the terminal stayed dim)', async () => {
     const { Chalk } = await import('chalk');
-    const { Table, wrap } = await import('../../src/io/table-parts.js');
+    const { Table, wrap, width } = await import('../../src/io/table-parts.js');
     for (const columns of [40, 20]) {
-      const { out, written } = await terminalOutput(columns, true, { chalk: new Chalk({ level: 1 }), Table, wrap });
+      const { out, written } = await terminalOutput(columns, true, {
+        chalk: new Chalk({ level: 1 }),
+        Table,
+        wrap,
+        width,
+      });
       out.record({ profile_token_count_of_the_face: 0, name: 'Ada Lovelace' });
       const lines = written().trimEnd().split('\n');
       for (const line of lines) {
@@ -496,7 +502,7 @@ describe('a table on a narrow colour terminal', () => {
 
 describe('a table cell of many lines (a breaker: `threads get` of a 20,000-character message held the terminal)', () => {
   it('reaches cli-table3 a line per row, which it draws in linear time; every character shown, no line too wide', async () => {
-    const { Table, wrap } = await import('../../src/io/table-parts.js');
+    const { Table, wrap, width } = await import('../../src/io/table-parts.js');
     // cli-table3 measures a whole cell again for each line it draws: cells of one line keep that linear.
     const pushed: string[][] = [];
     class Recording extends Table {
@@ -505,7 +511,7 @@ describe('a table cell of many lines (a breaker: `threads get` of a 20,000-chara
         return super.push(...rows);
       }
     }
-    const { out, written: all } = await terminalOutput(100, false, { Table: Recording as typeof Table, wrap });
+    const { out, written: all } = await terminalOutput(100, false, { Table: Recording as typeof Table, wrap, width });
     const words = 'lorem ipsum dolor '.repeat(1000);
     out.record({ role: 'user', content: 'a'.repeat(20_000), words });
     expect(pushed.length).toBeGreaterThan(200);
@@ -515,5 +521,24 @@ describe('a table cell of many lines (a breaker: `threads get` of a 20,000-chara
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
     expect(written.match(/a/g)?.length).toBe(20_000);
     expect(written.match(/lorem/g)?.length).toBe(1000);
+  });
+
+  it('wide characters keep their width: CJK text and emoji broken between characters, none lost or split; a tab a space', async () => {
+    // A ring's find: at 40 columns a CJK name lost half its characters to "…", and emoji became U+FFFD pairs.
+    const { Table, wrap, width } = await import('../../src/io/table-parts.js');
+    const name = 'エイダ・ラブレス'.repeat(4);
+    const emoji = '🎉😀'.repeat(6);
+    for (const columns of [40, 60]) {
+      const { out, written } = await terminalOutput(columns, false, { Table, wrap, width });
+      out.record({ name, note: emoji, content: 'one\ttwo' });
+      const lines = written().trimEnd().split('\n');
+      for (const line of lines) expect(width(line), JSON.stringify({ columns, line })).toBeLessThan(columns);
+      const text = lines.join('');
+      expect(text).not.toContain('…');
+      expect(text).not.toContain('\ufffd');
+      expect(text.replace(/[^エイダ・ラブレス]/g, '')).toBe(name);
+      expect(text.match(/🎉😀/gu)?.length).toBe(6);
+      expect(written()).toMatch(/one two/);
+    }
   });
 });
