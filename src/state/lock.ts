@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * A lock between processes (docs/decisions.md): a directory its holder touches every staleMs/3, taken over
@@ -150,7 +150,13 @@ class Lock {
     }
     clearInterval(this.timer);
     held.delete(this);
-    onCompromised?.(new Error(`the lock ${this.path} was taken over by another process`));
+    // Gone with its directory (a state directory removed while it ran), or taken over by another process.
+    const removed = !existsSync(dirname(this.path));
+    onCompromised?.(
+      removed
+        ? Object.assign(new Error(`the lock ${this.path} was removed with its directory`), { code: 'ENOENT' })
+        : new Error(`the lock ${this.path} was taken over by another process`),
+    );
   }
 
   private stillOurs(): boolean {

@@ -44,6 +44,35 @@ function limited(args: string[], env: Record<string, string>, blocks: number, st
 }
 
 describe('a batch whose journal cannot be written', () => {
+  it('its state directory removed while it sends: stops, exit 1, said as the removal (not exit 5, another run, --resume)', async () => {
+    // A ring's find: the lock's heartbeat called it "taken over by another process", exit 5, with a --resume hint
+    // that found nothing, and a plain run then created again the 84 documents sent.
+    const { file } = batchFile('ada-full', 'gone-', 20);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const proxy = slowProxy(proxyServer, service.baseUrl, 0);
+    proxy.holdAfter(2);
+    const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
+    const running = runCli(['docs', 'submit', '--file', file, '--json', '--concurrency', '1'], {
+      env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
+    });
+    await until(() => proxy.answered() >= 2, 'two answers');
+    rmSync(stateDir, { recursive: true, force: true });
+    // The lock is touched every 3.3 s: by then the run has seen its directory gone.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    proxy.release();
+    const res = await running;
+    expect(res.code, res.stderr).toBe(1);
+    const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
+    expect(error).toMatchObject({
+      code: 'state_unwritable',
+      message: expect.stringMatching(/^cannot write the batch record .*: its directory was removed \(ENOENT\)$/),
+      hint: expect.stringContaining('a later run of this input sends every line again'),
+    });
+    expect(res.stderr).not.toContain('taken over');
+    // It stopped sending: the line in flight at most, after the two.
+    expect(storedLabels(service, 'gone-').length).toBeLessThanOrEqual(3);
+  }, 60_000);
+
   it('its state directory removed while it runs: every line sent, exit 1, and no hint of a --resume that has no record', async () => {
     // A breaker's find: the error ended in a bare ENOENT and "check ... and its disk".
     const { file } = batchFile('ada-full', 'removed-', 20);

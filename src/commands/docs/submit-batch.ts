@@ -188,7 +188,10 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     }
     const lost = journal.lockLost();
     if (lost !== undefined) {
-      fatal ??= new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
+      fatal ??=
+        lost instanceof CliError
+          ? lost
+          : new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
       return false;
     }
     // A line sent now could not be recorded as acknowledged: the lines sent so far are what --resume knows.
