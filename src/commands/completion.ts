@@ -162,11 +162,18 @@ _facectl() {
     subs=("\${items[@]%%:*}")
     (( \${subs[(Ie)$word]} )) && path_="\${path_:+$path_ }$word"
   done
-  _facectl_choices "$path_" "\${words[CURRENT-1]}"
-  if ${profileCondition('"${words[CURRENT-1]}"', '"$path_"', '"${words[CURRENT]}"')}; then
+  # \`--flag=value\`: the value is completed after the \`=\`; in a list (\`--scopes a,b\`), after the last comma.
+  local prev="\${words[CURRENT-1]}"
+  if [[ "\${words[CURRENT]}" == --*=* ]]; then
+    prev="\${words[CURRENT]%%=*}"
+    compset -P '*='
+  fi
+  _facectl_choices "$path_" "$prev"
+  if ${profileCondition('"$prev"', '"$path_"', '"${words[CURRENT]}"')}; then
     items=(\${(f)"$(${LIST_PROFILES})"})
     _describe -t profiles 'profile' items
   elif (( \${#items} )); then
+    compset -P '*,'
     _describe -t values 'value' items
   elif [[ "\${words[CURRENT]}" == -* ]]; then
     _facectl_items "$path_" flags
@@ -197,7 +204,7 @@ ${choiceArms(nodes, allFlags, (values) => `items=(${values.map(zshWord).join(' '
   esac
 }
 
-if [[ "\${zsh_eval_context[-1]}" == loadautoload ]]; then
+if [[ "\${funcstack[1]}" == _facectl ]]; then
   _facectl "$@"
 else
   compdef _facectl facectl

@@ -163,7 +163,7 @@ describe('completion scripts', () => {
     const zsh = await generate('zsh');
     const fish = await generate('fish');
     expect(zsh).toContain(
-      `  if [[ "\${words[CURRENT-1]}" == --profile || ("$path_" == 'auth switch' && "\${words[CURRENT]}" != -*) ]]; then\n` +
+      `  if [[ "$prev" == --profile || ("$path_" == 'auth switch' && "\${words[CURRENT]}" != -*) ]]; then\n` +
         `    items=(\${(f)"$(${list})"})\n` +
         "    _describe -t profiles 'profile' items\n",
     );
@@ -207,6 +207,13 @@ describe('completion scripts', () => {
     expect(zsh).toContain("'docs submit|--format') items=('text' 'json' 'ndjson') ;;");
     expect(zsh).toContain("'threads create|--interviewer-billing-source') items=('oauth' 'compile' 'credits') ;;");
     expect(zsh).toMatch(/'config set'\) items=\('base_url'[^)]*'default_profile'\) ;;/);
+    // A ring's finds, checked in zsh by hand: `--profile=la`, `--scopes a,b` and the first TAB of a shell completed
+    // nothing (the file, autoloaded, is run as _facectl itself: funcstack names it, zsh_eval_context did not).
+    expect(zsh).toContain(`prev="\${words[CURRENT]%%=*}"\n    compset -P '*='`);
+    expect(zsh).toContain("compset -P '*,'\n    _describe -t values 'value' items");
+    expect(zsh).toMatch(
+      /\nif \[\[ "\$\{funcstack\[1\]\}" == _facectl \]\]; then\n {2}_facectl "\$@"\nelse\n {2}compdef _facectl facectl\nfi\n$/,
+    );
     expect(fish).toMatch(/-l format -x -a 'text json ndjson'/);
     expect(fish).toMatch(/-l type -x -a 'document transcript'/);
     expect(fish).toMatch(/-l file -r -d /);
