@@ -83,6 +83,24 @@ describe('docs sync', () => {
     expect(result.stderr).toContain(`check later with \`facectl docs get ${doc.document_id}\``);
   });
 
+  it('--wait on a document edited meanwhile (synced, then no longer): stops at once, exit 1, saying to sync again', async () => {
+    // A ring's find: `threads sync --wait` sat 300 s on a thread whose messages were replaced during the wait.
+    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
+    const gets = service.stats.byRoute.getDocument ?? 0;
+    const tc = contextFor(service, { now: '2026-03-15T12:00:00Z' });
+    const running = run(['docs', 'sync', doc.document_id, '--wait', '--timeout', '3600'], tc.ctx);
+    await eventually(() => ((service.stats.byRoute.getDocument ?? 0) > gets ? true : undefined));
+    const params = { document_id: doc.document_id };
+    const edited = await call(service, 'editDocument', { key: service.key('pro'), params, body: { content: 'new' } });
+    expect(expectContract('editDocument', edited, 200).synced).toBe(false);
+    expect(await running).toBe(1);
+    await tc.close();
+    expect(tc.stderr()).toContain(
+      `error: document ${doc.document_id} is no longer synced: it changed while its preparation was awaited\n` +
+        `sync it again: \`facectl docs sync ${doc.document_id} --wait\`\n`,
+    );
+  });
+
   it('Ctrl-C during --wait: exit 130, saying the sync was accepted and how to look again', async () => {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
     const gets = service.stats.byRoute.getDocument ?? 0;

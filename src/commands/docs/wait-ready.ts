@@ -17,6 +17,7 @@ export const TIMEOUT_FLAG = {
 
 type Preparable = { [K in 'token_count' | 'chunks_total' | 'chunks_completed']?: number | null } & {
   prepare_status?: string | null;
+  synced?: boolean | null;
 };
 
 /** `docs sync` and `threads sync` (extension endpoints); with --wait, a progress bar until preparation is ready. */
@@ -50,11 +51,20 @@ export function syncVerb<T extends Preparable>(
       const timeout = given.timeout ?? DEFAULT_WAIT_SECONDS;
       const deadline = ctx.clock.now().getTime() + timeout * 1000;
       const bar = given.wait ? ctx.out.progress('Preparing') : undefined;
+      let synced = false;
       try {
         while (bar) {
           const status = item.prepare_status ?? 'not started';
           bar.update(item.chunks_completed ?? 0, item.chunks_total ?? 1, status);
           if (status === 'ready') break;
+          // Synced, then no longer (its content changed meanwhile): this sync's preparation will not be ready.
+          if (synced && item.synced === false) {
+            throw new CliError(`${what} is no longer synced: it changed while its preparation was awaited`, 1, {
+              code: 'not_synced',
+              hint: `sync it again: \`facectl ${group} sync ${id} --wait\``,
+            });
+          }
+          synced ||= item.synced === true;
           if (status === 'failed' || status === 'error') {
             throw new CliError(`preparation of ${what} failed (prepare_status ${status})`, 1, {
               code: 'prepare_failed',
