@@ -244,13 +244,17 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
-  // The state directory removed under a batch (rm -rf): its record went with it, so no --resume can know it.
+  // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent.
   if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-    return new CliError(`cannot write the batch record ${path}: its directory was removed (ENOENT)`, ExitCode.error, {
-      code: 'state_unwritable',
-      hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
-      cause: error,
-    });
+    return new CliError(
+      `cannot write the batch record ${path}: it was removed while the batch ran (ENOENT)`,
+      ExitCode.error,
+      {
+        code: 'state_unwritable',
+        hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
+        cause: error,
+      },
+    );
   }
   // Said as a configuration write's failure is: the permissions only when they are the cause.
   const failure = writeFailure(error, dirname(path), 'FACECTL_STATE_DIR');

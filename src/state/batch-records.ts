@@ -58,7 +58,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
   // --resume with no record directory has no batch to go on with: refused (choose), nothing made, no lock taken.
   const none = !privateDirectory(options.dir, dir, keep);
   let lost: Error | undefined;
-  // The lock gone with the state directory: said as a write there that failed, not as another run's takeover.
+  // The lock removed (its files or the state directory deleted): said as a write there that failed, not as a takeover.
   const onLost = (error: Error) =>
     void (lost = (error as NodeJS.ErrnoException).code === 'ENOENT' ? stateError(dir, error) : error);
   /** An input's lock (exit 5 while another facectl holds it past `waitMs`); a killed run's is taken over. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 /**
  * A lock between processes (docs/decisions.md): a directory its holder touches every staleMs/3, taken over
@@ -150,11 +150,11 @@ class Lock {
     }
     clearInterval(this.timer);
     held.delete(this);
-    // Gone with its directory (a state directory removed while it ran), or taken over by another process.
-    const removed = !existsSync(dirname(this.path));
+    // Removed (its files or its directory deleted: no owner at all), or taken over by another process.
+    const removed = readOwner(this.path) === undefined;
     onCompromised?.(
       removed
-        ? Object.assign(new Error(`the lock ${this.path} was removed with its directory`), { code: 'ENOENT' })
+        ? Object.assign(new Error(`the lock ${this.path} was removed`), { code: 'ENOENT' })
         : new Error(`the lock ${this.path} was taken over by another process`),
     );
   }

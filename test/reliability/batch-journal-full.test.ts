@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/run-cli.js';
@@ -43,35 +44,53 @@ function limited(args: string[], env: Record<string, string>, blocks: number, st
   );
 }
 
+/** Every file below `dir` deleted, its directories left. */
+function deleteFiles(dir: string): void {
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const path = join(dir, name);
+    if (statSync(path, { throwIfNoEntry: false })?.isFile()) rmSync(path, { force: true });
+  }
+}
+
 describe('a batch whose journal cannot be written', () => {
-  it('its state directory removed while it sends: stops, exit 1, said as the removal (not exit 5, another run, --resume)', async () => {
-    // A ring's find: the lock's heartbeat called it "taken over by another process", exit 5, with a --resume hint
-    // that found nothing, and a plain run then created again the 84 documents sent.
-    const { file } = batchFile('ada-full', 'gone-', 20);
-    const env = batchEnv(service.key('pro'), service.baseUrl);
-    const proxy = slowProxy(proxyServer, service.baseUrl, 0);
-    proxy.holdAfter(2);
-    const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
-    const running = runCli(['docs', 'submit', '--file', file, '--json', '--concurrency', '1'], {
-      env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
-    });
-    await until(() => proxy.answered() >= 2, 'two answers');
-    rmSync(stateDir, { recursive: true, force: true });
-    // The lock is touched every 3.3 s: by then the run has seen its directory gone.
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
-    proxy.release();
-    const res = await running;
-    expect(res.code, res.stderr).toBe(1);
-    const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
-    expect(error).toMatchObject({
-      code: 'state_unwritable',
-      message: expect.stringMatching(/^cannot write the batch record .*: its directory was removed \(ENOENT\)$/),
-      hint: expect.stringContaining('a later run of this input sends every line again'),
-    });
-    expect(res.stderr).not.toContain('taken over');
-    // It stopped sending: the line in flight at most, after the two.
-    expect(storedLabels(service, 'gone-').length).toBeLessThanOrEqual(3);
-  }, 60_000);
+  it.each([
+    ['its state directory', (dir: string) => rmSync(dir, { recursive: true, force: true })],
+    ['the files in it (`find -type f -delete`)', (dir: string) => deleteFiles(dir)],
+  ])(
+    '%s removed while it sends: stops, exit 1, said as the removal (not exit 5, another run, --resume)',
+    async (_, remove) => {
+      // A ring's find: the lock's heartbeat called it "taken over by another process", exit 5, with a --resume hint
+      // that found nothing, and a plain run then created again the 84 documents sent.
+      const label = `gone-${randomUUID().slice(0, 8)}-`;
+      const { file } = batchFile('ada-full', label, 20);
+      const env = batchEnv(service.key('pro'), service.baseUrl);
+      const proxy = slowProxy(proxyServer, service.baseUrl, 0);
+      proxy.holdAfter(2);
+      const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
+      const running = runCli(['docs', 'submit', '--file', file, '--json', '--concurrency', '1'], {
+        env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
+      });
+      await until(() => proxy.answered() >= 2, 'two answers');
+      remove(stateDir);
+      // The lock is touched every 3.3 s: by then the run has seen it gone.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      proxy.release();
+      const res = await running;
+      expect(res.code, res.stderr).toBe(1);
+      const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
+      expect(error).toMatchObject({
+        code: 'state_unwritable',
+        message: expect.stringMatching(
+          /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
+        ),
+        hint: expect.stringContaining('a later run of this input sends every line again'),
+      });
+      expect(res.stderr).not.toContain('taken over');
+      // It stopped sending: the line in flight at most, after the two.
+      expect(storedLabels(service, label).length).toBeLessThanOrEqual(3);
+    },
+    60_000,
+  );
 
   it('its state directory removed while it runs: every line sent, exit 1, and no hint of a --resume that has no record', async () => {
     // A breaker's find: the error ended in a bare ENOENT and "check ... and its disk".
@@ -91,7 +110,9 @@ describe('a batch whose journal cannot be written', () => {
     const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
     expect(error).toMatchObject({
       code: 'state_unwritable',
-      message: expect.stringMatching(/^cannot write the batch record .*: its directory was removed \(ENOENT\)$/),
+      message: expect.stringMatching(
+        /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
+      ),
       hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
     });
     expect(storedLabels(service, 'removed-')).toHaveLength(20);
