@@ -102,13 +102,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     const colWidths = fittedWidths(head ? [head, ...rows] : rows, io.stdout.columns, width);
     // A word wider than its column (a path) is broken over lines, not cut short (cli-table3 would cut a painted one
     // without its closing code, and the terminal stayed dim; a word of CJK text it cut, an emoji it split); a
-    // painted cell is painted again on each of its lines. A tab, which a terminal expands, is a space.
+    // painted cell is painted again on each of its lines.
     const fit = (text: string, i: number) => {
       const room = (colWidths?.[i] ?? 0) - GAP;
       const [, open = '', inner = text, close = ''] = /^(\x1b\[\d+m)?([^]*?)(\x1b\[\d+m)?$/.exec(text) ?? [];
-      const broken = inner
-        .replace(/\t/g, ' ')
-        .replace(/\S+/g, (word) => (width(word) > room ? breakWord(word, room, width) : word));
+      const broken = inner.replace(/\S+/g, (word) => (width(word) > room ? breakWord(word, room, width) : word));
       return open === '' ? broken : broken.replace(/^.*$/gm, (line) => `${open}${line}${close}`);
     };
     const t = new (loaded.Table as typeof CliTable3)({
@@ -318,12 +316,13 @@ function isNdjson(text: string): boolean {
   return lines.length > 0 && lines.every((line) => parsedOrUndefined(line) !== undefined);
 }
 
+/** A value as a table shows it: a tab, which a terminal expands past the column's width, is a space. */
 function cell(value: unknown): string {
   if (value === null || value === undefined) return ABSENT;
   if (Array.isArray(value))
     return visible(value.map((item) => (typeof item === 'object' ? safeJson(item) : String(item))).join(', '));
   if (typeof value === 'object') return safeJson(value);
-  return visible(String(value));
+  return visible(String(value)).replace(/\t/g, ' ');
 }
 
 export const ABSENT = '—';

@@ -540,5 +540,9 @@ describe('a table cell of many lines (a breaker: `threads get` of a 20,000-chara
       expect(text.match(/🎉😀/gu)?.length).toBe(6);
       expect(written()).toMatch(/one two/);
     }
+    // A table that fits (a ring's find: a tab in a short label reached the terminal and widened its line).
+    const { out, written } = await terminalOutput(100, false, { Table, wrap, width });
+    out.record({ label: 'a\tb\tc\tEND' });
+    expect(written()).toBe('label  a b c END\n');
   });
 });

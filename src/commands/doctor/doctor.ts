@@ -78,8 +78,12 @@ async function runDoctor(ctx: Context): Promise<Check[]> {
       key
         ? ok(
             'key source',
-            `${keyPrefix(key.key)}… from ${SOURCE_NAMES[key.source]} (profile ${creds.profile}` +
-              `${key.source === 'profile' && creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`,
+            // A key from outside the file is the profile's only when the file was read for it (a ring saw
+            // "(profile default)" beside --base-url and FACECTL_API_KEY, the file's default_profile another).
+            `${keyPrefix(key.key)}… from ${SOURCE_NAMES[key.source]}` +
+              (key.source === 'profile'
+                ? ` (profile ${creds.profile}${creds.keyBaseUrl ? `, saved for ${creds.keyBaseUrl}` : ''})`
+                : ''),
           )
         : fail('key source', creds.describe(), `${login} (or set FACECTL_API_KEY)`),
     );
