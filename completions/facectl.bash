@@ -111,10 +111,15 @@ _facectl() {
   local line="${COMP_LINE:0:COMP_POINT}" colons=""
   if [[ "${line##*[[:space:]]}" == *:* ]]; then
     cur="${line##*[[:space:]]}"
-    colons="${cur%"${cur##*:}"}"
     line="${line%"$cur"}"
     line="${line%"${line##*[![:space:]]}"}"
     prev="${line##*[[:space:]]}"
+    # `--scopes=v1:f`: the flag before the `=`, the value after it.
+    if [[ "$cur" == --*=* ]]; then
+      prev="${cur%%=*}"
+      cur="${cur#*=}"
+    fi
+    colons="${cur%"${cur##*:}"}"
   fi
   # `--flag=value`: bash makes the `=` a word of its own (COMP_WORDBREAKS); the value is what follows it.
   if [[ "$cur" == "=" ]]; then

@@ -102,6 +102,14 @@ describe('completion scripts', () => {
         'comp',
       ]),
     ).toBe('compile compile:read compile:write');
+    // Written `--scopes=` (a ring's find: bash offered the directory's files).
+    const eq = ['facectl', 'keys', 'create', '--scopes', '='];
+    expect(typed('facectl keys create --scopes=v1:comp', [...eq, 'v1', ':', 'comp'])).toBe(
+      'compile compile:read compile:write',
+    );
+    expect(typed('facectl keys create --scopes=v1:faces,v1:k', [...eq, 'v1', ':', 'faces,v1', ':', 'k'])).toBe(
+      'keys keys:read keys:write',
+    );
     const offered = typed('facectl keys create --scopes ', [...head, '']).split(' ');
     expect(offered).toHaveLength(12);
     for (const scope of offered) expect(scope).toMatch(SEED_SCOPE_PATTERN);
