@@ -52,6 +52,34 @@ function deleteFiles(dir: string): void {
   }
 }
 
+const REMOVED = expect.stringMatching(
+  /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
+);
+const LATER = 'a later run of this input sends every line again';
+
+/** 20 lines through a proxy that holds the answers after two: `remove` runs then, the answers go on `afterMs` later. */
+async function removedMidBatch(
+  label: string,
+  remove: (stateDir: string) => void,
+  afterMs: number,
+  flags: string[] = [],
+) {
+  const { file } = batchFile('ada-full', label, 20);
+  const env = batchEnv(service.key('pro'), service.baseUrl);
+  const proxy = slowProxy(proxyServer, service.baseUrl, 0);
+  proxy.holdAfter(2);
+  const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
+  const running = runCli(['docs', 'submit', '--file', file, '--json', ...flags], {
+    env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
+  });
+  await until(() => proxy.answered() >= 2, 'two answers');
+  remove(stateDir);
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  proxy.release();
+  const res = await running;
+  return { res, error: JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error as unknown };
+}
+
 describe('a batch whose journal cannot be written', () => {
   it.each([
     ['its state directory', (dir: string) => rmSync(dir, { recursive: true, force: true })],
@@ -62,29 +90,10 @@ describe('a batch whose journal cannot be written', () => {
       // A ring's find: the lock's heartbeat called it "taken over by another process", exit 5, with a --resume hint
       // that found nothing, and a plain run then created again the 84 documents sent.
       const label = `gone-${randomUUID().slice(0, 8)}-`;
-      const { file } = batchFile('ada-full', label, 20);
-      const env = batchEnv(service.key('pro'), service.baseUrl);
-      const proxy = slowProxy(proxyServer, service.baseUrl, 0);
-      proxy.holdAfter(2);
-      const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
-      const running = runCli(['docs', 'submit', '--file', file, '--json', '--concurrency', '1'], {
-        env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
-      });
-      await until(() => proxy.answered() >= 2, 'two answers');
-      remove(stateDir);
       // The lock is touched every 3.3 s: by then the run has seen it gone.
-      await new Promise((resolve) => setTimeout(resolve, 4_000));
-      proxy.release();
-      const res = await running;
+      const { res, error } = await removedMidBatch(label, remove, 4_000, ['--concurrency', '1']);
       expect(res.code, res.stderr).toBe(1);
-      const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
-      expect(error).toMatchObject({
-        code: 'state_unwritable',
-        message: expect.stringMatching(
-          /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
-        ),
-        hint: expect.stringContaining('a later run of this input sends every line again'),
-      });
+      expect(error).toMatchObject({ code: 'state_unwritable', message: REMOVED, hint: expect.stringContaining(LATER) });
       expect(res.stderr).not.toContain('taken over');
       // It stopped sending: the line in flight at most, after the two.
       expect(storedLabels(service, label).length).toBeLessThanOrEqual(3);
@@ -94,26 +103,13 @@ describe('a batch whose journal cannot be written', () => {
 
   it('its state directory removed while it runs: every line sent, exit 1, and no hint of a --resume that has no record', async () => {
     // A breaker's find: the error ended in a bare ENOENT and "check ... and its disk".
-    const { file } = batchFile('ada-full', 'removed-', 20);
-    const env = batchEnv(service.key('pro'), service.baseUrl);
-    const proxy = slowProxy(proxyServer, service.baseUrl, 20);
-    proxy.holdAfter(2);
-    const stateDir = join(env.FACECTL_CONFIG_DIR, 'state');
-    const running = runCli(['docs', 'submit', '--file', file, '--json'], {
-      env: { ...env, FACECTL_BASE_URL: proxyServer.baseUrl, FACECTL_STATE_DIR: stateDir },
-    });
-    await until(() => proxy.answered() >= 2, 'two answers');
-    rmSync(stateDir, { recursive: true, force: true });
-    proxy.release();
-    const res = await running;
+    const remove = (dir: string) => rmSync(dir, { recursive: true, force: true });
+    const { res, error } = await removedMidBatch('removed-', remove, 0);
     expect(res.code, res.stderr).toBe(1);
-    const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error;
     expect(error).toMatchObject({
       code: 'state_unwritable',
-      message: expect.stringMatching(
-        /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
-      ),
-      hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
+      message: REMOVED,
+      hint: `the batch's record went with it: this run's results say what it submitted, and ${LATER}`,
     });
     expect(storedLabels(service, 'removed-')).toHaveLength(20);
   }, 60_000);
