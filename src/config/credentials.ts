@@ -113,7 +113,13 @@ export function checkApiKey(raw: string, source: KeySource | 'prompt' | 'answer'
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw new UsageError(
       `the API key from ${from} contains whitespace, control or non-ASCII characters; refusing to send it`,
-      { code: 'invalid_api_key', hint: 'check the key was copied whole and alone (one line, nothing else)' },
+      {
+        code: 'invalid_api_key',
+        // A key copied from an Authorization header (a ring's find) carries its scheme.
+        hint: /^bearer\s/i.test(key)
+          ? 'give the key without the `Bearer ` before it (facectl sends that itself)'
+          : 'check the key was copied whole and alone (one line, nothing else)',
+      },
     );
   }
   return key;

@@ -199,6 +199,12 @@ describe('credential precedence', () => {
     expect((await creds.apiKey())?.source).toBe('env');
   });
 
+  it('a key given with its `Bearer ` scheme (copied from a header): refused, the hint says to drop it', () => {
+    expect(() => checkApiKey('Bearer fcs_abcdefgh_ok', 'env')).toThrow(
+      expect.objectContaining({ hint: 'give the key without the `Bearer ` before it (facectl sends that itself)' }),
+    );
+  });
+
   it('refuses a key with a newline, inner whitespace or control characters, without echoing it', () => {
     expect(checkApiKey('  fcs_abcdefgh_ok\n', 'env')).toBe('fcs_abcdefgh_ok');
     for (const bad of ['fcs_abc\ndefgh', 'fcs_abc defgh', 'fcs_abc\u0007defgh', 'fcs_abcé']) {
