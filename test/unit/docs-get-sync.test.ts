@@ -83,13 +83,19 @@ describe('docs sync', () => {
     expect(result.stderr).toContain(`check later with \`facectl docs get ${doc.document_id}\``);
   });
 
-  it('--wait on a document edited meanwhile (synced, then no longer): stops at once, exit 1, saying to sync again', async () => {
-    // A ring's find: `threads sync --wait` sat 300 s on a thread whose messages were replaced during the wait.
+  /** `docs sync --wait` of a long document, on a virtual clock, once it waits (read back after the sync was answered). */
+  async function waitingForSync() {
     const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
     const gets = service.stats.byRoute.getDocument ?? 0;
     const tc = contextFor(service, { now: '2026-03-15T12:00:00Z' });
     const running = run(['docs', 'sync', doc.document_id, '--wait', '--timeout', '3600'], tc.ctx);
     await eventually(() => ((service.stats.byRoute.getDocument ?? 0) > gets ? true : undefined));
+    return { doc, tc, running };
+  }
+
+  it('--wait on a document edited meanwhile (synced, then no longer): stops at once, exit 1, saying to sync again', async () => {
+    // A ring's find: `threads sync --wait` sat 300 s on a thread whose messages were replaced during the wait.
+    const { doc, tc, running } = await waitingForSync();
     const params = { document_id: doc.document_id };
     const edited = await call(service, 'editDocument', { key: service.key('pro'), params, body: { content: 'new' } });
     expect(expectContract('editDocument', edited, 200).synced).toBe(false);
@@ -102,12 +108,7 @@ describe('docs sync', () => {
   });
 
   it('Ctrl-C during --wait: exit 130, saying the sync was accepted and how to look again', async () => {
-    const doc = await createDocument(service, service.key('pro'), 'ada-lovelace', 'tok '.repeat(4000));
-    const gets = service.stats.byRoute.getDocument ?? 0;
-    const tc = contextFor(service, { now: '2026-03-15T12:00:00Z' });
-    const running = run(['docs', 'sync', doc.document_id, '--wait', '--timeout', '3600'], tc.ctx);
-    // Waiting: the document has been read back after the sync was answered.
-    await eventually(() => ((service.stats.byRoute.getDocument ?? 0) > gets ? true : undefined));
+    const { doc, tc, running } = await waitingForSync();
     tc.interrupt();
     expect(await running).toBe(130);
     await tc.close();
