@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { optimizeSooner } from '../api/bulk-v8.js';
 import type { Context } from '../context.js';
 import { CancelError, CliError, ExitCode, UsageError } from '../errors.js';
 import { safeJson } from '../io/output.js';
@@ -41,6 +42,7 @@ export async function runServe(
   hooks: { onStop?: (stop: () => void) => () => void; service?: Partial<ServiceOptions> } = {},
 ): Promise<void> {
   const options = parseServeOptions(ctx, opts);
+  optimizeSooner();
   const { startService, writeFailure } = await import('../service/index.js');
   const service = await startService({
     ...options,

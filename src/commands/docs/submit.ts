@@ -108,10 +108,10 @@ export function submitOptions(options: FlagValues<typeof flags>, input?: string)
 }
 
 export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void> {
-  const [{ preparedText, readDocumentInput }, { resolveSource }, { capYoungGeneration }] = await Promise.all([
+  const [{ preparedText, readDocumentInput }, { resolveSource }, { tuneForBulk }] = await Promise.all([
     import('../../input/document-input.js'),
     import('../../input/source.js'),
-    import('../../api/young-generation.js'),
+    import('../../api/bulk-v8.js'),
   ]);
   if (opts.content !== undefined) {
     await submitOne(ctx, preparedText(opts.content, await textFlags(ctx, opts)));
@@ -125,7 +125,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     batchHint: (filter) => batchPipeline(ctx, opts, filter),
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
     // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
-    onBulk: () => void capYoungGeneration().catch(() => undefined),
+    onBulk: () => void tuneForBulk().catch(() => undefined),
   });
   if (input.kind === 'batch') {
     const { submitBatch } = await import('./submit-batch.js');
