@@ -121,7 +121,7 @@ describe('auth and config, as a script would use them', () => {
     const checks = JSON.parse(result.stdout).checks as { name: string; status: string; detail: string }[];
     expect(checks.find((c) => c.name === 'config file mode')).toMatchObject({
       status: 'warn',
-      detail: `${file} had mode 0644 (others could read the stored key); changed it to 0600`,
+      detail: `${file} had mode 0644 (others could read it); changed it to 0600`,
     });
     expect(result.stderr).not.toContain('had mode');
     expect(mode(file)).toBe(0o600);

@@ -70,6 +70,7 @@ describe('facectl doctor', () => {
       'clock skew',
     ]);
     for (const check of r.checks) expect(check, JSON.stringify(check)).toMatchObject({ status: 'ok', fix: null });
+    expect(r.byName('config file mode').detail).toBe('0600 (only you can read it)');
     expect(r.byName('key works').detail).toMatch(/plan pro, scopes v1:\*, budget unlimited, never expires/);
     expect(r.byName('key source').detail).toContain(
       `from the stored profile (profile default, saved for ${service.baseUrl})`,
@@ -297,7 +298,7 @@ describe('facectl doctor', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.byName('config file mode')).toMatchObject({
       status: 'warn',
-      detail: `${join(dir, 'config.json')} had mode 0644 (others could read the stored key); changed it to 0600`,
+      detail: `${join(dir, 'config.json')} had mode 0644 (others could read it); changed it to 0600`,
     });
     expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(r.byName('config directory mode')).toMatchObject({ status: 'warn', fix: `chmod 700 ${dir}` });

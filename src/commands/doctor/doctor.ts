@@ -201,16 +201,15 @@ function checkModes(path: string): Check[] {
     (dirMode & 0o077) === 0
       ? ok('config directory mode', octal(dirMode))
       : warn('config directory mode', `${dir} has mode ${octal(dirMode)}: others can list it`, `chmod 700 ${dir}`);
-  if ((fileMode & 0o077) === 0)
-    return [ok('config file mode', `${octal(fileMode)} (only you can read the key)`), dirCheck];
+  if ((fileMode & 0o077) === 0) return [ok('config file mode', `${octal(fileMode)} (only you can read it)`), dirCheck];
   // A file others can read is made 0600, as the store would (so the run warns once); the command if that fails.
   try {
     chmodSync(path, 0o600);
   } catch {
-    const said = `${path} has mode ${octal(fileMode)}: others can read the stored key`;
+    const said = `${path} has mode ${octal(fileMode)}: others can read it`;
     return [warn('config file mode', said, `chmod 600 ${path}`), dirCheck];
   }
-  const said = `${path} had mode ${octal(fileMode)} (others could read the stored key); changed it to 0600`;
+  const said = `${path} had mode ${octal(fileMode)} (others could read it); changed it to 0600`;
   return [
     warn('config file mode', said, 'nothing left to do; if it happens again, check which tool writes that file'),
     dirCheck,
