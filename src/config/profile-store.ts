@@ -58,8 +58,10 @@ export function checkProfileName(name: string, via?: string): string {
 
 /** Refuses a profile not in the file (a typo would silently log out), naming where it came from. */
 export function checkKnownProfile(store: ProfileStore, name: string, via?: string): void {
-  const known = store.listProfiles();
-  if (known.includes(name)) return;
+  const listed = store.listProfiles();
+  if (listed.includes(name)) return;
+  // Only names a --profile could give: one written by hand with a newline would break the hint's line.
+  const known = listed.filter((profile) => PROFILE_NAME.test(profile));
   throw new UsageError(`no profile named ${JSON.stringify(name)}${via ? ` (${via})` : ''} in ${store.path}`, {
     code: 'unknown_profile',
     hint: known.length

@@ -75,6 +75,16 @@ describe('a profile that does not exist', () => {
     expect(tc.config.data).toEqual(config);
   });
 
+  it('a profile name no --profile can give (a newline in it, written by hand) is not listed among the known', async () => {
+    const odd = {
+      profiles: { work: { base_url: 'http://work.test' }, 'evil\nerror: x': { base_url: 'http://x.test' } },
+    };
+    const { code, stderr } = await runInProcess(argv`config get base_url --profile nosuch`, { config: odd });
+    expect(code, stderr).toBe(2);
+    expect(stderr).toContain('known profiles: work; create one with');
+    expect(stderr).not.toContain('evil');
+  });
+
   it('a key from FACECTL_API_KEY and FACECTL_BASE_URL: the profile is not read, the command runs', async () => {
     const result = await runCommand(service, argv`faces get ada-lovelace --profile nosuch --json`, {
       env: { FACECTL_API_KEY: service.key('pro'), FACECTL_BASE_URL: service.baseUrl },
