@@ -292,6 +292,28 @@ describe('facectl doctor', () => {
     expect(down.byName('clock skew').status).toBe('warn');
   });
 
+  it('fails "reachable" for a web server that is not the service (an HTML 404), with or without a key', async () => {
+    const page = await startFaultServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>Not Found</h1>');
+    });
+    try {
+      for (const apiKey of [undefined, 'fcs_abcdefgh_0123456789']) {
+        const r = await doctor({ baseUrl: page.baseUrl, ...(apiKey ? { apiKey } : {}) });
+        expect(r.code).toBe(1);
+        expect(r.byName('reachable')).toMatchObject({
+          status: 'fail',
+          detail: expect.stringMatching(
+            /answered HTTP 404 in \d+ ms, not in JSON: not an answer of the Face Compilation Service$/,
+          ),
+          fix: 'check the base URL',
+        });
+      }
+    } finally {
+      await page.close();
+    }
+  });
+
   it('makes a configuration file readable by others 0600 and says so; warns about a shared directory', async () => {
     const dir = configDir('{"profiles": {}}', 0o644, 0o755);
     const r = await doctor({ baseUrl: service.baseUrl, apiKey: service.key('pro'), env: { FACECTL_CONFIG_DIR: dir } });

@@ -58,8 +58,17 @@ export async function probeService(ctx: Context, base: URL, sent: { key: string;
     });
     const elapsed = Math.round(performance.now() - started);
     const received = ctx.clock.now();
+    const answered = `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`;
+    // The service answers in JSON, its errors too: a page of a web server or proxy is something else at the URL.
+    const json = /\bjson\b/i.test(String(result.headers['content-type'] ?? ''));
     return {
-      reachability: ok('reachable', `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`),
+      reachability: json
+        ? ok('reachable', answered)
+        : fail(
+            'reachable',
+            `${answered}, not in JSON: not an answer of the Face Compilation Service`,
+            'check the base URL',
+          ),
       clock: clockCheck(result.headers.date, received),
       ...(sent && { key: await keyCheck(result.status, result.text, info, received, sent.source) }),
     };
