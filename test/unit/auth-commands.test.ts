@@ -139,6 +139,8 @@ describe('auth status', () => {
       logged_in: true,
       key_prefix: fromEnv.slice(0, 12),
       key_source: 'FACECTL_API_KEY',
+      // The stored key is not the one in use: where it was stored for is not said of this one.
+      key_base_url: null,
       plan: 'pro',
       scopes: ['v1:*'],
       expires_at: null,

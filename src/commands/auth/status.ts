@@ -55,7 +55,8 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     logged_in: found !== undefined,
     key_prefix: found ? keyPrefix(found.key) : null,
     key_source: found ? KEY_SOURCE_LABELS[found.source] : null,
-    key_base_url: creds.keyBaseUrl ?? null,
+    // Of the stored key: said when it is the key in use, or when it was refused for belonging to another base URL.
+    key_base_url: found === undefined || found.source === 'profile' ? (creds.keyBaseUrl ?? null) : null,
   };
   if (!found) {
     render(ctx, status, keyError);
