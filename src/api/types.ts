@@ -14,8 +14,9 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 export function checkBaseUrl(value: string, via = 'the base URL', fix = (url: string) => `use ${url}`): URL {
   const invalid = (problem: string, example = 'https://api.example.com') =>
     new UsageError(`${via}: ${problem}`, { code: 'invalid_base_url', hint: fix(example.replace(/\/$/, '')) });
-  // A host without its scheme (`127.0.0.1:8787`): the URL meant, http:// on this machine (as `facectl serve`).
-  const meant = /^https?:|:\/\//i.test(value) ? null : URL.parse(`http://${value}`);
+  // A host without its scheme (`127.0.0.1:8787`): the URL meant, http:// on this machine (as `facectl serve`). A
+  // scheme is a word and a colon not before a port's digits (`htp:/x` is one, mistyped).
+  const meant = /^[a-z][\w+.-]*:(?!\d)|:\/\//i.test(value) ? null : URL.parse(`http://${value}`);
   if (meant) {
     if (!/^((.+\.)?localhost|127(\.\d+){3}|\[::1\])$/i.test(meant.hostname)) meant.protocol = 'https:';
     throw invalid(`not a valid URL (no http:// or https://): ${value}`, meant.href);

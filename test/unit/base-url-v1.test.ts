@@ -101,6 +101,19 @@ describe('a base URL without its scheme: the fix names the URL meant', () => {
     );
   });
 
+  it.each(['htp:/api.example.org', 'htps://api.example.org'])(
+    '--base-url %s (a scheme mistyped): "must use http or https", no URL made of the scheme as a host',
+    async (given) => {
+      const result = await cli(['faces', 'get', 'ada', '--base-url', given], {
+        env: { FACECTL_API_KEY: 'fcs_env_key_0123' },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `error: --base-url: must use http or https: ${given}\nrun it with --base-url https://api.example.com\n`,
+      );
+    },
+  );
+
   it('FACECTL_BASE_URL=127.0.0.1:8787: exit 2, the fix is a command a shell runs (`export`, not `set`)', async () => {
     const result = await cli(['faces', 'get', 'ada'], {
       env: { FACECTL_API_KEY: 'fcs_env_key_0123', FACECTL_BASE_URL: '127.0.0.1:8787' },
