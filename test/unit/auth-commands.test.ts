@@ -4,6 +4,7 @@ import { runStatus } from '../../src/commands/auth/status.js';
 import { keyIdentity } from '../../src/commands/docs/submit-batch.js';
 import { keyPrefix } from '../../src/config/credentials.js';
 import { ExitCode } from '../../src/errors.js';
+import { json, startFaultServer } from '../helpers/fault-server.js';
 import { call, expectContract } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { createTestContext } from '../helpers/test-context.js';
@@ -207,6 +208,23 @@ describe('auth status', () => {
     expect(stdout).toContain('key\tnone');
     expect(stderr).toContain('error: not logged in');
     expect(stderr.trimEnd().split('\n').at(-1)).toBe('run `facectl auth login`, or set FACECTL_API_KEY');
+  });
+
+  it('--json: a refusal that quotes the key sent (a service echoing it) is in the record by its prefix only', async () => {
+    const key = 'fcs_I89XS6jW_FckpMAsSjqRtUvWxYz0123456789ab';
+    const echo = await startFaultServer((req, res) =>
+      json(res, 401, { detail: `key ${String(req.headers.authorization).slice(7)} is not valid` }),
+    );
+    try {
+      const { code, stdout, stderr } = await cli(['auth', 'status', '--json'], {
+        env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+      });
+      expect(code).toBe(ExitCode.auth);
+      expect(JSON.parse(stdout).error).toBe('the service refused the API key (401: key fcs_I89XS6jW_… is not valid)');
+      expect(stdout + stderr).not.toContain(key);
+    } finally {
+      await echo.close();
+    }
   });
 
   it('a service that is down: the local facts, then exit 8', async () => {

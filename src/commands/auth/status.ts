@@ -1,7 +1,7 @@
 import { usd, verb } from '../kit.js';
 import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
-import { AuthError, CliError } from '../../errors.js';
+import { AuthError, CliError, withoutKeys } from '../../errors.js';
 
 /** The local part is printed even when the service cannot be reached; the exit code still tells. */
 type AuthStatus = { profile: string; base_url: string; base_url_source: string; logged_in: boolean; error?: string } & {
@@ -94,7 +94,8 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
 /** The error, if any, goes into the JSON record; a person reads it once, on stderr, as the error itself. */
 function render(ctx: Context, status: AuthStatus, error?: unknown): void {
   const shown = FIELDS.filter((f) => f.value(status) !== undefined && f.value(status) !== null);
-  if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: error.message } : status);
+  // The message as every error is shown: a key the service quoted back by its prefix.
+  if (ctx.out.json) ctx.out.record(error instanceof Error ? { ...status, error: withoutKeys(error.message) } : status);
   else ctx.out.record(status, shown);
 }
 
