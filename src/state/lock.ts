@@ -41,7 +41,7 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
   if (!lock) {
     const seen = inspect(lockPath);
     const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
-    const owner = ownerHere(seen?.owner);
+    const owner = ownerHere(lockPath, seen?.owner);
     if (seen === undefined) lock = create(lockPath);
     else if (ageMs > staleMs || owner === 'gone') lock = takeOver(lockPath, staleMs, seen.mtimeMs);
     if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), owner === 'running');
@@ -175,11 +175,13 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
 }
 
 /**
- * The owner as a process of this host: gone (its pid answers ESRCH), or running (its pid answers and, where
- * /proc tells, it is no zombie); undefined when another host's or neither.
+ * The owner as a process of this host: gone (its pid answers ESRCH, or is ours), or running (its pid answers and,
+ * where /proc tells, it is no zombie); undefined when another host's or neither.
  */
-function ownerHere(owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
+function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
   if (owner?.host !== hostname()) return undefined;
+  // This very pid holding no lock there: an earlier run's (a container's facectl is pid 1 again after a restart).
+  if (owner.pid === process.pid) return [...held].some((lock) => lock.path === lockPath) ? 'running' : 'gone';
   try {
     process.kill(owner.pid, 0);
   } catch (error) {

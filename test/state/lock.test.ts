@@ -85,6 +85,12 @@ describe('lock between processes', () => {
     plant(dead, { pid: deadPid(), host: hostname() });
     acquireLock(dead).release();
     expect(existsSync(dead)).toBe(false);
+    // This very pid, which holds no such lock: an earlier run's (a container's facectl, pid 1 again after its
+    // restart, with the state directory on a volume), not a run still going. Taken over at once too.
+    const earlier = join(dir, 'earlier.lock');
+    plant(earlier, { pid: process.pid, host: hostname() });
+    acquireLock(earlier).release();
+    expect(existsSync(earlier)).toBe(false);
     // Killed but not reaped (a zombie), or a pid another process has now: its pid answers. No pid is
     // trusted further than that: held, named with its pid and age, until untouched for staleMs.
     const zombie = await startUnreaped('sleep 60');
