@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { writeSync } from 'node:fs';
 import type { ApiClient, Context, GlobalOptions } from './context.js';
 import { systemClock } from './clock.js';
-import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED } from './errors.js';
+import { CancelError, CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED, UsageError } from './errors.js';
 import { createOutput, type RenderModules, safeJson, visible } from './io/output.js';
 import { createPrompter } from './io/prompter.js';
 import { createSystemBrowser } from './io/browser.js';
@@ -66,7 +66,7 @@ export function assembleContext({ streams, renderModules, apiOptions, ...parts }
     io,
     out,
     prompter: parts.prompter ?? createPrompter(io.stdin, io.stderr, signal),
-    runtime: parts.runtime ?? { cwd: process.cwd, platform: process.platform, nodeVersion: process.versions.node },
+    runtime: parts.runtime ?? { cwd: workingDirectory, platform: process.platform, nodeVersion: process.versions.node },
     config,
     credentials,
     api: (options) => (options?.untilAnswered ? apiUntilAnswered() : api()),
@@ -177,4 +177,17 @@ export function createProcessContext() {
     process.exit(code);
   };
   return Object.assign(ctx, { finish });
+}
+
+/** process.cwd(), which fails once the directory is removed (uv_cwd): said so, before anything is sent. */
+function workingDirectory(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    throw new UsageError('the working directory was removed', {
+      code: 'no_working_directory',
+      hint: 'cd to a directory that exists and run the command again',
+      cause: error,
+    });
+  }
 }

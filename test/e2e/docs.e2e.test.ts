@@ -148,6 +148,26 @@ describe('docs submit (built bin)', () => {
   });
 });
 
+describe('docs submit from a working directory that was removed (built bin)', () => {
+  it('a batch from a file given by its absolute path: exit 2 saying so, nothing sent', async () => {
+    const file = tempFile('gone-cwd.ndjson', '{"alias":"ada-lovelace","label":"g","content":"x"}\n', dir);
+    const gone = join(dir, 'gone');
+    const script = `mkdir -p '${gone}' && cd '${gone}' && rmdir '${gone}' && exec "$0" '${BIN}' docs submit --file '${file}' --json`;
+    const child = spawn('sh', ['-c', script, process.execPath], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(2);
+    expect(stdout).toBe('');
+    expect(JSON.parse(stderr).error).toMatchObject({
+      code: 'no_working_directory',
+      message: 'the working directory was removed',
+    });
+  });
+});
+
 describe('docs submit: Ctrl-C (built bin)', () => {
   it('SIGINT while the stdin pipe is idle: exit 130 at once, with how far it got', async () => {
     const child = spawn(process.execPath, [BIN, 'docs', 'submit', '--alias', 'ada-lovelace', '-', '--json'], {
