@@ -124,7 +124,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
     textDefaults: () => textFlags(ctx, opts),
     batchHint: (filter) => batchPipeline(ctx, opts, filter),
     batchFlag: opts.journal === 'new' ? undefined : `--${opts.journal}`,
-    // A batch from its first line on, a text once it is large: a smaller young generation, a lower peak.
+    // A batch from its first line on, a text once it is large: V8 set for bulk work (bulk-v8.ts).
     onBulk: () => void tuneForBulk().catch(() => undefined),
   });
   if (input.kind === 'batch') {
