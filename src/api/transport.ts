@@ -1,5 +1,14 @@
 import type { Readable } from 'node:stream';
-import { CancelError, cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
+import {
+  CancelError,
+  cancelledBy,
+  CliError,
+  ExitCode,
+  NetworkError,
+  ResponseError,
+  UsageError,
+  withoutKeys,
+} from '../errors.js';
 import {
   type ExchangeInfo,
   errorCode,
@@ -204,7 +213,23 @@ export class Transport {
       const json = await this.readJson(response.body, exchange.info, exchange.largeStrings);
       if (json !== undefined) return { ...common, text: '', json };
     }
-    return { ...common, text: await this.readCapped(response.body, response.headers, exchange.info) };
+    return {
+      ...common,
+      text: this.withoutSecrets(await this.readCapped(response.body, response.headers, exchange.info)),
+    };
+  }
+
+  /**
+   * The key sent, quoted back in an answer (an error's detail, a field), is never shown whole: a service key by its
+   * prefix, as everywhere, a key of another form (or too short to have a prefix shown) as [redacted].
+   */
+  private withoutSecrets(text: string): string {
+    for (const secret of this.options.secrets?.() ?? []) {
+      if (secret.length < 6 || !text.includes(secret)) continue;
+      const shown = withoutKeys(secret);
+      text = text.replaceAll(secret, shown === secret ? '[redacted]' : shown);
+    }
+    return text;
   }
 
   /**

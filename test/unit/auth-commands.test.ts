@@ -210,18 +210,54 @@ describe('auth status', () => {
     expect(stderr.trimEnd().split('\n').at(-1)).toBe('run `facectl auth login`, or set FACECTL_API_KEY');
   });
 
-  it('--json: a refusal that quotes the key sent (a service echoing it) is in the record by its prefix only', async () => {
-    const key = 'fcs_I89XS6jW_FckpMAsSjqRtUvWxYz0123456789ab';
-    const echo = await startFaultServer((req, res) =>
-      json(res, 401, { detail: `key ${String(req.headers.authorization).slice(7)} is not valid` }),
-    );
+  it.each([
+    ['a service key', 'fcs_I89XS6jW_FckpMAsSjqRtUvWxYz0123456789ab', 'fcs_I89XS6jW_…'],
+    ['a key of another form (pasted by mistake)', 'sk-LIVE-abcdefghijklmnopqrstuvwxyz0123', '[redacted]'],
+    ['a short one', 'fcs_short', '[redacted]'],
+  ])(
+    'the key sent, quoted back by a service (%s): never shown whole, in a refusal or doctor',
+    async (_, key, shown) => {
+      const echo = await startFaultServer((req, res) =>
+        json(res, 401, { detail: `key ${String(req.headers.authorization).slice(7)} is not valid` }),
+      );
+      try {
+        const refused = await cli(['auth', 'status', '--json'], {
+          env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+        });
+        expect(refused.code).toBe(ExitCode.auth);
+        expect(JSON.parse(refused.stdout).error).toBe(
+          `the service refused the API key (401: key ${shown} is not valid)`,
+        );
+        expect(refused.stdout + refused.stderr).not.toContain(key);
+        const doctor = await cli(['doctor', '--json'], {
+          env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+        });
+        expect(doctor.stdout + doctor.stderr).toContain(`key ${shown} is not valid`);
+        expect(doctor.stdout + doctor.stderr).not.toContain(key);
+      } finally {
+        await echo.close();
+      }
+    },
+  );
+
+  it('an answer that echoes the key sent in its fields (name, plan): shown as [redacted]', async () => {
+    const key = 'sk-LIVE-abcdefghijklmnopqrstuvwxyz0123';
+    const echo = await startFaultServer((req, res) => {
+      const sent = String(req.headers.authorization);
+      json(res, 200, { id: 'key_1', name: sent, plan: sent, scopes: ['v1:*'], expires_at: null });
+    });
     try {
-      const { code, stdout, stderr } = await cli(['auth', 'status', '--json'], {
-        env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
-      });
-      expect(code).toBe(ExitCode.auth);
-      expect(JSON.parse(stdout).error).toBe('the service refused the API key (401: key fcs_I89XS6jW_… is not valid)');
-      expect(stdout + stderr).not.toContain(key);
+      for (const args of [
+        ['auth', 'status'],
+        ['auth', 'status', '--json'],
+      ]) {
+        const { code, stdout, stderr } = await cli(args, {
+          env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+        });
+        expect(code, stderr).toBe(0);
+        expect(stdout).toContain('Bearer [redacted]');
+        expect(stdout + stderr).not.toContain(key);
+      }
     } finally {
       await echo.close();
     }
