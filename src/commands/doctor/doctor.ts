@@ -53,7 +53,10 @@ export default verb({
       throw new CliError(
         `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
         ExitCode.error,
-        { code: 'doctor_failed', hint: 'apply the fixes above, then run `facectl doctor` again' },
+        {
+          code: 'doctor_failed',
+          hint: `apply ${ctx.out.json ? 'the fix of each failed check (.checks[].fix)' : 'the fixes above'}, then run \`facectl doctor\` again`,
+        },
       );
     }
   },
