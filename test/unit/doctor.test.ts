@@ -292,6 +292,16 @@ describe('facectl doctor', () => {
     expect(down.byName('clock skew').status).toBe('warn');
   });
 
+  it('--debug shows the probe of the service, the key redacted', async () => {
+    const key = service.key('pro');
+    const r = await doctor({ baseUrl: service.baseUrl, apiKey: key }, ['doctor', '--debug']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`debug: > GET ${service.baseUrl}/v1/auth/api-keys/current`);
+    expect(r.stderr).toContain('debug: > authorization: Bearer [redacted]');
+    expect(r.stderr).toMatch(/debug: < 200 \(\d+ ms\)/);
+    expect(r.stdout + r.stderr).not.toContain(key);
+  });
+
   it('fails "reachable" for a web server that is not the service (an HTML 404), with or without a key', async () => {
     const page = await startFaultServer((_req, res) => {
       res.writeHead(404, { 'content-type': 'text/html' });
@@ -308,6 +318,10 @@ describe('facectl doctor', () => {
           ),
           fix: 'check the base URL',
         });
+        // Under --json there is no "above": the fixes are in the checks printed.
+        expect(JSON.parse(r.stderr).error.hint).toBe(
+          'apply the fix of each failed check (.checks[].fix), then run `facectl doctor` again',
+        );
       }
     } finally {
       await page.close();

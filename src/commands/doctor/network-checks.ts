@@ -2,6 +2,7 @@ import { connect, type PeerCertificate } from 'node:tls';
 import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
 import { errorFromResponse, type ExchangeInfo, networkErrorFrom, NEW_KEY_HINTS } from '../../api/error-mapping.js';
+import { debugOption } from '../../api/context-client.js';
 import { Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
@@ -35,6 +36,8 @@ export async function probeService(ctx: Context, base: URL, sent: { key: string;
       bodyTimeoutMs: 10_000,
       maxResponseBytes: 1024 * 1024,
       secrets: () => (apiKey ? [apiKey] : []),
+      // --debug shows the probe's exchange, as every command's (the fixes quoted from them say to use it).
+      ...debugOption(ctx),
     });
   } catch (error) {
     // A proxy variable the transport refuses (SOCKS, not a URL): reported as a check, not a crash.
