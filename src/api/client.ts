@@ -9,7 +9,7 @@ import { VERSION } from '../version.js';
 import type { KeySource } from '../context.js';
 import { AuthError, type FieldProblem, ResponseError, UsageError } from '../errors.js';
 import { type ExchangeInfo, errorFromResponse, isLoopbackHost } from './error-mapping.js';
-import { type ExchangeResult, NEVER_ABORTED, Transport, type TransportOptions } from './transport.js';
+import { type ExchangeResult, NEVER_ABORTED, saysJson, Transport, type TransportOptions } from './transport.js';
 
 /**
  * The only path to the network. Every call names a contract route: the request is validated before
@@ -121,7 +121,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         if (!contentType.includes('text/html')) throw unexpected(where, contentType, text, 'HTML');
         return text as AnswerOf<R>;
       }
-      if (!/\bjson\b/i.test(contentType)) throw unexpected(where, contentType, text, 'JSON');
+      if (!saysJson(result.headers)) throw unexpected(where, contentType, text, 'JSON');
       if (result.json?.ok === false)
         throw unexpected(where, contentType, result.json.head.toString('utf8'), 'valid JSON');
       let json = result.json?.value;
@@ -227,7 +227,7 @@ function unexpected(where: string, contentType: string, text: string, expected: 
 }
 
 function parseJsonLoosely(text: string, headers: ExchangeResult['headers']): unknown {
-  if (!/\bjson\b/i.test(String(headers['content-type'] ?? ''))) return text;
+  if (!saysJson(headers)) return text;
   try {
     return JSON.parse(text);
   } catch {

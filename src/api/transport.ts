@@ -209,7 +209,7 @@ export class Transport {
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
     const ok = response.statusCode >= 200 && response.statusCode < 300;
-    if (exchange.largeStrings && ok && /\bjson\b/i.test(String(response.headers['content-type'] ?? ''))) {
+    if (exchange.largeStrings && ok && saysJson(response.headers)) {
       const json = await this.readJson(response.body, exchange.info, exchange.largeStrings);
       if (json !== undefined) return { ...common, text: '', json };
     }
@@ -308,6 +308,10 @@ export class Transport {
     this.options.debug(line);
   }
 }
+
+/** Whether an answer says it is JSON (its Content-Type), as the service's answers, its errors too, all do. */
+export const saysJson = (headers: ExchangeResult['headers']): boolean =>
+  /\bjson\b/i.test(String(headers['content-type'] ?? ''));
 
 /** A failure writing the answer's temporary files is local, not the network's. */
 async function keep(write: () => Promise<void>, body: { destroy(error?: Error): void }): Promise<void> {

@@ -3,7 +3,7 @@ import type { AnswerOf } from '../../api/answers.js';
 import { readAnswer } from '../../api/client.js';
 import { errorFromResponse, type ExchangeInfo, networkErrorFrom, NEW_KEY_HINTS } from '../../api/error-mapping.js';
 import { debugOption } from '../../api/context-client.js';
-import { Transport } from '../../api/transport.js';
+import { saysJson, Transport } from '../../api/transport.js';
 import type { Context, KeySource } from '../../context.js';
 import { getCurrentApiKey } from '../../contract/keys.js';
 import { CliError } from '../../errors.js';
@@ -62,10 +62,9 @@ export async function probeService(ctx: Context, base: URL, sent: { key: string;
     const elapsed = Math.round(performance.now() - started);
     const received = ctx.clock.now();
     const answered = `${baseUrl} answered HTTP ${result.status} in ${elapsed} ms`;
-    // The service answers in JSON, its errors too: a page of a web server or proxy is something else at the URL.
-    const json = /\bjson\b/i.test(String(result.headers['content-type'] ?? ''));
+    // A page of a web server or proxy (not JSON) is something else at the URL.
     return {
-      reachability: json
+      reachability: saysJson(result.headers)
         ? ok('reachable', answered)
         : fail(
             'reachable',
