@@ -79,6 +79,8 @@ export class Transport {
   private readonly origin: string;
   private ended = false;
   private readonly onAbort: () => void;
+  /** The forms of the one key sent (secretForms), kept while it is the same. */
+  private formsOf: { secret: string; forms: SecretForm[] } | undefined;
 
   constructor(private readonly options: TransportOptions) {
     // Refused (exit 2) here, as a bad proxy variable is, before anything is sent.
@@ -202,10 +204,11 @@ export class Transport {
       for (const [name, value] of Object.entries(response.headers)) this.trace(`< ${name}: ${String(value)}`);
     }
     const retryAfterSeconds = parseRetryAfter(response.headers['retry-after']);
+    const secrets = this.secretForms();
     const common = {
       status: response.statusCode,
       ...(response.statusText ? { statusText: response.statusText } : {}),
-      headers: response.headers,
+      headers: secrets.length === 0 ? response.headers : headersWithout(secrets, response.headers),
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     };
     const ok = response.statusCode >= 200 && response.statusCode < 300;
@@ -213,23 +216,30 @@ export class Transport {
       const json = await this.readJson(response.body, exchange.info, exchange.largeStrings);
       if (json !== undefined) return { ...common, text: '', json };
     }
-    return {
-      ...common,
-      text: this.withoutSecrets(await this.readCapped(response.body, response.headers, exchange.info)),
-    };
+    return { ...common, text: without(secrets, await this.readCapped(response.body, response.headers, exchange.info)) };
   }
 
   /**
-   * The key sent, quoted back in an answer (an error's detail, a field), is never shown whole: a service key by its
-   * prefix, as everywhere, a key of another form (or too short to have a prefix shown) as [redacted].
+   * The key sent, as an answer may quote it back (an error's detail, a field, a header such as a Location), and what
+   * stands in its place: a service key's prefix, as everywhere, else [redacted] (another form, or too short to show a
+   * part of). In JSON a key with `"` or `\` is written escaped: that form is listed first, so no half of an escape stays.
    */
-  private withoutSecrets(text: string): string {
-    for (const secret of this.options.secrets?.() ?? []) {
-      if (secret.length < 6 || !text.includes(secret)) continue;
-      const shown = withoutKeys(secret);
-      text = text.replaceAll(secret, shown === secret ? '[redacted]' : shown);
+  private secretForms(): SecretForm[] {
+    const secrets = this.options.secrets?.() ?? [];
+    // Made once a key: a batch reads thousands of answers with the same one.
+    const kept = this.formsOf;
+    if (kept !== undefined && secrets.length === 1 && secrets[0] === kept.secret) return kept.forms;
+    const forms: SecretForm[] = [];
+    for (const secret of secrets) {
+      if (secret.length < 6) continue;
+      const prefix = withoutKeys(secret);
+      const shown = prefix === secret ? '[redacted]' : prefix;
+      const escaped = JSON.stringify(secret).slice(1, -1);
+      if (escaped !== secret) forms.push([escaped, shown]);
+      forms.push([secret, shown]);
     }
-    return text;
+    if (secrets.length === 1) this.formsOf = { secret: secrets[0] as string, forms };
+    return forms;
   }
 
   /**
@@ -307,6 +317,29 @@ export class Transport {
     for (const secret of this.options.secrets?.() ?? []) if (secret) line = line.replaceAll(secret, '[redacted]');
     this.options.debug(line);
   }
+}
+
+type SecretForm = [form: string, shown: string];
+
+const without = (secrets: SecretForm[], text: string): string => {
+  for (const [form, shown] of secrets) if (text.includes(form)) text = text.replaceAll(form, shown);
+  return text;
+};
+
+/** The answer's headers, those quoting a secret (a Location, an echo) copied with it replaced. */
+function headersWithout(secrets: SecretForm[], headers: ExchangeResult['headers']): ExchangeResult['headers'] {
+  let copy: ExchangeResult['headers'] | undefined;
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') {
+      const cleaned = without(secrets, value);
+      if (cleaned !== value) (copy ??= { ...headers })[name] = cleaned;
+    } else if (value !== undefined) {
+      const cleaned = value.map((v) => without(secrets, v));
+      if (cleaned.some((v, k) => v !== value[k])) (copy ??= { ...headers })[name] = cleaned;
+    }
+  }
+  return copy ?? headers;
 }
 
 /** Whether an answer says it is JSON (its Content-Type), as the service's answers, its errors too, all do. */

@@ -263,6 +263,54 @@ describe('auth status', () => {
     }
   });
 
+  it.each([
+    ['a quote', 'Ab"Cd"Ef12/xyz'],
+    ['a backslash', 'a.b*c+d(e)[f]$^|x?{2}\\'],
+  ])(
+    'a key with %s, echoed in JSON (so written escaped): read as the answer it is, shown as [redacted]',
+    async (_, key) => {
+      const echo = await startFaultServer((req, res) => {
+        const sent = String(req.headers.authorization).slice(7);
+        json(res, 200, { id: 'key_1', name: sent, plan: 'pro', scopes: ['v1:*'], expires_at: null });
+      });
+      try {
+        const { code, stdout, stderr } = await cli(['auth', 'status', '--json'], {
+          env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+        });
+        expect(code, stderr).toBe(0);
+        expect(JSON.parse(stdout)).toMatchObject({ key_name: '[redacted]', plan: 'pro' });
+        expect(stdout + stderr).not.toContain(key);
+        expect(stdout + stderr).not.toContain(JSON.stringify(key).slice(1, -1));
+      } finally {
+        await echo.close();
+      }
+    },
+  );
+
+  it('a key echoed in headers (a redirect Location, another): not in the error, nor in `api -i`', async () => {
+    const key = 'sk-LIVE-abcdefghijklmnopqrstuvwxyz0123';
+    const echo = await startFaultServer((req, res) => {
+      const sent = String(req.headers.authorization).slice(7);
+      res.writeHead(302, { location: `/v1/elsewhere?key=${sent}`, 'x-echo': sent });
+      res.end();
+    });
+    try {
+      const env = { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl };
+      for (const args of [
+        ['auth', 'status'],
+        ['auth', 'status', '--json'],
+        ['api', '/v1/auth/api-keys/current', '-i'],
+      ]) {
+        const { code, stdout, stderr } = await cli(args, { env });
+        expect(code, `${args.join(' ')}: ${stderr}`).not.toBe(0);
+        expect(stdout + stderr).toContain('[redacted]');
+        expect(stdout + stderr).not.toContain(key);
+      }
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('a service that is down: the local facts, then exit 8', async () => {
     const { code, stdout, stderr } = await cli(['auth', 'status'], {
       apiKey: service.key('pro'),
