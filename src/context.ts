@@ -29,7 +29,9 @@ export type ProgressBar = { update(completed: number, total: number, text?: stri
 /** How results reach people and scripts (io/output.ts): data on stdout, people's messages on stderr. */
 export interface Output {
   readonly json: boolean;
-  /** JSON under --json, else `field<TAB>value` lines or a table; `written`: the change made, said if --jq fails. */
+  /** The `written` of the last data printed: the change a command made, said when its output could not be written. */
+  readonly written: string | undefined;
+  /** JSON under --json, else `field<TAB>value` lines or a table; `written`: the change made, said if --jq or the write fails. */
   record<T extends object>(value: T, fields?: Column<T>[], written?: string): void;
   /** A list: JSON array under --json, else a table on a terminal or tab-separated rows. */
   list<T extends object>(rows: T[], columns: Column<T>[]): void;

@@ -27,8 +27,9 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     await new Promise((resolve) => setImmediate(resolve));
     const failed = signalled(ctx, OUTPUT_FAILED);
     if (!failed) return ExitCode.ok;
-    // The command did its work (a thread created, a message list replaced): said, so it is not simply run again.
-    const hint = 'the command completed; only what it printed was lost';
+    // The command did its work (a thread created, a message list replaced): said, with what it made, so it is not
+    // simply run again.
+    const hint = ctx.out.written ?? 'the command completed; only what it printed was lost';
     reportError(ctx, new CliError(failed.message, failed.exitCode, { code: failed.code, hint, cause: failed }));
     return failed.exitCode;
   } catch (caught) {

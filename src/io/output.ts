@@ -60,6 +60,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     color && loaded.chalk ? loaded.chalk[style](text) : text;
   const out = (text: string) => void io.stdout.write(text);
   const err = (text: string) => void io.stderr.write(withoutKeys(text));
+  let lastWritten: string | undefined;
   const document = (json: string, compact: boolean, written?: string, streamed = false) => {
     if (globals.jq === undefined) return out(`${io.stdoutIsTTY ? safeJsonText(json) : json}\n`);
     if (!loaded.jq) throw new UsageError('--jq does not apply to this command', { code: 'invalid_jq' });
@@ -133,7 +134,11 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     get json() {
       return globals.json;
     },
+    get written() {
+      return lastWritten;
+    },
     record(value, fields, written) {
+      lastWritten = written;
       if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false, written);
       const rows = fields ? fields.map((c) => [c.header, c.value(value)] as const) : Object.entries(value);
       if (toTable())
@@ -162,6 +167,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
     },
     line: (value) => document(JSON.stringify(value), true, undefined, true),
     text(text, written) {
+      lastWritten = written;
       // JSON printed as text (`facectl api`, `openapi`, a batch's NDJSON blocks) goes through --jq too.
       // NDJSON is a stream of results: the signal handlers stay through its jq runs (jq.ts).
       if (globals.jq !== undefined && isNdjson(text)) return document(text.trimEnd(), true, written, true);
@@ -174,6 +180,7 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       if (io.stderrIsTTY && !globals.json) err(`${labelled('✓', 'green', message)}\n`);
     },
     done(text, result, written) {
+      lastWritten = written;
       if (globals.json) document(JSON.stringify(result, null, jsonIndent(io)), false, written);
       else if (io.stderrIsTTY) this.success(text);
       else message(text);

@@ -94,11 +94,31 @@ describe('any command on a full disk', () => {
     );
   });
 
-  it('threads create > /dev/full: exit 1, saying the thread was made all the same (a breaker read only the write error)', async () => {
+  it('threads create > /dev/full: exit 1, naming the thread made all the same (its id was lost with the output)', async () => {
     const result = await runWith('full', ['threads', 'create', '--alias', 'ada', '--label', 'lost-output']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
-      `error: cannot write to standard output: ENOSPC: no space left on device, write\n${COMPLETED}\n`,
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe('error: cannot write to standard output: ENOSPC: no space left on device, write');
+    const [, id] =
+      /^the thread was created all the same: (thr_\w+) \(`facectl threads get thr_\w+`\); creating again makes another$/.exec(
+        lines[1] ?? '',
+      ) ?? [];
+    expect(lines).toHaveLength(2);
+    // The id said is the thread's: the service holds it, under the label given.
+    const answer = await fetch(`${serve.baseUrl}/v1/compile/threads/${id}`, {
+      headers: { authorization: `Bearer ${serve.key('pro')}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { label: string }).label).toBe('lost-output');
+  });
+
+  it('faces create --json > /dev/full: the JSON error names the face made', async () => {
+    const result = await runWith('full', ['faces', 'create', '--name', 'Lost', '--alias', 'lost-face', '--json']);
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stderr) as { error: { code: string; hint: string } };
+    expect(error.code).toBe('output_failed');
+    expect(error.hint).toMatch(
+      /^the face was created all the same: lost-face \(face_\w+\) \(`facectl faces get lost-face`\)$/,
     );
   });
 });
