@@ -208,11 +208,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       // Even when a finished batch overlaps more: else the blocking one stays and plain runs stay refused.
       chosen = blocking;
     } else {
-      // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's
-      // unfinished batch is resumed even with no line recognized (it may have stopped before its first
-      // answer was recorded); standard input in a directory is too weak a name for that.
+      // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's batch is
+      // resumed even with no line recognized (one stopped before its first answer was recorded; one finished whose
+      // every line was edited since, each then sent); standard input in a directory is too weak a name for that.
       chosen = scored
-        .filter((s) => s.busy === undefined && (s.any > 0 || (!options.streamed && !s.finished)))
+        .filter((s) => s.busy === undefined && (s.any > 0 || !options.streamed))
         .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
       if (chosen === undefined) {

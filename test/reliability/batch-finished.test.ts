@@ -114,4 +114,23 @@ describe('--resume of a finished batch', () => {
     expect(contents.sort()).toEqual([JSON.parse(lines[2] as string).content, 'changed 2, second version'].sort());
     expect(stored(service, 'changed-')).toHaveLength(5);
   });
+
+  it('a file whose every line was edited since it finished: --resume sends each once, as --help says', async () => {
+    const { file, lines } = batchFile('ada-done', 'rewritten-', 3);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const edited = lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: 'second version' }));
+    writeFileSync(file, `${edited.join('\n')}\n`);
+    for (const expectSent of [3, 0]) {
+      const before = service.stats.requests;
+      const again = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(service.stats.requests - before).toBe(expectSent);
+      expect(results(again.stdout).filter((r) => r.resumed !== true)).toHaveLength(expectSent);
+    }
+    const contents = stored(service, 'rewritten-').map((d) => d.content);
+    expect(contents.filter((c) => c === 'second version')).toHaveLength(3);
+    expect(contents).toHaveLength(6);
+  });
 });
