@@ -141,11 +141,30 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
       lastWritten = written;
       if (globals.json) return document(JSON.stringify(value, null, jsonIndent(io)), false, written);
       const rows = fields ? fields.map((c) => [c.header, c.value(value)] as const) : Object.entries(value);
-      if (toTable())
-        return table(
-          undefined,
-          rows.map(([header, v]) => [paint(io.color, 'dim', header), cell(v)]),
-        );
+      if (toTable()) {
+        const cells = rows.map(([header, v]) => [header, cell(v)] as const);
+        // A word that cannot stand whole beside the names (an id or a new key at 40 columns) would be broken, and
+        // copied broken: then each value goes under its name, wrapped at spaces, an ASCII word wider than the terminal
+        // left whole for the terminal to wrap (copied, it is one line); CJK text or emoji broken between characters.
+        const width = loaded.width as NonNullable<RenderModules['width']>;
+        const columns = io.stdout.columns ?? Infinity;
+        const beside = columns - 1 - GAP * 2 - Math.max(...cells.map(([h]) => width(h)));
+        if (!cells.some(([, v]) => v.split(/\s+/).some((word) => width(word) > beside)))
+          return table(
+            undefined,
+            cells.map(([header, v]) => [paint(io.color, 'dim', header), v]),
+          );
+        const wrap = loaded.wrap as NonNullable<RenderModules['wrap']>;
+        for (const [header, v] of cells) {
+          const room = columns - 1 - GAP;
+          const broken = v.replace(/\S*[^\x21-\x7e\s]\S*/g, (word) =>
+            width(word) > room ? breakWord(word, room, width) : word,
+          );
+          const lines = broken.split('\n').flatMap((line) => wrap(room, line));
+          out(`${paint(io.color, 'dim', header)}\n${lines.map((line) => `  ${line}\n`).join('')}`);
+        }
+        return;
+      }
       for (const [header, v] of rows) out(`${header}\t${tsvCell(v)}\n`);
     },
     list(rows, columns) {
