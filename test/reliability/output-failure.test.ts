@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useServe } from '../helpers/hooks.js';
 import { BIN, makeConfigDir, ROOT } from '../helpers/run-cli.js';
@@ -120,6 +121,35 @@ describe('any command on a full disk', () => {
     expect(error.hint).toMatch(
       /^the face was created all the same: lost-face \(face_\w+\) \(`facectl faces get lost-face`\)$/,
     );
+  });
+});
+
+describe('docs submit of a text document, --json > /dev/full', () => {
+  it('exit 1, output_failed naming the document made (it said internal_error, with no id)', async () => {
+    const file = join(makeTempDir('facectl-out-text-'), 'note.txt');
+    writeFileSync(file, 'a text document\n');
+    const result = await runWith('full', [
+      'docs',
+      'submit',
+      '--file',
+      file,
+      '--alias',
+      'ada',
+      '--label',
+      'lost-text',
+      '--json',
+    ]);
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stderr) as { error: { code: string; message: string; hint: string } };
+    expect(error.code).toBe('output_failed');
+    expect(error.message).toBe('cannot write to standard output: ENOSPC: no space left on device, write');
+    const [, id] =
+      /^the document was created all the same: (doc_\w+) \(`facectl docs get doc_\w+`\)/.exec(error.hint) ?? [];
+    const answer = await fetch(`${serve.baseUrl}/v1/compile/documents/${id}`, {
+      headers: { authorization: `Bearer ${serve.key('pro')}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { label: string }).label).toBe('lost-text');
   });
 });
 

@@ -3,7 +3,7 @@ import { text } from 'node:stream/consumers';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
-import { UsageError } from '../../errors.js';
+import { CliError, ExitCode, OUTPUT_FAILED, UsageError } from '../../errors.js';
 import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
 import { jsonIndent } from '../../io/output.js';
@@ -172,8 +172,16 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
     const written = `the document was created all the same: ${id} (\`facectl docs get ${id}\`); submitting again makes another`;
     if (large && ctx.out.json && ctx.globals.jq !== undefined) {
       ctx.out.record(await wholeAnswer(large, document), undefined, written);
-    } else if (large && ctx.out.json) await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io));
-    else ctx.out.record(document, DOCUMENT_FIELDS, written);
+    } else if (large && ctx.out.json) {
+      // Written here, not through ctx.out: a failed write (a full disk) says what was made, as ctx.out's would.
+      await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io)).catch((error: Error) => {
+        throw new CliError(`cannot write to standard output: ${error.message}`, ExitCode.error, {
+          code: OUTPUT_FAILED,
+          hint: written,
+          cause: error,
+        });
+      });
+    } else ctx.out.record(document, DOCUMENT_FIELDS, written);
     ctx.out.success(`Submitted ${document.document_id} to ${document.alias ?? body.alias}`);
     notePreview(ctx, document);
     return document;
