@@ -19,8 +19,13 @@ interface Ended {
   stderr: string;
 }
 
-/** The bin with stdout closed before it writes (`closed`), or on /dev/full (`full`). */
-function runWith(stdout: 'closed' | 'full', args: string[], configDir = makeConfigDir()): Promise<Ended> {
+/** The bin with stdout closed before it writes (`closed`), on /dev/full (`full`), or read (`pipe`). */
+function runWith(
+  how: 'closed' | 'full' | 'pipe',
+  args: string[],
+  configDir = makeConfigDir(),
+  stateDir = makeTempDir('facectl-out-state-'),
+): Promise<Ended & { stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
@@ -29,16 +34,18 @@ function runWith(stdout: 'closed' | 'full', args: string[], configDir = makeConf
         HOME: makeTempDir('facectl-out-home-'),
         NO_COLOR: '1',
         FACECTL_CONFIG_DIR: configDir,
-        FACECTL_STATE_DIR: makeTempDir('facectl-out-state-'),
+        FACECTL_STATE_DIR: stateDir,
         ...serve.env('pro'),
       },
-      stdio: ['ignore', stdout === 'full' ? openSync('/dev/full', 'w') : 'pipe', 'pipe'],
+      stdio: ['ignore', how === 'full' ? openSync('/dev/full', 'w') : 'pipe', 'pipe'],
     });
-    if (stdout === 'closed') child.stdout?.destroy();
+    if (how === 'closed') child.stdout?.destroy();
     let stderr = '';
+    let stdout = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    if (how === 'pipe') child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
+    child.on('close', (code) => resolve({ code, stderr, stdout }));
   });
 }
 
@@ -150,6 +157,37 @@ describe('docs submit of a text document, --json > /dev/full', () => {
     });
     expect(answer.status).toBe(200);
     expect(((await answer.json()) as { label: string }).label).toBe('lost-text');
+  });
+});
+
+describe('a batch whose output goes to a full disk', () => {
+  it('stops: exit 1, output_failed (not "interrupted"), the --resume command; the resume sends only the rest', async () => {
+    const dir = makeTempDir('facectl-out-batch-');
+    const file = join(dir, 'batch.ndjson');
+    const lines = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({ alias: 'ada', label: `full-${i}`, content: `doc ${i}` }),
+    );
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const [configDir, stateDir] = [makeConfigDir(), makeTempDir('facectl-out-state-')];
+    const result = await runWith('full', ['docs', 'submit', '--file', file, '--json'], configDir, stateDir);
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stderr.trim().split('\n').at(-1) as string) as {
+      error: { code: string; message: string; hint: string };
+    };
+    expect(error.code).toBe('output_failed');
+    expect(error.message).toMatch(
+      /^cannot write to standard output: ENOSPC: no space left on device, write: \d+ of 40 documents were submitted/,
+    );
+    expect(error.hint).toContain(`--file ${file} --resume`);
+    // Resumed: the lines recorded are not sent again, the others are, each once.
+    const before = await serve.settledRequests();
+    const resumed = await runWith('pipe', ['docs', 'submit', '--file', file, '--resume'], configDir, stateDir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const [, earlier] =
+      /Submitted 40 of 40 documents \((\d+) of them by an earlier run, not sent again\)/.exec(resumed.stderr) ?? [];
+    expect(Number(earlier)).toBeGreaterThan(0);
+    expect((await serve.settledRequests()) - before).toBe(40 - Number(earlier));
+    expect(resumed.stdout.trim().split('\n')).toHaveLength(40);
   });
 });
 

@@ -104,6 +104,7 @@ export function interrupted(signal: AbortSignal, input: Resumable, progressNote:
     reason?.code === OUTPUT_FAILED ? reason.message : closed ? 'stopped: standard output was closed' : 'interrupted';
   return new CancelError(`${why}: ${progressNote}`, {
     ...(progressNote === NOTHING_SENT ? {} : { hint: resumeHint(input) }),
+    ...(reason?.code === OUTPUT_FAILED ? { code: OUTPUT_FAILED } : {}),
     exitCode: closed
       ? ExitCode.outputClosed
       : reason && reason.exitCode !== ExitCode.ok
