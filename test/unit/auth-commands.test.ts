@@ -95,11 +95,23 @@ describe('auth login', () => {
     expect(piped.stderr).toContain('reads it with --api-key-stdin (standard output is not a terminal)');
   });
 
-  it('a key with a newline inside is refused locally: exit 2, nothing sent', async () => {
+  it('a key with a newline inside is refused locally: exit 2, the key never sent', async () => {
     const before = service.stats.requests;
     const tc = createTestContext({ ...terminal, answers: ['fcs_abc\r\nX-Evil: 1'], baseUrl: service.baseUrl });
     await expect(runLogin(tc.ctx)).rejects.toThrow(/whitespace, control or non-ASCII/);
-    expect(service.stats.requests).toBe(before);
+    // One request: the probe before the prompt, which carries no key.
+    expect(service.stats.requests).toBe(before + 1);
+  });
+
+  it('a base URL that does not answer is said before the key is asked for (a ring: pasted, then thrown away)', async () => {
+    const { code, stderr, tc } = await cli(['auth', 'login', '--base-url', 'http://127.0.0.1:9'], {
+      ...terminal,
+      answers: [service.key('pro')],
+    });
+    expect(code).toBe(ExitCode.network);
+    expect(stderr).toContain('error: cannot reach http://127.0.0.1:9');
+    expect(tc.prompts).toEqual([]);
+    expect(tc.config.data.profiles).toBeUndefined();
   });
 });
 

@@ -38,7 +38,7 @@ export async function runLogin(ctx: Context, flags: { storedKey?: boolean } = {}
   await (await ctx.config()).checkWritable();
   const creds = await ctx.credentials();
   const stored = flags.storedKey ? await storedKey(ctx) : undefined;
-  const key = stored?.key ?? (await obtainKey(ctx));
+  const key = stored?.key ?? (await obtainKey(ctx, creds.baseUrl));
 
   // Check the key before storing it: a typo should fail now, not at the next command.
   const [{ clientForContext }, { getCurrentApiKey }] = await Promise.all([
@@ -111,7 +111,7 @@ async function storedKey(ctx: Context): Promise<{ key: string; savedFor: string 
   return { key: checkApiKey(settings.api_key, 'profile'), savedFor: storedKeyBaseUrl(settings) };
 }
 
-async function obtainKey(ctx: Context): Promise<string> {
+async function obtainKey(ctx: Context, baseUrl: string): Promise<string> {
   if (ctx.globals.apiKeyStdin) {
     const found = await (await ctx.credentials()).apiKey();
     if (!found) throw new UsageError('--api-key-stdin: standard input held no key');
@@ -127,6 +127,10 @@ async function obtainKey(ctx: Context): Promise<string> {
       },
     );
   }
+  // A service that cannot be reached is said before the key is pasted (and pasted again once the URL is fixed).
+  const { probeService } = await import('../doctor/network-checks.js');
+  const { error } = await probeService(ctx, new URL(baseUrl), undefined);
+  if (error) throw error;
   const answer = await ctx.prompter.password({ message: 'Paste your API key:' });
   return checkApiKey(answer, 'prompt');
 }
