@@ -222,7 +222,8 @@ export class Transport {
   /**
    * The key sent, as an answer may quote it back (an error's detail, a field, a header such as a Location), and what
    * stands in its place: a service key's prefix, as everywhere, else [redacted] (another form, or too short to show a
-   * part of). In JSON a key with `"` or `\` is written escaped: that form is listed first, so no half of an escape stays.
+   * part of). Its written forms come first, so no half of one stays: JSON's escapes (`\/` too, as PHP writes it), a
+   * URL's percent-encoding; a service key's secret without its `fcs_` last.
    */
   private secretForms(): SecretForm[] {
     const secrets = this.options.secrets?.() ?? [];
@@ -235,8 +236,10 @@ export class Transport {
       const prefix = withoutKeys(secret);
       const shown = prefix === secret ? '[redacted]' : prefix;
       const escaped = JSON.stringify(secret).slice(1, -1);
-      if (escaped !== secret) forms.push([escaped, shown]);
+      const written = [escaped.replaceAll('/', '\\/'), escaped, encodeURIComponent(secret)];
+      for (const form of new Set(written)) if (form !== secret) forms.push([form, shown]);
       forms.push([secret, shown]);
+      if (prefix !== secret) forms.push([secret.slice('fcs_'.length), '[redacted]']);
     }
     if (secrets.length === 1) this.formsOf = { secret: secrets[0] as string, forms };
     return forms;

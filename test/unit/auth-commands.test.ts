@@ -299,6 +299,34 @@ describe('auth status', () => {
     },
   );
 
+  it.each([
+    ['with / escaped as PHP writes JSON', 'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv', (k: string) => k.replaceAll('/', '\\/')],
+    ['percent-encoded', 'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv', encodeURIComponent],
+    ['a service key without its fcs_', 'fcs_egmSyObs_OuPGabcdefghijklmnopqrstuvwxyz012', (k: string) => k.slice(4)],
+  ])('a key echoed %s in a refusal: not shown (a breaker found it whole)', async (_, key, form) => {
+    const echo = await startFaultServer((req, res) => {
+      const sent = String(req.headers.authorization).slice(7);
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(`{"detail":"forbidden for key ${form(sent)}"}`);
+    });
+    try {
+      const env = { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl };
+      for (const args of [
+        ['faces', 'get', 'ada'],
+        ['faces', 'get', 'ada', '--json', '--debug'],
+        ['auth', 'status'],
+      ]) {
+        const { code, stdout, stderr } = await cli(args, { env });
+        expect(code, `${args.join(' ')}: ${stderr}`).toBe(ExitCode.refused);
+        expect(stdout + stderr).toContain('forbidden for key ');
+        expect(stdout + stderr).not.toContain(form(key));
+        expect(stdout + stderr).not.toContain(key.slice(4, -4));
+      }
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('a key echoed in headers (a redirect Location, another): not in the error, nor in `api -i`', async () => {
     const key = 'sk-LIVE-abcdefghijklmnopqrstuvwxyz0123';
     const echo = await startFaultServer((req, res) => {
