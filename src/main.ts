@@ -25,11 +25,17 @@ export async function run(argv: string[], ctx: Context): Promise<number> {
     ctx.out.flush();
     // A write to stdout that failed (`> file` on a full disk) is known a tick after it was tried.
     await new Promise((resolve) => setImmediate(resolve));
+    // A change made whose output's reader went away (`| true`): what was made is said on stderr, as keys create does.
+    if (signalled(ctx, OUTPUT_CLOSED) && ctx.out.written !== undefined) {
+      const closed = 'standard output was closed';
+      reportError(ctx, new CliError(closed, ExitCode.outputClosed, { code: OUTPUT_CLOSED, hint: ctx.out.written }));
+      return ExitCode.outputClosed;
+    }
     const failed = signalled(ctx, OUTPUT_FAILED);
     if (!failed) return ExitCode.ok;
     // The command did its work (a thread created, a message list replaced): said, with what it made, so it is not
     // simply run again.
-    const hint = ctx.out.written ?? 'the command completed; only what it printed was lost';
+    const hint = ctx.out.written ?? ctx.stopHint ?? 'the command completed; only what it printed was lost';
     reportError(ctx, new CliError(failed.message, failed.exitCode, { code: failed.code, hint, cause: failed }));
     return failed.exitCode;
   } catch (caught) {

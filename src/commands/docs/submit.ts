@@ -3,7 +3,7 @@ import { text } from 'node:stream/consumers';
 import type { LargeStrings } from '../../api/large-strings.js';
 import type { Context } from '../../context.js';
 import { PERSPECTIVES } from '../../contract/values.js';
-import { CliError, ExitCode, OUTPUT_FAILED, UsageError } from '../../errors.js';
+import { CliError, ExitCode, OUTPUT_CLOSED, OUTPUT_FAILED, UsageError } from '../../errors.js';
 import type { PreparedDocument } from '../../input/document-input.js';
 import type { DocumentDefaults } from '../../input/documents.js';
 import { jsonIndent } from '../../io/output.js';
@@ -174,7 +174,13 @@ export async function submitOne(ctx: Context, prepared: PreparedDocument): Promi
       ctx.out.record(await wholeAnswer(large, document), undefined, written);
     } else if (large && ctx.out.json) {
       // Written here, not through ctx.out: a failed write (a full disk) says what was made, as ctx.out's would.
-      await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io)).catch((error: Error) => {
+      await large.writeJson(ctx.io.stdout, document, jsonIndent(ctx.io)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE') {
+          throw new CliError('standard output was closed', ExitCode.outputClosed, {
+            code: OUTPUT_CLOSED,
+            hint: written,
+          });
+        }
         throw new CliError(`cannot write to standard output: ${error.message}`, ExitCode.error, {
           code: OUTPUT_FAILED,
           hint: written,
