@@ -1,14 +1,5 @@
 import type { Readable } from 'node:stream';
-import {
-  CancelError,
-  cancelledBy,
-  CliError,
-  ExitCode,
-  NetworkError,
-  ResponseError,
-  UsageError,
-  withoutKeys,
-} from '../errors.js';
+import { CancelError, cancelledBy, CliError, ExitCode, NetworkError, ResponseError, UsageError } from '../errors.js';
 import {
   type ExchangeInfo,
   errorCode,
@@ -21,6 +12,7 @@ import { type Deadline, type Limits, NodeHttpClient, type Sender, type WireReque
 import type { RateGate } from './rate-gate.js';
 import type { RawResponse } from './types.js';
 import { proxyFor } from './proxy.js';
+import { headersWithout, type SecretForm, secretForms, without } from './redaction.js';
 
 export interface TransportOptions {
   baseUrl: URL;
@@ -219,28 +211,12 @@ export class Transport {
     return { ...common, text: without(secrets, await this.readCapped(response.body, response.headers, exchange.info)) };
   }
 
-  /**
-   * The key sent, as an answer may quote it back (an error's detail, a field, a header such as a Location), and what
-   * stands in its place: a service key's prefix, as everywhere, else [redacted] (another form, or too short to show a
-   * part of). Its written forms come first, so no half of one stays: JSON's escapes (`\/` too, as PHP writes it), a
-   * URL's percent-encoding; a service key's secret without its `fcs_` last.
-   */
+  /** The forms of the key sent that an answer may quote back (redaction.ts), made once a key: a batch reads thousands. */
   private secretForms(): SecretForm[] {
     const secrets = this.options.secrets?.() ?? [];
-    // Made once a key: a batch reads thousands of answers with the same one.
     const kept = this.formsOf;
     if (kept !== undefined && secrets.length === 1 && secrets[0] === kept.secret) return kept.forms;
-    const forms: SecretForm[] = [];
-    for (const secret of secrets) {
-      if (secret.length < 6) continue;
-      const prefix = withoutKeys(secret);
-      const shown = prefix === secret ? '[redacted]' : prefix;
-      const escaped = JSON.stringify(secret).slice(1, -1);
-      const written = [escaped.replaceAll('/', '\\/'), escaped, encodeURIComponent(secret)];
-      for (const form of new Set(written)) if (form !== secret) forms.push([form, shown]);
-      forms.push([secret, shown]);
-      if (prefix !== secret) forms.push([secret.slice('fcs_'.length), '[redacted]']);
-    }
+    const forms = secretForms(secrets);
     if (secrets.length === 1) this.formsOf = { secret: secrets[0] as string, forms };
     return forms;
   }
@@ -317,32 +293,10 @@ export class Transport {
 
   private trace(line: string): void {
     if (!this.options.debug) return;
+    line = without(this.secretForms(), line);
     for (const secret of this.options.secrets?.() ?? []) if (secret) line = line.replaceAll(secret, '[redacted]');
     this.options.debug(line);
   }
-}
-
-type SecretForm = [form: string, shown: string];
-
-const without = (secrets: SecretForm[], text: string): string => {
-  for (const [form, shown] of secrets) if (text.includes(form)) text = text.replaceAll(form, shown);
-  return text;
-};
-
-/** The answer's headers, those quoting a secret (a Location, an echo) copied with it replaced. */
-function headersWithout(secrets: SecretForm[], headers: ExchangeResult['headers']): ExchangeResult['headers'] {
-  let copy: ExchangeResult['headers'] | undefined;
-  for (const name in headers) {
-    const value = headers[name];
-    if (typeof value === 'string') {
-      const cleaned = without(secrets, value);
-      if (cleaned !== value) (copy ??= { ...headers })[name] = cleaned;
-    } else if (value !== undefined) {
-      const cleaned = value.map((v) => without(secrets, v));
-      if (cleaned.some((v, k) => v !== value[k])) (copy ??= { ...headers })[name] = cleaned;
-    }
-  }
-  return copy ?? headers;
 }
 
 /** Whether an answer says it is JSON (its Content-Type), as the service's answers, its errors too, all do. */

@@ -306,7 +306,7 @@ describe('auth status', () => {
   ])('a key echoed %s in a refusal: not shown (a breaker found it whole)', async (_, key, form) => {
     const echo = await startFaultServer((req, res) => {
       const sent = String(req.headers.authorization).slice(7);
-      res.writeHead(403, { 'content-type': 'application/json' });
+      res.writeHead(403, { 'content-type': 'application/json', 'x-echo': form(sent) });
       res.end(`{"detail":"forbidden for key ${form(sent)}"}`);
     });
     try {
