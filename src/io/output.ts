@@ -155,8 +155,8 @@ export function createOutput(io: IO, env: Env, globals: GlobalOptions, modules: 
             cells.map(([header, v]) => [paint(io.color, 'dim', header), v]),
           );
         const wrap = loaded.wrap as NonNullable<RenderModules['wrap']>;
+        const room = columns - 1 - GAP;
         for (const [header, v] of cells) {
-          const room = columns - 1 - GAP;
           const broken = v.replace(/\S*[^\x21-\x7e\s]\S*/g, (word) =>
             width(word) > room ? breakWord(word, room, width) : word,
           );
