@@ -209,11 +209,25 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       chosen = blocking;
     } else {
       // The batch that overlaps most; among equals an unfinished one, then the most recent. A file's batch is
-      // resumed even with no line recognized (one stopped before its first answer was recorded; one finished whose
-      // every line was edited since, each then sent); standard input in a directory is too weak a name for that.
+      // resumed even with no line recognized when it recorded none (it stopped before its first answer); standard
+      // input in a directory is too weak a name for that.
       chosen = scored
         .filter((s) => s.busy === undefined && (s.any > 0 || !options.streamed))
         .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
+      // None of its lines left: a file rewritten in another form (keys reordered by a tool) would be sent again whole.
+      if (chosen !== undefined && chosen.any === 0 && chosen.acknowledged.size > 0) {
+        const n = chosen.acknowledged.size;
+        throw new UsageError(
+          `nothing to resume: none of the ${n} ${n === 1 ? 'line' : 'lines'} the earlier batch of ${options.sourceName} submitted is in it now`,
+          {
+            code: 'nothing_to_resume',
+            hint:
+              'lines are known by their bytes: a file written again in another form (keys reordered, other spacing) ' +
+              'holds new lines, whose documents --resume would create again. Put the file back as it was, then ' +
+              '--resume; if every line was edited, pass --restart to send them all',
+          },
+        );
+      }
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
       if (chosen === undefined) {
         const what = options.streamed ? 'its first lines' : 'any of its lines';

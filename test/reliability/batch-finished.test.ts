@@ -115,20 +115,36 @@ describe('--resume of a finished batch', () => {
     expect(stored(service, 'changed-')).toHaveLength(5);
   });
 
-  it('a file whose every line was edited since it finished: --resume sends each once, as --help says', async () => {
+  it('a file whose every line is new since it finished (rewritten in another form?): --resume refuses, --restart sends', async () => {
     const { file, lines } = batchFile('ada-done', 'rewritten-', 3);
     const env = batchEnv(service.key('pro'), service.baseUrl);
     const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
     expect(first.code, first.stderr).toBe(0);
-    const edited = lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: 'second version' }));
-    writeFileSync(file, `${edited.join('\n')}\n`);
-    for (const expectSent of [3, 0]) {
-      const before = service.stats.requests;
-      const again = await runCli(['docs', 'submit', '--file', file, '--json', '--resume'], { env });
-      expect(again.code, again.stderr).toBe(0);
-      expect(service.stats.requests - before).toBe(expectSent);
-      expect(results(again.stdout).filter((r) => r.resumed !== true)).toHaveLength(expectSent);
-    }
+    // The same documents, their keys in another order (as another tool writes them): new bytes, new lines.
+    const reordered = lines.map((l) => {
+      const { alias, label, content } = JSON.parse(l) as Record<string, string>;
+      return JSON.stringify({ content, label, alias });
+    });
+    writeFileSync(file, `${reordered.join('\n')}\n`);
+    const before = service.stats.requests;
+    const refused = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `error: nothing to resume: none of the 3 lines the earlier batch of ${file} submitted is in it now`,
+    );
+    expect(refused.stderr).toContain('if every line was edited, pass --restart to send them all');
+    expect(service.stats.requests).toBe(before);
+    expect(stored(service, 'rewritten-')).toHaveLength(3);
+    // Every line edited: --restart sends each once; a --resume after it sends nothing.
+    writeFileSync(
+      file,
+      `${lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: 'second version' })).join('\n')}\n`,
+    );
+    const restarted = await runCli(['docs', 'submit', '--file', file, '--restart'], { env });
+    expect(restarted.code, restarted.stderr).toBe(0);
+    const again = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('batch already finished: 3 documents sent; nothing to do');
     const contents = stored(service, 'rewritten-').map((d) => d.content);
     expect(contents.filter((c) => c === 'second version')).toHaveLength(3);
     expect(contents).toHaveLength(6);

@@ -154,6 +154,34 @@ describe('resumable batches', () => {
     expect(contents.sort()).toEqual([JSON.parse(lines[0] as string).content, 'edit 0, second version'].sort());
   });
 
+  it('a stopped batch whose file is written again in another form: --resume refuses (it would create every line again)', async () => {
+    // A breaker's find: the same documents with their keys reordered (another tool's JSON) are new lines by their
+    // bytes; --resume sent them all and the service held the lines submitted before the stop twice.
+    const { file: batch, lines } = makeBatch('reform', 6);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    await stoppedAfterOneAnswer(batch, env);
+    const reordered = lines.map((l) => {
+      const { alias, label, content } = JSON.parse(l) as Record<string, string>;
+      return JSON.stringify({ label, content, alias });
+    });
+    writeFileSync(batch, `${reordered.join('\n')}\n`);
+    const made = stored(service, 'reform-').length;
+    expect(made).toBeGreaterThanOrEqual(1);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const before = service.stats.requests;
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toMatch(
+      /error: nothing to resume: none of the \d+ lines? the earlier batch of .* submitted is in it now/,
+    );
+    expect(service.stats.requests).toBe(before);
+    // Put back as it was, it resumes: every line once.
+    writeFileSync(batch, `${lines.join('\n')}\n`);
+    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(back.code, back.stderr).toBe(0);
+    expectEachOnce('reform', lines);
+  });
+
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
     const lines = [
       // Complete, in its own field order, spacing and escapes: sent byte for byte.
