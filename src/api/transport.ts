@@ -17,6 +17,7 @@ import { headersWithout, type SecretForm, secretForms, without } from './redacti
 export interface TransportOptions {
   baseUrl: URL;
   env: Readonly<Record<string, string | undefined>>;
+  /** A caller's own limits (doctor's shorter ones); FACECTL_HTTP_TIMEOUT, which its hints offer, comes first. */
   connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
@@ -78,9 +79,9 @@ export class Transport {
     // Refused (exit 2) here, as a bad proxy variable is, before anything is sent.
     const fromEnv = httpTimeoutFromEnv(options.env);
     this.limits = {
-      connectMs: options.connectTimeoutMs ?? fromEnv ?? 10_000,
-      headersMs: options.headersTimeoutMs ?? fromEnv ?? 30_000,
-      bodyMs: options.bodyTimeoutMs ?? fromEnv ?? 60_000,
+      connectMs: fromEnv ?? options.connectTimeoutMs ?? 10_000,
+      headersMs: fromEnv ?? options.headersTimeoutMs ?? 30_000,
+      bodyMs: fromEnv ?? options.bodyTimeoutMs ?? 60_000,
     };
     this.deadlineMs = this.limits.connectMs + this.limits.headersMs + this.limits.bodyMs;
     this.cap = options.maxResponseBytes ?? 64 * 1024 * 1024;

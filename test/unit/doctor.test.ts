@@ -292,6 +292,21 @@ describe('facectl doctor', () => {
     expect(down.byName('clock skew').status).toBe('warn');
   });
 
+  it('FACECTL_HTTP_TIMEOUT, which its fix offers, sets how long the probe waits (a ring: it waited 10 s regardless)', async () => {
+    const silent = await startFaultServer(() => undefined);
+    try {
+      const env = { FACECTL_CONFIG_DIR: configDir('{}'), FACECTL_HTTP_TIMEOUT: '0.3' };
+      const r = await doctor({ baseUrl: silent.baseUrl, apiKey: 'fcs_abcdefgh_0123456789', env });
+      expect(r.code).toBe(1);
+      expect(r.byName('reachable')).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('no response within 0.3 s'),
+      });
+    } finally {
+      await silent.close();
+    }
+  });
+
   it('--debug shows the probe of the service, the key redacted', async () => {
     const key = service.key('pro');
     const r = await doctor({ baseUrl: service.baseUrl, apiKey: key }, ['doctor', '--debug']);
