@@ -145,7 +145,8 @@ export function detailLines(detail: unknown, message: string): string[] {
   return [];
 }
 
-const FULL_KEY = /\b(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g;
+// Not after a letter or digit (`x_fcs_…` in a code is a key; `\b` missed it after `_`).
+const FULL_KEY = /(?<![A-Za-z0-9])(fcs_[A-Za-z0-9]{8})_[A-Za-z0-9]{4,}/g;
 
 /** Any full API key cut to its prefix (`fcs_AbCdEfGh_…`): a message refusing a misplaced key would quote it back. */
 export const withoutKeys = (text: string): string => (text.includes('fcs_') ? text.replace(FULL_KEY, '$1_…') : text);

@@ -303,6 +303,17 @@ describe('auth status', () => {
     ['with / escaped as PHP writes JSON', 'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv', (k: string) => k.replaceAll('/', '\\/')],
     ['percent-encoded', 'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv', encodeURIComponent],
     ['a service key without its fcs_', 'fcs_egmSyObs_OuPGabcdefghijklmnopqrstuvwxyz012', (k: string) => k.slice(4)],
+    ['a service key, its secret alone', 'fcs_egmSyObs_OuPGabcdefghijklmnopqrstuvwxyz012', (k: string) => k.slice(13)],
+    [
+      'with + and = as \\u00XX (as .NET writes JSON)',
+      'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv',
+      (k: string) => k.replace(/[+=]/g, (c) => `\\u00${c.charCodeAt(0).toString(16).toUpperCase()}`),
+    ],
+    [
+      'every character as \\u00XX',
+      'fcs_egmSyObs_OuPGabcdefghijklmnopqrstuvwxyz012',
+      (k: string) => [...k].map((c) => `\\u00${c.charCodeAt(0).toString(16)}`).join(''),
+    ],
   ])('a key echoed %s in a refusal: not shown (a breaker found it whole)', async (_, key, form) => {
     const echo = await startFaultServer((req, res) => {
       const sent = String(req.headers.authorization).slice(7);
@@ -322,6 +333,37 @@ describe('auth status', () => {
         expect(stdout + stderr).not.toContain(form(key));
         expect(stdout + stderr).not.toContain(key.slice(4, -4));
       }
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it('a service key inside a code (`x_fcs_…`): cut to its prefix there too (a ring saw it whole on the status line)', async () => {
+    const key = 'fcs_AbCdEfGh_Q7r9T2v4X6z8B1d3F5h7J9k2M4n6P8q0';
+    const echo = await startFaultServer((_req, res) => json(res, 400, { detail: 'no', code: `x_${key}` }));
+    try {
+      const { code, stdout, stderr } = await cli(['faces', 'get', 'ada'], {
+        env: { FACECTL_API_KEY: 'fcs_ZzZzZzZz_another0key0entirely0000', FACECTL_BASE_URL: echo.baseUrl },
+      });
+      expect(code).toBe(ExitCode.usage);
+      expect(stderr).toContain('x_fcs_AbCdEfGh_…');
+      expect(stdout + stderr).not.toContain(key);
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it('a JSON escape that is itself escaped stays as the service wrote it (`\\\\u0041` is not an A)', async () => {
+    const key = 'sk_live/AbCdEf+GhIj=KlMnOp/QrStUv';
+    const echo = await startFaultServer((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(String.raw`{"detail":"path C:\u0041 and sk_live/AbCdEf+GhIj=KlMnOp/QrStUv"}`);
+    });
+    try {
+      const { stderr } = await cli(['faces', 'get', 'ada'], {
+        env: { FACECTL_API_KEY: key, FACECTL_BASE_URL: echo.baseUrl },
+      });
+      expect(stderr).toContain(String.raw`error: path C:A and [redacted]`);
     } finally {
       await echo.close();
     }
