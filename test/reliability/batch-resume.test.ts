@@ -156,29 +156,32 @@ describe('resumable batches', () => {
 
   it('a stopped batch whose file is written again in another form: --resume refuses (it would create every line again)', async () => {
     // A breaker's find: the same documents with their keys reordered (another tool's JSON) are new lines by their
-    // bytes; --resume sent them all and the service held the lines submitted before the stop twice.
+    // bytes; --resume sent them all and the service held the lines submitted before the stop twice. The batch
+    // stops at line 4, whose face does not exist: lines 1-3 recorded, a clean stop (no request without an answer).
     const { file: batch, lines } = makeBatch('reform', 6);
-    const env = batchEnv(service.key('pro'), server.baseUrl);
-    await stoppedAfterOneAnswer(batch, env);
+    const bad = JSON.stringify({ ...JSON.parse(lines[3] as string), alias: 'no-such-face' });
+    writeFileSync(batch, `${[...lines.slice(0, 3), bad, ...lines.slice(4)].join('\n')}\n`);
+    const direct = batchEnv(service.key('pro'), service.baseUrl);
+    const stopped = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env: direct });
+    expect(stopped.code, stopped.stderr).toBe(4);
+    expect(stored(service, 'reform-')).toHaveLength(3);
     const reordered = lines.map((l) => {
       const { alias, label, content } = JSON.parse(l) as Record<string, string>;
       return JSON.stringify({ label, content, alias });
     });
     writeFileSync(batch, `${reordered.join('\n')}\n`);
-    const made = stored(service, 'reform-').length;
-    expect(made).toBeGreaterThanOrEqual(1);
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
     const before = service.stats.requests;
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
     expect(resumed.code).toBe(2);
-    expect(resumed.stderr).toMatch(
-      /error: nothing to resume: none of the \d+ lines? the earlier batch of .* submitted is in it now/,
+    expect(resumed.stderr).toContain(
+      `error: nothing to resume: none of the 3 lines the earlier batch of ${batch} submitted is in it now`,
     );
     expect(service.stats.requests).toBe(before);
-    // Put back as it was, it resumes: every line once.
+    // Put back as it was (line 4 fixed), it resumes: every line once.
     writeFileSync(batch, `${lines.join('\n')}\n`);
     const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
     expect(back.code, back.stderr).toBe(0);
+    expect(service.stats.requests - before).toBe(3);
     expectEachOnce('reform', lines);
   });
 
