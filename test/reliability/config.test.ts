@@ -51,6 +51,25 @@ describe('configuration', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it('case 13, a batch: refused before its file is read or a record made (it failed line by line, hinting --resume)', async () => {
+    const dir = makeConfigDir();
+    const file = tempFile(
+      'batch.ndjson',
+      `${['a', 'b', 'c'].map((l) => JSON.stringify({ alias: 'ada', label: l, content: l })).join('\n')}\n`,
+    );
+    const before = server.requests.length;
+    const result = await runCli(['docs', 'submit', '--file', file], {
+      env: { FACECTL_BASE_URL: server.baseUrl, FACECTL_CONFIG_DIR: dir },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      'error: not logged in: no API key: not given with --api-key-stdin, FACECTL_API_KEY is not set, and profile "default" has none\n' +
+        'run `facectl auth login`, or set FACECTL_API_KEY\n',
+    );
+    expect(readdirSync(dir)).not.toContain('state');
+    expect(server.requests.length).toBe(before);
+  });
+
   it('case 14: corrupt config file -> error naming the file; the file is never cleared or overwritten', async () => {
     const dir = makeConfigDir();
     const path = join(dir, 'config.json');

@@ -6,7 +6,7 @@ import { stateDir } from '../../config/paths.js';
 import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
-import { ApiError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
+import { ApiError, AuthError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
 import { type BatchLines, type CheckWatcher, type NdjsonLine, readAsNdjson } from '../../input/ndjson.js';
@@ -62,7 +62,10 @@ export async function submitBatch(ctx: Context, input: BatchInput): Promise<Batc
 async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   const { source } = input;
   const streamed = !source.reopenable;
-  const key = (await (await ctx.credentials()).apiKey())?.key;
+  const creds = await ctx.credentials();
+  const key = (await creds.apiKey())?.key;
+  // Without a key every line would fail alike: said before anything is read or recorded, as any command does.
+  if (key === undefined) throw new AuthError(`not logged in: ${creds.describe()}`);
   const options = {
     dir: stateDir(ctx.env),
     identity: await inputIdentity(source, ctx.runtime.cwd()),
