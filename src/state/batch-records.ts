@@ -200,6 +200,18 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,
         });
       }
+      // A file's stopped batch none of whose recorded lines is left: rewritten in another form, its documents would
+      // be made again, as --resume refuses to.
+      const rewritten = options.streamed
+        ? undefined
+        : unfinished.find((s) => s.acknowledged.size > 0 && s.compared.matched === 0);
+      if (rewritten !== undefined) {
+        const n = rewritten.acknowledged.size;
+        throw new UsageError(
+          `an earlier batch of ${options.sourceName} stopped after ${n} of its documents ${n === 1 ? 'was' : 'were'} submitted, and none of ${n === 1 ? 'that line' : 'those lines'} is in it now`,
+          { code: 'unfinished_batch', hint: `${REWRITTEN} (the record is ${rewritten.path})` },
+        );
+      }
       // A clean earlier run with no answer recorded made nothing: this batch takes its place.
       dropped = unfinished.filter((s) => s.clean && s.acknowledged.size === 0 && sameInput(s));
     } else if (options.mode === 'restart') {
@@ -219,13 +231,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const n = chosen.acknowledged.size;
         throw new UsageError(
           `nothing to resume: none of the ${n} ${n === 1 ? 'line' : 'lines'} the earlier batch of ${options.sourceName} submitted is in it now`,
-          {
-            code: 'nothing_to_resume',
-            hint:
-              'lines are known by their bytes: a file written again in another form (keys reordered, other spacing) ' +
-              'holds new lines, whose documents --resume would create again. Put the file back as it was, then ' +
-              '--resume; if every line was edited, pass --restart to send them all',
-          },
+          { code: 'nothing_to_resume', hint: REWRITTEN },
         );
       }
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
@@ -291,6 +297,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     }
   }
 }
+
+const REWRITTEN =
+  'lines are known by their bytes: a file written again in another form (keys reordered, other spacing) holds new ' +
+  'lines, whose documents would be created again. Put the file back as it was, then --resume; if every line was ' +
+  'edited, pass --restart to send them all';
 
 function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;

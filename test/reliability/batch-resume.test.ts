@@ -154,7 +154,7 @@ describe('resumable batches', () => {
     expect(contents.sort()).toEqual([JSON.parse(lines[0] as string).content, 'edit 0, second version'].sort());
   });
 
-  it('a stopped batch whose file is written again in another form: --resume refuses (it would create every line again)', async () => {
+  it('a stopped batch whose file is written again in another form: --resume and a plain run refuse (they would create every line again)', async () => {
     // A breaker's find: the same documents with their keys reordered (another tool's JSON) are new lines by their
     // bytes; --resume sent them all and the service held the lines submitted before the stop twice. The batch
     // stops at line 4, whose face does not exist: lines 1-3 recorded, a clean stop (no request without an answer).
@@ -176,6 +176,14 @@ describe('resumable batches', () => {
     expect(resumed.stderr).toContain(
       `error: nothing to resume: none of the 3 lines the earlier batch of ${batch} submitted is in it now`,
     );
+    expect(service.stats.requests).toBe(before);
+    // A plain run would make them again as a new batch: refused as well (a ring's find).
+    const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(
+      `error: an earlier batch of ${batch} stopped after 3 of its documents were submitted, and none of those lines is in it now`,
+    );
+    expect(plain.stderr).toContain('Put the file back as it was, then --resume');
     expect(service.stats.requests).toBe(before);
     // Put back as it was (line 4 fixed), it resumes: every line once.
     writeFileSync(batch, `${lines.join('\n')}\n`);
