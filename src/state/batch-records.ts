@@ -1,20 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  danglingLink,
-  directoryRefusal,
-  makeDirectories,
-  nearestThere,
-  type Refusal,
-  statOrUndefined,
-} from '../config/file-safety.js';
-import { writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
+import { privateDirectory } from './state-dir.js';
 
 /**
  * Which batch a run of `docs submit` belongs to, by comparing the input's lines with what each earlier
@@ -169,7 +160,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       .filter((s) => s.compared.matched > 0)
       .sort((a, b) => b.compared.matched - a.compared.matched)[0];
     // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
-    const unclean = unfinished.find((s) => !s.clean && sameInput(s));
+    // A file's batch none of whose recorded lines is left: written again in another form (keys reordered by a
+    // tool), its lines are new by their bytes, and sending them would make its documents again.
+    const rewritten = (s: (typeof scored)[number]) =>
+      !options.streamed && s.acknowledged.size > 0 && s.compared.matched === 0;
+    const unclean = unfinished.find((s) => !s.clean && sameInput(s) && !rewritten(s));
     // The batch a plain run is refused for, which --resume then goes on with.
     const blocking = stopped ?? unclean;
     if (options.mode === 'new') {
@@ -200,16 +195,13 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,
         });
       }
-      // A file's stopped batch none of whose recorded lines is left: rewritten in another form, its documents would
-      // be made again, as --resume refuses to.
-      const rewritten = options.streamed
-        ? undefined
-        : unfinished.find((s) => s.acknowledged.size > 0 && s.compared.matched === 0);
-      if (rewritten !== undefined) {
-        const n = rewritten.acknowledged.size;
+      const gone = unfinished.find(rewritten);
+      if (gone !== undefined) {
+        const n = gone.acknowledged.size;
+        const stop = gone.clean ? 'stopped' : `${stopWithout(gone.unanswered)},`;
         throw new UsageError(
-          `an earlier batch of ${options.sourceName} stopped after ${n} of its documents ${n === 1 ? 'was' : 'were'} submitted, and none of ${n === 1 ? 'that line' : 'those lines'} is in it now`,
-          { code: 'unfinished_batch', hint: `${REWRITTEN} (the record is ${rewritten.path})` },
+          `an earlier batch of ${options.sourceName} ${stop} after ${n} of its documents ${n === 1 ? 'was' : 'were'} submitted, and none of ${n === 1 ? 'that line' : 'those lines'} is in it now`,
+          { code: 'unfinished_batch', hint: `${REWRITTEN} (the record is ${gone.path})` },
         );
       }
       // A clean earlier run with no answer recorded made nothing: this batch takes its place.
@@ -226,8 +218,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       chosen = scored
         .filter((s) => s.busy === undefined && (s.any > 0 || !options.streamed))
         .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
-      // None of its lines left: a file rewritten in another form (keys reordered by a tool) would be sent again whole.
-      if (chosen !== undefined && chosen.any === 0 && chosen.acknowledged.size > 0) {
+      if (chosen !== undefined && rewritten(chosen)) {
         const n = chosen.acknowledged.size;
         throw new UsageError(
           `nothing to resume: none of the ${n} ${n === 1 ? 'line' : 'lines'} the earlier batch of ${options.sourceName} submitted is in it now`,
@@ -319,87 +310,6 @@ function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptio
         ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
         : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
-}
-
-/** The record directory checked, made, then checked again: a symlink planted meanwhile is refused too. */
-function privateDirectory(stateDir: string, dir: string, keep: boolean): boolean {
-  if (checkStateDirectory(stateDir, keep) === undefined) return false;
-  try {
-    makeDirectories(dir);
-  } catch (error) {
-    throw stateError(dir, error, keep);
-  }
-  checkStateDirectory(stateDir, keep);
-  return true;
-}
-
-/**
- * What a batch checks of the state directory before it writes there, making nothing (`facectl doctor` runs it
- * too): the user's and writable by no one else, or another user could plant a symlink where records go; a
- * directory; writable. Throws the batch's error (nothing sent); returns the nearest directory there is on the
- * way to the records, or undefined for --resume (`keep`) when there is no record directory (none is made).
- */
-export function checkStateDirectory(stateDir: string, keep = false): string | undefined {
-  refuse(stateDir, 'state directory');
-  // A symlink to nothing: reading takes it for a directory not made yet, but mkdir cannot make it (ENOENT).
-  const dangling = danglingLink(stateDir, 'state directory', 'FACECTL_STATE_DIR');
-  if (dangling) refused(dangling);
-  const dir = join(stateDir, 'batches');
-  const at = nearestThere(dir);
-  if (at === dir) {
-    const info = statOrUndefined(dir, true);
-    if (!info?.isDirectory()) {
-      refused({
-        problem: `${dir} is not a directory of facectl's (it is ${info?.isSymbolicLink() ? 'a symlink' : 'a file'})`,
-        fix: `remove ${dir} (facectl makes it again), or set FACECTL_STATE_DIR to a directory of your own`,
-      });
-    }
-    refuse(dir, 'batch record directory');
-  } else if (!statOrUndefined(at, false)?.isDirectory()) {
-    refused({
-      problem: `the state directory ${stateDir} is not a directory (a file is where it, or a directory above it, would be)`,
-      fix: `set FACECTL_STATE_DIR to a directory (a missing one is made), or move ${at} away`,
-    });
-  }
-  // --resume with no record directory has no batch to go on with: only a way to look for it is needed.
-  const none = keep && at !== dir;
-  try {
-    accessSync(at, none ? constants.X_OK : constants.W_OK | constants.X_OK);
-  } catch (error) {
-    throw unwritable(at, error, keep);
-  }
-  return none ? undefined : at;
-}
-
-/** The nearest directory there is on the way to the records denies this user (or is read-only): nothing was sent. */
-function unwritable(at: string, error: unknown, keep: boolean): CliError {
-  const failure = writeFailure(error, at, 'FACECTL_STATE_DIR');
-  const permissions = `check the permissions of ${at} (\`chmod 700 ${at}\` if it is yours)`;
-  return new CliError(`cannot write batch records in ${at}: ${failure.reason}; nothing was sent`, ExitCode.error, {
-    code: 'state_unwritable',
-    hint: keep
-      ? `${failure.inPlace ?? permissions}, then --resume with FACECTL_STATE_DIR as it is (where the batch's record is kept)`
-      : (failure.fix ?? `${permissions}, or set FACECTL_STATE_DIR to a writable one`),
-    cause: error,
-  });
-}
-
-function refuse(dir: string, what: string): void {
-  const refusal = directoryRefusal(dir, {
-    what,
-    risk: 'they could read or rewrite the records of your batches',
-    swap: 'plant links where facectl writes the records of your batches',
-    elsewhere: 'FACECTL_STATE_DIR',
-  });
-  if (refusal) refused(refusal);
-}
-
-/** Exit 2, as for bad input: nothing was sent, and the fix is the user's (a directory to give or to mend). */
-function refused(refusal: Refusal): never {
-  throw new CliError(`refusing to write batch records: ${refusal.problem}; nothing was sent`, ExitCode.usage, {
-    code: 'state_unsafe',
-    hint: refusal.fix,
-  });
 }
 
 /** How an unclean batch ended: stopped with requests unanswered (Ctrl-C, SIGTERM), or killed. */

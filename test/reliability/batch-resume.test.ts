@@ -193,6 +193,43 @@ describe('resumable batches', () => {
     expectEachOnce('reform', lines);
   });
 
+  it('a batch killed with a request in flight whose file is written again in another form: refused as well', async () => {
+    // A newcomer's find: after a stop with a request unanswered, the plain run's refusal offered --resume, which sent
+    // every rewritten line: the recorded ones and the one in flight were made twice.
+    const { file: batch, lines } = makeBatch('rekilled', 6);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(2);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '1'], env);
+    const recorded = () =>
+      journalFiles(env.FACECTL_CONFIG_DIR).flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"document_id"')),
+      ).length;
+    await until(() => recorded() >= 2 && proxy.held() > 0, 'two answers recorded and a request in flight');
+    run.child.kill('SIGKILL');
+    expect((await run.exit).signal).toBe('SIGKILL');
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    expect(stored(service, 'rekilled-')).toHaveLength(3);
+    writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const before = service.stats.requests;
+    const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain(
+      `error: an earlier batch of ${batch} did not stop cleanly (it was killed, crashed, or could not write its record), after 2 of its documents were submitted, and none of those lines is in it now`,
+    );
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toContain('error: nothing to resume: none of the 2 lines');
+    expect(service.stats.requests).toBe(before);
+    writeFileSync(batch, `${lines.join('\n')}\n`);
+    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(back.code, back.stderr).toBe(0);
+    expectEachOnce('rekilled', lines);
+  });
+
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
     const lines = [
       // Complete, in its own field order, spacing and escapes: sent byte for byte.

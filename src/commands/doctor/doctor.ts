@@ -10,7 +10,7 @@ import { configFilePath, stateDir } from '../../config/paths.js';
 import { ConfigFileError, parseConfigText } from '../../config/profile-store.js';
 import type { Column, Context, KeySource, Paint } from '../../context.js';
 import { CliError, ExitCode, forProfile, withoutKeys } from '../../errors.js';
-import { checkStateDirectory } from '../../state/batch-records.js';
+import { checkStateDirectory } from '../../state/state-dir.js';
 import { verb } from '../kit.js';
 import { type Check, fail, ok, warn } from './checks.js';
 
