@@ -290,9 +290,9 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
 }
 
 const REWRITTEN =
-  'lines are known by their bytes: a file written again in another form (keys reordered, other spacing) holds new ' +
-  'lines, whose documents would be created again. Put the file back as it was, then --resume; if every line was ' +
-  'edited, pass --restart to send them all';
+  'lines are known by their bytes as sent: a file written again in another form (keys reordered, other spacing), or ' +
+  'completed by another --alias, --label or --perspective, holds new lines, whose documents would be created again. ' +
+  'Put the file and flags back as they were, then --resume; if every line was edited, pass --restart to send them all';
 
 function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;

@@ -165,6 +165,13 @@ describe('resumable batches', () => {
     const stopped = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env: direct });
     expect(stopped.code, stopped.stderr).toBe(4);
     expect(stored(service, 'reform-')).toHaveLength(3);
+    // Another flag completing every line makes every line new as well (a breaker's find): refused, naming the flags.
+    const flagged = await runCli(['docs', 'submit', '--file', batch, '--resume', '--perspective', 'first-person'], {
+      env: direct,
+    });
+    expect(flagged.code).toBe(2);
+    expect(flagged.stderr).toContain('or completed by another --alias, --label or --perspective, holds new lines');
+    expect(stored(service, 'reform-')).toHaveLength(3);
     const reordered = lines.map((l) => {
       const { alias, label, content } = JSON.parse(l) as Record<string, string>;
       return JSON.stringify({ label, content, alias });
@@ -183,7 +190,7 @@ describe('resumable batches', () => {
     expect(plain.stderr).toContain(
       `error: an earlier batch of ${batch} stopped after 3 of its documents were submitted, and none of those lines is in it now`,
     );
-    expect(plain.stderr).toContain('Put the file back as it was, then --resume');
+    expect(plain.stderr).toContain('Put the file and flags back as they were, then --resume');
     expect(service.stats.requests).toBe(before);
     // Put back as it was (line 4 fixed), it resumes: every line once.
     writeFileSync(batch, `${lines.join('\n')}\n`);
@@ -377,7 +384,7 @@ describe('resumable batches', () => {
     expect(batchRecords(env.FACECTL_CONFIG_DIR)).toHaveLength(20);
   }, 60_000);
 
-  it('--resume of a file moved after its batch stopped: refused naming that file; moved back, it resumes', async () => {
+  it('--resume or a plain run of a file moved after its batch stopped: refused naming that file; moved back, it resumes', async () => {
     const { file: batch, lines } = makeBatch('moved', 4);
     const { file: other } = makeBatch('elsewhere', 4);
     const env = batchEnv(service.key('pro'), service.baseUrl);
@@ -397,11 +404,17 @@ describe('resumable batches', () => {
           `acknowledged by the unfinished batch of ${batch}, a file no longer there`,
       ),
     );
-    expect(refused.stderr).toContain('move it back and run --resume again');
+    expect(refused.stderr).toContain('move it back and run --resume (its acknowledged lines are not sent twice)');
     // --restart is offered with what it costs: the lines already submitted made a second time.
     const count = /but (\d) of its lines were/.exec(refused.stderr)?.[1];
     expect(refused.stderr).toContain(
       `--restart sends every line anyway: the ${count} already submitted are created again, as duplicates`,
+    );
+    // A plain run of it sent them all again as well (a breaker's find): refused the same way.
+    const plain = await runCli(['docs', 'submit', '--file', moved], { env });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain(
+      `error: ${count} of the lines of ${moved} were acknowledged by the unfinished batch of ${batch}, a file no longer there`,
     );
     expect(service.stats.requests).toBe(before);
     // A file none of those batches holds a line of: nothing to resume, refused, nothing sent.

@@ -63,8 +63,9 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
 }
 
 /**
- * --resume of a file without a batch: unfinished batches of files now gone, counting its keys they acknowledged;
- * `refuse` throws when one holds lines of it (most likely this file, moved: its lines would be sent twice).
+ * A file without a batch (but for --restart): unfinished batches of files now gone, counting its keys they
+ * acknowledged; `refuse` throws when one holds lines of it (most likely this file, moved: its lines would be sent
+ * twice).
  */
 export async function movedFileBatch(dir: string, name: string) {
   const gone = await goneFileBatches(dir);
@@ -76,18 +77,20 @@ export async function movedFileBatch(dir: string, name: string) {
         if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
       });
     },
-    refuse(): void {
+    refuse(resume: boolean): void {
       const most = Math.max(...matched);
       if (most === 0) return;
       const was = (gone[matched.indexOf(most)] as { path: string }).path;
+      const by = `acknowledged by the unfinished batch of ${was}, a file no longer there`;
       throw new UsageError(
-        `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ` +
-          `acknowledged by the unfinished batch of ${was}, a file no longer there`,
+        resume
+          ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ${by}`
+          : `${most} of the lines of ${name} were ${by}`,
         {
-          code: 'nothing_to_resume',
+          code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
             `a batch is known by its file's path: if ${name} is ${was} moved, move it back and run --resume ` +
-            `again (its acknowledged lines are not sent twice); --restart sends every line anyway: the ${most} ` +
+            `(its acknowledged lines are not sent twice); --restart sends every line anyway: the ${most} ` +
             'already submitted are created again, as duplicates',
         },
       );

@@ -94,9 +94,9 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       }
       opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
     } else {
-      // --resume of a file with no batch of its own: is it a moved file whose batch is unfinished?
+      // A file with no batch of its own: is it a moved file whose batch is unfinished?
       const moved =
-        input.journal === 'resume' && records.candidates.length === 0
+        input.journal !== 'restart' && records.candidates.length === 0
           ? await movedFileBatch(join(options.dir, 'batches'), source.name)
           : undefined;
       // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
@@ -109,7 +109,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
               moved?.add(line.key);
             };
       const batch = await input.read(watch);
-      moved?.refuse();
+      moved?.refuse(input.journal === 'resume');
       const journal = await records.open(comparison);
       // The send pass counts again: in the room the check pass made if it counted, else in room made once for all.
       seen.clear();
