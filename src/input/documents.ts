@@ -53,12 +53,21 @@ export async function detectDocumentFormat(
   return { format: next === -1 ? 'json' : 'ndjson', chunks: peek.replay() };
 }
 
+/** '.' for objects one after another, undefined when they are NDJSON already (one object a line): sent as they are. */
+const oneALine = (text: string): string | undefined =>
+  text.split('\n').every((line) => {
+    const parsed = line.trim() === '' || tryParseJson(line);
+    return parsed === true || (parsed.ok && isPlainObject(parsed.value));
+  })
+    ? undefined
+    : '.';
+
 export async function readJsonDocument(
   chunks: AsyncIterable<Buffer>,
   sourceName: string,
   defaults: DocumentDefaults,
   detected = false,
-  batchHint?: (filter: string) => string,
+  batchHint?: (filter: string | undefined) => string,
 ): Promise<DocumentBody> {
   const text = await readChunksText(chunks, sourceName, true);
   if (text.trim() === '') throw blankError(sourceName);
@@ -71,7 +80,10 @@ export async function readJsonDocument(
       : 'holds JSON objects one after another';
     throw new UsageError(
       `${sourceName}: ${what}; one document is one JSON object, many are a batch in NDJSON (one object a line)`,
-      { code: 'invalid_input', hint: batchHint && `send them as a batch: ${batchHint(array ? '.[]' : '.')}` },
+      {
+        code: 'invalid_input',
+        hint: batchHint && `send them as a batch: ${batchHint(array ? '.[]' : oneALine(text))}`,
+      },
     );
   }
   // Parsed again only to throw the error that says where the JSON broke or what it holds instead.

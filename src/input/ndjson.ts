@@ -47,7 +47,7 @@ export type BatchOptions = {
   continueOnError: boolean;
   detected: boolean;
   /** The command line that sends a JSON array made NDJSON by `jq -c FILTER` (the program, unquoted) as a batch. */
-  batchHint?: ((filter: string) => string) | undefined;
+  batchHint?: ((filter: string | undefined) => string) | undefined;
 };
 
 /** The lines to send of an NDJSON source whose first read is `chunks` (it may replay what detection peeked at). */
@@ -111,7 +111,7 @@ export async function* readNdjsonDocuments(
   sourceName: string,
   defaults: DocumentDefaults,
   checkOnly = false,
-  batchHint?: (filter: string) => string,
+  batchHint?: (filter: string | undefined) => string,
 ): AsyncGenerator<NdjsonLine> {
   /** Before the first line that is not blank (`echo; jq . docs.json`): the one that may open a JSON array. */
   let first = true;

@@ -320,6 +320,21 @@ describe('docs submit: bad input is exit 2 naming the flag, file or line; nothin
       { stdin: docs.map((d) => JSON.stringify(d, null, 2)).join('\n') },
     );
     expect(sequence.stderr).toContain('send them as a batch: ... | jq -c . | facectl docs submit --format ndjson -\n');
+    // A file of one object a line (NDJSON given --format json) is sent as it is, by its path (a breaker's find: jq
+    // would move the batch to standard input and could change each line's bytes).
+    const lines = file('docs.ndjson', `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`);
+    const ndjson = await refused(
+      ['--file', lines, '--format', 'json', '--label', 'l'],
+      'holds JSON objects one after another',
+    );
+    expect(ndjson.stderr).toContain(
+      `send them as a batch: facectl docs submit --file ${lines} --format ndjson --label l\n`,
+    );
+    const pretty = file('pretty.json', docs.map((d) => JSON.stringify(d, null, 2)).join('\n'));
+    const spread = await refused(['--file', pretty, '--format', 'json'], 'holds JSON objects one after another');
+    expect(spread.stderr).toContain(
+      `send them as a batch: jq -c . ${pretty} | facectl docs submit --format ndjson -\n`,
+    );
     // A .json file that parses but is no object, or does not parse, is said so; never sent as text.
     await refused(
       ['--file', file('words.json', '"just words"'), '--alias', 'ada-lovelace', '--label', 'l'],

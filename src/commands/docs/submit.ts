@@ -212,12 +212,16 @@ export function resumeCommand(ctx: Context, opts: SubmitOptions, jq = true): str
 }
 
 /**
- * The line that sends a JSON array (`jq -c '.[]'`) or objects one after another (`jq -c .`) as a batch,
+ * The line that sends a JSON array (`jq -c '.[]'`) or objects one after another (`jq -c .`; a file of one a line as
+ * it is) as a batch,
  * with the flags given (submitCommand); with --api-key-stdin, the key's line first.
  */
-function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string): string {
+function batchPipeline(ctx: Context, opts: SubmitOptions, filter: string | undefined): string {
   const path = opts.file ?? '-';
-  const jq = jqCommand(filter, path, true);
+  // A file that is NDJSON already is sent as it is, so its batch is known by its path (--resume).
+  if (filter === undefined && path !== '-')
+    return submitCommand(ctx, opts, `${flagAndValue('--file', path)} --format ndjson`);
+  const jq = jqCommand(filter ?? '.', path, true);
   // As docs/usage.md writes it; the variable unset, the shell says so and no document line becomes the key.
   const key =
     path === '-' ? 'IFS= read -r key; echo "$key"' : `printf '%s\\n' "\${FACECTL_KEY:?set FACECTL_KEY to the API key}"`;
