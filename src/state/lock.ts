@@ -25,7 +25,8 @@ export class LockHeldError extends Error {
 
 export type HeldLock = Pick<Lock, 'path' | 'release'>;
 
-type OwnerRecord = { token: string; pid: number; host?: string };
+/** `start`: the process's start time where /proc tells, so a pid reused by a later process is not taken for it. */
+type OwnerRecord = { token: string; pid: number; host?: string; start?: string };
 
 const OWNER_FILE = 'owner.json';
 const held = new Set<Lock>();
@@ -70,7 +71,12 @@ function create(lockPath: string): Lock | undefined {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
   }
-  const owner: OwnerRecord = { token: randomBytes(12).toString('hex'), pid: process.pid, host: hostname() };
+  const owner: OwnerRecord = {
+    token: randomBytes(12).toString('hex'),
+    pid: process.pid,
+    host: hostname(),
+    start: procStat(process.pid)?.start,
+  };
   try {
     writeFileSync(join(lockPath, OWNER_FILE), JSON.stringify(owner), { mode: 0o600 });
   } catch (error) {
@@ -175,8 +181,8 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
 }
 
 /**
- * The owner as a process of this host: gone (its pid answers ESRCH, or is ours), or running (its pid answers and,
- * where /proc tells, it is no zombie); undefined when another host's or neither.
+ * The owner as a process of this host: gone (its pid answers ESRCH, or is ours, or where /proc tells, is a zombie
+ * or a process started since), or running; undefined when another host's or neither.
  */
 function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
   if (owner?.host !== hostname()) return undefined;
@@ -189,10 +195,19 @@ function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | '
     // EPERM: another user's process, which runs.
     if (code !== 'EPERM') return code === 'ESRCH' ? 'gone' : undefined;
   }
+  const stat = procStat(owner.pid);
+  // No /proc (macOS): the pid answered. A zombie is dead, only not yet reaped by its parent.
+  if (stat === undefined) return 'running';
+  return stat.state === 'Z' || (owner.start !== undefined && stat.start !== owner.start) ? 'gone' : 'running';
+}
+
+/** A process's state and start time (fields 3 and 22 of /proc/PID/stat), where there is /proc. */
+function procStat(pid: number): { state: string; start: string } | undefined {
   try {
-    const stat = readFileSync(`/proc/${owner.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' ? 'running' : undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] as string, start: fields[19] as string };
   } catch {
-    return 'running'; // no /proc (macOS): the pid answered
+    return undefined;
   }
 }

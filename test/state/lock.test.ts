@@ -74,7 +74,7 @@ describe('lock between processes', () => {
     expect(figures).toEqual(Array(8).fill(6));
   });
 
-  it('a lock whose holder is gone from this host is taken over at once; one whose pid still answers, once stale by age', async () => {
+  it('a lock whose holder is gone from this host (reaped, a zombie, its pid reused) is taken over at once; one whose pid runs, once stale by age', async () => {
     const dir = makeTempDir('facectl-lock-');
     const plant = (lockPath: string, owner: object) => {
       mkdirSync(lockPath);
@@ -91,13 +91,28 @@ describe('lock between processes', () => {
     plant(earlier, { pid: process.pid, host: hostname() });
     acquireLock(earlier).release();
     expect(existsSync(earlier)).toBe(false);
-    // Killed but not reaped (a zombie), or a pid another process has now: its pid answers. No pid is
-    // trusted further than that: held, named with its pid and age, until untouched for staleMs.
+    // Killed but not reaped (a zombie): dead, though its pid answers. Taken over at once.
     const zombie = await startUnreaped('sleep 60');
     try {
       await zombie.kill();
       const lockPath = join(dir, 'zombie.lock');
       plant(lockPath, { pid: zombie.pid, host: hostname() });
+      acquireLock(lockPath, { staleMs: 5_000 }).release();
+      expect(existsSync(lockPath)).toBe(false);
+    } finally {
+      zombie.end();
+    }
+    // A pid that answers: a process started since the lock was taken (its pid reused) is not its holder; one
+    // whose start time is not known (a lock of an earlier version) is trusted: held, named with its pid and
+    // age, until untouched for staleMs.
+    const live = await startUnreaped('sleep 60');
+    try {
+      const reused = join(dir, 'reused.lock');
+      plant(reused, { pid: live.pid, host: hostname(), start: '1' });
+      acquireLock(reused, { staleMs: 5_000 }).release();
+      expect(existsSync(reused)).toBe(false);
+      const lockPath = join(dir, 'live.lock');
+      plant(lockPath, { pid: live.pid, host: hostname() });
       const refused = (() => {
         try {
           acquireLock(lockPath, { staleMs: 5_000 });
@@ -107,14 +122,15 @@ describe('lock between processes', () => {
         return undefined;
       })();
       expect(refused).toBeInstanceOf(LockHeldError);
-      expect((refused as LockHeldError).message).toBe(`${lockPath} is held by another process (pid ${zombie.pid})`);
-      expect((refused as LockHeldError).ageMs).toBeLessThan(5_000);
+      expect((refused as LockHeldError).message).toBe(`${lockPath} is held by another process (pid ${live.pid})`);
+      expect((refused as LockHeldError).holderRunning).toBe(true);
       const past = new Date(Date.now() - 5_500);
       utimesSync(lockPath, past, past);
       acquireLock(lockPath, { staleMs: 5_000 }).release();
       expect(existsSync(lockPath)).toBe(false);
     } finally {
-      zombie.end();
+      await live.kill();
+      live.end();
     }
   });
 
