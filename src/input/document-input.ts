@@ -11,7 +11,14 @@ import {
   readJsonDocument,
   textDocument,
 } from './documents.js';
-import { type BatchLines, type BatchOptions, type CheckWatcher, readBatchLines } from './ndjson.js';
+import {
+  type BatchLines,
+  type BatchOptions,
+  type CheckWatcher,
+  type NdjsonLine,
+  readBatchLines,
+  readNdjsonDocuments,
+} from './ndjson.js';
 import { blankError, emptyError, type InputSource, MAX_BODY_BYTES, tooLargeError } from './source.js';
 import { Utf8Stream } from './utf8.js';
 
@@ -28,7 +35,13 @@ export interface PreparedDocument {
 
 /** A batch is read when its reader is called: a file's check pass, each valid line shown to `watch`. */
 export type DocumentInput =
-  { kind: 'one'; prepared: PreparedDocument } | { kind: 'batch'; read(watch?: CheckWatcher): Promise<BatchLines> };
+  | { kind: 'one'; prepared: PreparedDocument }
+  | {
+      kind: 'batch';
+      read(watch?: CheckWatcher): Promise<BatchLines>;
+      /** A file's lines read again from its start, as the send pass reads them. */
+      reread(): AsyncIterable<NdjsonLine>;
+    };
 
 export interface ReadDocumentOptions extends Omit<BatchOptions, 'detected'> {
   format?: DocumentFormat | undefined;
@@ -72,6 +85,7 @@ export async function readDocumentInput(source: InputSource, options: ReadDocume
       return {
         kind: 'batch',
         read: (watch) => readBatchLines(source, detected.chunks, { ...options, detected: !format }, watch),
+        reread: () => readNdjsonDocuments(source.open(), source.name, options.defaults),
       };
   }
 }

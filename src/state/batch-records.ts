@@ -160,10 +160,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       .filter((s) => s.compared.matched > 0)
       .sort((a, b) => b.compared.matched - a.compared.matched)[0];
     // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
-    // A file's batch none of whose recorded lines is left: written again in another form (keys reordered by a
-    // tool), its lines are new by their bytes, and sending them would make its documents again.
+    // A file's batch none of whose recorded lines (or, killed before any answer was recorded, first lines) is
+    // left: written again in another form (keys reordered by a tool), its lines are new by their bytes, and
+    // sending them would make its documents again.
     const rewritten = (s: (typeof scored)[number]) =>
-      !options.streamed && s.acknowledged.size > 0 && s.compared.matched === 0;
+      !options.streamed && s.any === 0 && (s.acknowledged.size > 0 || (!s.clean && s.head.size > 0));
     const unclean = unfinished.find((s) => !s.clean && sameInput(s) && !rewritten(s));
     // The batch a plain run is refused for, which --resume then goes on with.
     const blocking = stopped ?? unclean;
@@ -199,10 +200,14 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       if (gone !== undefined) {
         const n = gone.acknowledged.size;
         const stop = gone.clean ? 'stopped' : `${stopWithout(gone.unanswered)},`;
-        throw new UsageError(
-          `an earlier batch of ${options.sourceName} ${stop} after ${n} of its documents ${n === 1 ? 'was' : 'were'} submitted, and none of ${n === 1 ? 'that line' : 'those lines'} is in it now`,
-          { code: 'unfinished_batch', hint: `${REWRITTEN} (the record is ${gone.path})` },
-        );
+        const what =
+          n === 0
+            ? 'before any answer was recorded, and none of the lines it began with'
+            : `after ${n} of its documents ${n === 1 ? 'was' : 'were'} submitted, and none of ${n === 1 ? 'that line' : 'those lines'}`;
+        throw new UsageError(`an earlier batch of ${options.sourceName} ${stop} ${what} is in it now`, {
+          code: 'unfinished_batch',
+          hint: `${REWRITTEN} (the record is ${gone.path})`,
+        });
       }
       // A clean earlier run with no answer recorded made nothing: this batch takes its place.
       dropped = unfinished.filter((s) => s.clean && s.acknowledged.size === 0 && sameInput(s));
@@ -220,8 +225,9 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
       if (chosen !== undefined && rewritten(chosen)) {
         const n = chosen.acknowledged.size;
+        const lines = n === 0 ? 'lines' : `${n} ${n === 1 ? 'line' : 'lines'}`;
         throw new UsageError(
-          `nothing to resume: none of the ${n} ${n === 1 ? 'line' : 'lines'} the earlier batch of ${options.sourceName} submitted is in it now`,
+          `nothing to resume: none of the ${lines} the earlier batch of ${options.sourceName} ${n === 0 ? 'began with' : 'submitted'} is in it now`,
           { code: 'nothing_to_resume', hint: REWRITTEN },
         );
       }

@@ -130,8 +130,9 @@ describe('a batch whose journal cannot be written', () => {
     const total = 3000;
     const { file } = batchFile('ada-full', 'full-', total);
     const env = batchEnv(service.key('pro'), service.baseUrl);
-    // 4 blocks: the journal's header and a few dozen records fit, then writes fail.
-    const cut = await limited(['docs', 'submit', '--file', file, '--json'], env, 4);
+    // 16 blocks: the journal's header (with the keys of the file's first 100 lines) and a few dozen records fit,
+    // then writes fail.
+    const cut = await limited(['docs', 'submit', '--file', file, '--json'], env, 16);
     expect(cut.code, cut.stderr).toBe(1);
     const error = JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error;
     expect(error.code).toBe('state_unwritable');

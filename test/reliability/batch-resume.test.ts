@@ -237,6 +237,40 @@ describe('resumable batches', () => {
     expectEachOnce('rekilled', lines);
   });
 
+  it('a batch killed before any answer was recorded whose file is then written again: known by its first lines, refused', async () => {
+    // Its requests reached the service, their answers held: documents made, none recorded. The record keeps the
+    // file's first lines, so the rewritten file is not taken for the same one.
+    const { file: batch, lines } = makeBatch('unanswered', 5);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(0);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '2'], env);
+    await until(() => proxy.held() >= 2, 'two requests applied, their answers held');
+    run.child.kill('SIGKILL');
+    expect((await run.exit).signal).toBe('SIGKILL');
+    proxy.release();
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    expect(stored(service, 'unanswered-')).toHaveLength(2);
+    writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const before = service.stats.requests;
+    const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain(
+      `error: an earlier batch of ${batch} did not stop cleanly (it was killed, crashed, or could not write its record), before any answer was recorded, and none of the lines it began with is in it now`,
+    );
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(resumed.stderr).toContain(
+      `error: nothing to resume: none of the lines the earlier batch of ${batch} began with is in it now`,
+    );
+    expect(service.stats.requests).toBe(before);
+    writeFileSync(batch, `${lines.join('\n')}\n`);
+    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(back.code, back.stderr).toBe(0);
+    expectEachOnce('unanswered', lines);
+  });
+
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
     const lines = [
       // Complete, in its own field order, spacing and escapes: sent byte for byte.

@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { goneFileBatches } from '../../state/batch-journal.js';
-import { bodyHash, type LineKey, type Occurrences } from '../../state/line-keys.js';
+import { bodyHash, type LineKey, Occurrences } from '../../state/line-keys.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
@@ -60,6 +60,17 @@ export async function readAhead(lines: AsyncIterable<NdjsonLine>, seen: Occurren
     }
   };
   return { head, lines: rest(), ended };
+}
+
+/** A file's first HEAD_LINES valid lines, keyed as the send pass keys them. */
+export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKey[]> {
+  const seen = new Occurrences();
+  const head: LineKey[] = [];
+  for await (const line of lines) {
+    if (head.length === HEAD_LINES) break;
+    if (line.error === undefined) head.push(keyOf(line.body, seen));
+  }
+  return head;
 }
 
 /**

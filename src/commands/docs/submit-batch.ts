@@ -24,7 +24,7 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
+import { fileHead, giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, noteResume } from './batch-report.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
@@ -34,6 +34,8 @@ export interface BatchInput extends Resumable {
   resumeWithoutJq: string;
   /** Reads the batch: a file's check pass runs here, each valid line shown to `watch`. */
   read(watch?: CheckWatcher): Promise<BatchLines>;
+  /** A file's lines read again from its start (its first ones are recorded). */
+  reread(): AsyncIterable<NdjsonLine>;
   concurrency: number;
   /** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
   journal: JournalMode;
@@ -110,7 +112,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
             };
       const batch = await input.read(watch);
       moved?.refuse(input.journal === 'resume');
-      const journal = await records.open(comparison);
+      // Its first lines recorded: a file written again before any answer was recorded is known by them.
+      const journal = await records.open(comparison, await fileHead(input.reread()));
       // The send pass counts again: in the room the check pass made if it counted, else in room made once for all.
       seen.clear();
       const counted = watch === undefined ? new Occurrences(batch.total) : seen;

@@ -133,6 +133,7 @@ export async function runSubmit(ctx: Context, opts: SubmitOptions): Promise<void
       ...opts,
       source,
       read: input.read,
+      reread: input.reread,
       resumeCommand: resumeCommand(ctx, opts),
       resumeWithoutJq: resumeCommand(ctx, opts, false),
       cwd: ctx.runtime.cwd(),
