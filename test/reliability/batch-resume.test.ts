@@ -50,6 +50,33 @@ async function stoppedAfterOneAnswer(file: string, env: ReturnType<typeof batchE
   await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
 }
 
+/**
+ * After a killed run of `batch`: written again in another form, a plain run and --resume are refused with these
+ * errors, sending nothing; put back, --resume makes every line once.
+ */
+async function refusedOnceRewritten(
+  prefix: string,
+  batch: string,
+  lines: string[],
+  env: ReturnType<typeof batchEnv>,
+  errors: { plain: string; resume: string },
+): Promise<void> {
+  writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
+  const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+  const before = service.stats.requests;
+  const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
+  expect(plain.code, plain.stderr).toBe(2);
+  expect(plain.stderr).toContain(`error: ${errors.plain}`);
+  const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+  expect(resumed.code, resumed.stderr).toBe(2);
+  expect(resumed.stderr).toContain(`error: ${errors.resume}`);
+  expect(service.stats.requests).toBe(before);
+  writeFileSync(batch, `${lines.join('\n')}\n`);
+  const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+  expect(back.code, back.stderr).toBe(0);
+  expectEachOnce(prefix, lines);
+}
+
 describe('resumable batches', () => {
   it('kill -9 twice mid-batch, then --resume: every line created exactly once', async () => {
     const { file: batch, lines } = makeBatch('kill9', 40);
@@ -219,22 +246,11 @@ describe('resumable batches', () => {
     expect((await run.exit).signal).toBe('SIGKILL');
     await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
     expect(stored(service, 'rekilled-')).toHaveLength(3);
-    writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
-    const before = service.stats.requests;
-    const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
-    expect(plain.code, plain.stderr).toBe(2);
-    expect(plain.stderr).toContain(
-      `error: an earlier batch of ${batch} did not stop cleanly (it was killed, crashed, or could not write its record), after 2 of its documents were submitted, and none of those lines is in it now`,
-    );
-    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(resumed.code).toBe(2);
-    expect(resumed.stderr).toContain('error: nothing to resume: none of the 2 lines');
-    expect(service.stats.requests).toBe(before);
-    writeFileSync(batch, `${lines.join('\n')}\n`);
-    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(back.code, back.stderr).toBe(0);
-    expectEachOnce('rekilled', lines);
+    const killed = 'did not stop cleanly (it was killed, crashed, or could not write its record)';
+    await refusedOnceRewritten('rekilled', batch, lines, env, {
+      plain: `an earlier batch of ${batch} ${killed}, after 2 of its documents were submitted, and none of those lines is in it now`,
+      resume: `nothing to resume: none of the 2 lines the earlier batch of ${batch} submitted is in it now`,
+    });
   });
 
   it('a batch killed before any answer was recorded whose file is then written again: known by its first lines, refused', async () => {
@@ -251,24 +267,11 @@ describe('resumable batches', () => {
     proxy.release();
     await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
     expect(stored(service, 'unanswered-')).toHaveLength(2);
-    writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
-    const before = service.stats.requests;
-    const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
-    expect(plain.code, plain.stderr).toBe(2);
-    expect(plain.stderr).toContain(
-      `error: an earlier batch of ${batch} did not stop cleanly (it was killed, crashed, or could not write its record), before any answer was recorded, and none of the lines it began with is in it now`,
-    );
-    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(resumed.code, resumed.stderr).toBe(2);
-    expect(resumed.stderr).toContain(
-      `error: nothing to resume: none of the lines the earlier batch of ${batch} began with is in it now`,
-    );
-    expect(service.stats.requests).toBe(before);
-    writeFileSync(batch, `${lines.join('\n')}\n`);
-    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(back.code, back.stderr).toBe(0);
-    expectEachOnce('unanswered', lines);
+    const killed = 'did not stop cleanly (it was killed, crashed, or could not write its record)';
+    await refusedOnceRewritten('unanswered', batch, lines, env, {
+      plain: `an earlier batch of ${batch} ${killed}, before any answer was recorded, and none of the lines it began with is in it now`,
+      resume: `nothing to resume: none of the lines the earlier batch of ${batch} began with is in it now`,
+    });
   });
 
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
