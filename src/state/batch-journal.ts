@@ -50,6 +50,7 @@ interface JournalStart {
   compared: Compared | undefined;
   replaced: string[];
   movedFrom?: string;
+  restarted: number;
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
   lockLost: () => Error | undefined;
@@ -133,6 +134,7 @@ export async function startJournal(start: JournalStart) {
     /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
+    restarted: start.restarted,
     idempotencyKey: (key: LineKey) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
     record(entry: JournalEntry): void {
       const { line, hash, n, document_id, token_count } = entry;

@@ -286,6 +286,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           ? {}
           : { movedFrom: moved.destination }),
         replaced,
+        // --restart over a batch that made documents: how many it recorded (said, as they are made again).
+        restarted: options.mode === 'restart' ? dropped.reduce((n, s) => n + s.acknowledged.size, 0) : 0,
         finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,
       });

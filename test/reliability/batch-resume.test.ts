@@ -390,12 +390,22 @@ describe('resumable batches', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(stored(service, 'restart-')).toHaveLength(8);
 
-    // An unfinished record, dropped by --restart: every line is sent (new keys: new documents).
-    await stoppedAfterOneAnswer(batch, env);
+    // An unfinished record (stopped at line 3, whose face does not exist), dropped by --restart, which says so:
+    // every line is sent (new keys: new documents).
+    const good = readFileSync(batch, 'utf8');
+    const [one, two, three, four] = good.trim().split('\n') as [string, string, string, string];
+    const bad = JSON.stringify({ ...JSON.parse(three), alias: 'no-such-face' });
+    writeFileSync(batch, `${[one, two, bad, four].join('\n')}\n`);
+    const stopped = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env });
+    expect(stopped.code, stopped.stderr).toBe(4);
+    writeFileSync(batch, good);
     const afterStop = stored(service, 'restart-').length;
     const before = service.stats.requests;
     const restart = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
     expect(restart.code, restart.stderr).toBe(0);
+    expect(restart.stderr).toContain(
+      "warning: restarting: the unfinished batch's record of 2 submitted lines is dropped; every line is sent again, and those already submitted are created again",
+    );
     expect(service.stats.requests - before).toBe(4);
     expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);

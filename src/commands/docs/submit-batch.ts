@@ -132,6 +132,12 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     );
   }
   if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
+  if (journal.restarted > 0) {
+    ctx.out.warn(
+      `restarting: the unfinished batch's record of ${journal.restarted} submitted ${journal.restarted === 1 ? 'line' : 'lines'} is dropped; ` +
+        'every line is sent again, and those already submitted are created again',
+    );
+  }
   return opened;
 }
 
