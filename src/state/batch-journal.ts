@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
 import { parsedOrUndefined } from '../io/output.js';
-import { Acknowledged, type Compared, type JournalEntry, type LineKey } from './line-keys.js';
+import { Acknowledged, type Compared, type JournalEntry, keyText, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
 
 /**
@@ -212,18 +212,22 @@ export async function listRecords(dir: string, input: string) {
   return [...records.values()];
 }
 
-/** Unfinished batches of files moved or removed: `--resume` of a file with no batch may be one of them. */
-export async function goneFileBatches(dir: string): Promise<{ path: string; acknowledged: Acknowledged }[]> {
-  const gone: { path: string; acknowledged: Acknowledged }[] = [];
+/**
+ * The unfinished batches of files (a file with no batch of its own may be one of them, moved or copied): what each
+ * acknowledged, with its first lines when it did not stop cleanly (it may have made them), and whether its file is gone.
+ */
+export async function otherFileBatches(dir: string) {
+  const found: { path: string; gone: boolean; acknowledged: Acknowledged; sent: ReadonlySet<string> }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
     if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
     const read = await readJournal(join(dir, name), false).catch(() => undefined);
     const source = read?.header.source;
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    if (!(await stat(path).catch(() => undefined))) gone.push({ path, acknowledged: read.entries });
+    const sent = new Set(read.clean ? [] : (read.header.head ?? []).map(([hash, n]) => keyText({ hash, n })));
+    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent });
   }
-  return gone;
+  return found;
 }
 
 /** Keeps the KEEP_FINISHED most recent finished records, `keep` among them. Best effort. */

@@ -298,9 +298,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
 }
 
 const REWRITTEN =
-  'lines are known by their bytes as sent: a file written again in another form (keys reordered, other spacing), or ' +
-  'completed by another --alias, --label or --perspective, holds new lines, whose documents would be created again. ' +
-  'Put the file and flags back as they were, then --resume; if every line was edited, pass --restart to send them all';
+  'lines are known by their bytes as sent: none it recorded is in the file now, which is how a file looks written ' +
+  'again in another form (keys reordered, other spacing), completed by another --alias, --label or --perspective, ' +
+  'or with the lines already submitted removed. Put the file and flags back as they were, then --resume (it skips ' +
+  'what was submitted); --restart drops that batch and sends every line as new: any already submitted or in flight ' +
+  'when it stopped are created again';
 
 function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
   const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;

@@ -132,7 +132,9 @@ describe('--resume of a finished batch', () => {
     expect(refused.stderr).toContain(
       `error: nothing to resume: none of the 3 lines the earlier batch of ${file} submitted is in it now`,
     );
-    expect(refused.stderr).toContain('if every line was edited, pass --restart to send them all');
+    expect(refused.stderr).toContain(
+      'then --resume (it skips what was submitted); --restart drops that batch and sends every line as new',
+    );
     expect(service.stats.requests).toBe(before);
     expect(stored(service, 'rewritten-')).toHaveLength(3);
     // Every line edited: --restart sends each once; a --resume after it sends nothing.

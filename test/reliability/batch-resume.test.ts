@@ -197,7 +197,9 @@ describe('resumable batches', () => {
       env: direct,
     });
     expect(flagged.code).toBe(2);
-    expect(flagged.stderr).toContain('or completed by another --alias, --label or --perspective, holds new lines');
+    expect(flagged.stderr).toContain(
+      'completed by another --alias, --label or --perspective, or with the lines already submitted removed',
+    );
     expect(stored(service, 'reform-')).toHaveLength(3);
     const reordered = lines.map((l) => {
       const { alias, label, content } = JSON.parse(l) as Record<string, string>;
@@ -217,7 +219,9 @@ describe('resumable batches', () => {
     expect(plain.stderr).toContain(
       `error: an earlier batch of ${batch} stopped after 3 of its documents were submitted, and none of those lines is in it now`,
     );
-    expect(plain.stderr).toContain('Put the file and flags back as they were, then --resume');
+    expect(plain.stderr).toContain(
+      'Put the file and flags back as they were, then --resume (it skips what was submitted)',
+    );
     expect(service.stats.requests).toBe(before);
     // Put back as it was (line 4 fixed), it resumes: every line once.
     writeFileSync(batch, `${lines.join('\n')}\n`);
@@ -267,6 +271,18 @@ describe('resumable batches', () => {
     proxy.release();
     await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
     expect(stored(service, 'unanswered-')).toHaveLength(2);
+    // Moved, it is known by its first lines too (a breaker's find): a plain run is refused, nothing sent.
+    renameSync(batch, `${batch}.moved`);
+    const before = service.stats.requests;
+    const moved = await runCli(['docs', 'submit', '--file', `${batch}.moved`], {
+      env: { ...env, FACECTL_BASE_URL: service.baseUrl },
+    });
+    expect(moved.code, moved.stderr).toBe(2);
+    expect(moved.stderr).toContain(
+      `error: 5 of the lines of ${batch}.moved were submitted by the unfinished batch of ${batch}, a file no longer there`,
+    );
+    expect(service.stats.requests).toBe(before);
+    renameSync(`${batch}.moved`, batch);
     const killed = 'did not stop cleanly (it was killed, crashed, or could not write its record)';
     await refusedOnceRewritten('unanswered', batch, lines, env, {
       plain: `an earlier batch of ${batch} ${killed}, before any answer was recorded, and none of the lines it began with is in it now`,
@@ -448,20 +464,20 @@ describe('resumable batches', () => {
     expect(refused.stderr).toMatch(
       new RegExp(
         `error: nothing to resume: no unfinished batch of ${moved} was recorded, but [1-4] of its lines were ` +
-          `acknowledged by the unfinished batch of ${batch}, a file no longer there`,
+          `submitted by the unfinished batch of ${batch}, a file no longer there`,
       ),
     );
-    expect(refused.stderr).toContain('move it back and run --resume (its acknowledged lines are not sent twice)');
+    expect(refused.stderr).toContain('move it back and run --resume (its submitted lines are not sent twice)');
     // --restart is offered with what it costs: the lines already submitted made a second time.
     const count = /but (\d) of its lines were/.exec(refused.stderr)?.[1];
     expect(refused.stderr).toContain(
-      `--restart sends every line anyway: the ${count} already submitted are created again, as duplicates`,
+      `--restart sends every line of ${moved} anyway: the ${count} already submitted are created again, as duplicates`,
     );
     // A plain run of it sent them all again as well (a breaker's find): refused the same way.
     const plain = await runCli(['docs', 'submit', '--file', moved], { env });
     expect(plain.code, plain.stderr).toBe(2);
     expect(plain.stderr).toContain(
-      `error: ${count} of the lines of ${moved} were acknowledged by the unfinished batch of ${batch}, a file no longer there`,
+      `error: ${count} of the lines of ${moved} were submitted by the unfinished batch of ${batch}, a file no longer there`,
     );
     expect(service.stats.requests).toBe(before);
     // A file none of those batches holds a line of: nothing to resume, refused, nothing sent.
@@ -471,6 +487,15 @@ describe('resumable batches', () => {
     expect(fresh.stderr).toContain(`error: nothing to resume: no batch of ${unrelated} is recorded in `);
     expect(stored(service, 'unrelated-')).toHaveLength(0);
     renameSync(moved, batch);
+    // A copy of it is refused too (a breaker's find), pointing at the batch to go on with.
+    const copy = tempFile('copy.ndjson', readFileSync(batch));
+    const copied = await runCli(['docs', 'submit', '--file', copy], { env });
+    expect(copied.code, copied.stderr).toBe(2);
+    expect(copied.stderr).toContain(
+      `error: ${count} of the lines of ${copy} were submitted by the unfinished batch of ${batch} (is it a copy?)\n` +
+        `a batch is known by its file's path: to go on with it, --resume ${batch} (its submitted lines`,
+    );
+    expect(service.stats.requests).toBe(before);
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expectEachOnce('moved', lines);

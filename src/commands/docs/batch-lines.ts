@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
-import { goneFileBatches } from '../../state/batch-journal.js';
-import { bodyHash, type LineKey, Occurrences } from '../../state/line-keys.js';
+import { otherFileBatches } from '../../state/batch-journal.js';
+import { bodyHash, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
@@ -74,25 +74,26 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
 }
 
 /**
- * A file without a batch (but for --restart): unfinished batches of files now gone, counting its keys they
- * acknowledged; `refuse` throws when one holds lines of it (most likely this file, moved: its lines would be sent
- * twice).
+ * A file without a batch (but for --restart): the unfinished batches of other files, counting its lines they
+ * submitted; `refuse` throws when one holds lines of it (this file is most likely that one moved, or a copy of it:
+ * those lines would be made twice).
  */
 export async function movedFileBatch(dir: string, name: string) {
-  const gone = await goneFileBatches(dir);
-  if (gone.length === 0) return undefined;
-  const matched = gone.map(() => 0);
+  const others = await otherFileBatches(dir);
+  if (others.length === 0) return undefined;
+  const matched = others.map(() => 0);
   return {
     add(key: LineKey) {
-      gone.forEach((batch, i) => {
-        if (batch.acknowledged.get(key) !== undefined) matched[i] = (matched[i] as number) + 1;
+      others.forEach((batch, i) => {
+        if (batch.acknowledged.get(key) !== undefined || batch.sent.has(keyText(key)))
+          matched[i] = (matched[i] as number) + 1;
       });
     },
     refuse(resume: boolean): void {
       const most = Math.max(...matched);
       if (most === 0) return;
-      const was = (gone[matched.indexOf(most)] as { path: string }).path;
-      const by = `acknowledged by the unfinished batch of ${was}, a file no longer there`;
+      const { path: was, gone } = others[matched.indexOf(most)] as (typeof others)[number];
+      const by = `submitted by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}`;
       throw new UsageError(
         resume
           ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ${by}`
@@ -100,8 +101,9 @@ export async function movedFileBatch(dir: string, name: string) {
         {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
-            `a batch is known by its file's path: if ${name} is ${was} moved, move it back and run --resume ` +
-            `(its acknowledged lines are not sent twice); --restart sends every line anyway: the ${most} ` +
+            "a batch is known by its file's path: " +
+            (gone ? `if ${name} is ${was} moved, move it back and run --resume` : `to go on with it, --resume ${was}`) +
+            ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: the ${most} ` +
             'already submitted are created again, as duplicates',
         },
       );
