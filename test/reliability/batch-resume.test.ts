@@ -290,6 +290,31 @@ describe('resumable batches', () => {
     });
   });
 
+  it('another file holding most of what a stopped batch submitted (a copy) is refused; one sharing a line is not', async () => {
+    const { file: batch, lines } = makeBatch('shared', 6);
+    const bad = JSON.stringify({ ...JSON.parse(lines[3] as string), alias: 'no-such-face' });
+    writeFileSync(batch, `${[...lines.slice(0, 3), bad, ...lines.slice(4)].join('\n')}\n`);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    const stopped = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env });
+    expect(stopped.code, stopped.stderr).toBe(4);
+    const copy = tempFile('copy.ndjson', readFileSync(batch));
+    const before = service.stats.requests;
+    const copied = await runCli(['docs', 'submit', '--file', copy], { env });
+    expect(copied.code, copied.stderr).toBe(2);
+    expect(copied.stderr).toContain(
+      `error: 3 of the lines of ${copy} were submitted by the unfinished batch of ${batch} (is it a copy?)\n` +
+        `a batch is known by its file's path: to go on with it, run \`facectl docs submit --file ${batch} --resume\``,
+    );
+    expect(service.stats.requests).toBe(before);
+    // A ring's find: a file of its own sharing one of the 3 lines was refused as a copy.
+    const { file: sharing, lines: own } = makeBatch('sharing', 3);
+    writeFileSync(sharing, `${[...own, lines[0]].join('\n')}\n`);
+    const shared = await runCli(['docs', 'submit', '--file', sharing], { env });
+    expect(shared.code, shared.stderr).toBe(0);
+    expect(stored(service, 'sharing-')).toHaveLength(3);
+    expect(storedLabels(service, 'shared-')).toEqual(['shared-0', 'shared-0', 'shared-1', 'shared-2']);
+  });
+
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
     const lines = [
       // Complete, in its own field order, spacing and escapes: sent byte for byte.
@@ -493,9 +518,10 @@ describe('resumable batches', () => {
     expect(copied.code, copied.stderr).toBe(2);
     expect(copied.stderr).toContain(
       `error: ${count} of the lines of ${copy} were submitted by the unfinished batch of ${batch} (is it a copy?)\n` +
-        `a batch is known by its file's path: to go on with it, --resume ${batch} (its submitted lines`,
+        `a batch is known by its file's path: to go on with it, run \`facectl docs submit --file ${batch} --resume\` (its submitted lines`,
     );
     expect(service.stats.requests).toBe(before);
+
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expectEachOnce('moved', lines);

@@ -75,8 +75,8 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
 
 /**
  * A file without a batch (but for --restart): the unfinished batches of other files, counting its lines they
- * submitted; `refuse` throws when one holds lines of it (this file is most likely that one moved, or a copy of it:
- * those lines would be made twice).
+ * submitted; `refuse` throws when one whose file is gone holds lines of it, or one whose file is there most of whose
+ * lines it holds (this file is most likely that one moved, or a copy of it: those lines would be made twice).
  */
 export async function movedFileBatch(dir: string, name: string) {
   const others = await otherFileBatches(dir);
@@ -90,9 +90,15 @@ export async function movedFileBatch(dir: string, name: string) {
       });
     },
     refuse(resume: boolean): void {
-      const most = Math.max(...matched);
+      // A file still there is another input unless this one holds most of what its batch submitted (a copy):
+      // sharing a line with it is allowed.
+      const held = matched.map((n, i) => {
+        const other = others[i] as (typeof others)[number];
+        return other.gone || n * 2 > other.acknowledged.size + other.sent.size ? n : 0;
+      });
+      const most = Math.max(...held);
       if (most === 0) return;
-      const { path: was, gone } = others[matched.indexOf(most)] as (typeof others)[number];
+      const { path: was, gone } = others[held.indexOf(most)] as (typeof others)[number];
       const by = `submitted by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}`;
       throw new UsageError(
         resume
@@ -102,7 +108,9 @@ export async function movedFileBatch(dir: string, name: string) {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
             "a batch is known by its file's path: " +
-            (gone ? `if ${name} is ${was} moved, move it back and run --resume` : `to go on with it, --resume ${was}`) +
+            (gone
+              ? `if ${name} is ${was} moved, move it back and run --resume`
+              : `to go on with it, run \`facectl docs submit --file ${was} --resume\``) +
             ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: the ${most} ` +
             'already submitted are created again, as duplicates',
         },
