@@ -74,7 +74,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     sourceName: source.name,
     mode: input.journal,
     streamed,
-    destination: `key ${key === undefined ? 'none' : keyIdentity(key)}`,
+    destination: `key ${keyIdentity(key)}`,
   };
   const seen = new Occurrences();
   const ahead = streamed ? await readAhead((await input.read()).lines, seen, ctx.signal) : undefined;
