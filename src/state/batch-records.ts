@@ -147,17 +147,19 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       const compared = comparison.results[i] as Compared;
       return Object.assign(candidate, { compared, any: compared.matched + compared.headOnly });
     });
-    // Another facectl sends this very input now (standard input: their first lines in common).
-    const busy = scored.find((s) => s.busy !== undefined && s.any > 0)?.busy;
+    // The same input: a file's every batch; standard input's that share most of the first lines of the shorter
+    // of the two (a line or two in common is another input: run beside it, and leave its record alone).
+    const sameInput = (s: (typeof scored)[number]) =>
+      !options.streamed || 2 * s.any > Math.min(s.compared.lines, s.head.size || s.acknowledged.size);
+    // Another facectl sends this very input now.
+    const busy = scored.find((s) => s.busy !== undefined && sameInput(s))?.busy;
     if (busy !== undefined) throw inProgress(busy, options);
 
     let chosen: (typeof scored)[number] | undefined;
     let dropped: Candidate[] = [];
-    // The same input: a file's every batch; standard input's that share its first lines.
-    const sameInput = (s: (typeof scored)[number]) => s.any > 0 || !options.streamed;
     const unfinished = scored.filter((s) => !s.finished && s.busy === undefined);
     const stopped = unfinished
-      .filter((s) => s.compared.matched > 0)
+      .filter((s) => s.compared.matched > 0 && sameInput(s))
       .sort((a, b) => b.compared.matched - a.compared.matched)[0];
     // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
     // A file's batch none of whose recorded lines (or, killed before any answer was recorded, first lines) is
@@ -221,7 +223,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       // resumed even with no line recognized when it recorded none (it stopped before its first answer); standard
       // input in a directory is too weak a name for that.
       chosen = scored
-        .filter((s) => s.busy === undefined && (s.any > 0 || !options.streamed))
+        .filter((s) => s.busy === undefined && sameInput(s))
         .sort((a, b) => b.any - a.any || Number(a.finished) - Number(b.finished) || b.mtimeMs - a.mtimeMs)[0];
       if (chosen !== undefined && rewritten(chosen)) {
         const n = chosen.acknowledged.size;
@@ -233,7 +235,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       }
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
       if (chosen === undefined) {
-        const what = options.streamed ? 'its first lines' : 'any of its lines';
+        const what = options.streamed ? 'most of its first lines' : 'any of its lines';
         const none =
           candidates.length === 0 ? `is recorded in ${options.dir}` : `recorded in ${options.dir} holds ${what}`;
         const read = options.identity.startsWith('stdin:') ? ` read in ${options.identity.slice('stdin:'.length)}` : '';
@@ -245,7 +247,9 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         });
       }
     }
-    const replaced = options.streamed ? scored.filter((s) => s.finished && s.any > 0).map((s) => s.path) : fileFinished;
+    const replaced = options.streamed
+      ? scored.filter((s) => s.finished && sameInput(s)).map((s) => s.path)
+      : fileFinished;
 
     for (const candidate of candidates)
       if (candidate !== chosen && !dropped.includes(candidate)) candidate.lock?.release();
