@@ -120,6 +120,7 @@ function takeOver(lockPath: string, staleMs: number, seenMtimeMs: number): Lock 
 
 class Lock {
   private timer: NodeJS.Timeout | undefined;
+  private touched = Date.now();
 
   constructor(
     readonly path: string,
@@ -129,7 +130,7 @@ class Lock {
   }
 
   startHeartbeat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
-    this.timer = setInterval(() => this.beat(onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
+    this.timer = setInterval(() => this.beat(staleMs, onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
   }
 
   release(): void {
@@ -144,11 +145,12 @@ class Lock {
     }
   }
 
-  private beat(onCompromised: ((error: Error) => void) | undefined): void {
+  private beat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
     if (this.stillOurs()) {
       try {
         const now = new Date();
         utimesSync(this.path, now, now);
+        this.touched = now.getTime();
         return;
       } catch {
         // the lock went away under us
@@ -156,12 +158,16 @@ class Lock {
     }
     clearInterval(this.timer);
     held.delete(this);
-    // Removed (its files or its directory deleted: no owner at all), or taken over by another process.
-    const removed = readOwner(this.path) === undefined;
+    // Stalled past staleMs (stopped by Ctrl-Z or SIGSTOP, a suspended machine): taken over, even when the taker
+    // has since let it go. Else removed (its files or its directory deleted: no owner at all), or taken over.
+    const stalledMs = Date.now() - this.touched;
+    const removed = stalledMs <= staleMs && readOwner(this.path) === undefined;
     onCompromised?.(
       removed
         ? Object.assign(new Error(`the lock ${this.path} was removed`), { code: 'ENOENT' })
-        : new Error(`the lock ${this.path} was taken over by another process`),
+        : new Error(
+            `the lock ${this.path} was taken over by another process${stalledMs > staleMs ? ` while this one was stopped for ${Math.floor(stalledMs / 1000)} s` : ''}`,
+          ),
     );
   }
 

@@ -327,7 +327,12 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   }
   if (fatal !== undefined) {
     if (fatal instanceof CliError && fatal.hint === undefined) {
-      const first = fatal.code === 'input_changed' ? 'Once the file is as it should be' : 'Fix it';
+      const first =
+        fatal.code === 'input_changed'
+          ? 'Once the file is as it should be'
+          : fatal.code === 'batch_in_progress'
+            ? 'Once the run that took the batch over has ended'
+            : 'Fix it';
       throw new CliError(`${fatal.message} (${progressNote})`, partlySent(fatal.exitCode, summary), {
         code: fatal.code,
         hint: resumeHint(input, first),
