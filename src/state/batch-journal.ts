@@ -50,7 +50,7 @@ interface JournalStart {
   compared: Compared | undefined;
   replaced: string[];
   movedFrom?: string;
-  restarted: number;
+  restarted: { recorded: number; present: number | undefined };
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
   lockLost: () => Error | undefined;

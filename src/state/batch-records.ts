@@ -156,7 +156,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     if (busy !== undefined) throw inProgress(busy, options);
 
     let chosen: (typeof scored)[number] | undefined;
-    let dropped: Candidate[] = [];
+    let dropped: typeof scored = [];
     const unfinished = scored.filter((s) => !s.finished && s.busy === undefined);
     const stopped = unfinished
       .filter((s) => s.compared.matched > 0 && sameInput(s))
@@ -251,8 +251,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       ? scored.filter((s) => s.finished && sameInput(s)).map((s) => s.path)
       : fileFinished;
 
-    for (const candidate of candidates)
-      if (candidate !== chosen && !dropped.includes(candidate)) candidate.lock?.release();
+    for (const candidate of scored) if (candidate !== chosen && !dropped.includes(candidate)) candidate.lock?.release();
     // Resumed with another key (maybe another account): its record goes and every line is sent again under
     // the same batch id, so the same idempotency keys.
     const moved = chosen !== undefined && elsewhere(chosen) ? chosen : undefined;
@@ -291,7 +290,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           : { movedFrom: moved.destination }),
         replaced,
         // --restart over a batch that made documents: how many it recorded (said, as they are made again).
-        restarted: options.mode === 'restart' ? dropped.reduce((n, s) => n + s.acknowledged.size, 0) : 0,
+        restarted: {
+          recorded: options.mode === 'restart' ? dropped.reduce((n, s) => n + s.acknowledged.size, 0) : 0,
+          // How many of them this file holds as they were sent (standard input's rest is not read yet).
+          present: options.streamed ? undefined : dropped.reduce((n, s) => n + s.compared.matched, 0),
+        },
         finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
         lockLost: () => lost,
       });

@@ -450,6 +450,30 @@ describe('resumable batches', () => {
     expect(service.stats.requests - before).toBe(4);
     expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
+
+    // Stopped again, then the file written in another form (a ring's find: the warning said the lines already
+    // submitted are created again, of lines none of which was sent as they are now).
+    writeFileSync(batch, `${[one, two, bad, four].join('\n')}\n`);
+    expect((await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env })).code).toBe(4);
+    const reordered = [one, two, three, four].map((line) => {
+      const { alias, label, content } = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify({ content, label, alias });
+    });
+    writeFileSync(batch, `${reordered.join('\n')}\n`);
+    const other = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stderr).toContain(
+      `warning: restarting: the unfinished batch's record of 2 submitted lines is dropped; every line is sent again: none of them is in ${batch} as it was sent (any there in another form is created again)`,
+    );
+    // One of the two back as it was sent.
+    writeFileSync(batch, `${[one, two, bad, four].join('\n')}\n`);
+    expect((await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env })).code).toBe(4);
+    writeFileSync(batch, `${[one, ...reordered.slice(1)].join('\n')}\n`);
+    const partly = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
+    expect(partly.code, partly.stderr).toBe(0);
+    expect(partly.stderr).toContain(
+      `every line is sent again: 1 of them, still in ${batch} as sent, is created again (and any of the others there in another form)`,
+    );
   });
 
   it('--resume of a finished batch whose record was pruned (21 batches since) is refused: nothing stored twice', async () => {

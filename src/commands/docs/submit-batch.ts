@@ -132,10 +132,19 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     );
   }
   if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
-  if (journal.restarted > 0) {
+  const { recorded, present } = journal.restarted;
+  if (recorded > 0) {
+    // Lines rewritten or replaced since are not known as those sent: what is made again is said as far as known.
+    const left = Math.min(present ?? recorded, recorded);
+    const again =
+      left === recorded
+        ? 'and those already submitted are created again'
+        : left === 0
+          ? `none of them is in ${source.name} as it was sent (any there in another form is created again)`
+          : `${left} of them, still in ${source.name} as sent, ${left === 1 ? 'is' : 'are'} created again (and any of the others there in another form)`;
     ctx.out.warn(
-      `restarting: the unfinished batch's record of ${journal.restarted} submitted ${journal.restarted === 1 ? 'line' : 'lines'} is dropped; ` +
-        'every line is sent again, and those already submitted are created again',
+      `restarting: the unfinished batch's record of ${recorded} submitted ${recorded === 1 ? 'line' : 'lines'} is dropped; ` +
+        `every line is sent again${left === recorded ? ', ' : ': '}${again}`,
     );
   }
   return opened;
