@@ -217,7 +217,14 @@ export async function listRecords(dir: string, input: string) {
  * acknowledged, with its first lines when it did not stop cleanly (it may have made them), and whether its file is gone.
  */
 export async function otherFileBatches(dir: string) {
-  const found: { path: string; gone: boolean; acknowledged: Acknowledged; sent: ReadonlySet<string> }[] = [];
+  const found: {
+    path: string;
+    gone: boolean;
+    acknowledged: Acknowledged;
+    sent: ReadonlySet<string>;
+    /** How many lines it may have made: those acknowledged, with those unanswered when it stopped (or its head). */
+    made: number;
+  }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
     if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
     const read = await readJournal(join(dir, name), false).catch(() => undefined);
@@ -225,7 +232,11 @@ export async function otherFileBatches(dir: string) {
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
     const sent = new Set(read.clean ? [] : (read.header.head ?? []).map(([hash, n]) => keyText({ hash, n })));
-    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent });
+    // Killed, the lines in flight are not counted: any of its first lines unacknowledged may be one.
+    const unknown =
+      read.unanswered ?? (read.header.head ?? []).filter(([hash, n]) => !read.entries.get({ hash, n })).length;
+    const made = read.entries.size + (read.clean ? 0 : unknown);
+    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent, made });
   }
   return found;
 }

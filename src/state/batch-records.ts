@@ -147,10 +147,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       const compared = comparison.results[i] as Compared;
       return Object.assign(candidate, { compared, any: compared.matched + compared.headOnly });
     });
-    // The same input: a file's every batch; standard input's that share most of the first lines of the shorter
-    // of the two (a line or two in common is another input: run beside it, and leave its record alone).
+    // The same input: a file's every batch; standard input's that share most of the first lines of the longer
+    // of the two (a few lines in common, even all of a short input's, is another input: run beside it, and leave
+    // its record alone).
     const sameInput = (s: (typeof scored)[number]) =>
-      !options.streamed || 2 * s.any > Math.min(s.compared.lines, s.head.size || s.acknowledged.size);
+      !options.streamed || 2 * s.any > Math.max(s.compared.lines, s.head.size || s.acknowledged.size);
     // Another facectl sends this very input now.
     const busy = scored.find((s) => s.busy !== undefined && sameInput(s))?.busy;
     if (busy !== undefined) throw inProgress(busy, options);
@@ -186,13 +187,15 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
             : `${stopWithout(blocking.unanswered)}, so it may have submitted lines it has no record of (${done} recorded)`;
         const went = elsewhere(blocking) ? ` (sent with ${blocking.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
-        const again = options.streamed ? done : blocking.compared.matched;
+        const again = options.streamed ? done : Math.min(blocking.compared.matched, done);
+        // Of a file edited since, only the lines still there as sent are made again (an edited one is new).
+        const left = again < done ? ` still in it (of the ${done}: the others were edited or removed since)` : '';
         const created =
           clean || all
             ? again === 1
-              ? 'the 1 line already submitted is created again, as a duplicate'
-              : `the ${again} lines already submitted are created again, as duplicates`
-            : `the ${again} recorded as submitted, and any it has no record of, are created again, as duplicates`;
+              ? `the 1 line already submitted${left} is created again, as a duplicate`
+              : `the ${again} lines already submitted${left} are created again, as duplicates`
+            : `the ${again} recorded as submitted${left}, and any it has no record of, are created again, as duplicates`;
         throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
           code: 'unfinished_batch',
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,

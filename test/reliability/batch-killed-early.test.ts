@@ -163,36 +163,38 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
     const applied = stored(service, prefix).length;
 
-    // One of its lines among nine others: another input (a ring's find: it was refused, and its --restart
-    // dropped the killed batch's record, whose --resume then created its documents again).
+    // One of its lines among nine others, or its first two and one more: other inputs (rings' finds: they were
+    // refused, and their --restart dropped the killed batch's record, whose --resume then made its documents again).
     const other = batchFile('ada-early', 'beside-share-', 9).lines;
-    for (const mode of [[], ['--restart']]) {
-      const beside = await runCli(['docs', 'submit', ...mode, '-'], {
-        env: direct,
-        stdin: `${[lines[5], ...other].join('\n')}\n`,
-      });
-      expect(beside.code, beside.stderr).toBe(0);
-      expect(beside.stderr).not.toContain('restarting');
-    }
-    expect(stored(service, 'beside-share-')).toHaveLength(18);
+    for (const input of [
+      [lines[5], ...other],
+      [lines[0], lines[1], other[0]],
+    ])
+      for (const mode of [[], ['--restart']]) {
+        const beside = await runCli(['docs', 'submit', ...mode, '-'], { env: direct, stdin: `${input.join('\n')}\n` });
+        expect(beside.code, beside.stderr).toBe(0);
+        expect(beside.stderr).not.toContain('restarting');
+      }
+    expect(stored(service, 'beside-share-')).toHaveLength(20);
     // --resume of a third input sharing one line with it is not that batch's either: nothing sent.
     const third = [lines[7], ...batchFile('ada-early', 'third-share-', 9).lines];
     const wrong = await runCli(['docs', 'submit', '--resume', '-'], { env: direct, stdin: `${third.join('\n')}\n` });
     expect(wrong.code, wrong.stderr).toBe(2);
     expect(wrong.stderr).toContain('nothing to resume');
-    expect(stored(service, prefix)).toHaveLength(applied + 2);
+    expect(stored(service, prefix)).toHaveLength(applied + 6);
 
     const resumed = await runCli(['docs', 'submit', '--json', '--resume', '-'], {
       env: direct,
       stdin: `${lines.join('\n')}\n`,
     });
     expect(resumed.code, resumed.stderr).toBe(0);
-    // Each line once, and the shared one again for each run of the other input.
+    // Each line once, and the shared ones again for each run of the other inputs.
     const counts = new Map<string, number>();
     for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
     expect(counts.size).toBe(LINES);
-    expect(counts.get(`${prefix}5`)).toBe(3);
-    expect([...counts].filter(([label, n]) => label !== `${prefix}5` && n !== 1)).toEqual([]);
+    const shared = [0, 1, 5].map((i) => `${prefix}${i}`);
+    expect(shared.map((label) => counts.get(label))).toEqual([3, 3, 3]);
+    expect([...counts].filter(([label, n]) => !shared.includes(label) && n !== 1)).toEqual([]);
   }, 60_000);
 
   it('Ctrl-C before any answer, its requests applied: refused (they went unanswered); --resume: one document per line', async () => {

@@ -279,7 +279,7 @@ describe('resumable batches', () => {
     });
     expect(moved.code, moved.stderr).toBe(2);
     expect(moved.stderr).toContain(
-      `error: 5 of the lines of ${batch}.moved were submitted by the unfinished batch of ${batch}, a file no longer there`,
+      `error: 5 of the lines of ${batch}.moved were submitted, or may have been, by the unfinished batch of ${batch}, a file no longer there (0 recorded as submitted)`,
     );
     expect(service.stats.requests).toBe(before);
     renameSync(`${batch}.moved`, batch);
@@ -313,6 +313,33 @@ describe('resumable batches', () => {
     expect(shared.code, shared.stderr).toBe(0);
     expect(stored(service, 'sharing-')).toHaveLength(3);
     expect(storedLabels(service, 'shared-')).toEqual(['shared-0', 'shared-0', 'shared-1', 'shared-2']);
+  });
+
+  it('part of a file whose batch was stopped with requests unanswered (`head -4`) is refused as a copy', async () => {
+    // A breaker's find: the lines a batch may have made were counted as its acknowledged lines plus its first
+    // lines, both, so a copy of what it made was "most" of twice that count, and ran: 10 documents twice.
+    const { file: batch, lines } = makeBatch('part', 8);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(2);
+    const run = start(['docs', 'submit', '--file', batch, '--concurrency', '2'], env);
+    await until(() => proxy.held() >= 2, 'two answers passed, two more held');
+    run.child.kill('SIGINT');
+    expect((await run.exit).code, run.stderr()).toBe(130);
+    proxy.release();
+    await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const part = tempFile('part.ndjson', `${lines.slice(0, 4).join('\n')}\n`);
+    const before = service.stats.requests;
+    const copied = await runCli(['docs', 'submit', '--file', part], { env: direct });
+    expect(copied.code, copied.stderr).toBe(2);
+    expect(copied.stderr).toContain(
+      `error: 4 of the lines of ${part} were submitted, or may have been, by the unfinished batch of ${batch} (is it a copy?) (2 recorded as submitted)`,
+    );
+    expect(service.stats.requests).toBe(before);
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectEachOnce('part', lines);
   });
 
   it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
@@ -520,7 +547,7 @@ describe('resumable batches', () => {
     // --restart is offered with what it costs: the lines already submitted made a second time.
     const count = /but (\d) of its lines were/.exec(refused.stderr)?.[1];
     expect(refused.stderr).toContain(
-      `--restart sends every line of ${moved} anyway: the ${count} already submitted are created again, as duplicates`,
+      `--restart sends every line of ${moved} anyway: those already submitted are created again, as duplicates`,
     );
     // A plain run of it sent them all again as well (a breaker's find): refused the same way.
     const plain = await runCli(['docs', 'submit', '--file', moved], { env });

@@ -82,28 +82,34 @@ export async function movedFileBatch(dir: string, name: string) {
   const others = await otherFileBatches(dir);
   if (others.length === 0) return undefined;
   const matched = others.map(() => 0);
+  const recorded = others.map(() => 0);
   return {
     add(key: LineKey) {
       others.forEach((batch, i) => {
-        if (batch.acknowledged.get(key) !== undefined || batch.sent.has(keyText(key)))
-          matched[i] = (matched[i] as number) + 1;
+        const acknowledged = batch.acknowledged.get(key) !== undefined;
+        if (acknowledged) recorded[i] = (recorded[i] as number) + 1;
+        if (acknowledged || batch.sent.has(keyText(key))) matched[i] = (matched[i] as number) + 1;
       });
     },
     refuse(resume: boolean): void {
-      // A file still there is another input unless this one holds most of what its batch submitted (a copy):
-      // sharing a line with it is allowed.
+      // A file still there is another input unless this one holds most of what its batch may have made (a copy, or
+      // part of one): sharing a line with it is allowed.
       const held = matched.map((n, i) => {
         const other = others[i] as (typeof others)[number];
-        return other.gone || n * 2 > other.acknowledged.size + other.sent.size ? n : 0;
+        return other.gone || n * 2 > other.made ? n : 0;
       });
       const most = Math.max(...held);
       if (most === 0) return;
-      const { path: was, gone } = others[held.indexOf(most)] as (typeof others)[number];
-      const by = `submitted by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}`;
+      const at = held.indexOf(most);
+      const { path: was, gone } = others[at] as (typeof others)[number];
+      const known = recorded[at] as number;
+      // Killed or stopped with requests unanswered, it may have made lines of its head it did not record.
+      const lines =
+        `${most} of ${resume ? 'its lines' : `the lines of ${name}`} were submitted${known === most ? '' : ', or may have been,'}` +
+        ` by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}` +
+        (known === most ? '' : ` (${known} recorded as submitted)`);
       throw new UsageError(
-        resume
-          ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${most} of its lines were ${by}`
-          : `${most} of the lines of ${name} were ${by}`,
+        resume ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${lines}` : lines,
         {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
@@ -111,8 +117,8 @@ export async function movedFileBatch(dir: string, name: string) {
             (gone
               ? `if ${name} is ${was} moved, move it back and run --resume`
               : `to go on with it, run \`facectl docs submit --file ${was} --resume\``) +
-            ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: the ${most} ` +
-            'already submitted are created again, as duplicates',
+            ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: those already ` +
+            'submitted are created again, as duplicates',
         },
       );
     },
