@@ -51,6 +51,8 @@ interface JournalStart {
   replaced: string[];
   movedFrom?: string;
   restarted: { recorded: number; present: number | undefined };
+  /** A plain run of a file that begins as its finished batch did: when that batch began. */
+  repeats: string | undefined;
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
   lockLost: () => Error | undefined;
@@ -135,6 +137,7 @@ export async function startJournal(start: JournalStart) {
     compared: start.compared,
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
     restarted: start.restarted,
+    repeats: start.repeats,
     idempotencyKey: (key: LineKey) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
     record(entry: JournalEntry): void {
       const { line, hash, n, document_id, token_count } = entry;

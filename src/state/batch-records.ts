@@ -65,6 +65,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       : await lockInput(join(dir, `${input}.lock`), 0, onLost);
   const candidates: Candidate[] = [];
   let fileFinished: string[] = [];
+  // A plain run of a file whose last batch finished: its first lines' keys, to say when this run repeats it.
+  let lastFinished: { head: ReadonlySet<string>; at: string } | undefined;
   const release = () => {
     for (const candidate of candidates) candidate.lock?.release();
     inputLock.release();
@@ -73,6 +75,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     const found = none ? [] : await listRecords(dir, input);
     fileFinished = options.streamed ? [] : found.filter((r) => r.finished).map((r) => r.path);
     for (const record of found) {
+      if (record.finished && options.mode === 'new' && !options.streamed && lastFinished === undefined) {
+        const header = (await readJournal(record.path, true).catch(() => undefined))?.header;
+        if (header?.head !== undefined)
+          lastFinished = { head: new Set(header.head.map(([hash, n]) => keyText({ hash, n }))), at: header.created_at };
+      }
       if (record.finished && options.mode !== 'resume' && !options.streamed) continue;
       const headerOnly = record.finished && options.mode !== 'resume';
       let lock: HeldLock | undefined;
@@ -293,6 +300,14 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           : { movedFrom: moved.destination }),
         replaced,
         // --restart over a batch that made documents: how many it recorded (said, as they are made again).
+        // Most of this file's first lines begin its finished batch too: this new batch makes them again.
+        repeats:
+          lastFinished !== undefined &&
+          head !== undefined &&
+          2 * head.filter((key) => lastFinished?.head.has(keyText(key))).length >
+            Math.min(head.length, lastFinished.head.size)
+            ? lastFinished.at
+            : undefined,
         restarted: {
           recorded: options.mode === 'restart' ? dropped.reduce((n, s) => n + s.acknowledged.size, 0) : 0,
           // How many of them this file holds as they were sent (standard input's rest is not read yet).

@@ -151,4 +151,30 @@ describe('--resume of a finished batch', () => {
     expect(contents.filter((c) => c === 'second version')).toHaveLength(3);
     expect(contents).toHaveLength(6);
   });
+
+  it('a plain run of a file that begins as its finished batch did warns that it is a new batch; other lines do not', async () => {
+    // A ring's find: lines appended to a finished file and the file run again made the earlier lines twice, silently.
+    const { file, lines } = batchFile('ada-done', 'appended-', 4);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    expect((await runCli(['docs', 'submit', '--file', file], { env })).code).toBe(0);
+    writeFileSync(
+      file,
+      `${[...lines, JSON.stringify({ alias: 'ada-done', label: 'appended-4', content: 'new' })].join('\n')}\n`,
+    );
+    const again = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(
+      new RegExp(
+        `^\\{"warning":"a batch of ${file} begun at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ finished with these lines: this run is a new batch and creates its documents again; \`--resume\` sends only the lines added or edited since"\\}$`,
+        'm',
+      ),
+    );
+    expect(stored(service, 'appended-')).toHaveLength(9);
+    // Other documents under the same name: no warning.
+    const { lines: other } = batchFile('ada-done', 'replaced-', 3);
+    writeFileSync(file, `${other.join('\n')}\n`);
+    const replaced = await runCli(['docs', 'submit', '--file', file], { env });
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(replaced.stderr).not.toContain('warning');
+  });
 });

@@ -132,6 +132,11 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     );
   }
   if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
+  if (journal.repeats !== undefined)
+    ctx.out.warn(
+      `a batch of ${source.name} begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')} finished with these lines: this run is a new batch and creates ` +
+        'its documents again; `--resume` sends only the lines added or edited since',
+    );
   const { recorded, present } = journal.restarted;
   if (recorded > 0) {
     // Lines rewritten or replaced since are not known as those sent: what is made again is said as far as known.
