@@ -13,7 +13,11 @@ export class RateGate {
   /** Pauses in a row after which no request got through. */
   private fruitless = 0;
 
-  constructor(private readonly now: () => number) {}
+  /** `stopped`: why no request may be sent any more (the batch's lock taken over), checked before each attempt. */
+  constructor(
+    private readonly now: () => number,
+    private readonly stopped: () => Error | undefined = () => undefined,
+  ) {}
 
   delay(): number {
     return Math.max(0, this.resumeAt - this.now());
@@ -21,6 +25,8 @@ export class RateGate {
 
   /** Taken as a request is sent: which pause it was sent after. */
   ticket(): number {
+    const stop = this.stopped();
+    if (stop !== undefined) throw stop;
     return this.pauses;
   }
 

@@ -59,7 +59,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     });
   // Standard input waits while another run of its directory chooses its batch (a moment).
   const inputLock = none
-    ? { path: '', release: () => undefined }
+    ? { path: '', release: () => undefined, verify: () => undefined }
     : options.streamed
       ? await lockInput(join(dir, `${input}.lock`), CHOOSING_WAIT_MS)
       : await lockInput(join(dir, `${input}.lock`), 0, onLost);
@@ -314,7 +314,11 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           present: options.streamed ? undefined : dropped.reduce((n, s) => n + s.compared.matched, 0),
         },
         finishing: options.streamed ? () => lockInput(inputLock.path, CHOOSING_WAIT_MS) : undefined,
-        lockLost: () => lost,
+        // Looked at now when this run was stopped longer than a takeover needs (its heartbeat may not have run yet).
+        lockLost: () => {
+          held.verify();
+          return lost;
+        },
       });
     } finally {
       if (options.streamed) inputLock.release();

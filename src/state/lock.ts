@@ -23,7 +23,7 @@ export class LockHeldError extends Error {
   }
 }
 
-export type HeldLock = Pick<Lock, 'path' | 'release'>;
+export type HeldLock = Pick<Lock, 'path' | 'release' | 'verify'>;
 
 /** `start`: the process's start time where /proc tells, so a pid reused by a later process is not taken for it. */
 type OwnerRecord = { token: string; pid: number; host?: string; start?: string };
@@ -129,8 +129,21 @@ class Lock {
     held.add(this);
   }
 
+  private beatNow = (): void => undefined;
+
   startHeartbeat(staleMs: number, onCompromised: ((error: Error) => void) | undefined): void {
     this.timer = setInterval(() => this.beat(staleMs, onCompromised), Math.max(Math.floor(staleMs / 3), 250)).unref();
+    this.beatNow = () => {
+      if (held.has(this) && Date.now() - this.touched > staleMs) this.beat(staleMs, onCompromised);
+    };
+  }
+
+  /**
+   * Before an act only the holder may do: untouched for longer than a takeover needs (this process was stopped, and
+   * its timers have not run yet), the lock is looked at now, so a lock taken over is known before anything is sent.
+   */
+  verify(): void {
+    this.beatNow();
   }
 
   release(): void {

@@ -2,6 +2,7 @@ import type { Context, ProgressBar, Spinner } from '../../context.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
+import type { BatchJournal } from '../../state/batch-journal.js';
 
 /** Each line's result as it finishes (NDJSON under --json, TSV piped, a table on a terminal), then the summary. */
 export type LineResult =
@@ -184,4 +185,36 @@ export function noteResume(
   ctx.out.info(
     `${tense}: ${compared.matched} already submitted (${compared.moved} moved), ${rest}, ${removed} removed`,
   );
+}
+
+/** What a batch says as it opens: sent with another key, resumed, a finished batch repeated, a record dropped. */
+export function noteOpened(ctx: Context, journal: BatchJournal, name: string, destination: string): void {
+  if (journal.movedFrom !== undefined) {
+    ctx.out.warn(
+      `the earlier runs of this batch sent with ${journal.movedFrom}…, this one with ${destination}…, ` +
+        "perhaps of another account: every line is sent again, with the earlier runs' idempotency keys (where " +
+        "a line's document was already made for this account, the service answers with that document)",
+    );
+  }
+  if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
+  if (journal.repeats !== undefined)
+    ctx.out.warn(
+      `a batch of ${name} begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')} finished with these lines: this run is a new batch and creates ` +
+        'its documents again; `--resume` sends only the lines added or edited since',
+    );
+  const { recorded, present } = journal.restarted;
+  if (recorded > 0) {
+    // Lines rewritten or replaced since are not known as those sent: what is made again is said as far as known.
+    const left = Math.min(present ?? recorded, recorded);
+    const again =
+      left === recorded
+        ? 'and those already submitted are created again'
+        : left === 0
+          ? `none of them is in ${name} as it was sent (any there in another form is created again)`
+          : `${left} of them, still in ${name} as sent, ${left === 1 ? 'is' : 'are'} created again (and any of the others there in another form)`;
+    ctx.out.warn(
+      `restarting: the unfinished batch's record of ${recorded} submitted ${recorded === 1 ? 'line' : 'lines'} is dropped; ` +
+        `every line is sent again${left === recorded ? ', ' : ': '}${again}`,
+    );
+  }
 }

@@ -25,7 +25,7 @@ import {
   resumeHint,
 } from './batch-end.js';
 import { fileHead, giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
-import { type BatchSummary, createReporter, noteResume } from './batch-report.js';
+import { type BatchSummary, createReporter, noteOpened, noteResume } from './batch-report.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
@@ -124,34 +124,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     throw error;
   }
   const { journal } = opened;
-  if (journal.movedFrom !== undefined) {
-    ctx.out.warn(
-      `the earlier runs of this batch sent with ${journal.movedFrom}…, this one with ${options.destination}…, ` +
-        "perhaps of another account: every line is sent again, with the earlier runs' idempotency keys (where " +
-        "a line's document was already made for this account, the service answers with that document)",
-    );
-  }
-  if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
-  if (journal.repeats !== undefined)
-    ctx.out.warn(
-      `a batch of ${source.name} begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')} finished with these lines: this run is a new batch and creates ` +
-        'its documents again; `--resume` sends only the lines added or edited since',
-    );
-  const { recorded, present } = journal.restarted;
-  if (recorded > 0) {
-    // Lines rewritten or replaced since are not known as those sent: what is made again is said as far as known.
-    const left = Math.min(present ?? recorded, recorded);
-    const again =
-      left === recorded
-        ? 'and those already submitted are created again'
-        : left === 0
-          ? `none of them is in ${source.name} as it was sent (any there in another form is created again)`
-          : `${left} of them, still in ${source.name} as sent, ${left === 1 ? 'is' : 'are'} created again (and any of the others there in another form)`;
-    ctx.out.warn(
-      `restarting: the unfinished batch's record of ${recorded} submitted ${recorded === 1 ? 'line' : 'lines'} is dropped; ` +
-        `every line is sent again${left === recorded ? ', ' : ': '}${again}`,
-    );
-  }
+  noteOpened(ctx, journal, source.name, options.destination);
   return opened;
 }
 
@@ -179,7 +152,11 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   /** Standard input resumed: how its lines compare with the batch resumed, said once all were read. */
   const compared = { lines: 0, matched: 0, moved: 0, headOnly: 0 };
   // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
-  const gate = new RateGate(() => ctx.clock.now().getTime());
+  // Its lock taken over (this run stopped, then continued), it sends nothing more, not even a retry after a pause.
+  const gate = new RateGate(
+    () => ctx.clock.now().getTime(),
+    () => journal.lockLost(),
+  );
   let stopReason: UsageError | undefined;
   let fatal: unknown;
   const overtaken = trackOvertaken(!input.continueOnError);
@@ -190,6 +167,16 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   ctx.onSecondSignal = () => {
     journal.writeNow();
     return reporter.counts(inFlight);
+  };
+
+  /** The batch's lock lost (taken over, or removed with its record): it stops, sending nothing more. */
+  const stopLost = (): false => {
+    const lost = journal.lockLost() as Error;
+    fatal ??=
+      lost instanceof CliError
+        ? lost
+        : new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
+    return false;
   };
 
   /** A bad line stops the batch (unless --continue-on-error) as it is taken, so no line after it is sent. */
@@ -212,14 +199,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       reporter.report({ line: line.line, ok: false, error: { code: 'invalid_input', message } }, ExitCode.usage);
       return true;
     }
-    const lost = journal.lockLost();
-    if (lost !== undefined) {
-      fatal ??=
-        lost instanceof CliError
-          ? lost
-          : new CliError(`stopped: ${lost.message}`, ExitCode.conflict, { code: 'batch_in_progress' });
-      return false;
-    }
+    if (journal.lockLost() !== undefined) return stopLost();
     // A line sent now could not be recorded as acknowledged: the lines sent so far are what --resume knows.
     const unrecorded = journal.writeFailure();
     if (unrecorded !== undefined) {
@@ -264,6 +244,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       reporter.report({ line: line.line, ok: true, document_id, token_count });
       return true;
     } catch (error) {
+      // Its lock lost between two attempts: no answer was awaited (the last was a 429, not processed).
+      if (error === journal.lockLost()) return stopLost();
       // A request that may have made a document without its answer: the batch cannot stop clean.
       if (ctx.signal.aborted || mayHaveCreated(error)) journal.unanswered();
       if (ctx.signal.aborted) {
