@@ -334,7 +334,10 @@ const REWRITTEN =
   'when it stopped are created again';
 
 function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
-  const who = error.ownerPid === undefined ? 'another facectl' : `another facectl (pid ${error.ownerPid})`;
+  const who =
+    error.ownerPid === undefined
+      ? 'another facectl'
+      : `another facectl (pid ${error.ownerPid}${error.holder === 'stopped' ? ', stopped' : ''})`;
   // A plain run after that one finished would be a batch of its own, every line sent again.
   const again =
     mode === 'new'
@@ -342,12 +345,17 @@ function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptio
       : 'run this command again';
   // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
   const seen = Math.floor(error.ageMs / 1000);
-  const hint = error.holderRunning
-    ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${error.ownerPid}); then ${again}`
-    : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-      (seen < STALE_SECONDS
-        ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
-        : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
+  const pid = error.ownerPid;
+  const hint =
+    error.holder === 'stopped'
+      ? `that run is stopped (Ctrl-Z, or SIGSTOP) and holds its batch until it ends: let it go on (\`fg\` where it ` +
+        `runs, or kill -CONT ${pid}) or end it (kill ${pid}; kill -CONT ${pid}); then ${again}`
+      : error.holder === 'running'
+        ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${pid}); then ${again}`
+        : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
+          (seen < STALE_SECONDS
+            ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
+            : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
   return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
 }
 

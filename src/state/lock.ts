@@ -16,8 +16,8 @@ export class LockHeldError extends Error {
     readonly lockPath: string,
     readonly ownerPid: number | undefined,
     readonly ageMs = 0,
-    /** The holder runs on this host, so it never lets the lock go stale. */
-    readonly holderRunning = false,
+    /** The holder runs on this host, so it never lets the lock go stale; or is stopped there (Ctrl-Z, SIGSTOP). */
+    readonly holder: 'running' | 'stopped' | undefined = undefined,
   ) {
     super(`${lockPath} is held by another process${ownerPid ? ` (pid ${ownerPid})` : ''}`);
   }
@@ -44,8 +44,11 @@ export function acquireLock(lockPath: string, options: LockOptions = {}): HeldLo
     const ageMs = seen === undefined ? 0 : Date.now() - seen.mtimeMs;
     const owner = ownerHere(lockPath, seen?.owner);
     if (seen === undefined) lock = create(lockPath);
-    else if (ageMs > staleMs || owner === 'gone') lock = takeOver(lockPath, staleMs, seen.mtimeMs);
-    if (!lock) throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), owner === 'running');
+    // A stopped holder is not taken over however old its lock: continued, it would go on where it was.
+    else if ((ageMs > staleMs && owner !== 'stopped') || owner === 'gone')
+      lock = takeOver(lockPath, staleMs, seen.mtimeMs);
+    if (!lock)
+      throw new LockHeldError(lockPath, seen?.owner?.pid, Math.max(ageMs, 0), owner === 'gone' ? undefined : owner);
   }
   lock.startHeartbeat(staleMs, options.onCompromised);
   return lock;
@@ -203,7 +206,7 @@ function readOwner(lockPath: string): OwnerRecord | undefined {
  * The owner as a process of this host: gone (its pid answers ESRCH, or is ours, or where /proc tells, is a zombie
  * or a process started since), or running; undefined when another host's or neither.
  */
-function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | 'running' | undefined {
+function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | 'running' | 'stopped' | undefined {
   if (owner?.host !== hostname()) return undefined;
   // This very pid holding no lock there: an earlier run's (a container's facectl is pid 1 again after a restart).
   if (owner.pid === process.pid) return [...held].some((lock) => lock.path === lockPath) ? 'running' : 'gone';
@@ -217,7 +220,8 @@ function ownerHere(lockPath: string, owner: OwnerRecord | undefined): 'gone' | '
   const stat = procStat(owner.pid);
   // No /proc (macOS): the pid answered. A zombie is dead, only not yet reaped by its parent.
   if (stat === undefined) return 'running';
-  return stat.state === 'Z' || (owner.start !== undefined && stat.start !== owner.start) ? 'gone' : 'running';
+  if (stat.state === 'Z' || (owner.start !== undefined && stat.start !== owner.start)) return 'gone';
+  return stat.state === 'T' || stat.state === 't' ? 'stopped' : 'running';
 }
 
 /** A process's state and start time (fields 3 and 22 of /proc/PID/stat), where there is /proc. */

@@ -3,12 +3,13 @@ import { mkdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from '
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { acquireLock, LockHeldError, waitForLock } from '../../src/state/lock.js';
 import { race, rounds } from '../helpers/concurrent.js';
 import { makeTempDir } from '../helpers/temp.js';
 import { ROOT } from '../helpers/run-cli.js';
 import { startUnreaped } from '../helpers/unreaped.js';
+import { until } from '../helpers/watch-child.js';
 
 /**
  * The lock every file facectl writes is guarded by (src/state/lock.ts), tested with real processes
@@ -123,9 +124,23 @@ describe('lock between processes', () => {
       })();
       expect(refused).toBeInstanceOf(LockHeldError);
       expect((refused as LockHeldError).message).toBe(`${lockPath} is held by another process (pid ${live.pid})`);
-      expect((refused as LockHeldError).holderRunning).toBe(true);
+      expect((refused as LockHeldError).holder).toBe('running');
       const past = new Date(Date.now() - 5_500);
       utimesSync(lockPath, past, past);
+      // Stopped (Ctrl-Z, SIGSTOP): held however old, as it goes on once continued (a breaker's find: taken over, the
+      // stopped run then sent its retries under a batch another run had made again).
+      process.kill(live.pid, 'SIGSTOP');
+      try {
+        await until(
+          () => readFileSync(`/proc/${live.pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T') ?? false,
+          'stopped',
+        );
+        expect(() => acquireLock(lockPath, { staleMs: 5_000 })).toThrow(
+          expect.objectContaining({ holder: 'stopped', ownerPid: live.pid }),
+        );
+      } finally {
+        process.kill(live.pid, 'SIGCONT');
+      }
       acquireLock(lockPath, { staleMs: 5_000 }).release();
       expect(existsSync(lockPath)).toBe(false);
     } finally {
@@ -175,6 +190,29 @@ describe('lock between processes', () => {
         return 'taken';
       }),
     ).resolves.toBe('taken');
+  });
+
+  it('a holder stalled past staleMs (its timers not run yet) learns of a takeover before it acts: verify()', () => {
+    const dir = makeTempDir('facectl-lock-');
+    const lockPath = join(dir, 'stalled.lock');
+    const lost: string[] = [];
+    const lock = acquireLock(lockPath, { staleMs: 1_000, onCompromised: (error) => lost.push(error.message) });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      lock.verify();
+      expect(lost).toEqual([]);
+      // Stopped for 3 s, during which another process took the lock over (and may have let it go since).
+      vi.setSystemTime(Date.now() + 3_000);
+      writeFileSync(join(lockPath, 'owner.json'), JSON.stringify({ token: 'other', pid: 1 }));
+      lock.verify();
+      expect(lost).toEqual([
+        `the lock ${lockPath} was taken over by another process while this one was stopped for 3 s`,
+      ]);
+    } finally {
+      vi.useRealTimers();
+      lock.release();
+    }
+    expect(existsSync(lockPath)).toBe(true);
   });
 
   it('release removes only a lock this process still holds', () => {

@@ -44,4 +44,15 @@ describe('RateGate', () => {
     gate.passed();
     expect(gate.pause(gate.ticket(), 1000, 30, 3)).toBe(false);
   });
+
+  it('once the batch must stop (its lock lost while it waited out a pause), no attempt gets a ticket', () => {
+    const batch: { lost?: Error } = {};
+    const gate = new RateGate(
+      () => 0,
+      () => batch.lost,
+    );
+    expect(gate.pause(gate.ticket(), 1000, 0, 3)).toBe(true);
+    batch.lost = new Error('the lock was taken over by another process');
+    expect(() => gate.ticket()).toThrow(batch.lost);
+  });
 });
