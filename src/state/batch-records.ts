@@ -195,15 +195,24 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         const went = elsewhere(blocking) ? ` (sent with ${blocking.destination}…)` : '';
         const resume = all ? 'print every result, sending nothing again' : 'send only the lines not yet submitted';
         const again = options.streamed ? done : Math.min(blocking.compared.matched, done);
-        // Of a file edited since, only the lines still there as sent are made again (an edited one is new).
-        const left = again < done ? ` still in it (of the ${done}: the others were edited or removed since)` : '';
+        // Of a file edited since, only the lines still there as sent are made again (an edited one is new); of
+        // standard input, not read yet past its first lines, those of them it holds.
+        const left = options.streamed
+          ? ' that this input holds'
+          : again < done
+            ? ` still in it (of the ${done}: the others were edited or removed since)`
+            : '';
+        // Standard input is known by its first lines: how many it shares says whether it is that input.
+        const shares = options.streamed
+          ? ` (sharing ${blocking.any} of this input's first ${blocking.compared.lines} lines)`
+          : '';
         const created =
           clean || all
             ? again === 1
               ? `the 1 line already submitted${left} is created again, as a duplicate`
               : `the ${again} lines already submitted${left} are created again, as duplicates`
             : `the ${again} recorded as submitted${left}, and any it has no record of, are created again, as duplicates`;
-        throw new UsageError(`an earlier batch of ${options.sourceName}${went} ${what}`, {
+        throw new UsageError(`an earlier batch of ${options.sourceName}${shares}${went} ${what}`, {
           code: 'unfinished_batch',
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,
         });

@@ -231,7 +231,14 @@ describe('batches from standard input in one directory', () => {
     // The same big input again without --resume is still refused; with it, only the rest is sent.
     const plain = await runCli(['docs', 'submit', '-'], { env: direct, stdin: readFileSync(big.file, 'utf8') });
     expect(plain.code, plain.stderr).toBe(2);
-    expect(plain.stderr).toMatch(/an earlier batch of standard input was stopped with \d+ requests? unanswered/);
+    // Said with how much of its first lines the two inputs share (a newcomer's find: another input sharing a few
+    // of them was refused as "an earlier batch of standard input", nothing telling it was not the same).
+    expect(plain.stderr).toMatch(
+      /an earlier batch of standard input \(sharing (\d+) of this input's first \1 lines\) was stopped with \d+ requests? unanswered/,
+    );
+    expect(plain.stderr).toMatch(
+      /the \d+ recorded as submitted that this input holds, and any it has no record of, are created again/,
+    );
     const before = service.stats.requests;
     const resumed = await runCli(['docs', 'submit', '--json', '--resume', '-'], {
       env: direct,
