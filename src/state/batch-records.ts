@@ -35,6 +35,7 @@ type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
     /** keyText of the first lines of its input (standard input only). */
     readonly head: ReadonlySet<string>;
     readonly destination: string | undefined;
+    readonly createdAt: string;
     /** Standard input: another facectl sends this batch now (busy), or this run took its lock (lock). */
     busy?: LockHeldError;
     lock?: HeldLock;
@@ -109,6 +110,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         acknowledged: read.entries,
         head: new Set((read.header.head ?? []).map(([hash, n]) => keyText({ hash, n }))),
         destination: read.header.destination,
+        createdAt: read.header.created_at,
         busy,
         lock,
       });
@@ -308,15 +310,18 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           ? {}
           : { movedFrom: moved.destination }),
         replaced,
-        // --restart over a batch that made documents: how many it recorded (said, as they are made again).
-        // Most of this file's first lines begin its finished batch too: this new batch makes them again.
-        repeats:
-          lastFinished !== undefined &&
-          head !== undefined &&
-          2 * head.filter((key) => lastFinished?.head.has(keyText(key))).length >
-            Math.min(head.length, lastFinished.head.size)
+        // Most of this input's first lines begin a finished batch of it too: this new batch makes them again.
+        repeats: options.streamed
+          ? options.mode === 'new'
+            ? scored.find((s) => s.finished && sameInput(s))?.createdAt
+            : undefined
+          : lastFinished !== undefined &&
+              head !== undefined &&
+              2 * head.filter((key) => lastFinished?.head.has(keyText(key))).length >
+                Math.min(head.length, lastFinished.head.size)
             ? lastFinished.at
             : undefined,
+        // --restart over a batch that made documents: how many it recorded (said, as they are made again).
         restarted: {
           recorded: options.mode === 'restart' ? dropped.reduce((n, s) => n + s.acknowledged.size, 0) : 0,
           // How many of them this file holds as they were sent (standard input's rest is not read yet).

@@ -165,7 +165,7 @@ describe('--resume of a finished batch', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(
       new RegExp(
-        `^\\{"warning":"a batch of ${file} begun at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ finished with these lines: this run is a new batch and creates its documents again; \`--resume\` sends only the lines added or edited since"\\}$`,
+        `^\\{"warning":"an earlier batch of ${file} \\(begun at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\) finished with the same first lines: this run is a new batch, and the documents of the lines it shares with it are created again; \`--resume\` sends only the lines added or edited since"\\}$`,
         'm',
       ),
     );
@@ -176,5 +176,14 @@ describe('--resume of a finished batch', () => {
     const replaced = await runCli(['docs', 'submit', '--file', file], { env });
     expect(replaced.code, replaced.stderr).toBe(0);
     expect(replaced.stderr).not.toContain('warning');
+    // Standard input run again as it was (a newcomer's find: only a file was warned of).
+    const piped = `${other.join('\n')}\n`;
+    expect((await runCli(['docs', 'submit', '-'], { env, stdin: piped })).stderr).not.toContain('warning');
+    const twice = await runCli(['docs', 'submit', '-'], { env, stdin: piped });
+    expect(twice.code, twice.stderr).toBe(0);
+    expect(twice.stderr).toMatch(
+      /^warning: an earlier batch of standard input \(begun at [-\dT:]+Z\) finished with the same first lines: this run is a new batch/m,
+    );
+    expect(stored(service, 'replaced-')).toHaveLength(9);
   });
 });

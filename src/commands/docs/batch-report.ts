@@ -199,8 +199,9 @@ export function noteOpened(ctx: Context, journal: BatchJournal, name: string, de
   if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
   if (journal.repeats !== undefined)
     ctx.out.warn(
-      `a batch of ${name} begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')} finished with these lines: this run is a new batch and creates ` +
-        'its documents again; `--resume` sends only the lines added or edited since',
+      `an earlier batch of ${name} (begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')}) finished with the same first ` +
+        'lines: this run is a new batch, and the documents of the lines it shares with it are created again; ' +
+        '`--resume` sends only the lines added or edited since',
     );
   const { recorded, present } = journal.restarted;
   if (recorded > 0) {
