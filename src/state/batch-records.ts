@@ -134,8 +134,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         return { results, add };
       },
       /** Chooses the batch (or refuses, exit 2 or 5) and opens its journal; `head`: standard input's first keys. */
-      open: (comparison: { results: Compared[] }, head?: readonly LineKey[]) =>
-        choose(comparison, head).catch((error: unknown) => {
+      open: (comparison: { results: Compared[] }, head?: readonly LineKey[], ended?: boolean) =>
+        choose(comparison, head, ended).catch((error: unknown) => {
           release();
           throw error;
         }),
@@ -151,16 +151,28 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     return candidate.destination !== undefined && candidate.destination !== options.destination;
   }
 
-  async function choose(comparison: { results: Compared[] }, head: readonly LineKey[] | undefined) {
+  async function choose(comparison: { results: Compared[] }, head: readonly LineKey[] | undefined, ended?: boolean) {
     const scored = candidates.map((candidate, i) => {
       const compared = comparison.results[i] as Compared;
       return Object.assign(candidate, { compared, any: compared.matched + compared.headOnly });
     });
-    // The same input: a file's every batch; standard input's that share most of the first lines of the longer
-    // of the two (a few lines in common, even all of a short input's, is another input: run beside it, and leave
-    // its record alone).
-    const sameInput = (s: (typeof scored)[number]) =>
-      !options.streamed || 2 * s.any > Math.max(s.compared.lines, s.head.size || s.acknowledged.size);
+    // The same input: a file's every batch; standard input's whose first lines are mostly the earlier one's, as far
+    // as both have them (a slow producer's record holds only a few). A whole input shorter than those, with lines of
+    // its own, is another input that begins alike.
+    const now = (head ?? []).map(keyText);
+    const sameInput = (s: (typeof scored)[number]) => {
+      if (!options.streamed) return true;
+      const earlier = [...s.head];
+      const k = Math.min(earlier.length, now.length);
+      // A record of an earlier version, without its first lines: by the lines it acknowledged.
+      if (k === 0) return s.compared.matched > 0;
+      const first = new Set(earlier.slice(0, k));
+      const shorter =
+        ended === true &&
+        now.length < earlier.length &&
+        (head ?? []).some((key) => !s.head.has(keyText(key)) && s.acknowledged.get(key) === undefined);
+      return 2 * now.slice(0, k).filter((key) => first.has(key)).length > k && !shorter;
+    };
     // Another facectl sends this very input now.
     const busy = scored.find((s) => s.busy !== undefined && sameInput(s))?.busy;
     if (busy !== undefined) throw inProgress(busy, options);

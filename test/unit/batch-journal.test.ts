@@ -36,14 +36,22 @@ async function run(
   dir: string,
   mode: 'new' | 'resume' | 'restart',
   bodies: string[],
-  { identity = FILE, streamed = false, destination = 'key fcs_abcdefgh' } = {},
+  {
+    identity = FILE,
+    streamed = false,
+    destination = 'key fcs_abcdefgh',
+    // Standard input: how many lines came before the batch began (a slow producer: a few), and whether it ended there.
+    headLines = bodies.length,
+    ended = false,
+  } = {},
 ): Promise<Run> {
   const records = await openBatchRecords({ dir, identity, sourceName: 'batch.ndjson', mode, streamed, destination });
   const comparison = records.compare();
   const seen = new Occurrences();
   const keys = bodies.map((body) => keyOf(body, seen));
-  keys.forEach((key, i) => comparison.add(i + 1, key));
-  return { journal: await records.open(comparison, streamed ? keys : undefined), keys };
+  const head = keys.slice(0, headLines);
+  (streamed ? head : keys).forEach((key, i) => comparison.add(i + 1, key));
+  return { journal: await records.open(comparison, streamed ? head : undefined, ended), keys };
 }
 
 const failure = (promise: Promise<unknown>) =>
@@ -406,6 +414,35 @@ describe('batches of standard input in one directory', () => {
       message: `nothing to resume: no batch of batch.ndjson read in /work recorded in ${dir} holds most of its first lines`,
     });
     expect(batchNames(dir)).toEqual(before);
+  });
+
+  it('standard input is the same as far as both inputs have first lines: a slow producer resumes; a shorter whole input with lines of its own is another', async () => {
+    const lines = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'];
+    // Two lines had come when the batch began (a breaker's find: a byte-identical --resume was refused, a plain run
+    // made the lines submitted again).
+    const dir = fresh();
+    const slow = await run(dir, 'new', lines, { ...streamed, headLines: 2 });
+    acknowledge(slow, [1, 2, 3, 4]);
+    await slow.journal.close();
+    expect(await failure(run(dir, 'new', lines, { ...streamed, ended: true }))).toMatchObject({
+      code: 'unfinished_batch',
+    });
+    const resumed = await run(dir, 'resume', lines, { ...streamed, ended: true });
+    expect(resumed.journal).toMatchObject({ path: slow.journal.path, resumed: true });
+    await resumed.journal.close();
+    // The first lines of a stopped input, whole: that input (refused, --resume goes on with it). The same with a line
+    // of its own: another input, beside it (a ring's find: its --restart dropped the other's record).
+    const other = fresh();
+    const stopped = await run(other, 'new', lines, streamed);
+    acknowledge(stopped, [1, 2, 3]);
+    await stopped.journal.close();
+    expect(await failure(run(other, 'new', ['a', 'b'], { ...streamed, ended: true }))).toMatchObject({
+      code: 'unfinished_batch',
+    });
+    const beside = await run(other, 'restart', ['a', 'b', 'z'], { ...streamed, ended: true });
+    expect(beside.journal.path).not.toBe(stopped.journal.path);
+    await beside.journal.close();
+    expect(existsSync(stopped.journal.path)).toBe(true);
   });
 
   it('a finished batch replaces the finished record of the same input only', async () => {

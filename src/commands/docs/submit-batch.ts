@@ -94,7 +94,12 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
         head.push(line.key);
         comparison.add(line.line, line.key);
       }
-      opened = { lines: ahead.lines, total: undefined, seen, journal: await records.open(comparison, head) };
+      opened = {
+        lines: ahead.lines,
+        total: undefined,
+        seen,
+        journal: await records.open(comparison, head, ahead.ended),
+      };
     } else {
       // A file with no batch of its own: is it a moved file whose batch is unfinished?
       const moved =
