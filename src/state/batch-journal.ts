@@ -27,7 +27,8 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOF
 
 /** Format 2 matched lines by number and is not read. */
 const FORMAT = 3;
-const STARTED = JSON.stringify({ started: true });
+/** A resumed run's start, with how many requests it may have in flight at once. */
+const started = (concurrency: number) => JSON.stringify({ started: true, concurrency });
 const STOPPED = JSON.stringify({ stopped: true });
 
 interface Header {
@@ -38,9 +39,12 @@ interface Header {
   /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
   head?: [string, number][];
   destination?: string;
+  /** How many requests its first run may have had in flight at once (a resumed run's is on its start line). */
+  concurrency?: number;
 }
 
 interface JournalStart {
+  concurrency: number;
   dir: string;
   input: string;
   batchId: string;
@@ -73,7 +77,7 @@ export async function startJournal(start: JournalStart) {
       await handle.chmod(0o600);
       const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
       // On disk before the first request: a kill from here on leaves the batch unclean.
-      await handle.writeFile(`${torn}${STARTED}\n`);
+      await handle.writeFile(`${torn}${started(start.concurrency)}\n`);
       await handle.datasync();
     } else {
       // Whole or an error, as the configuration file is written: a torn header leaves the batch unknown to --resume.
@@ -234,11 +238,13 @@ export async function otherFileBatches(dir: string) {
     const source = read?.header.source;
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    const sent = new Set(read.clean ? [] : (read.header.head ?? []).map(([hash, n]) => keyText({ hash, n })));
-    // Killed, the lines in flight are not counted: any of its first lines unacknowledged may be one.
-    const unknown =
-      read.unanswered ?? (read.header.head ?? []).filter(([hash, n]) => !read.entries.get({ hash, n })).length;
-    const made = read.entries.size + (read.clean ? 0 : unknown);
+    // Stopped short, it may have made lines it did not record: those it had sent, in order, past the last it
+    // recorded, at most as many as were unanswered when it stopped (or, killed, as it sent at once).
+    const head = read.clean ? [] : (read.header.head ?? []);
+    const frontier = read.entries.lastLine + (read.unanswered ?? read.concurrency ?? head.length);
+    const sent = new Set(head.slice(0, frontier).map(([hash, n]) => keyText({ hash, n })));
+    const made =
+      read.entries.size + head.slice(0, frontier).filter(([hash, n]) => !read.entries.get({ hash, n })).length;
     found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent, made });
   }
   return found;
@@ -303,21 +309,36 @@ export async function readJournal(path: string, headerOnly: boolean) {
     let clean = false;
     /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
     let unanswered: number | undefined;
+    /** The last run's --concurrency, where it was recorded. */
+    let concurrency: number | undefined;
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
         header = parsedOrUndefined(text) as Partial<Header> | undefined;
         if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
+        concurrency = Number.isSafeInteger(header.concurrency) ? header.concurrency : undefined;
         if (headerOnly) break;
         continue;
       }
-      if (text === STOPPED || text === STARTED) {
-        clean = text === STOPPED;
+      if (text === STOPPED) {
+        clean = true;
         unanswered = undefined;
         continue;
       }
       const entry = parsedOrUndefined(text) as
-        (Partial<JournalEntry> & { stopped?: unknown; unanswered?: unknown }) | null;
+        | (Partial<JournalEntry> & {
+            stopped?: unknown;
+            unanswered?: unknown;
+            started?: unknown;
+            concurrency?: unknown;
+          })
+        | null;
+      if (entry?.started === true) {
+        clean = false;
+        unanswered = undefined;
+        concurrency = Number.isSafeInteger(entry.concurrency) ? (entry.concurrency as number) : undefined;
+        continue;
+      }
       if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
         clean = false;
         unanswered = entry.unanswered as number;
@@ -337,7 +358,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     if (header === undefined) return undefined;
     const tornTail =
       !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered };
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered, concurrency };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {

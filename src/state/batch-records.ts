@@ -27,6 +27,8 @@ interface OpenRecordsOptions {
   streamed: boolean;
   /** `key <prefix>`, not the base URL: one service has several (a proxy, localhost, 127.0.0.1). */
   destination: string;
+  /** Requests in flight at most: recorded, so a run killed is known to have made at most that many unrecorded. */
+  concurrency: number;
 }
 
 type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
@@ -308,12 +310,14 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         dir,
         input,
         batchId,
+        concurrency: options.concurrency,
         held,
         resumed,
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),
           destination: options.destination,
+          concurrency: options.concurrency,
           ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
         },
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,

@@ -5,7 +5,17 @@ import { ensureBuilt } from '../helpers/serve-process.js';
 import { useService } from '../helpers/service-suite.js';
 import { runCli } from '../helpers/run-cli.js';
 import { slowProxy } from '../helpers/slow-proxy.js';
-import { batchEnv, batchFile, journalFiles, resultLines, start, stored, unreachableUrl, until } from './support.js';
+import {
+  batchEnv,
+  batchFile,
+  journalFiles,
+  resultLines,
+  start,
+  stored,
+  tempFile,
+  unreachableUrl,
+  until,
+} from './support.js';
 
 // A batch killed (kill -9) at its earliest moments: before its journal held any record, with lines
 // applied by the service. A plain run of the same input must not create them a second time: it is
@@ -195,6 +205,45 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     const shared = [0, 1, 5].map((i) => `${prefix}${i}`);
     expect(shared.map((label) => counts.get(label))).toEqual([3, 3, 3]);
     expect([...counts].filter(([label, n]) => !shared.includes(label) && n !== 1)).toEqual([]);
+  }, 60_000);
+
+  it('kill -9 with requests in flight: part of its file (head) is refused as a copy, another part (tail) runs', async () => {
+    // A breaker's find: a killed batch was taken to have made every one of its first 100 lines, so a copy of the
+    // 8 lines it had submitted was not "most" of them, and ran: 8 documents twice; and a slice of lines never sent
+    // was refused. It made at most those it recorded and, past the last of them, as many as it sent at once.
+    const prefix = 'slice-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const proxy = slowProxy(server, service.baseUrl, 0);
+    proxy.holdAfter(10);
+    const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
+    try {
+      await until(() => proxy.held() >= 4 && records(env.FACECTL_CONFIG_DIR) >= 10, 'ten recorded, four held');
+      run.child.kill('SIGKILL');
+      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
+    } finally {
+      proxy.release();
+    }
+    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const head = tempFile('head.ndjson', `${lines.slice(0, 8).join('\n')}\n`);
+    const before = service.stats.requests;
+    const copied = await runCli(['docs', 'submit', '--file', head], { env: direct });
+    expect(copied.code, copied.stderr).toBe(2);
+    expect(copied.stderr).toContain(
+      `error: 8 of the lines of ${head} were submitted by the unfinished batch of ${file}`,
+    );
+    expect(service.stats.requests).toBe(before);
+    const tail = tempFile('tail.ndjson', `${lines.slice(20).join('\n')}\n`);
+    const other = await runCli(['docs', 'submit', '--file', tail], { env: direct });
+    expect(other.code, other.stderr).toBe(0);
+    // The tail's lines made once by it, then skipped by nothing: the first batch, resumed, makes them too (another
+    // input, as documented); the head's lines were not made twice.
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const counts = new Map<string, number>();
+    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map((_, i) => (i >= 20 ? 2 : 1)));
   }, 60_000);
 
   it('Ctrl-C before any answer, its requests applied: refused (they went unanswered); --resume: one document per line', async () => {

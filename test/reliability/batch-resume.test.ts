@@ -271,7 +271,8 @@ describe('resumable batches', () => {
     proxy.release();
     await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
     expect(stored(service, 'unanswered-')).toHaveLength(2);
-    // Moved, it is known by its first lines too (a breaker's find): a plain run is refused, nothing sent.
+    // Moved, it is known by its first lines too (a breaker's find), the two it had in flight at --concurrency 2: a
+    // plain run is refused, nothing sent.
     renameSync(batch, `${batch}.moved`);
     const before = service.stats.requests;
     const moved = await runCli(['docs', 'submit', '--file', `${batch}.moved`], {
@@ -279,7 +280,7 @@ describe('resumable batches', () => {
     });
     expect(moved.code, moved.stderr).toBe(2);
     expect(moved.stderr).toContain(
-      `error: 5 of the lines of ${batch}.moved were submitted, or may have been, by the unfinished batch of ${batch}, a file no longer there (0 recorded as submitted)`,
+      `error: 2 of the lines of ${batch}.moved were submitted, or may have been, by the unfinished batch of ${batch}, a file no longer there (0 recorded as submitted)`,
     );
     expect(service.stats.requests).toBe(before);
     renameSync(`${batch}.moved`, batch);

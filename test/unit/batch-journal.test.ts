@@ -45,7 +45,15 @@ async function run(
     ended = false,
   } = {},
 ): Promise<Run> {
-  const records = await openBatchRecords({ dir, identity, sourceName: 'batch.ndjson', mode, streamed, destination });
+  const records = await openBatchRecords({
+    dir,
+    identity,
+    sourceName: 'batch.ndjson',
+    mode,
+    streamed,
+    destination,
+    concurrency: 4,
+  });
   const comparison = records.compare();
   const seen = new Occurrences();
   const keys = bodies.map((body) => keyOf(body, seen));

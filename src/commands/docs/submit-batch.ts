@@ -75,6 +75,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     mode: input.journal,
     streamed,
     destination: `key ${keyIdentity(key)}`,
+    concurrency: input.concurrency,
   };
   const seen = new Occurrences();
   const ahead = streamed ? await readAhead((await input.read()).lines, seen, ctx.signal) : undefined;
