@@ -79,6 +79,38 @@ async function refusedThenResumed(
   return { applied, journaled };
 }
 
+/**
+ * Starts a batch behind a proxy that passes `passed` answers and holds the others, sends it `signal` once `ready`,
+ * and waits until the requests it left reached the service. Returns how it ended.
+ */
+async function stopWhen(
+  args: string[],
+  env: Record<string, string>,
+  ready: { check: () => boolean; what: string },
+  { signal = 'SIGKILL' as NodeJS.Signals, passed = 0, stdin = '' } = {},
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const proxy = slowProxy(server, service.baseUrl, 0);
+  proxy.holdAfter(passed);
+  const run = start(['docs', 'submit', '--concurrency', '4', '--json', ...args], env, stdin);
+  let ended;
+  try {
+    await until(ready.check, ready.what);
+    run.child.kill(signal);
+    ended = await run.exit;
+  } finally {
+    proxy.release();
+  }
+  await until(() => proxy.forwarding() === 0, 'the stopped run’s requests reached the service');
+  return { ...ended, stderr: run.stderr() };
+}
+
+/** How many documents each label of this prefix has. */
+function labelCounts(prefix: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+  return counts;
+}
+
 describe('a batch killed at its earliest moments, then a plain run of the same input', () => {
   it('kill -9 right after its first result line: refused (exit 2); --resume: one document per line', async () => {
     const seen: string[] = [];
@@ -160,17 +192,13 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     const { lines } = batchFile('ada-early', prefix, LINES);
     const env = batchEnv(service.key('pro'), server.baseUrl);
     const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
-    const proxy = slowProxy(server, service.baseUrl, 0);
-    proxy.holdAfter(0);
-    const run = start(['docs', 'submit', '--concurrency', '4', '--json', '-'], env, `${lines.join('\n')}\n`);
-    try {
-      await until(() => stored(service, prefix).length > 0, 'a first line applied by the service');
-      run.child.kill('SIGKILL');
-      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
-    } finally {
-      proxy.release();
-    }
-    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    const killed = await stopWhen(
+      ['-'],
+      env,
+      { check: () => stored(service, prefix).length > 0, what: 'a first line applied by the service' },
+      { stdin: `${lines.join('\n')}\n` },
+    );
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
     const applied = stored(service, prefix).length;
 
     // One of its lines among nine others, or its first two and one more: other inputs (rings' finds: they were
@@ -199,8 +227,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     });
     expect(resumed.code, resumed.stderr).toBe(0);
     // Each line once, and the shared ones again for each run of the other inputs.
-    const counts = new Map<string, number>();
-    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    const counts = labelCounts(prefix);
     expect(counts.size).toBe(LINES);
     const shared = [0, 1, 5].map((i) => `${prefix}${i}`);
     expect(shared.map((label) => counts.get(label))).toEqual([3, 3, 3]);
@@ -214,17 +241,16 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     const prefix = 'slice-';
     const { file, lines } = batchFile('ada-early', prefix, LINES);
     const env = batchEnv(service.key('pro'), server.baseUrl);
-    const proxy = slowProxy(server, service.baseUrl, 0);
-    proxy.holdAfter(10);
-    const run = start(['docs', 'submit', '--file', file, '--concurrency', '4', '--json'], env);
-    try {
-      await until(() => proxy.held() >= 4 && records(env.FACECTL_CONFIG_DIR) >= 10, 'ten recorded, four held');
-      run.child.kill('SIGKILL');
-      expect((await run.exit).signal, run.stderr()).toBe('SIGKILL');
-    } finally {
-      proxy.release();
-    }
-    await until(() => proxy.forwarding() === 0, 'the killed run’s requests reached the service');
+    const killed = await stopWhen(
+      ['--file', file],
+      env,
+      {
+        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
+        what: 'ten recorded, four held',
+      },
+      { passed: 10 },
+    );
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
     const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
     const head = tempFile('head.ndjson', `${lines.slice(0, 8).join('\n')}\n`);
     const before = service.stats.requests;
@@ -241,8 +267,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     // input, as documented); the head's lines were not made twice.
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);
-    const counts = new Map<string, number>();
-    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    const counts = labelCounts(prefix);
     expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map((_, i) => (i >= 20 ? 2 : 1)));
   }, 60_000);
 
@@ -293,8 +318,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(resumed.stderr).not.toContain('already finished');
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
     // Two runs of every line, each created once: the first batch's, and the second's, finished by --resume.
-    const counts = new Map<string, number>();
-    for (const d of stored(service, prefix)) counts.set(d.label, (counts.get(d.label) ?? 0) + 1);
+    const counts = labelCounts(prefix);
     expect([...counts.values()]).toEqual(lines.map(() => 2));
   }, 60_000);
 
