@@ -55,7 +55,7 @@ interface JournalStart {
   replaced: string[];
   movedFrom?: string;
   restarted: { recorded: number; present: number | undefined };
-  /** A plain run of a file that begins as its finished batch did: when that batch began. */
+  /** A plain run of an input that begins as a finished batch of it did: when that batch began. */
   repeats: string | undefined;
   /** Standard input: the lock other runs choose under, taken while the journal becomes a finished record. */
   finishing: (() => Promise<HeldLock>) | undefined;
@@ -229,7 +229,7 @@ export async function otherFileBatches(dir: string) {
     gone: boolean;
     acknowledged: Acknowledged;
     sent: ReadonlySet<string>;
-    /** How many lines it may have made: those acknowledged, with those unanswered when it stopped (or its head). */
+    /** How many lines it may have made: those acknowledged, and those it may have had in flight when it stopped. */
     made: number;
   }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {

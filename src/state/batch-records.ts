@@ -226,8 +226,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           clean || all
             ? again === 1
               ? `the 1 line already submitted${left} is created again, as a duplicate`
-              : `the ${again} lines already submitted${left} are created again, as duplicates`
-            : `the ${again} recorded as submitted${left}, and any it has no record of, are created again, as duplicates`;
+              : `${options.streamed ? 'those of' : ''} the ${again} lines already submitted${left} are created again, as duplicates`.trimStart()
+            : `${options.streamed ? 'those of' : ''} the ${again} recorded as submitted${left}, and any it has no record of, are created again, as duplicates`.trimStart();
         throw new UsageError(`an earlier batch of ${options.sourceName}${shares}${went} ${what}`, {
           code: 'unfinished_batch',
           hint: `pass --resume to ${resume}; --restart sends every line again: ${created} (the record is ${blocking.path})`,

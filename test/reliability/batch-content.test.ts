@@ -237,7 +237,7 @@ describe('batches from standard input in one directory', () => {
       /an earlier batch of standard input \(sharing (\d+) of this input's first \1 lines\) was stopped with \d+ requests? unanswered/,
     );
     expect(plain.stderr).toMatch(
-      /the \d+ recorded as submitted that this input holds, and any it has no record of, are created again/,
+      /those of the \d+ recorded as submitted that this input holds, and any it has no record of, are created again/,
     );
     const before = service.stats.requests;
     const resumed = await runCli(['docs', 'submit', '--json', '--resume', '-'], {

@@ -158,7 +158,8 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   /** Standard input resumed: how its lines compare with the batch resumed, said once all were read. */
   const compared = { lines: 0, matched: 0, moved: 0, headOnly: 0 };
   // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
-  // Its lock taken over (this run stopped, then continued), it sends nothing more, not even a retry after a pause.
+  // Its lock taken over (this run hung past the lock's age, or held it from another host), it sends nothing more,
+  // not even a retry after a pause.
   const gate = new RateGate(
     () => ctx.clock.now().getTime(),
     () => journal.lockLost(),
