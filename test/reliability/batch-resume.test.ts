@@ -337,6 +337,14 @@ describe('resumable batches', () => {
     expect(copied.stderr).toContain(
       `error: 4 of the lines of ${part} were submitted, or may have been, by the unfinished batch of ${batch} (is it a copy?) (2 recorded as submitted)`,
     );
+    // Fewer lines than half of what it may have made, but lines it made all of them (a ring's find: head -50 of a
+    // batch that recorded 267 ran, 50 documents twice).
+    const few = tempFile('few.ndjson', `${lines.slice(0, 2).join('\n')}\n`);
+    const fewer = await runCli(['docs', 'submit', '--file', few], { env: direct });
+    expect(fewer.code, fewer.stderr).toBe(2);
+    expect(fewer.stderr).toContain(
+      `error: 2 of the lines of ${few} were submitted by the unfinished batch of ${batch}`,
+    );
     expect(service.stats.requests).toBe(before);
     const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);

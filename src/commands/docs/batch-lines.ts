@@ -83,8 +83,10 @@ export async function movedFileBatch(dir: string, name: string) {
   if (others.length === 0) return undefined;
   const matched = others.map(() => 0);
   const recorded = others.map(() => 0);
+  let lines = 0;
   return {
     add(key: LineKey) {
+      lines++;
       others.forEach((batch, i) => {
         const acknowledged = batch.acknowledged.get(key) !== undefined;
         if (acknowledged) recorded[i] = (recorded[i] as number) + 1;
@@ -92,11 +94,11 @@ export async function movedFileBatch(dir: string, name: string) {
       });
     },
     refuse(resume: boolean): void {
-      // A file still there is another input unless this one holds most of what its batch may have made (a copy, or
-      // part of one): sharing a line with it is allowed.
+      // A file still there is another input unless this one holds most of what its batch may have made, or is
+      // mostly lines it made (a copy, or part of one): sharing a line or two with it is allowed.
       const held = matched.map((n, i) => {
         const other = others[i] as (typeof others)[number];
-        return other.gone || n * 2 > other.made ? n : 0;
+        return other.gone || n * 2 > other.made || n * 2 > lines ? n : 0;
       });
       const most = Math.max(...held);
       if (most === 0) return;
@@ -104,12 +106,12 @@ export async function movedFileBatch(dir: string, name: string) {
       const { path: was, gone } = others[at] as (typeof others)[number];
       const known = recorded[at] as number;
       // Killed or stopped with requests unanswered, it may have made lines of its head it did not record.
-      const lines =
+      const said =
         `${most} of ${resume ? 'its lines' : `the lines of ${name}`} were submitted${known === most ? '' : ', or may have been,'}` +
         ` by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}` +
         (known === most ? '' : ` (${known} recorded as submitted)`);
       throw new UsageError(
-        resume ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${lines}` : lines,
+        resume ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${said}` : said,
         {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
