@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
+import { inProgress, REWRITTEN, STALE_SECONDS, stopWithout } from './batch-refusals.js';
 import { privateDirectory } from './state-dir.js';
 
 /**
@@ -13,7 +14,6 @@ import { privateDirectory } from './state-dir.js';
  * one for the run; standard input has one per batch, plus one for its directory held while choosing.
  */
 
-const STALE_SECONDS = 10;
 const CHOOSING_WAIT_MS = (STALE_SECONDS + 5) * 1000;
 
 interface OpenRecordsOptions {
@@ -194,6 +194,32 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     const unclean = unfinished.find((s) => !s.clean && sameInput(s) && !rewritten(s));
     // The batch a plain run is refused for, which --resume then goes on with.
     const blocking = stopped ?? unclean;
+    // Standard input of another input, but mostly lines an unfinished batch here submitted (part of that input, with
+    // a line or two of its own): refused as a file's copy is; --restart sends it as a batch of its own.
+    const mayHaveMade = (s: (typeof scored)[number]) => s.compared.matched + (s.clean ? 0 : s.compared.headOnly);
+    const part = options.streamed
+      ? unfinished.find(
+          (s) =>
+            !sameInput(s) &&
+            mayHaveMade(s) > 0 &&
+            (2 * mayHaveMade(s) > s.compared.lines ||
+              2 * mayHaveMade(s) >
+                s.acknowledged.size + (s.clean ? 0 : (s.unanswered ?? s.concurrency ?? s.head.size))),
+        )
+      : undefined;
+    const partOf = (s: (typeof scored)[number], resume: boolean) => {
+      const n = mayHaveMade(s);
+      return new UsageError(
+        `${resume ? 'nothing to resume: ' : ''}an unfinished batch of standard input read here ${s.clean ? 'submitted' : 'submitted, or may have,'} ` +
+          `${n} of this input's first ${s.compared.lines} lines, but began otherwise: this is another input`,
+        {
+          code: resume ? 'nothing_to_resume' : 'unfinished_batch',
+          hint:
+            `to go on with that batch, feed it its own input with --resume (the record is ${s.path}); --restart sends ` +
+            `this input as a batch of its own, and leaves that one to resume: ${n === 1 ? 'that line is' : `those ${n} lines are`} created again, as duplicates`,
+        },
+      );
+    };
     if (options.mode === 'new') {
       if (blocking !== undefined) {
         const done = blocking.acknowledged.size;
@@ -246,6 +272,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           hint: `${REWRITTEN} (the record is ${gone.path})`,
         });
       }
+      if (part !== undefined) throw partOf(part, false);
       // A clean earlier run with no answer recorded made nothing: this batch takes its place.
       dropped = unfinished.filter((s) => s.clean && s.acknowledged.size === 0 && sameInput(s));
     } else if (options.mode === 'restart') {
@@ -269,6 +296,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         );
       }
       // Sending every line could make twice what a batch no longer recorded here (pruned, other directory) made.
+      if (chosen === undefined && part !== undefined) throw partOf(part, true);
       if (chosen === undefined) {
         const what = options.streamed ? 'most of its first lines' : 'any of its lines';
         const none =
@@ -355,42 +383,3 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     }
   }
 }
-
-const REWRITTEN =
-  'lines are known by their bytes as sent: none it recorded is in the file now, which is how a file looks written ' +
-  'again in another form (keys reordered, other spacing), completed by another --alias, --label or --perspective, ' +
-  'or with the lines already submitted removed. Put the file and flags back as they were, then --resume (it skips ' +
-  'what was submitted); --restart drops that batch and sends every line as new: any already submitted or in flight ' +
-  'when it stopped are created again';
-
-function inProgress(error: LockHeldError, { sourceName, mode }: OpenRecordsOptions): CliError {
-  const who =
-    error.ownerPid === undefined
-      ? 'another facectl'
-      : `another facectl (pid ${error.ownerPid}${error.holder === 'stopped' ? ', stopped' : ''})`;
-  // A plain run after that one finished would be a batch of its own, every line sent again.
-  const again =
-    mode === 'new'
-      ? 'run this command again with --resume, which sends only what that run did not'
-      : 'run this command again';
-  // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
-  const seen = Math.floor(error.ageMs / 1000);
-  const pid = error.ownerPid;
-  const hint =
-    error.holder === 'stopped'
-      ? `that run is stopped (Ctrl-Z, or SIGSTOP) and holds its batch until it ends: let it go on (\`fg\` where it ` +
-        `runs, or kill -CONT ${pid}) or end it (kill ${pid}; kill -CONT ${pid}); then ${again}`
-      : error.holder === 'running'
-        ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${pid}); then ${again}`
-        : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
-          (seen < STALE_SECONDS
-            ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
-            : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
-  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
-}
-
-/** How an unclean batch ended: stopped with requests unanswered (Ctrl-C, SIGTERM), or killed. */
-const stopWithout = (unanswered: number | undefined): string =>
-  unanswered === undefined
-    ? 'did not stop cleanly (it was killed, crashed, or could not write its record)'
-    : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;

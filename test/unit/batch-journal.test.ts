@@ -447,6 +447,15 @@ describe('batches of standard input in one directory', () => {
     expect(await failure(run(other, 'new', ['a', 'b'], { ...streamed, ended: true }))).toMatchObject({
       code: 'unfinished_batch',
     });
+    // Plain, it is refused all the same: it is mostly lines that batch submitted (part of its input).
+    expect(await failure(run(other, 'new', ['a', 'b', 'z'], { ...streamed, ended: true }))).toMatchObject({
+      code: 'unfinished_batch',
+      message:
+        "an unfinished batch of standard input read here submitted 2 of this input's first 3 lines, but began otherwise: this is another input",
+    });
+    expect(await failure(run(other, 'resume', ['a', 'b', 'z'], { ...streamed, ended: true }))).toMatchObject({
+      code: 'nothing_to_resume',
+    });
     const beside = await run(other, 'restart', ['a', 'b', 'z'], { ...streamed, ended: true });
     expect(beside.journal.path).not.toBe(stopped.journal.path);
     await beside.journal.close();

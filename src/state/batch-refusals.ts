@@ -1,0 +1,49 @@
+import { CliError, ExitCode } from '../errors.js';
+import type { LockHeldError } from './lock.js';
+import type { JournalMode } from './batch-journal.js';
+
+/** What the batch records say when they refuse a run (batch-records.ts). */
+
+export const STALE_SECONDS = 10;
+
+export const REWRITTEN =
+  'lines are known by their bytes as sent: none it recorded is in the file now, which is how a file looks written ' +
+  'again in another form (keys reordered, other spacing), completed by another --alias, --label or --perspective, ' +
+  'or with the lines already submitted removed. Put the file and flags back as they were, then --resume (it skips ' +
+  'what was submitted); --restart drops that batch and sends every line as new: any already submitted or in flight ' +
+  'when it stopped are created again';
+
+export function inProgress(
+  error: LockHeldError,
+  { sourceName, mode }: { sourceName: string; mode: JournalMode },
+): CliError {
+  const who =
+    error.ownerPid === undefined
+      ? 'another facectl'
+      : `another facectl (pid ${error.ownerPid}${error.holder === 'stopped' ? ', stopped' : ''})`;
+  // A plain run after that one finished would be a batch of its own, every line sent again.
+  const again =
+    mode === 'new'
+      ? 'run this command again with --resume, which sends only what that run did not'
+      : 'run this command again';
+  // The holder touches its lock every few seconds; a run killed with kill -9 no longer does.
+  const seen = Math.floor(error.ageMs / 1000);
+  const pid = error.ownerPid;
+  const hint =
+    error.holder === 'stopped'
+      ? `that run is stopped (Ctrl-Z, or SIGSTOP) and holds its batch until it ends: let it go on (\`fg\` where it ` +
+        `runs, or kill -CONT ${pid}) or end it (kill ${pid}; kill -CONT ${pid}); then ${again}`
+      : error.holder === 'running'
+        ? `that run is still going: wait for it to finish, or stop it (Ctrl-C where it runs, or kill ${pid}); then ${again}`
+        : `wait for it to finish or stop it; if it was killed, its lock (${error.lockPath}, last touched ${seen} s ago) ` +
+          (seen < STALE_SECONDS
+            ? `is taken over once it is ${STALE_SECONDS} s old: ${again} in ${STALE_SECONDS - seen} s`
+            : `is being taken over (a run killed while taking it over holds that up to ${STALE_SECONDS} s): ${again} in a few seconds`);
+  return new CliError(`${who} is submitting ${sourceName}`, ExitCode.conflict, { code: 'batch_in_progress', hint });
+}
+
+/** How an unclean batch ended: stopped with requests unanswered (Ctrl-C, SIGTERM), or killed. */
+export const stopWithout = (unanswered: number | undefined): string =>
+  unanswered === undefined
+    ? 'did not stop cleanly (it was killed, crashed, or could not write its record)'
+    : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;
