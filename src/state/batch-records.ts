@@ -196,16 +196,18 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     const blocking = stopped ?? unclean;
     // Standard input of another input, but mostly lines an unfinished batch here submitted (part of that input, with
     // a line or two of its own): refused as a file's copy is; --restart sends it as a batch of its own.
-    const mayHaveMade = (s: (typeof scored)[number]) => s.compared.matched + (s.clean ? 0 : s.compared.headOnly);
+    // Stopped short, it may also have made the lines past the last it recorded, as many as it had in flight.
+    const inFlight = (s: (typeof scored)[number]) => (s.clean ? 0 : (s.unanswered ?? s.concurrency ?? s.head.size));
+    const mayHaveMade = (s: (typeof scored)[number]) => {
+      const sent = new Set([...s.head].slice(0, s.acknowledged.lastLine + inFlight(s)));
+      return (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && sent.has(keyText(key))))
+        .length;
+    };
     const part = options.streamed
-      ? unfinished.find(
-          (s) =>
-            !sameInput(s) &&
-            mayHaveMade(s) > 0 &&
-            (2 * mayHaveMade(s) > s.compared.lines ||
-              2 * mayHaveMade(s) >
-                s.acknowledged.size + (s.clean ? 0 : (s.unanswered ?? s.concurrency ?? s.head.size))),
-        )
+      ? unfinished.find((s) => {
+          const n = mayHaveMade(s);
+          return !sameInput(s) && n > 0 && (2 * n > s.compared.lines || 2 * n > s.acknowledged.size + inFlight(s));
+        })
       : undefined;
     const partOf = (s: (typeof scored)[number], resume: boolean) => {
       const n = mayHaveMade(s);

@@ -456,6 +456,19 @@ describe('batches of standard input in one directory', () => {
     expect(await failure(run(other, 'resume', ['a', 'b', 'z'], { ...streamed, ended: true }))).toMatchObject({
       code: 'nothing_to_resume',
     });
+    // Its lines never sent (past those recorded and the one in flight): another input, run (a false refusal before).
+    const unclean = fresh();
+    const cut = await run(unclean, 'new', lines, streamed);
+    acknowledge(cut, [1, 2]);
+    cut.journal.unanswered();
+    await cut.journal.close();
+    const rest = await run(unclean, 'new', ['g', 'h', 'i', 'j'], { ...streamed, ended: true });
+    expect(rest.journal.path).not.toBe(cut.journal.path);
+    await rest.journal.close();
+    expect(await failure(run(unclean, 'new', ['a', 'b', 'c', 'q'], { ...streamed, ended: true }))).toMatchObject({
+      message:
+        "an unfinished batch of standard input read here submitted, or may have, 3 of this input's first 4 lines, but began otherwise: this is another input",
+    });
     const beside = await run(other, 'restart', ['a', 'b', 'z'], { ...streamed, ended: true });
     expect(beside.journal.path).not.toBe(stopped.journal.path);
     await beside.journal.close();
