@@ -220,6 +220,17 @@ export async function listRecords(dir: string, input: string) {
 }
 
 /**
+ * How many requests a batch may have had in flight when it stopped (a bound on the lines it sent past the last it
+ * recorded): none if it stopped cleanly, those left unanswered, or, killed, its --concurrency (else `headSize`).
+ */
+export function inFlightAtStop(
+  stop: { clean: boolean; unanswered: number | undefined; concurrency: number | undefined },
+  headSize: number,
+): number {
+  return stop.clean ? 0 : (stop.unanswered ?? stop.concurrency ?? headSize);
+}
+
+/**
  * The unfinished batches of files (a file with no batch of its own may be one of them, moved or copied): what each
  * acknowledged, with its first lines when it did not stop cleanly (it may have made them), and whether its file is gone.
  */
@@ -241,7 +252,7 @@ export async function otherFileBatches(dir: string) {
     // Stopped short, it may have made lines it did not record: those it had sent, in order, past the last it
     // recorded, at most as many as were unanswered when it stopped (or, killed, as it sent at once).
     const head = read.clean ? [] : (read.header.head ?? []);
-    const frontier = read.entries.lastLine + (read.unanswered ?? read.concurrency ?? head.length);
+    const frontier = read.entries.lastLine + inFlightAtStop(read, head.length);
     const sent = new Set(head.slice(0, frontier).map(([hash, n]) => keyText({ hash, n })));
     const made =
       read.entries.size + head.slice(0, frontier).filter(([hash, n]) => !read.entries.get({ hash, n })).length;

@@ -2,7 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
+import {
+  inFlightAtStop,
+  type JournalMode,
+  listRecords,
+  readJournal,
+  startJournal,
+  stateError,
+} from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 import { inProgress, REWRITTEN, STALE_SECONDS, stopWithout } from './batch-refusals.js';
@@ -197,7 +204,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     // Standard input of another input, but mostly lines an unfinished batch here submitted (part of that input, with
     // a line or two of its own): refused as a file's copy is; --restart sends it as a batch of its own.
     // Stopped short, it may also have made the lines past the last it recorded, as many as it had in flight.
-    const inFlight = (s: (typeof scored)[number]) => (s.clean ? 0 : (s.unanswered ?? s.concurrency ?? s.head.size));
+    const inFlight = (s: (typeof scored)[number]) => inFlightAtStop(s, s.head.size);
     const mayHaveMade = (s: (typeof scored)[number]) => {
       const sent = new Set([...s.head].slice(0, s.acknowledged.lastLine + inFlight(s)));
       return (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && sent.has(keyText(key))))
