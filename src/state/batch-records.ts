@@ -194,8 +194,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
       .sort((a, b) => b.compared.matched - a.compared.matched)[0];
     // Killed, or stopped with a request unanswered: it may have made documents it has no record of.
     // A file's batch none of whose recorded lines (or, killed before any answer was recorded, first lines) is
-    // left: written again in another form (keys reordered by a tool), its lines are new by their bytes, and
-    // sending them would make its documents again.
+    // left: its documents edited, or completed by other flags, and sending them would make them again, altered.
     const rewritten = (s: (typeof scored)[number]) =>
       !options.streamed && s.any === 0 && (s.acknowledged.size > 0 || (!s.clean && s.head.size > 0));
     const unclean = unfinished.find((s) => !s.clean && sameInput(s) && !rewritten(s));

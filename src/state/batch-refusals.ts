@@ -7,9 +7,9 @@ import type { JournalMode } from './batch-journal.js';
 export const STALE_SECONDS = 10;
 
 export const REWRITTEN =
-  'lines are known by their bytes as sent: none it recorded is in the file now, which is how a file looks written ' +
-  'again in another form (keys reordered, other spacing), completed by another --alias, --label or --perspective, ' +
-  'or with the lines already submitted removed. Put the file and flags back as they were, then --resume (it skips ' +
+  'lines are known by the documents they send: none it recorded is in the file now, which is how a file looks with ' +
+  'its documents edited, completed by another --alias, --label or --perspective, or with the lines already ' +
+  'submitted removed. Put the file and flags back as they were, then --resume (it skips ' +
   'what was submitted); --restart drops that batch and sends every line as new: any already submitted or in flight ' +
   'when it stopped are created again';
 

@@ -1,13 +1,21 @@
 import { hash } from 'node:crypto';
+import type { DocumentBody } from '../input/documents.js';
 
 /**
- * What a line of a batch is known by across runs: the hash of the body sent and its occurrence (`n`: the
- * nth line with that body), so a moved line keeps its key and an edited one gets a new one.
+ * What a line of a batch is known by across runs: the hash of the document it sends and its occurrence (`n`: the
+ * nth line with that document), so a moved line keeps its key, one written in another form (keys reordered, other
+ * spacing or escapes) too, and an edited one gets a new one.
  */
 export type LineKey = { hash: string; n: number };
 
 /** 32 hex digits (128 bits of sha256). */
 export const bodyHash = (body: string | Uint8Array): string => hash('sha256', body, 'hex').slice(0, 32);
+
+/** The document's fields, each but the last after its length: one text per document, whatever its JSON looks like. */
+export const documentHash = ({ alias = '', label = '', perspective, content = '' }: DocumentBody): string => {
+  const p = perspective ?? '';
+  return bodyHash(`${alias.length}:${alias}${label.length}:${label}${p.length}:${p}${content}`);
+};
 
 export const keyText = (key: LineKey): string => (key.n === 1 ? key.hash : `${key.hash}.${key.n}`);
 

@@ -239,7 +239,19 @@ describe('batches from standard input in one directory', () => {
     expect(plain.stderr).toMatch(
       /those of the \d+ recorded as submitted that this input holds, and any it has no record of, are created again/,
     );
+    // The same documents in another form (other spacing, as another tool writes JSON) are the same input (a
+    // breaker's find: they were another input by their bytes, and every line was made again).
+    const spaced = readFileSync(big.file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, ''));
     const before = service.stats.requests;
+    const reformed = await runCli(['docs', 'submit', '-'], { env: direct, stdin: `${spaced.join('\n')}\n` });
+    expect(reformed.code, reformed.stderr).toBe(2);
+    expect(reformed.stderr).toMatch(
+      /an earlier batch of standard input \(sharing (\d+) of this input's first \1 lines\)/,
+    );
+    expect(service.stats.requests).toBe(before);
     const resumed = await runCli(['docs', 'submit', '--json', '--resume', '-'], {
       env: direct,
       stdin: readFileSync(big.file, 'utf8'),

@@ -115,18 +115,26 @@ describe('--resume of a finished batch', () => {
     expect(stored(service, 'changed-')).toHaveLength(5);
   });
 
-  it('a file whose every line is new since it finished (rewritten in another form?): --resume refuses, --restart sends', async () => {
+  it('a file whose every line is new since it finished (edited): --resume refuses, --restart sends', async () => {
     const { file, lines } = batchFile('ada-done', 'rewritten-', 3);
     const env = batchEnv(service.key('pro'), service.baseUrl);
     const first = await runCli(['docs', 'submit', '--file', file, '--json'], { env });
     expect(first.code, first.stderr).toBe(0);
-    // The same documents, their keys in another order (as another tool writes them): new bytes, new lines.
+    // The same documents, their keys in another order (as another tool writes them): the same lines.
     const reordered = lines.map((l) => {
       const { alias, label, content } = JSON.parse(l) as Record<string, string>;
       return JSON.stringify({ content, label, alias });
     });
     writeFileSync(file, `${reordered.join('\n')}\n`);
     const before = service.stats.requests;
+    const same = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stderr).toContain('batch already finished: 3 documents sent; nothing to do');
+    // Every line edited: --resume refuses (the batch it would go on with holds none of them), --restart sends each once.
+    writeFileSync(
+      file,
+      `${lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: 'second version' })).join('\n')}\n`,
+    );
     const refused = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
@@ -137,11 +145,6 @@ describe('--resume of a finished batch', () => {
     );
     expect(service.stats.requests).toBe(before);
     expect(stored(service, 'rewritten-')).toHaveLength(3);
-    // Every line edited: --restart sends each once; a --resume after it sends nothing.
-    writeFileSync(
-      file,
-      `${lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: 'second version' })).join('\n')}\n`,
-    );
     const restarted = await runCli(['docs', 'submit', '--file', file, '--restart'], { env });
     expect(restarted.code, restarted.stderr).toBe(0);
     const again = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });

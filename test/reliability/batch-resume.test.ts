@@ -54,8 +54,8 @@ async function stoppedAfterOneAnswer(file: string, env: ReturnType<typeof batchE
 }
 
 /**
- * After a killed run of `batch`: written again in another form, a plain run and --resume are refused with these
- * errors, sending nothing; put back, --resume makes every line once.
+ * After a killed run of `batch`: its every document edited, a plain run and --resume are refused with these errors,
+ * sending nothing; put back, --resume makes every line once.
  */
 async function refusedOnceRewritten(
   prefix: string,
@@ -64,7 +64,8 @@ async function refusedOnceRewritten(
   env: ReturnType<typeof batchEnv>,
   errors: { plain: string; resume: string },
 ): Promise<void> {
-  writeFileSync(batch, `${lines.map((l) => JSON.stringify(JSON.parse(l), null, 1).replace(/\n/g, '')).join('\n')}\n`);
+  const edited = lines.map((l) => JSON.stringify({ ...JSON.parse(l), content: `${JSON.parse(l).content} (edited)` }));
+  writeFileSync(batch, `${edited.join('\n')}\n`);
   const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
   const before = service.stats.requests;
   const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
@@ -184,10 +185,10 @@ describe('resumable batches', () => {
     expect(contents.sort()).toEqual([JSON.parse(lines[0] as string).content, 'edit 0, second version'].sort());
   });
 
-  it('a stopped batch whose file is written again in another form: --resume and a plain run refuse (they would create every line again)', async () => {
-    // A breaker's find: the same documents with their keys reordered (another tool's JSON) are new lines by their
-    // bytes; --resume sent them all and the service held the lines submitted before the stop twice. The batch
-    // stops at line 4, whose face does not exist: lines 1-3 recorded, a clean stop (no request without an answer).
+  it('a stopped batch whose file is written again in another form resumes: its lines are known by their documents', async () => {
+    // A breaker's find: the same documents with their keys reordered and spaced otherwise (another tool's JSON) were
+    // new lines by their bytes; --resume sent them all and the service held the lines submitted before the stop
+    // twice. The batch stops at line 4, whose face does not exist: lines 1-3 recorded, a clean stop.
     const { file: batch, lines } = makeBatch('reform', 6);
     const bad = JSON.stringify({ ...JSON.parse(lines[3] as string), alias: 'no-such-face' });
     writeFileSync(batch, `${[...lines.slice(0, 3), bad, ...lines.slice(4)].join('\n')}\n`);
@@ -195,7 +196,7 @@ describe('resumable batches', () => {
     const stopped = await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env: direct });
     expect(stopped.code, stopped.stderr).toBe(4);
     expect(stored(service, 'reform-')).toHaveLength(3);
-    // Another flag completing every line makes every line new as well (a breaker's find): refused, naming the flags.
+    // Another flag completing every line makes every line new (a breaker's find): refused, naming the flags.
     const flagged = await runCli(['docs', 'submit', '--file', batch, '--resume', '--perspective', 'first-person'], {
       env: direct,
     });
@@ -206,30 +207,21 @@ describe('resumable batches', () => {
     expect(stored(service, 'reform-')).toHaveLength(3);
     const reordered = lines.map((l) => {
       const { alias, label, content } = JSON.parse(l) as Record<string, string>;
-      return JSON.stringify({ label, content, alias });
+      return JSON.stringify({ label, content, alias }, null, 1).replace(/\n/g, '');
     });
     writeFileSync(batch, `${reordered.join('\n')}\n`);
     const before = service.stats.requests;
-    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(resumed.code).toBe(2);
-    expect(resumed.stderr).toContain(
-      `error: nothing to resume: none of the 3 lines the earlier batch of ${batch} submitted is in it now`,
-    );
-    expect(service.stats.requests).toBe(before);
-    // A plain run would make them again as a new batch: refused as well (a ring's find).
+    // A plain run is refused as for the file as it was.
     const plain = await runCli(['docs', 'submit', '--file', batch], { env: direct });
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain(
-      `error: an earlier batch of ${batch} stopped after 3 of its documents were submitted, and none of those lines is in it now`,
-    );
-    expect(plain.stderr).toContain(
-      'Put the file and flags back as they were, then --resume (it skips what was submitted)',
+      `error: an earlier batch of ${batch} stopped after 3 of its documents were submitted`,
     );
     expect(service.stats.requests).toBe(before);
-    // Put back as it was (line 4 fixed), it resumes: every line once.
-    writeFileSync(batch, `${lines.join('\n')}\n`);
-    const back = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
-    expect(back.code, back.stderr).toBe(0);
+    // --resume sends the 3 lines left (line 4 fixed), each line's document once.
+    const resumed = await runCli(['docs', 'submit', '--file', batch, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('resuming: 3 already submitted (0 moved), 3 not yet submitted, 0 removed');
     expect(service.stats.requests - before).toBe(3);
     expectEachOnce('reform', lines);
   });
@@ -354,7 +346,7 @@ describe('resumable batches', () => {
     expectEachOnce('part', lines);
   });
 
-  it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash what was sent', async () => {
+  it('a complete line is sent as its own bytes, a line the flags complete as the client serializes it; keys hash the document sent', async () => {
     const lines = [
       // Complete, in its own field order, spacing and escapes: sent byte for byte.
       '{ "label": "sent-0", "content": "caf\\u00e9 \\"q\\" naïve 日本 🎉", "alias": "ada-resume" }',
@@ -382,9 +374,12 @@ describe('resumable batches', () => {
     expect(bodies[2]).toBe('{"alias":"ada-resume","content":"label from the flag","label":"sent-2"}');
     expect(bodies[3]).toBe(lines[3]);
     expect(bodies[4]).toBe('{"alias":"ada-resume","content":"null perspective","label":"sent-4"}');
-    // The key names the batch, the hash of the body sent and its occurrence (each body is here once).
+    // The key names the batch, the hash of the document sent (its fields, whatever its JSON looks like) and its
+    // occurrence (each document is here once).
     for (const request of sent) {
-      const hash = createHash('sha256').update(request.body).digest('hex').slice(0, 32);
+      const { alias, label, perspective = '', content } = JSON.parse(request.body) as Record<string, string>;
+      const fields = `${alias.length}:${alias}${label.length}:${label}${perspective.length}:${perspective}${content}`;
+      const hash = createHash('sha256').update(fields).digest('hex').slice(0, 32);
       expect(request.headers['idempotency-key']).toMatch(new RegExp(`^facectl-batch-[\\w-]{16}-${hash}-1$`));
     }
 
@@ -490,28 +485,28 @@ describe('resumable batches', () => {
     expect(stored(service, 'restart-')).toHaveLength(afterStop + 4);
     expect(journalFiles(env.FACECTL_CONFIG_DIR)).toEqual([]);
 
-    // Stopped again, then the file written in another form (a ring's find: the warning said the lines already
-    // submitted are created again, of lines none of which was sent as they are now).
+    // Stopped again, then every document edited (a ring's find: the warning said the lines already submitted are
+    // created again, of lines none of which was sent as they are now).
     writeFileSync(batch, `${[one, two, bad, four].join('\n')}\n`);
     expect((await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env })).code).toBe(4);
-    const reordered = [one, two, three, four].map((line) => {
+    const edited = [one, two, three, four].map((line) => {
       const { alias, label, content } = JSON.parse(line) as Record<string, unknown>;
-      return JSON.stringify({ content, label, alias });
+      return JSON.stringify({ alias, label, content: `${String(content)} (edited)` });
     });
-    writeFileSync(batch, `${reordered.join('\n')}\n`);
+    writeFileSync(batch, `${edited.join('\n')}\n`);
     const other = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
     expect(other.code, other.stderr).toBe(0);
     expect(other.stderr).toContain(
-      `warning: restarting: the unfinished batch's record of 2 submitted lines is dropped; every line is sent again: none of them is in ${batch} as it was sent (any there in another form is created again)`,
+      `warning: restarting: the unfinished batch's record of 2 submitted lines is dropped; every line is sent again: none of them is in ${batch} now (edited since, or completed by other flags: other documents)`,
     );
     // One of the two back as it was sent.
     writeFileSync(batch, `${[one, two, bad, four].join('\n')}\n`);
     expect((await runCli(['docs', 'submit', '--file', batch, '--concurrency', '1'], { env })).code).toBe(4);
-    writeFileSync(batch, `${[one, ...reordered.slice(1)].join('\n')}\n`);
+    writeFileSync(batch, `${[one, ...edited.slice(1)].join('\n')}\n`);
     const partly = await runCli(['docs', 'submit', '--file', batch, '--restart'], { env });
     expect(partly.code, partly.stderr).toBe(0);
     expect(partly.stderr).toContain(
-      `every line is sent again: 1 of them, still in ${batch} as sent, is created again (and any of the others there in another form)`,
+      `every line is sent again: 1 of them, still in ${batch}, is created again (the others were edited or removed since)`,
     );
   });
 

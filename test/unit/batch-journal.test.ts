@@ -56,7 +56,7 @@ async function run(
   });
   const comparison = records.compare();
   const seen = new Occurrences();
-  const keys = bodies.map((body) => keyOf(body, seen));
+  const keys = bodies.map((content) => keyOf({ alias: 'a', label: 'l', content }, seen));
   const head = keys.slice(0, headLines);
   (streamed ? head : keys).forEach((key, i) => comparison.add(i + 1, key));
   return { journal: await records.open(comparison, streamed ? head : undefined, ended), keys };

@@ -1,15 +1,16 @@
 import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { otherFileBatches } from '../../state/batch-journal.js';
-import { bodyHash, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
+import type { DocumentBody } from '../../input/documents.js';
+import { documentHash, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
-  if (line.error === undefined && line.key === undefined) line.key = keyOf(line.body, seen);
+  if (line.error === undefined && line.key === undefined) line.key = keyOf(line.document, seen);
 }
 
-export function keyOf(body: Buffer | string, seen: Occurrences): LineKey {
-  const hash = bodyHash(body);
+export function keyOf(document: DocumentBody, seen: Occurrences): LineKey {
+  const hash = documentHash(document);
   return { hash, n: seen.next(hash) };
 }
 
@@ -68,7 +69,7 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
   const head: LineKey[] = [];
   for await (const line of lines) {
     if (head.length === HEAD_LINES) break;
-    if (line.error === undefined) head.push(keyOf(line.body, seen));
+    if (line.error === undefined) head.push(keyOf(line.document, seen));
   }
   return head;
 }

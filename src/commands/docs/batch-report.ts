@@ -205,14 +205,14 @@ export function noteOpened(ctx: Context, journal: BatchJournal, name: string, de
     );
   const { recorded, present } = journal.restarted;
   if (recorded > 0) {
-    // Lines rewritten or replaced since are not known as those sent: what is made again is said as far as known.
+    // Lines edited since (or completed by other flags) are other documents: what is made again is what is left.
     const left = Math.min(present ?? recorded, recorded);
     const again =
       left === recorded
         ? 'and those already submitted are created again'
         : left === 0
-          ? `none of them is in ${name} as it was sent (any there in another form is created again)`
-          : `${left} of them, still in ${name} as sent, ${left === 1 ? 'is' : 'are'} created again (and any of the others there in another form)`;
+          ? `none of them is in ${name} now (edited since, or completed by other flags: other documents)`
+          : `${left} of them, still in ${name}, ${left === 1 ? 'is' : 'are'} created again (the others were edited or removed since)`;
     ctx.out.warn(
       `restarting: the unfinished batch's record of ${recorded} submitted ${recorded === 1 ? 'line' : 'lines'} is dropped; ` +
         `every line is sent again${left === recorded ? ', ' : ': '}${again}`,

@@ -112,7 +112,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
         records.candidates.length === 0 && moved === undefined
           ? undefined
           : (line) => {
-              line.key = keyOf(line.body, seen);
+              line.key = keyOf(line.document, seen);
               comparison.add(line.line, line.key);
               moved?.add(line.key);
             };
