@@ -377,7 +377,13 @@ describe('resumable batches', () => {
     // The key names the batch, the hash of the document sent (its fields, whatever its JSON looks like) and its
     // occurrence (each document is here once).
     for (const request of sent) {
-      const { alias, label, perspective = '', content } = JSON.parse(request.body) as Record<string, string>;
+      const document = JSON.parse(request.body) as {
+        alias: string;
+        label: string;
+        perspective?: string;
+        content: string;
+      };
+      const { alias, label, perspective = '', content } = document;
       const fields = `${alias.length}:${alias}${label.length}:${label}${perspective.length}:${perspective}${content}`;
       const hash = createHash('sha256').update(fields).digest('hex').slice(0, 32);
       expect(request.headers['idempotency-key']).toMatch(new RegExp(`^facectl-batch-[\\w-]{16}-${hash}-1$`));
