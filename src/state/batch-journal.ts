@@ -240,8 +240,6 @@ export async function otherFileBatches(dir: string) {
     gone: boolean;
     acknowledged: Acknowledged;
     sent: ReadonlySet<string>;
-    /** How many lines it may have made: those acknowledged, and those it may have had in flight when it stopped. */
-    made: number;
   }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
     if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
@@ -254,9 +252,7 @@ export async function otherFileBatches(dir: string) {
     const head = read.clean ? [] : (read.header.head ?? []);
     const frontier = read.entries.lastLine + inFlightAtStop(read, head.length);
     const sent = new Set(head.slice(0, frontier).map(([hash, n]) => keyText({ hash, n })));
-    const made =
-      read.entries.size + head.slice(0, frontier).filter(([hash, n]) => !read.entries.get({ hash, n })).length;
-    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent, made });
+    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent });
   }
   return found;
 }

@@ -200,26 +200,22 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     const unclean = unfinished.find((s) => !s.clean && sameInput(s) && !rewritten(s));
     // The batch a plain run is refused for, which --resume then goes on with.
     const blocking = stopped ?? unclean;
-    // Standard input of another input, but mostly lines an unfinished batch here submitted (part of that input, with
-    // a line or two of its own): refused as a file's copy is; --restart sends it as a batch of its own.
-    // Stopped short, it may also have made the lines past the last it recorded, as many as it had in flight.
+    // Standard input of another input whose first lines hold lines an unfinished batch here submitted (part of that
+    // input, or sharing some): refused as a file's copy is, those lines would be made twice; --restart sends it as a
+    // batch of its own. Stopped short, it may also have made the lines past the last it recorded, as many as it had in
+    // flight.
     const inFlight = (s: (typeof scored)[number]) => inFlightAtStop(s, s.head.size);
     const mayHaveMade = (s: (typeof scored)[number]) => {
       const sent = new Set([...s.head].slice(0, s.acknowledged.lastLine + inFlight(s)));
       return (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && sent.has(keyText(key))))
         .length;
     };
-    const part = options.streamed
-      ? unfinished.find((s) => {
-          const n = mayHaveMade(s);
-          return !sameInput(s) && n > 0 && (2 * n > s.compared.lines || 2 * n > s.acknowledged.size + inFlight(s));
-        })
-      : undefined;
+    const part = options.streamed ? unfinished.find((s) => !sameInput(s) && mayHaveMade(s) > 0) : undefined;
     const partOf = (s: (typeof scored)[number], resume: boolean) => {
       const n = mayHaveMade(s);
       return new UsageError(
         `${resume ? 'nothing to resume: ' : ''}an unfinished batch of standard input read here ${s.clean ? 'submitted' : 'submitted, or may have,'} ` +
-          `${n} of this input's first ${s.compared.lines} lines, but began otherwise: this is another input`,
+          `${n} of this input's first ${s.compared.lines} lines, though this is another input`,
         {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:

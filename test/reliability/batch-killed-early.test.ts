@@ -187,7 +187,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     await refusedThenResumed(prefix, lines, env, { stdin: input });
   }, 60_000);
 
-  it('standard input, kill -9: another input sharing one of its lines runs beside it, and leaves its record', async () => {
+  it('standard input, kill -9: another input sharing a line it may have made is refused; one it cannot have made runs beside', async () => {
     const prefix = 'share-';
     const { lines } = batchFile('ada-early', prefix, LINES);
     const env = batchEnv(service.key('pro'), server.baseUrl);
@@ -201,8 +201,9 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     const applied = stored(service, prefix).length;
 
-    // One of its lines among nine others: another input, run beside it, plain or with --restart (a ring's find: it was
-    // refused, and its --restart dropped the killed batch's record, whose --resume then made its documents again).
+    // Line 6 among nine others: another input, run beside it, plain or with --restart: the killed batch sent at most
+    // its first 4 lines (its --concurrency) past what it recorded (a ring's find: it was refused, and its --restart
+    // dropped the killed batch's record, whose --resume then made its documents again).
     const other = batchFile('ada-early', 'beside-share-', 9).lines;
     for (const mode of [[], ['--restart']]) {
       const beside = await runCli(['docs', 'submit', ...mode, '-'], {
@@ -212,13 +213,22 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
       expect(beside.code, beside.stderr).toBe(0);
       expect(beside.stderr).not.toContain('restarting');
     }
+    // Its first line, which it made, among nine others: refused, as sending would make that line twice (a breaker's
+    // find: an input half made of such lines ran).
+    const withFirst = [lines[0], ...batchFile('ada-early', 'first-share-', 9).lines];
+    const refusedOne = await runCli(['docs', 'submit', '-'], { env: direct, stdin: `${withFirst.join('\n')}\n` });
+    expect(refusedOne.code, refusedOne.stderr).toBe(2);
+    expect(refusedOne.stderr).toContain(
+      "error: an unfinished batch of standard input read here submitted, or may have, 1 of this input's first 10 lines, though this is another input",
+    );
+    expect(stored(service, 'first-share-')).toHaveLength(0);
     // Its first two lines and one of its own: another input, made mostly of lines it may have made: refused, as a
     // copy of part of a file is; --restart sends it as a batch of its own and leaves that batch to resume.
     const part = `${[lines[0], lines[1], other[0]].join('\n')}\n`;
     const refused = await runCli(['docs', 'submit', '-'], { env: direct, stdin: part });
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain(
-      "error: an unfinished batch of standard input read here submitted, or may have, 2 of this input's first 3 lines, but began otherwise: this is another input",
+      "error: an unfinished batch of standard input read here submitted, or may have, 2 of this input's first 3 lines, though this is another input",
     );
     const restarted = await runCli(['docs', 'submit', '--restart', '-'], { env: direct, stdin: part });
     expect(restarted.code, restarted.stderr).toBe(0);

@@ -286,7 +286,7 @@ describe('resumable batches', () => {
     });
   });
 
-  it('another file holding most of what a stopped batch submitted (a copy) is refused; one sharing a line is not', async () => {
+  it('another file holding what a stopped batch submitted (a copy) is refused; so is one sharing a line, which --restart sends', async () => {
     const { file: batch, lines } = makeBatch('shared', 6);
     const bad = JSON.stringify({ ...JSON.parse(lines[3] as string), alias: 'no-such-face' });
     writeFileSync(batch, `${[...lines.slice(0, 3), bad, ...lines.slice(4)].join('\n')}\n`);
@@ -302,10 +302,17 @@ describe('resumable batches', () => {
         `a batch is known by its file's path: to go on with it, run \`facectl docs submit --file ${batch} --resume\``,
     );
     expect(service.stats.requests).toBe(before);
-    // A ring's find: a file of its own sharing one of the 3 lines was refused as a copy.
+    // A file of its own sharing one of the 3 lines: refused too, as sending would make that line twice (a breaker's
+    // find: a file half made of such lines ran); --restart sends it.
     const { file: sharing, lines: own } = makeBatch('sharing', 3);
     writeFileSync(sharing, `${[...own, lines[0]].join('\n')}\n`);
-    const shared = await runCli(['docs', 'submit', '--file', sharing], { env });
+    const refused = await runCli(['docs', 'submit', '--file', sharing], { env });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(
+      `error: 1 of the lines of ${sharing} was submitted by the unfinished batch of ${batch} (is it a copy?)`,
+    );
+    expect(service.stats.requests).toBe(before);
+    const shared = await runCli(['docs', 'submit', '--file', sharing, '--restart'], { env });
     expect(shared.code, shared.stderr).toBe(0);
     expect(stored(service, 'sharing-')).toHaveLength(3);
     expect(storedLabels(service, 'shared-')).toEqual(['shared-0', 'shared-0', 'shared-1', 'shared-2']);
@@ -332,8 +339,8 @@ describe('resumable batches', () => {
     expect(copied.stderr).toContain(
       `error: 4 of the lines of ${part} were submitted, or may have been, by the unfinished batch of ${batch} (is it a copy?) (2 recorded as submitted)`,
     );
-    // Fewer lines than half of what it may have made, but lines it made all of them (a ring's find: head -50 of a
-    // batch that recorded 267 ran, 50 documents twice).
+    // Fewer lines than it may have made, all of them lines it made (a ring's find: head -50 of a batch that recorded
+    // 267 ran, 50 documents twice).
     const few = tempFile('few.ndjson', `${lines.slice(0, 2).join('\n')}\n`);
     const fewer = await runCli(['docs', 'submit', '--file', few], { env: direct });
     expect(fewer.code, fewer.stderr).toBe(2);
@@ -552,17 +559,17 @@ describe('resumable batches', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(
       new RegExp(
-        `error: nothing to resume: no unfinished batch of ${moved} was recorded, but [1-4] of its lines were ` +
+        `error: nothing to resume: no unfinished batch of ${moved} was recorded, but [1-4] of its lines (?:was|were) ` +
           `submitted(, or may have been,)? by the unfinished batch of ${batch}, a file no longer there`,
       ),
     );
     expect(refused.stderr).toContain('move it back and run --resume (its submitted lines are not sent twice)');
     // --restart is offered with what it costs: the lines already submitted made a second time.
-    const count = /but (\d) of its lines were/.exec(refused.stderr)?.[1];
+    const count = /but (\d) of its lines (?:was|were)/.exec(refused.stderr)?.[1];
     // Stopped with its second request unanswered or not (the SIGINT races it): that line may have been made too.
     const said = (file: string, where: string) =>
       new RegExp(
-        `error: ${count} of the lines of ${escape(file)} were submitted(, or may have been,)? by the unfinished batch ` +
+        `error: ${count} of the lines of ${escape(file)} (?:was|were) submitted(, or may have been,)? by the unfinished batch ` +
           `of ${escape(batch)}${escape(where)}( \\(\\d+ recorded as submitted\\))?\n`,
       );
     expect(refused.stderr).toContain(

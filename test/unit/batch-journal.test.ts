@@ -451,7 +451,7 @@ describe('batches of standard input in one directory', () => {
     expect(await failure(run(other, 'new', ['a', 'b', 'z'], { ...streamed, ended: true }))).toMatchObject({
       code: 'unfinished_batch',
       message:
-        "an unfinished batch of standard input read here submitted 2 of this input's first 3 lines, but began otherwise: this is another input",
+        "an unfinished batch of standard input read here submitted 2 of this input's first 3 lines, though this is another input",
     });
     expect(await failure(run(other, 'resume', ['a', 'b', 'z'], { ...streamed, ended: true }))).toMatchObject({
       code: 'nothing_to_resume',
@@ -467,7 +467,7 @@ describe('batches of standard input in one directory', () => {
     await rest.journal.close();
     expect(await failure(run(unclean, 'new', ['a', 'b', 'c', 'q'], { ...streamed, ended: true }))).toMatchObject({
       message:
-        "an unfinished batch of standard input read here submitted, or may have, 3 of this input's first 4 lines, but began otherwise: this is another input",
+        "an unfinished batch of standard input read here submitted, or may have, 3 of this input's first 4 lines, though this is another input",
     });
     const beside = await run(other, 'restart', ['a', 'b', 'z'], { ...streamed, ended: true });
     expect(beside.journal.path).not.toBe(stopped.journal.path);

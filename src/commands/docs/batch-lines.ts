@@ -76,18 +76,16 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
 
 /**
  * A file without a batch (but for --restart): the unfinished batches of other files, counting its lines they
- * submitted; `refuse` throws when one whose file is gone holds lines of it, or one whose file is there most of whose
- * lines it holds (this file is most likely that one moved, or a copy of it: those lines would be made twice).
+ * submitted; `refuse` throws when one of them submitted (or may have) any line of it (this file is most likely that
+ * one moved, a copy, or part of one; sent, those lines would be made twice).
  */
 export async function movedFileBatch(dir: string, name: string) {
   const others = await otherFileBatches(dir);
   if (others.length === 0) return undefined;
   const matched = others.map(() => 0);
   const recorded = others.map(() => 0);
-  let lines = 0;
   return {
     add(key: LineKey) {
-      lines++;
       others.forEach((batch, i) => {
         const acknowledged = batch.acknowledged.get(key) !== undefined;
         if (acknowledged) recorded[i] = (recorded[i] as number) + 1;
@@ -95,20 +93,14 @@ export async function movedFileBatch(dir: string, name: string) {
       });
     },
     refuse(resume: boolean): void {
-      // A file still there is another input unless this one holds most of what its batch may have made, or is
-      // mostly lines it made (a copy, or part of one): sharing a line or two with it is allowed.
-      const held = matched.map((n, i) => {
-        const other = others[i] as (typeof others)[number];
-        return other.gone || n * 2 > other.made || n * 2 > lines ? n : 0;
-      });
-      const most = Math.max(...held);
+      const most = Math.max(...matched);
       if (most === 0) return;
-      const at = held.indexOf(most);
+      const at = matched.indexOf(most);
       const { path: was, gone } = others[at] as (typeof others)[number];
       const known = recorded[at] as number;
       // Killed or stopped with requests unanswered, it may have made lines of its head it did not record.
       const said =
-        `${most} of ${resume ? 'its lines' : `the lines of ${name}`} were submitted${known === most ? '' : ', or may have been,'}` +
+        `${most} of ${resume ? 'its lines' : `the lines of ${name}`} ${most === 1 ? 'was' : 'were'} submitted${known === most ? '' : ', or may have been,'}` +
         ` by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}` +
         (known === most ? '' : ` (${known} recorded as submitted)`);
       throw new UsageError(
