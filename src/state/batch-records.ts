@@ -220,7 +220,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
             `to go on with that batch, feed it its own input with --resume (the record is ${s.path}); --restart sends ` +
-            `this input as a batch of its own, and leaves that one to resume: ${n === 1 ? 'that line is' : `those ${n} lines are`} created again, as duplicates`,
+            `this input as a batch of its own, and leaves that one to resume: ${n === 1 ? 'that line is' : `those ${n} lines are`} created again, as duplicates, and so are any of its later lines that batch submitted`,
         },
       );
     };

@@ -221,6 +221,10 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(refusedOne.stderr).toContain(
       "error: an unfinished batch of standard input read here submitted, or may have, 1 of this input's first 10 lines, though this is another input",
     );
+    // Only its first lines are read before sending: what --restart makes again is said as a floor (a breaker's find).
+    expect(refusedOne.stderr).toContain(
+      'that line is created again, as duplicates, and so are any of its later lines that batch submitted',
+    );
     expect(stored(service, 'first-share-')).toHaveLength(0);
     // Its first two lines and one of its own: another input, made mostly of lines it may have made: refused, as a
     // copy of part of a file is; --restart sends it as a batch of its own and leaves that batch to resume.
