@@ -81,6 +81,14 @@ export function errorFromResponse(status: number, body: unknown, info: ExchangeI
           code === 'fetch_failed' ? ExitCode.error : undefined,
         );
       }
+      // The same key with other bytes: in a batch, a line in flight at a stop and written in another form since.
+      if (code === 'idempotency_mismatch') {
+        return make(
+          detailText ?? `the service refused a request sent again with other bytes (${status} ${code})`,
+          'it was sent before in another form under the same Idempotency-Key: put it back as it was sent (a batch ' +
+            'line: as it stood when the batch stopped), then run the command again',
+        );
+      }
       return make(
         Array.isArray(detail)
           ? `the service refused the request as invalid (${status} ${code})`

@@ -593,7 +593,7 @@ describe('resumable batches', () => {
     expect(copied.code, copied.stderr).toBe(2);
     expect(copied.stderr).toMatch(said(copy, ' (is it a copy?)'));
     expect(copied.stderr).toContain(
-      `a batch is known by its file's path: to go on with it, run \`facectl docs submit --file ${batch} --resume\` (its submitted lines`,
+      `a batch is known by its file's path: to go on with it, run \`facectl docs submit --file ${batch} --resume\` with the flags it was run with (its submitted lines`,
     );
     expect(service.stats.requests).toBe(before);
 

@@ -17,3 +17,13 @@ describe('hints for a 404 follow the code the service gave, its own keys only', 
     expect(error.hint).toBe('check the thread id (thr_...); `facectl threads create` prints it');
   });
 });
+
+describe('a 422 idempotency_mismatch says what to put back', () => {
+  it('names the request sent before in another form (a breaker resumed a batch line rewritten since)', () => {
+    const info = { method: 'POST', path: '/v1/compile/documents', baseUrl: 'http://127.0.0.1:8787' };
+    const detail = 'this Idempotency-Key was used with a different request';
+    const error = errorFromResponse(422, { code: 'idempotency_mismatch', detail }, info);
+    expect(error).toMatchObject({ status: 422, code: 'idempotency_mismatch', message: detail });
+    expect(error.hint).toContain('put it back as it was sent (a batch line: as it stood when the batch stopped)');
+  });
+});

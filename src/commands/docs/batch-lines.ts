@@ -111,7 +111,7 @@ export async function movedFileBatch(dir: string, name: string) {
             "a batch is known by its file's path: " +
             (gone
               ? `if ${name} is ${was} moved, move it back and run --resume`
-              : `to go on with it, run \`facectl docs submit --file ${was} --resume\``) +
+              : `to go on with it, run \`facectl docs submit --file ${was} --resume\` with the flags it was run with`) +
             ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: those already ` +
             'submitted are created again, as duplicates',
         },
