@@ -8,10 +8,11 @@ import { Acknowledged, type Compared, type JournalEntry, keyText, type LineKey }
 import type { HeldLock } from './lock.js';
 
 /**
- * The journal of an NDJSON batch, `<state>/batches/<input>.<batch>.ndjson`: a header, then one record per
- * acknowledged document (a torn last line ignored), written in groups (a write per answer cost a tenth of
- * a bulk submit's time). Finished, it is renamed `.finished`. A run that stops with every request answered
- * ends with STOPPED: without it the batch may have made documents it has no record of.
+ * The journal of an NDJSON batch, `<state>/batches/<input>.<batch>.ndjson`: a header, then the key of each line
+ * before its first request (`{"sent":KEY}`, written at once: even a kill -9 leaves what it may have made known) and
+ * one record per acknowledged document (a torn last line ignored), written in groups (an awaited write per answer
+ * cost a tenth of a bulk submit's time). Finished, it is renamed `.finished`. A run that stops with every request
+ * answered ends with STOPPED: without it the batch may have made documents it has no record of.
  */
 
 export type JournalMode = 'new' | 'resume' | 'restart';
@@ -27,8 +28,7 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOF
 
 /** Format 2 matched lines by number and is not read. */
 const FORMAT = 3;
-/** A resumed run's start, with how many requests it may have in flight at once. */
-const started = (concurrency: number) => JSON.stringify({ started: true, concurrency });
+const STARTED = JSON.stringify({ started: true });
 const STOPPED = JSON.stringify({ stopped: true });
 
 interface Header {
@@ -39,12 +39,9 @@ interface Header {
   /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
   head?: [string, number][];
   destination?: string;
-  /** How many requests its first run may have had in flight at once (a resumed run's is on its start line). */
-  concurrency?: number;
 }
 
 interface JournalStart {
-  concurrency: number;
   dir: string;
   input: string;
   batchId: string;
@@ -77,7 +74,7 @@ export async function startJournal(start: JournalStart) {
       await handle.chmod(0o600);
       const torn = resumed.tornTail && !resumed.finished ? '\n' : '';
       // On disk before the first request: a kill from here on leaves the batch unclean.
-      await handle.writeFile(`${torn}${started(start.concurrency)}\n`);
+      await handle.writeFile(`${torn}${STARTED}\n`);
       await handle.datasync();
     } else {
       // Whole or an error, as the configuration file is written: a torn header leaves the batch unknown to --resume.
@@ -166,6 +163,14 @@ export async function startJournal(start: JournalStart) {
         // the record holds what it holds: --resume sends the rest with the same idempotency keys
       }
     },
+    /** Before a line's first request; a failure to write it is the batch's (writeFailure), and the line is not sent. */
+    sending(key: LineKey): void {
+      try {
+        writeSync(handle.fd, `{"sent":"${keyText(key)}"}\n`);
+      } catch (error) {
+        failure ??= stateError(path, error, true);
+      }
+    },
     /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
     unanswered: () => void unanswered++,
     /** Renamed before the lock goes: the next run never sees a finished batch's journal as unfinished. */
@@ -220,17 +225,6 @@ export async function listRecords(dir: string, input: string) {
 }
 
 /**
- * How many requests a batch may have had in flight when it stopped (a bound on the lines it sent past the last it
- * recorded): none if it stopped cleanly, those left unanswered, or, killed, its --concurrency (else `headSize`).
- */
-export function inFlightAtStop(
-  stop: { clean: boolean; unanswered: number | undefined; concurrency: number | undefined },
-  headSize: number,
-): number {
-  return stop.clean ? 0 : (stop.unanswered ?? stop.concurrency ?? headSize);
-}
-
-/**
  * The unfinished batches of files (a file with no batch of its own may be one of them, moved or copied): what each
  * acknowledged, with its first lines when it did not stop cleanly (it may have made them), and whether its file is gone.
  */
@@ -247,11 +241,8 @@ export async function otherFileBatches(dir: string) {
     const source = read?.header.source;
     if (read === undefined || !source?.startsWith('file:')) continue;
     const path = source.slice('file:'.length);
-    // Stopped short, it may have made lines it did not record: those it had sent, in order, past the last it
-    // recorded, at most as many as were unanswered when it stopped (or, killed, as it sent at once).
-    const head = read.clean ? [] : (read.header.head ?? []);
-    const frontier = read.entries.lastLine + inFlightAtStop(read, head.length);
-    const sent = new Set(head.slice(0, frontier).map(([hash, n]) => keyText({ hash, n })));
+    // Stopped short, it may have made lines it sent and did not record.
+    const sent = read.clean ? new Set<string>() : read.sent;
     found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent });
   }
   return found;
@@ -316,15 +307,18 @@ export async function readJournal(path: string, headerOnly: boolean) {
     let clean = false;
     /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
     let unanswered: number | undefined;
-    /** The last run's --concurrency, where it was recorded. */
-    let concurrency: number | undefined;
+    /** The keys of the lines it sent (acknowledged or not). */
+    const sent = new Set<string>();
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
       if (header === undefined) {
         header = parsedOrUndefined(text) as Partial<Header> | undefined;
         if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
-        concurrency = Number.isSafeInteger(header.concurrency) ? header.concurrency : undefined;
         if (headerOnly) break;
+        continue;
+      }
+      if (text.startsWith('{"sent":"')) {
+        sent.add(text.slice(9, -2));
         continue;
       }
       if (text === STOPPED) {
@@ -337,13 +331,11 @@ export async function readJournal(path: string, headerOnly: boolean) {
             stopped?: unknown;
             unanswered?: unknown;
             started?: unknown;
-            concurrency?: unknown;
           })
         | null;
       if (entry?.started === true) {
         clean = false;
         unanswered = undefined;
-        concurrency = Number.isSafeInteger(entry.concurrency) ? (entry.concurrency as number) : undefined;
         continue;
       }
       if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
@@ -365,7 +357,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     if (header === undefined) return undefined;
     const tornTail =
       !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered, concurrency };
+    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered, sent };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {

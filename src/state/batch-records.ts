@@ -2,14 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import {
-  inFlightAtStop,
-  type JournalMode,
-  listRecords,
-  readJournal,
-  startJournal,
-  stateError,
-} from './batch-journal.js';
+import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 import { inProgress, REWRITTEN, STALE_SECONDS, stopWithout } from './batch-refusals.js';
@@ -34,8 +27,6 @@ interface OpenRecordsOptions {
   streamed: boolean;
   /** `key <prefix>`, not the base URL: one service has several (a proxy, localhost, 127.0.0.1). */
   destination: string;
-  /** Requests in flight at most: recorded, so a run killed is known to have made at most that many unrecorded. */
-  concurrency: number;
 }
 
 type Candidate = Awaited<ReturnType<typeof listRecords>>[number] &
@@ -202,14 +193,10 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     const blocking = stopped ?? unclean;
     // Standard input of another input whose first lines hold lines an unfinished batch here submitted (part of that
     // input, or sharing some): refused as a file's copy is, those lines would be made twice; --restart sends it as a
-    // batch of its own. Stopped short, it may also have made the lines past the last it recorded, as many as it had in
-    // flight.
-    const inFlight = (s: (typeof scored)[number]) => inFlightAtStop(s, s.head.size);
-    const mayHaveMade = (s: (typeof scored)[number]) => {
-      const sent = new Set([...s.head].slice(0, s.acknowledged.lastLine + inFlight(s)));
-      return (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && sent.has(keyText(key))))
+    // batch of its own. Stopped short, it may also have made the lines it sent and did not record.
+    const mayHaveMade = (s: (typeof scored)[number]) =>
+      (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && s.sent.has(keyText(key))))
         .length;
-    };
     const part = options.streamed ? unfinished.find((s) => !sameInput(s) && mayHaveMade(s) > 0) : undefined;
     const partOf = (s: (typeof scored)[number], resume: boolean) => {
       const n = mayHaveMade(s);
@@ -342,14 +329,12 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         dir,
         input,
         batchId,
-        concurrency: options.concurrency,
         held,
         resumed,
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),
           destination: options.destination,
-          concurrency: options.concurrency,
           ...(head === undefined ? {} : { head: head.map((key) => [key.hash, key.n] as [string, number]) }),
         },
         compared: options.streamed || moved !== undefined ? undefined : chosen?.compared,

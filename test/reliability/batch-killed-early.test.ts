@@ -295,6 +295,46 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map((_, i) => (i >= 20 ? 2 : 1)));
   }, 60_000);
 
+  it('kill -9 past its first 100 lines: its lines sent but not recorded, as another file, are refused; --resume makes each once', async () => {
+    // Breakers' finds: what a killed batch may have made was known only among its first 100 lines, and bounded by its
+    // --concurrency, though a kill -9 also loses the answers of the last 100 ms: lines 305-312 of such a batch, as
+    // another file, made 8 documents twice. Each line's key is now on disk before its request.
+    const prefix = 'far-';
+    const { file, lines } = batchFile('ada-early', prefix, 130);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const killed = await stopWhen(
+      ['--file', file],
+      env,
+      { check: () => stored(service, prefix).length >= 114, what: '110 answered, four more applied, held' },
+      { passed: 110 },
+    );
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const recorded = new Set(
+      journalFiles(env.FACECTL_CONFIG_DIR)
+        .flatMap((path) => readFileSync(path, 'utf8').split('\n'))
+        .filter((line) => line.includes('"document_id"'))
+        .map((line) => (JSON.parse(line) as { line: number }).line),
+    );
+    // Lines 101-130 the record does not hold as submitted: some of them were made all the same.
+    const unrecorded = lines.slice(100).filter((_, i) => !recorded.has(101 + i));
+    const made = unrecorded.filter((line) => stored(service, JSON.parse(line).label).length > 0).length;
+    expect(made).toBeGreaterThanOrEqual(4);
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const slice = tempFile('far.ndjson', `${unrecorded.join('\n')}\n`);
+    const before = service.stats.requests;
+    const refused = await runCli(['docs', 'submit', '--file', slice], { env: direct });
+    expect(refused.code, refused.stderr).toBe(2);
+    const said = /error: (\d+) of the lines of \S+ were submitted, or may have been, by the unfinished batch of /.exec(
+      refused.stderr,
+    );
+    expect(Number(said?.[1]), refused.stderr).toBeGreaterThanOrEqual(made);
+    expect(service.stats.requests).toBe(before);
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const counts = labelCounts(prefix);
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
+  }, 60_000);
+
   it('Ctrl-C before any answer, its requests applied: refused (they went unanswered); --resume: one document per line', async () => {
     const prefix = 'int-early-';
     const { file, lines } = batchFile('ada-early', prefix, LINES);

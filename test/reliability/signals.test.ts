@@ -76,7 +76,7 @@ describe('signals', () => {
       const sentAtExit = server.requests.length;
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(server.requests.length).toBe(sentAtExit);
-      // The journal: mode 0600, a header and one record per finished line.
+      // The journal: mode 0600, a header, each line's key before its request and one record per finished line.
       const journals = journalFiles(env.FACECTL_CONFIG_DIR);
       expect(journals).toHaveLength(1);
       expect(statSync(journals[0] as string).mode & 0o777).toBe(0o600);
@@ -88,7 +88,12 @@ describe('signals', () => {
       // Its last line says it stopped, with the requests it left unanswered: a kill would leave none.
       const stop = records.pop();
       expect(stop).toEqual({ stopped: true, unanswered: expect.any(Number) });
-      expect(records.map((r) => r.line).sort((x, y) => x - y)).toEqual(
+      const sent = new Set(records.filter((r) => 'sent' in r).map((r) => r.sent));
+      const acknowledged = records.filter((r) => !('sent' in r));
+      // Every line it sent: those answered and those left unanswered.
+      expect(sent.size).toBe(done + stop.unanswered);
+      expect(acknowledged.filter((r) => !sent.has(r.n === 1 ? r.hash : `${r.hash}.${r.n}`))).toEqual([]);
+      expect(acknowledged.map((r) => r.line).sort((x, y) => x - y)).toEqual(
         printed.map((r) => r.line).sort((x, y) => x - y),
       );
       const storedAfterStop = stored(service, 'case31-');

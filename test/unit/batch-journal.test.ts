@@ -52,7 +52,6 @@ async function run(
     mode,
     streamed,
     destination,
-    concurrency: 4,
   });
   const comparison = records.compare();
   const seen = new Occurrences();
@@ -72,6 +71,7 @@ const failure = (promise: Promise<unknown>) =>
 function acknowledge({ journal, keys }: Run, only?: number[]): void {
   keys.forEach((key, i) => {
     if (only && !only.includes(i + 1)) return;
+    journal.sending(key);
     journal.record({ line: i + 1, ...key, document_id: `doc_${i + 1}`, token_count: i + 1 });
   });
 }
@@ -460,6 +460,7 @@ describe('batches of standard input in one directory', () => {
     const unclean = fresh();
     const cut = await run(unclean, 'new', lines, streamed);
     acknowledge(cut, [1, 2]);
+    cut.journal.sending(cut.keys[2] as LineKey);
     cut.journal.unanswered();
     await cut.journal.close();
     const rest = await run(unclean, 'new', ['g', 'h', 'i', 'j'], { ...streamed, ended: true });

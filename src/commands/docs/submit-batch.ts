@@ -75,7 +75,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     mode: input.journal,
     streamed,
     destination: `key ${keyIdentity(key)}`,
-    concurrency: input.concurrency,
   };
   const seen = new Occurrences();
   const ahead = streamed ? await readAhead((await input.read()).lines, seen, ctx.signal) : undefined;
@@ -207,12 +206,6 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       return true;
     }
     if (journal.lockLost() !== undefined) return stopLost();
-    // A line sent now could not be recorded as acknowledged: the lines sent so far are what --resume knows.
-    const unrecorded = journal.writeFailure();
-    if (unrecorded !== undefined) {
-      fatal ??= unrecorded;
-      return false;
-    }
     // The key (in the journal and the Idempotency-Key): the hash of the very bytes sent, and its occurrence.
     const key = line.key as LineKey;
     compared.lines++;
@@ -228,6 +221,14 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count, resumed: true });
       return true;
+    }
+    // On disk before the request: a run killed from here on is known to have maybe made this line. A line sent once
+    // the record cannot be written could not be recorded: the lines sent so far are what --resume knows.
+    journal.sending(key);
+    const unrecorded = journal.writeFailure();
+    if (unrecorded !== undefined) {
+      fatal ??= unrecorded;
+      return false;
     }
     overtaken.start(line.line);
     inFlight++;
