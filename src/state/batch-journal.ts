@@ -225,12 +225,15 @@ export async function listRecords(dir: string, input: string) {
 }
 
 /**
- * The unfinished batches of files (a file with no batch of its own may be one of them, moved or copied): what each
- * acknowledged, with its first lines when it did not stop cleanly (it may have made them), and whether its file is gone.
+ * The unfinished batches of inputs other than `identity` (files and standard input; an input may be one of them moved,
+ * copied or cut): what each acknowledged, and sent when it did not stop cleanly (it may have made those), with its
+ * file, or undefined for standard input, and whether that file is gone.
  */
-export async function otherFileBatches(dir: string) {
+export async function otherBatches(dir: string, identity: string) {
   const found: {
-    path: string;
+    record: string;
+    path: string | undefined;
+    name: string;
     gone: boolean;
     acknowledged: Acknowledged;
     sent: ReadonlySet<string>;
@@ -239,11 +242,13 @@ export async function otherFileBatches(dir: string) {
     if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
     const read = await readJournal(join(dir, name), false).catch(() => undefined);
     const source = read?.header.source;
-    if (read === undefined || !source?.startsWith('file:')) continue;
-    const path = source.slice('file:'.length);
+    if (read === undefined || source === undefined || source === identity) continue;
+    const path = source.startsWith('file:') ? source.slice('file:'.length) : undefined;
+    const input = path ?? `standard input read in ${source.replace(/^stdin:/, '')}`;
+    const gone = path !== undefined && !(await stat(path).catch(() => undefined));
     // Stopped short, it may have made lines it sent and did not record.
     const sent = read.clean ? new Set<string>() : read.sent;
-    found.push({ path, gone: !(await stat(path).catch(() => undefined)), acknowledged: read.entries, sent });
+    found.push({ record: join(dir, name), path, name: input, gone, acknowledged: read.entries, sent });
   }
   return found;
 }

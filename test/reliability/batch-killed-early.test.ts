@@ -226,6 +226,15 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
       'that line is created again, as duplicates, and so are any of its later lines that batch submitted',
     );
     expect(stored(service, 'first-share-')).toHaveLength(0);
+    // As a file, too (a breaker's find: a file was compared with batches of files only).
+    const asFile = tempFile('first-share.ndjson', `${withFirst.join('\n')}\n`);
+    const refusedFile = await runCli(['docs', 'submit', '--file', asFile], { env: direct });
+    expect(refusedFile.code, refusedFile.stderr).toBe(2);
+    expect(refusedFile.stderr).toContain(
+      `error: 1 of the lines of ${asFile} was submitted, or may have been, by the unfinished batch of standard input read in `,
+    );
+    expect(refusedFile.stderr).toContain('feed it its own input with --resume there (the record is ');
+    expect(stored(service, 'first-share-')).toHaveLength(0);
     // Its first two lines and one of its own: another input, made mostly of lines it may have made: refused, as a
     // copy of part of a file is; --restart sends it as a batch of its own and leaves that batch to resume.
     const part = `${[lines[0], lines[1], other[0]].join('\n')}\n`;
@@ -328,6 +337,15 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
       refused.stderr,
     );
     expect(Number(said?.[1]), refused.stderr).toBeGreaterThanOrEqual(made);
+    // Piped, the same lines are refused too (a breaker's find: standard input was compared with batches of standard
+    // input only, and made them twice).
+    const piped = await runCli(['docs', 'submit', '-'], { env: direct, stdin: `${unrecorded.join('\n')}\n` });
+    expect(piped.code, piped.stderr).toBe(2);
+    expect(piped.stderr).toMatch(
+      new RegExp(
+        `error: \\d+ of the lines of standard input were submitted, or may have been, by the unfinished batch of ${file}`,
+      ),
+    );
     expect(service.stats.requests).toBe(before);
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);

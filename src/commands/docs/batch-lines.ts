@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
-import { otherFileBatches } from '../../state/batch-journal.js';
+import { otherBatches } from '../../state/batch-journal.js';
 import type { DocumentBody } from '../../input/documents.js';
 import { documentHash, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
 
@@ -75,12 +75,12 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
 }
 
 /**
- * A file without a batch (but for --restart): the unfinished batches of other files, counting its lines they
- * submitted; `refuse` throws when one of them submitted (or may have) any line of it (this file is most likely that
- * one moved, a copy, or part of one; sent, those lines would be made twice).
+ * An input without a batch of its own (but for --restart): the unfinished batches of other inputs, counting its lines
+ * they submitted; `refuse` throws when one of them submitted (or may have) any line of it (this input is most likely
+ * that one moved, a copy, or part of one; sent, those lines would be made twice).
  */
-export async function movedFileBatch(dir: string, name: string) {
-  const others = await otherFileBatches(dir);
+export async function otherInputBatch(dir: string, name: string, identity: string) {
+  const others = await otherBatches(dir, identity);
   if (others.length === 0) return undefined;
   const matched = others.map(() => 0);
   const recorded = others.map(() => 0);
@@ -96,22 +96,24 @@ export async function movedFileBatch(dir: string, name: string) {
       const most = Math.max(...matched);
       if (most === 0) return;
       const at = matched.indexOf(most);
-      const { path: was, gone } = others[at] as (typeof others)[number];
+      const { path: was, name: other, gone, record } = others[at] as (typeof others)[number];
       const known = recorded[at] as number;
-      // Killed or stopped with requests unanswered, it may have made lines of its head it did not record.
+      // Killed or stopped with requests unanswered, it may have made lines it sent and did not record.
       const said =
         `${most} of ${resume ? 'its lines' : `the lines of ${name}`} ${most === 1 ? 'was' : 'were'} submitted${known === most ? '' : ', or may have been,'}` +
-        ` by the unfinished batch of ${was}${gone ? ', a file no longer there' : ' (is it a copy?)'}` +
+        ` by the unfinished batch of ${other}${gone ? ', a file no longer there' : was === undefined ? '' : ' (is it a copy?)'}` +
         (known === most ? '' : ` (${known} recorded as submitted)`);
       throw new UsageError(
         resume ? `nothing to resume: no unfinished batch of ${name} was recorded, but ${said}` : said,
         {
           code: resume ? 'nothing_to_resume' : 'unfinished_batch',
           hint:
-            "a batch is known by its file's path: " +
-            (gone
-              ? `if ${name} is ${was} moved, move it back and run --resume`
-              : `to go on with it, run \`facectl docs submit --file ${was} --resume\` with the flags it was run with`) +
+            (was === undefined
+              ? `a batch of standard input is known by its first lines: to go on with it, feed it its own input with --resume there (the record is ${record})`
+              : "a batch is known by its file's path: " +
+                (gone
+                  ? `if ${name} is ${was} moved, move it back and run --resume`
+                  : `to go on with it, run \`facectl docs submit --file ${was} --resume\` with the flags it was run with`)) +
             ` (its submitted lines are not sent twice); --restart sends every line of ${name} anyway: those already ` +
             'submitted are created again, as duplicates',
         },

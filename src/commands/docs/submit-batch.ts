@@ -24,7 +24,7 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { fileHead, giveKey, keyOf, movedFileBatch, readAhead, runPool } from './batch-lines.js';
+import { fileHead, giveKey, keyOf, otherInputBatch, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, noteOpened, noteResume } from './batch-report.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
@@ -84,16 +84,22 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
     if (ahead.ended && ahead.head.length === 0) throw noDocuments(`${source.name} holds no documents`);
   }
   const records = await openBatchRecords(options);
+  const batches = join(options.dir, 'batches');
   let opened: Opened;
   try {
     const comparison = records.compare();
     if (ahead !== undefined) {
+      // A plain run: are its first lines those an unfinished batch of another input (a file, or standard input read
+      // elsewhere) sent?
+      const other = input.journal === 'new' ? await otherInputBatch(batches, source.name, options.identity) : undefined;
       const head: LineKey[] = [];
       for (const line of ahead.head) {
         if (line.error !== undefined || line.key === undefined) continue;
         head.push(line.key);
         comparison.add(line.line, line.key);
+        other?.add(line.key);
       }
+      other?.refuse(false);
       opened = {
         lines: ahead.lines,
         total: undefined,
@@ -104,7 +110,7 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
       // A file with no batch of its own: is it a moved file whose batch is unfinished?
       const moved =
         input.journal !== 'restart' && records.candidates.length === 0
-          ? await movedFileBatch(join(options.dir, 'batches'), source.name)
+          ? await otherInputBatch(batches, source.name, options.identity)
           : undefined;
       // Keys are needed before sending only to compare with earlier batches: then the check pass makes them.
       const watch: CheckWatcher | undefined =
