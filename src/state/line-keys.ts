@@ -28,12 +28,9 @@ export interface JournalEntry extends LineKey {
 
 export class Acknowledged {
   private readonly byKey = new Map<string, JournalEntry>();
-  /** The furthest line any of them stood on. */
-  lastLine = 0;
 
   add(entry: JournalEntry): void {
     this.byKey.set(keyText(entry), entry);
-    this.lastLine = Math.max(this.lastLine, entry.line);
   }
 
   get(key: LineKey): JournalEntry | undefined {
