@@ -120,7 +120,21 @@ export async function startJournal(start: JournalStart) {
   };
   let scheduled = false;
   let unanswered = 0;
+  let sent: string[] = [];
+  let sentWritten: Promise<void> | undefined;
+  const writeSent = () => {
+    sentWritten = undefined;
+    if (sent.length === 0 || closed) return;
+    const text = sent.join('');
+    sent = [];
+    try {
+      writeSync(handle.fd, text);
+    } catch (error) {
+      failure ??= stateError(path, error, true);
+    }
+  };
   const closeFile = () => {
+    writeSent();
     closed = true;
     return handle.close().catch(() => undefined);
   };
@@ -163,13 +177,14 @@ export async function startJournal(start: JournalStart) {
         // the record holds what it holds: --resume sends the rest with the same idempotency keys
       }
     },
-    /** Before a line's first request; a failure to write it is the batch's (writeFailure), and the line is not sent. */
-    sending(key: LineKey): void {
-      try {
-        writeSync(handle.fd, `{"sent":"${keyText(key)}"}\n`);
-      } catch (error) {
-        failure ??= stateError(path, error, true);
-      }
+    /**
+     * Awaited before a line's first request. The keys taken in one turn of the event loop go in one write, at its
+     * end (a write per line cost about 3% of a bulk submit). A failure to write is the batch's (writeFailure), and
+     * the line is not sent.
+     */
+    sending(key: LineKey): Promise<void> {
+      sent.push(`{"sent":"${keyText(key)}"}\n`);
+      return (sentWritten ??= new Promise((resolve) => setImmediate(() => resolve(writeSent()))));
     },
     /** A request whose outcome is not known (it may have created a document): the batch will not stop clean. */
     unanswered: () => void unanswered++,
@@ -246,9 +261,7 @@ export async function otherBatches(dir: string, identity: string) {
     const path = source.startsWith('file:') ? source.slice('file:'.length) : undefined;
     const input = path ?? `standard input read in ${source.replace(/^stdin:/, '')}`;
     const gone = path !== undefined && !(await stat(path).catch(() => undefined));
-    // Stopped short, it may have made lines it sent and did not record.
-    const sent = read.clean ? new Set<string>() : read.sent;
-    found.push({ record: join(dir, name), path, name: input, gone, acknowledged: read.entries, sent });
+    found.push({ record: join(dir, name), path, name: input, gone, acknowledged: read.entries, sent: read.sent });
   }
   return found;
 }
@@ -312,7 +325,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
     let clean = false;
     /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
     let unanswered: number | undefined;
-    /** The keys of the lines it sent (acknowledged or not). */
+    /** The keys of the lines it sent (acknowledged or not); of a clean stop, none. */
     const sent = new Set<string>();
     // Read as lines, streaming: a journal may be larger than a string can be.
     for await (const text of handle.readLines({ autoClose: false })) {
@@ -362,7 +375,16 @@ export async function readJournal(path: string, headerOnly: boolean) {
     if (header === undefined) return undefined;
     const tornTail =
       !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    return { header: header as Header, entries, tornTail, mtimeMs: info.mtimeMs, clean, unanswered, sent };
+    // Stopped cleanly, every line it sent was answered: only one stopped short may have made lines it did not record.
+    return {
+      header: header as Header,
+      entries,
+      tornTail,
+      mtimeMs: info.mtimeMs,
+      clean,
+      unanswered,
+      sent: clean ? new Set<string>() : sent,
+    };
   } catch (error) {
     throw error instanceof CliError ? error : stateError(path, error);
   } finally {

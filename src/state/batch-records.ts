@@ -195,8 +195,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
     // input, or sharing some): refused as a file's copy is, those lines would be made twice; --restart sends it as a
     // batch of its own. Stopped short, it may also have made the lines it sent and did not record.
     const mayHaveMade = (s: (typeof scored)[number]) =>
-      (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || (!s.clean && s.sent.has(keyText(key))))
-        .length;
+      (head ?? []).filter((key) => s.acknowledged.get(key) !== undefined || s.sent.has(keyText(key))).length;
     const part = options.streamed ? unfinished.find((s) => !sameInput(s) && mayHaveMade(s) > 0) : undefined;
     const partOf = (s: (typeof scored)[number], resume: boolean) => {
       const n = mayHaveMade(s);

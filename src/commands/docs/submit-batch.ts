@@ -230,12 +230,14 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     }
     // On disk before the request: a run killed from here on is known to have maybe made this line. A line sent once
     // the record cannot be written could not be recorded: the lines sent so far are what --resume knows.
-    journal.sending(key);
+    await journal.sending(key);
     const unrecorded = journal.writeFailure();
     if (unrecorded !== undefined) {
       fatal ??= unrecorded;
       return false;
     }
+    // Stopped while its key was written: not sent, so not unanswered.
+    if (ctx.signal.aborted) return false;
     overtaken.start(line.line);
     inFlight++;
     try {
