@@ -1,4 +1,4 @@
-import { constants, writeSync } from 'node:fs';
+import { constants, fstatSync, writeSync } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
@@ -129,6 +129,8 @@ export async function startJournal(start: JournalStart) {
     sent = [];
     try {
       writeSync(handle.fd, text);
+      // Removed (rm -rf of the state directory): writes to it still succeed, and a record no one can read is none.
+      if (fstatSync(handle.fd).nlink === 0) throw Object.assign(new Error('removed'), { code: 'ENOENT' });
     } catch (error) {
       failure ??= stateError(path, error, true);
     }
