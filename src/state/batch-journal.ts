@@ -46,7 +46,7 @@ interface JournalStart {
   input: string;
   batchId: string;
   held: HeldLock;
-  resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged };
+  resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged; createdAt: string };
   header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
   compared: Compared | undefined;
   replaced: string[];
@@ -149,13 +149,16 @@ export async function startJournal(start: JournalStart) {
     path,
     earlier: resumed?.acknowledged ?? new Acknowledged(),
     resumed: resumed !== undefined,
+    /** When the batch resumed began: what other inputs' batches made since may be lines of it (otherBatches). */
+    began: resumed?.createdAt,
     finished: resumed?.finished ?? false,
     /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
     restarted: start.restarted,
     repeats: start.repeats,
-    idempotencyKey: (key: LineKey) => `facectl-batch-${batchId}-${key.hash}-${key.n}`,
+    /** Of this batch, or of the one that sent the line first (`sentBy`, a batch of another input). */
+    idempotencyKey: (key: LineKey, sentBy = batchId) => `facectl-batch-${sentBy}-${key.hash}-${key.n}`,
     record(entry: JournalEntry): void {
       const { line, hash, n, document_id, token_count } = entry;
       queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);
@@ -244,11 +247,13 @@ export async function listRecords(dir: string, input: string) {
 /**
  * The unfinished batches of inputs other than `identity` (files and standard input; an input may be one of them moved,
  * copied or cut): what each acknowledged, and sent when it did not stop cleanly (it may have made those), with its
- * file, or undefined for standard input, and whether that file is gone.
+ * file, or undefined for standard input, and whether that file is gone. `since`: finished ones begun after it too.
  */
-export async function otherBatches(dir: string, identity: string) {
+export async function otherBatches(dir: string, identity: string, since?: string) {
   const found: {
     record: string;
+    batchId: string;
+    destination: string | undefined;
     path: string | undefined;
     name: string;
     gone: boolean;
@@ -256,14 +261,26 @@ export async function otherBatches(dir: string, identity: string) {
     sent: ReadonlySet<string>;
   }[] = [];
   for (const name of await readdir(dir).catch(() => [])) {
-    if (!name.endsWith(`.${UNFINISHED}`) || !RECORD_NAME.test(name)) continue;
+    const finished = name.endsWith(`.${FINISHED}`);
+    if (!RECORD_NAME.test(name) || (finished && since === undefined)) continue;
     const read = await readJournal(join(dir, name), false).catch(() => undefined);
     const source = read?.header.source;
     if (read === undefined || source === undefined || source === identity) continue;
+    if (finished && read.header.created_at <= (since as string)) continue;
     const path = source.startsWith('file:') ? source.slice('file:'.length) : undefined;
     const input = path ?? `standard input read in ${source.replace(/^stdin:/, '')}`;
     const gone = path !== undefined && !(await stat(path).catch(() => undefined));
-    found.push({ record: join(dir, name), path, name: input, gone, acknowledged: read.entries, sent: read.sent });
+    found.push({
+      record: join(dir, name),
+      batchId: read.header.batch_id,
+      destination: read.header.destination,
+      path,
+      name: input,
+      gone,
+      acknowledged: read.entries,
+      // A finished batch had every line answered.
+      sent: finished ? new Set<string>() : read.sent,
+    });
   }
   return found;
 }

@@ -294,14 +294,64 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     );
     expect(service.stats.requests).toBe(before);
     const tail = tempFile('tail.ndjson', `${lines.slice(20).join('\n')}\n`);
-    const other = await runCli(['docs', 'submit', '--file', tail], { env: direct });
+    const other = await runCli(['docs', 'submit', '--file', tail, '--json'], { env: direct });
     expect(other.code, other.stderr).toBe(0);
-    // The tail's lines made once by it, then skipped by nothing: the first batch, resumed, makes them too (another
-    // input, as documented); the head's lines were not made twice.
-    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
+    // The tail's lines made by it: the first batch, resumed, reports them with those documents and sends them not
+    // (a ring's find: it made them again, 53 documents twice); the head's lines were not made twice either.
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume', '--json'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);
     const counts = labelCounts(prefix);
-    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map((_, i) => (i >= 20 ? 2 : 1)));
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
+    expect(resumed.stderr).toContain(
+      `${LINES - 20} lines not submitted by this batch were by that of ${tail}: reported with their documents, not sent again`,
+    );
+    // Each tail line's result is the document the tail's run made.
+    const ids = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { line: number; document_id: string })
+        .sort((a, b) => a.line - b.line)
+        .map((result) => result.document_id);
+    expect(ids(resumed.stdout).slice(20)).toEqual(ids(other.stdout));
+  }, 60_000);
+
+  it('a slice of a killed batch, killed itself with requests in flight: --resume of the first sends its unanswered lines under its key, each made once', async () => {
+    const prefix = 'twice-killed-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const first = await stopWhen(
+      ['--file', file],
+      env,
+      {
+        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
+        what: 'ten recorded, four held',
+      },
+      { passed: 10 },
+    );
+    expect(first.signal, first.stderr).toBe('SIGKILL');
+    // Lines 31-40, which the first never sent, as a file of their own: 5 answered, then 4 applied and held, killed.
+    const tail = tempFile('tail-killed.ndjson', `${lines.slice(30).join('\n')}\n`);
+    const second = await stopWhen(
+      ['--file', tail],
+      env,
+      {
+        check: () =>
+          stored(service, prefix).filter((d) => Number(d.label.slice(prefix.length)) >= 30).length >= 9 &&
+          records(env.FACECTL_CONFIG_DIR) >= 15,
+        what: 'nine of the tail applied, five recorded',
+      },
+      { passed: 5 },
+    );
+    expect(second.signal, second.stderr).toBe('SIGKILL');
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(
+      `5 lines not submitted by this batch were by that of ${tail}: reported with their documents, not sent again`,
+    );
+    const counts = labelCounts(prefix);
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
   }, 60_000);
 
   it('kill -9 past its first 100 lines: its lines sent but not recorded, as another file, are refused; --resume makes each once', async () => {

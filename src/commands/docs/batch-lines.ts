@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { otherBatches } from '../../state/batch-journal.js';
 import type { DocumentBody } from '../../input/documents.js';
-import { documentHash, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
+import { documentHash, type JournalEntry, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
 
 /** Gives a valid line its key, counting occurrences in `seen`, unless it has one (from a file's check pass). */
 export function giveKey(line: NdjsonLine, seen: Occurrences): void {
@@ -119,6 +119,30 @@ export async function otherInputBatch(dir: string, name: string, identity: strin
         },
       );
     },
+  };
+}
+
+/**
+ * For --resume: the lines batches of other inputs here submitted, unfinished ones or those begun since this batch
+ * (`began`), with the same key (the same account): a slice of its lines sent as a file of its own, or piped. Such a
+ * line is reported with the document made (`made`), or sent under the key of the batch that sent it without an
+ * answer (`sentBy`): never made twice.
+ */
+export async function otherInputsLines(dir: string, identity: string, began: string, destination: string) {
+  const others = (await otherBatches(dir, identity, began)).filter((batch) => batch.destination === destination);
+  if (others.length === 0) return undefined;
+  const from = new Set<string>();
+  return {
+    made(key: LineKey): JournalEntry | undefined {
+      for (const batch of others) {
+        const entry = batch.acknowledged.get(key);
+        if (entry !== undefined) return from.add(batch.name) && entry;
+      }
+      return undefined;
+    },
+    sentBy: (key: LineKey) => others.find((batch) => batch.sent.has(keyText(key)))?.batchId,
+    /** The inputs whose batches made lines of this one. */
+    from,
   };
 }
 

@@ -219,3 +219,12 @@ export function noteOpened(ctx: Context, journal: BatchJournal, name: string, de
     );
   }
 }
+
+/** Lines of a batch resumed that batches of other inputs submitted (a slice of it sent as a file of its own). */
+export function noteAdopted(ctx: Context, adopted: number, from: ReadonlySet<string> = new Set()): void {
+  if (adopted === 0) return;
+  const [n, were, their] = adopted === 1 ? ['1 line', 'was', 'its'] : [`${adopted} lines`, 'were', 'their'];
+  ctx.out.info(
+    `${n} not submitted by this batch ${were} by that of ${[...from].join(', ')}: reported with ${their} documents, not sent again`,
+  );
+}

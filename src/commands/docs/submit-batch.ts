@@ -24,8 +24,8 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { fileHead, giveKey, keyOf, otherInputBatch, readAhead, runPool } from './batch-lines.js';
-import { type BatchSummary, createReporter, noteOpened, noteResume } from './batch-report.js';
+import { fileHead, giveKey, keyOf, otherInputBatch, otherInputsLines, readAhead, runPool } from './batch-lines.js';
+import { type BatchSummary, createReporter, noteAdopted, noteOpened, noteResume } from './batch-report.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
 
@@ -44,7 +44,13 @@ export interface BatchInput extends Resumable {
 }
 
 /** The batch as it is sent; `seen` gives each line not keyed yet its key as the pool takes it, in input order. */
-type Opened = { lines: AsyncIterable<NdjsonLine>; total: number | undefined; seen: Occurrences; journal: BatchJournal };
+type Opened = {
+  lines: AsyncIterable<NdjsonLine>;
+  total: number | undefined;
+  seen: Occurrences;
+  journal: BatchJournal;
+  others?: Awaited<ReturnType<typeof otherInputsLines>>;
+};
 
 export async function submitBatch(ctx: Context, input: BatchInput): Promise<BatchSummary> {
   const opened = await openBatch(ctx, input);
@@ -136,6 +142,8 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   }
   const { journal } = opened;
   noteOpened(ctx, journal, source.name, options.destination);
+  if (journal.began !== undefined)
+    opened.others = await otherInputsLines(batches, options.identity, journal.began, options.destination);
   return opened;
 }
 
@@ -162,6 +170,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
   const reporter = createReporter(ctx, opened.total);
   /** Standard input resumed: how its lines compare with the batch resumed, said once all were read. */
   const compared = { lines: 0, matched: 0, moved: 0, headOnly: 0 };
+  let adopted = 0;
   // One pause for every worker: a 429 makes the whole batch wait as the service asked (rate-gate.ts).
   // Its lock taken over (this run hung past the lock's age, or held it from another host), it sends nothing more,
   // not even a retry after a pause.
@@ -215,12 +224,14 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     // The key (in the journal and the Idempotency-Key): the hash of the very bytes sent, and its occurrence.
     const key = line.key as LineKey;
     compared.lines++;
-    const earlier = journal.earlier.get(key);
+    const own = journal.earlier.get(key);
+    const earlier = own ?? opened.others?.made(key);
     if (earlier !== undefined) {
       const { document_id, token_count } = earlier;
-      compared.matched++;
-      if (earlier.line !== line.line) {
-        compared.moved++;
+      if (own !== undefined) compared.matched++;
+      else adopted++;
+      if (earlier.line !== line.line || own === undefined) {
+        if (own !== undefined) compared.moved++;
         // Where it stands now, so a later --resume counts only what moved after this run.
         journal.record({ ...earlier, line: line.line });
       }
@@ -247,7 +258,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
         { body: line.document },
         {
           signal: ctx.signal,
-          idempotencyKey: journal.idempotencyKey(key),
+          idempotencyKey: journal.idempotencyKey(key, opened.others?.sentBy(key)),
           rawBody: line.body,
           gate,
           neededOnly: true,
@@ -302,6 +313,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     if (journal.resumed && journal.compared === undefined && !outcome.stopped && !ctx.signal.aborted) {
       noteResume(ctx, 'resumed', compared, journal);
     }
+    noteAdopted(ctx, adopted, opened.others?.from);
   } finally {
     // The summary says the counts from here; the journal is written until it is closed.
     ctx.onSecondSignal = () => void journal.writeNow();
