@@ -27,7 +27,7 @@ import {
 import { fileHead, giveKey, keyOf, otherInputBatch, otherInputsLines, readAhead, runPool } from './batch-lines.js';
 import { type BatchSummary, createReporter, noteAdopted, noteOpened, noteResume } from './batch-report.js';
 
-/** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (body hash, occurrence). */
+/** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (document hash, occurrence). */
 
 export interface BatchInput extends Resumable {
   /** resumeCommand with --json for the --jq that failed (pasted as is, it would fail again). */
@@ -221,7 +221,7 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
       return true;
     }
     if (journal.lockLost() !== undefined) return stopLost();
-    // The key (in the journal and the Idempotency-Key): the hash of the very bytes sent, and its occurrence.
+    // The key (in the journal and the Idempotency-Key): the hash of the document sent, and its occurrence.
     const key = line.key as LineKey;
     compared.lines++;
     const own = journal.earlier.get(key);
