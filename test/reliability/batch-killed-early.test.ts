@@ -393,8 +393,23 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(piped.code, piped.stderr).toBe(2);
     expect(piped.stderr).toMatch(
       new RegExp(
-        `error: \\d+ of the lines of standard input were submitted, or may have been, by the unfinished batch of ${file}`,
+        `error: \\d+ of the first ${unrecorded.length} lines of standard input were submitted, or may have been, by the unfinished batch of ${file}`,
       ),
+    );
+    // With --resume, the same: named, not "nothing to resume ... run without --resume", which the plain run refuses
+    // (a newcomer went round that circle).
+    const pipedResume = await runCli(['docs', 'submit', '-', '--resume'], {
+      env: direct,
+      stdin: `${unrecorded.join('\n')}\n`,
+    });
+    expect(pipedResume.code, pipedResume.stderr).toBe(2);
+    expect(pipedResume.stderr).toMatch(
+      new RegExp(
+        `error: nothing to resume: no unfinished batch of standard input was recorded, but \\d+ of its first ${unrecorded.length} lines were submitted, or may have been, by the unfinished batch of ${file}`,
+      ),
+    );
+    expect(pipedResume.stderr).toContain(
+      `run \`facectl docs submit --file ${file} --resume\` with the flags it was run with`,
     );
     expect(service.stats.requests).toBe(before);
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });

@@ -79,13 +79,15 @@ export async function fileHead(lines: AsyncIterable<NdjsonLine>): Promise<LineKe
  * they submitted; `refuse` throws when one of them submitted (or may have) any line of it (this input is most likely
  * that one moved, a copy, or part of one; sent, those lines would be made twice).
  */
-export async function otherInputBatch(dir: string, name: string, identity: string) {
+export async function otherInputBatch(dir: string, name: string, identity: string, streamed = false) {
   const others = await otherBatches(dir, identity);
   if (others.length === 0) return undefined;
   const matched = others.map(() => 0);
   const recorded = others.map(() => 0);
+  let lines = 0;
   return {
     add(key: LineKey) {
+      lines++;
       others.forEach((batch, i) => {
         const acknowledged = batch.acknowledged.get(key) !== undefined;
         if (acknowledged) recorded[i] = (recorded[i] as number) + 1;
@@ -99,8 +101,10 @@ export async function otherInputBatch(dir: string, name: string, identity: strin
       const { path: was, name: other, gone, record } = others[at] as (typeof others)[number];
       const known = recorded[at] as number;
       // Killed or stopped with requests unanswered, it may have made lines it sent and did not record.
+      // Standard input is read no further than its first lines before sending: a floor.
+      const of = streamed ? `${resume ? 'its' : 'the'} first ${lines} lines` : resume ? 'its lines' : 'the lines';
       const said =
-        `${most} of ${resume ? 'its lines' : `the lines of ${name}`} ${most === 1 ? 'was' : 'were'} submitted${known === most ? '' : ', or may have been,'}` +
+        `${most} of ${of}${resume ? '' : ` of ${name}`} ${most === 1 ? 'was' : 'were'} submitted${known === most ? '' : ', or may have been,'}` +
         ` by the unfinished batch of ${other}${gone ? ', a file no longer there' : was === undefined ? '' : ' (is it a copy?)'}` +
         (known === most ? '' : ` (${known} recorded as submitted)`);
       throw new UsageError(

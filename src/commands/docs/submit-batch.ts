@@ -95,9 +95,10 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   try {
     const comparison = records.compare();
     if (ahead !== undefined) {
-      // A plain run: are its first lines those an unfinished batch of another input (a file, or standard input read
-      // elsewhere) sent?
-      const other = input.journal === 'new' ? await otherInputBatch(batches, source.name, options.identity) : undefined;
+      // Are its first lines those an unfinished batch of another input (a file, or standard input read elsewhere)
+      // sent? A plain run is refused then; --resume, when no batch of its own is found (it names the one to resume).
+      const other =
+        input.journal === 'restart' ? undefined : await otherInputBatch(batches, source.name, options.identity, true);
       const head: LineKey[] = [];
       for (const line of ahead.head) {
         if (line.error !== undefined || line.key === undefined) continue;
@@ -105,13 +106,12 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
         comparison.add(line.line, line.key);
         other?.add(line.key);
       }
-      other?.refuse(false);
-      opened = {
-        lines: ahead.lines,
-        total: undefined,
-        seen,
-        journal: await records.open(comparison, head, ahead.ended),
-      };
+      if (input.journal === 'new') other?.refuse(false);
+      const journal = await records.open(comparison, head, ahead.ended).catch((error: unknown) => {
+        if ((error as CliError).code === 'nothing_to_resume') other?.refuse(true);
+        throw error;
+      });
+      opened = { lines: ahead.lines, total: undefined, seen, journal };
     } else {
       // A file with no batch of its own: is it a moved file whose batch is unfinished?
       const moved =
