@@ -77,7 +77,7 @@ describe('serve --host', () => {
 });
 
 describe('the serve banner', () => {
-  it('says how to log in with a key it shows, never puts a key on a command line, and with --data that earlier keys keep working', async () => {
+  it('says how to log in with a key it shows, never puts a key on a command line, and with --data that its keys are kept', async () => {
     const plain = await serveUntilUp([], 'Ctrl-C');
     expect(plain.stdout).toMatch(/^Bootstrap API keys, one per plan \(new ones at every start\):$/m);
     expect(plain.stdout).toMatch(
@@ -89,7 +89,7 @@ describe('the serve banner', () => {
     const dir = mkdtempSync(join(tmpdir(), 'facectl-banner-'));
     try {
       const kept = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
-      expect(kept.stdout).toContain("Bootstrap API keys, one per plan (earlier starts' keys keep working):");
+      expect(kept.stdout).toContain('Bootstrap API keys, one per plan (the same at every start):');
       expect((await kept.stop()).code).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
