@@ -1,4 +1,4 @@
-import { constants, fstatSync, writeSync } from 'node:fs';
+import { constants, fstatSync, statSync, writeSync } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
@@ -125,12 +125,15 @@ export async function startJournal(start: JournalStart) {
   const writeSent = () => {
     sentWritten = undefined;
     if (sent.length === 0 || closed) return;
-    const text = sent.join('');
+    const text = Buffer.from(sent.join(''));
     sent = [];
     try {
-      writeSync(handle.fd, text);
-      // Removed (rm -rf of the state directory): writes to it still succeed, and a record no one can read is none.
-      if (fstatSync(handle.fd).nlink === 0) throw Object.assign(new Error('removed'), { code: 'ENOENT' });
+      // A write cut short (a full disk, ulimit -f) says so only when the rest is written: none of these lines is sent.
+      for (let at = 0; at < text.length;) at += writeSync(handle.fd, text, at);
+      // Removed, moved or replaced (rm -rf or mv of the state directory): writes to the file still succeed, but no
+      // later run finds them where the record was.
+      if (statSync(path).ino !== fstatSync(handle.fd).ino)
+        throw Object.assign(new Error('replaced'), { code: 'ENOENT' });
     } catch (error) {
       failure ??= stateError(path, error, true);
     }
@@ -305,14 +308,16 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
-  // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent.
+  // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent. Moved, it can.
   if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
     return new CliError(
-      `cannot write the batch record ${path}: it was removed while the batch ran (ENOENT)`,
+      `cannot write the batch record ${path}: it was removed or moved while the batch ran (ENOENT)`,
       ExitCode.error,
       {
         code: 'state_unwritable',
-        hint: "the batch's record went with it: this run's results say what it submitted, and a later run of this input sends every line again",
+        hint:
+          "moved, put it back where it was and --resume; removed, the batch's record went with it: this run's " +
+          'results say what it submitted, and a later run of this input sends every line again',
         cause: error,
       },
     );

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/run-cli.js';
@@ -53,7 +53,7 @@ function deleteFiles(dir: string): void {
 }
 
 const REMOVED = expect.stringMatching(
-  /^cannot write the batch record .*: it was removed while the batch ran \(ENOENT\)$/,
+  /^cannot write the batch record .*: it was removed or moved while the batch ran \(ENOENT\)$/,
 );
 const LATER = 'a later run of this input sends every line again';
 
@@ -77,7 +77,8 @@ async function removedMidBatch(
   await new Promise((resolve) => setTimeout(resolve, afterMs));
   proxy.release();
   const res = await running;
-  return { res, error: JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error as unknown };
+  const error = JSON.parse(res.stderr.trim().split('\n').at(-1) as string).error as unknown;
+  return { res, error, file, env: { ...env, FACECTL_STATE_DIR: stateDir } };
 }
 
 describe('a batch whose journal cannot be written', () => {
@@ -110,7 +111,7 @@ describe('a batch whose journal cannot be written', () => {
     expect(error).toMatchObject({
       code: 'state_unwritable',
       message: REMOVED,
-      hint: `the batch's record went with it: this run's results say what it submitted, and ${LATER}`,
+      hint: `moved, put it back where it was and --resume; removed, the batch's record went with it: this run's results say what it submitted, and ${LATER}`,
     });
     // The two answered before and those in flight then (up to 8); no line taken after the removal is sent.
     const stored = storedLabels(service, 'removed-').length;
@@ -121,6 +122,43 @@ describe('a batch whose journal cannot be written', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { ok: boolean });
     expect(results.filter((result) => result.ok)).toHaveLength(stored);
+  }, 60_000);
+
+  it('its state directory moved away while it sends: stops at the next line; moved back, --resume makes each line once', async () => {
+    // A breaker's find: writes went on to the moved record, and the batch sent 534-1,516 lines more before its lock
+    // said so, with a hint that the record was gone.
+    const label = `moved-${randomUUID().slice(0, 8)}-`;
+    const away = (dir: string) => renameSync(dir, `${dir}.away`);
+    const { res, error, file, env } = await removedMidBatch(label, away, 0, ['--concurrency', '1']);
+    expect(res.code, res.stderr).toBe(1);
+    expect(error).toMatchObject({ code: 'state_unwritable', message: REMOVED });
+    expect(storedLabels(service, label).length).toBeLessThanOrEqual(3);
+    renameSync(`${env.FACECTL_STATE_DIR}.away`, env.FACECTL_STATE_DIR);
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const all = storedLabels(service, label);
+    expect(all).toHaveLength(20);
+    expect(new Set(all).size).toBe(20);
+  }, 60_000);
+
+  it('a write of sent keys cut short by the limit: none of its lines is sent, and --resume with room makes each once', async () => {
+    // A breaker's find: a write cut short returns what it wrote, without an error; the lines whose keys it cut were
+    // sent all the same (32 of them), and a copy of the file then made them twice.
+    const { file } = batchFile('ada-full', 'cutkeys-', 200);
+    const env = batchEnv(service.key('pro'), service.baseUrl);
+    // 10 blocks: the header (the keys of the first 100 lines, about 4 KB) fits, 64 lines' keys do not.
+    const cut = await limited(['docs', 'submit', '--file', file, '--concurrency', '64', '--json'], env, 10);
+    expect(cut.code, cut.stderr).toBe(1);
+    expect(JSON.parse(cut.stderr.trim().split('\n').at(-1) as string).error.message).toMatch(/EFBIG$/);
+    const [record] = readdirSync(join(env.FACECTL_CONFIG_DIR, 'state', 'batches')).filter((n) => n.endsWith('.ndjson'));
+    const text = readFileSync(join(env.FACECTL_CONFIG_DIR, 'state', 'batches', record as string), 'utf8');
+    const keys = text.split('\n').filter((line) => /^\{"sent":"[0-9a-f.]+"\}$/.test(line)).length;
+    expect(storedLabels(service, 'cutkeys-').length).toBeLessThanOrEqual(keys);
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const all = storedLabels(service, 'cutkeys-');
+    expect(all).toHaveLength(200);
+    expect(new Set(all).size).toBe(200);
   }, 60_000);
 
   it('not even started: nothing sent, exit 1, and the hint does not send the user to a --resume', async () => {
