@@ -50,6 +50,8 @@ while (readdirSync(roundDir).length < contenders && Date.now() < deadline) {
 const { base_url: baseUrl, users } = JSON.parse(first);
 const key = users.find((u) => u.plan === 'pro').key;
 const created = [];
+/** What a write that was not answered 201 got instead, for the test's message. */
+const failed = [];
 for (let n = 0; n < writes; n++) {
   const alias = `${tag}-${process.pid}-${n}`;
   try {
@@ -59,9 +61,12 @@ for (let n = 0; n < writes; n++) {
       body: JSON.stringify({ name: 'Contender', alias }),
     });
     if (res.status === 201) created.push(alias);
-  } catch {
+    else failed.push(`${alias}: ${res.status} ${await res.text()}`);
+  } catch (error) {
     // not answered: not counted as created
+    failed.push(`${alias}: ${error?.cause?.message ?? error?.message ?? error}`);
   }
 }
 child.kill('SIGTERM');
-console.log(JSON.stringify({ running: true, created, code: await exited }));
+const code = await exited;
+console.log(JSON.stringify({ running: true, created, failed, code, stderr: failed.length > 0 ? stderr : undefined }));

@@ -90,6 +90,8 @@ interface ContenderReport {
   running: boolean;
   code: number | string | null;
   created?: string[];
+  /** Writes of a running serve not answered 201: what they got. */
+  failed?: string[];
   stderr?: string;
 }
 
@@ -494,7 +496,7 @@ describe('local service: two at once, hostile sizes, bad state files', () => {
       const reports = await serveRound(dataFile, round, PROCESSES, 1, `n${round}`);
       const running = reports.filter((r) => r.running);
       runners.push(running.length);
-      for (const r of running) expect(r.created, `round ${round}`).toHaveLength(1);
+      for (const r of running) expect(r.created, `round ${round}: ${r.failed?.join('; ')} ${r.stderr}`).toHaveLength(1);
       for (const r of reports.filter((x) => !x.running)) {
         expect(r.code, `round ${round}: ${r.stderr}`).toBe(5);
         expect(r.stderr).toContain(`${dataFile} is in use by another facectl serve`);
