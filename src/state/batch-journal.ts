@@ -1,8 +1,9 @@
 import { constants, fstatSync, statSync, writeSync } from 'node:fs';
 import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { NOFOLLOW, writeAtomically, writeFailure } from '../config/file-store.js';
-import { CliError, ExitCode } from '../errors.js';
+import { NOFOLLOW, writeAtomically } from '../config/file-store.js';
+import { CliError } from '../errors.js';
+import { stateError } from './batch-refusals.js';
 import { parsedOrUndefined } from '../io/output.js';
 import { Acknowledged, type Compared, type JournalEntry, keyText, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
@@ -15,7 +16,7 @@ import type { HeldLock } from './lock.js';
  * answered ends with STOPPED: without it the batch may have made documents it has no record of.
  */
 
-export type JournalMode = 'new' | 'resume' | 'restart';
+export type { JournalMode } from './line-keys.js';
 
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
@@ -46,7 +47,9 @@ interface JournalStart {
   input: string;
   batchId: string;
   held: HeldLock;
-  resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged; createdAt: string };
+  resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged };
+  /** When the batch gone on with began (resumed, or sent again with another key). */
+  began: string | undefined;
   header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
   compared: Compared | undefined;
   replaced: string[];
@@ -152,8 +155,8 @@ export async function startJournal(start: JournalStart) {
     path,
     earlier: resumed?.acknowledged ?? new Acknowledged(),
     resumed: resumed !== undefined,
-    /** When the batch resumed began: what other inputs' batches made since may be lines of it (otherBatches). */
-    began: resumed?.createdAt,
+    /** When the batch gone on with began: what other inputs' batches made since may be lines of it (otherBatches). */
+    began: start.began,
     finished: resumed?.finished ?? false,
     /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,
@@ -250,7 +253,7 @@ export async function listRecords(dir: string, input: string) {
 /**
  * The unfinished batches of inputs other than `identity` (files and standard input; an input may be one of them moved,
  * copied or cut): what each acknowledged, and sent when it did not stop cleanly (it may have made those), with its
- * file, or undefined for standard input, and whether that file is gone. `since`: finished ones begun after it too.
+ * file, or undefined for standard input, and whether that file is gone. `since`: finished ones finished after it too.
  */
 export async function otherBatches(dir: string, identity: string, since?: string) {
   const found: {
@@ -269,7 +272,8 @@ export async function otherBatches(dir: string, identity: string, since?: string
     const read = await readJournal(join(dir, name), false).catch(() => undefined);
     const source = read?.header.source;
     if (read === undefined || source === undefined || source === identity) continue;
-    if (finished && read.header.created_at <= (since as string)) continue;
+    // Finished before this batch began: another input's, not a part of this one run beside it.
+    if (finished && read.mtimeMs <= Date.parse(since as string)) continue;
     const path = source.startsWith('file:') ? source.slice('file:'.length) : undefined;
     const input = path ?? `standard input read in ${source.replace(/^stdin:/, '')}`;
     const gone = path !== undefined && !(await stat(path).catch(() => undefined));
@@ -304,35 +308,6 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
   } catch {
     // a record left over is only disk space
   }
-}
-
-/** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
-export function stateError(path: string, error: unknown, resume = false): CliError {
-  // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent. Moved, it can.
-  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-    return new CliError(
-      `cannot write the batch record ${path}: it was removed or moved while the batch ran (ENOENT)`,
-      ExitCode.error,
-      {
-        code: 'state_unwritable',
-        hint:
-          "moved, put it back where it was and --resume; removed, the batch's record went with it: this run's " +
-          'results say what it submitted, and a later run of this input sends every line again',
-        cause: error,
-      },
-    );
-  }
-  // Said as a configuration write's failure is: the permissions only when they are the cause.
-  const failure = writeFailure(error, dirname(path), 'FACECTL_STATE_DIR');
-  // A batch under way has its record here: another state directory has none, and --resume there sends every line.
-  const fix = resume ? failure.inPlace : failure.fix;
-  return new CliError(`cannot write the batch record ${path}: ${failure.reason}`, ExitCode.error, {
-    code: 'state_unwritable',
-    hint: resume
-      ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
-      : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
-    cause: error,
-  });
 }
 
 /** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */

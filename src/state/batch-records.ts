@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { type JournalMode, listRecords, readJournal, startJournal, stateError } from './batch-journal.js';
+import { type JournalMode, listRecords, readJournal, startJournal } from './batch-journal.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
-import { inProgress, REWRITTEN, STALE_SECONDS, stopWithout } from './batch-refusals.js';
+import { inProgress, REWRITTEN, STALE_SECONDS, stateError, stopWithout } from './batch-refusals.js';
 import { privateDirectory } from './state-dir.js';
 
 /**
@@ -330,6 +330,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         batchId,
         held,
         resumed,
+        began: chosen?.createdAt,
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),

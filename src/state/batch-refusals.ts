@@ -1,6 +1,8 @@
+import { dirname } from 'node:path';
+import { writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
 import type { LockHeldError } from './lock.js';
-import type { JournalMode } from './batch-journal.js';
+import type { JournalMode } from './line-keys.js';
 
 /** What the batch records say when they refuse a run (batch-records.ts). */
 
@@ -47,3 +49,32 @@ export const stopWithout = (unanswered: number | undefined): string =>
   unanswered === undefined
     ? 'did not stop cleanly (it was killed, crashed, or could not write its record)'
     : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;
+
+/** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
+export function stateError(path: string, error: unknown, resume = false): CliError {
+  // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent. Moved, it can.
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+    return new CliError(
+      `cannot write the batch record ${path}: it was removed or moved while the batch ran (ENOENT)`,
+      ExitCode.error,
+      {
+        code: 'state_unwritable',
+        hint:
+          "moved, put it back where it was and --resume; removed, the batch's record went with it: this run's " +
+          'results say what it submitted, and a later run of this input sends every line again',
+        cause: error,
+      },
+    );
+  }
+  // Said as a configuration write's failure is: the permissions only when they are the cause.
+  const failure = writeFailure(error, dirname(path), 'FACECTL_STATE_DIR');
+  // A batch under way has its record here: another state directory has none, and --resume there sends every line.
+  const fix = resume ? failure.inPlace : failure.fix;
+  return new CliError(`cannot write the batch record ${path}: ${failure.reason}`, ExitCode.error, {
+    code: 'state_unwritable',
+    hint: resume
+      ? `${fix ?? 'fix what the system said there'}, then --resume with FACECTL_STATE_DIR as it is (the batch's record is there)`
+      : (fix ?? 'check the permissions of that directory, or set FACECTL_STATE_DIR to a writable one'),
+    cause: error,
+  });
+}

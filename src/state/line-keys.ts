@@ -8,6 +8,9 @@ import type { DocumentBody } from '../input/documents.js';
  */
 export type LineKey = { hash: string; n: number };
 
+/** new: refuse if an earlier run of this input is unfinished; resume: send only what it left; restart. */
+export type JournalMode = 'new' | 'resume' | 'restart';
+
 /** 32 hex digits (128 bits of sha256). */
 export const bodyHash = (body: string | Uint8Array): string => hash('sha256', body, 'hex').slice(0, 32);
 

@@ -10,7 +10,7 @@ import {
 } from '../config/file-safety.js';
 import { writeFailure } from '../config/file-store.js';
 import { CliError, ExitCode } from '../errors.js';
-import { stateError } from './batch-journal.js';
+import { stateError } from './batch-refusals.js';
 
 /** The record directory checked, made, then checked again: a symlink planted meanwhile is refused too. */
 export function privateDirectory(stateDir: string, dir: string, keep: boolean): boolean {

@@ -350,6 +350,42 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     expect(resumed.stderr).toContain(
       `5 lines not submitted by this batch were by that of ${tail}: reported with their documents, not sent again`,
     );
+    // The slice resumed after that: the lines of it the first batch made are its too (a breaker's find: it made
+    // them again, 367 twice).
+    const sliceResumed = await runCli(['docs', 'submit', '--file', tail, '--resume'], { env: direct });
+    expect(sliceResumed.code, sliceResumed.stderr).toBe(0);
+    expect(sliceResumed.stderr).toMatch(
+      new RegExp(`\\d+ lines? not submitted by this batch (?:was|were) by that of ${file}: reported with`),
+    );
+    const counts = labelCounts(prefix);
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
+  }, 60_000);
+
+  it("--resume with a new key of the same account, after a slice of its unsent lines ran: those lines go under the slice batch's keys, each made once", async () => {
+    const prefix = 'newkey-';
+    const { file, lines } = batchFile('ada-early', prefix, LINES);
+    const env = batchEnv(service.key('pro'), server.baseUrl);
+    const first = await stopWhen(
+      ['--file', file],
+      env,
+      {
+        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
+        what: 'ten recorded, four held',
+      },
+      { passed: 10 },
+    );
+    expect(first.signal, first.stderr).toBe('SIGKILL');
+    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const tail = tempFile('tail-newkey.ndjson', `${lines.slice(30).join('\n')}\n`);
+    expect((await runCli(['docs', 'submit', '--file', tail], { env: direct })).code).toBe(0);
+    // A second key of the same account (a breaker's find: the lines the slice made were made again, 400 twice).
+    const created = await runCli(['keys', 'create', '--json'], { env: direct });
+    expect(created.code, created.stderr).toBe(0);
+    const newKey = (JSON.parse(created.stdout) as { key: string }).key;
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], {
+      env: { ...direct, FACECTL_API_KEY: newKey },
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
     const counts = labelCounts(prefix);
     expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
   }, 60_000);

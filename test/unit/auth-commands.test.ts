@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/auth/login.js';
 import { runStatus } from '../../src/commands/auth/status.js';
-import { keyIdentity } from '../../src/commands/docs/submit-batch.js';
+import { keyIdentity } from '../../src/commands/docs/batch-lines.js';
 import { keyPrefix } from '../../src/config/credentials.js';
 import { ExitCode } from '../../src/errors.js';
 import { json, startFaultServer } from '../helpers/fault-server.js';

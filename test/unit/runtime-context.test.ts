@@ -35,10 +35,14 @@ describe('ctx.runtime', () => {
 
       const elsewhere = await submit('/work/b', ['--resume']);
       expect(elsewhere.code).toBe(2);
+      // Named: the batch of this input read elsewhere, and where to resume it.
       expect(elsewhere.stderr).toContain(
-        `error: nothing to resume: no batch of standard input read in /work/b is recorded in ${stateDir}\n`,
+        'error: nothing to resume: no unfinished batch of standard input was recorded, but 1 of its first 3 lines was ' +
+          'submitted by the unfinished batch of standard input read in /work/a\n',
       );
-      expect(elsewhere.stderr).toContain('a batch of standard input is resumed only in the directory it was read in');
+      expect(elsewhere.stderr).toContain(
+        `feed it its own input with --resume there (the record is ${stateDir}/batches/`,
+      );
 
       const here = await submit('/work/a', ['--resume']);
       expect(here.stderr).not.toContain('nothing to resume');

@@ -1,4 +1,9 @@
+import { createHash } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import { UsageError } from '../../errors.js';
+import type { InputSource } from '../../input/source.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
 import { otherBatches } from '../../state/batch-journal.js';
 import type { DocumentBody } from '../../input/documents.js';
@@ -127,24 +132,31 @@ export async function otherInputBatch(dir: string, name: string, identity: strin
 }
 
 /**
- * For --resume: the lines batches of other inputs here submitted, unfinished ones or those begun since this batch
- * (`began`), with the same key (the same account): a slice of its lines sent as a file of its own, or piped. Such a
+ * For --resume: the lines batches of other inputs here submitted, unfinished ones or those finished since this batch
+ * began (`began`), with the same key (the same account): a slice of its lines sent as a file of its own, or piped. Such a
  * line is reported with the document made (`made`), or sent under the key of the batch that sent it without an
  * answer (`sentBy`): never made twice.
  */
 export async function otherInputsLines(dir: string, identity: string, began: string, destination: string) {
-  const others = (await otherBatches(dir, identity, began)).filter((batch) => batch.destination === destination);
+  const others = await otherBatches(dir, identity, began);
   if (others.length === 0) return undefined;
+  const same = others.filter((batch) => batch.destination === destination);
   const from = new Set<string>();
   return {
     made(key: LineKey): JournalEntry | undefined {
-      for (const batch of others) {
+      for (const batch of same) {
         const entry = batch.acknowledged.get(key);
         if (entry !== undefined) return from.add(batch.name) && entry;
       }
       return undefined;
     },
-    sentBy: (key: LineKey) => others.find((batch) => batch.sent.has(keyText(key)))?.batchId,
+    // Sent with another key, perhaps of this account: under that batch's key, the service answers with what it made.
+    sentBy: (key: LineKey) =>
+      others.find(
+        (batch) =>
+          batch.sent.has(keyText(key)) ||
+          (batch.destination !== destination && batch.acknowledged.get(key) !== undefined),
+      )?.batchId,
     /** The inputs whose batches made lines of this one. */
     from,
   };
@@ -212,4 +224,20 @@ export function settle<T>(next: Promise<T>, signal: AbortSignal, deadline?: numb
       (error: unknown) => finish(reject, error),
     );
   });
+}
+
+/**
+ * What a batch records of its key, to tell a resume with another key: a service key's prefix; of another key its
+ * short prefix and a digest (4 characters alone could make two keys one, and a resume skip lines never sent).
+ */
+export function keyIdentity(key: string): string {
+  if (isServiceKey(key)) return keyPrefix(key);
+  return `${keyPrefix(key)} #${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+/** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
+export async function inputIdentity(source: InputSource, cwd: string): Promise<string> {
+  if (source.kind === 'stdin') return `stdin:${cwd}`;
+  const path = resolve(cwd, source.name);
+  return `file:${await realpath(path).catch(() => path)}`;
 }

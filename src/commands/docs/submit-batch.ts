@@ -1,16 +1,13 @@
-import { createHash } from 'node:crypto';
-import { realpath } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { RateGate } from '../../api/rate-gate.js';
 import { stateDir } from '../../config/paths.js';
-import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import type { Context } from '../../context.js';
 import { createDocument } from '../../contract/documents.js';
 import { ApiError, AuthError, CliError, detailLines, ExitCode, UsageError } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { LineTooLongError } from '../../input/lines.js';
 import { type BatchLines, type CheckWatcher, type NdjsonLine, readAsNdjson } from '../../input/ndjson.js';
-import { type InputSource, noDocuments, STDIN_NAME } from '../../input/source.js';
+import { noDocuments, STDIN_NAME } from '../../input/source.js';
 import type { BatchJournal, JournalMode } from '../../state/batch-journal.js';
 import { openBatchRecords } from '../../state/batch-records.js';
 import { type LineKey, Occurrences } from '../../state/line-keys.js';
@@ -24,7 +21,17 @@ import {
   type Resumable,
   resumeHint,
 } from './batch-end.js';
-import { fileHead, giveKey, keyOf, otherInputBatch, otherInputsLines, readAhead, runPool } from './batch-lines.js';
+import {
+  fileHead,
+  giveKey,
+  inputIdentity,
+  keyIdentity,
+  keyOf,
+  otherInputBatch,
+  otherInputsLines,
+  readAhead,
+  runPool,
+} from './batch-lines.js';
 import { type BatchSummary, createReporter, noteAdopted, noteOpened, noteResume } from './batch-report.js';
 
 /** `docs submit` of NDJSON: workers send the lines, a journal records those acknowledged (document hash, occurrence). */
@@ -145,22 +152,6 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   if (journal.began !== undefined)
     opened.others = await otherInputsLines(batches, options.identity, journal.began, options.destination);
   return opened;
-}
-
-/**
- * What a batch records of its key, to tell a resume with another key: a service key's prefix; of another key its
- * short prefix and a digest (4 characters alone could make two keys one, and a resume skip lines never sent).
- */
-export function keyIdentity(key: string): string {
-  if (isServiceKey(key)) return keyPrefix(key);
-  return `${keyPrefix(key)} #${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
-}
-
-/** What names the input across runs: a file by its real path, standard input by the directory it is read in. */
-async function inputIdentity(source: InputSource, cwd: string): Promise<string> {
-  if (source.kind === 'stdin') return `stdin:${cwd}`;
-  const path = resolve(cwd, source.name);
-  return `file:${await realpath(path).catch(() => path)}`;
 }
 
 async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promise<BatchSummary> {
