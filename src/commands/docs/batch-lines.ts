@@ -99,15 +99,17 @@ export async function otherInputBatch(dir: string, name: string, identity: strin
         if (acknowledged || batch.sent.has(keyText(key))) matched[i] = (matched[i] as number) + 1;
       });
     },
-    refuse(resume: boolean): void {
+    /** `keys`: lines of the input not added yet. */
+    refuse(resume: boolean, keys: readonly LineKey[] = []): void {
+      for (const key of keys) this.add(key);
       const most = Math.max(...matched);
       if (most === 0) return;
       const at = matched.indexOf(most);
       const { path: was, name: other, gone, record } = others[at] as (typeof others)[number];
       const known = recorded[at] as number;
-      // Killed or stopped with requests unanswered, it may have made lines it sent and did not record.
       // Standard input is read no further than its first lines before sending: a floor.
       const of = streamed ? `${resume ? 'its' : 'the'} first ${lines} lines` : resume ? 'its lines' : 'the lines';
+      // Killed or stopped with requests unanswered, it may have made lines it sent and did not record.
       const said =
         `${most} of ${of}${resume ? '' : ` of ${name}`} ${most === 1 ? 'was' : 'were'} submitted${known === most ? '' : ', or may have been,'}` +
         ` by the unfinished batch of ${other}${gone ? ', a file no longer there' : was === undefined ? '' : ' (is it a copy?)'}` +

@@ -102,20 +102,19 @@ async function openBatch(ctx: Context, input: BatchInput): Promise<Opened> {
   try {
     const comparison = records.compare();
     if (ahead !== undefined) {
-      // Are its first lines those an unfinished batch of another input (a file, or standard input read elsewhere)
-      // sent? A plain run is refused then; --resume, when no batch of its own is found (it names the one to resume).
-      const other =
-        input.journal === 'restart' ? undefined : await otherInputBatch(batches, source.name, options.identity, true);
       const head: LineKey[] = [];
       for (const line of ahead.head) {
         if (line.error !== undefined || line.key === undefined) continue;
         head.push(line.key);
         comparison.add(line.line, line.key);
-        other?.add(line.key);
       }
-      if (input.journal === 'new') other?.refuse(false);
-      const journal = await records.open(comparison, head, ahead.ended).catch((error: unknown) => {
-        if ((error as CliError).code === 'nothing_to_resume') other?.refuse(true);
+      // Are its first lines those an unfinished batch of another input (a file, or standard input read elsewhere)
+      // sent? A plain run is refused then; --resume, when no batch of its own is found (it names the one to resume).
+      const refuseIfOthers = async (resume: boolean) =>
+        (await otherInputBatch(batches, source.name, options.identity, true))?.refuse(resume, head);
+      if (input.journal === 'new') await refuseIfOthers(false);
+      const journal = await records.open(comparison, head, ahead.ended).catch(async (error: unknown) => {
+        if ((error as CliError).code === 'nothing_to_resume') await refuseIfOthers(true);
         throw error;
       });
       opened = { lines: ahead.lines, total: undefined, seen, journal };
@@ -219,12 +218,16 @@ async function sendLines(ctx: Context, input: BatchInput, opened: Opened): Promi
     const earlier = own ?? opened.others?.made(key);
     if (earlier !== undefined) {
       const { document_id, token_count } = earlier;
-      if (own !== undefined) compared.matched++;
-      else adopted++;
-      if (earlier.line !== line.line || own === undefined) {
-        if (own !== undefined) compared.moved++;
-        // Where it stands now, so a later --resume counts only what moved after this run.
+      if (own === undefined) {
+        adopted++;
         journal.record({ ...earlier, line: line.line });
+      } else {
+        compared.matched++;
+        if (own.line !== line.line) {
+          compared.moved++;
+          // Where it stands now, so a later --resume counts only what moved after this run.
+          journal.record({ ...own, line: line.line });
+        }
       }
       overtaken.ok(line.line);
       reporter.report({ line: line.line, ok: true, document_id, token_count, resumed: true });
