@@ -50,6 +50,8 @@ interface JournalStart {
   resumed?: { path: string; finished: boolean; tornTail: boolean; acknowledged: Acknowledged };
   /** When the batch gone on with began (resumed, or sent again with another key). */
   began: string | undefined;
+  /** The keys that batch sent: under its own keys again, whichever batch answered for them since. */
+  sentBefore: ReadonlySet<string> | undefined;
   header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
   compared: Compared | undefined;
   replaced: string[];
@@ -163,8 +165,9 @@ export async function startJournal(start: JournalStart) {
     ...(start.movedFrom === undefined ? {} : { movedFrom: start.movedFrom }),
     restarted: start.restarted,
     repeats: start.repeats,
-    /** Of this batch, or of the one that sent the line first (`sentBy`, a batch of another input). */
-    idempotencyKey: (key: LineKey, sentBy = batchId) => `facectl-batch-${sentBy}-${key.hash}-${key.n}`,
+    /** Of this batch if it sent the line before, else of the one that did (`sentBy`, a batch of another input). */
+    idempotencyKey: (key: LineKey, sentBy?: string) =>
+      `facectl-batch-${sentBy === undefined || start.sentBefore?.has(keyText(key)) ? batchId : sentBy}-${key.hash}-${key.n}`,
     record(entry: JournalEntry): void {
       const { line, hash, n, document_id, token_count } = entry;
       queued.push(`${JSON.stringify({ line, hash, n, document_id, token_count })}\n`);

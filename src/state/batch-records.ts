@@ -331,6 +331,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         held,
         resumed,
         began: chosen?.createdAt,
+        sentBefore: chosen?.sent,
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),

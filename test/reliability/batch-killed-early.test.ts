@@ -104,6 +104,23 @@ async function stopWhen(
   return { ...ended, stderr: run.stderr() };
 }
 
+/** A batch of LINES lines behind the proxy, killed (kill -9) with ten results recorded and four more requests held. */
+async function killedAtTen(prefix: string) {
+  const { file, lines } = batchFile('ada-early', prefix, LINES);
+  const env = batchEnv(service.key('pro'), server.baseUrl);
+  const killed = await stopWhen(
+    ['--file', file],
+    env,
+    {
+      check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
+      what: 'ten recorded, four held',
+    },
+    { passed: 10 },
+  );
+  expect(killed.signal, killed.stderr).toBe('SIGKILL');
+  return { file, lines, env, direct: { ...env, FACECTL_BASE_URL: service.baseUrl } };
+}
+
 /** How many documents each label of this prefix has. */
 function labelCounts(prefix: string): Map<string, number> {
   const counts = new Map<string, number>();
@@ -272,19 +289,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     // 8 lines it had submitted was not "most" of them, and ran: 8 documents twice; and a slice of lines never sent
     // was refused. It made at most those it recorded and, past the last of them, as many as it sent at once.
     const prefix = 'slice-';
-    const { file, lines } = batchFile('ada-early', prefix, LINES);
-    const env = batchEnv(service.key('pro'), server.baseUrl);
-    const killed = await stopWhen(
-      ['--file', file],
-      env,
-      {
-        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
-        what: 'ten recorded, four held',
-      },
-      { passed: 10 },
-    );
-    expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const { file, lines, direct } = await killedAtTen(prefix);
     const head = tempFile('head.ndjson', `${lines.slice(0, 8).join('\n')}\n`);
     const before = service.stats.requests;
     const copied = await runCli(['docs', 'submit', '--file', head], { env: direct });
@@ -318,18 +323,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
 
   it('a slice of a killed batch, killed itself with requests in flight: --resume of the first sends its unanswered lines under its key, each made once', async () => {
     const prefix = 'twice-killed-';
-    const { file, lines } = batchFile('ada-early', prefix, LINES);
-    const env = batchEnv(service.key('pro'), server.baseUrl);
-    const first = await stopWhen(
-      ['--file', file],
-      env,
-      {
-        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
-        what: 'ten recorded, four held',
-      },
-      { passed: 10 },
-    );
-    expect(first.signal, first.stderr).toBe('SIGKILL');
+    const { file, lines, env, direct } = await killedAtTen(prefix);
     // Lines 31-40, which the first never sent, as a file of their own: 5 answered, then 4 applied and held, killed.
     const tail = tempFile('tail-killed.ndjson', `${lines.slice(30).join('\n')}\n`);
     const second = await stopWhen(
@@ -344,7 +338,6 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
       { passed: 5 },
     );
     expect(second.signal, second.stderr).toBe('SIGKILL');
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain(
@@ -363,19 +356,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
 
   it("--resume with a new key of the same account, after a slice of its unsent lines ran: those lines go under the slice batch's keys, each made once", async () => {
     const prefix = 'newkey-';
-    const { file, lines } = batchFile('ada-early', prefix, LINES);
-    const env = batchEnv(service.key('pro'), server.baseUrl);
-    const first = await stopWhen(
-      ['--file', file],
-      env,
-      {
-        check: () => stored(service, prefix).length >= 14 && records(env.FACECTL_CONFIG_DIR) >= 10,
-        what: 'ten recorded, four held',
-      },
-      { passed: 10 },
-    );
-    expect(first.signal, first.stderr).toBe('SIGKILL');
-    const direct = { ...env, FACECTL_BASE_URL: service.baseUrl };
+    const { file, lines, direct } = await killedAtTen(prefix);
     const tail = tempFile('tail-newkey.ndjson', `${lines.slice(30).join('\n')}\n`);
     expect((await runCli(['docs', 'submit', '--file', tail], { env: direct })).code).toBe(0);
     // A second key of the same account (a breaker's find: the lines the slice made were made again, 400 twice).
@@ -386,6 +367,37 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
       env: { ...direct, FACECTL_API_KEY: newKey },
     });
     expect(resumed.code, resumed.stderr).toBe(0);
+    const counts = labelCounts(prefix);
+    expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
+  }, 60_000);
+
+  it('a slice sent with a second key of the same account and killed, the first batch resumed, then the slice: the slice sends its unanswered lines under its own keys, each made once', async () => {
+    // A breaker's find: the slice's --resume sent the lines it had sent unanswered under the first batch's keys (that
+    // batch had acknowledged them, with another key), and the service made them again: 89 twice.
+    const prefix = 'slice-key-';
+    const { file, lines, env, direct } = await killedAtTen(prefix);
+    const created = await runCli(['keys', 'create', '--json'], { env: direct });
+    expect(created.code, created.stderr).toBe(0);
+    const second = { FACECTL_API_KEY: (JSON.parse(created.stdout) as { key: string }).key };
+    const tail = tempFile('tail-slice-key.ndjson', `${lines.slice(30).join('\n')}\n`);
+    const slice = await stopWhen(
+      ['--file', tail],
+      { ...env, ...second },
+      {
+        check: () =>
+          stored(service, prefix).filter((d) => Number(d.label.slice(prefix.length)) >= 30).length >= 9 &&
+          records(env.FACECTL_CONFIG_DIR) >= 15,
+        what: 'nine of the tail applied, five recorded',
+      },
+      { passed: 5 },
+    );
+    expect(slice.signal, slice.stderr).toBe('SIGKILL');
+    const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const sliceResumed = await runCli(['docs', 'submit', '--file', tail, '--resume'], {
+      env: { ...direct, ...second },
+    });
+    expect(sliceResumed.code, sliceResumed.stderr).toBe(0);
     const counts = labelCounts(prefix);
     expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
   }, 60_000);
