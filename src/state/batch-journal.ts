@@ -21,6 +21,8 @@ export type { JournalMode } from './line-keys.js';
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
 export const KEEP_FINISHED = 20;
+/** While a batch is unfinished, the most finished since it began that are kept (a batch left for good stops none). */
+export const KEEP_UNFINISHED_SINCE = 200;
 const FINISHED = 'finished';
 const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
@@ -259,16 +261,7 @@ export async function listRecords(dir: string, input: string) {
  * file, or undefined for standard input, and whether that file is gone. `since`: finished ones finished after it too.
  */
 export async function otherBatches(dir: string, identity: string, since?: string) {
-  const found: {
-    record: string;
-    batchId: string;
-    destination: string | undefined;
-    path: string | undefined;
-    name: string;
-    gone: boolean;
-    acknowledged: Acknowledged;
-    sent: ReadonlySet<string>;
-  }[] = [];
+  const found = [];
   for (const name of await readdir(dir).catch(() => [])) {
     const finished = name.endsWith(`.${FINISHED}`);
     if (!RECORD_NAME.test(name) || (finished && since === undefined)) continue;
@@ -295,19 +288,31 @@ export async function otherBatches(dir: string, identity: string, since?: string
   return found;
 }
 
-/** Keeps the KEEP_FINISHED most recent finished records, `keep` among them. Best effort. */
+/**
+ * Keeps the KEEP_FINISHED most recent finished records, `keep` among them, and up to KEEP_UNFINISHED_SINCE finished
+ * since an unfinished batch here began: its --resume reads them (otherBatches), else lines of it they made are made
+ * again. Best effort.
+ */
 async function pruneFinished(dir: string, keep: string): Promise<void> {
   try {
-    const names = (await readdir(dir)).filter((name) => name.endsWith(`.${FINISHED}`));
-    if (names.length <= KEEP_FINISHED) return;
+    const names = await readdir(dir);
+    const finished = names.filter((name) => name.endsWith(`.${FINISHED}`));
+    if (finished.length <= KEEP_FINISHED) return;
+    let since = Infinity;
+    for (const name of names.filter((name) => name.endsWith(`.${UNFINISHED}`))) {
+      const began = (await readJournal(join(dir, name), true).catch(() => undefined))?.header.created_at;
+      if (began !== undefined) since = Math.min(since, Date.parse(began));
+    }
     const records = await Promise.all(
-      names
+      finished
         .map((name) => join(dir, name))
         .filter((path) => path !== keep)
         .map(async (path) => ({ path, mtimeMs: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
     );
     records.sort((a, b) => b.mtimeMs - a.mtimeMs);
-    for (const { path } of records.slice(KEEP_FINISHED - 1)) await rm(path, { force: true });
+    for (const [i, { path, mtimeMs }] of records.entries())
+      if (i >= KEEP_FINISHED - 1 && (mtimeMs <= since || i >= KEEP_UNFINISHED_SINCE - 1))
+        await rm(path, { force: true });
   } catch {
     // a record left over is only disk space
   }

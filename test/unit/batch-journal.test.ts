@@ -15,7 +15,7 @@ import {
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyOf } from '../../src/commands/docs/batch-lines.js';
-import { type BatchJournal, KEEP_FINISHED } from '../../src/state/batch-journal.js';
+import { type BatchJournal, KEEP_FINISHED, KEEP_UNFINISHED_SINCE } from '../../src/state/batch-journal.js';
 import { openBatchRecords } from '../../src/state/batch-records.js';
 import { bodyHash, type LineKey, Occurrences } from '../../src/state/line-keys.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';
@@ -171,6 +171,35 @@ describe('batch journal', () => {
     expect(existsSync(last)).toBe(true);
     expect(batchNames(dir).filter((name) => !name.endsWith('.finished'))).toEqual([]);
   });
+
+  it('finished records of batches finished since an unfinished one began are all kept, until it finishes', async () => {
+    // A breaker's find: 20 batches run after a slice of a stopped file pruned the slice's record, and the file's
+    // --resume made the slice's lines again (1,366 twice), as it no longer knew of them.
+    const dir = fresh();
+    const finishedNames = () => batchNames(dir).filter((name) => name.endsWith('.finished'));
+    const finish = async (identity: string, hoursAgo = 0) => {
+      const other = await run(dir, 'new', ['a'], { identity });
+      acknowledge(other);
+      await other.journal.complete();
+      const when = Date.now() / 1000 - hoursAgo * 3600;
+      if (hoursAgo > 0) utimesSync(other.journal.path.replace(/\.ndjson$/, '.finished'), when, when);
+    };
+    for (let i = 0; i < 3; i++) await finish(`file:/old-${i}.ndjson`, 1);
+    const stopped = await run(dir, 'new', ['x', 'y'], { identity: 'file:/stopped.ndjson' });
+    acknowledge(stopped, [1]);
+    await stopped.journal.close();
+    for (let i = 0; i < KEEP_FINISHED + 5; i++) await finish(`file:/since-${i}.ndjson`);
+    expect(finishedNames()).toHaveLength(KEEP_FINISHED + 5);
+    const resumed = await run(dir, 'resume', ['x', 'y'], { identity: 'file:/stopped.ndjson' });
+    acknowledge(resumed, [2]);
+    await resumed.journal.complete();
+    expect(finishedNames()).toHaveLength(KEEP_FINISHED);
+    // A batch left unfinished for good keeps KEEP_UNFINISHED_SINCE at the most: the directory stops growing.
+    const left = await run(dir, 'new', ['x', 'y'], { identity: 'file:/left.ndjson' });
+    await left.journal.close();
+    for (let i = 0; i < KEEP_UNFINISHED_SINCE + 3; i++) await finish(`file:/later-${i}.ndjson`);
+    expect(finishedNames()).toHaveLength(KEEP_UNFINISHED_SINCE);
+  }, 60_000);
 
   it('a plain run over lines an unfinished batch acknowledged is refused (exit 2), leaving the record as it was', async () => {
     const dir = fresh();
