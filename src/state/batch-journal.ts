@@ -3,7 +3,7 @@ import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node
 import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically } from '../config/file-store.js';
 import { CliError } from '../errors.js';
-import { stateError } from './batch-refusals.js';
+import { stateError, unreadable } from './batch-refusals.js';
 import { parsedOrUndefined } from '../io/output.js';
 import { Acknowledged, type Compared, type JournalEntry, keyText, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
@@ -322,7 +322,7 @@ async function pruneFinished(dir: string, keep: string): Promise<void> {
 export async function readJournal(path: string, headerOnly: boolean) {
   const handle = await open(path, constants.O_RDONLY | NOFOLLOW).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw stateError(path, error);
+    throw unreadable(path, error);
   });
   if (handle === undefined) return undefined;
   try {
@@ -393,7 +393,7 @@ export async function readJournal(path: string, headerOnly: boolean) {
       sent: clean ? new Set<string>() : sent,
     };
   } catch (error) {
-    throw error instanceof CliError ? error : stateError(path, error);
+    throw error instanceof CliError ? error : unreadable(path, error);
   } finally {
     await handle.close().catch(() => undefined);
   }

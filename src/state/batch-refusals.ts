@@ -50,6 +50,20 @@ export const stopWithout = (unanswered: number | undefined): string =>
     ? 'did not stop cleanly (it was killed, crashed, or could not write its record)'
     : `was stopped with ${unanswered} ${unanswered === 1 ? 'request' : 'requests'} unanswered`;
 
+/** A record here that cannot be read (chmod 000): what its batch submitted is not known. */
+export function unreadable(path: string, error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason = code === 'EACCES' ? 'permission denied, EACCES' : (code ?? (error as Error).message);
+  return new CliError(`cannot read the batch record ${path}: ${reason}; nothing was sent`, ExitCode.error, {
+    code: 'state_unreadable',
+    hint:
+      code === 'ELOOP'
+        ? 'it is a symbolic link, which facectl does not follow: put the record itself there, or remove the link'
+        : `make it readable for you again (chmod 600 ${path}): without it, lines that batch submitted could be sent again`,
+    cause: error,
+  });
+}
+
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
   // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent. Moved, it can.

@@ -15,6 +15,8 @@ import {
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
+import { json } from '../helpers/fault-server.js';
+import { documentBody } from '../helpers/seed-bodies.js';
 import { useFaultServer } from '../helpers/hooks.js';
 import { BIN, makeConfigDir, ROOT, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp.js';
@@ -224,6 +226,31 @@ describe('a FACECTL_STATE_DIR of mode 000 (run as an unprivileged user)', () => 
       chmodSync(state, 0o700);
     }
     expect(readdirSync(state)).toEqual([]);
+  });
+});
+
+// A breaker's find: a finished record made unreadable (chmod 000) was said as "cannot write the batch record".
+describe('a batch record of mode 000 (run as an unprivileged user)', () => {
+  it('--resume -> exit 1 saying it cannot read that record, and the chmod that fixes it; nothing sent (bin)', async () => {
+    const { state, batch, run } = await closedStateDir();
+    chmodSync(state, 0o700);
+    server.handle((req, res) =>
+      json(res, 201, documentBody({ document_id: 'doc_1', alias: 'ada', label: 'x', source: 'api', content: '' })),
+    );
+    const first = await run(['docs', 'submit', '--file', batch]);
+    expect(first.code, first.stderr).toBe(0);
+    const records = join(state, 'batches');
+    const [record] = readdirSync(records);
+    chmodSync(join(records, record as string), 0o000);
+    const before = server.requests.length;
+    const again = await run(['docs', 'submit', '--file', batch, '--resume', '--json']);
+    expect(again.code, again.stderr).toBe(ExitCode.error);
+    expect(JSON.parse(again.stderr).error).toEqual({
+      code: 'state_unreadable',
+      message: `cannot read the batch record ${join(records, record as string)}: permission denied, EACCES; nothing was sent`,
+      hint: `make it readable for you again (chmod 600 ${join(records, record as string)}): without it, lines that batch submitted could be sent again`,
+    });
+    expect(server.requests.length).toBe(before);
   });
 });
 
