@@ -121,6 +121,27 @@ async function killedAtTen(prefix: string) {
   return { file, lines, env, direct: { ...env, FACECTL_BASE_URL: service.baseUrl } };
 }
 
+/**
+ * Lines 31-40 of a batch killedAtTen (lines it never sent) as a file of their own, run behind the proxy: five answered,
+ * four more applied and held, then killed (kill -9). Returns that file.
+ */
+async function sliceKilled(prefix: string, lines: string[], env: Record<string, string>, name: string) {
+  const tail = tempFile(name, `${lines.slice(30).join('\n')}\n`);
+  const slice = await stopWhen(
+    ['--file', tail],
+    env,
+    {
+      check: () =>
+        stored(service, prefix).filter((d) => Number(d.label.slice(prefix.length)) >= 30).length >= 9 &&
+        records(env.FACECTL_CONFIG_DIR as string) >= 15,
+      what: 'nine of the tail applied, five recorded',
+    },
+    { passed: 5 },
+  );
+  expect(slice.signal, slice.stderr).toBe('SIGKILL');
+  return tail;
+}
+
 /** How many documents each label of this prefix has. */
 function labelCounts(prefix: string): Map<string, number> {
   const counts = new Map<string, number>();
@@ -324,20 +345,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
   it('a slice of a killed batch, killed itself with requests in flight: --resume of the first sends its unanswered lines under its key, each made once', async () => {
     const prefix = 'twice-killed-';
     const { file, lines, env, direct } = await killedAtTen(prefix);
-    // Lines 31-40, which the first never sent, as a file of their own: 5 answered, then 4 applied and held, killed.
-    const tail = tempFile('tail-killed.ndjson', `${lines.slice(30).join('\n')}\n`);
-    const second = await stopWhen(
-      ['--file', tail],
-      env,
-      {
-        check: () =>
-          stored(service, prefix).filter((d) => Number(d.label.slice(prefix.length)) >= 30).length >= 9 &&
-          records(env.FACECTL_CONFIG_DIR) >= 15,
-        what: 'nine of the tail applied, five recorded',
-      },
-      { passed: 5 },
-    );
-    expect(second.signal, second.stderr).toBe('SIGKILL');
+    const tail = await sliceKilled(prefix, lines, env, 'tail-killed.ndjson');
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain(
@@ -379,19 +387,7 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     const created = await runCli(['keys', 'create', '--json'], { env: direct });
     expect(created.code, created.stderr).toBe(0);
     const second = { FACECTL_API_KEY: (JSON.parse(created.stdout) as { key: string }).key };
-    const tail = tempFile('tail-slice-key.ndjson', `${lines.slice(30).join('\n')}\n`);
-    const slice = await stopWhen(
-      ['--file', tail],
-      { ...env, ...second },
-      {
-        check: () =>
-          stored(service, prefix).filter((d) => Number(d.label.slice(prefix.length)) >= 30).length >= 9 &&
-          records(env.FACECTL_CONFIG_DIR) >= 15,
-        what: 'nine of the tail applied, five recorded',
-      },
-      { passed: 5 },
-    );
-    expect(slice.signal, slice.stderr).toBe('SIGKILL');
+    const tail = await sliceKilled(prefix, lines, { ...env, ...second }, 'tail-slice-key.ndjson');
     const resumed = await runCli(['docs', 'submit', '--file', file, '--resume'], { env: direct });
     expect(resumed.code, resumed.stderr).toBe(0);
     const sliceResumed = await runCli(['docs', 'submit', '--file', tail, '--resume'], {
