@@ -130,7 +130,8 @@ export default verb({
     if (options.include && !ctx.out.json)
       ctx.out.text(statusAndHeaders(answer, (await import('node:http')).STATUS_CODES));
     const head = options.include ? answer : undefined;
-    const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl };
+    // A path no route describes is not taken for the route it begins like (a 404 there is no endpoint, not no face).
+    const info = { method, path: route?.path ?? target.pathname, baseUrl: client.baseUrl, outsideContract: !route };
     const ok = answer.status >= 200 && answer.status < 300;
     // An error's body may quote the key back (a hostile or echoing server): cut to its prefix, as errors are.
     if (!ok && head) printBody(ctx, answer.body, undefined, withoutKeys, head);

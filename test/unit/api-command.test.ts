@@ -91,6 +91,14 @@ describe('facectl api', () => {
     expect(code).toBe(ExitCode.notFound);
   });
 
+  it("a path outside the contract under a route's prefix: its 404 is no endpoint, not no face (a newcomer's find)", async () => {
+    const { code, stderr } = await cli(['api', 'GET', '/v1/faces/ada-lovelace/documents']);
+    expect(code).toBe(ExitCode.notFound);
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      'the service has no endpoint GET /v1/faces/ada-lovelace/documents; `facectl openapi` lists them',
+    );
+  });
+
   it('a path without /v1 that is a route with it: the warning names the route (gh api habit, /faces/ada)', async () => {
     const { code, stderr } = await cli(['api', '/faces/ada-lovelace']);
     expect(stderr).toContain(
