@@ -79,6 +79,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       callOptions: CallOptions = {},
     ): Promise<AnswerOf<R>> {
       const info: ExchangeInfo = { method: route.method, path: route.path, baseUrl };
+      // The caller's own Idempotency-Key (a batch's line): sent again with it, as --resume does, nothing is made twice.
+      if (callOptions.idempotencyKey !== undefined) info.keyed = true;
       // A route's params are its path's (route.ts): a path without any has none to check.
       const params = (
         input.params === undefined && !route.path.includes('{')

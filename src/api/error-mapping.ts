@@ -13,6 +13,8 @@ export type ExchangeInfo = {
   baseUrl: string;
   outsideContract?: boolean;
   keySource?: KeySource;
+  /** Sent with an Idempotency-Key the caller keeps (a batch's line): sent again with it, it is not done twice. */
+  keyed?: boolean;
 };
 
 /** Where a new key goes, by where the refused one came from (the fixes of a 401 and of doctor's "key works"). */
@@ -259,7 +261,7 @@ export function networkErrorFrom(error: unknown, info: ExchangeInfo, limits: Lim
   const made =
     info.method === 'GET' || info.method === 'HEAD'
       ? ''
-      : 'it may have been done all the same (sent again, it may be done twice); ';
+      : `it may have been done all the same (sent again${info.keyed ? ' with its Idempotency-Key, it is not done twice' : ', it may be done twice'}); `;
   const slow = (message: string) =>
     new NetworkError(message, {
       code: 'timeout',

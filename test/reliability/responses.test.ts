@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../helpers/fault-server.js';
-import { type FaultServer, KEY, runIn, startFaultServer } from './support.js';
+import { type FaultServer, KEY, runIn, startFaultServer, tempFile } from './support.js';
 
 // Cases 19-30 of docs/reliability.md: how the CLI meets what a service answers. The CLI runs in-process
 // (main.run with a test context) against a scripted fault server, with short client limits where a
@@ -192,6 +192,15 @@ describe('service responses', () => {
     expect(slowCreate.code).toBe(8);
     expect(slowCreate.stderr).toContain('POST /v1/faces: no response within 0.3 s');
     expect(slowCreate.stderr).toContain('it may have been done all the same (sent again, it may be done twice)');
+    // A batch's line keeps its Idempotency-Key, and --resume sends it again with it: not twice (a breaker's find).
+    const lines = ['a', 'b'].map((label) => JSON.stringify({ alias: 'ada', label, content: label })).join('\n');
+    const slowLine = await runIn(server, ['docs', 'submit', '--file', tempFile('slow.ndjson', `${lines}\n`)], {
+      apiOptions: { headersTimeoutMs: 300, maxRetries: 0 },
+    });
+    expect(slowLine.code, slowLine.stderr).toBe(8);
+    expect(slowLine.stderr).toContain(
+      'it may have been done all the same (sent again with its Idempotency-Key, it is not done twice)',
+    );
 
     server.handle((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
