@@ -1,10 +1,10 @@
 import { constants, fstatSync, statSync, writeSync } from 'node:fs';
-import { copyFile, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NOFOLLOW, writeAtomically } from '../config/file-store.js';
 import { CliError } from '../errors.js';
-import { stateError, unreadable } from './batch-refusals.js';
-import { parsedOrUndefined } from '../io/output.js';
+import { FINISHED, FORMAT, type Header, pruneFinished, STARTED, STOPPED, UNFINISHED } from './batch-read.js';
+import { stateError } from './batch-refusals.js';
 import { Acknowledged, type Compared, type JournalEntry, keyText, type LineKey } from './line-keys.js';
 import type { HeldLock } from './lock.js';
 
@@ -20,29 +20,8 @@ export type { JournalMode } from './line-keys.js';
 
 const SYNC_INTERVAL_MS = 1000;
 const WRITE_INTERVAL_MS = 100;
-export const KEEP_FINISHED = 20;
-/** While a batch is unfinished, the most finished since it began that are kept (a batch left for good stops none). */
-export const KEEP_UNFINISHED_SINCE = 200;
-const FINISHED = 'finished';
-const UNFINISHED = 'ndjson';
-const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
 const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW;
-
-/** Format 2 matched lines by number and is not read. */
-const FORMAT = 3;
-const STARTED = JSON.stringify({ started: true });
-const STOPPED = JSON.stringify({ stopped: true });
-
-interface Header {
-  facectl_batch: typeof FORMAT;
-  batch_id: string;
-  source: string;
-  created_at: string;
-  /** Standard input: the keys of the input's first lines, `[hash, n]`, so a run of the same input knows it. */
-  head?: [string, number][];
-  destination?: string;
-}
 
 interface JournalStart {
   dir: string;
@@ -239,162 +218,3 @@ export async function startJournal(start: JournalStart) {
   };
 }
 export type BatchJournal = Awaited<ReturnType<typeof startJournal>>;
-
-/** The records of one input in the directory: each batch once (its journal over its finished record, sorted after). */
-export async function listRecords(dir: string, input: string) {
-  const names = await readdir(dir).catch((error: unknown) => {
-    throw stateError(dir, error);
-  });
-  const records = new Map<string, { batchId: string; path: string; finished: boolean }>();
-  for (const name of names.sort()) {
-    const match = RECORD_NAME.exec(name);
-    if (match?.[1] !== input) continue;
-    const batchId = match[2] as string;
-    records.set(batchId, { batchId, path: join(dir, name), finished: match[3] === FINISHED });
-  }
-  return [...records.values()];
-}
-
-/**
- * The unfinished batches of inputs other than `identity` (files and standard input; an input may be one of them moved,
- * copied or cut): what each acknowledged, and sent when it did not stop cleanly (it may have made those), with its
- * file, or undefined for standard input, and whether that file is gone. `since`: finished ones finished after it too.
- */
-export async function otherBatches(dir: string, identity: string, since?: string) {
-  const found = [];
-  for (const name of await readdir(dir).catch(() => [])) {
-    const finished = name.endsWith(`.${FINISHED}`);
-    if (!RECORD_NAME.test(name) || (finished && since === undefined)) continue;
-    const read = await readJournal(join(dir, name), false).catch(() => undefined);
-    const source = read?.header.source;
-    if (read === undefined || source === undefined || source === identity) continue;
-    // Finished before this batch began: another input's, not a part of this one run beside it.
-    if (finished && read.mtimeMs <= Date.parse(since as string)) continue;
-    const path = source.startsWith('file:') ? source.slice('file:'.length) : undefined;
-    const input = path ?? `standard input read in ${source.replace(/^stdin:/, '')}`;
-    const gone = path !== undefined && !(await stat(path).catch(() => undefined));
-    found.push({
-      record: join(dir, name),
-      batchId: read.header.batch_id,
-      destination: read.header.destination,
-      path,
-      name: input,
-      gone,
-      acknowledged: read.entries,
-      // A finished batch had every line answered.
-      sent: finished ? new Set<string>() : read.sent,
-    });
-  }
-  return found;
-}
-
-/**
- * Keeps the KEEP_FINISHED most recent finished records, `keep` among them, and up to KEEP_UNFINISHED_SINCE finished
- * since an unfinished batch here began: its --resume reads them (otherBatches), else lines of it they made are made
- * again. Best effort.
- */
-async function pruneFinished(dir: string, keep: string): Promise<void> {
-  try {
-    const names = await readdir(dir);
-    const finished = names.filter((name) => name.endsWith(`.${FINISHED}`));
-    if (finished.length <= KEEP_FINISHED) return;
-    let since = Infinity;
-    for (const name of names.filter((name) => name.endsWith(`.${UNFINISHED}`))) {
-      const began = (await readJournal(join(dir, name), true).catch(() => undefined))?.header.created_at;
-      if (began !== undefined) since = Math.min(since, Date.parse(began));
-    }
-    const records = await Promise.all(
-      finished
-        .map((name) => join(dir, name))
-        .filter((path) => path !== keep)
-        .map(async (path) => ({ path, mtimeMs: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
-    );
-    records.sort((a, b) => b.mtimeMs - a.mtimeMs);
-    for (const [i, { path, mtimeMs }] of records.entries())
-      if (i >= KEEP_FINISHED - 1 && (mtimeMs <= since || i >= KEEP_UNFINISHED_SINCE - 1))
-        await rm(path, { force: true });
-  } catch {
-    // a record left over is only disk space
-  }
-}
-
-/** An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format. */
-export async function readJournal(path: string, headerOnly: boolean) {
-  const handle = await open(path, constants.O_RDONLY | NOFOLLOW).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw unreadable(path, error);
-  });
-  if (handle === undefined) return undefined;
-  try {
-    const info = await handle.stat();
-    const entries = new Acknowledged();
-    let header: Partial<Header> | undefined;
-    let clean = false;
-    /** Requests a stop left unanswered (its last marker); undefined for a clean stop or none (a kill). */
-    let unanswered: number | undefined;
-    /** The keys of the lines it sent (acknowledged or not); of a clean stop, none. */
-    const sent = new Set<string>();
-    // Read as lines, streaming: a journal may be larger than a string can be.
-    for await (const text of handle.readLines({ autoClose: false })) {
-      if (header === undefined) {
-        header = parsedOrUndefined(text) as Partial<Header> | undefined;
-        if (header?.facectl_batch !== FORMAT || typeof header.batch_id !== 'string') return undefined;
-        if (headerOnly) break;
-        continue;
-      }
-      if (text.startsWith('{"sent":"')) {
-        sent.add(text.slice(9, -2));
-        continue;
-      }
-      if (text === STOPPED) {
-        clean = true;
-        unanswered = undefined;
-        continue;
-      }
-      const entry = parsedOrUndefined(text) as
-        | (Partial<JournalEntry> & {
-            stopped?: unknown;
-            unanswered?: unknown;
-            started?: unknown;
-          })
-        | null;
-      if (entry?.started === true) {
-        clean = false;
-        unanswered = undefined;
-        continue;
-      }
-      if (entry?.stopped === true && Number.isSafeInteger(entry.unanswered)) {
-        clean = false;
-        unanswered = entry.unanswered as number;
-        continue;
-      }
-      if (
-        typeof entry?.hash === 'string' &&
-        Number.isSafeInteger(entry.line) &&
-        Number.isSafeInteger(entry.n) &&
-        (entry.n as number) >= 1 &&
-        typeof entry.document_id === 'string' &&
-        typeof entry.token_count === 'number'
-      ) {
-        entries.add(entry as JournalEntry);
-      }
-    }
-    if (header === undefined) return undefined;
-    const tornTail =
-      !headerOnly && info.size > 0 && (await handle.read(Buffer.alloc(1), 0, 1, info.size - 1)).buffer[0] !== 0x0a;
-    // Stopped cleanly, every line it sent was answered: only one stopped short may have made lines it did not record.
-    return {
-      header: header as Header,
-      entries,
-      tornTail,
-      mtimeMs: info.mtimeMs,
-      clean,
-      unanswered,
-      sent: clean ? new Set<string>() : sent,
-    };
-  } catch (error) {
-    throw error instanceof CliError ? error : unreadable(path, error);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-}

@@ -64,6 +64,13 @@ export function unreadable(path: string, error: unknown): CliError {
   });
 }
 
+/** A record here whose header is gone (emptied, overwritten): what its batch submitted is not known. */
+export const damaged = (path: string): CliError =>
+  new CliError(`cannot read the batch record ${path}: it is empty or damaged; nothing was sent`, ExitCode.error, {
+    code: 'state_unreadable',
+    hint: `what that batch submitted is not known: remove the record (rm ${path}) to go on, and lines that batch submitted may be sent again`,
+  });
+
 /** `resume`: a batch's record is here (documents sent), so the fix keeps it and ends with --resume. */
 export function stateError(path: string, error: unknown, resume = false): CliError {
   // The record or its directory removed under a batch (rm -rf): no --resume can know what it sent. Moved, it can.

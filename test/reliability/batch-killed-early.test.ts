@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
@@ -397,6 +397,39 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     const counts = labelCounts(prefix);
     expect(lines.map((_, i) => counts.get(`${prefix}${i}`))).toEqual(lines.map(() => 1));
   }, 60_000);
+
+  it.each([
+    ['emptied', ''],
+    ['overwritten', 'garbage{\n'],
+    ['replaced by a symlink', undefined],
+  ])(
+    'its record %s: --resume and a slice of its file are refused (exit 1, state_unreadable), nothing sent',
+    async (_, text) => {
+      // A breaker's find: such a record was taken for no batch at all: `--resume` said "nothing to resume", and a slice
+      // of the file ran and made again the lines the killed batch had made (1,660 twice).
+      const prefix = `damaged-${text === undefined ? 'link' : text.length}-`;
+      const { file, lines, env, direct } = await killedAtTen(prefix);
+      const [record] = journalFiles(env.FACECTL_CONFIG_DIR);
+      if (text === undefined) {
+        renameSync(record as string, `${record}.moved`);
+        symlinkSync(`${record}.moved`, record as string);
+      } else writeFileSync(record as string, text);
+      const before = service.stats.requests;
+      const tail = tempFile(`damaged-${prefix}.ndjson`, `${lines.slice(2).join('\n')}\n`);
+      for (const args of [
+        ['--file', file, '--resume'],
+        ['--file', tail],
+      ]) {
+        const run = await runCli(['docs', 'submit', ...args, '--json'], { env: direct });
+        expect(run.code, run.stderr).toBe(1);
+        const { error } = JSON.parse(run.stderr) as { error: { code: string; message: string } };
+        expect(error.code).toBe('state_unreadable');
+        expect(error.message).toMatch(new RegExp(`^cannot read the batch record ${record}: .*; nothing was sent$`));
+      }
+      expect(service.stats.requests).toBe(before);
+    },
+    60_000,
+  );
 
   it('kill -9 past its first 100 lines: its lines sent but not recorded, as another file, are refused; --resume makes each once', async () => {
     // Breakers' finds: what a killed batch may have made was known only among its first 100 lines, and bounded by its

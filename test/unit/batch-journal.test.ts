@@ -15,7 +15,8 @@ import {
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyOf } from '../../src/commands/docs/batch-lines.js';
-import { type BatchJournal, KEEP_FINISHED, KEEP_UNFINISHED_SINCE } from '../../src/state/batch-journal.js';
+import type { BatchJournal } from '../../src/state/batch-journal.js';
+import { KEEP_FINISHED, KEEP_UNFINISHED_SINCE } from '../../src/state/batch-read.js';
 import { openBatchRecords } from '../../src/state/batch-records.js';
 import { bodyHash, type LineKey, Occurrences } from '../../src/state/line-keys.js';
 import { CliError, ExitCode, UsageError } from '../../src/errors.js';

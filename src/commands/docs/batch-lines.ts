@@ -5,7 +5,7 @@ import { isServiceKey, keyPrefix } from '../../config/credentials.js';
 import { UsageError } from '../../errors.js';
 import type { InputSource } from '../../input/source.js';
 import type { NdjsonLine } from '../../input/ndjson.js';
-import { otherBatches } from '../../state/batch-journal.js';
+import { otherBatches } from '../../state/batch-read.js';
 import type { DocumentBody } from '../../input/documents.js';
 import { documentHash, type JournalEntry, keyText, type LineKey, Occurrences } from '../../state/line-keys.js';
 
