@@ -33,6 +33,8 @@ interface JournalStart {
   began: string | undefined;
   /** The keys that batch sent: under its own keys again, whichever batch answered for them since. */
   sentBefore: ReadonlySet<string> | undefined;
+  /** Records finished since that batch began were pruned: lines they made may be made again. */
+  pruned: boolean;
   header?: Omit<Header, 'facectl_batch' | 'batch_id'>;
   compared: Compared | undefined;
   replaced: string[];
@@ -140,6 +142,7 @@ export async function startJournal(start: JournalStart) {
     resumed: resumed !== undefined,
     /** When the batch gone on with began: what other inputs' batches made since may be lines of it (otherBatches). */
     began: start.began,
+    pruned: start.pruned,
     finished: resumed?.finished ?? false,
     /** For --resume of a file: how the whole input compares with the batch resumed. */
     compared: start.compared,

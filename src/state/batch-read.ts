@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readdir, rm, stat } from 'node:fs/promises';
+import { open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NOFOLLOW } from '../config/file-store.js';
 import { CliError } from '../errors.js';
@@ -13,6 +13,7 @@ export const KEEP_FINISHED = 20;
 /** While a batch is unfinished, the most finished since it began that are kept (a batch left for good stops none). */
 export const KEEP_UNFINISHED_SINCE = 200;
 export const FINISHED = 'finished';
+const PRUNED = 'pruned';
 export const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
@@ -102,13 +103,26 @@ export async function pruneFinished(dir: string, keep: string): Promise<void> {
         .map(async (path) => ({ path, mtimeMs: (await stat(path).catch(() => undefined))?.mtimeMs ?? 0 })),
     );
     records.sort((a, b) => b.mtimeMs - a.mtimeMs);
-    for (const [i, { path, mtimeMs }] of records.entries())
-      if (i >= KEEP_FINISHED - 1 && (mtimeMs <= since || i >= KEEP_UNFINISHED_SINCE - 1))
-        await rm(path, { force: true });
+    let lost = 0;
+    for (const [i, { path, mtimeMs }] of records.entries()) {
+      if (i < KEEP_FINISHED - 1 || (mtimeMs > since && i < KEEP_UNFINISHED_SINCE - 1)) continue;
+      await rm(path, { force: true });
+      if (mtimeMs > since) lost = Math.max(lost, mtimeMs);
+    }
+    // One an unfinished batch's --resume would read, removed all the same: the marker's time says when it finished.
+    const marker = join(dir, PRUNED);
+    if (lost > ((await stat(marker).catch(() => undefined))?.mtimeMs ?? 0)) {
+      await writeFile(marker, '', { mode: 0o600 });
+      await utimes(marker, lost / 1000, lost / 1000);
+    }
   } catch {
     // a record left over is only disk space
   }
 }
+
+/** Whether a record finished after `began` was pruned (past KEEP_UNFINISHED_SINCE): lines it made are not known. */
+export const prunedSince = async (dir: string, began: string): Promise<boolean> =>
+  ((await stat(join(dir, PRUNED)).catch(() => undefined))?.mtimeMs ?? 0) > Date.parse(began);
 
 /**
  * An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format.

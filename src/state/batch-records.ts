@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { type JournalMode, startJournal } from './batch-journal.js';
-import { listRecords, readJournal } from './batch-read.js';
+import { listRecords, prunedSince, readJournal } from './batch-read.js';
 import { type Acknowledged, type Compared, type LineKey, keyText } from './line-keys.js';
 import { acquireLock, type HeldLock, LockHeldError, waitForLock } from './lock.js';
 import { inProgress, REWRITTEN, STALE_SECONDS, stateError, stopWithout } from './batch-refusals.js';
@@ -333,6 +333,7 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         resumed,
         began: chosen?.createdAt,
         sentBefore: chosen?.sent,
+        pruned: chosen !== undefined && (await prunedSince(dir, chosen.createdAt)),
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),

@@ -192,6 +192,7 @@ describe('batch journal', () => {
     for (let i = 0; i < KEEP_FINISHED + 5; i++) await finish(`file:/since-${i}.ndjson`);
     expect(finishedNames()).toHaveLength(KEEP_FINISHED + 5);
     const resumed = await run(dir, 'resume', ['x', 'y'], { identity: 'file:/stopped.ndjson' });
+    expect(resumed.journal.pruned).toBe(false);
     acknowledge(resumed, [2]);
     await resumed.journal.complete();
     expect(finishedNames()).toHaveLength(KEEP_FINISHED);
@@ -200,6 +201,10 @@ describe('batch journal', () => {
     await left.journal.close();
     for (let i = 0; i < KEEP_UNFINISHED_SINCE + 3; i++) await finish(`file:/later-${i}.ndjson`);
     expect(finishedNames()).toHaveLength(KEEP_UNFINISHED_SINCE);
+    // Its --resume is told that records it would have read are gone (a breaker's 250 batches: 2,001 made twice).
+    const later = await run(dir, 'resume', ['x', 'y'], { identity: 'file:/left.ndjson' });
+    expect(later.journal.pruned).toBe(true);
+    await later.journal.close();
   }, 60_000);
 
   it('a plain run over lines an unfinished batch acknowledged is refused (exit 2), leaving the record as it was', async () => {

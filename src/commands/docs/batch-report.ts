@@ -3,6 +3,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../../errors.js';
 import { atLine } from '../../input/json.js';
 import { fieldColumns } from '../kit.js';
 import type { BatchJournal } from '../../state/batch-journal.js';
+import { KEEP_UNFINISHED_SINCE } from '../../state/batch-read.js';
 
 /** Each line's result as it finishes (NDJSON under --json, TSV piped, a table on a terminal), then the summary. */
 export type LineResult =
@@ -197,6 +198,11 @@ export function noteOpened(ctx: Context, journal: BatchJournal, name: string, de
     );
   }
   if (journal.compared !== undefined) noteResume(ctx, 'resuming', journal.compared, journal);
+  if (journal.pruned)
+    ctx.out.warn(
+      `records of batches finished since this one began were removed (${KEEP_UNFINISHED_SINCE} are kept): lines of ` +
+        `${name} that other inputs' batches submitted meanwhile, if any, are sent again and created twice`,
+    );
   if (journal.repeats !== undefined)
     ctx.out.warn(
       `an earlier batch of ${name} (begun at ${journal.repeats.replace(/\.\d+Z$/, 'Z')}) finished with the same first ` +
