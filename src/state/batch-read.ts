@@ -129,13 +129,15 @@ export const prunedSince = async (dir: string, began: string): Promise<boolean> 
  * Unreadable or damaged (its header gone), an error: what that batch submitted is not known.
  */
 export async function readJournal(path: string, headerOnly: boolean) {
-  const handle = await open(path, constants.O_RDONLY | NOFOLLOW).catch((error: unknown) => {
+  // Not blocked by a FIFO put in its place (as an open of one with no writer would be): refused as not a file below.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | NOFOLLOW).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw unreadable(path, error);
   });
   if (handle === undefined) return undefined;
   try {
     const info = await handle.stat();
+    if (!info.isFile()) throw damaged(path, 'it is not a regular file');
     const entries = new Acknowledged();
     let header: Partial<Header> | undefined;
     let clean = false;

@@ -64,9 +64,9 @@ export function unreadable(path: string, error: unknown): CliError {
   });
 }
 
-/** A record here whose header is gone (emptied, overwritten): what its batch submitted is not known. */
-export const damaged = (path: string): CliError =>
-  new CliError(`cannot read the batch record ${path}: it is empty or damaged; nothing was sent`, ExitCode.error, {
+/** A record here whose header is gone (emptied, overwritten), or not a file: what its batch submitted is not known. */
+export const damaged = (path: string, what = 'it is empty or damaged'): CliError =>
+  new CliError(`cannot read the batch record ${path}: ${what}; nothing was sent`, ExitCode.error, {
     code: 'state_unreadable',
     hint: `what that batch submitted is not known: remove the record (rm ${path}) to go on, and lines that batch submitted may be sent again`,
   });

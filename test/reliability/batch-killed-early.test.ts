@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFaultServer } from '../helpers/hooks.js';
 import { ensureBuilt } from '../helpers/serve-process.js';
@@ -402,17 +403,22 @@ describe('a batch killed at its earliest moments, then a plain run of the same i
     ['emptied', ''],
     ['overwritten', 'garbage{\n'],
     ['replaced by a symlink', undefined],
+    ['replaced by a FIFO', null],
   ])(
     'its record %s: --resume and a slice of its file are refused (exit 1, state_unreadable), nothing sent',
     async (_, text) => {
       // A breaker's find: such a record was taken for no batch at all: `--resume` said "nothing to resume", and a slice
       // of the file ran and made again the lines the killed batch had made (1,660 twice).
-      const prefix = `damaged-${text === undefined ? 'link' : text.length}-`;
+      const prefix = `damaged-${text === undefined ? 'link' : text === null ? 'fifo' : text.length}-`;
       const { file, lines, env, direct } = await killedAtTen(prefix);
       const [record] = journalFiles(env.FACECTL_CONFIG_DIR);
       if (text === undefined) {
         renameSync(record as string, `${record}.moved`);
         symlinkSync(`${record}.moved`, record as string);
+      } else if (text === null) {
+        // A breaker's find: the run hung on opening it, waiting for a writer (11 minutes), and ignored SIGTERM.
+        rmSync(record as string);
+        execFileSync('mkfifo', ['-m', '600', record as string]);
       } else writeFileSync(record as string, text);
       const before = service.stats.requests;
       const tail = tempFile(`damaged-${prefix}.ndjson`, `${lines.slice(2).join('\n')}\n`);
