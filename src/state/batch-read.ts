@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NOFOLLOW } from '../config/file-store.js';
 import { CliError } from '../errors.js';
@@ -14,6 +14,7 @@ export const KEEP_FINISHED = 20;
 export const KEEP_UNFINISHED_SINCE = 200;
 export const FINISHED = 'finished';
 const PRUNED = 'pruned';
+const WRITE_MARKER = constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | NOFOLLOW;
 export const UNFINISHED = 'ndjson';
 const RECORD_NAME = /^([0-9a-f]{24})\.([\w-]{16})\.(ndjson|finished)$/;
 
@@ -110,10 +111,10 @@ export async function pruneFinished(dir: string, keep: string): Promise<void> {
       if (mtimeMs > since) lost = Math.max(lost, mtimeMs);
     }
     // One an unfinished batch's --resume would read, removed all the same: the marker's time says when it finished.
-    const marker = join(dir, PRUNED);
-    if (lost > ((await stat(marker).catch(() => undefined))?.mtimeMs ?? 0)) {
-      await writeFile(marker, '', { mode: 0o600 });
-      await utimes(marker, lost / 1000, lost / 1000);
+    if (lost > (await prunedAt(dir))) {
+      // Never through a symlink put there (it would empty and touch its target).
+      const handle = await open(join(dir, PRUNED), WRITE_MARKER, 0o600);
+      await handle.utimes(lost / 1000, lost / 1000).finally(() => handle.close());
     }
   } catch {
     // a record left over is only disk space
@@ -122,7 +123,13 @@ export async function pruneFinished(dir: string, keep: string): Promise<void> {
 
 /** Whether a record finished after `began` was pruned (past KEEP_UNFINISHED_SINCE): lines it made are not known. */
 export const prunedSince = async (dir: string, began: string): Promise<boolean> =>
-  ((await stat(join(dir, PRUNED)).catch(() => undefined))?.mtimeMs ?? 0) > Date.parse(began);
+  (await prunedAt(dir)) > Date.parse(began);
+
+/** The marker's time, if it is a file (a directory or FIFO put there says nothing). */
+async function prunedAt(dir: string): Promise<number> {
+  const info = await lstat(join(dir, PRUNED)).catch(() => undefined);
+  return info?.isFile() ? info.mtimeMs : 0;
+}
 
 /**
  * An earlier run's records (or only its header), never through a symlink; undefined when gone or of another format.

@@ -333,7 +333,8 @@ export async function openBatchRecords(options: OpenRecordsOptions) {
         resumed,
         began: chosen?.createdAt,
         sentBefore: chosen?.sent,
-        pruned: chosen !== undefined && (await prunedSince(dir, chosen.createdAt)),
+        // A finished batch made its lines itself: what was pruned since is nothing to it.
+        pruned: chosen?.finished === false && (await prunedSince(dir, chosen.createdAt)),
         header: {
           source: options.identity,
           created_at: new Date().toISOString(),

@@ -199,12 +199,27 @@ describe('batch journal', () => {
     // A batch left unfinished for good keeps KEEP_UNFINISHED_SINCE at the most: the directory stops growing.
     const left = await run(dir, 'new', ['x', 'y'], { identity: 'file:/left.ndjson' });
     await left.journal.close();
+    // The mark of what was pruned is never written through a symlink put in its place (a breaker's find: its target
+    // was emptied and touched), nor read from one.
+    const victim = join(fresh(), 'victim');
+    writeFileSync(victim, 'kept');
+    utimesSync(victim, 1, 1);
+    const marker = join(dir, 'batches', 'pruned');
+    symlinkSync(victim, marker);
     for (let i = 0; i < KEEP_UNFINISHED_SINCE + 3; i++) await finish(`file:/later-${i}.ndjson`);
     expect(finishedNames()).toHaveLength(KEEP_UNFINISHED_SINCE);
+    expect([readFileSync(victim, 'utf8'), statSync(victim).mtimeMs]).toEqual(['kept', 1000]);
+    rmSync(marker);
+    await finish('file:/later-last.ndjson');
     // Its --resume is told that records it would have read are gone (a breaker's 250 batches: 2,001 made twice).
     const later = await run(dir, 'resume', ['x', 'y'], { identity: 'file:/left.ndjson' });
     expect(later.journal.pruned).toBe(true);
-    await later.journal.close();
+    acknowledge(later);
+    await later.journal.complete();
+    // Finished, its lines are its own: a --resume of it is told nothing (a breaker's find: it was, falsely).
+    const again = await run(dir, 'resume', ['x', 'y'], { identity: 'file:/left.ndjson' });
+    expect(again.journal.pruned).toBe(false);
+    await again.journal.close();
   }, 60_000);
 
   it('a plain run over lines an unfinished batch acknowledged is refused (exit 2), leaving the record as it was', async () => {
