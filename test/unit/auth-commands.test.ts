@@ -175,7 +175,8 @@ describe('auth status', () => {
       });
       // The service does not know it: 401, exit 3; what facectl shows of it is the point.
       expect(code, stderr).toBe(ExitCode.auth);
-      expect(JSON.parse(stdout)).toMatchObject({ logged_in: true, key_prefix: shown, key_source: 'FACECTL_API_KEY' });
+      // A key the service refuses is no login (a newcomer's CI read `logged_in: true` beside the error).
+      expect(JSON.parse(stdout)).toMatchObject({ logged_in: false, key_prefix: shown, key_source: 'FACECTL_API_KEY' });
       expect(`${stdout}${stderr}`).not.toContain(key.slice(0, shown.length + 1));
     }
     // A key of the service's shape still shows its public prefix, fcs_ and its id.

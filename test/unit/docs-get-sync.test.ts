@@ -60,7 +60,13 @@ describe('docs sync', () => {
     await syncDocument.run(tc.ctx, { wait: true, timeout: 30 }, doc.document_id);
     await tc.close();
     const stderr = stripVTControlCharacters(tc.stderr());
-    expect(stderr).toMatch(/Preparing .* 3\/3 ready/);
+    // The check mark comes once preparation is ready, after the bar, not when the sync is accepted.
+    expect(stderr).toMatch(
+      new RegExp(
+        `Preparing .* 3/3 ready[^]*✓ Synced ${doc.document_id} \\(token_count ${doc.token_count}\\), ready\n$`,
+      ),
+    );
+    expect(stderr.match(/✓/g)).toHaveLength(1);
     expect(stripVTControlCharacters(tc.stdout())).toMatch(/^prepare_status +ready$/m);
   });
 

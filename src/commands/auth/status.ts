@@ -1,7 +1,7 @@
 import { usd, verb } from '../kit.js';
 import { activeProfile, KEY_SOURCE_LABELS, keyPrefix } from '../../config/credentials.js';
 import type { Column, Context } from '../../context.js';
-import { AuthError, CliError, withoutKeys } from '../../errors.js';
+import { ApiError, AuthError, CliError, withoutKeys } from '../../errors.js';
 
 /** The local part is printed even when the service cannot be reached; the exit code still tells. */
 type AuthStatus = { profile: string; base_url: string; base_url_source: string; logged_in: boolean; error?: string } & {
@@ -67,6 +67,8 @@ export async function runStatus(ctx: Context): Promise<AuthStatus> {
     .then(async ({ getCurrentApiKey }) => (await ctx.api()).call(getCurrentApiKey, {}))
     .finally(() => spinner.stop())
     .catch((error: unknown) => {
+      // A key the service refuses is no login, though one is stored.
+      if (error instanceof ApiError && error.status === 401) status.logged_in = false;
       if (error instanceof CliError) render(ctx, status, error);
       throw error;
     });
