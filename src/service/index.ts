@@ -8,7 +8,6 @@ import { type BootstrapUser, seedUsers } from './seed.js';
 import { handleRequest } from './server.js';
 import type { ImportFetcher, ServiceCore } from './service-core.js';
 import { Store } from './store.js';
-import { loadTokenizer } from './tokens.js';
 
 export { writeFailure } from './database.js';
 export type { BootstrapUser } from './seed.js';
@@ -102,9 +101,6 @@ export async function startService(options: ServiceOptions = {}) {
       svc.idempotency.purgeExpired();
       return seedUsers(store, clock.now());
     });
-    // Loaded before listening (about 200 ms, on the event loop): else the first requests of a batch wait for
-    // it. A tokenizer that fails to load fails the requests that count.
-    await loadTokenizer().catch((error: Error) => log(`tokenizer failed to load: ${error.message}`));
     server.listen(options.port ?? 0, host);
     await once(server, 'listening');
   } catch (error) {

@@ -174,6 +174,10 @@ test.each(kinds())(
         const serve = await disk.start(file, limit);
         const agent = new Agent({ keepAlive: true, maxSockets: WRITERS });
         const running = Array.from({ length: WRITERS }, (_, i) => writer(serve, agent, round, i));
+        // The fault's moment counts from the round's first write answered: serve loads its tokenizer at the
+        // first count, and a kill before that would cut nothing but the load (at most 20 s).
+        const answered = () => writes.some((w) => w.label.startsWith(`r${round}-`) && w.create !== 'unknown');
+        for (let waited = 0; waited < 20_000 && !answered(); waited += 20) await sleep(20);
         if (disk.kind === 'tmpfs' && fault !== 'crash') {
           await sleep(between(100, 600));
           disk.fill(serve.pid);
