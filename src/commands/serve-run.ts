@@ -181,7 +181,7 @@ function summary(baseUrl: string, users: BootstrapUser[], options: ServeOptions,
       : [`Local Face Compilation Service at ${baseUrl}`]),
     '',
     options.dataFile
-      ? 'Bootstrap API keys, one per plan (the same at every start):'
+      ? 'Bootstrap API keys, one per plan (new at every start; those of earlier starts stay valid):'
       : 'Bootstrap API keys, one per plan (new ones at every start):',
     ...rows,
     '',

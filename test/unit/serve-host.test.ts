@@ -89,8 +89,17 @@ describe('the serve banner', () => {
     const dir = mkdtempSync(join(tmpdir(), 'facectl-banner-'));
     try {
       const kept = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
-      expect(kept.stdout).toContain('Bootstrap API keys, one per plan (the same at every start):');
+      // A newcomer restarted on one file and got a new key each time, under "(the same at every start)".
+      expect(kept.stdout).toContain(
+        'Bootstrap API keys, one per plan (new at every start; those of earlier starts stay valid):',
+      );
+      const firstKey = /^ {2}pro +(\S+)$/m.exec(kept.stdout)?.[1];
       expect((await kept.stop()).code).toBe(0);
+      const again = await serveUntilUp(['--data', join(dir, 'state.db')], 'Ctrl-C');
+      const secondKey = /^ {2}pro +(\S+)$/m.exec(again.stdout)?.[1];
+      expect(secondKey).toMatch(/^fcs_/);
+      expect(secondKey).not.toBe(firstKey);
+      expect((await again.stop()).code).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

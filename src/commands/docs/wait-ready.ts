@@ -46,8 +46,6 @@ export function syncVerb<T extends Preparable>(
       const params = { [`${kind}_id`]: requireArgument(`${kind}_id`, id) };
       let item = (await send(ctx, sync, { params })) as T;
       const tokens = typeof item.token_count === 'number' ? ` (token_count ${item.token_count})` : '';
-      // With --wait the check mark waits for ready too: a newcomer read it as done while the bar had far to go.
-      if (!given.wait) ctx.out.success(`Synced ${id}${tokens}`);
       const [show, what] = [`facectl ${group} get ${id}`, `${kind} ${id}`];
       const timeout = given.timeout ?? DEFAULT_WAIT_SECONDS;
       const deadline = ctx.clock.now().getTime() + timeout * 1000;
@@ -91,8 +89,9 @@ export function syncVerb<T extends Preparable>(
       } finally {
         bar?.stop();
       }
-      if (given.wait) ctx.out.success(`Synced ${id}${tokens}, ready`);
       ctx.out.record(item, fields, `the ${kind} was synced all the same (\`${show}\`)`);
+      // After the record, as every command's; with --wait once ready: a newcomer read it as done while the bar had far to go.
+      ctx.out.success(`Synced ${id}${tokens}${given.wait ? ', ready' : ''}`);
       return item;
     },
   });
