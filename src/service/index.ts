@@ -108,6 +108,8 @@ export async function startService(options: ServiceOptions = {}) {
     throw error;
   }
   svc.baseUrl = formatBaseUrl(host, (server.address() as AddressInfo).port);
+  let accepted = 0;
+  server.on('connection', () => void accepted++);
 
   let closed: Promise<void> | null = null;
   /** Graceful: requests in flight get CLOSE_GRACE_MS to finish, then the database is closed. */
@@ -115,6 +117,14 @@ export async function startService(options: ServiceOptions = {}) {
     (closed ??= (async () => {
       // Counts take seconds on hostile input; the requests waiting for them answer 503 now.
       stopping.abort();
+      // Node accepts one waiting connection per turn of the event loop: after the loop was held (a first count loads
+      // the tokenizer), closing the listener at once reset those still waiting, unanswered. It closes once two turns
+      // (the first may run before any poll) take none, at most 1 s on; their requests are read by then.
+      for (let idle = 0, until = Date.now() + 1000; graceful && idle < 2 && Date.now() < until;) {
+        const before = accepted;
+        await new Promise(setImmediate);
+        idle = accepted === before ? idle + 1 : 0;
+      }
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       if (graceful) {
         server.closeIdleConnections();

@@ -9,6 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -268,6 +269,42 @@ describe('the built bin', () => {
     });
     return { child, exit, firstLine, stderr: () => stderr };
   }
+
+  test('SIGTERM while its first count loads the tokenizer: connections waiting to be accepted are answered, not reset', async () => {
+    // A breaker's find: 40 documents posted at once as the first counts, SIGTERM 250 ms on (the event loop held by
+    // the tokenizer's load): 7 to 25 of them were reset unanswered (ECONNRESET), the listener closed at once.
+    const file = join(makeTempDir('facectl-first-'), 'first-count.db');
+    const s = serve(['--data', file]);
+    const { base_url: base, users } = await s.firstLine;
+    const key = users.find((u) => u.plan === 'pro')?.key as string;
+    const post = (path: string, body: object) =>
+      new Promise<number | string>((resolve) => {
+        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+        const req = httpRequest(`${base}${path}`, { method: 'POST', agent: false, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode as number));
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+        req.end(JSON.stringify(body));
+      });
+    expect(await post('/v1/faces', { name: 'Ada', alias: 'ada-first' })).toBe(201);
+    const answers = Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        post('/v1/compile/documents', { alias: 'ada-first', label: `first-${i}`, content: `first count ${i}` }),
+      ),
+    );
+    setTimeout(() => s.child.kill('SIGTERM'), 250);
+    const got = await answers;
+    expect(await s.exit, s.stderr()).toBe(0);
+    // Answered: created, or refused as the service stops (nothing stored then); never a dropped connection.
+    expect(got.filter((a) => a !== 201 && a !== 503)).toEqual([]);
+    const store = Store.open(file);
+    try {
+      expect([...store.values('documents')]).toHaveLength(got.filter((a) => a === 201).length);
+    } finally {
+      store.close();
+    }
+  });
 
   test('serve --port 0 --json prints the base URL and four keys first, and exits 0 on SIGTERM after saving', async () => {
     const tmp = tempDir();
