@@ -4,7 +4,7 @@ import getDocument from '../../src/commands/docs/get.js';
 import syncDocument from '../../src/commands/docs/sync.js';
 import { run } from '../../src/main.js';
 import { contextFor, eventually, runCommand } from '../helpers/command-harness.js';
-import { call, createDocument, expectContract } from '../helpers/service.js';
+import { call, createDocument, createFace, expectContract, startTestService } from '../helpers/service.js';
 import { useService } from '../helpers/service-suite.js';
 import { argv, expectRefused } from '../helpers/unit-harness.js';
 
@@ -110,6 +110,22 @@ describe('docs sync', () => {
     expect(tc.stderr()).toContain(
       `error: document ${doc.document_id} is no longer synced: it changed while its preparation was awaited\n` +
         `sync it again: \`facectl docs sync ${doc.document_id} --wait\`\n`,
+    );
+  });
+
+  it('the service gone during --wait: exit 8, saying the sync was accepted and how to look again', async () => {
+    // A breaker's find: serve stopped 1.2 s into the wait gave `connection refused` alone, though the sync was charged.
+    const own = await startTestService();
+    await createFace(own, own.key('pro'), 'ada-gone');
+    const doc = await createDocument(own, own.key('pro'), 'ada-gone', 'tok '.repeat(4000));
+    const tc = contextFor(own, { now: '2026-03-15T12:00:00Z' });
+    const running = run(['docs', 'sync', doc.document_id, '--wait', '--timeout', '3600'], tc.ctx);
+    await eventually(() => ((own.stats.byRoute.getDocument ?? 0) > 0 ? true : undefined));
+    await own.close();
+    expect(await running).toBe(8);
+    await tc.close();
+    expect(tc.stderr()).toContain(
+      `the sync was accepted and preparation goes on at the service; \`facectl docs get ${doc.document_id}\` shows where it is`,
     );
   });
 

@@ -80,11 +80,14 @@ export function syncVerb<T extends Preparable>(
           item = (await send(ctx, get, { params })) as T;
         }
       } catch (error) {
-        // Ctrl-C (or SIGTERM) ends the wait, not the sync: say so, and how to look again.
-        if (!(error instanceof CancelError)) throw error;
-        throw new CancelError(error.message, {
-          exitCode: error.exitCode,
-          hint: `the sync was accepted and preparation goes on at the service; \`${show}\` shows where it is`,
+        // Ctrl-C (or SIGTERM), or the service gone meanwhile, ends the wait, not the sync: say so, and how to look again.
+        const accepted = `the sync was accepted and preparation goes on at the service; \`${show}\` shows where it is`;
+        if (error instanceof CancelError)
+          throw new CancelError(error.message, { exitCode: error.exitCode, hint: accepted });
+        if (!(error instanceof NetworkError) || error.code === 'timeout') throw error;
+        throw new NetworkError(error.message, {
+          code: error.code,
+          hint: `${accepted}${error.hint ? `; ${error.hint}` : ''}`,
         });
       } finally {
         bar?.stop();
