@@ -88,6 +88,7 @@ export function syncVerb<T extends Preparable>(
         throw new NetworkError(error.message, {
           code: error.code,
           hint: `${accepted}${error.hint ? `; ${error.hint}` : ''}`,
+          cause: error,
         });
       } finally {
         bar?.stop();
