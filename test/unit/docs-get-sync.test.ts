@@ -125,7 +125,7 @@ describe('docs sync', () => {
     expect(await running).toBe(8);
     await tc.close();
     expect(tc.stderr()).toContain(
-      `the sync was accepted and preparation goes on at the service; \`facectl docs get ${doc.document_id}\` shows where it is`,
+      `the sync was accepted; once the service answers again, \`facectl docs get ${doc.document_id}\` shows where its preparation is`,
     );
   });
 

@@ -81,13 +81,16 @@ export function syncVerb<T extends Preparable>(
         }
       } catch (error) {
         // Ctrl-C (or SIGTERM), or the service gone meanwhile, ends the wait, not the sync: say so, and how to look again.
-        const accepted = `the sync was accepted and preparation goes on at the service; \`${show}\` shows where it is`;
-        if (error instanceof CancelError)
-          throw new CancelError(error.message, { exitCode: error.exitCode, hint: accepted });
+        if (error instanceof CancelError) {
+          const hint = `the sync was accepted and preparation goes on at the service; \`${show}\` shows where it is`;
+          throw new CancelError(error.message, { exitCode: error.exitCode, hint });
+        }
         if (!(error instanceof NetworkError) || error.code === 'timeout') throw error;
+        // Not "goes on at the service": that is what stopped answering.
+        const again = `the sync was accepted; once the service answers again, \`${show}\` shows where its preparation is`;
         throw new NetworkError(error.message, {
           code: error.code,
-          hint: `${accepted}${error.hint ? `; ${error.hint}` : ''}`,
+          hint: `${again}${error.hint ? `; ${error.hint}` : ''}`,
           cause: error,
         });
       } finally {
